@@ -1,0 +1,56 @@
+//===- VouchInterfaces.td - how passes talk to ops ----------*- tablegen -*-===//
+//
+// Passes ask ops through these interfaces and never switch on op names: the
+// autodiff pass asks for a VJP, the fusion pass and the kernel emitters ask a
+// pointwise op for its scalar formula, the reference interpreter asks it for
+// its value.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_INTERFACES_TD
+#define VOUCH_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Vouch_VJPOpInterface : OpInterface<"VJPOpInterface"> {
+  let cppNamespace = "::vouch";
+  let description = [{
+    An op with a vector-Jacobian product rule. Given the gradient of the
+    loss with respect to each result, the rule builds (with vouch ops, at the
+    builder's insertion point) the gradient with respect to each operand.
+    Matrix products use transpose attributes, never an explicit transpose.
+  }];
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Appends one gradient per operand to `operandGrads`; a null
+                 Value means no gradient flows to that operand (it is not
+                 differentiable, e.g. a target).}],
+      /*retTy=*/"::mlir::LogicalResult",
+      /*methodName=*/"buildVJP",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                    "::mlir::ValueRange":$resultGrads,
+                    "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>
+  ];
+}
+
+def Vouch_PointwiseOpInterface : OpInterface<"PointwiseOpInterface"> {
+  let cppNamespace = "::vouch";
+  let description = [{
+    An elementwise op on operands of one shape. It states its scalar formula
+    twice, on purpose: as a C/CUDA expression (what codegen emits into fused
+    kernels) and as a float64 evaluation (what the reference interpreter
+    computes). Tests compare the two.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "C++/CUDA expression of the result over scalar operand expressions of "
+      "type `T` (a template parameter of the emitted code).",
+      "std::string", "emitScalarExpr",
+      (ins "::llvm::ArrayRef<std::string>":$operands)>,
+    InterfaceMethod<
+      "Reference value in float64.",
+      "double", "evaluateScalar",
+      (ins "::llvm::ArrayRef<double>":$operands)>
+  ];
+}
+
+#endif // VOUCH_INTERFACES_TD

@@ -1,0 +1,336 @@
+//===- VouchOps.td - the vouch ops, one record each ---------*- tablegen -*-===//
+//
+// Semantics, verifier, VJP rule and (for pointwise ops) scalar formula of an
+// op are found together: the record here, and the op's banner section in
+// VouchOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_OPS_TD
+#define VOUCH_OPS_TD
+
+include "VouchBase.td"
+include "VouchInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Structure: the model and the values it is made of
+//===----------------------------------------------------------------------===//
+
+def Vouch_ModelOp : Vouch_Op<"model", [IsolatedFromAbove, NoTerminator,
+                                       SingleBlock]> {
+  let summary = "A model: its inputs, parameters, computation and loss";
+  let description = [{
+    Holds one block of ops computing the model. `batch` is the static batch
+    size substituted for the `batch` dimension of the description; `train`
+    and `data` carry the description's training and data clauses.
+
+    ```mlir
+    vouch.model "quickstart_mlp" attributes {batch = 1 : i64} {
+      %x = vouch.input "x" : tensor<1x2xf32>
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$sym_name, I64Attr:$batch,
+                       OptionalAttr<DictionaryAttr>:$train,
+                       OptionalAttr<DictionaryAttr>:$data);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
+}
+
+def Vouch_InputOp : Vouch_Op<"input", [Pure]> {
+  let summary = "A model input, fed one batch at a time";
+  let description = [{
+    ```mlir
+    %x = vouch.input "x" : tensor<1x2xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Vouch_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Vouch_TargetOp : Vouch_Op<"target", [Pure]> {
+  let summary = "A training target, fed one batch at a time; never trainable";
+  let description = [{
+    ```mlir
+    %y = vouch.target "y" : tensor<1x1xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Vouch_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Vouch_ParamOp : Vouch_Op<"param", [Pure]> {
+  let summary = "A trainable parameter with its initialiser";
+  let description = [{
+    `init` names the initialiser (zeros, ones, uniform, normal,
+    xavier_uniform, kaiming_uniform) and `init_args` its arguments. The
+    parameter's index among the model's params (program order) selects its
+    seed: `nextSeed(S, index)`.
+
+    ```mlir
+    %w = vouch.param "w1" = "xavier_uniform" : tensor<8x2xf32>
+    %u = vouch.param "u" = "uniform" [-0.1, 0.1] : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$init,
+                       DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$init_args);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$name `=` $init custom<InitArgs>($init_args) attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Vouch_FillOp : Vouch_Op<"fill", [Pure]> {
+  let summary = "A tensor with every element equal to `value`";
+  let description = [{
+    ```mlir
+    %one = vouch.fill 1.0 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def Vouch_LossOp : Vouch_Op<"loss", []> {
+  let summary = "Marks the scalar the model minimises";
+  let description = [{
+    ```mlir
+    vouch.loss %l : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def Vouch_OutputOp : Vouch_Op<"output", []> {
+  let summary = "Marks a named model output (e.g. the prediction)";
+  let description = [{
+    ```mlir
+    vouch.output "pred" %p : tensor<1x1xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Vouch_AnyTensor:$value);
+  let assemblyFormat = "$name $value attr-dict `:` type($value)";
+}
+
+def Vouch_ParamGradOp : Vouch_Op<"param_grad", []> {
+  let summary = "The gradient of the loss with respect to a named parameter";
+  let description = [{
+    Written by the autodiff pass, one per parameter.
+
+    ```mlir
+    vouch.param_grad "w1" %g : tensor<8x2xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Vouch_FloatTensor:$value);
+  let assemblyFormat = "$name $value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
+// Dense linear algebra
+//===----------------------------------------------------------------------===//
+
+def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Matrix product op(lhs) · op(rhs), optionally batched";
+  let description = [{
+    Rank 2: op(lhs) is [M,K], op(rhs) is [K,N], the result [M,N]; op()
+    transposes the last two axes when `transpose_lhs` / `transpose_rhs` is
+    set, reading the original row-major storage (no transposed copy is ever
+    made). Rank 3: a leading batch axis of equal extent on both operands.
+
+    ```mlir
+    %c = vouch.matmul %a, %b {transpose_rhs} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$lhs, Vouch_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Affine layer: input · weightᵀ + bias, weight stored [out, in]";
+  let description = [{
+    `input` is [..., in], `weight` [out, in], the optional `bias` [out]; the
+    result is [..., out]. z = W·x + b per row, as TorchLean and PyTorch.
+
+    ```mlir
+    %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
+                       Optional<Vouch_FloatTensor>:$bias);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops (one shape for all operands and the result)
+//===----------------------------------------------------------------------===//
+
+class Vouch_PointwiseOp<string mnemonic, list<Trait> traits = []>
+    : Vouch_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
+        DeclareOpInterfaceMethods<Vouch_PointwiseOpInterface>])> {
+  let hasVerifier = 1;
+}
+
+class Vouch_BinaryOp<string mnemonic, string formula>
+    : Vouch_PointwiseOp<mnemonic> {
+  let summary = "Elementwise " # formula;
+  let description = [{
+    Both operands and the result have one shape (the frontend inserts
+    `vouch.broadcast` for NumPy-style broadcasting).
+
+    ```mlir
+    %c = vouch.}] # mnemonic # [{ %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$lhs, Vouch_FloatTensor:$rhs);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+class Vouch_UnaryOp<string mnemonic, string formula>
+    : Vouch_PointwiseOp<mnemonic> {
+  let summary = "Elementwise " # formula;
+  let description = [{
+    ```mlir
+    %r = vouch.}] # mnemonic # [{ %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
+def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
+def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
+def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)">;
+def Vouch_StepOp : Vouch_UnaryOp<"step",
+    "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)">;
+
+def Vouch_ScaleOp : Vouch_PointwiseOp<"scale"> {
+  let summary = "Elementwise input · factor for a compile-time scalar factor";
+  let description = [{
+    ```mlir
+    %h = vouch.scale %a by 0.5 : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, F64Attr:$factor);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `by` $factor attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and layout
+//===----------------------------------------------------------------------===//
+
+def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Broadcast into a larger shape (StableHLO broadcast_in_dim)";
+  let description = [{
+    Input axis i becomes result axis `dims[i]` (strictly increasing); its
+    extent is 1 (repeated) or equal to the result's.
+
+    ```mlir
+    %bb = vouch.broadcast %b dims [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `dims` $dims attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Same elements in row-major order, another shape";
+  let description = [{
+    ```mlir
+    %r = vouch.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Axis permutation: result axis i is input axis perm[i]";
+  let description = [{
+    ```mlir
+    %t = vouch.permute %a perm [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `perm` $perm attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and losses
+//===----------------------------------------------------------------------===//
+
+class Vouch_ReduceOp<string mnemonic, string what>
+    : Vouch_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = what # " over `axes`, which are removed from the shape";
+  let description = [{
+    ```mlir
+    %s = vouch.}] # mnemonic # [{ %a axes [0] : (tensor<4x8xf32>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `axes` $axes attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Vouch_ReduceSumOp : Vouch_ReduceOp<"reduce_sum", "Sum">;
+def Vouch_ReduceMeanOp : Vouch_ReduceOp<"reduce_mean", "Arithmetic mean">;
+
+def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Mean of squared differences, a rank-0 tensor";
+  let description = [{
+    ```mlir
+    %l = vouch.mse_loss %p, %y : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$prediction, Vouch_FloatTensor:$target);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$prediction `,` $target attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // VOUCH_OPS_TD

@@ -1,0 +1,254 @@
+//===- Interpreter.cpp - the float64 reference interpreter ------*- C++ -*-===//
+#include "passes/Interpreter.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace vouch;
+
+namespace {
+
+std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+
+/// Row-major strides of a shape.
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Multi-index of flat position `flat` in `shape`.
+std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    index[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return index;
+}
+
+HostTensor zerosLike(Value v) {
+  HostTensor t{shapeOf(v), {}};
+  t.data.assign(getNumElements(v.getType()), 0.0);
+  return t;
+}
+
+HostTensor matmul(const HostTensor &a, bool ta, const HostTensor &b, bool tb,
+                  Value result) {
+  HostTensor c = zerosLike(result);
+  size_t rank = a.shape.size();
+  int64_t batch = rank == 3 ? a.shape[0] : 1;
+  int64_t ar = a.shape[rank - 2], ac = a.shape[rank - 1];
+  int64_t br = b.shape[rank - 2], bc = b.shape[rank - 1];
+  int64_t m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          double x = ta ? a.data[p * ar * ac + q * ac + i]
+                        : a.data[p * ar * ac + i * ac + q];
+          double y = tb ? b.data[p * br * bc + j * bc + q]
+                        : b.data[p * br * bc + q * bc + j];
+          sum += x * y;
+        }
+        c.data[p * m * n + i * n + j] = sum;
+      }
+  return c;
+}
+
+HostTensor linear(const HostTensor &x, const HostTensor &w,
+                  const HostTensor *bias, Value result) {
+  HostTensor y = zerosLike(result);
+  int64_t out = w.shape[0], in = w.shape[1];
+  int64_t rows = static_cast<int64_t>(x.data.size()) / in;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double sum = 0;
+      for (int64_t i = 0; i < in; ++i)
+        sum += w.data[o * in + i] * x.data[r * in + i];
+      y.data[r * out + o] = sum + (bias ? bias->data[o] : 0.0);
+    }
+  return y;
+}
+
+HostTensor broadcast(const HostTensor &x, ArrayRef<int64_t> dims,
+                     Value result) {
+  HostTensor y = zerosLike(result);
+  std::vector<int64_t> inStrides = stridesOf(x.shape);
+  for (size_t flat = 0; flat < y.data.size(); ++flat) {
+    std::vector<int64_t> index = unflatten(flat, y.shape);
+    int64_t source = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      source += (x.shape[i] == 1 ? 0 : index[dims[i]]) * inStrides[i];
+    y.data[flat] = x.data[source];
+  }
+  return y;
+}
+
+HostTensor permute(const HostTensor &x, ArrayRef<int64_t> perm, Value result) {
+  HostTensor y = zerosLike(result);
+  std::vector<int64_t> inStrides = stridesOf(x.shape);
+  for (size_t flat = 0; flat < y.data.size(); ++flat) {
+    std::vector<int64_t> index = unflatten(flat, y.shape);
+    int64_t source = 0;
+    for (size_t i = 0; i < perm.size(); ++i)
+      source += index[i] * inStrides[perm[i]];
+    y.data[flat] = x.data[source];
+  }
+  return y;
+}
+
+/// Sums over `axes` in increasing flat order of the input (a left fold per
+/// output element).
+HostTensor reduceSum(const HostTensor &x, ArrayRef<int64_t> axes,
+                     Value result) {
+  HostTensor y = zerosLike(result);
+  std::vector<int64_t> outShape = y.shape;
+  std::vector<int64_t> outStrides = stridesOf(outShape);
+  for (size_t flat = 0; flat < x.data.size(); ++flat) {
+    std::vector<int64_t> index = unflatten(flat, x.shape);
+    int64_t target = 0, k = 0;
+    for (size_t i = 0; i < index.size(); ++i)
+      if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
+        target += index[i] * outStrides[k++];
+    y.data[target] += x.data[flat];
+  }
+  return y;
+}
+
+float roundToF32(double v) { return static_cast<float>(v); }
+
+} // namespace
+
+FailureOr<InterpreterResult>
+vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
+                 Precision precision) {
+  InterpreterResult run;
+  auto &values = run.values;
+  auto get = [&](Value v) -> const HostTensor & { return values[v]; };
+
+  auto feed = [&](Operation *op, StringRef name, Value result) -> LogicalResult {
+    auto it = feeds.find(name.str());
+    if (it == feeds.end())
+      return op->emitError("interpreter: no value fed for '") << name << "'";
+    if (it->second.shape != shapeOf(result) ||
+        static_cast<int64_t>(it->second.data.size()) !=
+            getNumElements(result.getType()))
+      return op->emitError("interpreter: value fed for '")
+             << name << "' does not have the shape of " << result.getType();
+    values[result] = it->second;
+    return success();
+  };
+
+  for (Operation &op : model.getBlock()) {
+    LogicalResult status =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case<InputOp, TargetOp, ParamOp>([&](auto o) {
+              return feed(o, o.getName(), o.getResult());
+            })
+            .Case([&](FillOp o) {
+              HostTensor t = zerosLike(o.getResult());
+              std::fill(t.data.begin(), t.data.end(),
+                        o.getValue().convertToDouble());
+              values[o.getResult()] = t;
+              return success();
+            })
+            .Case([&](MatmulOp o) {
+              values[o.getResult()] =
+                  matmul(get(o.getLhs()), o.getTransposeLhs(), get(o.getRhs()),
+                         o.getTransposeRhs(), o.getResult());
+              return success();
+            })
+            .Case([&](LinearOp o) {
+              const HostTensor *bias = o.getBias() ? &get(o.getBias()) : nullptr;
+              values[o.getResult()] = linear(get(o.getInput()),
+                                             get(o.getWeight()), bias,
+                                             o.getResult());
+              return success();
+            })
+            .Case([&](BroadcastOp o) {
+              values[o.getResult()] =
+                  broadcast(get(o.getInput()), o.getDims(), o.getResult());
+              return success();
+            })
+            .Case([&](ReshapeOp o) {
+              HostTensor t = get(o.getInput());
+              t.shape = shapeOf(o.getResult());
+              values[o.getResult()] = t;
+              return success();
+            })
+            .Case([&](PermuteOp o) {
+              values[o.getResult()] =
+                  permute(get(o.getInput()), o.getPerm(), o.getResult());
+              return success();
+            })
+            .Case([&](ReduceSumOp o) {
+              values[o.getResult()] =
+                  reduceSum(get(o.getInput()), o.getAxes(), o.getResult());
+              return success();
+            })
+            .Case([&](ReduceMeanOp o) {
+              HostTensor t =
+                  reduceSum(get(o.getInput()), o.getAxes(), o.getResult());
+              double count = static_cast<double>(
+                                 getNumElements(o.getInput().getType())) /
+                             static_cast<double>(t.data.size());
+              for (double &v : t.data)
+                v /= count;
+              values[o.getResult()] = t;
+              return success();
+            })
+            .Case([&](MseLossOp o) {
+              const HostTensor &p = get(o.getPrediction());
+              const HostTensor &t = get(o.getTarget());
+              double sum = 0;
+              for (size_t i = 0; i < p.data.size(); ++i)
+                sum += (p.data[i] - t.data[i]) * (p.data[i] - t.data[i]);
+              values[o.getResult()] =
+                  HostTensor{{}, {sum / static_cast<double>(p.data.size())}};
+              return success();
+            })
+            .Case([&](LossOp o) {
+              run.loss = get(o.getValue()).data[0];
+              run.hasLoss = true;
+              return success();
+            })
+            .Case([&](OutputOp o) {
+              run.outputs[o.getName().str()] = get(o.getValue());
+              return success();
+            })
+            .Case([&](ParamGradOp o) {
+              run.paramGrads[o.getName().str()] = get(o.getValue());
+              return success();
+            })
+            .Default([&](Operation *other) -> LogicalResult {
+              auto pointwise = dyn_cast<PointwiseOpInterface>(other);
+              if (!pointwise)
+                return other->emitOpError("is not supported by the reference "
+                                          "interpreter");
+              HostTensor t = zerosLike(other->getResult(0));
+              SmallVector<double> args(other->getNumOperands());
+              for (size_t i = 0; i < t.data.size(); ++i) {
+                for (unsigned k = 0; k < other->getNumOperands(); ++k)
+                  args[k] = get(other->getOperand(k)).data[i];
+                t.data[i] = pointwise.evaluateScalar(args);
+              }
+              values[other->getResult(0)] = t;
+              return success();
+            });
+    if (failed(status))
+      return failure();
+    if (precision == Precision::F32)
+      for (Value result : op.getResults())
+        for (double &v : values[result].data)
+          v = roundToF32(v);
+  }
+  if (precision == Precision::F32)
+    run.loss = roundToF32(run.loss);
+  return run;
+}

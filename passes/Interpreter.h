@@ -1,0 +1,50 @@
+//===- Interpreter.h - the float64 reference interpreter --------*- C++ -*-===//
+//
+// Executes a verified vouch.model on the host, one op at a time, with the
+// plainest possible semantics: row-major tensors of doubles, sums as left
+// folds from index 0. It is the oracle that codegen, kernels and gradients
+// are tested against, so it shares no code with them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_PASSES_INTERPRETER_H
+#define VOUCH_PASSES_INTERPRETER_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/VouchOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace vouch {
+
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+};
+
+enum class Precision {
+  F64, ///< every op computed and stored in float64
+  F32  ///< every op's result rounded to float32 (storage precision)
+};
+
+/// What a run produced, by name.
+struct InterpreterResult {
+  double loss = 0;
+  bool hasLoss = false;
+  std::map<std::string, HostTensor> outputs;
+  std::map<std::string, HostTensor> paramGrads;
+  llvm::DenseMap<mlir::Value, HostTensor> values;
+};
+
+/// Runs `model` with `feeds` (inputs, targets and params by name). Reports
+/// missing or mis-shaped feeds and unsupported ops through the diagnostic
+/// engine and returns failure.
+mlir::FailureOr<InterpreterResult>
+interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
+          Precision precision = Precision::F64);
+
+} // namespace vouch
+
+#endif // VOUCH_PASSES_INTERPRETER_H

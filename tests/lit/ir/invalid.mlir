@@ -1,0 +1,138 @@
+// RUN: %vouch-opt %s -split-input-file -verify-diagnostics
+
+// A pointwise op whose operands differ in shape names the op and every shape.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.add' op shape mismatch: operands 'tensor<2x3xf32>', 'tensor<3x2xf32>' and result 'tensor<2x3xf32>' must all have one type}}
+  %c = vouch.add %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+// Matmul contraction extents must agree (taking transpose flags into account).
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %b = vouch.fill 1.0 : tensor<4x5xf32>
+  // expected-error @+1 {{'vouch.matmul' op contraction extents differ (3 vs 4): lhs 'tensor<4x3xf32>', rhs 'tensor<4x5xf32>'}}
+  %c = vouch.matmul %a, %b : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+}
+
+// -----
+
+// Transposed-lhs matmul with the wrong result shape.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %b = vouch.fill 1.0 : tensor<4x5xf32>
+  // expected-error @+1 {{'vouch.matmul' op result 'tensor<4x5xf32>' does not match the product of 'tensor<4x3xf32>' and 'tensor<4x5xf32>'}}
+  %c = vouch.matmul %a, %b {transpose_lhs} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+}
+
+// -----
+
+// Linear: the input's features must match the weight's second axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x3xf32>
+  %w = vouch.param "w" = "zeros" : tensor<8x2xf32>
+  // expected-error @+1 {{'vouch.linear' op input features do not match the weight: input 'tensor<1x3xf32>', weight 'tensor<8x2xf32>' (expects [..., 2])}}
+  %y = vouch.linear %x, %w : (tensor<1x3xf32>, tensor<8x2xf32>) -> tensor<1x8xf32>
+}
+
+// -----
+
+// Linear: the bias must have the weight's output extent.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x2xf32>
+  %w = vouch.param "w" = "zeros" : tensor<8x2xf32>
+  %b = vouch.param "b" = "zeros" : tensor<4xf32>
+  // expected-error @+1 {{'vouch.linear' op bias 'tensor<4xf32>' does not match the weight 'tensor<8x2xf32>' (expects [8])}}
+  %y = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<4xf32>) -> tensor<1x8xf32>
+}
+
+// -----
+
+// Broadcast can only stretch unit axes.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<3xf32>
+  // expected-error @+1 {{'vouch.broadcast' op cannot broadcast 'tensor<3xf32>' to 'tensor<4x5xf32>': input axis 0 has extent 3, result axis 1 has 5}}
+  %b = vouch.broadcast %a dims [1] : (tensor<3xf32>) -> tensor<4x5xf32>
+}
+
+// -----
+
+// Reshape keeps the element count.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.reshape' op cannot reshape 'tensor<2x3xf32>' (6 elements) to 'tensor<7xf32>' (7 elements)}}
+  %b = vouch.reshape %a : (tensor<2x3xf32>) -> tensor<7xf32>
+}
+
+// -----
+
+// Permute needs a permutation.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.permute' op perm [0, 0] is not a permutation of the axes of 'tensor<2x3xf32>'}}
+  %b = vouch.permute %a perm [0, 0] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+// Reductions remove exactly their axes.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.reduce_sum' op result 'tensor<2xf32>' does not match 'tensor<2x3xf32>' reduced over [0]}}
+  %b = vouch.reduce_sum %a axes [0] : (tensor<2x3xf32>) -> tensor<2xf32>
+}
+
+// -----
+
+// mse_loss compares equal shapes.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %p = vouch.fill 1.0 : tensor<2x1xf32>
+  %t = vouch.fill 1.0 : tensor<1x2xf32>
+  // expected-error @+1 {{'vouch.mse_loss' op prediction and target shapes differ: 'tensor<2x1xf32>' vs 'tensor<1x2xf32>'}}
+  %l = vouch.mse_loss %p, %t : (tensor<2x1xf32>, tensor<1x2xf32>) -> tensor<f32>
+}
+
+// -----
+
+// The loss is a scalar.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %p = vouch.fill 1.0 : tensor<2xf32>
+  // expected-error @+1 {{'vouch.loss' op loss must be a scalar (rank-0 tensor), got 'tensor<2xf32>'}}
+  vouch.loss %p : tensor<2xf32>
+}
+
+// -----
+
+// Initialisers are a closed set with fixed arity.
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.param' op unknown initialiser 'glorot'; known: zeros, ones, uniform, normal, xavier_uniform, kaiming_uniform}}
+  %w = vouch.param "w" = "glorot" : tensor<2xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.param' op initialiser 'uniform' takes 2 arguments, got 1}}
+  %w = vouch.param "w" = "uniform" [1.0] : tensor<2xf32>
+}
+
+// -----
+
+// Two declarations of one name are refused, pointing at the first.
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-note @+1 {{previous definition is here}}
+  %w = vouch.param "w" = "zeros" : tensor<2xf32>
+  // expected-error @+1 {{'vouch.param' op redefines 'w'}}
+  %v = vouch.param "w" = "zeros" : tensor<2xf32>
+}
+
+// -----
+
+// Shapes are static: a dynamic extent is rejected by the type constraint.
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.input' op result #0 must be statically shaped tensor}}
+  %x = vouch.input "x" : tensor<?x2xf32>
+}

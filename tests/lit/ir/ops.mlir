@@ -1,0 +1,60 @@
+// RUN: %vouch-opt %s | %vouch-opt | FileCheck %s
+// RUN: %vouch-opt %s --mlir-print-op-generic | %vouch-opt | FileCheck %s
+
+// Every op of the dialect prints in its custom form and parses back to the
+// same IR, directly and through the generic form.
+
+// CHECK-LABEL: vouch.model "all_ops" attributes {batch = 4 : i64
+vouch.model "all_ops" attributes {batch = 4 : i64, data = {kind = "regression_grid", lo = -1.0 : f64, hi = 1.0 : f64, n = 5 : i64}, train = {optimizer = "adam", lr = 3.0e-02 : f64, steps = 200 : i64}} {
+  // CHECK: %[[X:.*]] = vouch.input "x" : tensor<4x2xf32>
+  %x = vouch.input "x" : tensor<4x2xf32>
+  // CHECK: %[[Y:.*]] = vouch.target "y" : tensor<4x1xf32>
+  %y = vouch.target "y" : tensor<4x1xf32>
+  // CHECK: %[[W:.*]] = vouch.param "w" = "xavier_uniform" : tensor<3x2xf32>
+  %w = vouch.param "w" = "xavier_uniform" : tensor<3x2xf32>
+  // CHECK: %[[B:.*]] = vouch.param "b" = "uniform" [-1.000000e-01, 1.000000e-01] : tensor<3xf32>
+  %b = vouch.param "b" = "uniform" [-0.1, 0.1] : tensor<3xf32>
+  // CHECK: vouch.param "v" = "normal" [0.000000e+00, 2.000000e-02] : tensor<1x3xf32>
+  %v = vouch.param "v" = "normal" [0.0, 0.02] : tensor<1x3xf32>
+  // CHECK: vouch.linear %[[X]], %[[W]], %[[B]] : (tensor<4x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %h = vouch.linear %x, %w, %b : (tensor<4x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.linear %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x1xf32>
+  %nb = vouch.linear %h, %v : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x1xf32>
+  // CHECK: vouch.relu
+  %r = vouch.relu %h : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.step
+  %s = vouch.step %h : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.add
+  %a = vouch.add %r, %s : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.sub
+  %d = vouch.sub %a, %r : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.mul
+  %m = vouch.mul %d, %a : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.scale %{{.*}} by 5.000000e-01 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %sc = vouch.scale %m by 0.5 : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
+  %mm = vouch.matmul %sc, %m {transpose_rhs} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
+  // CHECK: vouch.matmul %{{.*}}, %{{.*}} {transpose_lhs} : (tensor<2x4x3xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  %bl = vouch.fill 1.0 : tensor<2x4x3xf32>
+  %br = vouch.fill 2.0 : tensor<2x4x5xf32>
+  %bm = vouch.matmul %bl, %br {transpose_lhs} : (tensor<2x4x3xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  // CHECK: vouch.broadcast %{{.*}} dims [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %bb = vouch.broadcast %b dims [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: vouch.reshape %{{.*}} : (tensor<4x3xf32>) -> tensor<12xf32>
+  %rs = vouch.reshape %bb : (tensor<4x3xf32>) -> tensor<12xf32>
+  // CHECK: vouch.permute %{{.*}} perm [1, 0] : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %pm = vouch.permute %bb perm [1, 0] : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  // CHECK: vouch.reduce_sum %{{.*}} axes [0] : (tensor<3x4xf32>) -> tensor<4xf32>
+  %rsum = vouch.reduce_sum %pm axes [0] : (tensor<3x4xf32>) -> tensor<4xf32>
+  // CHECK: vouch.reduce_mean %{{.*}} axes [0, 1] : (tensor<4x4xf32>) -> tensor<f32>
+  %rmean = vouch.reduce_mean %mm axes [0, 1] : (tensor<4x4xf32>) -> tensor<f32>
+  // CHECK: %[[L:.*]] = vouch.mse_loss %{{.*}}, %[[Y]] : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<f32>
+  %l = vouch.mse_loss %nb, %y : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<f32>
+  // CHECK: vouch.output "pred" %{{.*}} : tensor<4x1xf32>
+  vouch.output "pred" %nb : tensor<4x1xf32>
+  // CHECK: vouch.loss %[[L]] : tensor<f32>
+  vouch.loss %l : tensor<f32>
+  // CHECK: vouch.param_grad "w" %{{.*}} : tensor<3x2xf32>
+  %gw = vouch.fill 0.0 : tensor<3x2xf32>
+  vouch.param_grad "w" %gw : tensor<3x2xf32>
+}

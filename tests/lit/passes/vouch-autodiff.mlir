@@ -1,0 +1,93 @@
+// RUN: %vouch-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(vouch.model(vouch-autodiff))' | FileCheck %s
+
+// The quickstart MLP: every linear layer's VJP is two matmuls on the stored
+// operands (dx = dy·W, dW = dyᵀ·x through transpose_lhs) and a bias sum; no
+// permute is ever built, no gradient of the target or the input is kept,
+// and the param grads come in param order.
+
+// CHECK-LABEL: vouch.model "mlp"
+// CHECK: %[[X:.*]] = vouch.input "x"
+// CHECK: %[[W1:.*]] = vouch.param "w1"
+// CHECK: %[[W2:.*]] = vouch.param "w2"
+// CHECK: %[[H:.*]] = vouch.linear {{.*}} {vouch.node = 0 : i64}
+// CHECK: %[[R:.*]] = vouch.relu %[[H]] {vouch.node = 1 : i64}
+// CHECK: vouch.linear {{.*}} {vouch.node = 2 : i64}
+// CHECK: vouch.mse_loss {{.*}} {vouch.node = 3 : i64}
+// CHECK: %[[SEED:.*]] = vouch.fill 1.000000e+00 {vouch.vjp_of = 3 : i64} : tensor<f32>
+// CHECK: %[[DP:.*]] = vouch.mul {{.*}} {vouch.vjp_of = 3 : i64}
+// CHECK-NOT: by -1.0
+// CHECK: %[[DR:.*]] = vouch.matmul %[[DP]], %[[W2]] {vouch.vjp_of = 2 : i64}
+// CHECK: %[[DW2:.*]] = vouch.matmul %[[DP]], %[[R]] {transpose_lhs, vouch.vjp_of = 2 : i64}
+// CHECK: %[[DB2:.*]] = vouch.reduce_sum %[[DP]] axes [0] {vouch.vjp_of = 2 : i64}
+// CHECK: %[[MASK:.*]] = vouch.step %[[H]] {vouch.vjp_of = 1 : i64}
+// CHECK: %[[DH:.*]] = vouch.mul %[[DR]], %[[MASK]] {vouch.vjp_of = 1 : i64}
+// CHECK-NOT: vouch.matmul %[[DH]], %[[W1]]
+// CHECK: %[[DW1:.*]] = vouch.matmul %[[DH]], %[[X]] {transpose_lhs, vouch.vjp_of = 0 : i64}
+// CHECK: %[[DB1:.*]] = vouch.reduce_sum %[[DH]] axes [0] {vouch.vjp_of = 0 : i64}
+// CHECK-NOT: vouch.permute
+// CHECK: vouch.param_grad "w1" %[[DW1]]
+// CHECK: vouch.param_grad "b1" %[[DB1]]
+// CHECK: vouch.param_grad "w2" %[[DW2]]
+// CHECK: vouch.param_grad "b2" %[[DB2]]
+vouch.model "mlp" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x2xf32>
+  %y = vouch.target "y" : tensor<1x1xf32>
+  %w1 = vouch.param "w1" = "xavier_uniform" : tensor<8x2xf32>
+  %b1 = vouch.param "b1" = "zeros" : tensor<8xf32>
+  %w2 = vouch.param "w2" = "xavier_uniform" : tensor<1x8xf32>
+  %b2 = vouch.param "b2" = "zeros" : tensor<1xf32>
+  %h = vouch.linear %x, %w1, %b1 : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+  %r = vouch.relu %h : (tensor<1x8xf32>) -> tensor<1x8xf32>
+  %p = vouch.linear %r, %w2, %b2 : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1xf32>) -> tensor<1x1xf32>
+  %l = vouch.mse_loss %p, %y : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<f32>
+  vouch.output "pred" %p : tensor<1x1xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+// -----
+
+// A value used twice gets the sum of both gradients; a transposed forward
+// matmul differentiates into products that still only use flags.
+
+// CHECK-LABEL: vouch.model "fanout"
+// CHECK: %[[A:.*]] = vouch.param "a"
+// CHECK: %[[B:.*]] = vouch.param "b"
+// CHECK: vouch.matmul %[[A]], %[[B]] {transpose_rhs, vouch.node = 0 : i64}
+// CHECK: %[[DA1:.*]] = vouch.matmul %{{.*}}, %[[B]] {vouch.vjp_of = 0 : i64}
+// CHECK: %[[DB:.*]] = vouch.matmul %{{.*}}, %[[A]] {transpose_lhs, vouch.vjp_of = 0 : i64}
+// CHECK: %[[DA:.*]] = vouch.add %{{.*}}, %[[DA1]] {vouch.vjp_of = 0 : i64}
+// CHECK-NOT: vouch.permute
+// CHECK: vouch.param_grad "a" %[[DA]]
+// CHECK: vouch.param_grad "b" %[[DB]]
+vouch.model "fanout" attributes {batch = 1 : i64} {
+  %a = vouch.param "a" = "ones" : tensor<2x3xf32>
+  %b = vouch.param "b" = "ones" : tensor<4x3xf32>
+  %c = vouch.matmul %a, %b {transpose_rhs} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %s = vouch.reduce_sum %c axes [0, 1] : (tensor<2x4xf32>) -> tensor<f32>
+  %t = vouch.reduce_sum %a axes [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+  %u = vouch.add %s, %t : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  vouch.loss %u : tensor<f32>
+}
+
+// -----
+
+// A param off the gradient path gets an explicit zero gradient.
+
+// CHECK-LABEL: vouch.model "unused"
+// CHECK: %[[Z:.*]] = vouch.fill 0.000000e+00 : tensor<3xf32>
+// CHECK: vouch.param_grad "unused" %[[Z]]
+vouch.model "unused" attributes {batch = 1 : i64} {
+  %a = vouch.param "a" = "ones" : tensor<3xf32>
+  %n = vouch.param "unused" = "ones" : tensor<3xf32>
+  %s = vouch.reduce_sum %a axes [0] : (tensor<3xf32>) -> tensor<f32>
+  vouch.loss %s : tensor<f32>
+}
+
+// -----
+
+// Without a loss there is nothing to differentiate.
+
+// expected-error @+1 {{'vouch.model' op has no vouch.loss: there is nothing to differentiate}}
+vouch.model "noloss" attributes {batch = 1 : i64} {
+  %a = vouch.param "a" = "ones" : tensor<3xf32>
+}

@@ -1,0 +1,194 @@
+//===- NativeBuild.cpp - generated C++ to an executable ---------*- C++ -*-===//
+#include "codegen/NativeBuild.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "codegen/RuntimeSources.h"
+
+namespace fs = std::filesystem;
+
+namespace vouch::codegen {
+namespace {
+
+const char *kCxxFlags = "-std=c++20 -O2 -fno-math-errno";
+
+std::string shellQuote(const std::string &s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Runs `command`, capturing its output in `log`. True on exit status 0.
+bool runCommand(const std::string &command, bool verbose, std::string &log) {
+  if (verbose)
+    std::fprintf(stderr, "vouch: %s\n", command.c_str());
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) {
+    log = "cannot run: " + command;
+    return false;
+  }
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    log.append(chunk, n);
+  int status = pclose(pipe);
+  return status == 0;
+}
+
+bool writeFile(const fs::path &path, const std::string &text,
+               std::string &error) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    error = "cannot write " + path.string();
+    return false;
+  }
+  return true;
+}
+
+uint64_t fnv1a(uint64_t hash, const std::string &text) {
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+fs::path cacheRoot() {
+  if (const char *dir = std::getenv("VOUCH_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "vouch";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "vouch";
+  return fs::temp_directory_path() / "vouch-cache";
+}
+
+/// The runtime compiled into an archive, once per (sources, compiler, flags).
+/// Returns the directory holding runtime/ headers and libvouch_runtime.a.
+bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
+                   std::string &error) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  hash = fnv1a(hash, options.cxx + " " + kCxxFlags);
+  for (int i = 0; i < kRuntimeSourceCount; ++i)
+    hash = fnv1a(fnv1a(hash, kRuntimeSources[i].path), kRuntimeSources[i].text);
+  char name[40];
+  std::snprintf(name, sizeof(name), "runtime-%016llx",
+                static_cast<unsigned long long>(hash));
+  dir = cacheRoot() / name;
+  if (fs::exists(dir / "libvouch_runtime.a"))
+    return true;
+
+  std::error_code ec;
+  fs::create_directories(cacheRoot(), ec);
+  fs::path staging = cacheRoot() / (std::string(name) + ".tmp." +
+                                    std::to_string(getpid()));
+  fs::create_directories(staging / "runtime", ec);
+  if (ec) {
+    error = "cannot create the runtime cache " + staging.string() + ": " +
+            ec.message();
+    return false;
+  }
+  std::fprintf(stderr, "vouch: compiling the runtime (once; cached in %s)\n",
+               dir.string().c_str());
+  for (int i = 0; i < kRuntimeSourceCount; ++i)
+    if (!writeFile(staging / kRuntimeSources[i].path, kRuntimeSources[i].text,
+                   error))
+      return false;
+  std::string objects;
+  for (int i = 0; i < kRuntimeSourceCount; ++i) {
+    fs::path file = staging / kRuntimeSources[i].path;
+    if (file.extension() != ".cc")
+      continue;
+    fs::path object = file;
+    object.replace_extension(".o");
+    std::string log;
+    if (!runCommand(options.cxx + " " + kCxxFlags + " -I" +
+                        shellQuote(staging.string()) + " -c " +
+                        shellQuote(file.string()) + " -o " +
+                        shellQuote(object.string()),
+                    options.verbose, log)) {
+      error = "compiling the runtime failed:\n" + log;
+      fs::remove_all(staging, ec);
+      return false;
+    }
+    objects += " " + shellQuote(object.string());
+  }
+  std::string log;
+  if (!runCommand("ar rcs " +
+                      shellQuote((staging / "libvouch_runtime.a").string()) +
+                      objects,
+                  options.verbose, log)) {
+    error = "archiving the runtime failed:\n" + log;
+    fs::remove_all(staging, ec);
+    return false;
+  }
+  fs::rename(staging, dir, ec);
+  if (ec) { // another process won the race: use its copy
+    fs::remove_all(staging, ec);
+    if (!fs::exists(dir / "libvouch_runtime.a")) {
+      error = "cannot install the runtime cache in " + dir.string();
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool buildExecutable(const std::string &source,
+                     const NativeBuildOptions &options, std::string &error) {
+  fs::path runtime;
+  if (!ensureRuntime(options, runtime, error))
+    return false;
+
+  std::error_code ec;
+  fs::path workDir = options.emitDir;
+  bool temporary = workDir.empty();
+  if (temporary)
+    workDir = fs::temp_directory_path() /
+              ("vouch-build-" + std::to_string(getpid()));
+  fs::create_directories(workDir, ec);
+  if (ec) {
+    error = "cannot create " + workDir.string() + ": " + ec.message();
+    return false;
+  }
+  fs::path modelSource = workDir / "model.cpp";
+  if (!writeFile(modelSource, source, error))
+    return false;
+
+  fs::path output = fs::absolute(options.output);
+  fs::path partial = output;
+  partial += ".partial." + std::to_string(getpid());
+  std::string log;
+  bool ok = runCommand(options.cxx + " " + kCxxFlags + " -I" +
+                           shellQuote(runtime.string()) + " " +
+                           shellQuote(modelSource.string()) + " " +
+                           shellQuote((runtime / "libvouch_runtime.a").string()) +
+                           " -o " + shellQuote(partial.string()),
+                       options.verbose, log);
+  if (temporary)
+    fs::remove_all(workDir, ec);
+  if (!ok) {
+    fs::remove(partial, ec);
+    error = "compiling the generated code failed (keep it with --emit-dir):\n" +
+            log;
+    return false;
+  }
+  fs::rename(partial, output, ec);
+  if (ec) {
+    fs::remove(partial, ec);
+    error = "cannot write " + output.string() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+} // namespace vouch::codegen

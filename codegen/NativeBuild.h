@@ -1,0 +1,25 @@
+//===- NativeBuild.h - generated C++ to an executable -----------*- C++ -*-===//
+#ifndef VOUCH_CODEGEN_NATIVEBUILD_H
+#define VOUCH_CODEGEN_NATIVEBUILD_H
+
+#include <string>
+
+namespace vouch::codegen {
+
+struct NativeBuildOptions {
+  std::string output;   ///< the executable to write
+  std::string emitDir;  ///< keep generated sources here (empty: a temp dir)
+  std::string cxx = "g++";
+  bool verbose = false; ///< print the compiler commands
+};
+
+/// Writes `source` as model.cpp, compiles the embedded runtime once into a
+/// cache ($VOUCH_CACHE_DIR, else ~/.cache/vouch; keyed by a hash of its
+/// sources and flags) and links the executable. The output is replaced
+/// atomically. On failure returns false with the compiler's log in `error`.
+bool buildExecutable(const std::string &source,
+                     const NativeBuildOptions &options, std::string &error);
+
+} // namespace vouch::codegen
+
+#endif // VOUCH_CODEGEN_NATIVEBUILD_H

@@ -1,0 +1,167 @@
+// cpu_kernels.h: the CPU kernels that generated `cpu` code calls.
+//
+// Header-only templates over T = float or double, written as plain loops so they are
+// the readable reference for the CUDA kernels (llm.c style). Every sum is a left fold
+// from index 0 starting at T(0), so results are deterministic and reproducible by a
+// reference written the same way. Shapes are checked by the compiler before code is
+// emitted; the kernels do not re-check them.
+#ifndef VOUCH_RUNTIME_CPU_KERNELS_H_
+#define VOUCH_RUNTIME_CPU_KERNELS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace vouch::rt {
+
+namespace kernel_detail {
+
+// Row-major strides of shape.
+inline std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
+
+inline int64_t numel_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// Advances the row-major coordinate `coord` over `shape` by one element and keeps
+// `offset` = sum(coord[i] * strides[i]) up to date.
+inline void advance(std::vector<int64_t>& coord, const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& strides, int64_t& offset) {
+  for (size_t d = shape.size(); d-- > 0;) {
+    coord[d]++;
+    offset += strides[d];
+    if (coord[d] < shape[d]) return;
+    offset -= coord[d] * strides[d];
+    coord[d] = 0;
+  }
+}
+
+}  // namespace kernel_detail
+
+// C[b] = op(A[b]) op(B[b]) for b < batch, row-major. op(A) is [M,K]: A[b] is stored
+// [M,K], or [K,M] when trans_a. op(B) is [K,N]: B[b] is stored [K,N], or [N,K] when
+// trans_b. A[b] starts at A + b*stride_a (stride 0 broadcasts one matrix over the
+// batch), likewise B; C[b] is [M,N] at C + b*M*N.
+template <class T>
+void matmul(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K,
+            const T* A, int64_t stride_a, const T* B, int64_t stride_b, T* C) {
+  for (int64_t b = 0; b < batch; b++) {
+    const T* a = A + b * stride_a;
+    const T* bm = B + b * stride_b;
+    T* c = C + b * M * N;
+    for (int64_t i = 0; i < M; i++) {
+      for (int64_t j = 0; j < N; j++) {
+        T acc = T(0);
+        for (int64_t k = 0; k < K; k++) {
+          T av = trans_a ? a[k * M + i] : a[i * K + k];
+          T bv = trans_b ? bm[j * K + k] : bm[k * N + j];
+          acc += av * bv;
+        }
+        c[i * N + j] = acc;
+      }
+    }
+  }
+}
+
+// y[r,o] = sum_i x[r,i] W[o,i] (+ b[o]): x [rows,in], W [out,in] (PyTorch layout),
+// b [out] or nullptr, y [rows,out]. The bias is added after the sum.
+template <class T>
+void linear(int64_t rows, int64_t in, int64_t out, const T* x, const T* W, const T* b, T* y) {
+  for (int64_t r = 0; r < rows; r++) {
+    const T* xr = x + r * in;
+    for (int64_t o = 0; o < out; o++) {
+      const T* wo = W + o * in;
+      T acc = T(0);
+      for (int64_t i = 0; i < in; i++) acc += xr[i] * wo[i];
+      y[r * out + o] = b != nullptr ? acc + b[o] : acc;
+    }
+  }
+}
+
+// out = in broadcast to out_shape: input dim i becomes output dim dims[i] (dims
+// increasing), where in_shape[i] is 1 (repeated) or out_shape[dims[i]]. Output dims not
+// named in dims are new (repeated).
+template <class T>
+void broadcast_in_dim(const T* in, const std::vector<int64_t>& in_shape, T* out,
+                      const std::vector<int64_t>& out_shape, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> in_strides = kernel_detail::strides_of(in_shape);
+  std::vector<int64_t> src_strides(out_shape.size(), 0);  // input step per output dim
+  for (size_t i = 0; i < dims.size(); i++)
+    src_strides[dims[i]] = in_shape[i] == 1 ? 0 : in_strides[i];
+  std::vector<int64_t> coord(out_shape.size(), 0);
+  int64_t src = 0;
+  int64_t n = kernel_detail::numel_of(out_shape);
+  for (int64_t o = 0; o < n; o++) {
+    out[o] = in[src];
+    kernel_detail::advance(coord, out_shape, src_strides, src);
+  }
+}
+
+// out = sum of in over axes (sorted, unique); out's shape is in_shape without them.
+// Each output element sums its inputs in row-major order, starting from T(0).
+template <class T>
+void reduce_sum(const T* in, const std::vector<int64_t>& in_shape,
+                const std::vector<int64_t>& axes, T* out) {
+  std::vector<int64_t> out_shape;
+  std::vector<bool> reduced(in_shape.size(), false);
+  for (int64_t a : axes) reduced[a] = true;
+  for (size_t d = 0; d < in_shape.size(); d++)
+    if (!reduced[d]) out_shape.push_back(in_shape[d]);
+  std::vector<int64_t> out_strides = kernel_detail::strides_of(out_shape);
+  std::vector<int64_t> dst_strides(in_shape.size(), 0);  // output step per input dim
+  for (size_t d = 0, k = 0; d < in_shape.size(); d++)
+    if (!reduced[d]) dst_strides[d] = out_strides[k++];
+  int64_t n_out = kernel_detail::numel_of(out_shape);
+  for (int64_t o = 0; o < n_out; o++) out[o] = T(0);
+  std::vector<int64_t> coord(in_shape.size(), 0);
+  int64_t dst = 0;
+  int64_t n = kernel_detail::numel_of(in_shape);
+  for (int64_t i = 0; i < n; i++) {
+    out[dst] += in[i];
+    kernel_detail::advance(coord, in_shape, dst_strides, dst);
+  }
+}
+
+// out = in with its dims permuted: out.shape[i] = in_shape[perm[i]].
+template <class T>
+void permute(const T* in, const std::vector<int64_t>& in_shape,
+             const std::vector<int64_t>& perm, T* out) {
+  std::vector<int64_t> in_strides = kernel_detail::strides_of(in_shape);
+  std::vector<int64_t> out_shape(perm.size()), src_strides(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) {
+    out_shape[i] = in_shape[perm[i]];
+    src_strides[i] = in_strides[perm[i]];
+  }
+  std::vector<int64_t> coord(out_shape.size(), 0);
+  int64_t src = 0;
+  int64_t n = kernel_detail::numel_of(out_shape);
+  for (int64_t o = 0; o < n; o++) {
+    out[o] = in[src];
+    kernel_detail::advance(coord, out_shape, src_strides, src);
+  }
+}
+
+// Mean of (pred[i] - target[i])^2 over n > 0 elements.
+template <class T>
+T mse_loss(int64_t n, const T* pred, const T* target) {
+  T acc = T(0);
+  for (int64_t i = 0; i < n; i++) {
+    T d = pred[i] - target[i];
+    acc += d * d;
+  }
+  return acc / T(n);
+}
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_CPU_KERNELS_H_

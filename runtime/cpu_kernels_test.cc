@@ -1,0 +1,160 @@
+// Tests for cpu_kernels.h against naive loops written independently here (explicit
+// transposed copies, explicit multi-index loops), plus the left-fold summation order.
+#include "runtime/cpu_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace vouch::rt {
+namespace {
+
+std::vector<double> iota_values(int64_t n, double scale = 1.0) {
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; i++) v[i] = scale * double((i * 7) % 11 - 5);  // small integers
+  return v;
+}
+
+// Stored [rows, cols] -> [cols, rows].
+std::vector<double> transposed(const double* m, int64_t rows, int64_t cols) {
+  std::vector<double> t(rows * cols);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) t[c * rows + r] = m[r * cols + c];
+  return t;
+}
+
+TEST(CpuKernelsTest, MatmulAllTransposeFlagsAndBroadcastBatch) {
+  const int64_t batch = 3, M = 4, N = 5, K = 6;
+  std::vector<double> A = iota_values(batch * M * K), B = iota_values(batch * K * N, 0.5);
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (bool broadcast_b : {false, true}) {
+        // Store each operand the way the flags say, built from plain [M,K] / [K,N].
+        std::vector<double> As, Bs;
+        for (int64_t b = 0; b < batch; b++) {
+          const double* a = A.data() + b * M * K;
+          std::vector<double> s = ta ? transposed(a, M, K) : std::vector<double>(a, a + M * K);
+          As.insert(As.end(), s.begin(), s.end());
+          const double* bm = B.data() + b * K * N;
+          std::vector<double> sb = tb ? transposed(bm, K, N) : std::vector<double>(bm, bm + K * N);
+          Bs.insert(Bs.end(), sb.begin(), sb.end());
+        }
+        std::vector<double> C(batch * M * N, -99);
+        matmul<double>(ta, tb, batch, M, N, K, As.data(), M * K, Bs.data(),
+                       broadcast_b ? 0 : K * N, C.data());
+        for (int64_t b = 0; b < batch; b++) {
+          int64_t bb = broadcast_b ? 0 : b;
+          for (int64_t i = 0; i < M; i++) {
+            for (int64_t j = 0; j < N; j++) {
+              double want = 0;
+              for (int64_t k = 0; k < K; k++)
+                want += A[b * M * K + i * K + k] * B[bb * K * N + k * N + j];
+              EXPECT_EQ(C[b * M * N + i * N + j], want)
+                  << "ta=" << ta << " tb=" << tb << " bcast=" << broadcast_b << " b=" << b;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuKernelsTest, MatmulFloatAndLeftFold) {
+  // Row [1e16, 1, -1e16] . [1, 1, 1]: a left fold gives (1e16 + 1) - 1e16 = 0.
+  std::vector<double> a = {1e16, 1, -1e16}, b = {1, 1, 1}, c(1);
+  matmul<double>(false, false, 1, 1, 1, 3, a.data(), 0, b.data(), 0, c.data());
+  EXPECT_EQ(c[0], 0.0);
+  std::vector<float> af = {1, 2, 3, 4}, bf = {5, 6, 7, 8}, cf(4);
+  matmul<float>(false, false, 1, 2, 2, 2, af.data(), 0, bf.data(), 0, cf.data());
+  EXPECT_EQ(cf, (std::vector<float>{19, 22, 43, 50}));
+}
+
+TEST(CpuKernelsTest, Linear) {
+  const int64_t rows = 3, in = 4, out = 2;
+  std::vector<double> x = iota_values(rows * in), W = iota_values(out * in, 0.25), b = {0.5, -1.5};
+  std::vector<double> y(rows * out), y_nobias(rows * out);
+  linear<double>(rows, in, out, x.data(), W.data(), b.data(), y.data());
+  linear<double>(rows, in, out, x.data(), W.data(), nullptr, y_nobias.data());
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t o = 0; o < out; o++) {
+      double dot = 0;
+      for (int64_t i = 0; i < in; i++) dot += x[r * in + i] * W[o * in + i];
+      EXPECT_EQ(y[r * out + o], dot + b[o]);
+      EXPECT_EQ(y_nobias[r * out + o], dot);
+    }
+  }
+}
+
+TEST(CpuKernelsTest, BroadcastInDim) {
+  std::vector<double> v = {1, 2, 3};
+  std::vector<double> rows(6);
+  broadcast_in_dim<double>(v.data(), {3}, rows.data(), {2, 3}, {1});  // bias over rows
+  EXPECT_EQ(rows, (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  std::vector<double> cols(6);
+  broadcast_in_dim<double>(v.data(), {3}, cols.data(), {3, 2}, {0});
+  EXPECT_EQ(cols, (std::vector<double>{1, 1, 2, 2, 3, 3}));
+  std::vector<double> col = {10, 20}, expanded(8);
+  broadcast_in_dim<double>(col.data(), {2, 1}, expanded.data(), {2, 4}, {0, 1});  // size-1 dim
+  EXPECT_EQ(expanded, (std::vector<double>{10, 10, 10, 10, 20, 20, 20, 20}));
+  std::vector<double> in = iota_values(2 * 3), out(2 * 4 * 3);
+  broadcast_in_dim<double>(in.data(), {2, 3}, out.data(), {2, 4, 3}, {0, 2});
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 4; j++)
+      for (int k = 0; k < 3; k++) EXPECT_EQ(out[(i * 4 + j) * 3 + k], in[i * 3 + k]);
+}
+
+TEST(CpuKernelsTest, ReduceSum) {
+  const int64_t D0 = 2, D1 = 3, D2 = 4;
+  std::vector<double> in = iota_values(D0 * D1 * D2);
+  auto at = [&](int64_t i, int64_t j, int64_t k) { return in[(i * D1 + j) * D2 + k]; };
+  std::vector<double> over1(D0 * D2), over02(D1), all(1), none(D0 * D1 * D2);
+  reduce_sum<double>(in.data(), {D0, D1, D2}, {1}, over1.data());
+  reduce_sum<double>(in.data(), {D0, D1, D2}, {0, 2}, over02.data());
+  reduce_sum<double>(in.data(), {D0, D1, D2}, {0, 1, 2}, all.data());
+  reduce_sum<double>(in.data(), {D0, D1, D2}, {}, none.data());
+  double total = 0;
+  for (int64_t i = 0; i < D0; i++)
+    for (int64_t k = 0; k < D2; k++) {
+      double s = 0;
+      for (int64_t j = 0; j < D1; j++) s += at(i, j, k);
+      EXPECT_EQ(over1[i * D2 + k], s);
+    }
+  for (int64_t j = 0; j < D1; j++) {
+    double s = 0;
+    for (int64_t i = 0; i < D0; i++)
+      for (int64_t k = 0; k < D2; k++) s += at(i, j, k);
+    EXPECT_EQ(over02[j], s);
+    total += s;
+  }
+  EXPECT_EQ(all[0], total);
+  EXPECT_EQ(none, in);
+  // Left fold from index 0 along the reduced axis.
+  std::vector<double> big = {1e16, 1, -1e16}, folded(1);
+  reduce_sum<double>(big.data(), {3}, {0}, folded.data());
+  EXPECT_EQ(folded[0], 0.0);
+}
+
+TEST(CpuKernelsTest, Permute) {
+  const int64_t D0 = 2, D1 = 3, D2 = 4;
+  std::vector<double> in = iota_values(D0 * D1 * D2), out(in.size()), back(in.size());
+  permute<double>(in.data(), {D0, D1, D2}, {2, 0, 1}, out.data());  // out shape [D2, D0, D1]
+  for (int64_t i = 0; i < D0; i++)
+    for (int64_t j = 0; j < D1; j++)
+      for (int64_t k = 0; k < D2; k++)
+        EXPECT_EQ(out[(k * D0 + i) * D1 + j], in[(i * D1 + j) * D2 + k]);
+  permute<double>(out.data(), {D2, D0, D1}, {1, 2, 0}, back.data());  // the inverse
+  EXPECT_EQ(back, in);
+  std::vector<double> m = {1, 2, 3, 4, 5, 6}, mt(6);
+  permute<double>(m.data(), {2, 3}, {1, 0}, mt.data());
+  EXPECT_EQ(mt, (std::vector<double>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(CpuKernelsTest, MseLoss) {
+  std::vector<double> pred = {1, 2, 3}, target = {1.5, 2, 1};
+  EXPECT_DOUBLE_EQ(mse_loss<double>(3, pred.data(), target.data()), (0.25 + 0 + 4) / 3);
+  std::vector<float> pf = {0, 1}, tf = {1, 3};
+  EXPECT_FLOAT_EQ(mse_loss<float>(2, pf.data(), tf.data()), 2.5f);
+}
+
+}  // namespace
+}  // namespace vouch::rt

@@ -1,0 +1,45 @@
+// dataset.h: the training data of an executable, as a dense (x, y) table.
+//
+// A model's data clause names either the built-in regression grid of the reference
+// semantics (BRIEF.md) or a file; `--data` may override it. Files are CSV or an
+// x.npy,y.npy pair. Every loader checks the column counts against the model and
+// refuses bad files with `path:line: reason` (CSV) or `path: reason` (NPY).
+#ifndef VOUCH_RUNTIME_DATASET_H_
+#define VOUCH_RUNTIME_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/npy.h"
+#include "runtime/status.h"
+
+namespace vouch::rt {
+
+struct Dataset {
+  int64_t rows = 0, in_features = 0, out_features = 0;
+  std::vector<double> x;  // [rows, in_features], row-major
+  std::vector<double> y;  // [rows, out_features], row-major
+  std::string description;
+};
+
+// xs = linspace(lo, hi, n); rows n*n; row r = (xs[r / n], xs[r % n]);
+// y = 0.8 relu(x1 + x2) - 0.4 relu(x2 - x1) + 0.2.
+Dataset regression_grid(double lo, double hi, int64_t n);
+
+// Comma-separated numbers, in_features then out_features per line. An optional header
+// (a first line whose fields are all non-numeric) and blank lines are skipped.
+Result<Dataset> load_csv(const std::string& path, int64_t in_features, int64_t out_features);
+
+// x: [rows, in_features], y: [rows, out_features]; a 1-D array is accepted where the
+// expected column count is 1.
+Result<Dataset> load_npy_pair(const std::string& x_path, const std::string& y_path,
+                              int64_t in_features, int64_t out_features);
+
+// spec: "file.csv" or "x.npy,y.npy".
+Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
+                               int64_t out_features);
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_DATASET_H_

@@ -1,0 +1,130 @@
+// Tests for dataset.h: the regression grid of the reference semantics, the CSV loader
+// (success and every error path), NPY pairs and the data-spec dispatch.
+#include "runtime/dataset.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/test_files.h"
+
+namespace vouch::rt {
+namespace {
+
+using test_files::npy_bytes;
+using test_files::raw;
+using test_files::write_temp;
+
+TEST(RegressionGridTest, QuickstartRowsAndTargets) {
+  Dataset d = regression_grid(-1, 1, 5);
+  ASSERT_EQ(d.rows, 25);
+  EXPECT_EQ(d.in_features, 2);
+  EXPECT_EQ(d.out_features, 1);
+  ASSERT_EQ(d.x.size(), 50u);
+  ASSERT_EQ(d.y.size(), 25u);
+  // Row r = (xs[r / 5], xs[r % 5]), xs = {-1, -0.5, 0, 0.5, 1}.
+  EXPECT_EQ(d.x[0], -1.0);
+  EXPECT_EQ(d.x[1], -1.0);
+  EXPECT_EQ(d.x[2 * 1 + 0], -1.0);  // row 1
+  EXPECT_EQ(d.x[2 * 1 + 1], -0.5);
+  EXPECT_EQ(d.x[2 * 7 + 0], -0.5);  // row 7 = (xs[1], xs[2])
+  EXPECT_EQ(d.x[2 * 7 + 1], 0.0);
+  EXPECT_EQ(d.x[2 * 24 + 0], 1.0);
+  EXPECT_EQ(d.x[2 * 24 + 1], 1.0);
+  // y = 0.8 relu(x1+x2) - 0.4 relu(x2-x1) + 0.2, by hand:
+  EXPECT_DOUBLE_EQ(d.y[0], 0.2);                // (-1,-1): 0 - 0 + 0.2
+  EXPECT_DOUBLE_EQ(d.y[4], 0.2 - 0.8);          // (-1, 1): 0 - 0.4*2 + 0.2
+  EXPECT_DOUBLE_EQ(d.y[7], 0.2 - 0.2);          // (-0.5, 0): -0.4*0.5 + 0.2
+  EXPECT_DOUBLE_EQ(d.y[19], 1.2);               // (0.5, 1): 0.8*1.5 - 0.4*0.5 + 0.2
+  EXPECT_DOUBLE_EQ(d.y[20], 0.2);               // (1, -1)
+  EXPECT_DOUBLE_EQ(d.y[24], 1.8);               // (1, 1): 0.8*2 + 0.2
+}
+
+TEST(CsvTest, LoadsWithHeaderAndBlankLines) {
+  std::string path = write_temp("ok.csv", "x1, x2 ,y\n\n1,2,3\r\n  -0.5 ,1e-3, +4\n\n");
+  Result<Dataset> d = load_csv(path, 2, 1);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d.value().rows, 2);
+  EXPECT_EQ(d.value().x, (std::vector<double>{1, 2, -0.5, 1e-3}));
+  EXPECT_EQ(d.value().y, (std::vector<double>{3, 4}));
+}
+
+TEST(CsvTest, LoadsWithoutHeader) {
+  Result<Dataset> d = load_csv(write_temp("nohdr.csv", "1,2,3,4\n5,6,7,8"), 1, 3);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d.value().rows, 2);
+  EXPECT_EQ(d.value().x, (std::vector<double>{1, 5}));
+  EXPECT_EQ(d.value().y, (std::vector<double>{2, 3, 4, 6, 7, 8}));
+}
+
+void expect_csv_error(const std::string& name, const std::string& text,
+                      const std::string& where, const std::string& reason) {
+  std::string path = write_temp(name, text);
+  Result<Dataset> d = load_csv(path, 2, 1);
+  ASSERT_FALSE(d.ok()) << name;
+  EXPECT_NE(d.status().message().find(path + where), std::string::npos) << d.status().message();
+  EXPECT_NE(d.status().message().find(reason), std::string::npos) << d.status().message();
+}
+
+TEST(CsvTest, Errors) {
+  expect_csv_error("cols.csv", "a,b,y\n1,2,3\n\n4,5\n", ":4: ",
+                   "expected 3 columns (2 inputs + 1 outputs), found 2");
+  expect_csv_error("nan.csv", "1,2,3\n4,abc,6\n", ":2: ", "column 2: 'abc' is not a finite number");
+  expect_csv_error("empty_field.csv", "1,,3\n", ":1: ", "column 2: '' is not a finite number");
+  expect_csv_error("inf.csv", "1,2,3\n1,inf,3\n", ":2: ", "'inf' is not a finite number");
+  expect_csv_error("mixed_first.csv", "1,x,3\n", ":1: ", "column 2: 'x'");
+  expect_csv_error("empty.csv", "", ": ", "empty file");
+  expect_csv_error("blank.csv", "\n  \n", ": ", "empty file");
+  expect_csv_error("header_only.csv", "x1,x2,y\n", ": ", "no data rows after the header");
+  Result<Dataset> missing = load_csv(test_files::temp_path("missing.csv"), 2, 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("missing.csv: cannot open file"), std::string::npos);
+  EXPECT_FALSE(load_csv(write_temp("zero.csv", "1\n"), 0, 1).ok());
+}
+
+TEST(NpyPairTest, LoadsAndChecksShapes) {
+  std::string x = write_temp("x.npy", npy_bytes("<f8", {3, 2}, raw<double>(std::vector<double>{1, 2, 3, 4, 5, 6})));
+  std::string y = write_temp("y.npy", npy_bytes("<f4", {3, 1}, raw<float>(std::vector<double>{7, 8, 9})));
+  std::string y1 = write_temp("y1.npy", npy_bytes("<f8", {3}, raw<double>(std::vector<double>{7, 8, 9})));
+  std::string y4 = write_temp("y4.npy", npy_bytes("<f8", {4, 1}, raw<double>(std::vector<double>{7, 8, 9, 0})));
+
+  Result<Dataset> d = load_npy_pair(x, y, 2, 1);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d.value().rows, 3);
+  EXPECT_EQ(d.value().x, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(d.value().y, (std::vector<double>{7, 8, 9}));
+  EXPECT_TRUE(load_npy_pair(x, y1, 2, 1).ok());  // 1-D where one column is expected
+
+  Result<Dataset> rows = load_npy_pair(x, y4, 2, 1);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.status().message().find("has 3 rows but"), std::string::npos);
+  Result<Dataset> cols = load_npy_pair(x, y, 3, 1);
+  ASSERT_FALSE(cols.ok());
+  EXPECT_NE(cols.status().message().find(x + ": expected a 2-D array [rows, 3], got shape (3, 2)"),
+            std::string::npos)
+      << cols.status().message();
+  Result<Dataset> one_d = load_npy_pair(y1, y, 2, 1);
+  ASSERT_FALSE(one_d.ok());
+  EXPECT_NE(one_d.status().message().find("got shape (3,)"), std::string::npos);
+  EXPECT_FALSE(load_npy_pair(x, test_files::temp_path("nope.npy"), 2, 1).ok());
+}
+
+TEST(DataFileTest, DispatchesOnSpec) {
+  std::string csv = write_temp("spec.csv", "1,2,3\n");
+  Result<Dataset> c = load_data_file(csv, 2, 1);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c.value().rows, 1);
+
+  std::string x = write_temp("sx.npy", npy_bytes("<f8", {1, 2}, raw<double>(std::vector<double>{1, 2})));
+  std::string y = write_temp("sy.npy", npy_bytes("<f8", {1, 1}, raw<double>(std::vector<double>{3})));
+  Result<Dataset> n = load_data_file(x + "," + y, 2, 1);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(n.value().y, std::vector<double>{3});
+
+  Result<Dataset> single = load_data_file(x, 2, 1);
+  ASSERT_FALSE(single.ok());
+  EXPECT_NE(single.status().message().find("expected file.csv or x.npy,y.npy"), std::string::npos);
+  EXPECT_FALSE(load_data_file("data.txt", 2, 1).ok());
+  EXPECT_FALSE(load_data_file("a.csv,b.csv", 2, 1).ok());
+}
+
+}  // namespace
+}  // namespace vouch::rt

@@ -1,0 +1,27 @@
+// npy.h: a reader for NumPy's .npy files (format versions 1.0 and 2.0).
+//
+// Training data may come as x.npy,y.npy pairs. Only what numpy.save writes for plain
+// numeric arrays is accepted: little-endian <f4, <f8, <i4, <i8 in C order. Anything
+// else (Fortran order, big-endian, other dtypes, truncated data) is refused with the
+// reason, never reinterpreted.
+#ifndef VOUCH_RUNTIME_NPY_H_
+#define VOUCH_RUNTIME_NPY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace vouch::rt {
+
+struct NpyArray {
+  std::vector<int64_t> shape;  // empty for a 0-d array
+  std::vector<double> data;    // row-major, converted to double
+};
+
+Result<NpyArray> load_npy(const std::string& path);
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_NPY_H_

@@ -1,0 +1,100 @@
+// Tests for npy.h: every accepted dtype and version, and every refusal with its reason.
+#include "runtime/npy.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/test_files.h"
+
+namespace vouch::rt {
+namespace {
+
+using test_files::npy_bytes;
+using test_files::raw;
+using test_files::write_temp;
+
+void expect_error(const std::string& file_name, const std::string& bytes,
+                  const std::string& reason) {
+  std::string path = write_temp(file_name, bytes);
+  Result<NpyArray> r = load_npy(path);
+  ASSERT_FALSE(r.ok()) << file_name;
+  EXPECT_NE(r.status().message().find(path + ": "), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(reason), std::string::npos) << r.status().message();
+}
+
+TEST(NpyTest, LoadsF8Matrix) {
+  std::vector<double> v = {1.5, -2, 3.25, 4, 5, 6e-3};
+  std::string path = write_temp("f8.npy", npy_bytes("<f8", {3, 2}, raw<double>(v)));
+  Result<NpyArray> r = load_npy(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value().shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(r.value().data, v);
+}
+
+TEST(NpyTest, LoadsF4I4I8AndVersion2) {
+  std::vector<double> v = {1, -2, 3, 0.5};
+  Result<NpyArray> f4 = load_npy(write_temp("f4.npy", npy_bytes("<f4", {4}, raw<float>(v))));
+  ASSERT_TRUE(f4.ok()) << f4.status().message();
+  EXPECT_EQ(f4.value().data, v);
+  EXPECT_EQ(f4.value().shape, (std::vector<int64_t>{4}));
+
+  std::vector<double> ints = {7, -8, 9, 2147483647};
+  Result<NpyArray> i4 = load_npy(write_temp("i4.npy", npy_bytes("<i4", {2, 2}, raw<int32_t>(ints))));
+  ASSERT_TRUE(i4.ok()) << i4.status().message();
+  EXPECT_EQ(i4.value().data, ints);
+  Result<NpyArray> i8 = load_npy(write_temp("i8.npy", npy_bytes("<i8", {2, 2}, raw<int64_t>(ints))));
+  ASSERT_TRUE(i8.ok()) << i8.status().message();
+  EXPECT_EQ(i8.value().data, ints);
+
+  Result<NpyArray> v2 =
+      load_npy(write_temp("v2.npy", npy_bytes("<f8", {1, 4}, raw<double>(v), false, 2)));
+  ASSERT_TRUE(v2.ok()) << v2.status().message();
+  EXPECT_EQ(v2.value().data, v);
+  EXPECT_EQ(v2.value().shape, (std::vector<int64_t>{1, 4}));
+}
+
+TEST(NpyTest, ScalarArray) {
+  Result<NpyArray> r = load_npy(write_temp("scalar.npy", npy_bytes("<f8", {}, raw<double>(std::vector<double>{2.5}))));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.value().shape.empty());
+  EXPECT_EQ(r.value().data, std::vector<double>{2.5});
+}
+
+TEST(NpyTest, MissingFile) {
+  Result<NpyArray> r = load_npy(test_files::temp_path("does_not_exist.npy"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cannot open file"), std::string::npos);
+  EXPECT_NE(r.status().message().find("does_not_exist.npy"), std::string::npos);
+}
+
+TEST(NpyTest, Refusals) {
+  std::string d6 = raw<double>(std::vector<double>(6, 1.0));
+  expect_error("magic.npy", "PK\x03\x04 this is a zip file", "bad magic");
+  expect_error("short.npy", "\x93NUM", "bad magic");
+  expect_error("fortran.npy", npy_bytes("<f8", {3, 2}, d6, /*fortran=*/true), "fortran_order");
+  expect_error("big.npy", npy_bytes(">f8", {3, 2}, d6), "big-endian");
+  expect_error("dtype.npy", npy_bytes("<c16", {3}, d6), "unsupported dtype '<c16'");
+  expect_error("u1.npy", npy_bytes("|u1", {6}, "abcdef"), "unsupported dtype '|u1'");
+  expect_error("trunc.npy", npy_bytes("<f8", {3, 2}, d6.substr(0, 40)),
+               "truncated data: shape needs 48 bytes, file has 40");
+  expect_error("extra.npy", npy_bytes("<f8", {3, 2}, d6 + "xx"), "unexpected bytes");
+  expect_error("v3.npy", npy_bytes("<f8", {3, 2}, d6, false, 3), "unsupported NPY version 3.0");
+  std::string hdr_trunc = npy_bytes("<f8", {3, 2}, "").substr(0, 30);
+  expect_error("hdr.npy", hdr_trunc, "truncated header");
+  expect_error("dict.npy", npy_bytes("", {}, d6, false, 1, "{'descr': '<f8', 'shape': (3, 2), }"),
+               "needs the keys");
+  expect_error("key.npy",
+               npy_bytes("", {}, d6, false, 1,
+                         "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), 'x': 1}"),
+               "unexpected key 'x'");
+  expect_error("shape.npy",
+               npy_bytes("", {}, d6, false, 1,
+                         "{'descr': '<f8', 'fortran_order': False, 'shape': (3, -2), }"),
+               "malformed header");
+  expect_error("struct.npy",
+               npy_bytes("", {}, d6, false, 1,
+                         "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (6,), }"),
+               "structured dtypes");
+}
+
+}  // namespace
+}  // namespace vouch::rt

@@ -1,0 +1,162 @@
+// Golden test of the reference semantics end to end: TorchLean's quickstart_mlp
+// (Linear(2->8) -> ReLU -> Linear(8->1), xavier weights, zero biases, seeds
+// next_seed(S, 0..3), the 25-row grid, batch 1, Adam lr 0.03, MSE) written by hand as
+// a CompiledModel<double> over the CPU kernels and run through train_main.
+//
+// The expected text was printed by an independent float64 Python 3 script that
+// re-implements BRIEF.md's reference semantics with scalar loops (no runtime code),
+// with the same summation order (left folds, bias added after the sum); relu'(0) = 0.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/cpu_kernels.h"
+#include "runtime/train_main.h"
+
+namespace vouch::rt {
+namespace {
+
+constexpr int kIn = 2, kHidden = 8, kOut = 1, kBatch = 1;
+
+class QuickstartMlp : public CompiledModel<double> {
+ public:
+  double* param(int i) override { return p_[i].data(); }
+  double* grad(int i) override { return g_[i].data(); }
+  const double* prediction() const override { return pred_.data(); }
+
+  double forward(const double* x, const double* y, Tape* tape) override {
+    x_ = x;
+    y_ = y;
+    linear<double>(kBatch, kIn, kHidden, x, p_[0].data(), p_[1].data(), h_pre_.data());
+    if (tape) tape->record({"linear", "unassigned", 0, {"x", "W1"}, &linear1_vjp});
+    for (int i = 0; i < kBatch * kHidden; i++) h_[i] = h_pre_[i] > 0 ? h_pre_[i] : 0.0;
+    if (tape) tape->record({"relu", "unassigned", 1, {"h_pre"}, &relu_vjp});
+    linear<double>(kBatch, kHidden, kOut, h_.data(), p_[2].data(), p_[3].data(), pred_.data());
+    if (tape) tape->record({"linear", "unassigned", 2, {"h", "W2"}, &linear2_vjp});
+    double loss = mse_loss<double>(kBatch * kOut, pred_.data(), y);
+    if (tape) tape->record({"mse_loss", "unassigned", 3, {"pred", "y"}, &mse_vjp});
+    return loss;
+  }
+
+  void backward(Tape& tape) override {
+    for (auto& g : g_)
+      for (double& v : g) v = 0;
+    tape.backward(this);
+  }
+
+ private:
+  static QuickstartMlp* self(void* ctx) { return static_cast<QuickstartMlp*>(ctx); }
+
+  static void mse_vjp(void* ctx) {
+    QuickstartMlp* m = self(ctx);
+    for (int i = 0; i < kBatch * kOut; i++)
+      m->dpred_[i] = 2.0 * (m->pred_[i] - m->y_[i]) / double(kBatch * kOut);
+  }
+  // dW += dYᵀ X (matmul with trans_a, no transposed copy), db += sum over rows,
+  // dX = dY W.
+  static void linear_vjp(int in, int out, const double* X, const double* W, const double* dY,
+                         double* dW, double* db, double* dX) {
+    std::vector<double> dw(out * in), dbias(out);
+    matmul<double>(true, false, 1, out, in, kBatch, dY, 0, X, 0, dw.data());
+    reduce_sum<double>(dY, {kBatch, out}, {0}, dbias.data());
+    for (int i = 0; i < out * in; i++) dW[i] += dw[i];
+    for (int i = 0; i < out; i++) db[i] += dbias[i];
+    if (dX) matmul<double>(false, false, 1, kBatch, in, out, dY, 0, W, 0, dX);
+  }
+  static void linear2_vjp(void* ctx) {
+    QuickstartMlp* m = self(ctx);
+    linear_vjp(kHidden, kOut, m->h_.data(), m->p_[2].data(), m->dpred_.data(), m->g_[2].data(),
+               m->g_[3].data(), m->dh_.data());
+  }
+  static void relu_vjp(void* ctx) {
+    QuickstartMlp* m = self(ctx);
+    for (int i = 0; i < kBatch * kHidden; i++) m->dh_pre_[i] = m->h_pre_[i] > 0 ? m->dh_[i] : 0.0;
+  }
+  static void linear1_vjp(void* ctx) {
+    QuickstartMlp* m = self(ctx);
+    linear_vjp(kIn, kHidden, m->x_, m->p_[0].data(), m->dh_pre_.data(), m->g_[0].data(),
+               m->g_[1].data(), nullptr);
+  }
+
+  std::vector<double> p_[4] = {std::vector<double>(kHidden * kIn), std::vector<double>(kHidden),
+                               std::vector<double>(kOut * kHidden), std::vector<double>(kOut)};
+  std::vector<double> g_[4] = {p_[0], p_[1], p_[2], p_[3]};
+  std::vector<double> h_pre_ = std::vector<double>(kBatch * kHidden), h_ = h_pre_, dh_ = h_pre_,
+                      dh_pre_ = h_pre_;
+  std::vector<double> pred_ = std::vector<double>(kBatch * kOut), dpred_ = pred_;
+  const double* x_ = nullptr;
+  const double* y_ = nullptr;
+};
+
+std::unique_ptr<CompiledModel<double>> make_mlp() { return std::make_unique<QuickstartMlp>(); }
+
+ModelDescription quickstart() {
+  ModelDescription m;
+  m.name = "quickstart_mlp";
+  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
+  m.params = {{"W1", {8, 2}, 16, xavier},
+              {"b1", {8}, 8, zeros},
+              {"W2", {1, 8}, 8, xavier},
+              {"b2", {1}, 1, zeros}};
+  m.batch = kBatch;
+  m.in_features = kIn;
+  m.out_features = kOut;
+  m.optimizer.kind = OptimizerConfig::Adam;
+  m.optimizer.lr = 0.03;
+  return m;
+}
+
+std::string run(std::vector<std::string> args) {
+  args.insert(args.begin(), "./quickstart_mlp");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  int code = train_main(int(argv.size()), argv.data(), quickstart(), nullptr, &make_mlp);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(code, 0);
+  return out;
+}
+
+TEST(QuickstartMlpTest, DefaultRun) {
+  EXPECT_EQ(run({}),
+            "mean_loss(before) = 1.349908\n"
+            "step 0: loss=2.328068\n"
+            "step 25: loss=0.012265\n"
+            "step 50: loss=0.000821\n"
+            "step 75: loss=0.000000\n"
+            "step 100: loss=0.005942\n"
+            "step 125: loss=0.041133\n"
+            "step 150: loss=0.000790\n"
+            "step 175: loss=0.000322\n"
+            "mean_loss(after) = 0.002521\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
+            "steps=200 loss0=1.349908 loss1=0.002521\n"
+            "predict(heldout) = [0.109527]\n");
+}
+
+TEST(QuickstartMlpTest, TwoStepsSeed2026) {
+  EXPECT_EQ(run({"--device", "cpu", "--steps", "2", "--seed", "2026"}),
+            "mean_loss(before) = 0.761530\n"
+            "step 0: loss=0.038059\n"
+            "mean_loss(after) = 0.755218\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.026134]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.074492]\n"
+            "steps=2 loss0=0.761530 loss1=0.755218\n"
+            "predict(heldout) = [0.074492]\n");
+}
+
+TEST(QuickstartMlpTest, MissingF32FactoryIsRefused) {
+  std::vector<std::string> args = {"./quickstart_mlp", "--dtype", "f32"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStderr();
+  int code = train_main(int(argv.size()), argv.data(), quickstart(), nullptr, &make_mlp);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("built without f32 support"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace vouch::rt

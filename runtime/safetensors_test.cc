@@ -1,0 +1,205 @@
+// Tests for safetensors.h: the exact bytes of a small file, f32/f64 round trips, the
+// atomic write, every corruption refused with its reason, and check_params.
+#include "runtime/safetensors.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/test_files.h"
+
+namespace vouch::rt {
+namespace {
+
+using test_files::read_file;
+using test_files::temp_path;
+using test_files::write_temp;
+
+// A safetensors file from a header text (no padding added) and data bytes.
+std::string st_file(const std::string& header, const std::string& data) {
+  std::string out;
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; i++) out += char((n >> (8 * i)) & 0xFF);
+  return out + header + data;
+}
+
+std::vector<NamedTensor> sample() {
+  return {{"W1", {2, 3}, {1, -2, 3.5, 0.1, 1e-300, -0.0}},
+          {"b1", {3}, {0.25, std::numeric_limits<double>::infinity(), 7}},
+          {"scalar", {}, {42}},
+          {"empty", {0, 4}, {}}};
+}
+
+TEST(SafetensorsTest, ExactBytesOfASmallFile) {
+  std::string path = temp_path("small.safetensors");
+  ASSERT_TRUE(save_safetensors(path, {{"w", {2}, {1.0, -2.0}}}, /*as_f64=*/false).ok());
+  std::string header =
+      "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+      "\"__metadata__\":{\"format\":\"vouch\"}}";
+  while (header.size() % 8 != 0) header += ' ';
+  float data[2] = {1.0f, -2.0f};
+  std::string expected = st_file(header, std::string(reinterpret_cast<char*>(data), 8));
+  EXPECT_EQ(read_file(path), expected);
+}
+
+TEST(SafetensorsTest, RoundTripF64IsExact) {
+  std::string path = temp_path("f64.safetensors");
+  ASSERT_TRUE(save_safetensors(path, sample(), true).ok());
+  Result<std::vector<NamedTensor>> r = load_safetensors(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r.value().size(), 4u);
+  for (size_t i = 0; i < 4; i++) {
+    EXPECT_EQ(r.value()[i].name, sample()[i].name);
+    EXPECT_EQ(r.value()[i].shape, sample()[i].shape);
+    EXPECT_EQ(r.value()[i].data, sample()[i].data);
+  }
+  EXPECT_TRUE(std::signbit(r.value()[0].data[5]));  // -0.0 survives
+}
+
+TEST(SafetensorsTest, RoundTripF32RoundsOnce) {
+  std::string path = temp_path("f32.safetensors");
+  ASSERT_TRUE(save_safetensors(path, sample(), false).ok());
+  Result<std::vector<NamedTensor>> r = load_safetensors(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<NamedTensor> want = sample();
+  for (size_t i = 0; i < want.size(); i++)
+    for (size_t j = 0; j < want[i].data.size(); j++)
+      EXPECT_EQ(r.value()[i].data[j], double(float(want[i].data[j])));
+  EXPECT_EQ(r.value()[0].data[4], 0.0);  // 1e-300 underflows in f32
+}
+
+bool dir_has_temp_files(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  bool found = false;
+  while (dirent* e = readdir(d))
+    if (std::strstr(e->d_name, ".tmp.") != nullptr) found = true;
+  closedir(d);
+  return found;
+}
+
+TEST(SafetensorsTest, AtomicWriteLeavesNoTempFileAndReplaces) {
+  std::string path = temp_path("atomic.safetensors");
+  ASSERT_TRUE(save_safetensors(path, sample(), true).ok());
+  ASSERT_TRUE(save_safetensors(path, {{"only", {1}, {5}}}, true).ok());
+  EXPECT_FALSE(dir_has_temp_files(temp_path("")));
+  Result<std::vector<NamedTensor>> r = load_safetensors(path);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value().size(), 1u);
+  EXPECT_EQ(r.value()[0].name, "only");
+}
+
+TEST(SafetensorsTest, FailedWriteReportsAndLeavesNothing) {
+  std::string path = temp_path("no_such_dir/p.safetensors");
+  Status st = save_safetensors(path, sample(), true);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot create temporary file"), std::string::npos) << st.message();
+  // A directory where the file should go: the temp file is written, the rename fails.
+  std::string dir_target = temp_path("is_a_dir");
+  ASSERT_EQ(system(("mkdir -p " + dir_target + "/inner").c_str()), 0);
+  Status st2 = save_safetensors(dir_target, sample(), true);
+  ASSERT_FALSE(st2.ok());
+  EXPECT_NE(st2.message().find("cannot rename"), std::string::npos) << st2.message();
+  EXPECT_FALSE(dir_has_temp_files(temp_path("")));
+}
+
+TEST(SafetensorsTest, SaveRefusesInconsistentTensors) {
+  std::string path = temp_path("bad_save.safetensors");
+  EXPECT_FALSE(save_safetensors(path, {{"w", {2, 2}, {1, 2, 3}}}, true).ok());
+  EXPECT_FALSE(save_safetensors(path, {{"w", {1}, {1}}, {"w", {1}, {2}}}, true).ok());
+  EXPECT_FALSE(save_safetensors(path, {{"__metadata__", {1}, {1}}}, true).ok());
+}
+
+void expect_refused(const std::string& name, const std::string& bytes, const std::string& reason) {
+  std::string path = write_temp(name, bytes);
+  Result<std::vector<NamedTensor>> r = load_safetensors(path);
+  ASSERT_FALSE(r.ok()) << name;
+  EXPECT_EQ(r.status().message().rfind(path + ": ", 0), 0u) << r.status().message();
+  EXPECT_NE(r.status().message().find(reason), std::string::npos)
+      << name << ": " << r.status().message();
+}
+
+TEST(SafetensorsTest, RefusesCorruptFiles) {
+  std::string d16(16, '\0');
+  auto entry = [](const char* name, const char* dtype, const char* shape, const char* offsets) {
+    return std::string("\"") + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape +
+           ",\"data_offsets\":" + offsets + "}";
+  };
+  Result<std::vector<NamedTensor>> missing = load_safetensors(temp_path("absent.safetensors"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("absent.safetensors: cannot open file"),
+            std::string::npos);
+
+  expect_refused("short.st", "abc", "file is 3 bytes, shorter than the 8-byte header length");
+  expect_refused("hdrlen.st", st_file("{}", "").substr(0, 8) + "{", "header length 2 is larger than the file (9 bytes)");
+  expect_refused("json.st", st_file("{\"w\":{", d16), "header: malformed JSON at byte");
+  expect_refused("notobj.st", st_file("[1,2]", d16), "header is not a JSON object");
+  expect_refused("bf16.st", st_file("{" + entry("w", "BF16", "[8]", "[0,16]") + "}", d16),
+                 "tensor 'w': unsupported dtype 'BF16' (only F32 and F64)");
+  expect_refused("mismatch.st", st_file("{" + entry("w", "F64", "[3]", "[0,16]") + "}", d16),
+                 "tensor 'w': shape [3] as F64 needs 24 bytes but data_offsets [0,16] span 16");
+  expect_refused("reversed.st", st_file("{" + entry("w", "F32", "[0]", "[16,8]") + "}", d16),
+                 "data_offsets [16,8] are reversed");
+  expect_refused("outside.st", st_file("{" + entry("w", "F32", "[0]", "[20,20]") + "}", d16),
+                 "lie outside the data area (16 bytes)");
+  expect_refused("trunc.st", st_file("{" + entry("w", "F64", "[3]", "[0,24]") + "}", d16),
+                 "truncated data: tensor 'w' ends at byte 24 but the data area holds 16 bytes");
+  expect_refused("overlap.st",
+                 st_file("{" + entry("a", "F32", "[3]", "[0,12]") + "," +
+                             entry("b", "F64", "[1]", "[8,16]") + "}",
+                         d16),
+                 "tensors 'a' and 'b' overlap");
+  expect_refused("negshape.st", st_file("{" + entry("w", "F32", "[-1]", "[0,4]") + "}", d16),
+                 "shape holds a non-integer or negative entry");
+  expect_refused("offs.st", st_file("{" + entry("w", "F32", "[1]", "[0]") + "}", d16),
+                 "data_offsets must be two non-negative integers");
+  expect_refused("nofield.st", st_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1]}}", d16),
+                 "needs the fields dtype, shape and data_offsets");
+  expect_refused("extra.st",
+                 st_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", d16),
+                 "unexpected field 'x'");
+  expect_refused("meta.st", st_file("{\"__metadata__\":3}", d16), "__metadata__ is not a JSON object");
+  expect_refused("dup.st",
+                 st_file("{" + entry("w", "F32", "[1]", "[0,4]") + "," +
+                             entry("w", "F32", "[1]", "[4,8]") + "}",
+                         d16),
+                 "duplicate key \"w\"");
+
+  // A valid file cut short.
+  std::string good = temp_path("good.safetensors");
+  ASSERT_TRUE(save_safetensors(good, sample(), true).ok());
+  std::string bytes = read_file(good);
+  expect_refused("cut.st", bytes.substr(0, bytes.size() - 8), "truncated data: tensor 'scalar'");
+}
+
+TEST(SafetensorsTest, EmptyTensorsNeverOverlap) {
+  std::string d8(8, '\0');
+  std::string header =
+      "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+      "\"z\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[4,4]}}";
+  Result<std::vector<NamedTensor>> r = load_safetensors(write_temp("empty_in.st", st_file(header, d8)));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.value()[1].data.empty());
+}
+
+TEST(CheckParamsTest, AcceptsExactMatch) {
+  EXPECT_TRUE(check_params(sample(), {{"scalar", {}}, {"W1", {2, 3}}, {"b1", {3}}, {"empty", {0, 4}}})
+                  .ok());
+}
+
+TEST(CheckParamsTest, ListsEveryProblem) {
+  Status st = check_params(sample(), {{"W1", {3, 2}}, {"b1", {3}}, {"W2", {1, 8}}});
+  ASSERT_FALSE(st.ok());
+  const std::string& m = st.message();
+  EXPECT_NE(m.find("(4 problems)"), std::string::npos) << m;
+  EXPECT_NE(m.find("parameter 'W1' has shape [2,3], the model expects [3,2]"), std::string::npos) << m;
+  EXPECT_NE(m.find("missing parameter 'W2' (expected shape [1,8])"), std::string::npos) << m;
+  EXPECT_NE(m.find("unexpected parameter 'scalar'"), std::string::npos) << m;
+  EXPECT_NE(m.find("unexpected parameter 'empty'"), std::string::npos) << m;
+  EXPECT_EQ(m.find("'b1'"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace vouch::rt

@@ -1,0 +1,46 @@
+// tape.h: the record of one forward pass, walked backwards to run the compiled VJPs.
+//
+// Generated code records one TapeNode per executed forward op (the op, the capsule
+// that computed it, the buffers its VJP reads) and backward() calls the VJPs in
+// reverse order. The backward rules are vouch's own compiled code; the tape only
+// orders them and makes them visible (--show-tape).
+#ifndef VOUCH_RUNTIME_TAPE_H_
+#define VOUCH_RUNTIME_TAPE_H_
+
+#include <cstddef>
+#include <ostream>
+#include <utility>
+#include <vector>
+
+namespace vouch::rt {
+
+// A compiled VJP: reads saved buffers and upstream gradients from the model state it
+// is given and accumulates the gradients of the node's inputs.
+using VjpFn = void (*)(void* ctx);
+
+struct TapeNode {
+  const char* op = "";                   // e.g. "matmul"
+  const char* capsule = "unassigned";    // the capsule's name, once capsules exist
+  int node_id = -1;                      // the node in the compiled graph
+  std::vector<const char*> saved;        // names of the buffers the VJP reads
+  VjpFn vjp = nullptr;                   // nullptr: nothing to propagate
+};
+
+class Tape {
+ public:
+  void record(TapeNode node) { nodes_.push_back(std::move(node)); }
+  // Calls each node's vjp(ctx), last recorded first.
+  void backward(void* ctx) const;
+  void clear() { nodes_.clear(); }
+  size_t size() const { return nodes_.size(); }
+  const std::vector<TapeNode>& nodes() const { return nodes_; }
+  // One line per node: "  #<index> <op> capsule=<capsule> node=<id> saved=[a, b]".
+  void print(std::ostream& os) const;
+
+ private:
+  std::vector<TapeNode> nodes_;
+};
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_TAPE_H_

@@ -1,0 +1,53 @@
+// Tests for tape.h: reverse-order VJP calls, nodes without a VJP, printing.
+#include "runtime/tape.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace vouch::rt {
+namespace {
+
+struct Log {
+  std::string calls;
+};
+void vjp_a(void* ctx) { static_cast<Log*>(ctx)->calls += "a"; }
+void vjp_b(void* ctx) { static_cast<Log*>(ctx)->calls += "b"; }
+void vjp_c(void* ctx) { static_cast<Log*>(ctx)->calls += "c"; }
+
+TEST(TapeTest, BackwardRunsVjpsLastToFirst) {
+  Tape tape;
+  tape.record({"matmul", "unassigned", 0, {"x", "W1"}, vjp_a});
+  tape.record({"reshape", "unassigned", 1, {}, nullptr});  // nothing to propagate
+  tape.record({"add", "unassigned", 2, {}, vjp_b});
+  tape.record({"mse_loss", "unassigned", 3, {"pred", "y"}, vjp_c});
+  ASSERT_EQ(tape.size(), 4u);
+  Log log;
+  tape.backward(&log);
+  EXPECT_EQ(log.calls, "cba");
+  tape.clear();
+  EXPECT_EQ(tape.size(), 0u);
+  tape.backward(&log);
+  EXPECT_EQ(log.calls, "cba");
+}
+
+TEST(TapeTest, PrintsOneLinePerNode) {
+  Tape tape;
+  tape.record({"matmul", "native_cpu.matmul", 4, {"x", "W1"}, vjp_a});
+  tape.record({"relu", "unassigned", 5, {"h"}, vjp_b});
+  std::ostringstream out;
+  tape.print(out);
+  EXPECT_EQ(out.str(),
+            "  #0 matmul capsule=native_cpu.matmul node=4 saved=[x, W1]\n"
+            "  #1 relu capsule=unassigned node=5 saved=[h]\n");
+  EXPECT_EQ(tape.nodes()[1].node_id, 5);
+}
+
+TEST(TapeTest, DefaultCapsuleIsUnassigned) {
+  TapeNode node;
+  EXPECT_STREQ(node.capsule, "unassigned");
+}
+
+}  // namespace
+}  // namespace vouch::rt

@@ -1,0 +1,125 @@
+// train_flags.cc: flag parsing and --help for generated executables (train_flags.h).
+#include "runtime/train_flags.h"
+
+#include <charconv>
+#include <sstream>
+#include <string_view>
+
+namespace vouch::rt {
+
+namespace {
+
+template <class Int>
+bool parse_int(const std::string& text, Int* out) {
+  const char* b = text.data();
+  const char* e = b + text.size();
+  auto [ptr, ec] = std::from_chars(b, e, *out);
+  return !text.empty() && ec == std::errc() && ptr == e;
+}
+
+bool takes_value(std::string_view name) {
+  return name == "device" || name == "steps" || name == "seed" || name == "dtype" ||
+         name == "log-every" || name == "data" || name == "save-params" ||
+         name == "load-params";
+}
+
+bool is_switch(std::string_view name) {
+  return name == "init-only" || name == "show-tape" || name == "help";
+}
+
+Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
+  const std::string flag = "--" + name;
+  if (name == "device") {
+    Result<Device> d = parse_device(value);
+    if (!d.ok()) return Status::Error(flag + ": " + d.status().message());
+    o->device = d.value();
+  } else if (name == "steps") {
+    if (!parse_int(value, &o->steps) || o->steps < 0)
+      return Status::Error(flag + " expects a non-negative integer, got '" + value + "'");
+  } else if (name == "seed") {
+    if (!parse_int(value, &o->seed))
+      return Status::Error(flag + " expects an unsigned 64-bit integer, got '" + value + "'");
+  } else if (name == "dtype") {
+    if (value != "f64" && value != "f32")
+      return Status::Error(flag + " expects f64 or f32, got '" + value + "'");
+    o->f32 = value == "f32";
+  } else if (name == "log-every") {
+    if (!parse_int(value, &o->log_every) || o->log_every <= 0)
+      return Status::Error(flag + " expects a positive integer, got '" + value + "'");
+  } else if (name == "data") {
+    o->data = value;
+  } else if (name == "save-params") {
+    o->save_params = value;
+  } else if (name == "load-params") {
+    o->load_params = value;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescription& model) {
+  TrainOptions o;
+  o.steps = model.steps;
+  o.log_every = model.log_every;
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
+      return Status::Error("unexpected argument '" + arg + "'");
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (is_switch(name)) {
+      if (eq != std::string::npos) return Status::Error("--" + name + " takes no value");
+      if (name == "init-only") o.init_only = true;
+      if (name == "show-tape") o.show_tape = true;
+      if (name == "help") o.help = true;
+      continue;
+    }
+    if (!takes_value(name)) return Status::Error("unknown flag '--" + name + "'");
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") {
+      value = argv[++i];
+    } else {
+      return Status::Error("--" + name + " needs a value");
+    }
+    if (value.empty()) return Status::Error("--" + name + " needs a value");
+    Status st = apply(&o, name, value);
+    if (!st.ok()) return st;
+  }
+  return o;
+}
+
+std::string describe_data_spec(const DataSpec& data) {
+  if (data.kind != DataSpec::RegressionGrid) return data.path;
+  std::ostringstream s;
+  s << "regression_grid(" << data.lo << ", " << data.hi << ", " << data.n << ")";
+  return s.str();
+}
+
+std::string train_usage(const std::string& program, const ModelDescription& model) {
+  std::ostringstream s;
+  s << "usage: " << program << " [flags]\n"
+    << "Trains the compiled model `" << model.name << "` and prints its losses.\n\n"
+    << "  --device NAME       auto, cpu, cuda, rocm, metal, wasm, tpu, trainium, custom,\n"
+    << "                      external (default: auto, which is cpu in this build)\n"
+    << "  --steps N           training steps (default: " << model.steps << ")\n"
+    << "  --seed S            run seed, an unsigned 64-bit integer (default: 0)\n"
+    << "  --dtype f64|f32     element type of the run (default: f64)\n"
+    << "  --log-every K       print the loss every K steps (default: " << model.log_every << ")\n"
+    << "  --data PATH         file.csv or x.npy,y.npy instead of the model's data\n"
+    << "                      (default: " << describe_data_spec(model.data) << ")\n"
+    << "  --save-params PATH  write the parameters as safetensors after training\n"
+    << "                      (after initialisation with --init-only; default: none)\n"
+    << "  --load-params PATH  start from these safetensors parameters (default: none)\n"
+    << "  --init-only         initialise (and load/save if asked), then exit\n"
+    << "  --show-tape         print the tape recorded by the first training step\n"
+    << "  --help              print this help and exit\n\n"
+    << "Flags take their value as `--flag V` or `--flag=V`.\n"
+    << "Exit status: 0 success, 1 internal error, 2 bad flags, 3 device not available,\n"
+    << "4 parameter file refused, 5 data refused.\n";
+  return s.str();
+}
+
+}  // namespace vouch::rt

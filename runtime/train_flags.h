@@ -1,0 +1,41 @@
+// train_flags.h: the command-line flags of a generated executable.
+//
+// Parsing is separate from the training loop so that every flag, default and error
+// message can be tested on its own, and --help is generated from the same table the
+// parser reads.
+#ifndef VOUCH_RUNTIME_TRAIN_FLAGS_H_
+#define VOUCH_RUNTIME_TRAIN_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/device.h"
+#include "runtime/model_api.h"
+#include "runtime/status.h"
+
+namespace vouch::rt {
+
+struct TrainOptions {
+  Device device = Device::Auto;
+  int64_t steps = 0;       // default: ModelDescription::steps
+  uint64_t seed = 0;
+  bool f32 = false;        // --dtype f32; f64 otherwise
+  int64_t log_every = 1;   // default: ModelDescription::log_every
+  std::string data;        // --data, empty: the model's data clause
+  std::string save_params, load_params;
+  bool init_only = false, show_tape = false, help = false;
+};
+
+// Parses argv[1..argc) (`--flag V` or `--flag=V`). Errors name the flag and the
+// offending text; the caller prints them with a hint to --help.
+Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescription& model);
+
+// The --help text: every flag with its default, the exit statuses.
+std::string train_usage(const std::string& program, const ModelDescription& model);
+
+// "regression_grid(-1, 1, 5)" or the data file of the model's data clause.
+std::string describe_data_spec(const DataSpec& data);
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_TRAIN_FLAGS_H_

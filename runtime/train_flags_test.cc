@@ -1,0 +1,99 @@
+// Tests for train_flags.h: defaults from the model, both flag spellings, every error,
+// and a --help that names every flag with its default.
+#include "runtime/train_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace vouch::rt {
+namespace {
+
+ModelDescription model() {
+  ModelDescription m;
+  m.name = "tiny";
+  m.steps = 200;
+  m.log_every = 25;
+  return m;
+}
+
+Result<TrainOptions> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_train_flags(int(argv.size()), argv.data(), model());
+}
+
+std::string error_of(std::vector<std::string> args) {
+  Result<TrainOptions> r = parse(std::move(args));
+  return r.ok() ? "<accepted>" : r.status().message();
+}
+
+TEST(TrainFlagsTest, Defaults) {
+  Result<TrainOptions> r = parse({});
+  ASSERT_TRUE(r.ok());
+  const TrainOptions& o = r.value();
+  EXPECT_EQ(o.device, Device::Auto);
+  EXPECT_EQ(o.steps, 200);
+  EXPECT_EQ(o.seed, 0u);
+  EXPECT_FALSE(o.f32);
+  EXPECT_EQ(o.log_every, 25);
+  EXPECT_TRUE(o.data.empty() && o.save_params.empty() && o.load_params.empty());
+  EXPECT_FALSE(o.init_only || o.show_tape || o.help);
+}
+
+TEST(TrainFlagsTest, BothSpellings) {
+  Result<TrainOptions> r =
+      parse({"--device", "cuda", "--steps=2", "--seed", "18446744073709551615", "--dtype=f32",
+             "--log-every", "3", "--data=a.csv", "--save-params", "out.st",
+             "--load-params=in.st", "--init-only", "--show-tape", "--help"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TrainOptions& o = r.value();
+  EXPECT_EQ(o.device, Device::Cuda);
+  EXPECT_EQ(o.steps, 2);
+  EXPECT_EQ(o.seed, 18446744073709551615ull);
+  EXPECT_TRUE(o.f32);
+  EXPECT_EQ(o.log_every, 3);
+  EXPECT_EQ(o.data, "a.csv");
+  EXPECT_EQ(o.save_params, "out.st");
+  EXPECT_EQ(o.load_params, "in.st");
+  EXPECT_TRUE(o.init_only && o.show_tape && o.help);
+}
+
+TEST(TrainFlagsTest, Errors) {
+  EXPECT_EQ(error_of({"--bogus"}), "unknown flag '--bogus'");
+  EXPECT_EQ(error_of({"--bogus=1"}), "unknown flag '--bogus'");
+  EXPECT_EQ(error_of({"steps"}), "unexpected argument 'steps'");
+  EXPECT_EQ(error_of({"--steps"}), "--steps needs a value");
+  EXPECT_EQ(error_of({"--steps", "--seed", "1"}), "--steps needs a value");
+  EXPECT_EQ(error_of({"--data="}), "--data needs a value");
+  EXPECT_EQ(error_of({"--steps", "abc"}), "--steps expects a non-negative integer, got 'abc'");
+  EXPECT_EQ(error_of({"--steps=-1"}), "--steps expects a non-negative integer, got '-1'");
+  EXPECT_EQ(error_of({"--steps=2x"}), "--steps expects a non-negative integer, got '2x'");
+  EXPECT_EQ(error_of({"--seed", "-1"}), "--seed expects an unsigned 64-bit integer, got '-1'");
+  EXPECT_EQ(error_of({"--seed=18446744073709551616"}),
+            "--seed expects an unsigned 64-bit integer, got '18446744073709551616'");
+  EXPECT_EQ(error_of({"--log-every=0"}), "--log-every expects a positive integer, got '0'");
+  EXPECT_EQ(error_of({"--dtype", "bf16"}), "--dtype expects f64 or f32, got 'bf16'");
+  EXPECT_EQ(error_of({"--init-only=yes"}), "--init-only takes no value");
+  EXPECT_NE(error_of({"--device", "gpu"}).find("--device: unknown device `gpu` (known: auto"),
+            std::string::npos);
+}
+
+TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
+  std::string help = train_usage("./tiny", model());
+  for (const char* flag : {"--device", "--steps", "--seed", "--dtype", "--log-every", "--data",
+                           "--save-params", "--load-params", "--init-only", "--show-tape",
+                           "--help"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  EXPECT_NE(help.find("usage: ./tiny [flags]"), std::string::npos);
+  EXPECT_NE(help.find("(default: 200)"), std::string::npos);
+  EXPECT_NE(help.find("(default: 25)"), std::string::npos);
+  EXPECT_NE(help.find("(default: f64)"), std::string::npos);
+  EXPECT_NE(help.find("(default: 0)"), std::string::npos);
+  EXPECT_NE(help.find("regression_grid(-1, 1, 5)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vouch::rt

@@ -1,0 +1,252 @@
+// train_main.cc: the executable driver (train_main.h): flags, initialisation,
+// checkpoints, data, the training loop and the printed report.
+#include "runtime/train_main.h"
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/dataset.h"
+#include "runtime/init.h"
+#include "runtime/safetensors.h"
+#include "runtime/train_flags.h"
+
+namespace vouch::rt {
+
+namespace {
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fflush(stderr);
+  return code;
+}
+
+Status check_description(const ModelDescription& m) {
+  if (m.batch <= 0 || m.in_features <= 0 || m.out_features <= 0)
+    return Status::Error("model `" + m.name + "`: batch, in_features and out_features must be "
+                         "positive");
+  for (const ParamInfo& p : m.params) {
+    int64_t n = 1;
+    for (int64_t d : p.shape) n *= d;
+    if (n != p.numel)
+      return Status::Error("model `" + m.name + "`: parameter '" + p.name + "' has numel " +
+                           std::to_string(p.numel) + " but its shape holds " + std::to_string(n));
+  }
+  return check_optimizer_config(m.optimizer);
+}
+
+Result<Dataset> load_data(const TrainOptions& o, const ModelDescription& m) {
+  Result<Dataset> data = Status::Error("no data");
+  if (!o.data.empty()) {
+    data = load_data_file(o.data, m.in_features, m.out_features);
+  } else if (m.data.kind == DataSpec::RegressionGrid) {
+    if (m.in_features != 2 || m.out_features != 1)
+      return Status::Error("the regression grid has 2 inputs and 1 output, but model `" +
+                           m.name + "` takes " + std::to_string(m.in_features) + " and gives " +
+                           std::to_string(m.out_features));
+    data = regression_grid(m.data.lo, m.data.hi, m.data.n);
+  } else {
+    data = load_data_file(m.data.path, m.in_features, m.out_features);
+  }
+  if (!data.ok()) return data;
+  if (data.value().rows % m.batch != 0)
+    return Status::Error("the data has " + std::to_string(data.value().rows) +
+                         " rows, not a multiple of the batch size " + std::to_string(m.batch));
+  return data;
+}
+
+template <class T>
+std::vector<T> converted(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+// "a, b, c" with %f, row 0 of the model's prediction.
+template <class T>
+std::string format_row(const T* values, int64_t n) {
+  std::string s;
+  char buf[64];
+  for (int64_t i = 0; i < n; i++) {
+    std::snprintf(buf, sizeof buf, "%f", double(values[i]));
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  return s;
+}
+
+template <class T>
+class Run {
+ public:
+  Run(const TrainOptions& o, const ModelDescription& m, std::unique_ptr<CompiledModel<T>> model)
+      : o_(o), m_(m), model_(std::move(model)) {}
+
+  int run() {
+    initialise();
+    if (!o_.load_params.empty()) {
+      Status st = load_params();
+      if (!st.ok()) return fail(kExitParams, "--load-params: " + st.message());
+    }
+    if (o_.init_only) return save_params();
+
+    Result<Dataset> data = load_data(o_, m_);
+    if (!data.ok()) return fail(kExitData, data.status().message());
+    const Dataset& d = data.value();
+    x_ = converted<T>(d.x);
+    y_ = converted<T>(d.y);
+    num_batches_ = d.rows / m_.batch;
+    const bool grid = o_.data.empty() && m_.data.kind == DataSpec::RegressionGrid;
+
+    double loss0 = mean_loss();
+    std::printf("mean_loss(before) = %f\n", loss0);
+    int code = train();
+    if (code != kExitOk) return code;
+    double loss1 = mean_loss();
+    std::printf("mean_loss(after) = %f\n", loss1);
+    std::string heldout;
+    if (grid) {
+      std::printf("  center: x=(%f,%f)  target=%f  pred=[%s]\n", 0.0, 0.0, 0.2,
+                  probe(0.0, 0.0, 0.2).c_str());
+      heldout = probe(0.25, -0.75, 0.2);
+      std::printf("  heldout: x=(%f,%f)  target=%f  pred=[%s]\n", 0.25, -0.75, 0.2,
+                  heldout.c_str());
+    }
+    std::printf("steps=%lld loss0=%f loss1=%f\n", (long long)o_.steps, loss0, loss1);
+    if (grid) std::printf("predict(heldout) = [%s]\n", heldout.c_str());
+    std::fflush(stdout);
+    return save_params();
+  }
+
+ private:
+  void initialise() {
+    for (size_t i = 0; i < m_.params.size(); i++) {
+      const ParamInfo& p = m_.params[i];
+      std::vector<double> values(p.numel);
+      init_tensor(p.init, param_seed(o_.seed, int(i)), p.shape, values.data());
+      T* dst = model_->param(int(i));
+      for (int64_t j = 0; j < p.numel; j++) dst[j] = T(values[j]);
+    }
+  }
+
+  Status load_params() {
+    Result<std::vector<NamedTensor>> loaded = load_safetensors(o_.load_params);
+    if (!loaded.ok()) return loaded.status();
+    std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
+    for (const ParamInfo& p : m_.params) expected.push_back({p.name, p.shape});
+    Status st = check_params(loaded.value(), expected);
+    if (!st.ok()) return Status::Error(o_.load_params + ": " + st.message());
+    for (size_t i = 0; i < m_.params.size(); i++) {
+      for (const NamedTensor& t : loaded.value()) {
+        if (t.name != m_.params[i].name) continue;
+        T* dst = model_->param(int(i));
+        for (size_t j = 0; j < t.data.size(); j++) dst[j] = T(t.data[j]);
+      }
+    }
+    return Status::Ok();
+  }
+
+  int save_params() {
+    if (o_.save_params.empty()) return kExitOk;
+    std::vector<NamedTensor> tensors;
+    for (size_t i = 0; i < m_.params.size(); i++) {
+      const ParamInfo& p = m_.params[i];
+      const T* src = model_->param(int(i));
+      tensors.push_back({p.name, p.shape, std::vector<double>(src, src + p.numel)});
+    }
+    Status st = save_safetensors(o_.save_params, tensors, /*as_f64=*/!o_.f32);
+    if (!st.ok()) return fail(kExitParams, "--save-params: " + st.message());
+    return kExitOk;
+  }
+
+  const T* batch_x(int64_t b) const { return x_.data() + b * m_.batch * m_.in_features; }
+  const T* batch_y(int64_t b) const { return y_.data() + b * m_.batch * m_.out_features; }
+
+  // Mean over the batches, in order, of each batch's loss.
+  double mean_loss() {
+    double sum = 0;
+    for (int64_t b = 0; b < num_batches_; b++)
+      sum += double(model_->forward(batch_x(b), batch_y(b), nullptr));
+    return sum / double(num_batches_);
+  }
+
+  int train() {
+    std::vector<std::pair<T*, T*>> params;
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < m_.params.size(); i++) {
+      params.push_back({model_->param(int(i)), model_->grad(int(i))});
+      sizes.push_back(m_.params[i].numel);
+    }
+    Optimizer<T> optimizer(m_.optimizer, params, sizes);
+    if (!optimizer.status().ok()) return fail(kExitInternal, optimizer.status().message());
+    Tape tape;
+    for (int64_t k = 0; k < o_.steps; k++) {
+      int64_t b = k % num_batches_;
+      tape.clear();
+      T loss = model_->forward(batch_x(b), batch_y(b), &tape);
+      if (o_.show_tape && k == 0) {
+        std::ostringstream s;
+        s << "tape of step 0 (" << tape.size() << " nodes, backward runs them last to first):\n";
+        tape.print(s);
+        std::fputs(s.str().c_str(), stdout);
+      }
+      model_->backward(tape);
+      optimizer.step();
+      if (k % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)k, double(loss));
+    }
+    return kExitOk;
+  }
+
+  // Row 0 of the prediction for a batch whose every row is (x1, x2), target t.
+  std::string probe(double x1, double x2, double target) {
+    std::vector<T> px(m_.batch * m_.in_features), py(m_.batch * m_.out_features, T(target));
+    for (int64_t r = 0; r < m_.batch; r++) {
+      px[r * 2] = T(x1);
+      px[r * 2 + 1] = T(x2);
+    }
+    model_->forward(px.data(), py.data(), nullptr);
+    return format_row(model_->prediction(), m_.out_features);
+  }
+
+  const TrainOptions& o_;
+  const ModelDescription& m_;
+  std::unique_ptr<CompiledModel<T>> model_;
+  std::vector<T> x_, y_;
+  int64_t num_batches_ = 0;
+};
+
+}  // namespace
+
+int train_main(int argc, char** argv, const ModelDescription& model,
+               std::unique_ptr<CompiledModel<float>> (*make_f32)(),
+               std::unique_ptr<CompiledModel<double>> (*make_f64)()) {
+  const std::string program = argc > 0 ? argv[0] : "model";
+  Result<TrainOptions> parsed = parse_train_flags(argc, argv, model);
+  if (!parsed.ok()) {
+    fail(kExitUsage, parsed.status().message());
+    std::fprintf(stderr, "run `%s --help` to see the flags\n", program.c_str());
+    return kExitUsage;
+  }
+  const TrainOptions& o = parsed.value();
+  if (o.help) {
+    std::fputs(train_usage(program, model).c_str(), stdout);
+    std::fflush(stdout);
+    return kExitOk;
+  }
+  Status device = require_runtime(o.device);
+  if (!device.ok()) return fail(kExitDevice, device.message());
+  Status described = check_description(model);
+  if (!described.ok()) return fail(kExitInternal, described.message());
+
+  int code;
+  if (o.f32) {
+    if (make_f32 == nullptr)
+      return fail(kExitUsage, "--dtype f32: this executable was built without f32 support");
+    code = Run<float>(o, model, make_f32()).run();
+  } else {
+    if (make_f64 == nullptr)
+      return fail(kExitUsage, "--dtype f64: this executable was built without f64 support");
+    code = Run<double>(o, model, make_f64()).run();
+  }
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace vouch::rt

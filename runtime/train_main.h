@@ -1,0 +1,35 @@
+// train_main.h: the main() of every generated executable.
+//
+// Generated code provides a ModelDescription and factories for its CompiledModel in
+// f32 and f64, and its main() is one call to train_main. Output follows TorchLean's
+// quickstart (BRIEF.md, "Reference semantics") line for line, so runs can be compared
+// with the reference by text.
+#ifndef VOUCH_RUNTIME_TRAIN_MAIN_H_
+#define VOUCH_RUNTIME_TRAIN_MAIN_H_
+
+#include <memory>
+
+#include "runtime/model_api.h"
+
+namespace vouch::rt {
+
+// Exit statuses of train_main.
+enum TrainExit {
+  kExitOk = 0,
+  kExitInternal = 1,  // inconsistent model description
+  kExitUsage = 2,     // unknown flag, missing value, malformed number
+  kExitDevice = 3,    // requested device has no runtime in this build
+  kExitParams = 4,    // --load-params / --save-params refused
+  kExitData = 5,      // data file refused, rows not a multiple of the batch
+};
+
+// Parses the flags, initialises (param i from init_tensor(..., param_seed(seed, i))),
+// optionally loads parameters, evaluates, trains, prints, optionally saves. A factory
+// may be nullptr when the executable was not built for that element type.
+int train_main(int argc, char** argv, const ModelDescription& model,
+               std::unique_ptr<CompiledModel<float>> (*make_f32)(),
+               std::unique_ptr<CompiledModel<double>> (*make_f64)());
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_TRAIN_MAIN_H_

@@ -1,0 +1,317 @@
+// Tests for train_main.h, driving train_main with a hand-written CompiledModel: the
+// linear model pred = W.x + b (W [1,2] xavier_uniform, b [1] zeros), MSE loss, Adam
+// lr 0.03, on the regression grid. The expected outputs were produced by an
+// independent float64 Python 3 script that re-implements the reference semantics
+// (splitmix64 seeds, xavier init, grid data, batch k mod num_batches, the same
+// left-fold sums, Adam with bias correction) and prints with '%f'.
+#include "runtime/train_main.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu_kernels.h"
+#include "runtime/safetensors.h"
+#include "runtime/test_files.h"
+
+namespace vouch::rt {
+namespace {
+
+using test_files::temp_path;
+using test_files::write_temp;
+
+// pred[r] = W . x[r] + b, loss = mean (pred - y)^2, over a batch of B rows.
+template <class T, int B>
+class LinearModel : public CompiledModel<T> {
+ public:
+  T* param(int i) override { return i == 0 ? W_ : b_; }
+  T* grad(int i) override { return i == 0 ? gW_ : gb_; }
+  const T* prediction() const override { return pred_; }
+
+  T forward(const T* x, const T* y, Tape* tape) override {
+    x_ = x;
+    y_ = y;
+    linear<T>(B, 2, 1, x, W_, b_, pred_);
+    if (tape) tape->record({"linear", "unassigned", 0, {"x", "W"}, &linear_vjp});
+    T loss = mse_loss<T>(B, pred_, y);
+    if (tape) tape->record({"mse_loss", "unassigned", 1, {"pred", "y"}, &mse_vjp});
+    return loss;
+  }
+
+  void backward(Tape& tape) override {
+    gW_[0] = gW_[1] = gb_[0] = T(0);
+    tape.backward(this);
+  }
+
+ private:
+  static void mse_vjp(void* ctx) {
+    auto* m = static_cast<LinearModel*>(ctx);
+    for (int r = 0; r < B; r++) m->dpred_[r] = T(2) * (m->pred_[r] - m->y_[r]) / T(B);
+  }
+  static void linear_vjp(void* ctx) {
+    auto* m = static_cast<LinearModel*>(ctx);
+    for (int j = 0; j < 2; j++) {
+      T acc = T(0);
+      for (int r = 0; r < B; r++) acc += m->dpred_[r] * m->x_[r * 2 + j];
+      m->gW_[j] += acc;
+    }
+    T acc = T(0);
+    for (int r = 0; r < B; r++) acc += m->dpred_[r];
+    m->gb_[0] += acc;
+  }
+
+  T W_[2], b_[1], gW_[2], gb_[1], pred_[B], dpred_[B];
+  const T* x_ = nullptr;
+  const T* y_ = nullptr;
+};
+
+template <class T, int B>
+std::unique_ptr<CompiledModel<T>> make() {
+  return std::make_unique<LinearModel<T, B>>();
+}
+
+ModelDescription description(int64_t batch) {
+  ModelDescription m;
+  m.name = "linear2";
+  m.params = {{"W", {1, 2}, 2, {InitKind::XavierUniform}}, {"b", {1}, 1, {InitKind::Zeros}}};
+  m.batch = batch;
+  m.in_features = 2;
+  m.out_features = 1;
+  m.data = {DataSpec::RegressionGrid, -1, 1, 5, ""};
+  m.optimizer.kind = OptimizerConfig::Adam;
+  m.optimizer.lr = 0.03;
+  m.steps = 200;
+  m.log_every = 25;
+  return m;
+}
+
+struct RunOutput {
+  int code;
+  std::string out, err;
+};
+
+RunOutput run(std::vector<std::string> args, int64_t batch = 1) {
+  args.insert(args.begin(), "./linear2");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ModelDescription m = description(batch);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = batch == 5 ? train_main(int(argv.size()), argv.data(), m, &make<float, 5>, &make<double, 5>)
+                        : train_main(int(argv.size()), argv.data(), m, &make<float, 1>, &make<double, 1>);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  return {code, out, err};
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(TrainMainTest, DefaultRunMatchesPythonReference) {
+  RunOutput r = run({});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "mean_loss(before) = 0.465156\n"
+            "step 0: loss=2.429185\n"
+            "step 25: loss=0.651247\n"
+            "step 50: loss=0.456799\n"
+            "step 75: loss=0.478937\n"
+            "step 100: loss=0.489032\n"
+            "step 125: loss=0.487469\n"
+            "step 150: loss=0.489612\n"
+            "step 175: loss=0.492140\n"
+            "mean_loss(after) = 0.105339\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.327903]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.311539]\n"
+            "steps=200 loss0=0.465156 loss1=0.105339\n"
+            "predict(heldout) = [0.311539]\n");
+}
+
+TEST(TrainMainTest, SeedStepsLogEveryBothSpellings) {
+  RunOutput r = run({"--seed=2026", "--steps", "2", "--log-every=1", "--device", "cpu"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "mean_loss(before) = 1.264198\n"
+            "step 0: loss=0.297386\n"
+            "step 1: loss=0.044396\n"
+            "mean_loss(after) = 1.253261\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.040700]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[-0.811085]\n"
+            "steps=2 loss0=1.264198 loss1=1.253261\n"
+            "predict(heldout) = [-0.811085]\n");
+}
+
+TEST(TrainMainTest, BatchedRunUsesConsecutiveRows) {
+  RunOutput r = run({"--seed", "7", "--steps", "30", "--log-every", "10", "--device=auto"}, 5);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "mean_loss(before) = 0.828165\n"
+            "step 0: loss=0.901168\n"
+            "step 10: loss=0.254411\n"
+            "step 20: loss=0.057249\n"
+            "mean_loss(after) = 0.135941\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.406063]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.597407]\n"
+            "steps=30 loss0=0.828165 loss1=0.135941\n"
+            "predict(heldout) = [0.597407]\n");
+}
+
+TEST(TrainMainTest, Float32RunIsCloseToFloat64) {
+  RunOutput r = run({"--dtype", "f32"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  double before = 0, after = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "mean_loss(before) = %lf", &before), 1) << r.out;
+  size_t at = r.out.find("mean_loss(after) = ");
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "mean_loss(after) = %lf", &after), 1);
+  EXPECT_NEAR(before, 0.465156, 2e-6);
+  EXPECT_NEAR(after, 0.105339, 1e-4);
+  EXPECT_TRUE(contains(r.out, "steps=200 loss0="));
+}
+
+TEST(TrainMainTest, HelpListsFlags) {
+  RunOutput r = run({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "usage: ./linear2 [flags]"));
+  EXPECT_TRUE(contains(r.out, "--load-params PATH"));
+  EXPECT_TRUE(contains(r.out, "--show-tape"));
+  EXPECT_FALSE(contains(r.out, "mean_loss"));
+}
+
+TEST(TrainMainTest, UsageErrorsExit2WithHint) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  } cases[] = {
+      {{"--bogus"}, "error: unknown flag '--bogus'\n"},
+      {{"--steps"}, "error: --steps needs a value\n"},
+      {{"--steps", "ten"}, "error: --steps expects a non-negative integer, got 'ten'\n"},
+      {{"--seed=1.5"}, "error: --seed expects an unsigned 64-bit integer, got '1.5'\n"},
+      {{"--device", "gpu"}, "error: --device: unknown device `gpu`"},
+  };
+  for (const Case& c : cases) {
+    RunOutput r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.message;
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(contains(r.err, c.message)) << r.err;
+    EXPECT_TRUE(contains(r.err, "run `./linear2 --help` to see the flags")) << r.err;
+  }
+}
+
+TEST(TrainMainTest, UnavailableDevicesExit3WithoutRunning) {
+  RunOutput cuda = run({"--device", "cuda"});
+  EXPECT_EQ(cuda.code, 3);
+  EXPECT_EQ(cuda.out, "");
+  EXPECT_EQ(cuda.err,
+            "error: device `cuda` requested, but this executable is a CPU-only build (no native "
+            "CUDA runtime linked); rebuild it with `vouch build --target cuda`\n");
+  RunOutput rocm = run({"--device=rocm"});
+  EXPECT_EQ(rocm.code, 3);
+  EXPECT_EQ(rocm.out, "");
+  EXPECT_EQ(rocm.err, "error: device `rocm` has no maintained runtime profile\n");
+}
+
+TEST(TrainMainTest, InitOnlySavesInitialParameters) {
+  std::string path = temp_path("init.safetensors");
+  RunOutput r = run({"--init-only", "--save-params", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  Result<std::vector<NamedTensor>> p = load_safetensors(path);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p.value().size(), 2u);
+  EXPECT_EQ(p.value()[0].name, "W");
+  EXPECT_EQ(p.value()[0].shape, (std::vector<int64_t>{1, 2}));
+  // Python: lim = sqrt(6/3); s = next_seed(0, 0); -lim + rand01(s, i)*2*lim
+  EXPECT_DOUBLE_EQ(p.value()[0].data[0], 0.4874347396425105);
+  EXPECT_DOUBLE_EQ(p.value()[0].data[1], 0.8711496939236147);
+  EXPECT_EQ(p.value()[1].data, std::vector<double>{0.0});
+  EXPECT_TRUE(contains(test_files::read_file(path), "\"dtype\":\"F64\""));
+
+  std::string path32 = temp_path("init32.safetensors");
+  EXPECT_EQ(run({"--init-only", "--dtype=f32", "--save-params=" + path32}).code, 0);
+  EXPECT_TRUE(contains(test_files::read_file(path32), "\"dtype\":\"F32\""));
+}
+
+TEST(TrainMainTest, SavedTrainedParametersLoadBack) {
+  std::string trained = temp_path("trained.safetensors");
+  std::string copy = temp_path("copy.safetensors");
+  RunOutput train = run({"--steps", "200", "--save-params", trained});
+  ASSERT_EQ(train.code, 0) << train.err;
+  Result<std::vector<NamedTensor>> saved = load_safetensors(trained);
+  ASSERT_TRUE(saved.ok());
+  // Python reference after 200 steps: W = [0.606532225614566, 0.22399702704172603],
+  // b = [0.32790335499541146].
+  EXPECT_NEAR(saved.value()[0].data[0], 0.606532225614566, 1e-12);
+  EXPECT_NEAR(saved.value()[0].data[1], 0.22399702704172603, 1e-12);
+  EXPECT_NEAR(saved.value()[1].data[0], 0.32790335499541146, 1e-12);
+
+  // Loading replaces the initialisation: the loaded values come back out unchanged,
+  // and a 0-step run evaluates the trained parameters.
+  ASSERT_EQ(run({"--init-only", "--load-params", trained, "--save-params", copy}).code, 0);
+  Result<std::vector<NamedTensor>> copied = load_safetensors(copy);
+  ASSERT_TRUE(copied.ok());
+  EXPECT_EQ(copied.value()[0].data, saved.value()[0].data);
+  EXPECT_EQ(copied.value()[1].data, saved.value()[1].data);
+  RunOutput eval = run({"--load-params", trained, "--steps", "0"});
+  EXPECT_EQ(eval.code, 0);
+  EXPECT_TRUE(contains(eval.out, "mean_loss(before) = 0.105339\n")) << eval.out;
+  EXPECT_TRUE(contains(eval.out, "steps=0 loss0=0.105339 loss1=0.105339\n")) << eval.out;
+}
+
+TEST(TrainMainTest, LoadParamsRefusalsExit4) {
+  std::string wrong = temp_path("wrong.safetensors");
+  ASSERT_TRUE(save_safetensors(wrong, {{"W", {2, 1}, {1, 2}}, {"extra", {1}, {0}}}, true).ok());
+  RunOutput r = run({"--load-params", wrong});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains(r.err, "error: --load-params: " + wrong + ": parameters do not match"));
+  EXPECT_TRUE(contains(r.err, "parameter 'W' has shape [2,1], the model expects [1,2]"));
+  EXPECT_TRUE(contains(r.err, "missing parameter 'b' (expected shape [1])"));
+  EXPECT_TRUE(contains(r.err, "unexpected parameter 'extra'"));
+
+  RunOutput missing = run({"--load-params", temp_path("absent.safetensors")});
+  EXPECT_EQ(missing.code, 4);
+  EXPECT_TRUE(contains(missing.err, "absent.safetensors: cannot open file"));
+
+  RunOutput unwritable = run({"--init-only", "--save-params", temp_path("no/such/dir.st")});
+  EXPECT_EQ(unwritable.code, 4);
+  EXPECT_TRUE(contains(unwritable.err, "error: --save-params: "));
+}
+
+TEST(TrainMainTest, DataFlagReplacesTheGrid) {
+  std::string csv = write_temp("train.csv", "x1,x2,y\n0,0,1\n1,0,1\n0,1,1\n");
+  RunOutput r = run({"--data", csv, "--steps", "3", "--log-every", "1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "step 2: loss="));
+  EXPECT_FALSE(contains(r.out, "heldout"));  // probes belong to the regression grid
+  EXPECT_FALSE(contains(r.out, "predict("));
+  EXPECT_TRUE(contains(r.out, "steps=3 loss0="));
+
+  RunOutput rows = run({"--data=" + csv}, 5);
+  EXPECT_EQ(rows.code, 5);
+  EXPECT_TRUE(contains(rows.err, "the data has 3 rows, not a multiple of the batch size 5"))
+      << rows.err;
+  RunOutput bad = run({"--data", write_temp("bad.csv", "1,2\n")});
+  EXPECT_EQ(bad.code, 5);
+  EXPECT_TRUE(contains(bad.err, "bad.csv:1: expected 3 columns")) << bad.err;
+}
+
+TEST(TrainMainTest, ShowTapePrintsFirstStep) {
+  RunOutput r = run({"--steps", "3", "--show-tape"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out,
+                       "tape of step 0 (2 nodes, backward runs them last to first):\n"
+                       "  #0 linear capsule=unassigned node=0 saved=[x, W]\n"
+                       "  #1 mse_loss capsule=unassigned node=1 saved=[pred, y]\n"
+                       "step 0: loss=2.429185\n"))
+      << r.out;
+  EXPECT_EQ(r.out.find("tape of step"), r.out.rfind("tape of step"));  // only once
+}
+
+}  // namespace
+}  // namespace vouch::rt

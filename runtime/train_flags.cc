@@ -20,7 +20,7 @@ bool parse_int(const std::string& text, Int* out) {
 bool takes_value(std::string_view name) {
   return name == "device" || name == "steps" || name == "seed" || name == "dtype" ||
          name == "log-every" || name == "data" || name == "save-params" ||
-         name == "load-params";
+         name == "load-params" || name == "trace";
 }
 
 bool is_switch(std::string_view name) {
@@ -48,6 +48,8 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
       return Status::Error(flag + " expects a positive integer, got '" + value + "'");
   } else if (name == "data") {
     o->data = value;
+  } else if (name == "trace") {
+    o->trace = value;
   } else if (name == "save-params") {
     o->save_params = value;
   } else if (name == "load-params") {
@@ -113,6 +115,8 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --save-params PATH  write the parameters as safetensors after training\n"
     << "                      (after initialisation with --init-only; default: none)\n"
     << "  --load-params PATH  start from these safetensors parameters (default: none)\n"
+    << "  --trace PATH        write every step's loss and the mean losses before and\n"
+    << "                      after training with 17 significant digits (default: none)\n"
     << "  --init-only         initialise (and load/save if asked), then exit\n"
     << "  --show-tape         print the tape recorded by the first training step\n"
     << "  --help              print this help and exit\n\n"

@@ -23,6 +23,7 @@ struct TrainOptions {
   int64_t log_every = 1;   // default: ModelDescription::log_every
   std::string data;        // --data, empty: the model's data clause
   std::string save_params, load_params;
+  std::string trace;       // --trace: every loss at full precision, for golden tests
   bool init_only = false, show_tape = false, help = false;
 };
 

@@ -95,11 +95,21 @@ class Run {
     num_batches_ = d.rows / m_.batch;
     const bool grid = o_.data.empty() && m_.data.kind == DataSpec::RegressionGrid;
 
+    if (!o_.trace.empty()) {
+      trace_ = std::fopen(o_.trace.c_str(), "w");
+      if (!trace_) return fail(kExitUsage, "--trace: cannot write '" + o_.trace + "'");
+    }
     double loss0 = mean_loss();
     std::printf("mean_loss(before) = %f\n", loss0);
+    if (trace_) std::fprintf(trace_, "mean_loss_before %.17g\n", loss0);
     int code = train();
     if (code != kExitOk) return code;
     double loss1 = mean_loss();
+    if (trace_) {
+      std::fprintf(trace_, "mean_loss_after %.17g\n", loss1);
+      std::fclose(trace_);
+      trace_ = nullptr;
+    }
     std::printf("mean_loss(after) = %f\n", loss1);
     std::string heldout;
     if (grid) {
@@ -190,6 +200,7 @@ class Run {
       model_->backward(tape);
       optimizer.step();
       if (k % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)k, double(loss));
+      if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)k, double(loss));
     }
     return kExitOk;
   }
@@ -210,6 +221,7 @@ class Run {
   std::unique_ptr<CompiledModel<T>> model_;
   std::vector<T> x_, y_;
   int64_t num_batches_ = 0;
+  FILE* trace_ = nullptr;
 };
 
 }  // namespace

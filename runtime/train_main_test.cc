@@ -1,3 +1,5 @@
+#include <fstream>
+#include <iterator>
 // Tests for train_main.h, driving train_main with a hand-written CompiledModel: the
 // linear model pred = W.x + b (W [1,2] xavier_uniform, b [1] zeros), MSE loss, Adam
 // lr 0.03, on the regression grid. The expected outputs were produced by an
@@ -181,6 +183,19 @@ TEST(TrainMainTest, HelpListsFlags) {
   EXPECT_TRUE(contains(r.out, "--load-params PATH"));
   EXPECT_TRUE(contains(r.out, "--show-tape"));
   EXPECT_FALSE(contains(r.out, "mean_loss"));
+}
+
+TEST(TrainMainTest, TraceWritesEveryStepAtFullPrecision) {
+  std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/trace.txt";
+  RunOutput r = run({"--steps", "3", "--log-every", "2", "--trace", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(text, "mean_loss_before "));
+  EXPECT_TRUE(contains(text, "step 0 "));
+  EXPECT_TRUE(contains(text, "step 1 "));  // every step, not only logged ones
+  EXPECT_TRUE(contains(text, "step 2 "));
+  EXPECT_TRUE(contains(text, "mean_loss_after "));
 }
 
 TEST(TrainMainTest, UsageErrorsExit2WithHint) {

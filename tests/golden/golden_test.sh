@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Golden test: a model's executable (built by the vouch_model Bazel macro)
+# against the independent PyTorch float64 reference (torch_reference.py).
+# usage: golden_test.sh MODEL_NAME EXECUTABLE REFERENCE_SCRIPT STEPS SEED
+set -euo pipefail
+name=$1 exe=$2 reference=$3 steps=$4 seed=$5
+dir=${TEST_TMPDIR:-$(mktemp -d)}
+"$exe" --init-only --seed "$seed" --save-params "$dir/init.safetensors"
+"$exe" --device cpu --seed "$seed" --steps "$steps" --trace "$dir/trace.txt" \
+       --save-params "$dir/final.safetensors" | tee "$dir/stdout.txt"
+grep -q '^mean_loss(after) = ' "$dir/stdout.txt"
+/usr/bin/python3 "$reference" "$name" "$dir/init.safetensors" "$dir/trace.txt" \
+    "$dir/final.safetensors" "$steps" "$seed"

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Independent PyTorch (float64) reference for vouch's golden tests.
+
+Given a vouch executable's initial params (safetensors), its per-step loss
+trace and its final params, this recomputes everything with PyTorch and
+compares: the initial weights against BRIEF.md's splitmix64/Xavier semantics
+(computed here, from scratch), every step's loss, the mean losses, and the
+final params. Shares no code with vouch. Prints the largest error per
+quantity and exits 1 on any value beyond the declared tolerance.
+
+usage: torch_reference.py MODEL INIT.safetensors TRACE FINAL.safetensors STEPS SEED
+       torch_reference.py --forward MODEL PARAMS.safetensors INTERPRETER_OUTPUT
+"""
+import json
+import math
+import struct
+import sys
+
+import torch
+
+TOLERANCE = 1e-9  # declared for float64 runs: losses and params, absolute
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    data = blob[8 + n:]
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        fmt = {"F64": "d", "F32": "f"}[entry["dtype"]]
+        begin, end = entry["data_offsets"]
+        count = (end - begin) // struct.calcsize(fmt)
+        values = struct.unpack("<%d%s" % (count, fmt), data[begin:end])
+        tensors[name] = torch.tensor(values, dtype=torch.float64).reshape(entry["shape"])
+    return tensors
+
+
+# --- BRIEF.md's reference semantics, written out independently -------------
+MASK = (1 << 64) - 1
+
+
+def splitmix64(x):
+    z = (x + 0x9E3779B97F4A7C15) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def next_seed(s, c):
+    return splitmix64((s + c + 0x9E3779B97F4A7C15) & MASK)
+
+
+def rand01(seed, idx):
+    return (splitmix64((splitmix64(seed) + idx) & MASK) & 0xFFFFFFFF) / 2.0**32
+
+
+def xavier(seed, out_f, in_f):
+    limit = math.sqrt(6.0 / (in_f + out_f))
+    return torch.tensor([-limit + rand01(seed, i) * 2 * limit for i in range(out_f * in_f)],
+                        dtype=torch.float64).reshape(out_f, in_f)
+
+
+def regression_grid(lo=-1.0, hi=1.0, n=5):
+    xs = [lo + i * (hi - lo) / (n - 1) for i in range(n)]
+    x = torch.tensor([[xs[r // n], xs[r % n]] for r in range(n * n)], dtype=torch.float64)
+    relu = lambda v: max(v, 0.0)
+    y = torch.tensor([[0.8 * relu(a + b) - 0.4 * relu(b - a) + 0.2] for a, b in x.tolist()],
+                     dtype=torch.float64)
+    return x, y
+
+
+# --- the models, written as PyTorch users would ------------------------------
+def quickstart_forward(p, x):
+    h = torch.relu(x @ p["w1"].T + p["b1"])
+    return h @ p["w2"].T + p["b2"]
+
+
+def residual_forward(p, x):
+    h = x @ p["w_in"].T + p["b_in"]
+    k = 0
+    while "residual.%d.w1" % k in p:
+        h = h + torch.relu(h @ p["residual.%d.w1" % k].T + p["residual.%d.b1" % k])
+        k += 1
+    return h @ p["w_out"].T + p["b_out"]
+
+
+MODELS = {
+    # name: (forward, Adam learning rate, batch)
+    "quickstart_mlp": (quickstart_forward, 0.03, 1),
+    "residual_mlp": (residual_forward, 0.01, 5),
+}
+
+
+def check_init(name, init, seed, report):
+    """Every xavier param equals the splitmix64 stream; zeros are zeros."""
+    for index, (pname, tensor) in enumerate(init.items()):
+        if pname.split(".")[-1].startswith("b"):
+            expected = torch.zeros_like(tensor)
+        else:
+            expected = xavier(next_seed(seed, index), tensor.shape[0], tensor.shape[1])
+        report("init " + pname, (tensor - expected).abs().max().item())
+
+
+def forward_check(name, params_path, printed_path):
+    """The reference interpreter's forward (vouch run --interpret --precise)
+    on batch 0 against PyTorch on the same params; tolerance 1e-12."""
+    forward, _, batch = MODELS[name]
+    params = read_safetensors(params_path)
+    x, y = regression_grid()
+    pred = forward(params, x[:batch])
+    loss = torch.mean((pred - y[:batch]) ** 2).item()
+    printed = {}
+    with open(printed_path) as f:
+        for line in f:
+            key, _, value = line.strip().partition(" = ")
+            if key in ("pred", "loss"):
+                printed[key] = [float(v) for v in value.strip("[]").split(",")]
+    err_pred = max(abs(a - b) for a, b in zip(pred.flatten().tolist(), printed["pred"]))
+    err_loss = abs(loss - printed["loss"][0])
+    ok = len(printed["pred"]) == pred.numel() and max(err_pred, err_loss) <= 1e-12
+    print("interpreter forward vs torch: pred max |error| %.3e, loss |error| %.3e, "
+          "tolerance 1e-12: %s" % (err_pred, err_loss, "match" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1] == "--forward":
+        return forward_check(*sys.argv[2:5])
+    name, init_path, trace_path, final_path, steps, seed = sys.argv[1:7]
+    steps, seed = int(steps), int(seed)
+    forward, lr, batch = MODELS[name]
+    init = read_safetensors(init_path)
+    worst = {}
+
+    def report(what, err):
+        worst[what] = max(worst.get(what, 0.0), err)
+
+    # vouch writes params in declaration order, the order that selects
+    # each param's seed (param i draws nextSeed(seed, i)).
+    check_init(name, init, seed, report)
+    trace = {}
+    with open(trace_path) as f:
+        for line in f:
+            key, *rest = line.split()
+            if key == "step":
+                trace[int(rest[0])] = float(rest[1])
+            else:
+                trace[key] = float(rest[0])
+
+    x, y = regression_grid()
+    params = {k: v.clone().requires_grad_(True) for k, v in init.items()}
+    optimizer = torch.optim.Adam(params.values(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    batches = x.shape[0] // batch
+
+    def mean_loss():
+        with torch.no_grad():
+            return sum(torch.mean((forward(params, x[b * batch:(b + 1) * batch]) -
+                                   y[b * batch:(b + 1) * batch]) ** 2).item()
+                       for b in range(batches)) / batches
+
+    report("mean_loss(before)", abs(mean_loss() - trace["mean_loss_before"]))
+    for k in range(steps):
+        b = k % batches
+        optimizer.zero_grad()
+        loss = torch.mean((forward(params, x[b * batch:(b + 1) * batch]) -
+                           y[b * batch:(b + 1) * batch]) ** 2)
+        report("step losses", abs(loss.item() - trace[k]))
+        loss.backward()
+        optimizer.step()
+    report("mean_loss(after)", abs(mean_loss() - trace["mean_loss_after"]))
+    if not trace["mean_loss_after"] < trace["mean_loss_before"]:
+        print("training did not lower the loss: %g -> %g" % (trace["mean_loss_before"],
+                                                             trace["mean_loss_after"]))
+        return 1
+    final = read_safetensors(final_path)
+    for pname, tensor in params.items():
+        report("final params", (tensor.detach() - final[pname]).abs().max().item())
+
+    failed = False
+    for what, err in worst.items():
+        ok = err <= TOLERANCE
+        failed |= not ok
+        print("%-20s max |error| %.3e  tolerance %.0e  %s" % (what, err, TOLERANCE,
+                                                                "ok" if ok else "FAIL"))
+    print("torch %s, %d steps, seed %d: %s" % (torch.__version__, steps, seed,
+                                                "FAIL" if failed else "match"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+//===- CommandLine.cpp - strict flag parsing for the vouch driver ---------===//
+#include "tools/CommandLine.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+namespace vouch::driver {
+
+void CommandLine::option(const std::string &name, const std::string &meta,
+                         const std::string &help, std::string defaultValue) {
+  order_.push_back(name);
+  specs_[name] = Spec{meta, help, std::move(defaultValue), true};
+}
+
+void CommandLine::flag(const std::string &name, const std::string &help) {
+  order_.push_back(name);
+  specs_[name] = Spec{"", help, "", false};
+}
+
+bool CommandLine::parse(const std::vector<std::string> &args,
+                        std::string &error) {
+  if (!specs_.count("help"))
+    flag("help", "print this help and exit");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg.size() < 2 || arg.compare(0, 2, "--") != 0 || arg == "--") {
+      if (arg.size() > 1 && arg[0] == '-' && arg != "-o") {
+        error = "unknown option '" + arg + "'";
+        return false;
+      }
+      if (arg == "-o") { // the one short alias: -o for --output
+        if (!specs_.count("output") || i + 1 >= args.size()) {
+          error = "'-o' needs a value";
+          return false;
+        }
+        seen_["output"] = args[++i];
+        continue;
+      }
+      positional_.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    bool inlineValue = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      inlineValue = true;
+    }
+    auto it = specs_.find(name);
+    if (it == specs_.end()) {
+      error = "unknown option '--" + name + "' for 'vouch " + command_ + "'";
+      return false;
+    }
+    if (!it->second.takesValue) {
+      if (inlineValue) {
+        error = "option '--" + name + "' takes no value";
+        return false;
+      }
+      seen_[name] = "1";
+      continue;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= args.size()) {
+        error = "option '--" + name + "' needs a value (" + it->second.meta +
+                ")";
+        return false;
+      }
+      value = args[++i];
+    }
+    seen_[name] = value;
+  }
+  return true;
+}
+
+std::string CommandLine::get(const std::string &name) const {
+  if (auto it = seen_.find(name); it != seen_.end())
+    return it->second;
+  auto spec = specs_.find(name);
+  return spec == specs_.end() ? "" : spec->second.defaultValue;
+}
+
+bool CommandLine::getInt(const std::string &name, long long &out,
+                         std::string &error) const {
+  std::string text = get(name);
+  errno = 0;
+  char *end = nullptr;
+  out = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE) {
+    error = "option '--" + name + "' expects an integer, got '" + text + "'";
+    return false;
+  }
+  return true;
+}
+
+std::string CommandLine::help() const {
+  std::ostringstream out;
+  out << "vouch " << command_ << " - " << summary_ << "\n\nusage: vouch "
+      << command_ << " " << usage_ << "\n\noptions:\n";
+  for (const std::string &name : order_) {
+    const Spec &spec = specs_.at(name);
+    std::string left = "--" + name + (spec.takesValue ? " " + spec.meta : "");
+    out << "  " << left;
+    out << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ')
+        << spec.help;
+    if (!spec.defaultValue.empty())
+      out << " (default: " << spec.defaultValue << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
+} // namespace vouch::driver

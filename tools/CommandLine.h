@@ -1,0 +1,55 @@
+//===- CommandLine.h - strict flag parsing for the vouch driver -*- C++ -*-===//
+//
+// Each command declares its flags with help text; anything else on the
+// command line is an error naming the flag, never silently ignored.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_TOOLS_COMMANDLINE_H
+#define VOUCH_TOOLS_COMMANDLINE_H
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vouch::driver {
+
+class CommandLine {
+public:
+  CommandLine(std::string command, std::string summary, std::string usage)
+      : command_(std::move(command)), summary_(std::move(summary)),
+        usage_(std::move(usage)) {}
+
+  /// Declares `--name VALUE` (or `--name=VALUE`).
+  void option(const std::string &name, const std::string &meta,
+              const std::string &help, std::string defaultValue = "");
+  /// Declares the boolean `--name`.
+  void flag(const std::string &name, const std::string &help);
+
+  /// Parses `args`; on error returns false with `error` set.
+  bool parse(const std::vector<std::string> &args, std::string &error);
+
+  bool has(const std::string &name) const { return seen_.count(name) != 0; }
+  std::string get(const std::string &name) const;
+  /// Parses an integer option; false with `error` set if malformed.
+  bool getInt(const std::string &name, long long &out,
+              std::string &error) const;
+  const std::vector<std::string> &positional() const { return positional_; }
+  bool wantsHelp() const { return has("help"); }
+  std::string help() const;
+
+private:
+  struct Spec {
+    std::string meta, help, defaultValue;
+    bool takesValue;
+  };
+  std::string command_, summary_, usage_;
+  std::vector<std::string> order_;
+  std::map<std::string, Spec> specs_;
+  std::map<std::string, std::string> seen_;
+  std::vector<std::string> positional_;
+};
+
+} // namespace vouch::driver
+
+#endif // VOUCH_TOOLS_COMMANDLINE_H

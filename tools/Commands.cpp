@@ -1,0 +1,208 @@
+//===- Commands.cpp - check, emit-ir, run --interpret -----------*- C++ -*-===//
+#include "tools/Commands.h"
+
+#include <cstdio>
+
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/MLIRContext.h"
+#include "passes/Interpreter.h"
+#include "runtime/dataset.h"
+#include "runtime/init.h"
+#include "runtime/safetensors.h"
+#include "tools/CommandLine.h"
+#include "tools/ModelData.h"
+#include "tools/Pipeline.h"
+
+using namespace mlir;
+
+namespace vouch::driver {
+namespace {
+
+/// Parses the command line; prints help or the error. Returns -1 to go on,
+/// else the exit code.
+int parseOrExit(CommandLine &cl, const std::vector<std::string> &args,
+                size_t positionals) {
+  std::string error;
+  if (!cl.parse(args, error)) {
+    std::fprintf(stderr, "error: %s\n(see 'vouch %s')\n", error.c_str(),
+                 "--help");
+    return 2;
+  }
+  if (cl.wantsHelp()) {
+    std::fputs(cl.help().c_str(), stdout);
+    return 0;
+  }
+  if (cl.positional().size() != positionals) {
+    std::fprintf(stderr, "error: expected %zu input file%s, got %zu\n\n%s",
+                 positionals, positionals == 1 ? "" : "s",
+                 cl.positional().size(), cl.help().c_str());
+    return 2;
+  }
+  return -1;
+}
+
+bool batchOption(const CommandLine &cl, LoadOptions &options) {
+  if (!cl.has("batch"))
+    return true;
+  long long batch;
+  std::string error;
+  if (!cl.getInt("batch", batch, error) || batch < 1) {
+    std::fprintf(stderr, "error: %s\n",
+                 error.empty() ? "--batch must be at least 1" : error.c_str());
+    return false;
+  }
+  options.batch = batch;
+  return true;
+}
+
+} // namespace
+
+int runCheck(const std::vector<std::string> &args) {
+  CommandLine cl("check", "parse, lower and verify a model description",
+                 "[options] FILE");
+  cl.option("batch", "N", "override the train clause's batch size");
+  cl.flag("autodiff", "also build (and verify) the gradient graph");
+  if (int code = parseOrExit(cl, args, 1); code >= 0)
+    return code;
+  LoadOptions options;
+  options.autodiff = cl.has("autodiff");
+  if (!batchOption(cl, options))
+    return 2;
+  MLIRContext context;
+  auto module = loadModel(cl.positional()[0], context, options);
+  if (!module)
+    return 1;
+  ModelOp model = getModel(*module);
+  int params = 0;
+  for (Operation &op : model.getBlock())
+    params += isa<ParamOp>(op);
+  std::printf("%s: ok (model '%s', %d params, batch %lld)\n",
+              cl.positional()[0].c_str(), model.getSymName().str().c_str(),
+              params, static_cast<long long>(model.getBatch()));
+  return 0;
+}
+
+int runEmitIR(const std::vector<std::string> &args) {
+  CommandLine cl("emit-ir", "print the model in the vouch dialect",
+                 "[options] FILE");
+  cl.option("stage", "import|autodiff", "after which stage to print",
+            "import");
+  cl.option("batch", "N", "override the train clause's batch size");
+  cl.flag("generic", "print ops in MLIR's generic form");
+  if (int code = parseOrExit(cl, args, 1); code >= 0)
+    return code;
+  LoadOptions options;
+  std::string stage = cl.get("stage");
+  if (stage != "import" && stage != "autodiff") {
+    std::fprintf(stderr, "error: --stage must be import or autodiff, got '%s'\n",
+                 stage.c_str());
+    return 2;
+  }
+  options.autodiff = stage == "autodiff";
+  if (!batchOption(cl, options))
+    return 2;
+  MLIRContext context;
+  auto module = loadModel(cl.positional()[0], context, options);
+  if (!module)
+    return 1;
+  OpPrintingFlags flags;
+  if (cl.has("generic"))
+    flags.printGenericOpForm();
+  module->print(llvm::outs(), flags);
+  llvm::outs() << "\n";
+  return 0;
+}
+
+int runInterpret(const std::vector<std::string> &args) {
+  CommandLine cl("run",
+                 "run the forward pass on the data's first batch in the "
+                 "float64 reference interpreter (seeded initialisation)",
+                 "--interpret [options] FILE");
+  cl.flag("interpret", "use the reference interpreter (required for now: "
+                       "compiled runs are 'vouch build')");
+  cl.option("seed", "S", "initialisation seed", "0");
+  cl.option("dtype", "f64|f32", "interpreter precision", "f64");
+  cl.option("batch", "N", "override the train clause's batch size");
+  cl.option("data", "PATH", "data file (x.csv, or x.npy,y.npy) instead of the "
+                            "data clause");
+  cl.option("save-params", "PATH", "write the initial params (safetensors)");
+  cl.flag("precise", "print numbers with 17 significant digits");
+  if (int code = parseOrExit(cl, args, 1); code >= 0)
+    return code;
+  if (!cl.has("interpret")) {
+    std::fprintf(stderr, "error: 'vouch run' needs --interpret (to compile "
+                         "and run a model natively, use 'vouch build')\n");
+    return 2;
+  }
+  std::string dtype = cl.get("dtype");
+  if (dtype != "f64" && dtype != "f32") {
+    std::fprintf(stderr, "error: --dtype must be f64 or f32, got '%s'\n",
+                 dtype.c_str());
+    return 2;
+  }
+  unsigned long long seed;
+  if (!parseSeed(cl.get("seed"), seed)) {
+    std::fprintf(stderr, "error: --seed expects an unsigned integer, got "
+                         "'%s'\n", cl.get("seed").c_str());
+    return 2;
+  }
+  LoadOptions options;
+  if (!batchOption(cl, options))
+    return 2;
+  MLIRContext context;
+  auto module = loadModel(cl.positional()[0], context, options);
+  if (!module)
+    return 1;
+  ModelOp model = getModel(*module);
+
+  std::string error;
+  auto data = loadModelData(model, cl.get("data"), error);
+  if (!data) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  std::map<std::string, HostTensor> feeds;
+  if (!feedBatch(model, *data, /*batchIndex=*/0, feeds, error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  std::vector<rt::NamedTensor> params = initialParams(model, seed);
+  for (const rt::NamedTensor &p : params)
+    feeds[p.name] = HostTensor{p.shape, p.data};
+  if (cl.has("save-params")) {
+    rt::Status saved =
+        rt::save_safetensors(cl.get("save-params"), params, /*as_f64=*/true);
+    if (!saved.ok()) {
+      std::fprintf(stderr, "error: %s\n", saved.message().c_str());
+      return 1;
+    }
+  }
+
+  auto result = interpret(model, feeds,
+                          dtype == "f64" ? Precision::F64 : Precision::F32);
+  if (failed(result))
+    return 1;
+  const char *format = cl.has("precise") ? "%.17g" : "%f";
+  std::printf("%s: forward pass in the reference interpreter (%s, seed %llu)\n",
+              model.getSymName().str().c_str(), dtype.c_str(), seed);
+  std::printf("  batch 0: rows 0..%lld of %s\n",
+              static_cast<long long>(model.getBatch() - 1),
+              data->description.c_str());
+  for (const auto &[name, tensor] : result->outputs) {
+    std::printf("  %s = [", name.c_str());
+    for (size_t i = 0; i < tensor.data.size(); ++i) {
+      if (i)
+        std::printf(", ");
+      std::printf(format, tensor.data[i]);
+    }
+    std::printf("]\n");
+  }
+  if (result->hasLoss) {
+    std::printf("  loss = ");
+    std::printf(format, result->loss);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+} // namespace vouch::driver

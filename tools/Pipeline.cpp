@@ -1,0 +1,54 @@
+//===- Pipeline.cpp - loading a model file for the driver -------*- C++ -*-===//
+#include "tools/Pipeline.h"
+
+#include "frontend/Frontend.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+
+using namespace mlir;
+
+namespace vouch::driver {
+
+OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
+                                const LoadOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    llvm::errs() << "error: cannot read '" << path
+                 << "': " << buffer.getError().message() << "\n";
+    return nullptr;
+  }
+  // Diagnostics may point into this buffer until the process ends (codegen
+  // and the gate report against source locations too), so the source manager
+  // and its handler live as long as the process.
+  auto *sourceMgr = new llvm::SourceMgr();
+  sourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  new SourceMgrDiagnosticHandler(*sourceMgr, &context);
+
+  frontend::ImportOptions importOptions;
+  importOptions.batch = options.batch;
+  OwningOpRef<ModuleOp> module =
+      frontend::importModel(*sourceMgr, context, importOptions);
+  if (!module || failed(verify(*module)))
+    return nullptr;
+  if (options.autodiff) {
+    PassManager pm(&context);
+    pm.addNestedPass<ModelOp>(createAutodiff());
+    if (failed(pm.run(*module)))
+      return nullptr;
+  }
+  return module;
+}
+
+ModelOp getModel(ModuleOp module) {
+  for (Operation &op : module.getBody()->getOperations())
+    if (auto model = dyn_cast<ModelOp>(op))
+      return model;
+  return nullptr;
+}
+
+} // namespace vouch::driver

@@ -1,0 +1,31 @@
+//===- Pipeline.h - loading a model file for the driver ---------*- C++ -*-===//
+#ifndef VOUCH_TOOLS_PIPELINE_H
+#define VOUCH_TOOLS_PIPELINE_H
+
+#include <optional>
+#include <string>
+
+#include "ir/VouchOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace vouch::driver {
+
+struct LoadOptions {
+  std::optional<int64_t> batch;
+  bool autodiff = false; ///< run vouch-autodiff after import
+};
+
+/// Reads, imports and verifies a model description, printing every
+/// diagnostic as `file:line:col: error: …` with the source line. Null on
+/// any error.
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
+                                            mlir::MLIRContext &context,
+                                            const LoadOptions &options);
+
+/// The single vouch.model of a loaded module.
+ModelOp getModel(mlir::ModuleOp module);
+
+} // namespace vouch::driver
+
+#endif // VOUCH_TOOLS_PIPELINE_H

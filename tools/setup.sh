@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what vouch needs on Debian 12, idempotently: nothing is fetched or
+# reinstalled when everything is already there. The CUDA 13 toolkit itself
+# is expected in /usr/local/cuda (it is not a Debian package).
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap bazel-rules-java            # Bazel 4.2.3 + rules_java
+  libmlir-19-dev mlir-19-tools                # MLIR 19: libMLIR.so, mlir-tblgen-19
+  llvm-19-dev llvm-19-tools                   # LLVM 19, FileCheck-19, lit
+  googletest libgtest-dev                     # GoogleTest
+  python3-torch python3-numpy                 # independent references for golden tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] || [ ! -f /usr/local/cuda/lib64/libnvrtc.so ]; then
+  echo "setup: error: the CUDA 13 toolkit is expected in /usr/local/cuda (nvcc, NVRTC, cuBLAS); it is not there" >&2
+  exit 1
+fi

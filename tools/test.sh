@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test: GoogleTest and shell tests through
+# `bazel test //...`, then the lit + FileCheck suite. Ends with one line
+# `summary: N passed, N failed`. Exit status non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh || exit 1
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== bazel test //... (GoogleTest, shell tests)"
+bazel test //... --test_summary=short 2>&1 | tee "$log"
+bazel_rc=${PIPESTATUS[0]}
+bazel_pass=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+bazel_fail=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
+if [ "$bazel_rc" -ne 0 ] && [ "$bazel_fail" -eq 0 ]; then
+  bazel_fail=1   # the build itself failed
+fi
+
+echo "== lit (FileCheck) tests/lit"
+/usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv tests/lit 2>&1 | tee "$log"
+lit_rc=${PIPESTATUS[0]}
+lit_pass=$(sed -nE 's/^ *Passed *: *([0-9]+).*/\1/p' "$log" | tail -1)
+lit_fail=$(sed -nE 's/^ *Failed *: *([0-9]+).*/\1/p' "$log" | tail -1)
+lit_pass=${lit_pass:-0}; lit_fail=${lit_fail:-0}
+if [ "$lit_rc" -ne 0 ] && [ "$lit_fail" -eq 0 ]; then lit_fail=1; fi
+
+echo "bazel: $bazel_pass passed, $bazel_fail failed; lit: $lit_pass passed, $lit_fail failed"
+echo "summary: $((bazel_pass + lit_pass)) passed, $((bazel_fail + lit_fail)) failed"
+[ "$bazel_rc" -eq 0 ] && [ "$lit_rc" -eq 0 ]

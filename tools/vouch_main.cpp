@@ -1,0 +1,58 @@
+//===- vouch_main.cpp - the vouch driver ------------------------*- C++ -*-===//
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tools/Commands.h"
+
+namespace {
+
+struct Command {
+  const char *name;
+  const char *summary;
+  int (*run)(const std::vector<std::string> &);
+};
+
+const Command kCommands[] = {
+    {"check", "parse, lower and verify a model description",
+     vouch::driver::runCheck},
+    {"emit-ir", "print the model in the vouch dialect",
+     vouch::driver::runEmitIR},
+    {"run", "run a model's forward pass in the reference interpreter",
+     vouch::driver::runInterpret},
+    {"build", "compile a model to a native executable that trains it",
+     vouch::driver::runBuild},
+};
+
+void printUsage(FILE *out) {
+  std::fprintf(out,
+               "vouch - an ahead-of-time compiler from model descriptions to "
+               "accounted-for programs\n\nusage: vouch <command> [options] "
+               "FILE\n\ncommands:\n");
+  for (const Command &c : kCommands)
+    std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n'vouch <command> --help' describes a command's "
+                    "options.\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    printUsage(stderr);
+    return 2;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    printUsage(stdout);
+    return 0;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const Command &c : kCommands)
+    if (name == c.name)
+      return c.run(args);
+  std::fprintf(stderr, "error: unknown command '%s'\n\n", name.c_str());
+  printUsage(stderr);
+  return 2;
+}

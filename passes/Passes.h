@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ir/VouchOps.h"
+#include "passes/Attributes.h"
 #include "mlir/Pass/Pass.h"
 
 namespace vouch {
@@ -12,9 +13,9 @@ namespace vouch {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
-/// Attribute names shared by autodiff, codegen and the tape.
-inline constexpr const char *kNodeAttr = "vouch.node";
-inline constexpr const char *kVjpOfAttr = "vouch.vjp_of";
+
+/// True for ops the fusion pass may put into a pointwise kernel.
+bool isFusible(mlir::Operation *op);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

@@ -18,4 +18,67 @@ def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {
   }];
 }
 
+def PlanPass : Pass<"vouch-plan", "::vouch::ModelOp"> {
+  let summary = "Selects a kernel capsule and a kernel symbol for every compute op";
+  let description = [{
+    For every compute op, forward and backward, picks the capsule the
+    profile prefers among the registry's capsules for the op on the
+    profile's device, and records it as `vouch.capsule`; records the kernel
+    symbol codegen emits for the op as `vouch.kernel`
+    (`<model>_n<node>_<op>` forward, `<model>_b<node>_<k>_<op>` for the k-th
+    backward op of node `node`); records the profile on the model as
+    `vouch.profile`. An op without a capsule keeps no `vouch.capsule`: the
+    assurance gate (vouch-gate) reports it with every other failure.
+
+    ```mlir
+    %h = vouch.linear %x, %w1, %b1 {vouch.capsule = "cublaslt.linear",
+        vouch.kernel = "mlp_n0_linear", vouch.node = 0 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"profile", "profile", "std::string", /*default=*/"\"checked_cpu\"",
+           "Backend profile: checked_cpu, checked_cuda or libtorch_forward_cuda, optionally with `+tf32`">,
+  ];
+}
+
+def GatePass : Pass<"vouch-gate", "::vouch::ModelOp"> {
+  let summary = "The assurance gate: checks every obligation of every planned op";
+  let description = [{
+    Checks, for every op vouch-plan planned: a capsule exists and computes
+    forward values; static shapes within the capsule's ranks; every axis,
+    index and element count fits the UInt32 CUDA ABI (cuda); transpose
+    flags only where the capsule reads them; a stated value contract; op ↔
+    capsule and provider ↔ device ↔ profile identity; the provider is linked;
+    the trust level is allowed by the profile's assurance policy; the
+    numerical policy is allowed by the profile; forward-only capsules never
+    on the gradient path; a fixed reduction order when `deterministic`;
+    evidence for every contract when `require-evidence`; unique kernel
+    symbols. Reports every failure as an error at the op's location, then a
+    summary on the model, and fails; the model is left unchanged.
+  }];
+  let options = [
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Backend profile (default: the one vouch-plan recorded)">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "Reject capsules whose reduction order is implementation-defined">,
+    Option<"requireEvidence", "require-evidence", "bool", /*default=*/"false",
+           "Reject contracts whose evidence is not-provided">,
+  ];
+}
+
+def FusePointwise : Pass<"vouch-fuse-pointwise", "::vouch::ModelOp"> {
+  let summary = "Groups chains of pointwise ops into one kernel each";
+  let description = [{
+    Within the forward pass, and within each node's VJP, maximal runs of
+    consecutive pointwise ops (PointwiseOpInterface, vouch.fill, and
+    broadcasts of a scalar) over the same element count become one fused
+    kernel: every op of a run gets `vouch.fusion_group = "<model>_fused<k>"`.
+    Values used only inside a run stay in registers; the rest are stored.
+    Fusion changes launches, not meaning: the tape still records one node
+    per forward op. Runs of a single op are left alone. First,
+    `broadcast(fill c)` becomes `fill c` of the broadcast's shape, so
+    constants join the group that reads them.
+  }];
+}
+
 #endif // VOUCH_PASSES_TD

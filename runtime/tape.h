@@ -24,6 +24,7 @@ struct TapeNode {
   int node_id = -1;                      // the node in the compiled graph
   std::vector<const char*> saved;        // names of the buffers the VJP reads
   VjpFn vjp = nullptr;                   // nullptr: nothing to propagate
+  const char* kernel = "";               // the kernel (or library call) that ran it
 };
 
 class Tape {

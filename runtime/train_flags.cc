@@ -24,7 +24,9 @@ bool takes_value(std::string_view name) {
 }
 
 bool is_switch(std::string_view name) {
-  return name == "init-only" || name == "show-tape" || name == "help";
+  return name == "init-only" || name == "show-tape" || name == "help" ||
+         name == "show-backend" || name == "mem-stats" || name == "no-cuda-graph" ||
+         name == "deterministic";
 }
 
 Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
@@ -75,6 +77,10 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       if (name == "init-only") o.init_only = true;
       if (name == "show-tape") o.show_tape = true;
       if (name == "help") o.help = true;
+      if (name == "show-backend") o.show_backend = true;
+      if (name == "mem-stats") o.mem_stats = true;
+      if (name == "no-cuda-graph") o.run.cuda_graph = false;
+      if (name == "deterministic") o.run.deterministic = true;
       continue;
     }
     if (!takes_value(name)) return Status::Error("unknown flag '--" + name + "'");
@@ -105,7 +111,8 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
   s << "usage: " << program << " [flags]\n"
     << "Trains the compiled model `" << model.name << "` and prints its losses.\n\n"
     << "  --device NAME       auto, cpu, cuda, rocm, metal, wasm, tpu, trainium, custom,\n"
-    << "                      external (default: auto, which is cpu in this build)\n"
+    << "                      external (default: auto: cuda when this executable has a\n"
+    << "                      cuda backend and a usable device, else cpu)\n"
     << "  --steps N           training steps (default: " << model.steps << ")\n"
     << "  --seed S            run seed, an unsigned 64-bit integer (default: 0)\n"
     << "  --dtype f64|f32     element type of the run (default: f64)\n"
@@ -119,6 +126,11 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      after training with 17 significant digits (default: none)\n"
     << "  --init-only         initialise (and load/save if asked), then exit\n"
     << "  --show-tape         print the tape recorded by the first training step\n"
+    << "  --show-backend      print the capsule of every op that ran, at first use\n"
+    << "  --mem-stats         print device allocator statistics after the run (cuda)\n"
+    << "  --no-cuda-graph     launch each step's kernels one by one (cuda; same results)\n"
+    << "  --deterministic     fixed-order reductions (cuda; also\n"
+    << "                      TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1)\n"
     << "  --help              print this help and exit\n\n"
     << "Flags take their value as `--flag V` or `--flag=V`.\n"
     << "Exit status: 0 success, 1 internal error, 2 bad flags, 3 device not available,\n"

@@ -25,6 +25,9 @@ struct TrainOptions {
   std::string save_params, load_params;
   std::string trace;       // --trace: every loss at full precision, for golden tests
   bool init_only = false, show_tape = false, help = false;
+  bool show_backend = false;  // capsules of the ops that ran, at first use
+  bool mem_stats = false;     // allocator telemetry after the run (cuda)
+  RunConfig run;              // --no-cuda-graph, --deterministic
 };
 
 // Parses argv[1..argc) (`--flag V` or `--flag=V`). Errors name the flag and the

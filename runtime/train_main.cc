@@ -3,12 +3,15 @@
 #include "runtime/train_main.h"
 
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "runtime/dataset.h"
 #include "runtime/init.h"
+#include "runtime/optim.h"
 #include "runtime/safetensors.h"
 #include "runtime/train_flags.h"
 
@@ -76,10 +79,13 @@ std::string format_row(const T* values, int64_t n) {
 template <class T>
 class Run {
  public:
-  Run(const TrainOptions& o, const ModelDescription& m, std::unique_ptr<CompiledModel<T>> model)
-      : o_(o), m_(m), model_(std::move(model)) {}
+  Run(const TrainOptions& o, const ModelDescription& m, const Backend& backend,
+      std::unique_ptr<CompiledModel<T>> model)
+      : o_(o), m_(m), backend_(backend), model_(std::move(model)) {}
 
   int run() {
+    Status configured = model_->configure(o_.run);
+    if (!configured.ok()) return fail(kExitDevice, configured.message());
     initialise();
     if (!o_.load_params.empty()) {
       Status st = load_params();
@@ -93,6 +99,11 @@ class Run {
     x_ = converted<T>(d.x);
     y_ = converted<T>(d.y);
     num_batches_ = d.rows / m_.batch;
+    if (model_->device_resident()) {
+      Status up = model_->upload_params();
+      if (up.ok()) up = model_->upload_data(x_.data(), y_.data(), d.rows);
+      if (!up.ok()) return fail(kExitDevice, up.message());
+    }
     const bool grid = o_.data.empty() && m_.data.kind == DataSpec::RegressionGrid;
 
     if (!o_.trace.empty()) {
@@ -100,6 +111,7 @@ class Run {
       if (!trace_) return fail(kExitUsage, "--trace: cannot write '" + o_.trace + "'");
     }
     double loss0 = mean_loss();
+    if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
     std::printf("mean_loss(before) = %f\n", loss0);
     if (trace_) std::fprintf(trace_, "mean_loss_before %.17g\n", loss0);
     int code = train();
@@ -121,7 +133,13 @@ class Run {
     }
     std::printf("steps=%lld loss0=%f loss1=%f\n", (long long)o_.steps, loss0, loss1);
     if (grid) std::printf("predict(heldout) = [%s]\n", heldout.c_str());
+    if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
+    if (o_.mem_stats) std::printf("%s", model_->memory_report().c_str());
     std::fflush(stdout);
+    if (model_->device_resident()) {
+      Status down = model_->download_params();
+      if (!down.ok()) return fail(kExitDevice, down.message());
+    }
     return save_params();
   }
 
@@ -178,31 +196,61 @@ class Run {
   }
 
   int train() {
-    std::vector<std::pair<T*, T*>> params;
-    std::vector<int64_t> sizes;
-    for (size_t i = 0; i < m_.params.size(); i++) {
-      params.push_back({model_->param(int(i)), model_->grad(int(i))});
-      sizes.push_back(m_.params[i].numel);
+    std::unique_ptr<Optimizer<T>> optimizer;
+    if (!model_->device_resident()) {
+      std::vector<std::pair<T*, T*>> params;
+      std::vector<int64_t> sizes;
+      for (size_t i = 0; i < m_.params.size(); i++) {
+        params.push_back({model_->param(int(i)), model_->grad(int(i))});
+        sizes.push_back(m_.params[i].numel);
+      }
+      optimizer = std::make_unique<Optimizer<T>>(m_.optimizer, params, sizes);
+      if (!optimizer->status().ok()) return fail(kExitInternal, optimizer->status().message());
     }
-    Optimizer<T> optimizer(m_.optimizer, params, sizes);
-    if (!optimizer.status().ok()) return fail(kExitInternal, optimizer.status().message());
     Tape tape;
     for (int64_t k = 0; k < o_.steps; k++) {
       int64_t b = k % num_batches_;
       tape.clear();
-      T loss = model_->forward(batch_x(b), batch_y(b), &tape);
-      if (o_.show_tape && k == 0) {
-        std::ostringstream s;
-        s << "tape of step 0 (" << tape.size() << " nodes, backward runs them last to first):\n";
-        tape.print(s);
-        std::fputs(s.str().c_str(), stdout);
+      double loss;
+      if (model_->device_resident()) {
+        // The first step records the tape (later steps may replay a CUDA graph).
+        Result<double> trained = model_->train_step(b, m_.optimizer, k == 0 ? &tape : nullptr);
+        if (!trained.ok()) return fail(kExitDevice, trained.status().message());
+        loss = trained.value();
+      } else {
+        loss = double(model_->forward(batch_x(b), batch_y(b), &tape));
+        model_->backward(tape);
+        optimizer->step();
       }
-      model_->backward(tape);
-      optimizer.step();
-      if (k % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)k, double(loss));
-      if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)k, double(loss));
+      if (k == 0) show_first_step(tape);
+      if (k % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)k, loss);
+      if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)k, loss);
     }
     return kExitOk;
+  }
+
+  // --show-tape and --show-backend read the tape of the first step: each
+  // capsule's report block is printed at its first use, with the kernel that ran.
+  void show_first_step(const Tape& tape) {
+    if (o_.show_tape) {
+      std::ostringstream s;
+      s << "tape of step 0 (" << tape.size() << " nodes, backward runs them last to first):\n";
+      tape.print(s);
+      std::fputs(s.str().c_str(), stdout);
+    }
+    if (!o_.show_backend) return;
+    std::printf("%s\n", backend_.header.c_str());
+    std::map<std::string, bool> shown;
+    for (const TapeNode& node : tape.nodes()) {
+      if (shown[node.capsule]) continue;
+      shown[node.capsule] = true;
+      auto it = backend_.capsule_reports.find(node.capsule);
+      if (it == backend_.capsule_reports.end())
+        std::printf("%s: %s (no report recorded)\n", node.op, node.capsule);
+      else
+        std::printf("%s", it->second.c_str());
+      std::printf("  ran: %s\n", node.kernel);
+    }
   }
 
   // Row 0 of the prediction for a batch whose every row is (x1, x2), target t.
@@ -218,6 +266,7 @@ class Run {
 
   const TrainOptions& o_;
   const ModelDescription& m_;
+  const Backend& backend_;
   std::unique_ptr<CompiledModel<T>> model_;
   std::vector<T> x_, y_;
   int64_t num_batches_ = 0;
@@ -229,6 +278,46 @@ class Run {
 int train_main(int argc, char** argv, const ModelDescription& model,
                std::unique_ptr<CompiledModel<float>> (*make_f32)(),
                std::unique_ptr<CompiledModel<double>> (*make_f64)()) {
+  Backend cpu;
+  cpu.device = Device::Cpu;
+  cpu.make_f32 = make_f32;
+  cpu.make_f64 = make_f64;
+  cpu.header = "backend: cpu";
+  return train_main(argc, argv, model, std::vector<Backend>{cpu});
+}
+
+namespace {
+
+// The backend `requested` names, or why there is none. Never another device.
+Result<const Backend*> select_backend(Device requested, const std::vector<Backend>& backends) {
+  auto find = [&](Device d) -> const Backend* {
+    for (const Backend& b : backends)
+      if (b.device == d) return &b;
+    return nullptr;
+  };
+  auto usable = [](const Backend* b) { return b->ready ? b->ready() : Status::Ok(); };
+  if (requested == Device::Auto) {
+    const Backend* cuda = find(Device::Cuda);
+    if (cuda && usable(cuda).ok()) return cuda;
+    if (const Backend* cpu = find(Device::Cpu)) return cpu;
+    return Status::Error("this executable has no backend for `auto`");
+  }
+  const Backend* chosen = find(requested);
+  if (!chosen) {
+    Status why = require_runtime(requested);
+    return why.ok() ? Status::Error(std::string("this executable has no ") +
+                                    device_name(requested) + " backend")
+                    : why;
+  }
+  Status ready = usable(chosen);
+  if (!ready.ok()) return ready;
+  return chosen;
+}
+
+}  // namespace
+
+int train_main(int argc, char** argv, const ModelDescription& model,
+               const std::vector<Backend>& backends) {
   const std::string program = argc > 0 ? argv[0] : "model";
   Result<TrainOptions> parsed = parse_train_flags(argc, argv, model);
   if (!parsed.ok()) {
@@ -242,20 +331,21 @@ int train_main(int argc, char** argv, const ModelDescription& model,
     std::fflush(stdout);
     return kExitOk;
   }
-  Status device = require_runtime(o.device);
-  if (!device.ok()) return fail(kExitDevice, device.message());
+  Result<const Backend*> backend = select_backend(o.device, backends);
+  if (!backend.ok()) return fail(kExitDevice, backend.status().message());
   Status described = check_description(model);
   if (!described.ok()) return fail(kExitInternal, described.message());
 
+  const Backend& b = *backend.value();
   int code;
   if (o.f32) {
-    if (make_f32 == nullptr)
+    if (b.make_f32 == nullptr)
       return fail(kExitUsage, "--dtype f32: this executable was built without f32 support");
-    code = Run<float>(o, model, make_f32()).run();
+    code = Run<float>(o, model, b, b.make_f32()).run();
   } else {
-    if (make_f64 == nullptr)
+    if (b.make_f64 == nullptr)
       return fail(kExitUsage, "--dtype f64: this executable was built without f64 support");
-    code = Run<double>(o, model, make_f64()).run();
+    code = Run<double>(o, model, b, b.make_f64()).run();
   }
   std::fflush(stdout);
   return code;

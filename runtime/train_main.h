@@ -8,6 +8,7 @@
 #define VOUCH_RUNTIME_TRAIN_MAIN_H_
 
 #include <memory>
+#include <vector>
 
 #include "runtime/model_api.h"
 
@@ -29,6 +30,12 @@ enum TrainExit {
 int train_main(int argc, char** argv, const ModelDescription& model,
                std::unique_ptr<CompiledModel<float>> (*make_f32)(),
                std::unique_ptr<CompiledModel<double>> (*make_f64)());
+
+// The same for an executable with several backends (the cuda target carries cpu
+// and cuda). `--device auto` picks cuda only when its ready() succeeds; an
+// explicit device without a usable backend is an error, never another device.
+int train_main(int argc, char** argv, const ModelDescription& model,
+               const std::vector<Backend>& backends);
 
 }  // namespace vouch::rt
 

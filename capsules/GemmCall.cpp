@@ -1,0 +1,37 @@
+//===- GemmCall.cpp - row-major products as cuBLAS calls --------*- C++ -*-===//
+#include "capsules/GemmCall.h"
+
+namespace vouch::capsules {
+
+GemmCall matmulCall(bool transposeLhs, bool transposeRhs, bool batched) {
+  GemmCall call;
+  call.function = batched ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
+  call.transa = transposeRhs ? 'T' : 'N';
+  call.transb = transposeLhs ? 'T' : 'N';
+  call.a = "rhs";
+  call.b = "lhs";
+  return call;
+}
+
+GemmCall linearCall(bool hasBias) {
+  // y = x·Wᵀ is matmul(x, W, transpose_rhs); rows of x beyond the last axis
+  // are flattened into M, which row-major storage makes free.
+  GemmCall call = matmulCall(/*transposeLhs=*/false, /*transposeRhs=*/true,
+                             /*batched=*/false);
+  call.function = "cublasLtMatmul";
+  call.a = "weight";
+  call.b = "input";
+  call.epilogue = hasBias ? "BIAS" : "DEFAULT";
+  return call;
+}
+
+std::string formatGemmCall(const GemmCall &call) {
+  std::string out = call.function + "(transa=" + call.transa +
+                    ", transb=" + call.transb + ", A=" + call.a +
+                    ", B=" + call.b;
+  if (!call.epilogue.empty())
+    out += ", epilogue=" + call.epilogue;
+  return out + ")";
+}
+
+} // namespace vouch::capsules

@@ -1,0 +1,39 @@
+//===- GemmCall.h - row-major products as cuBLAS calls ----------*- C++ -*-===//
+//
+// vouch stores every tensor row-major; cuBLAS reads column-major. A
+// row-major C[M,N] = op(lhs)·op(rhs) is, read column-major, Cᵀ =
+// op(rhs)ᵀ·op(lhs)ᵀ: so cuBLAS's A is rhs with transa from transpose_rhs,
+// its B is lhs with transb from transpose_lhs, m = N, n = M. No operand is
+// ever copied into a transposed buffer (seed 5.3.7). Codegen emits these
+// calls and reports print them; both take them from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_CAPSULES_GEMMCALL_H
+#define VOUCH_CAPSULES_GEMMCALL_H
+
+#include <string>
+
+#include "capsules/Capsule.h"
+
+namespace vouch::capsules {
+
+struct GemmCall {
+  std::string function; ///< cublasGemmEx, cublasGemmStridedBatchedEx, cublasLtMatmul
+  char transa = 'N';    ///< 'N' or 'T', applied to cuBLAS's A
+  char transb = 'N';    ///< applied to cuBLAS's B
+  std::string a, b;     ///< which vouch operand cuBLAS's A and B are
+  std::string epilogue; ///< cublasLt only: "BIAS" or "DEFAULT"; else empty
+};
+
+/// vouch.matmul (rank 2, or rank 3 with `batched`) as a cuBLAS call.
+GemmCall matmulCall(bool transposeLhs, bool transposeRhs, bool batched);
+/// vouch.linear (y = x·Wᵀ + b, W stored [out, in]) as a cublasLt call.
+GemmCall linearCall(bool hasBias);
+
+/// `cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)`; cublasLt calls add
+/// `epilogue=BIAS`.
+std::string formatGemmCall(const GemmCall &);
+
+} // namespace vouch::capsules
+
+#endif // VOUCH_CAPSULES_GEMMCALL_H

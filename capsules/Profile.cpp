@@ -1,0 +1,169 @@
+//===- Profile.cpp - backend profiles and their assurance policies -*- C++ -*-===//
+#include "capsules/Profile.h"
+
+#include <algorithm>
+
+namespace vouch::capsules {
+
+std::string_view toString(AssurancePolicy p) {
+  switch (p) {
+  case AssurancePolicy::Verified:
+    return "verified";
+  case AssurancePolicy::Checked:
+    return "checked";
+  case AssurancePolicy::External:
+    return "external";
+  }
+  return "";
+}
+
+bool allowsTrust(AssurancePolicy policy, TrustLevel trust) {
+  switch (policy) {
+  case AssurancePolicy::Verified:
+    return trust == TrustLevel::Verified;
+  case AssurancePolicy::Checked:
+    return trust == TrustLevel::Verified || trust == TrustLevel::Checked;
+  case AssurancePolicy::External:
+    return true;
+  }
+  return false;
+}
+
+const std::vector<Provider> &
+BackendProfile::preferenceFor(std::string_view op) const {
+  for (const auto &[name, order] : opPreferences)
+    if (name == op)
+      return order;
+  return providers;
+}
+
+bool BackendProfile::allowsProvider(Provider p) const {
+  return std::find(providers.begin(), providers.end(), p) != providers.end();
+}
+
+std::string BackendProfile::spec() const { return name + (tf32 ? "+tf32" : ""); }
+
+const std::vector<std::string_view> &profileNames() {
+  static const std::vector<std::string_view> names = {
+      "checked_cpu", "checked_cuda", "libtorch_forward_cuda"};
+  return names;
+}
+
+namespace {
+
+std::string knownProfiles() {
+  std::string out;
+  for (std::string_view n : profileNames())
+    out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+BackendProfile checkedCpu() {
+  BackendProfile p;
+  p.name = "checked_cpu";
+  p.device = Device::Cpu;
+  p.assurance = AssurancePolicy::Checked;
+  p.providers = {Provider::Reference};
+  // The cpu reference is the interpreter's arithmetic: exact rounding, no
+  // contraction, sums folded left.
+  p.numerics = NumericsAllowance{};
+  p.description = "reference kernels on the host, interpreter order";
+  return p;
+}
+
+BackendProfile checkedCuda() {
+  BackendProfile p;
+  p.name = "checked_cuda";
+  p.device = Device::Cuda;
+  p.assurance = AssurancePolicy::Checked;
+  p.providers = {Provider::NativeCuda, Provider::Cublaslt, Provider::Cublas,
+                 Provider::Cufft};
+  p.opPreferences = {
+      {"linear", {Provider::Cublaslt, Provider::Cublas, Provider::NativeCuda}},
+      {"matmul", {Provider::Cublas, Provider::Cublaslt, Provider::NativeCuda}},
+  };
+  p.numerics.subnormalFlushOrImplementationDefined = true;
+  p.numerics.contraction = true;
+  p.numerics.implementationDefinedReduction = true;
+  p.description = "NVRTC kernels and cuBLAS(Lt) on one NVIDIA GPU (sm_90)";
+  return p;
+}
+
+BackendProfile libtorchForwardCuda() {
+  BackendProfile p = checkedCuda();
+  p.name = "libtorch_forward_cuda";
+  p.assurance = AssurancePolicy::External;
+  p.providers.insert(p.providers.begin(), Provider::Libtorch);
+  for (auto &[op, order] : p.opPreferences)
+    order.insert(order.begin(), Provider::Libtorch);
+  p.requiredProviders = {Provider::Libtorch};
+  p.description = "forward values from LibTorch where it has a capsule, "
+                  "vouch's VJPs from the tape";
+  return p;
+}
+
+} // namespace
+
+Expected<BackendProfile> lookupProfile(std::string_view name,
+                                       const ProfileOptions &options) {
+  BackendProfile p;
+  if (name == "checked_cpu")
+    p = checkedCpu();
+  else if (name == "checked_cuda")
+    p = checkedCuda();
+  else if (name == "libtorch_forward_cuda")
+    p = libtorchForwardCuda();
+  else
+    return Error{"unknown profile `" + std::string(name) +
+                 "` (known profiles: " + knownProfiles() + ")"};
+  if (options.tf32 && p.device != Device::Cuda)
+    return Error{"profile option `tf32` applies to cuda profiles, not `" +
+                 p.name + "`"};
+  p.tf32 = options.tf32;
+  return p;
+}
+
+Expected<BackendProfile> parseProfileSpec(std::string_view spec) {
+  size_t plus = spec.find('+');
+  std::string_view name = spec.substr(0, plus);
+  ProfileOptions options;
+  while (plus != std::string_view::npos) {
+    size_t next = spec.find('+', plus + 1);
+    std::string_view option = spec.substr(plus + 1, next - plus - 1);
+    if (option == "tf32")
+      options.tf32 = true;
+    else
+      return Error{"unknown profile option `" + std::string(option) +
+                   "` in `" + std::string(spec) + "` (known options: tf32)"};
+    plus = next;
+  }
+  return lookupProfile(name, options);
+}
+
+Expected<BackendProfile> profileForDevice(Device device,
+                                          const ProfileOptions &options) {
+  if (device == Device::Cpu)
+    return lookupProfile("checked_cpu", options);
+  if (device == Device::Cuda)
+    return lookupProfile("checked_cuda", options);
+  return Error{"device `" + std::string(toString(device)) +
+               "` has no maintained runtime profile"};
+}
+
+Expected<BackendProfile> profileForDeviceName(std::string_view name,
+                                              const ProfileOptions &options) {
+  Expected<Device> device = parseDevice(name);
+  if (!device)
+    return Error{device.error()};
+  return profileForDevice(*device, options);
+}
+
+bool providerLinked(Provider p) { return p != Provider::Libtorch; }
+
+std::string providerUnavailableReason(Provider p) {
+  if (p == Provider::Libtorch)
+    return "no LibTorch provider is linked into this build";
+  return "";
+}
+
+} // namespace vouch::capsules

@@ -1,0 +1,106 @@
+//===- Profile.h - backend profiles and their assurance policies -*- C++ -*-===//
+//
+// A BackendProfile names a target device, the providers it may use (in
+// order of preference, per op), the trust levels its assurance policy
+// accepts and the numerical behaviour it allows. It declares build
+// capabilities; it is not a hardware probe (the runtime tells a native CUDA
+// build with a device from one without, and from a CPU-only build).
+//
+//   checked_cpu            cpu;  reference kernels; verified / checked
+//   checked_cuda           cuda; cublaslt / cublas for linear / matmul,
+//                          native-cuda otherwise; verified / checked;
+//                          TF32 off unless the `tf32` option is given
+//   libtorch_forward_cuda  cuda; forward values from LibTorch where it has
+//                          a capsule, vouch's VJPs from the tape; any trust
+//                          level; needs the LibTorch provider, which this
+//                          build does not link, so the gate rejects it
+//
+// Only cpu and cuda have maintained profiles: every other device name
+// parses, and asking for its profile is an error, never a CPU run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_CAPSULES_PROFILE_H
+#define VOUCH_CAPSULES_PROFILE_H
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "capsules/Capsule.h"
+
+namespace vouch::capsules {
+
+/// Which trust levels a profile accepts: verified → verified only;
+/// checked → verified, checked; external → every level, trusted-external
+/// included.
+enum class AssurancePolicy { Verified, Checked, External };
+std::string_view toString(AssurancePolicy);
+bool allowsTrust(AssurancePolicy, TrustLevel);
+
+/// The numerical behaviour a profile accepts from its capsules; anything
+/// stricter is accepted too (nearest-even, preserved subnormals, no
+/// contraction, no or left-fold reduction always pass).
+struct NumericsAllowance {
+  bool implementationDefinedRounding = false;
+  bool subnormalFlushOrImplementationDefined = false;
+  bool contraction = false;
+  bool implementationDefinedReduction = false;
+};
+
+struct ProfileOptions {
+  bool tf32 = false; ///< cuda profiles: let cuBLAS GEMMs compute in TF32
+};
+
+struct BackendProfile {
+  std::string name;
+  Device device = Device::Cpu;
+  AssurancePolicy assurance = AssurancePolicy::Checked;
+  /// Providers the profile may use, and the default order of preference.
+  std::vector<Provider> providers;
+  /// Per-op preference orders that replace the default one.
+  std::vector<std::pair<std::string, std::vector<Provider>>> opPreferences;
+  /// Providers the profile cannot work without (LibTorch for
+  /// libtorch_forward_cuda): the gate rejects the profile while one of them
+  /// is not linked into this build.
+  std::vector<Provider> requiredProviders;
+  NumericsAllowance numerics;
+  bool tf32 = false;
+  std::string description; ///< one line, for reports
+
+  /// Preference order for `op`: its override, else `providers`.
+  const std::vector<Provider> &preferenceFor(std::string_view op) const;
+  bool allowsProvider(Provider) const;
+  /// `name`, plus `+tf32` when the option is on: what parseProfileSpec
+  /// reads back, and what vouch-plan records on the model.
+  std::string spec() const;
+};
+
+/// "checked_cpu", "checked_cuda", "libtorch_forward_cuda".
+const std::vector<std::string_view> &profileNames();
+
+/// A profile by name; an unknown name is an error listing the known ones.
+/// `tf32` on a cpu profile is an error.
+Expected<BackendProfile> lookupProfile(std::string_view name,
+                                       const ProfileOptions &options = {});
+/// `name[+option...]`, e.g. "checked_cuda+tf32" (the pass option syntax).
+Expected<BackendProfile> parseProfileSpec(std::string_view spec);
+
+/// The maintained profile of a device (cpu → checked_cpu, cuda →
+/// checked_cuda); any other device is the error
+/// "device `rocm` has no maintained runtime profile".
+Expected<BackendProfile> profileForDevice(Device device,
+                                          const ProfileOptions &options = {});
+/// parseDevice, then profileForDevice.
+Expected<BackendProfile> profileForDeviceName(std::string_view name,
+                                              const ProfileOptions &options = {});
+
+/// Whether this build can emit calls to the provider. Everything but
+/// LibTorch is linked.
+bool providerLinked(Provider);
+/// Why a provider cannot be used in this build; empty when it can.
+std::string providerUnavailableReason(Provider);
+
+} // namespace vouch::capsules
+
+#endif // VOUCH_CAPSULES_PROFILE_H

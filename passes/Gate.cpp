@@ -1,0 +1,523 @@
+//===- Gate.cpp - the assurance gate ----------------------------*- C++ -*-===//
+//
+// One banner section per group of obligations. Each check appends failures
+// and returns; nothing stops at the first failure, so a rejection lists
+// everything wrong with the model at once.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Gate.h"
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "capsules/GemmCall.h"
+#include "capsules/Registry.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
+#include "passes/Plan.h"
+
+namespace vouch {
+#define GEN_PASS_DECL_GATEPASS
+#define GEN_PASS_DEF_GATEPASS
+#include "passes/Passes.h.inc"
+} // namespace vouch
+
+using namespace mlir;
+using vouch::capsules::Device;
+using vouch::capsules::Direction;
+using vouch::capsules::KernelCapsule;
+using vouch::capsules::Obligation;
+using vouch::capsules::Provider;
+
+namespace vouch {
+
+namespace {
+
+constexpr uint64_t kUInt32Max = std::numeric_limits<uint32_t>::max();
+constexpr uint64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+std::string str(std::string_view s) { return std::string(s); }
+
+std::string quoted(StringRef s) { return "`" + s.str() + "`"; }
+
+/// The operand and result types of an op, labelled for messages.
+std::vector<std::pair<std::string, Type>> valueTypes(Operation *op) {
+  std::vector<std::pair<std::string, Type>> out;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    out.push_back({"operand " + std::to_string(i), v.getType()});
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    out.push_back({op->getNumResults() == 1 ? "the result"
+                                            : "result " + std::to_string(i),
+                   v.getType()});
+  return out;
+}
+
+std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return os.str();
+}
+
+} // namespace
+
+/// The only maker of AcceptedGraphPlan (its constructor's one friend).
+class AssuranceGate {
+public:
+  AssuranceGate(ModelOp model, const capsules::BackendProfile &profile,
+                const GateOptions &options)
+      : model(model), profile(profile), options(options),
+        registry(options.registry ? *options.registry
+                                  : capsules::defaultRegistry()) {}
+
+  FailureOr<AcceptedGraphPlan> run(GateRejection *rejection);
+
+private:
+  void fail(Operation *op, Obligation obligation, std::string message) {
+    failures.push_back({op, obligation, std::move(message)});
+  }
+
+  void checkProfile();
+  void checkShapes(Operation *op);
+  void checkIdentity(Operation *op, const KernelCapsule &c);
+  void checkCapsuleShape(Operation *op, const KernelCapsule &c);
+  void checkPolicy(Operation *op, const KernelCapsule &c);
+  void checkVjp(Operation *op, const PlanPosition &position,
+                const KernelCapsule &c);
+  void checkEvidence(Operation *op, const KernelCapsule &c);
+  const KernelCapsule *checkCapsule(Operation *op);
+  void checkSymbol(Operation *op);
+  capsules::PlannedOp describe(Operation *op, const PlanPosition &position,
+                               const KernelCapsule &c);
+  void report(GateRejection *rejection);
+
+  struct Failure {
+    Operation *op; ///< the model for model-wide failures
+    Obligation obligation;
+    std::string message;
+  };
+
+  ModelOp model;
+  const capsules::BackendProfile &profile;
+  const GateOptions &options;
+  const capsules::CapsuleRegistry &registry;
+  std::vector<Failure> failures;
+  std::set<int64_t> nodesWithBackward;
+  std::map<std::string, Operation *> symbols;
+};
+
+//===----------------------------------------------------------------------===//
+// Model-wide: the profile is usable here, and is the one planned for
+//===----------------------------------------------------------------------===//
+
+void AssuranceGate::checkProfile() {
+  for (Provider p : profile.requiredProviders)
+    if (!capsules::providerLinked(p))
+      fail(model, Obligation::Profile,
+           "profile " + quoted(profile.name) + " needs provider " +
+               quoted(str(toString(p))) + ", but " +
+               capsules::providerUnavailableReason(p));
+  if (auto planned = model->getAttrOfType<StringAttr>(kProfileAttr))
+    if (planned.getValue() != profile.spec())
+      fail(model, Obligation::Profile,
+           "the model was planned for profile " + quoted(planned.getValue()) +
+               ", not " + quoted(profile.spec()));
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and the UInt32 CUDA ABI (independent of the capsule)
+//===----------------------------------------------------------------------===//
+
+void AssuranceGate::checkShapes(Operation *op) {
+  for (auto &[what, type] : valueTypes(op)) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape()) {
+      fail(op, Obligation::Shape,
+           what + " has type " + typeString(type) + ", not a static shape");
+      continue;
+    }
+    if (profile.device != Device::Cuda)
+      continue; // host kernels index with int64
+    unsigned __int128 count = 1;
+    for (auto [axis, extent] : llvm::enumerate(tensor.getShape())) {
+      count *= static_cast<uint64_t>(extent);
+      if (static_cast<uint64_t>(extent) > kUInt32Max)
+        fail(op, Obligation::Abi,
+             "axis " + std::to_string(axis) + " of " + what + " has extent " +
+                 std::to_string(extent) +
+                 ", more than the UInt32 CUDA ABI allows (4294967295)");
+    }
+    if (count > kUInt32Max)
+      fail(op, Obligation::Abi,
+           what + " (" + typeString(type) + ") has " +
+               (count > std::numeric_limits<uint64_t>::max()
+                    ? std::string("more than 2^64")
+                    : std::to_string(static_cast<uint64_t>(count))) +
+               " elements, more than the UInt32 CUDA ABI allows "
+               "(4294967295): its last index does not fit");
+  }
+}
+
+void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
+  for (auto &[what, type] : valueTypes(op)) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue; // reported by checkShapes
+    if (c.maxRank > 0 && tensor.getRank() > c.maxRank)
+      fail(op, Obligation::Shape,
+           what + " has rank " + std::to_string(tensor.getRank()) +
+               "; capsule " + quoted(c.name) + " handles rank ≤ " +
+               std::to_string(c.maxRank));
+    bool blas = c.provider == Provider::Cublas ||
+                c.provider == Provider::Cublaslt;
+    if (blas && tensor.hasStaticShape())
+      for (auto [axis, extent] : llvm::enumerate(tensor.getShape()))
+        if (static_cast<uint64_t>(extent) > kInt32Max)
+          fail(op, Obligation::Abi,
+               "axis " + std::to_string(axis) + " of " + what +
+                   " has extent " + std::to_string(extent) + "; " +
+                   str(toString(c.provider)) +
+                   " takes int extents (≤ 2147483647)");
+  }
+  bool flagged = op->hasAttr("transpose_lhs") || op->hasAttr("transpose_rhs");
+  if (flagged && !c.acceptsTransposeFlags)
+    fail(op, Obligation::Layout,
+         "the op reads an operand through a transpose flag, which capsule " +
+             quoted(c.name) + " does not accept");
+}
+
+//===----------------------------------------------------------------------===//
+// The capsule: exists, computes forward, is who it says it is
+//===----------------------------------------------------------------------===//
+
+const KernelCapsule *AssuranceGate::checkCapsule(Operation *op) {
+  StringRef name = op->getName().stripDialect();
+  auto attr = op->getAttrOfType<StringAttr>(kCapsuleAttr);
+  if (!attr) {
+    std::string tried;
+    for (Provider p : profile.preferenceFor(name.str()))
+      tried += (tried.empty() ? "" : ", ") + str(toString(p));
+    fail(op, Obligation::Capsule,
+         "no capsule for vouch." + name.str() + " on device " +
+             str(toString(profile.device)) + " under profile " +
+             quoted(profile.name) + " (providers tried: " + tried + ")");
+    return nullptr;
+  }
+  const KernelCapsule *c = registry.find(attr.getValue().str());
+  if (!c) {
+    fail(op, Obligation::Capsule,
+         "capsule " + quoted(attr.getValue()) + " is not in the registry");
+    return nullptr;
+  }
+  if (!c->supportsForward)
+    fail(op, Obligation::Capsule,
+         "capsule " + quoted(c->name) + " does not compute forward values");
+  return c;
+}
+
+void AssuranceGate::checkIdentity(Operation *op, const KernelCapsule &c) {
+  StringRef name = op->getName().stripDialect();
+  std::string provider(toString(c.provider));
+  if (c.op != name)
+    fail(op, Obligation::Identity,
+         "capsule " + quoted(c.name) + " implements vouch." + c.op +
+             ", not vouch." + name.str());
+  if (c.device != profile.device)
+    fail(op, Obligation::Identity,
+         "capsule " + quoted(c.name) + " runs on device " +
+             str(toString(c.device)) + ", but profile " +
+             quoted(profile.name) + " targets " +
+             str(toString(profile.device)));
+  if (!capsules::providerRunsOn(c.provider, c.device))
+    fail(op, Obligation::Identity,
+         "capsule " + quoted(c.name) + " claims provider " + provider +
+             " on device " + str(toString(c.device)) + ", where " + provider +
+             " does not run");
+  if (!profile.allowsProvider(c.provider)) {
+    std::string allowed;
+    for (Provider p : profile.providers)
+      allowed += (allowed.empty() ? "" : ", ") + str(toString(p));
+    fail(op, Obligation::Identity,
+         "profile " + quoted(profile.name) + " does not use provider " +
+             provider + " (capsule " + quoted(c.name) + "); it uses " +
+             allowed);
+  }
+  if (!capsules::providerLinked(c.provider))
+    fail(op, Obligation::Availability,
+         "capsule " + quoted(c.name) + " needs provider " + provider + ", but " +
+             capsules::providerUnavailableReason(c.provider));
+}
+
+//===----------------------------------------------------------------------===//
+// Policies: trust, numerics, determinism
+//===----------------------------------------------------------------------===//
+
+void AssuranceGate::checkPolicy(Operation *op, const KernelCapsule &c) {
+  if (!capsules::allowsTrust(profile.assurance, c.trust)) {
+    std::string accepted;
+    for (auto t : {capsules::TrustLevel::Verified, capsules::TrustLevel::Checked,
+                   capsules::TrustLevel::Fuzzed,
+                   capsules::TrustLevel::TrustedExternal})
+      if (capsules::allowsTrust(profile.assurance, t))
+        accepted += (accepted.empty() ? "" : ", ") + str(toString(t));
+    fail(op, Obligation::Trust,
+         "capsule " + quoted(c.name) + " has trust level " +
+             str(toString(c.trust)) + "; profile " + quoted(profile.name) +
+             " (assurance policy " + str(toString(profile.assurance)) +
+             ") accepts " + accepted);
+  }
+
+  const capsules::NumericalPolicy &n = c.numeric;
+  const capsules::NumericsAllowance &allow = profile.numerics;
+  auto numerics = [&](const char *field, std::string_view value,
+                      const char *required) {
+    fail(op, Obligation::Numerics,
+         "capsule " + quoted(c.name) + " declares " + field + "=" + str(value) +
+             "; profile " + quoted(profile.name) + " requires " + required);
+  };
+  if (n.round == capsules::Rounding::ImplementationDefined &&
+      !allow.implementationDefinedRounding)
+    numerics("round", toString(n.round), "round=nearest-even");
+  if (n.subnormal != capsules::Subnormals::Preserved &&
+      !allow.subnormalFlushOrImplementationDefined)
+    numerics("subnormal", toString(n.subnormal), "subnormal=preserved");
+  if (n.contract == capsules::Contraction::ImplementationDefined &&
+      !allow.contraction)
+    numerics("contract", toString(n.contract), "contract=none");
+  if (n.reduce == capsules::ReductionOrder::ImplementationDefined &&
+      !allow.implementationDefinedReduction)
+    numerics("reduce", toString(n.reduce), "reduce=left-fold or none");
+
+  if (options.deterministic &&
+      n.reduce == capsules::ReductionOrder::ImplementationDefined)
+    fail(op, Obligation::Determinism,
+         "determinism was requested, but capsule " + quoted(c.name) +
+             " reduces in an implementation-defined order");
+}
+
+//===----------------------------------------------------------------------===//
+// VJP and evidence
+//===----------------------------------------------------------------------===//
+
+void AssuranceGate::checkVjp(Operation *op, const PlanPosition &position,
+                             const KernelCapsule &c) {
+  if (position.direction != Direction::Forward ||
+      !nodesWithBackward.count(position.node))
+    return;
+  if (c.vjpMode == capsules::VjpMode::None)
+    fail(op, Obligation::Vjp,
+         "node " + std::to_string(position.node) +
+             " lies on the gradient path, but capsule " + quoted(c.name) +
+             " is forward-only (vjp=none)");
+  else if (c.vjp.claim.empty())
+    fail(op, Obligation::Vjp,
+         "capsule " + quoted(c.name) + " states no VJP contract");
+}
+
+void AssuranceGate::checkEvidence(Operation *op, const KernelCapsule &c) {
+  if (c.value.claim.empty())
+    fail(op, Obligation::Value,
+         "capsule " + quoted(c.name) + " states no value contract");
+  if (!options.requireEvidence)
+    return;
+  std::vector<std::pair<const char *, const capsules::ContractDescriptor *>>
+      contracts = {{"shape", &c.shape}, {"layout", &c.layout},
+                   {"value", &c.value}};
+  if (c.vjpMode != capsules::VjpMode::None)
+    contracts.push_back({"vjp", &c.vjp});
+  for (auto &[name, d] : contracts)
+    if (d->evidence.kind == capsules::EvidenceKind::NotProvided)
+      fail(op, Obligation::Evidence,
+           "capsule " + quoted(c.name) + " provides no evidence for its " +
+               name + " contract");
+}
+
+void AssuranceGate::checkSymbol(Operation *op) {
+  auto symbol = op->getAttrOfType<StringAttr>(kKernelAttr);
+  if (!symbol || symbol.getValue().empty()) {
+    fail(op, Obligation::Symbol, "the op has no kernel symbol (vouch.kernel)");
+    return;
+  }
+  auto [it, fresh] = symbols.insert({symbol.getValue().str(), op});
+  if (!fresh)
+    fail(op, Obligation::Symbol,
+         "kernel symbol " + quoted(symbol.getValue()) +
+             " is also planned for the op at " +
+             locationString(it->second->getLoc()));
+}
+
+//===----------------------------------------------------------------------===//
+// The plan, the report of failures, and the run
+//===----------------------------------------------------------------------===//
+
+capsules::PlannedOp AssuranceGate::describe(Operation *op,
+                                            const PlanPosition &position,
+                                            const KernelCapsule &c) {
+  capsules::PlannedOp p;
+  p.node = position.node;
+  p.direction = position.direction;
+  p.step = position.step;
+  p.op = op->getName().stripDialect().str();
+  p.capsule = c.name;
+  p.kernel = op->getAttrOfType<StringAttr>(kKernelAttr).getValue().str();
+  if (auto group = op->getAttrOfType<StringAttr>(kFusionGroupAttr))
+    p.fusion = group.str();
+  p.location = locationString(op->getLoc());
+  auto shapeOf = [](Type t) {
+    ArrayRef<int64_t> s = cast<RankedTensorType>(t).getShape();
+    return std::vector<int64_t>(s.begin(), s.end());
+  };
+  for (Value v : op->getOperands())
+    p.operandShapes.push_back(shapeOf(v.getType()));
+  p.resultShape = shapeOf(op->getResult(0).getType());
+  p.elementType =
+      typeString(cast<RankedTensorType>(op->getResult(0).getType())
+                     .getElementType());
+  p.transposeLhs = op->hasAttr("transpose_lhs");
+  p.transposeRhs = op->hasAttr("transpose_rhs");
+  bool batched = p.resultShape.size() == 3;
+  if (c.provider == Provider::Cublas && p.op == "matmul")
+    p.call = capsules::formatGemmCall(
+        capsules::matmulCall(p.transposeLhs, p.transposeRhs, batched));
+  else if (c.provider == Provider::Cublaslt && p.op == "linear")
+    p.call = capsules::formatGemmCall(
+        capsules::linearCall(op->getNumOperands() == 3));
+  return p;
+}
+
+void AssuranceGate::report(GateRejection *rejection) {
+  std::map<std::string, size_t> counts;
+  for (const Failure &f : failures) {
+    f.op->emitError() << "assurance gate [" << str(toString(f.obligation))
+                      << "]: " << f.message;
+    ++counts[str(toString(f.obligation))];
+  }
+  std::string kinds;
+  for (auto &[name, count] : counts)
+    kinds += (kinds.empty() ? "" : ", ") + name +
+             (count > 1 ? " ×" + std::to_string(count) : "");
+  model.emitError() << "assurance gate rejected model "
+                    << quoted(model.getSymName()) << " under profile "
+                    << quoted(profile.spec()) << ": " << failures.size()
+                    << " failed obligation" << (failures.size() == 1 ? "" : "s")
+                    << " (" << kinds << ")";
+  if (!rejection)
+    return;
+  rejection->model = model.getSymName().str();
+  rejection->profile = profile.spec();
+  rejection->device = profile.device;
+  rejection->failures.clear();
+  for (const Failure &f : failures)
+    rejection->failures.push_back(
+        {f.obligation,
+         f.op == model.getOperation() ? ""
+                                      : f.op->getName().stripDialect().str(),
+         locationString(f.op->getLoc()), f.message});
+}
+
+FailureOr<AcceptedGraphPlan> AssuranceGate::run(GateRejection *rejection) {
+  checkProfile();
+  std::vector<std::pair<Operation *, PlanPosition>> positions =
+      planPositions(model);
+  for (auto &[op, position] : positions)
+    if (position.direction == Direction::Backward)
+      nodesWithBackward.insert(position.node);
+
+  std::vector<capsules::PlannedOp> planned;
+  std::vector<KernelCapsule> used;
+  for (auto &[op, position] : positions) {
+    checkShapes(op);
+    checkSymbol(op);
+    const KernelCapsule *c = checkCapsule(op);
+    if (!c)
+      continue;
+    checkIdentity(op, *c);
+    checkCapsuleShape(op, *c);
+    checkPolicy(op, *c);
+    checkVjp(op, position, *c);
+    checkEvidence(op, *c);
+    if (!failures.empty())
+      continue; // no plan will be made: only keep checking
+    planned.push_back(describe(op, position, *c));
+    bool seen = false;
+    for (const KernelCapsule &u : used)
+      seen |= u.name == c->name;
+    if (!seen)
+      used.push_back(*c);
+  }
+
+  if (!failures.empty()) {
+    report(rejection);
+    return failure();
+  }
+  return AcceptedGraphPlan(model.getSymName().str(), profile, options,
+                           std::move(planned), std::move(used));
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<AcceptedGraphPlan> gateModel(ModelOp model,
+                                       const capsules::BackendProfile &profile,
+                                       const GateOptions &options,
+                                       GateRejection *rejection) {
+  return AssuranceGate(model, profile, options).run(rejection);
+}
+
+FailureOr<AcceptedGraphPlan> planAndGate(ModelOp model,
+                                         const capsules::BackendProfile &profile,
+                                         const GateOptions &options,
+                                         GateRejection *rejection) {
+  planModel(model, profile,
+            options.registry ? *options.registry : capsules::defaultRegistry());
+  return gateModel(model, profile, options, rejection);
+}
+
+const capsules::PlannedOp *plannedOpOf(const AcceptedGraphPlan &plan,
+                                       Operation *op) {
+  auto symbol = op->getAttrOfType<StringAttr>(kKernelAttr);
+  if (!symbol)
+    return nullptr;
+  for (const capsules::PlannedOp &planned : plan.ops())
+    if (planned.kernel == symbol.getValue())
+      return &planned;
+  return nullptr;
+}
+
+namespace {
+
+struct GatePass : public impl::GatePassBase<GatePass> {
+  using GatePassBase::GatePassBase;
+
+  void runOnOperation() override {
+    ModelOp model = getOperation();
+    std::string spec = profile;
+    if (spec.empty())
+      if (auto planned = model->getAttrOfType<StringAttr>(kProfileAttr))
+        spec = planned.getValue().str();
+    if (spec.empty()) {
+      model.emitError() << "vouch-gate needs a profile: run vouch-plan first "
+                           "or pass profile=";
+      return signalPassFailure();
+    }
+    capsules::Expected<capsules::BackendProfile> chosen =
+        capsules::parseProfileSpec(spec);
+    if (!chosen) {
+      model.emitError() << chosen.error();
+      return signalPassFailure();
+    }
+    GateOptions gateOptions;
+    gateOptions.deterministic = deterministic;
+    gateOptions.requireEvidence = requireEvidence;
+    if (failed(gateModel(model, *chosen, gateOptions)))
+      return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
+} // namespace vouch

@@ -1,0 +1,156 @@
+//===- Plan.cpp - a capsule and a kernel symbol for every op ----*- C++ -*-===//
+//
+// The vouch-plan pass and the planning API behind it. Planning asks the op
+// only for its name (the capsule's `op`) and its tape position; which
+// provider computes it is the profile's choice among the registry's
+// capsules.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Plan.h"
+
+#include <cctype>
+#include <map>
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Pass/Pass.h"
+
+namespace vouch {
+#define GEN_PASS_DECL_PLANPASS
+#define GEN_PASS_DEF_PLANPASS
+#include "passes/Passes.h.inc"
+} // namespace vouch
+
+using namespace mlir;
+
+namespace vouch {
+
+namespace {
+// Written by vouch-autodiff (passes/Passes.h: kNodeAttr, kVjpOfAttr); this
+// target cannot include that header (//passes depends on it), so PlanTest
+// checks that the spellings agree.
+} // namespace
+
+bool isPlannedOp(OperationName name) {
+  if (name.getDialectNamespace() != VouchDialect::getDialectNamespace())
+    return false;
+  std::optional<RegisteredOperationName> registered = name.getRegisteredInfo();
+  if (!registered)
+    return false;
+  TypeID id = registered->getTypeID();
+  for (TypeID structural :
+       {TypeID::get<ModelOp>(), TypeID::get<InputOp>(), TypeID::get<TargetOp>(),
+        TypeID::get<ParamOp>(), TypeID::get<LossOp>(), TypeID::get<OutputOp>(),
+        TypeID::get<ParamGradOp>()})
+    if (id == structural)
+      return false;
+  return true;
+}
+
+std::vector<std::pair<Operation *, PlanPosition>> planPositions(ModelOp model) {
+  int64_t lastNode = -1;
+  for (Operation &op : model.getBlock())
+    if (auto node = op.getAttrOfType<IntegerAttr>(kNodeAttr))
+      lastNode = std::max(lastNode, node.getInt());
+  std::map<int64_t, int64_t> steps;
+  std::vector<std::pair<Operation *, PlanPosition>> out;
+  for (Operation &op : model.getBlock()) {
+    if (!isPlannedOp(&op))
+      continue;
+    PlanPosition position;
+    if (auto of = op.getAttrOfType<IntegerAttr>(kVjpOfAttr)) {
+      position.node = of.getInt();
+      position.direction = capsules::Direction::Backward;
+      position.step = steps[position.node]++;
+    } else if (auto node = op.getAttrOfType<IntegerAttr>(kNodeAttr)) {
+      position.node = node.getInt();
+    } else {
+      position.node = ++lastNode;
+    }
+    out.push_back({&op, position});
+  }
+  return out;
+}
+
+std::string kernelSymbol(StringRef model, const PlanPosition &position,
+                         StringRef op) {
+  std::string name;
+  for (char c : model)
+    name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) ||
+                        name[0] == '_'))
+    name = "model_" + name;
+  if (position.direction == capsules::Direction::Forward)
+    return name + "_n" + std::to_string(position.node) + "_" + op.str();
+  return name + "_b" + std::to_string(position.node) + "_" +
+         std::to_string(position.step) + "_" + op.str();
+}
+
+const capsules::KernelCapsule *
+selectCapsule(StringRef op, const capsules::BackendProfile &profile,
+              const capsules::CapsuleRegistry &registry) {
+  std::vector<const capsules::KernelCapsule *> candidates =
+      registry.forOp(op.str(), profile.device);
+  for (capsules::Provider preferred : profile.preferenceFor(op.str()))
+    for (const capsules::KernelCapsule *c : candidates)
+      if (c->provider == preferred)
+        return c;
+  return candidates.empty() ? nullptr : candidates.front();
+}
+
+void planModel(ModelOp model, const capsules::BackendProfile &profile,
+               const capsules::CapsuleRegistry &registry) {
+  Builder b(model.getContext());
+  model->setAttr(kProfileAttr, b.getStringAttr(profile.spec()));
+  for (auto &[op, position] : planPositions(model)) {
+    StringRef name = op->getName().stripDialect();
+    op->setAttr(kKernelAttr, b.getStringAttr(kernelSymbol(
+                                 model.getSymName(), position, name)));
+    if (const capsules::KernelCapsule *c =
+            selectCapsule(name, profile, registry))
+      op->setAttr(kCapsuleAttr, b.getStringAttr(c->name));
+    else
+      op->removeAttr(kCapsuleAttr);
+  }
+}
+
+std::string locationString(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+           ":" + std::to_string(file.getColumn());
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return locationString(name.getChildLoc());
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return locationString(call.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations()) {
+      std::string s = locationString(inner);
+      if (s != "unknown")
+        return s;
+    }
+  return "unknown";
+}
+
+//===----------------------------------------------------------------------===//
+// vouch-plan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct PlanPass : public impl::PlanPassBase<PlanPass> {
+  using PlanPassBase::PlanPassBase;
+
+  void runOnOperation() override {
+    ModelOp model = getOperation();
+    capsules::Expected<capsules::BackendProfile> chosen =
+        capsules::parseProfileSpec(profile);
+    if (!chosen) {
+      model.emitError() << chosen.error();
+      return signalPassFailure();
+    }
+    planModel(model, *chosen, capsules::defaultRegistry());
+  }
+};
+
+} // namespace
+} // namespace vouch

@@ -1,0 +1,190 @@
+//===- PlanTest.cpp - capsule selection and kernel symbols ---------------===//
+//
+// The catalog's op list is the dialect's compute ops; planning picks the
+// profile's providers on the profile's device only, never another device;
+// kernel symbols are the names codegen emits, unique per model.
+//
+//===----------------------------------------------------------------------===//
+#include <set>
+
+#include "capsules/Catalog.h"
+#include "passes/GateTestSupport.h"
+
+namespace vouch {
+namespace {
+
+using capsules::Direction;
+using testing::GateFixture;
+using testing::kQuickstartMlp;
+
+class Plan : public GateFixture {};
+
+TEST_F(Plan, CatalogListsExactlyTheDialectsComputeOps) {
+  std::set<std::string> dialect, catalog;
+  for (mlir::RegisteredOperationName name :
+       context.getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "vouch" || !isPlannedOp(name))
+      continue;
+    std::string op = name.stripDialect().str();
+    dialect.insert(op);
+    const capsules::OpSpec *spec = capsules::findOpSpec(op);
+    ASSERT_NE(spec, nullptr) << "vouch." << op << " has no catalog entry";
+    EXPECT_EQ(spec->hasVjp, name.hasInterface<VJPOpInterface>()) << op;
+  }
+  for (const capsules::OpSpec &spec : capsules::computeOps())
+    catalog.insert(std::string(spec.op));
+  EXPECT_EQ(dialect, catalog);
+  EXPECT_FALSE(isPlannedOp(mlir::OperationName("vouch.param", &context)));
+  EXPECT_FALSE(isPlannedOp(mlir::OperationName("vouch.model", &context)));
+}
+
+TEST_F(Plan, AttributeSpellingsAgreeWithAutodiff) {
+  // Plan.cpp spells vouch.node / vouch.vjp_of itself (it cannot include
+  // passes/Passes.h); positions read after autodiff must be its ids.
+  ModelOp model = parse(kQuickstartMlp, /*differentiate=*/true);
+  for (auto &[op, position] : planPositions(model)) {
+    if (auto node = op->getAttrOfType<mlir::IntegerAttr>(kNodeAttr)) {
+      EXPECT_EQ(position.direction, Direction::Forward);
+      EXPECT_EQ(position.node, node.getInt());
+    }
+    if (auto of = op->getAttrOfType<mlir::IntegerAttr>(kVjpOfAttr)) {
+      EXPECT_EQ(position.direction, Direction::Backward);
+      EXPECT_EQ(position.node, of.getInt());
+    }
+  }
+}
+
+TEST_F(Plan, QuickstartSymbolsAndCapsulesOnCuda) {
+  ModelOp model = parse(kQuickstartMlp, /*differentiate=*/true);
+  capsules::BackendProfile cuda = *capsules::lookupProfile("checked_cuda");
+  planModel(model, cuda, capsules::defaultRegistry());
+  EXPECT_EQ(model->getAttrOfType<mlir::StringAttr>(kProfileAttr).getValue(),
+            "checked_cuda");
+  auto attr = [](mlir::Operation *op, const char *name) {
+    return op->getAttrOfType<mlir::StringAttr>(name).getValue().str();
+  };
+  mlir::Operation *linear0 = nth(model, "linear", 0);
+  EXPECT_EQ(attr(linear0, kCapsuleAttr), "cublaslt.linear");
+  EXPECT_EQ(attr(linear0, kKernelAttr), "quickstart_mlp_n0_linear");
+  EXPECT_EQ(attr(nth(model, "relu"), kKernelAttr), "quickstart_mlp_n1_relu");
+  EXPECT_EQ(attr(nth(model, "relu"), kCapsuleAttr), "native_cuda.relu");
+  EXPECT_EQ(attr(nth(model, "mse_loss"), kKernelAttr),
+            "quickstart_mlp_n3_mse_loss");
+  // The backward of node 2 (the second linear) is two matmuls and a sum.
+  mlir::Operation *dx = nth(model, "matmul", 0);
+  EXPECT_EQ(attr(dx, kCapsuleAttr), "cublas.matmul");
+  EXPECT_EQ(attr(dx, kKernelAttr), "quickstart_mlp_b2_0_matmul");
+  EXPECT_EQ(attr(nth(model, "matmul", 1), kKernelAttr),
+            "quickstart_mlp_b2_1_matmul");
+  EXPECT_EQ(attr(nth(model, "reduce_sum", 0), kKernelAttr),
+            "quickstart_mlp_b2_2_reduce_sum");
+
+  std::set<std::string> symbols;
+  int planned = 0;
+  for (auto &[op, position] : planPositions(model)) {
+    ++planned;
+    EXPECT_TRUE(symbols.insert(attr(op, kKernelAttr)).second);
+    EXPECT_TRUE(attr(op, kCapsuleAttr).find("reference.") == std::string::npos)
+        << "a cpu capsule planned for cuda";
+  }
+  EXPECT_GT(planned, 8);
+}
+
+TEST_F(Plan, CpuProfilePlansReferenceCapsules) {
+  ModelOp model = parse(kQuickstartMlp, /*differentiate=*/true);
+  planModel(model, *capsules::lookupProfile("checked_cpu"),
+            capsules::defaultRegistry());
+  for (auto &[op, position] : planPositions(model))
+    EXPECT_EQ(op->getAttrOfType<mlir::StringAttr>(kCapsuleAttr).getValue(),
+              "reference." + op->getName().stripDialect().str());
+}
+
+TEST_F(Plan, UndifferentiatedModelsAreNumberedInOpOrder) {
+  ModelOp model = parse(kQuickstartMlp);
+  std::vector<int64_t> nodes;
+  for (auto &[op, position] : planPositions(model)) {
+    EXPECT_EQ(position.direction, Direction::Forward);
+    nodes.push_back(position.node);
+  }
+  EXPECT_EQ(nodes, (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST_F(Plan, ZeroGradientsOfUnusedParamsGetFreshNodes) {
+  ModelOp model = parse(R"mlir(vouch.model "unused" attributes {batch = 1 : i64} {
+  %a = vouch.param "a" = "ones" : tensor<3xf32>
+  %u = vouch.param "u" = "ones" : tensor<2xf32>
+  %s = vouch.reduce_sum %a axes [0] : (tensor<3xf32>) -> tensor<f32>
+  vouch.loss %s : tensor<f32>
+}
+)mlir",
+                        /*differentiate=*/true);
+  planModel(model, *capsules::lookupProfile("checked_cpu"),
+            capsules::defaultRegistry());
+  std::vector<std::string> symbols;
+  for (auto &[op, position] : planPositions(model))
+    symbols.push_back(
+        op->getAttrOfType<mlir::StringAttr>(kKernelAttr).getValue().str());
+  // Node 0's backward is the seed and the broadcast of it; the zero
+  // gradient of `u` has no autodiff tag and becomes node 1.
+  ASSERT_FALSE(symbols.empty());
+  EXPECT_EQ(symbols.front(), "unused_n0_reduce_sum");
+  EXPECT_EQ(symbols.back(), "unused_n1_fill");
+}
+
+TEST(KernelSymbol, ModelNamesBecomeIdentifiers) {
+  PlanPosition forward{3, Direction::Forward, 0};
+  PlanPosition backward{3, Direction::Backward, 2};
+  EXPECT_EQ(kernelSymbol("mlp", forward, "add"), "mlp_n3_add");
+  EXPECT_EQ(kernelSymbol("mlp", backward, "matmul"), "mlp_b3_2_matmul");
+  EXPECT_EQ(kernelSymbol("my-model.v2", forward, "add"), "my_model_v2_n3_add");
+  EXPECT_EQ(kernelSymbol("2net", forward, "add"), "model_2net_n3_add");
+  EXPECT_EQ(kernelSymbol("", forward, "add"), "model__n3_add");
+}
+
+TEST(SelectCapsule, NeverCrossesDevices) {
+  capsules::CapsuleRegistry registry = capsules::makeDefaultRegistry();
+  capsules::BackendProfile cuda = *capsules::lookupProfile("checked_cuda");
+  EXPECT_EQ(selectCapsule("relu", cuda, registry)->name, "native_cuda.relu");
+  ASSERT_TRUE(registry.remove("native_cuda.relu").ok());
+  EXPECT_EQ(selectCapsule("relu", cuda, registry), nullptr);
+  // A provider the profile does not prefer is still chosen on its device
+  // (for the gate to judge), never one of another device.
+  capsules::KernelCapsule odd = *registry.find("reference.relu");
+  odd.name = "odd.relu";
+  odd.device = capsules::Device::Cuda;
+  ASSERT_TRUE(registry.add(odd).ok());
+  EXPECT_EQ(selectCapsule("relu", cuda, registry)->name, "odd.relu");
+}
+
+TEST_F(Plan, LocationsAreFileLineColumn) {
+  ModelOp model = parse(kQuickstartMlp, false, "quickstart.mlir");
+  EXPECT_EQ(locationString(nth(model, "relu")->getLoc()),
+            "quickstart.mlir:9:8");
+  EXPECT_EQ(locationString(mlir::UnknownLoc::get(&context)), "unknown");
+  mlir::Location named = mlir::NameLoc::get(
+      mlir::StringAttr::get(&context, "h"), nth(model, "relu")->getLoc());
+  EXPECT_EQ(locationString(named), "quickstart.mlir:9:8");
+}
+
+TEST_F(Plan, PassRecordsTheProfileSpec) {
+  parse(kQuickstartMlp, /*differentiate=*/true);
+  ASSERT_TRUE(mlir::succeeded(
+      runPipeline("builtin.module(vouch.model(vouch-plan{profile=checked_cuda+tf32}))")))
+      << joined();
+  ModelOp model = mlir::cast<ModelOp>(module->getBody()->front());
+  EXPECT_EQ(model->getAttrOfType<mlir::StringAttr>(kProfileAttr).getValue(),
+            "checked_cuda+tf32");
+}
+
+TEST_F(Plan, PassRefusesUnknownProfiles) {
+  parse(kQuickstartMlp);
+  EXPECT_TRUE(mlir::failed(
+      runPipeline("builtin.module(vouch.model(vouch-plan{profile=fast}))")));
+  EXPECT_TRUE(hasDiagnostic(
+      "gate.mlir:1:1: unknown profile `fast` (known profiles: checked_cpu, "
+      "checked_cuda, libtorch_forward_cuda)"))
+      << joined();
+}
+
+} // namespace
+} // namespace vouch

@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "capsules/Report.h"
 #include "passes/Passes.h"
 
 using namespace mlir;
@@ -19,7 +20,9 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
-std::string cString(StringRef text) {
+} // namespace
+
+std::string cppStringLiteral(StringRef text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\')
@@ -32,6 +35,10 @@ std::string cString(StringRef text) {
   }
   return out + "\"";
 }
+
+namespace {
+
+std::string cString(StringRef text) { return cppStringLiteral(text); }
 
 std::string exact(double value) {
   char text[64];
@@ -54,21 +61,22 @@ int64_t numel(Value v) { return getNumElements(v.getType()); }
 
 class Emitter {
 public:
-  Emitter(ModelOp model, const CpuEmitOptions &options)
-      : model(model), options(options) {}
+  Emitter(ModelOp model, const AcceptedGraphPlan &plan,
+          const CpuEmitOptions &options)
+      : model(model), plan(plan), options(options) {}
   FailureOr<std::string> run();
 
 private:
   LogicalResult nameValues();
   LogicalResult emitOp(Operation *op, std::ostream &out);
   std::string ref(Value v) { return names.lookup(v); }
-  std::string capsuleOf(Operation *op) {
-    auto it = options.capsules.find(op);
-    return it == options.capsules.end() ? "unassigned" : it->second;
+  const capsules::PlannedOp *planned(Operation *op) {
+    return plannedOpOf(plan, op);
   }
   void emitDescription(std::ostream &out);
 
   ModelOp model;
+  const AcceptedGraphPlan &plan;
   const CpuEmitOptions &options;
   llvm::DenseMap<Value, std::string> names;
   SmallVector<ParamOp> params;
@@ -383,13 +391,16 @@ FailureOr<std::string> Emitter::run() {
         if (std::find(saved.begin(), saved.end(), name) == saved.end())
           saved.push_back(name);
       }
+    const capsules::PlannedOp *entry = planned(op);
+    if (!entry)
+      return op->emitOpError("has no entry in the accepted plan"), failure();
     out << "    if (tape) tape->record({"
         << cString(op->getName().stripDialect()) << ", "
-        << cString(capsuleOf(op)) << ", " << id << ", {";
+        << cString(entry->capsule) << ", " << id << ", {";
     for (size_t i = 0; i < saved.size(); ++i)
       out << (i ? ", " : "") << cString(saved[i]);
     out << "}, " << (backward.count(id) ? "&vjp" + std::to_string(id) : "nullptr")
-        << "});\n";
+        << ", " << cString(entry->kernel) << "});\n";
   }
   out << "    return " << ref(loss.getValue()) << "[0];\n  }\n\n";
 
@@ -404,19 +415,32 @@ FailureOr<std::string> Emitter::run() {
 
   emitDescription(out);
   out << "template <class T>\nstd::unique_ptr<CompiledModel<T>> make() {\n"
-      << "  return std::make_unique<Model<T>>();\n}\n\n}  // namespace\n\n"
-      << "int main(int argc, char** argv) {\n"
-      << "  static const ModelDescription model = describe();\n"
-      << "  return train_main(argc, argv, model, &make<float>, &make<double>);\n"
-      << "}\n";
+      << "  return std::make_unique<Model<T>>();\n}\n\n";
+  // --show-backend: the accepted plan's capsule entries, by capsule name.
+  out << "Backend cpu_backend() {\n  Backend b;\n  b.device = Device::Cpu;\n"
+      << "  b.make_f32 = &make<float>;\n  b.make_f64 = &make<double>;\n"
+      << "  b.header = " << cString("backend: cpu, profile " +
+                                   plan.profile().spec() +
+                                   " (reference kernels compiled from C++)")
+      << ";\n";
+  for (const capsules::KernelCapsule &c : plan.capsules())
+    out << "  b.capsule_reports[" << cString(c.name) << "] = "
+        << cString(capsules::renderCapsuleEntry(c, plan.profile().tf32))
+        << ";\n";
+  out << "  return b;\n}\n\n}  // namespace\n\n";
+  if (options.emitMain)
+    out << "int main(int argc, char** argv) {\n"
+        << "  static const ModelDescription model = describe();\n"
+        << "  return train_main(argc, argv, model, {cpu_backend()});\n}\n";
   return out.str();
 }
 
 } // namespace
 
 FailureOr<std::string> emitCpuModel(ModelOp model,
+                                    const AcceptedGraphPlan &plan,
                                     const CpuEmitOptions &options) {
-  return Emitter(model, options).run();
+  return Emitter(model, plan, options).run();
 }
 
 } // namespace vouch::codegen

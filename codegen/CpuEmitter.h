@@ -13,21 +13,27 @@
 #include <string>
 
 #include "ir/VouchOps.h"
+#include "passes/Gate.h"
 
 namespace vouch::codegen {
 
 struct CpuEmitOptions {
   std::string sourceName; ///< the model file, named in the header comment
-  /// Capsule name per compute op (forward and backward) recorded on the tape;
-  /// "unassigned" when absent.
-  std::map<mlir::Operation *, std::string> capsules;
+  /// Emit main() with the cpu backend only. The cuda target emits its own
+  /// main() carrying both backends.
+  bool emitMain = true;
 };
 
-/// Emits the executable's C++ source. The model must have been through
-/// vouch-autodiff. Unsupported constructs are reported through the
-/// diagnostic engine at the op's location.
+/// Emits the executable's C++ source for a model the assurance gate
+/// accepted: codegen takes an AcceptedGraphPlan, never a bare model. Each
+/// tape node names its op's capsule and kernel from the plan. Unsupported
+/// constructs are reported through the diagnostic engine at the op.
 mlir::FailureOr<std::string> emitCpuModel(ModelOp model,
+                                          const AcceptedGraphPlan &plan,
                                           const CpuEmitOptions &options);
+
+/// C++ string literal of `text` (for generated sources).
+std::string cppStringLiteral(llvm::StringRef text);
 
 } // namespace vouch::codegen
 

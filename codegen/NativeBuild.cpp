@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 namespace vouch::codegen {
 namespace {
 
-const char *kCxxFlags = "-std=c++20 -O2 -fno-math-errno";
+// -ffp-contract=off: the reference capsules promise contract=none (no FMA
+// contraction), which GCC would otherwise be free to break.
+const char *kCxxFlags = "-std=c++20 -O2 -fno-math-errno -ffp-contract=off";
 
 std::string shellQuote(const std::string &s) {
   std::string out = "'";

@@ -18,6 +18,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "capsules/Profile.h"
+#include "passes/Gate.h"
 #include "passes/Passes.h"
 
 using namespace mlir;
@@ -74,10 +76,13 @@ protected:
     PassManager pm(&context);
     pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
     ASSERT_TRUE(succeeded(pm.run(*module)));
+    auto model = *module->getOps<vouch::ModelOp>().begin();
+    auto plan = vouch::planAndGate(
+        model, *vouch::capsules::parseProfileSpec("checked_cpu"));
+    ASSERT_TRUE(succeeded(plan));
     vouch::codegen::CpuEmitOptions options;
     options.sourceName = "cpu_build_test";
-    auto source = vouch::codegen::emitCpuModel(
-        *module->getOps<vouch::ModelOp>().begin(), options);
+    auto source = vouch::codegen::emitCpuModel(model, *plan, options);
     ASSERT_TRUE(succeeded(source));
     vouch::codegen::NativeBuildOptions build;
     build.output = exe;
@@ -127,6 +132,21 @@ TEST_F(CpuBuild, RefusesUnknownFlagsAndDevicesWithoutRuntime) {
   out = run(exe + " --device cuda", status);
   EXPECT_NE(status, 0);
   EXPECT_NE(out.find("CPU-only"), std::string::npos) << out;
+}
+
+TEST_F(CpuBuild, ShowBackendNamesTheReferenceCapsulesThatRan) {
+  int status;
+  std::string out = run(exe + " --steps 1 --show-backend", status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("backend: cpu, profile checked_cpu"), std::string::npos) << out;
+  EXPECT_NE(out.find("linear: reference.linear provider=reference trust="),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("relu: reference.relu"), std::string::npos) << out;
+  EXPECT_NE(out.find("mse_loss: reference.mse_loss"), std::string::npos) << out;
+  EXPECT_NE(out.find("  ran: mlp_n0_linear"), std::string::npos) << out;
+  // One entry per capsule, at first use: linear appears once.
+  EXPECT_EQ(out.find("linear: reference.linear"),
+            out.rfind("linear: reference.linear")) << out;
 }
 
 TEST_F(CpuBuild, TapeHasOneNodePerForwardOp) {

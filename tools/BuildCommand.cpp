@@ -72,10 +72,14 @@ int runBuild(const std::vector<std::string> &args) {
   auto module = loadModel(cl.positional()[0], context, options);
   if (!module)
     return 1;
+  auto cpuProfile = capsules::parseProfileSpec("checked_cpu");
+  auto plan = planForProfile(getModel(*module), *cpuProfile, {});
+  if (failed(plan))
+    return 1; // the gate printed every failed obligation
   codegen::CpuEmitOptions emitOptions;
   emitOptions.sourceName = cl.positional()[0];
   FailureOr<std::string> source =
-      codegen::emitCpuModel(getModel(*module), emitOptions);
+      codegen::emitCpuModel(getModel(*module), *plan, emitOptions);
   if (failed(source))
     return 1;
 

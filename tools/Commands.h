@@ -14,6 +14,7 @@ int runCheck(const std::vector<std::string> &args);
 int runEmitIR(const std::vector<std::string> &args);
 int runInterpret(const std::vector<std::string> &args);
 int runBuild(const std::vector<std::string> &args);
+int runReport(const std::vector<std::string> &args);
 
 } // namespace vouch::driver
 

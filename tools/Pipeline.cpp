@@ -51,4 +51,17 @@ ModelOp getModel(ModuleOp module) {
   return nullptr;
 }
 
+FailureOr<AcceptedGraphPlan>
+planForProfile(ModelOp model, const capsules::BackendProfile &profile,
+               const capsules::GateOptions &options,
+               capsules::GateRejection *rejection) {
+  if (profile.device == capsules::Device::Cuda) {
+    PassManager pm(model.getContext(), ModelOp::getOperationName());
+    pm.addPass(createFusePointwise());
+    if (failed(pm.run(model)))
+      return failure();
+  }
+  return planAndGate(model, profile, options, rejection);
+}
+
 } // namespace vouch::driver

@@ -8,6 +8,7 @@
 #include "ir/VouchOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "passes/Gate.h"
 
 namespace vouch::driver {
 
@@ -25,6 +26,15 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
 
 /// The single vouch.model of a loaded module.
 ModelOp getModel(mlir::ModuleOp module);
+
+/// Lowers a differentiated model for `profile` (cuda profiles fuse pointwise
+/// chains first), plans a capsule per op and runs the assurance gate. A
+/// rejection has been printed through the diagnostic engine (every failed
+/// obligation with its location) when this fails.
+mlir::FailureOr<AcceptedGraphPlan>
+planForProfile(ModelOp model, const capsules::BackendProfile &profile,
+               const capsules::GateOptions &options,
+               capsules::GateRejection *rejection = nullptr);
 
 } // namespace vouch::driver
 

@@ -23,6 +23,8 @@ const Command kCommands[] = {
      vouch::driver::runInterpret},
     {"build", "compile a model to a native executable that trains it",
      vouch::driver::runBuild},
+    {"report", "print the plan / capsule audit report for a profile",
+     vouch::driver::runReport},
 };
 
 void printUsage(FILE *out) {

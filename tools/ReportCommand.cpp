@@ -1,0 +1,112 @@
+//===- ReportCommand.cpp - vouch report -------------------------*- C++ -*-===//
+//
+// The audit report of a model for a profile, without building anything:
+// which capsule computes every op (forward and backward), under which
+// contracts, numeric policy and evidence, in which kernel or library call.
+//
+//===----------------------------------------------------------------------===//
+#include <cstdio>
+#include <fstream>
+
+#include "capsules/Report.h"
+#include "mlir/IR/MLIRContext.h"
+#include "tools/CommandLine.h"
+#include "tools/Commands.h"
+#include "tools/Pipeline.h"
+
+using namespace mlir;
+
+namespace vouch::driver {
+
+int runReport(const std::vector<std::string> &args) {
+  CommandLine cl("report",
+                 "print the plan / capsule audit report of a model for a "
+                 "backend profile, without building it",
+                 "[options] FILE");
+  std::string profiles;
+  for (std::string_view name : capsules::profileNames())
+    profiles += (profiles.empty() ? "" : ", ") + std::string(name);
+  cl.option("profile", "NAME", "backend profile (" + profiles +
+                                   "; append +tf32 to allow TF32 GEMMs)",
+            "checked_cpu");
+  cl.option("device", "NAME", "use the maintained profile of a device "
+                              "instead of --profile");
+  cl.option("format", "text|json", "report format", "text");
+  cl.option("output", "PATH", "write the report to PATH (also -o)");
+  cl.option("batch", "N", "override the train clause's batch size");
+  cl.flag("deterministic", "require deterministic reductions");
+  cl.flag("require-evidence", "reject contracts whose evidence is "
+                              "not-provided");
+  std::string error;
+  if (!cl.parse(args, error)) {
+    std::fprintf(stderr, "error: %s\n(see 'vouch report --help')\n",
+                 error.c_str());
+    return 2;
+  }
+  if (cl.wantsHelp()) {
+    std::fputs(cl.help().c_str(), stdout);
+    return 0;
+  }
+  if (cl.positional().size() != 1) {
+    std::fprintf(stderr, "error: expected one model file\n\n%s",
+                 cl.help().c_str());
+    return 2;
+  }
+  std::string format = cl.get("format");
+  if (format != "text" && format != "json") {
+    std::fprintf(stderr, "error: --format must be text or json, got '%s'\n",
+                 format.c_str());
+    return 2;
+  }
+  auto profile = cl.has("device")
+                     ? capsules::profileForDeviceName(cl.get("device"))
+                     : capsules::parseProfileSpec(cl.get("profile"));
+  if (!profile) {
+    std::fprintf(stderr, "error: %s\n", profile.error().c_str());
+    return 2;
+  }
+
+  LoadOptions options;
+  options.autodiff = true;
+  if (cl.has("batch")) {
+    long long batch;
+    if (!cl.getInt("batch", batch, error) || batch < 1) {
+      std::fprintf(stderr, "error: --batch expects an integer ≥ 1\n");
+      return 2;
+    }
+    options.batch = batch;
+  }
+  MLIRContext context;
+  auto module = loadModel(cl.positional()[0], context, options);
+  if (!module)
+    return 1;
+  capsules::GateOptions gate;
+  gate.deterministic = cl.has("deterministic");
+  gate.requireEvidence = cl.has("require-evidence");
+  capsules::GateRejection rejection;
+  auto plan = planForProfile(getModel(*module), *profile, gate, &rejection);
+  std::string text;
+  if (succeeded(plan))
+    text = format == "json" ? capsules::renderJson(*plan)
+                            : capsules::renderText(*plan);
+  else if (format == "json")
+    text = capsules::renderRejectionJson(rejection);
+  else
+    return 1; // every failure was printed with its location
+
+  if (!cl.has("output")) {
+    std::fputs(text.c_str(), stdout);
+  } else {
+    std::ofstream out(cl.get("output"), std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write '%s'\n",
+                   cl.get("output").c_str());
+      return 1;
+    }
+  }
+  return succeeded(plan) ? 0 : 1;
+}
+
+} // namespace vouch::driver

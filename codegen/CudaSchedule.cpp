@@ -59,9 +59,14 @@ Step singleStep(Operation *op, const std::string &model, int &counter) {
     step.kind = Step::Broadcast;
   else
     step.kind = Step::Pointwise;
+  // Native kernels take the symbol the plan gave the op (vouch.kernel);
+  // library calls and aliases have no kernel of their own.
   if (step.kind != Step::Matmul && step.kind != Step::Linear &&
-      step.kind != Step::Alias)
-    step.symbol = model + "_k" + std::to_string(counter++) + "_" + name;
+      step.kind != Step::Alias) {
+    auto planned = op->getAttrOfType<StringAttr>(kKernelAttr);
+    step.symbol = planned ? planned.str()
+                          : model + "_k" + std::to_string(counter++) + "_" + name;
+  }
   return step;
 }
 

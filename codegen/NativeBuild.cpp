@@ -17,7 +17,12 @@ namespace {
 
 // -ffp-contract=off: the reference capsules promise contract=none (no FMA
 // contraction), which GCC would otherwise be free to break.
-const char *kCxxFlags = "-std=c++20 -O2 -fno-math-errno -ffp-contract=off";
+const char *kCxxFlags = "-std=c++20 -O2 -fno-math-errno -ffp-contract=off "
+                        "-isystem /usr/local/cuda/include "
+                        "-isystem /usr/local/cuda/include/cccl";
+const char *kCudaLinkFlags =
+    " /usr/local/cuda/lib64/libcudart_static.a -L/usr/local/cuda/lib64"
+    " -Wl,-rpath,/usr/local/cuda/lib64 -lcublasLt -lcublas -ldl -lrt -lpthread";
 
 std::string shellQuote(const std::string &s) {
   std::string out = "'";
@@ -92,7 +97,7 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
   fs::create_directories(cacheRoot(), ec);
   fs::path staging = cacheRoot() / (std::string(name) + ".tmp." +
                                     std::to_string(getpid()));
-  fs::create_directories(staging / "runtime", ec);
+  fs::create_directories(staging / "runtime" / "cuda", ec);
   if (ec) {
     error = "cannot create the runtime cache " + staging.string() + ": " +
             ec.message();
@@ -174,7 +179,8 @@ bool buildExecutable(const std::string &source,
                            shellQuote(runtime.string()) + " " +
                            shellQuote(modelSource.string()) + " " +
                            shellQuote((runtime / "libvouch_runtime.a").string()) +
-                           " -o " + shellQuote(partial.string()),
+                           " -o " + shellQuote(partial.string()) +
+                           (options.cuda ? kCudaLinkFlags : ""),
                        options.verbose, log);
   if (temporary)
     fs::remove_all(workDir, ec);

@@ -11,6 +11,9 @@ struct NativeBuildOptions {
   std::string emitDir;  ///< keep generated sources here (empty: a temp dir)
   std::string cxx = "g++";
   bool verbose = false; ///< print the compiler commands
+  /// Link the cuda backend: static cudart, cuBLAS and cuBLASLt from
+  /// /usr/local/cuda (no driver-API link: the executable starts anywhere).
+  bool cuda = false;
 };
 
 /// Writes `source` as model.cpp, compiles the embedded runtime once into a

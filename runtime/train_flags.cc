@@ -26,7 +26,7 @@ bool takes_value(std::string_view name) {
 bool is_switch(std::string_view name) {
   return name == "init-only" || name == "show-tape" || name == "help" ||
          name == "show-backend" || name == "mem-stats" || name == "no-cuda-graph" ||
-         name == "deterministic";
+         name == "deterministic" || name == "time";
 }
 
 Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
@@ -81,6 +81,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       if (name == "mem-stats") o.mem_stats = true;
       if (name == "no-cuda-graph") o.run.cuda_graph = false;
       if (name == "deterministic") o.run.deterministic = true;
+      if (name == "time") o.time = true;
       continue;
     }
     if (!takes_value(name)) return Status::Error("unknown flag '--" + name + "'");
@@ -131,6 +132,8 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --no-cuda-graph     launch each step's kernels one by one (cuda; same results)\n"
     << "  --deterministic     fixed-order reductions (cuda; also\n"
     << "                      TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1)\n"
+    << "  --time              print the median wall time of a training step (each step\n"
+    << "                      ends with its loss on the host), after warm-up steps\n"
     << "  --help              print this help and exit\n\n"
     << "Flags take their value as `--flag V` or `--flag=V`.\n"
     << "Exit status: 0 success, 1 internal error, 2 bad flags, 3 device not available,\n"

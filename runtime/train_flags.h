@@ -27,6 +27,7 @@ struct TrainOptions {
   bool init_only = false, show_tape = false, help = false;
   bool show_backend = false;  // capsules of the ops that ran, at first use
   bool mem_stats = false;     // allocator telemetry after the run (cuda)
+  bool time = false;          // per-step wall time (benchmarks)
   RunConfig run;              // --no-cuda-graph, --deterministic
 };
 

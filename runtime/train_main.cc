@@ -2,6 +2,8 @@
 // checkpoints, data, the training loop and the printed report.
 #include "runtime/train_main.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -208,9 +210,11 @@ class Run {
       if (!optimizer->status().ok()) return fail(kExitInternal, optimizer->status().message());
     }
     Tape tape;
+    std::vector<double> step_ms;
     for (int64_t k = 0; k < o_.steps; k++) {
       int64_t b = k % num_batches_;
       tape.clear();
+      auto started = std::chrono::steady_clock::now();
       double loss;
       if (model_->device_resident()) {
         // The first step records the tape (later steps may replay a CUDA graph).
@@ -222,11 +226,25 @@ class Run {
         model_->backward(tape);
         optimizer->step();
       }
+      step_ms.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - started).count());
       if (k == 0) show_first_step(tape);
       if (k % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)k, loss);
       if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)k, loss);
     }
+    if (o_.time) print_timing(step_ms);
     return kExitOk;
+  }
+
+  // Median and minimum over the steps after a warm-up (the first steps
+  // capture CUDA graphs and warm caches).
+  static void print_timing(std::vector<double> ms) {
+    size_t warmup = std::min<size_t>(10, ms.size() / 5);
+    ms.erase(ms.begin(), ms.begin() + warmup);
+    if (ms.empty()) return;
+    std::sort(ms.begin(), ms.end());
+    std::printf("timing: median %.4f ms/step, min %.4f ms over %zu steps after %zu warm-up\n",
+                ms[ms.size() / 2], ms.front(), ms.size(), warmup);
   }
 
   // --show-tape and --show-backend read the tape of the first step: each

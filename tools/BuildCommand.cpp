@@ -1,8 +1,13 @@
 //===- BuildCommand.cpp - vouch build ---------------------------*- C++ -*-===//
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
+#include "capsules/Profile.h"
 #include "codegen/CpuEmitter.h"
+#include "codegen/CudaEmitter.h"
+#include "codegen/CudaSchedule.h"
+#include "codegen/Nvrtc.h"
 #include "codegen/NativeBuild.h"
 #include "mlir/IR/MLIRContext.h"
 #include "tools/CommandLine.h"
@@ -20,7 +25,12 @@ int runBuild(const std::vector<std::string> &args) {
                  "[options] FILE -o OUT");
   cl.option("output", "OUT", "the executable (or source, with --emit=cpp) "
                              "to write; also -o");
-  cl.option("target", "cpu", "what the executable runs on", "cpu");
+  cl.option("target", "cpu|cuda",
+            "cpu: reference kernels only; cuda: also NVRTC kernels and "
+            "cuBLAS (the executable then runs on either, --device picks)",
+            "cpu");
+  cl.flag("tf32", "cuda: let cuBLAS GEMMs compute in TF32 (profile "
+                  "checked_cuda+tf32; the report says so)");
   cl.option("emit", "exe|cpp", "write an executable, or only its C++ source",
             "exe");
   cl.option("emit-dir", "DIR", "keep the generated sources in DIR");
@@ -43,12 +53,7 @@ int runBuild(const std::vector<std::string> &args) {
     return 2;
   }
   std::string target = cl.get("target"), emit = cl.get("emit");
-  if (target == "cuda") {
-    std::fprintf(stderr, "error: the cuda target is not implemented yet; "
-                         "build with --target cpu\n");
-    return 2;
-  }
-  if (target != "cpu") {
+  if (target != "cpu" && target != "cuda") {
     std::fprintf(stderr, "error: unknown target '%s' (known: cpu, cuda)\n",
                  target.c_str());
     return 2;
@@ -72,16 +77,54 @@ int runBuild(const std::vector<std::string> &args) {
   auto module = loadModel(cl.positional()[0], context, options);
   if (!module)
     return 1;
+  // The cpu backend is planned on a copy: planning records its choices on
+  // the ops, and the cuda backend (if any) is planned on the original.
+  OwningOpRef<ModuleOp> cpuModule = module->clone();
   auto cpuProfile = capsules::parseProfileSpec("checked_cpu");
-  auto plan = planForProfile(getModel(*module), *cpuProfile, {});
-  if (failed(plan))
+  auto cpuPlan = planForProfile(getModel(*cpuModule), *cpuProfile, {});
+  if (failed(cpuPlan))
     return 1; // the gate printed every failed obligation
   codegen::CpuEmitOptions emitOptions;
   emitOptions.sourceName = cl.positional()[0];
+  emitOptions.emitMain = target == "cpu";
   FailureOr<std::string> source =
-      codegen::emitCpuModel(getModel(*module), *plan, emitOptions);
+      codegen::emitCpuModel(getModel(*cpuModule), *cpuPlan, emitOptions);
   if (failed(source))
     return 1;
+  std::string kernels;
+  if (target == "cuda") {
+    auto cudaProfile = capsules::parseProfileSpec(
+        cl.has("tf32") ? "checked_cuda+tf32" : "checked_cuda");
+    ModelOp model = getModel(*module);
+    auto cudaPlan = planForProfile(model, *cudaProfile, {});
+    if (failed(cudaPlan))
+      return 1;
+    auto schedule = codegen::scheduleForCuda(model);
+    if (failed(schedule))
+      return 1;
+    kernels = codegen::emitCudaKernels(model, *schedule);
+    codegen::CudaBinary binary;
+    std::fprintf(stderr, "vouch: compiling %zu CUDA kernels with NVRTC %s "
+                         "for sm_90\n",
+                 codegen::kernelSymbols(*schedule).size() + 2,
+                 codegen::nvrtcVersionString().c_str());
+    if (!codegen::compileCuda(kernels, model.getSymName().str() + ".cu",
+                              "sm_90", binary, error)) {
+      std::fprintf(stderr, "error: %s", error.c_str());
+      return 1;
+    }
+    FailureOr<std::string> cudaSource =
+        codegen::emitCudaBackend(model, *cudaPlan, *schedule, binary);
+    if (failed(cudaSource))
+      return 1;
+    *source += *cudaSource;
+  }
+  if (cl.has("emit-dir") && !kernels.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cl.get("emit-dir"), ec);
+    std::ofstream(std::filesystem::path(cl.get("emit-dir")) / "kernels.cu")
+        << kernels;
+  }
 
   if (emit == "cpp") {
     std::ofstream out(cl.get("output"), std::ios::binary);
@@ -99,6 +142,7 @@ int runBuild(const std::vector<std::string> &args) {
   buildOptions.emitDir = cl.get("emit-dir");
   buildOptions.cxx = cl.get("cxx");
   buildOptions.verbose = cl.has("verbose");
+  buildOptions.cuda = target == "cuda";
   if (!codegen::buildExecutable(*source, buildOptions, error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;

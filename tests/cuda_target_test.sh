@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The cuda target without a GPU (CI): `vouch build --target cuda` compiles
+# the kernels with NVRTC and links static cudart + cuBLAS; the executable
+# starts, trains on the CPU under --device auto, and refuses --device cuda
+# with the "no usable CUDA device" message (exit 3), never running elsewhere.
+# On a machine with a usable GPU the last check expects a CUDA run instead.
+# usage: cuda_target_test.sh VOUCH MODEL
+set -u
+vouch=$1 model=$2
+dir=${TEST_TMPDIR:-$(mktemp -d)}
+export VOUCH_CACHE_DIR=$dir/cache
+fail() { echo "FAIL: $*"; exit 1; }
+"$vouch" build "$model" --target cuda -o "$dir/q" --emit-dir "$dir/src" 2>"$dir/build.err" ||
+  { cat "$dir/build.err"; fail "vouch build --target cuda"; }
+grep -q "extern \"C\" __global__ void quickstart_mlp_optimizer_f32" "$dir/src/kernels.cu" ||
+  fail "kernels.cu lacks the optimizer kernel"
+"$dir/q" --device auto --steps 5 >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "--device auto"; }
+grep -q '^mean_loss(after) = ' "$dir/auto.out" || fail "no training output"
+"$dir/q" --device cuda --steps 1 >"$dir/cuda.out" 2>&1
+rc=$?
+if grep -q "no usable CUDA device is visible" "$dir/cuda.out"; then
+  [ $rc -eq 3 ] || fail "exit $rc, want 3"
+  grep -q "will not fall back to the CPU" "$dir/cuda.out" || fail "message"
+  echo "no GPU here: --device cuda refused as it must be"
+else
+  [ $rc -eq 0 ] || { cat "$dir/cuda.out"; fail "--device cuda with a device: exit $rc"; }
+fi
+"$dir/q" --device rocm >"$dir/rocm.out" 2>&1 && fail "--device rocm ran"
+grep -q 'device `rocm` has no maintained runtime profile' "$dir/rocm.out" || fail "rocm message"
+echo "ok"

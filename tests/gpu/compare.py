@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Compares two runs of a vouch executable: their --trace files (every
+step's loss, mean losses) and --save-params files (final params).
+
+usage: compare.py LABEL TRACE_A PARAMS_A TRACE_B PARAMS_B ATOL RTOL
+ATOL = RTOL = 0 asks for bitwise equality. Prints the largest errors and
+exits 1 when any value is beyond |a - b| <= atol + rtol * |b|.
+"""
+import json
+import math
+import struct
+import sys
+
+
+def trace(path):
+    values = {}
+    for line in open(path):
+        key, *rest = line.split()
+        values[key + (" " + rest[0] if key == "step" else "")] = float(rest[-1])
+    return values
+
+
+def params(path):
+    blob = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        fmt = {"F64": "d", "F32": "f"}[e["dtype"]]
+        b, end = e["data_offsets"]
+        out[name] = struct.unpack("<%d%s" % ((end - b) // struct.calcsize(fmt), fmt),
+                                  blob[8 + n + b:8 + n + end])
+    return out
+
+
+def main():
+    label, ta, pa, tb, pb = sys.argv[1:6]
+    atol, rtol = float(sys.argv[6]), float(sys.argv[7])
+    a, b = trace(ta), trace(tb)
+    worst = {"losses": 0.0, "params": 0.0}
+    bad = []
+
+    def check(kind, name, x, y):
+        err = abs(x - y)
+        if math.isnan(x) or math.isnan(y):
+            err = math.inf
+        worst[kind] = max(worst[kind], err)
+        if err > atol + rtol * abs(y):
+            bad.append("%s %s: %r vs %r" % (kind, name, x, y))
+
+    if a.keys() != b.keys():
+        bad.append("traces list different steps")
+    for k in a.keys() & b.keys():
+        check("losses", k, a[k], b[k])
+    qa, qb = params(pa), params(pb)
+    if qa.keys() != qb.keys():
+        bad.append("params differ in names")
+    for name in qa.keys() & qb.keys():
+        for i, (x, y) in enumerate(zip(qa[name], qb[name])):
+            check("params", "%s[%d]" % (name, i), x, y)
+    tol = "bitwise" if atol == 0 and rtol == 0 else "atol %.0e rtol %.0e" % (atol, rtol)
+    print("%-44s losses max|err| %.2e  params max|err| %.2e  (%s)  %s"
+          % (label, worst["losses"], worst["params"], tol, "ok" if not bad else "FAIL"))
+    for line in bad[:5]:
+        print("    " + line)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

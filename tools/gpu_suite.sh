@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Packages the GPU suite into .gpu-suite/ (git-ignored, no Bazel needed to
+# run it): cuda-target executables of the examples, the per-op test models
+# and the benchmark model; the CUDA runtime's test binaries; the runner
+# (tests/gpu/run.sh) and the benchmark (tools/bench/bench.py). On a GPU host:
+#   .gpu-suite/run.sh            # ends with "gpu-suite: N passed, N failed"
+#   .gpu-suite/bench.sh          # the performance race
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+bazel build //tools:vouch //runtime/cuda/...
+out=.gpu-suite
+rm -rf "$out"; mkdir -p "$out/bin" "$out/rt"
+for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch tests/gpu/*.vouch \
+             tools/bench/wide_mlp.vouch; do
+  name=$(basename "$model" .vouch)
+  bazel-bin/tools/vouch build "$model" --target cuda -o "$out/bin/$name"
+done
+for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \
+         bazel-bin/runtime/cuda/cuda_info; do
+  [ -f "$t" ] && [ ! -L "$t" ] || continue
+  case "$t" in *.sh) continue ;; esac
+  head -c 2 "$t" | grep -q '#!' && continue   # sh_test wrappers: copied below
+  cp "$t" "$out/rt/"
+done
+cp runtime/cuda/allocator_stress_test.sh "$out/rt/"
+cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
+cat > "$out/bench.sh" <<'BENCH'
+#!/usr/bin/env bash
+cd "$(dirname "$0")"
+python3 bench.py quickstart_mlp bin/quickstart_mlp 400
+python3 bench.py wide_mlp bin/wide_mlp 60
+BENCH
+chmod +x "$out/bench.sh"
+du -sh "$out"

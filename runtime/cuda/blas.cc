@@ -1,0 +1,355 @@
+// blas.cc: the process's cuBLAS / cuBLASLt handles and the row-major GEMMs (blas.h).
+#include "runtime/cuda/blas.h"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <type_traits>
+
+#include "runtime/cuda/status.h"
+
+namespace vouch::rt::cuda {
+
+namespace {
+
+// A cached cuBLASLt plan for one (shape, bias, tf32, alignment) key.
+struct LtPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool refused = false;
+  std::string refusal;  // why, when refused
+};
+
+void destroy_plan(LtPlan& p) {
+  if (p.desc != nullptr) (void)cublasLtMatmulDescDestroy(p.desc);
+  for (cublasLtMatrixLayout_t l : {p.a, p.b, p.c})
+    if (l != nullptr) (void)cublasLtMatrixLayoutDestroy(l);
+  p = LtPlan{};
+}
+
+using LtKey = std::tuple<int, int, int, bool, bool, int>;  // m, n, k, bias, tf32, align
+
+struct BlasState {
+  std::mutex mu;
+  bool initialized = false;
+  cublasHandle_t handle = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* workspace = nullptr;     // cuBLAS's
+  void* lt_workspace = nullptr;  // cuBLASLt's
+  float* one_f32 = nullptr;      // a device 1.0f, the "ones" operand of the bias GEMM
+  cudaStream_t stream = nullptr;
+  std::map<LtKey, LtPlan> plans;
+  bool refuse_for_testing = false;
+};
+
+// Never destroyed: no CUDA calls from static destructors while cudart unloads.
+BlasState& state() {
+  static BlasState* const s = new BlasState;
+  return *s;
+}
+
+Status init_locked(BlasState& s) {
+  if (s.initialized) return Status::Ok();
+  Status device = require_native_cuda();
+  if (!device.ok()) return Status::Error("cuBLAS not initialised: " + device.message());
+
+  cublasHandle_t handle = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* ws = nullptr;
+  void* lt_ws = nullptr;
+  float* one = nullptr;
+  auto fail = [&](Status why) {
+    if (handle != nullptr) (void)cublasDestroy(handle);
+    if (lt != nullptr) (void)cublasLtDestroy(lt);
+    if (ws != nullptr) (void)cudaFree(ws);
+    if (lt_ws != nullptr) (void)cudaFree(lt_ws);
+    if (one != nullptr) (void)cudaFree(one);
+    (void)cudaGetLastError();
+    return why;
+  };
+  cublasStatus_t st = cublasCreate(&handle);
+  if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasCreate"));
+  st = cublasLtCreate(&lt);
+  if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasLtCreate"));
+  cudaError_t e = cudaMalloc(&ws, kBlasWorkspaceBytes);
+  if (e != cudaSuccess)
+    return fail(cuda_failure("cudaMalloc(" + std::to_string(kBlasWorkspaceBytes) +
+                             " bytes) for the cuBLAS workspace", e));
+  e = cudaMalloc(&lt_ws, kBlasWorkspaceBytes);
+  if (e != cudaSuccess)
+    return fail(cuda_failure("cudaMalloc(" + std::to_string(kBlasWorkspaceBytes) +
+                             " bytes) for the cuBLASLt workspace", e));
+  e = cudaMalloc(reinterpret_cast<void**>(&one), sizeof(float));
+  if (e != cudaSuccess) return fail(cuda_failure("cudaMalloc(4 bytes) for the constant 1.0f", e));
+  const float host_one = 1.0f;
+  e = cudaMemcpy(one, &host_one, sizeof(float), cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) return fail(cuda_failure("cudaMemcpy(constant 1.0f, host to device)", e));
+  st = cublasSetStream(handle, s.stream);
+  if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasSetStream"));
+  st = cublasSetWorkspace(handle, ws, kBlasWorkspaceBytes);
+  if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasSetWorkspace"));
+  s.handle = handle;
+  s.lt = lt;
+  s.workspace = ws;
+  s.lt_workspace = lt_ws;
+  s.one_f32 = one;
+  s.initialized = true;
+  return Status::Ok();
+}
+
+// Runs a described GEMM (GemmEx or GemmStridedBatchedEx): `a` and `b` are cuBLAS's
+// operands (our B and our A).
+Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const void* b,
+                       void* out) {
+  const bool f64 = c.dtype == GemmDType::F64;
+  const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
+  const cublasComputeType_t ct =
+      f64 ? CUBLAS_COMPUTE_64F : (c.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  const float alpha_f = 1.0f, beta_f = c.accumulate ? 1.0f : 0.0f;
+  const double alpha_d = 1.0, beta_d = c.accumulate ? 1.0 : 0.0;
+  const void* alpha = f64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = f64 ? static_cast<const void*>(&beta_d) : &beta_f;
+  const cublasOperation_t opa = c.op_a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opb = c.op_b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  switch (c.api) {
+    case GemmCall::Api::None:
+      return Status::Ok();
+    case GemmCall::Api::MemsetZero:
+      VOUCH_CUDA_CHECK_WHAT(cudaMemsetAsync(out, 0, c.zero_bytes, s.stream), c.to_string());
+      return Status::Ok();
+    case GemmCall::Api::GemmEx:
+      VOUCH_CUBLAS_CHECK_WHAT(cublasGemmEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt,
+                                           c.lda, b, dt, c.ldb, beta, out, dt, c.ldc, ct,
+                                           CUBLAS_GEMM_DEFAULT),
+                              c.to_string());
+      return Status::Ok();
+    case GemmCall::Api::GemmStridedBatchedEx:
+      VOUCH_CUBLAS_CHECK_WHAT(
+          cublasGemmStridedBatchedEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt, c.lda,
+                                     c.stride_a, b, dt, c.ldb, c.stride_b, beta, out, dt,
+                                     c.ldc, c.stride_c, c.batch, ct, CUBLAS_GEMM_DEFAULT),
+          c.to_string());
+      return Status::Ok();
+  }
+  return Status::Error("internal: unknown GEMM api");
+}
+
+template <class T>
+Status gemm_impl(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K,
+                 const T* A, int64_t stride_a, const T* B, int64_t stride_b, T* C,
+                 bool accumulate, bool allow_tf32) {
+  constexpr GemmDType dtype = std::is_same_v<T, double> ? GemmDType::F64 : GemmDType::F32;
+  Result<GemmCall> call = describe_gemm(trans_a, trans_b, batch, M, N, K, stride_a, stride_b,
+                                        accumulate, allow_tf32, dtype);
+  if (!call.ok()) return call.status();
+  if (call.value().api == GemmCall::Api::None) return Status::Ok();
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+  return run_gemm_locked(s, call.value(), B, A, C);  // column-major: Cᵀ = op(B)ᵀ op(A)ᵀ
+}
+
+// Largest power of two (<= 16) dividing the address: cuBLASLt's alignment preference.
+int alignment_of(const void* p) {
+  uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  int a = 16;
+  while (a > 1 && v % uintptr_t(a) != 0) a /= 2;
+  return a;
+}
+
+// Fills `plan` (descriptors, layouts, and the heuristic's algorithm or its refusal).
+Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan) {
+  const std::string what = c.to_string();
+  if (s.refuse_for_testing) {
+    plan.refused = true;
+    plan.refusal = "refused for testing (set_lt_refusal_for_testing)";
+    return Status::Ok();
+  }
+  const cublasComputeType_t ct = c.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, CUDA_R_32F),
+                          "cublasLtMatmulDescCreate for " + what);
+  const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
+  const cublasLtEpilogue_t epilogue = c.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                         &opT, sizeof opT),
+                          "cublasLtMatmulDescSetAttribute(TRANSA) for " + what);
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                         &opN, sizeof opN),
+                          "cublasLtMatmulDescSetAttribute(TRANSB) for " + what);
+  VOUCH_CUBLAS_CHECK_WHAT(
+      cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                     sizeof epilogue),
+      "cublasLtMatmulDescSetAttribute(EPILOGUE) for " + what);
+  // op(A) = W: stored column-major [k, m] (ld = in); B = xᵀ: [k, n]; C = yᵀ: [m, n].
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_32F, c.k, c.m, c.lda),
+                          "cublasLtMatrixLayoutCreate(W) for " + what);
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_32F, c.k, c.n, c.ldb),
+                          "cublasLtMatrixLayoutCreate(x) for " + what);
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.c, CUDA_R_32F, c.m, c.n, c.ldc),
+                          "cublasLtMatrixLayoutCreate(y) for " + what);
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulPreferenceCreate(&pref),
+                          "cublasLtMatmulPreferenceCreate for " + what);
+  const uint64_t ws = kBlasWorkspaceBytes;
+  const uint32_t al = uint32_t(align);
+  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  for (cublasLtMatmulPreferenceAttributes_t attr :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof al);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    (void)cublasLtMatmulPreferenceDestroy(pref);
+    return Status::Error(
+        format_cublas_error("cublasLtMatmulPreferenceSetAttribute for " + what, st));
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  st = cublasLtMatmulAlgoGetHeuristic(s.lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1,
+                                      &result, &found);
+  (void)cublasLtMatmulPreferenceDestroy(pref);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    plan.refused = true;
+    plan.refusal = "cublasLtMatmulAlgoGetHeuristic found no algorithm (" +
+                   cublas_status_name(st) + ")";
+  } else if (st != CUBLAS_STATUS_SUCCESS) {
+    return Status::Error(format_cublas_error("cublasLtMatmulAlgoGetHeuristic for " + what, st));
+  } else {
+    plan.algo = result.algo;
+  }
+  return Status::Ok();
+}
+
+Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
+  LtKey key{c.m, c.n, c.k, c.bias, c.tf32, align};
+  auto it = s.plans.find(key);
+  if (it != s.plans.end()) return &it->second;
+  LtPlan plan;
+  Status built = build_lt_plan(s, c, align, plan);
+  if (!built.ok()) {
+    destroy_plan(plan);
+    return built;
+  }
+  return &s.plans.emplace(key, plan).first->second;
+}
+
+}  // namespace
+
+Status set_blas_stream(cudaStream_t stream) {
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.stream = stream;
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+  VOUCH_CUBLAS_CHECK(cublasSetStream(s.handle, stream));
+  // cublasSetStream resets the handle to cuBLAS's internal workspace pool: set ours again.
+  VOUCH_CUBLAS_CHECK(cublasSetWorkspace(s.handle, s.workspace, kBlasWorkspaceBytes));
+  return Status::Ok();
+}
+
+cudaStream_t blas_stream() {
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.stream;
+}
+
+Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+                      int64_t K, const float* A, int64_t stride_a, const float* B,
+                      int64_t stride_b, float* C, bool accumulate, bool allow_tf32) {
+  return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
+                   allow_tf32);
+}
+
+Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+                      int64_t K, const double* A, int64_t stride_a, const double* B,
+                      int64_t stride_b, double* C, bool accumulate, bool allow_tf32) {
+  return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
+                   allow_tf32);
+}
+
+const char* linear_path_name(LinearPath path) {
+  switch (path) {
+    case LinearPath::None: return "none";
+    case LinearPath::LtEpilogue: return "cublasLt-epilogue";
+    case LinearPath::GemmFallback: return "gemm-fallback";
+  }
+  return "?";
+}
+
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
+                             const float* W, const float* bias, float* y, bool allow_tf32,
+                             LinearPath* path) {
+  Result<LinearCall> call = describe_linear(rows, in, out, bias != nullptr, allow_tf32);
+  if (!call.ok()) return call.status();
+  const LinearCall& c = call.value();
+  if (path != nullptr) *path = LinearPath::None;
+  if (c.api == LinearCall::Api::None) return Status::Ok();
+
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+
+  if (c.api == LinearCall::Api::LtMatmul) {
+    int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
+                          bias != nullptr ? alignment_of(bias) : 16});
+    bool new_plan = s.plans.find(LtKey{c.m, c.n, c.k, c.bias, c.tf32, align}) == s.plans.end();
+    Result<LtPlan*> plan = lt_plan_locked(s, c, align);
+    if (!plan.ok()) return plan.status();
+    LtPlan& p = *plan.value();
+    if (!p.refused) {
+      if (bias != nullptr) {
+        const void* bias_ptr = bias;
+        VOUCH_CUBLAS_CHECK_WHAT(
+            cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                           sizeof bias_ptr),
+            "cublasLtMatmulDescSetAttribute(BIAS_POINTER) for " + c.to_string());
+      }
+      const float alpha = 1.0f, beta = 0.0f;
+      VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmul(s.lt, p.desc, &alpha, W, p.a, x, p.b, &beta, y, p.c,
+                                             y, p.c, &p.algo, s.lt_workspace,
+                                             kBlasWorkspaceBytes, s.stream),
+                              c.to_string());
+      if (path != nullptr) *path = LinearPath::LtEpilogue;
+      return Status::Ok();
+    }
+    if (new_plan) {
+      std::fprintf(stderr,
+                   "note: cuBLASLt refused %s for linear(rows=%lld, in=%lld, out=%lld): %s; "
+                   "using cublasGemmEx + a bias broadcast GEMM instead\n",
+                   c.bias ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul", (long long)rows,
+                   (long long)in, (long long)out, p.refusal.c_str());
+      std::fflush(stderr);
+    }
+  }
+
+  // Fallback (or in = 0): y = x · Wᵀ, then y[r,:] += bias for every row.
+  Result<GemmCall> gemm = describe_gemm(false, true, 1, rows, out, in, 0, 0, false, allow_tf32,
+                                        GemmDType::F32);
+  if (!gemm.ok()) return gemm.status();
+  VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
+  if (bias != nullptr) {
+    Result<GemmCall> bc = describe_bias_broadcast(rows, out);
+    if (!bc.ok()) return bc.status();
+    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, s.one_f32, y));
+  }
+  if (path != nullptr) *path = LinearPath::GemmFallback;
+  return Status::Ok();
+}
+
+void set_lt_refusal_for_testing(bool refuse) {
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.refuse_for_testing = refuse;
+  for (auto& [key, plan] : s.plans) destroy_plan(plan);
+  s.plans.clear();
+}
+
+}  // namespace vouch::rt::cuda

@@ -1,0 +1,245 @@
+// Tests for blas.h: cuBLAS / cuBLASLt GEMMs against runtime/cpu_kernels.h on random
+// inputs (all transpose flags, batches with broadcast, accumulate, TF32, f64,
+// degenerate shapes, the bias epilogue and its fallback, a CUDA graph capture is in
+// stream_graph_test). Outputs are poisoned (NaN) before each run. Without a device:
+// the errors (argument checks first, then the clear no-device message).
+#include "runtime/cuda/blas.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "runtime/cpu_kernels.h"
+#include "runtime/cuda/memcpy.h"
+#include "runtime/cuda/stream_graph.h"
+#include "runtime/cuda/test_util.h"
+
+namespace vouch::rt::cuda {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+template <class T>
+std::vector<T> random_values(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> v(n);
+  for (T& x : v) x = T(dist(gen));
+  return v;
+}
+
+// A device copy of a host vector, freed at scope exit.
+template <class T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  size_t n = 0;
+  explicit DeviceArray(const std::vector<T>& host) : n(host.size()) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<size_t>(1, n) * sizeof(T)),
+              cudaSuccess);
+    if (n > 0) {
+      EXPECT_TRUE(upload(ptr, host.data(), n, nullptr).ok());
+    }
+  }
+  ~DeviceArray() { cudaFree(ptr); }
+  std::vector<T> read() const {
+    std::vector<T> out(n);
+    EXPECT_TRUE(download(out.data(), ptr, n, nullptr).ok());
+    EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+    return out;
+  }
+};
+
+// |got - want| <= tol · (1 + |want|) elementwise.
+template <class T>
+void expect_close(const std::vector<T>& got, const std::vector<double>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 5; i++) {
+    if (!(std::abs(double(got[i]) - want[i]) <= tol * (1.0 + std::abs(want[i])))) {
+      ADD_FAILURE() << what << ": element " << i << " got " << double(got[i]) << " want "
+                    << want[i] << " (tol " << tol << ")";
+      bad++;
+    }
+  }
+}
+
+template <class T>
+std::vector<double> to_double(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+TEST(BlasTest, ArgumentErrorsComeFirstAndNameTheExtent) {
+  Status s = gemm_row_major(false, false, 1, int64_t(1) << 31, 2, 2, static_cast<const float*>(nullptr),
+                            0, nullptr, 0, nullptr, false, false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "M = 2147483648 does not fit the int extents")) << s.message();
+  // Empty outputs need nothing, not even a device.
+  EXPECT_TRUE(gemm_row_major(false, false, 1, 0, 2, 2, static_cast<const double*>(nullptr), 0,
+                             nullptr, 0, nullptr, false, false)
+                  .ok());
+  LinearPath path = LinearPath::LtEpilogue;
+  EXPECT_TRUE(linear_bias_row_major(0, 2, 8, nullptr, nullptr, nullptr, nullptr, false, &path).ok());
+  EXPECT_EQ(path, LinearPath::None);
+}
+
+TEST(BlasTest, WithoutADeviceTheErrorSaysSo) {
+  if (cuda_device_present()) GTEST_SKIP() << "not applicable: a CUDA device is present";
+  Status s = gemm_row_major(false, false, 1, 2, 2, 2, static_cast<const float*>(nullptr), 0,
+                            nullptr, 0, nullptr, false, false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "cuBLAS not initialised: device `cuda` requested, but no "
+                                    "usable CUDA device is visible"))
+      << s.message();
+  EXPECT_FALSE(set_blas_stream(nullptr).ok());
+}
+
+template <class T>
+void check_gemm(bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K, int64_t sa,
+                int64_t sb, bool accumulate, bool tf32, double tol, uint32_t seed) {
+  const int64_t na = sa == 0 ? M * K : batch * M * K, nb = sb == 0 ? K * N : batch * K * N;
+  std::vector<T> A = random_values<T>(size_t(na), seed), B = random_values<T>(size_t(nb), seed + 1);
+  std::vector<T> C0 = accumulate ? random_values<T>(size_t(batch * M * N), seed + 2)
+                                 : std::vector<T>(size_t(batch * M * N),
+                                                  std::numeric_limits<T>::quiet_NaN());
+  // Reference in double on the same (rounded) inputs.
+  std::vector<double> want(size_t(batch * M * N));
+  matmul(ta, tb, batch, M, N, K, to_double(A).data(), sa, to_double(B).data(), sb, want.data());
+  if (accumulate)
+    for (size_t i = 0; i < want.size(); i++) want[i] += double(C0[i]);
+  DeviceArray<T> dA(A), dB(B), dC(C0);
+  Status s = gemm_row_major(ta, tb, batch, M, N, K, dA.ptr, sa, dB.ptr, sb, dC.ptr, accumulate,
+                            tf32);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Result<GemmCall> call = describe_gemm(ta, tb, batch, M, N, K, sa, sb, accumulate, tf32,
+                                        sizeof(T) == 8 ? GemmDType::F64 : GemmDType::F32);
+  expect_close(dC.read(), want, tol * std::sqrt(double(std::max<int64_t>(K, 1))),
+               call.value().to_string_with_policy());
+}
+
+TEST(BlasDeviceTest, GemmMatchesCpuMatmulForAllFlags) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS gemm vs cpu matmul (f32, all transpose flags)");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 1;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 8, 2}, {37, 19, 53},
+                             {128, 64, 256}, {1, 1, 1}, {5, 1, 300}})
+        check_gemm<float>(ta, tb, 1, M, N, K, 0, 0, false, false, 1e-5, seed++);
+}
+
+TEST(BlasDeviceTest, BatchedBroadcastAccumulateF64AndTf32) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS strided-batched gemm, accumulate, f64, TF32");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 100;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const int64_t batch = 6, M = 17, N = 12, K = 33;
+      check_gemm<float>(ta, tb, batch, M, N, K, M * K, K * N, false, false, 1e-5, seed++);
+      check_gemm<float>(ta, tb, batch, M, N, K, 0, K * N, false, false, 1e-5, seed++);  // A shared
+      check_gemm<float>(ta, tb, batch, M, N, K, M * K, 0, true, false, 1e-5, seed++);   // B shared
+      check_gemm<double>(ta, tb, batch, M, N, K, M * K, K * N, true, false, 1e-13, seed++);
+      check_gemm<double>(ta, tb, 1, M, N, K, 0, 0, false, true, 1e-13, seed++);
+      check_gemm<float>(ta, tb, 1, 64, 64, 256, 0, 0, false, true, 5e-3, seed++);  // TF32
+    }
+  }
+}
+
+TEST(BlasDeviceTest, DegenerateShapes) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS gemm degenerate shapes");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  // K = 0: C is cleared (the poison is overwritten), as cpu matmul does.
+  std::vector<float> poison(2 * 3 * 4, std::numeric_limits<float>::quiet_NaN());
+  DeviceArray<float> dC(poison), dummy(std::vector<float>(1, 0.f));
+  ASSERT_TRUE(gemm_row_major(false, false, 2, 3, 4, 0, dummy.ptr, 0, dummy.ptr, 0, dC.ptr, false,
+                             false)
+                  .ok());
+  for (float v : dC.read()) EXPECT_EQ(v, 0.0f);
+  // K = 0 with accumulate: unchanged.
+  std::vector<float> ones(12, 1.0f);
+  DeviceArray<float> dD(ones);
+  ASSERT_TRUE(gemm_row_major(false, false, 1, 3, 4, 0, dummy.ptr, 0, dummy.ptr, 0, dD.ptr, true,
+                             false)
+                  .ok());
+  EXPECT_EQ(dD.read(), ones);
+}
+
+void check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, bool tf32,
+                  LinearPath expected, uint32_t seed) {
+  std::vector<float> x = random_values<float>(size_t(rows * in), seed),
+                     W = random_values<float>(size_t(out * in), seed + 1),
+                     b = random_values<float>(size_t(out), seed + 2);
+  std::vector<double> want(size_t(rows * out));
+  std::vector<double> xd = to_double(x), Wd = to_double(W), bd = to_double(b);
+  linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
+  DeviceArray<float> dx(x), dW(W), db(b),
+      dy(std::vector<float>(size_t(rows * out), std::numeric_limits<float>::quiet_NaN()));
+  LinearPath path = LinearPath::None;
+  Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr, with_bias ? db.ptr : nullptr,
+                                   dy.ptr, tf32, &path);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(path, expected) << linear_path_name(path);
+  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, tf32);
+  expect_close(dy.read(), want, (tf32 ? 5e-3 : 1e-5) * std::sqrt(double(std::max<int64_t>(in, 1))),
+               call.value().to_string() + " via " + linear_path_name(path));
+}
+
+TEST(BlasDeviceTest, LinearWithBiasEpilogue) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt linear with the bias epilogue");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 200;
+  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1, 2, 8}, {1, 8, 1},
+                               {25, 2, 8}, {64, 128, 96}, {7, 13, 5}}) {
+    for (bool with_bias : {true, false}) {
+      check_linear(rows, in, out, with_bias, false, LinearPath::LtEpilogue, seed++);
+    }
+  }
+  check_linear(64, 256, 128, true, true, LinearPath::LtEpilogue, seed++);
+  // in = 0: y = bias (the gemm path: clear, then the bias broadcast).
+  check_linear(3, 0, 4, true, false, LinearPath::GemmFallback, seed++);
+}
+
+TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt epilogue refusal fallback");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  set_lt_refusal_for_testing(true);
+  testing::internal::CaptureStderr();
+  check_linear(9, 6, 10, true, false, LinearPath::GemmFallback, 300);
+  check_linear(9, 6, 10, true, false, LinearPath::GemmFallback, 301);  // same shape: no 2nd note
+  std::string err = testing::internal::GetCapturedStderr();
+  set_lt_refusal_for_testing(false);
+  EXPECT_TRUE(contains(err, "note: cuBLASLt refused CUBLASLT_EPILOGUE_BIAS for linear(rows=9, "
+                            "in=6, out=10)"))
+      << err;
+  EXPECT_EQ(err.find("note:"), err.rfind("note:")) << err;  // once per shape
+  check_linear(9, 6, 10, true, false, LinearPath::LtEpilogue, 302);
+}
+
+TEST(BlasDeviceTest, BoundToASessionStream) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS bound to a non-blocking stream");
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE(set_blas_stream(stream.value().get()).ok());
+  EXPECT_EQ(blas_stream(), stream.value().get());
+  std::vector<float> A = random_values<float>(64 * 32, 7), B = random_values<float>(32 * 16, 8);
+  std::vector<double> want(64 * 16);
+  matmul(false, false, 1, 64, 16, 32, to_double(A).data(), 0, to_double(B).data(), 0, want.data());
+  DeviceArray<float> dA(A), dB(B), dC(std::vector<float>(64 * 16, 0.f));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_TRUE(gemm_row_major(false, false, 1, 64, 16, 32, dA.ptr, 0, dB.ptr, 0, dC.ptr, false,
+                             false)
+                  .ok());
+  ASSERT_TRUE(stream.value().synchronize().ok());
+  expect_close(dC.read(), want, 1e-5 * std::sqrt(32.0), "gemm on the session stream");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+}
+
+}  // namespace
+}  // namespace vouch::rt::cuda

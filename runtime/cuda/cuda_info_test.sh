@@ -1,0 +1,35 @@
+#!/bin/bash
+# cuda_info_test.sh: cuda_info's exit status and message (3 and the "no usable CUDA
+# device" reason without a device; 0 and the device with one), and the deterministic
+# reduction mode read from the environment in a fresh process.
+set -u
+BIN="$1"
+fails=0
+out="$TEST_TMPDIR/out"
+err="$TEST_TMPDIR/err"
+fail() { echo "FAIL: $*"; cat "$out" "$err"; fails=$((fails + 1)); }
+
+env -u TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS -u TORCHLEAN_CUDA_CACHE_CAP_BYTES "$BIN" >"$out" 2>"$err"
+rc=$?
+if grep -qx "cuda runtime: native-with-device" "$out"; then
+  [ $rc -eq 0 ] || fail "exit $rc with a device"
+  grep -q "compute capability" "$out" || fail "no compute capability line"
+else
+  grep -qx "cuda runtime: native-no-device" "$out" || fail "no runtime state line"
+  [ $rc -eq 3 ] || fail "exit $rc without a device (expected 3)"
+  grep -qF "error: device \`cuda\` requested, but no usable CUDA device is visible (cudaGetDeviceCount: " "$err" \
+    || fail "no 'no usable CUDA device' message"
+  grep -qF "this executable will not fall back to the CPU" "$err" || fail "no CPU fallback sentence"
+fi
+grep -qx "  reduce=implementation-defined" "$out" || fail "default reduce= is not implementation-defined"
+grep -qx "  cache_cap_bytes=0 (unbounded)" "$out" || fail "default cap is not unbounded"
+
+TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1 "$BIN" >"$out" 2>"$err"
+grep -qx "  reduce=fixed-order" "$out" || fail "TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1 is not fixed-order"
+
+TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=yes "$BIN" >"$out" 2>"$err"
+grep -qx "  reduce=implementation-defined" "$out" || fail "=yes should be ignored"
+[ "$(grep -c 'is neither 0 nor 1; ignored' "$err")" -eq 1 ] || fail "=yes: expected exactly one warning"
+
+if [ $fails -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "all cuda_info checks passed"

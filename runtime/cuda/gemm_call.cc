@@ -1,0 +1,185 @@
+// gemm_call.cc: the row-major -> column-major GEMM mapping (gemm_call.h).
+#include "runtime/cuda/gemm_call.h"
+
+#include <algorithm>
+#include <climits>
+#include <utility>
+
+namespace vouch::rt::cuda {
+
+namespace {
+
+// Checks that `value` (named `name` in the message) is a non-negative int.
+Status check_extent(const char* what, const char* name, int64_t value) {
+  if (value < 0)
+    return Status::Error(std::string(what) + ": " + name + " = " + std::to_string(value) +
+                         " is negative");
+  if (value > INT_MAX)
+    return Status::Error(std::string(what) + ": " + name + " = " + std::to_string(value) +
+                         " does not fit the int extents of the cuBLAS ABI (max " +
+                         std::to_string(INT_MAX) + ")");
+  return Status::Ok();
+}
+
+const char* op_name(bool transposed) { return transposed ? "T" : "N"; }
+
+}  // namespace
+
+Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
+                               int64_t N, int64_t K, int64_t stride_a, int64_t stride_b,
+                               bool accumulate, bool allow_tf32, GemmDType dtype) {
+  const char* what = "gemm";
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"batch", batch}, {"M", M}, {"N", N},
+                         {"K", K}}) {
+    Status s = check_extent(what, name, v);
+    if (!s.ok()) return s;
+  }
+  if (stride_a < 0)
+    return Status::Error("gemm: stride_a = " + std::to_string(stride_a) + " is negative");
+  if (stride_b < 0)
+    return Status::Error("gemm: stride_b = " + std::to_string(stride_b) + " is negative");
+
+  GemmCall c;
+  c.dtype = dtype;
+  c.accumulate = accumulate;
+  if (dtype == GemmDType::F64) {
+    c.data_type = "CUDA_R_64F";
+    c.compute_type = "CUBLAS_COMPUTE_64F";
+  } else {
+    c.data_type = "CUDA_R_32F";
+    c.tf32 = allow_tf32;
+    c.compute_type = allow_tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+  }
+  // Column-major Cᵀ = op(B)ᵀ op(A)ᵀ: cuBLAS's A is our B, its B is our A.
+  c.op_a_transposed = trans_b;
+  c.op_b_transposed = trans_a;
+  c.m = int(N);
+  c.n = int(M);
+  c.k = int(K);
+  // Leading dimensions are the stored row lengths; cuBLAS wants them >= 1 even for
+  // empty matrices.
+  c.lda = int(std::max<int64_t>(1, trans_b ? K : N));
+  c.ldb = int(std::max<int64_t>(1, trans_a ? M : K));
+  c.ldc = int(std::max<int64_t>(1, N));
+  c.batch = int(batch);
+  c.stride_a = stride_b;
+  c.stride_b = stride_a;
+  c.stride_c = M * N;  // <= INT_MAX², fits int64
+
+  if (batch == 0 || M == 0 || N == 0) {
+    c.api = GemmCall::Api::None;
+  } else if (K == 0) {
+    c.api = accumulate ? GemmCall::Api::None : GemmCall::Api::MemsetZero;
+    c.zero_bytes = accumulate ? 0
+                              : size_t(batch) * size_t(M) * size_t(N) *
+                                    (dtype == GemmDType::F64 ? sizeof(double) : sizeof(float));
+  } else if (batch == 1) {
+    c.api = GemmCall::Api::GemmEx;
+  } else {
+    c.api = GemmCall::Api::GemmStridedBatchedEx;
+  }
+  return c;
+}
+
+std::string GemmCall::to_string() const {
+  switch (api) {
+    case Api::None:
+      return "none (nothing to compute: batch=" + std::to_string(batch) +
+             ", M=" + std::to_string(n) + ", N=" + std::to_string(m) +
+             ", K=" + std::to_string(k) + (accumulate ? ", accumulate" : "") + ")";
+    case Api::MemsetZero:
+      return "cudaMemsetAsync(C, 0, " + std::to_string(zero_bytes) + " bytes) (K=0: empty sums)";
+    case Api::GemmEx:
+      return std::string("cublasGemmEx(opA=") + op_name(op_a_transposed) +
+             ", opB=" + op_name(op_b_transposed) + ", m=" + std::to_string(m) +
+             ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
+             ", lda=" + std::to_string(lda) + ", ldb=" + std::to_string(ldb) +
+             ", ldc=" + std::to_string(ldc) + ")";
+    case Api::GemmStridedBatchedEx:
+      return std::string("cublasGemmStridedBatchedEx(opA=") + op_name(op_a_transposed) +
+             ", opB=" + op_name(op_b_transposed) + ", m=" + std::to_string(m) +
+             ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
+             ", lda=" + std::to_string(lda) + ", strideA=" + std::to_string(stride_a) +
+             ", ldb=" + std::to_string(ldb) + ", strideB=" + std::to_string(stride_b) +
+             ", ldc=" + std::to_string(ldc) + ", strideC=" + std::to_string(stride_c) +
+             ", batch=" + std::to_string(batch) + ")";
+  }
+  return "?";
+}
+
+std::string GemmCall::to_string_with_policy() const {
+  std::string s = to_string();
+  if (api == Api::GemmEx || api == Api::GemmStridedBatchedEx)
+    s += std::string(" [") + data_type + ", " + compute_type +
+         ", beta=" + (accumulate ? "1" : "0") + "]";
+  return s;
+}
+
+Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
+                                   bool allow_tf32) {
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"in", in},
+                         {"out", out}}) {
+    Status s = check_extent("linear", name, v);
+    if (!s.ok()) return s;
+  }
+  LinearCall c;
+  c.bias = has_bias;
+  c.tf32 = allow_tf32;
+  c.compute_type = allow_tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+  // Column-major yᵀ[out,rows] = op_T(W stored as col-major [in,out]) · (xᵀ col-major [in,rows]).
+  c.m = int(out);
+  c.n = int(rows);
+  c.k = int(in);
+  c.lda = int(std::max<int64_t>(1, in));
+  c.ldb = int(std::max<int64_t>(1, in));
+  c.ldc = int(std::max<int64_t>(1, out));
+  if (rows == 0 || out == 0)
+    c.api = LinearCall::Api::None;
+  else if (in == 0)
+    c.api = LinearCall::Api::GemmThenBias;
+  else
+    c.api = LinearCall::Api::LtMatmul;
+  return c;
+}
+
+std::string LinearCall::to_string() const {
+  std::string params = "opA=T, opB=N, m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+                       ", k=" + std::to_string(k) + ", lda=" + std::to_string(lda) +
+                       ", ldb=" + std::to_string(ldb) + ", ldc=" + std::to_string(ldc);
+  switch (api) {
+    case Api::None:
+      return "none (empty output: rows=" + std::to_string(n) + ", out=" + std::to_string(m) + ")";
+    case Api::LtMatmul:
+      return "cublasLtMatmul(" + params + ", epilogue=" + (bias ? "BIAS" : "DEFAULT") + ")";
+    case Api::GemmThenBias:
+      return std::string("cudaMemsetAsync(y, 0) (in=0: empty sums)") +
+             (bias ? " + bias broadcast GEMM" : "");
+  }
+  return "?";
+}
+
+Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out) {
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"out", out}}) {
+    Status s = check_extent("bias broadcast", name, v);
+    if (!s.ok()) return s;
+  }
+  if (rows == 0 || out == 0) return Status::Error("bias broadcast: rows and out must be > 0");
+  GemmCall c;
+  c.api = rows == 1 ? GemmCall::Api::GemmEx : GemmCall::Api::GemmStridedBatchedEx;
+  c.op_a_transposed = false;
+  c.op_b_transposed = false;
+  c.m = int(out);
+  c.n = 1;
+  c.k = 1;
+  c.lda = int(out);
+  c.ldb = 1;
+  c.ldc = int(out);
+  c.stride_a = 0;
+  c.stride_b = 0;
+  c.stride_c = out;
+  c.batch = int(rows);
+  c.accumulate = true;
+  return c;
+}
+
+}  // namespace vouch::rt::cuda

@@ -1,0 +1,98 @@
+// gemm_call.h: how a row-major matmul maps onto a column-major cuBLAS call (pure).
+//
+// vouch stores matrices row-major; cuBLAS is column-major. A row-major [r,c] array is
+// the column-major [c,r] array of its transpose, so the row-major product
+//   C[M,N] = op(A)[M,K] · op(B)[K,N]
+// is computed, without copying anything, as the column-major product
+//   Cᵀ[N,M] = op(B)ᵀ · op(A)ᵀ
+// i.e. cuBLAS's first operand is our B and its second is our A:
+//   opA = trans_b ? T : N   lda = trans_b ? K : N   (B stored [N,K] or [K,N])
+//   opB = trans_a ? T : N   ldb = trans_a ? M : K   (A stored [K,M] or [M,K])
+//   m = N, n = M, k = K, ldc = N.
+// Batched products (batch > 1) use cublasGemmStridedBatchedEx with strideA = stride_b,
+// strideB = stride_a (0 broadcasts one matrix), strideC = M·N. Degenerate shapes call
+// nothing (an empty output) or clear C (K = 0: every sum is empty).
+//
+// This file is plain C++ with no CUDA header, so the mapping is unit-tested on machines
+// without a GPU (gemm_call_test emulates the described call on the host), and the audit
+// report prints GemmCall::to_string(), e.g.
+//   cublasGemmEx(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8)
+#ifndef VOUCH_RUNTIME_CUDA_GEMM_CALL_H_
+#define VOUCH_RUNTIME_CUDA_GEMM_CALL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "runtime/status.h"
+
+namespace vouch::rt::cuda {
+
+enum class GemmDType { F32, F64 };
+
+struct GemmCall {
+  enum class Api {
+    None,                    // empty output: nothing to do
+    MemsetZero,              // K = 0 and not accumulating: C = 0 (cudaMemsetAsync)
+    GemmEx,                  // cublasGemmEx
+    GemmStridedBatchedEx,    // cublasGemmStridedBatchedEx
+  };
+  Api api = Api::None;
+  // cuBLAS's operands: A is the row-major B operand, B the row-major A operand.
+  bool op_a_transposed = false, op_b_transposed = false;
+  int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;
+  long long stride_a = 0, stride_b = 0, stride_c = 0;  // batched only
+  int batch = 1;
+  bool accumulate = false;  // beta = 1 (C += ...) or 0 (C = ...)
+  GemmDType dtype = GemmDType::F32;
+  bool tf32 = false;  // F32 only: CUBLAS_COMPUTE_32F_FAST_TF32
+  const char* data_type = "CUDA_R_32F";             // A, B and C
+  const char* compute_type = "CUBLAS_COMPUTE_32F";  // or ..._FAST_TF32, ..._64F
+  size_t zero_bytes = 0;                            // MemsetZero: bytes of C to clear
+
+  // The call with its parameters, e.g. "cublasGemmEx(opA=T, opB=N, m=8, n=1, k=2,
+  // lda=2, ldb=2, ldc=8)"; "none (empty output: ...)"; "cudaMemsetAsync(C, 0, 80 bytes)
+  // (K=0: empty sums)".
+  std::string to_string() const;
+  // to_string() plus " [CUDA_R_32F, CUBLAS_COMPUTE_32F, beta=0]" for GEMM calls.
+  std::string to_string_with_policy() const;
+};
+
+// The call gemm_row_major (blas.h) makes for these arguments (same meaning as
+// runtime/cpu_kernels.h's matmul). Errors: a negative extent or stride, or an extent
+// (batch, M, N, K) above INT_MAX, which the cuBLAS ABI cannot take. allow_tf32 selects
+// CUBLAS_COMPUTE_32F_FAST_TF32 for F32 and is ignored for F64 (CUBLAS_COMPUTE_64F).
+Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
+                               int64_t N, int64_t K, int64_t stride_a, int64_t stride_b,
+                               bool accumulate, bool allow_tf32,
+                               GemmDType dtype = GemmDType::F32);
+
+// linear_bias_row_major (blas.h): y[rows,out] = x[rows,in] · W[out,in]ᵀ (+ bias[out])
+// as one cuBLASLt matmul: column-major yᵀ[out,rows] = op_T(W) · xᵀ with the bias
+// broadcast over columns by the epilogue (CUBLASLT_EPILOGUE_BIAS).
+struct LinearCall {
+  enum class Api {
+    None,          // rows = 0 or out = 0
+    LtMatmul,      // cublasLtMatmul
+    GemmThenBias,  // in = 0 (or the epilogue was refused): C cleared, then bias GEMM
+  };
+  Api api = Api::LtMatmul;
+  int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;  // opA = T, opB = N
+  bool bias = false;
+  bool tf32 = false;
+  const char* compute_type = "CUBLAS_COMPUTE_32F";
+  // "cublasLtMatmul(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8, epilogue=BIAS)".
+  std::string to_string() const;
+};
+
+Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
+                                   bool allow_tf32);
+
+// The bias broadcast of the fallback path (y[r,:] += bias for every row r), as one
+// strided-batched GEMM: per row, column-major y_r[out,1] += bias[out,1] · one[1,1], with
+// strideA = strideB = 0 and strideC = out. `rows` and `out` must be > 0.
+Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out);
+
+}  // namespace vouch::rt::cuda
+
+#endif  // VOUCH_RUNTIME_CUDA_GEMM_CALL_H_

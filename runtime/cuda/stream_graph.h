@@ -1,0 +1,73 @@
+// stream_graph.h: the session's stream, and one training step as a CUDA graph.
+//
+// Shapes are static, so a training step issues the same work every time: StepGraph
+// captures the step's callable once (cudaStreamBeginCapture ... cudaStreamEndCapture,
+// cudaGraphInstantiate) and replays it with one cudaGraphLaunch per step. In Disabled
+// mode (`--no-cuda-graph`) it simply calls the callable, so results are identical
+// either way. The callable must only enqueue work on the stream: buffers are allocated
+// before the first run (cudaMalloc is refused during a capture), and host-side reads of
+// results happen after the step. Capture uses cudaStreamCaptureModeThreadLocal, so an
+// unsafe call from the capturing thread fails the capture instead of corrupting it.
+#ifndef VOUCH_RUNTIME_CUDA_STREAM_GRAPH_H_
+#define VOUCH_RUNTIME_CUDA_STREAM_GRAPH_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "runtime/cuda/check.h"
+
+namespace vouch::rt::cuda {
+
+// An owned non-blocking stream (one per session).
+class Stream {
+ public:
+  Stream() = default;
+  static Result<Stream> create();  // cudaStreamCreateWithFlags(cudaStreamNonBlocking)
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+
+  cudaStream_t get() const { return stream_; }
+  Status synchronize() const;  // cudaStreamSynchronize
+  Status destroy();
+
+ private:
+  explicit Stream(cudaStream_t s) : stream_(s) {}
+  cudaStream_t stream_ = nullptr;
+};
+
+class StepGraph {
+ public:
+  enum class Mode { Graph, Disabled };
+  StepGraph(cudaStream_t stream, Mode mode) : stream_(stream), mode_(mode) {}
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  ~StepGraph();  // destroys the instantiated graph
+
+  // Graph mode: the first call captures `step` and instantiates the graph, then every
+  // call (the first included) launches it. Disabled: returns step(). A Status error
+  // from `step` during capture ends the capture and is returned (with that context).
+  Status run(const std::function<Status()>& step);
+  // Drops the captured graph; the next run captures again.
+  Status reset();
+
+  Mode mode() const { return mode_; }
+  bool captured() const { return exec_ != nullptr; }
+  int64_t captures() const { return captures_; }
+  int64_t launches() const { return launches_; }  // graph launches (Graph mode)
+
+ private:
+  Status capture(const std::function<Status()>& step);
+  cudaStream_t stream_;
+  Mode mode_;
+  cudaGraphExec_t exec_ = nullptr;
+  int64_t captures_ = 0, launches_ = 0;
+};
+
+}  // namespace vouch::rt::cuda
+
+#endif  // VOUCH_RUNTIME_CUDA_STREAM_GRAPH_H_

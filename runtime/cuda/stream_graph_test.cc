@@ -1,0 +1,165 @@
+// Tests for stream_graph.h: the disabled mode (no device needed), capture errors, and
+// on a device: a step captured once and replayed (a kernel and a cuBLAS GEMM in the
+// graph), identical to the disabled mode, and an error inside the captured step.
+#include "runtime/cuda/stream_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/blas.h"
+#include "runtime/cuda/memcpy.h"
+#include "runtime/cuda/module.h"
+#include "runtime/cuda/test_util.h"
+#include "runtime/cuda/testdata/test_kernels.h"
+
+namespace vouch::rt::cuda {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(StepGraphTest, DisabledModeJustCallsTheStep) {
+  StepGraph g(nullptr, StepGraph::Mode::Disabled);
+  int calls = 0;
+  for (int i = 0; i < 3; i++)
+    EXPECT_TRUE(g.run([&] {
+                   calls++;
+                   return Status::Ok();
+                 }).ok());
+  EXPECT_EQ(calls, 3);
+  EXPECT_FALSE(g.captured());
+  EXPECT_EQ(g.launches(), 0);
+  Status s = g.run([] { return Status::Error("step failed"); });
+  EXPECT_EQ(s.message(), "step failed");
+}
+
+TEST(StepGraphTest, CaptureOnTheLegacyStreamIsAnErrorNamingTheCall) {
+  // Without a driver, and with one (the legacy default stream cannot be captured).
+  StepGraph g(nullptr, StepGraph::Mode::Graph);
+  int calls = 0;
+  Status s = g.run([&] {
+    calls++;
+    return Status::Ok();
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "cudaStreamBeginCapture(stream_, "
+                                    "cudaStreamCaptureModeThreadLocal) failed"))
+      << s.message();
+  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(g.captured());
+}
+
+struct AddOneKernel {
+  Result<KernelModule> module = load_module(nullptr, 0,
+      reinterpret_cast<const char*>(testdata::kTestKernelsPtx));
+  cudaKernel_t k = nullptr;
+  AddOneKernel() {
+    EXPECT_TRUE(module.ok()) << module.status().message();
+    if (module.ok()) {
+      Result<cudaKernel_t> r = module.value().kernel("vouch_test_add_one");
+      EXPECT_TRUE(r.ok());
+      if (r.ok()) k = r.value();
+    }
+  }
+};
+
+std::vector<float> steps_of_add_one(StepGraph::Mode mode, int steps, int* calls,
+                                    int64_t* launches) {
+  AddOneKernel kernel;
+  Result<Stream> stream = Stream::create();
+  EXPECT_TRUE(stream.ok());
+  cudaStream_t st = stream.value().get();
+  const unsigned n = 4096;
+  float* d = nullptr;
+  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), n * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMemsetAsync(d, 0, n * sizeof(float), st), cudaSuccess);
+  StepGraph g(st, mode);
+  unsigned count = n;
+  void* args[] = {&d, &count};
+  for (int i = 0; i < steps; i++) {
+    Status s = g.run([&] {
+      (*calls)++;
+      VOUCH_RETURN_IF_ERROR(launch(kernel.k, dim3(n / 256), dim3(256), 0, st, args));
+      return launch(kernel.k, dim3(n / 256), dim3(256), 0, st, args);  // two nodes
+    });
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  std::vector<float> out(n);
+  EXPECT_TRUE(download(out.data(), d, n, st).ok());
+  EXPECT_TRUE(stream.value().synchronize().ok());
+  *launches = g.launches();
+  cudaFree(d);
+  return out;
+}
+
+TEST(StepGraphDeviceTest, CapturedOnceReplayedEveryStepSameResultAsDisabled) {
+  VOUCH_REQUIRE_CUDA_DEVICE("CUDA graph capture and replay of a step");
+  int graph_calls = 0, plain_calls = 0;
+  int64_t graph_launches = 0, plain_launches = 0;
+  std::vector<float> with_graph =
+      steps_of_add_one(StepGraph::Mode::Graph, 5, &graph_calls, &graph_launches);
+  std::vector<float> without =
+      steps_of_add_one(StepGraph::Mode::Disabled, 5, &plain_calls, &plain_launches);
+  EXPECT_EQ(graph_calls, 1);  // captured once
+  EXPECT_EQ(graph_launches, 5);
+  EXPECT_EQ(plain_calls, 5);
+  EXPECT_EQ(plain_launches, 0);
+  EXPECT_EQ(with_graph, without);
+  for (float v : with_graph) EXPECT_EQ(v, 10.0f);
+}
+
+TEST(StepGraphDeviceTest, CublasGemmInsideTheGraph) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS GEMM captured in a CUDA graph");
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  cudaStream_t st = stream.value().get();
+  ASSERT_TRUE(set_blas_stream(st).ok());  // before the capture: handles and workspaces
+  const int64_t M = 8, N = 4, K = 2;
+  std::vector<float> A(M * K, 1.0f), B(K * N, 0.5f);
+  float *dA = nullptr, *dB = nullptr, *dC = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dA), A.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dB), B.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dC), M * N * 4), cudaSuccess);
+  ASSERT_TRUE(upload(dA, A.data(), A.size(), st).ok());
+  ASSERT_TRUE(upload(dB, B.data(), B.size(), st).ok());
+  ASSERT_EQ(cudaMemsetAsync(dC, 0, M * N * 4, st), cudaSuccess);
+  StepGraph g(st, StepGraph::Mode::Graph);
+  for (int i = 0; i < 3; i++) {
+    Status s = g.run([&] {
+      return gemm_row_major(false, false, 1, M, N, K, dA, 0, dB, 0, dC, /*accumulate=*/true,
+                            false);
+    });
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  std::vector<float> C(M * N);
+  ASSERT_TRUE(download(C.data(), dC, C.size(), st).ok());
+  ASSERT_TRUE(stream.value().synchronize().ok());
+  for (float v : C) EXPECT_EQ(v, 3.0f);  // 3 replays of C += (1·0.5 + 1·0.5)
+  EXPECT_EQ(g.captures(), 1);
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+}
+
+TEST(StepGraphDeviceTest, ErrorInsideTheCapturedStep) {
+  VOUCH_REQUIRE_CUDA_DEVICE("an error inside a captured step");
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  StepGraph g(stream.value().get(), StepGraph::Mode::Graph);
+  Status s = g.run([] { return Status::Error("gemm: M = -1 is negative"); });
+  EXPECT_EQ(s.message(), "while capturing the step into a CUDA graph: gemm: M = -1 is negative");
+  EXPECT_FALSE(g.captured());
+  // The stream is usable afterwards, and a later run captures.
+  EXPECT_TRUE(g.run([] { return Status::Ok(); }).ok());
+  EXPECT_TRUE(g.captured());
+  EXPECT_TRUE(g.reset().ok());
+  EXPECT_FALSE(g.captured());
+  EXPECT_TRUE(stream.value().synchronize().ok());
+}
+
+}  // namespace
+}  // namespace vouch::rt::cuda

@@ -109,7 +109,7 @@ LogicalResult Emitter::collectValues() {
 LogicalResult Emitter::emitStep(const Step &step, std::ostream &out) {
   Operation *op = step.ops[0];
   auto launch = [&](const std::vector<std::string> &args, const std::string &grid,
-                    int block) {
+                    const std::string &block) {
     out << "    {\n";
     std::string list;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -136,23 +136,29 @@ LogicalResult Emitter::emitStep(const Step &step, std::ostream &out) {
       args.push_back(mut(v));
     for (Value v : step.loads)
       args.push_back(in(v));
-    launch(args, gridFor(step.elements), 256);
+    launch(args, gridFor(step.vectorized() ? step.elements / 4 : step.elements),
+           "256");
     return success();
   }
   case Step::Reduce:
+    if (step.columnReduce) {
+      launch({in(op->getOperand(0)), mut(op->getResult(0))},
+             std::to_string((numel(op->getResult(0)) + 31) / 32), "32, 32");
+      return success();
+    }
     launch({in(op->getOperand(0)), mut(op->getResult(0))},
            std::to_string(std::max<int64_t>(
                1, std::min<int64_t>(numel(op->getResult(0)), 4096))),
-           256);
+           "256");
     return success();
   case Step::MseLoss:
     launch({in(op->getOperand(0)), in(op->getOperand(1)), mut(op->getResult(0))},
-           "1", 256);
+           "1", "256");
     return success();
   case Step::Broadcast:
   case Step::Permute:
     launch({in(op->getOperand(0)), mut(op->getResult(0))},
-           gridFor(numel(op->getResult(0))), 256);
+           gridFor(numel(op->getResult(0))), "256");
     return success();
   case Step::Matmul: {
     auto mm = cast<MatmulOp>(op);

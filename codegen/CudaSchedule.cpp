@@ -49,8 +49,17 @@ Step singleStep(Operation *op, const std::string &model, int &counter) {
     step.kind = Step::Linear;
   else if (isa<ReshapeOp>(op))
     step.kind = Step::Alias;
-  else if (isa<ReduceSumOp, ReduceMeanOp>(op))
+  else if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
     step.kind = Step::Reduce;
+    ArrayRef<int64_t> axes = isa<ReduceSumOp>(op)
+                                 ? cast<ReduceSumOp>(op).getAxes()
+                                 : cast<ReduceMeanOp>(op).getAxes();
+    bool leading = true;
+    for (size_t i = 0; i < axes.size(); ++i)
+      leading = leading && axes[i] == static_cast<int64_t>(i);
+    step.columnReduce = leading && !axes.empty() &&
+                        numel(op->getResult(0)) >= 32;
+  }
   else if (isa<MseLossOp>(op))
     step.kind = Step::MseLoss;
   else if (isa<PermuteOp>(op))
@@ -152,23 +161,38 @@ void emitPointwise(std::ostringstream &out, const Step &step) {
     params.push_back({"T*", "out" + std::to_string(k)});
   for (size_t k = 0; k < step.loads.size(); ++k)
     params.push_back({"const T*", "in" + std::to_string(k)});
+  bool vec = step.vectorized();
   out << "// " << step.ops.size() << " op(s):";
   for (Operation *op : step.ops)
     out << " " << op->getName().stripDialect().str();
-  out << "\n";
+  out << (vec ? "; 128-bit loads and stores" : "") << "\n";
   emitBodyHeader(out, step.symbol, params);
-  out << "  const long long n = " << step.elements << "LL;\n"
+  // W lanes per thread: one 16-byte vector (4 floats or 2 doubles), or 1.
+  out << "  constexpr int W = " << (vec ? "16 / sizeof(T)" : "1") << ";\n"
+      << "  struct alignas(" << (vec ? "16" : "sizeof(T)") << ") V { T v[W]; };\n"
+      << "  const long long n = " << step.elements << "LL / W;\n"
       << "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
          " i < n; i += (long long)gridDim.x * blockDim.x) {\n";
+  std::vector<bool> scalar(step.loads.size());
+  for (size_t k = 0; k < step.loads.size(); ++k) {
+    // A single-element value read by a scalar broadcast: element 0.
+    scalar[k] = numel(step.loads[k]) == 1 && step.elements != 1;
+    if (scalar[k])
+      out << "    const T s" << k << " = in" << k << "[0];\n";
+    else
+      out << "    const V l" << k << " = reinterpret_cast<const V*>(in" << k
+          << ")[i];\n";
+  }
+  for (size_t k = 0; k < step.stores.size(); ++k)
+    out << "    V o" << k << ";\n";
+  out << "#pragma unroll\n    for (int j = 0; j < W; ++j) {\n";
   llvm::DenseMap<Value, std::string> local;
   for (size_t k = 0; k < step.loads.size(); ++k) {
-    Value v = step.loads[k];
-    // A single-element value read by a scalar broadcast: element 0.
-    bool scalar = numel(v) == 1 && step.elements != 1;
     std::string name = "a" + std::to_string(k);
-    out << "    const T " << name << " = in" << k << (scalar ? "[0]" : "[i]")
+    out << "      const T " << name << " = "
+        << (scalar[k] ? "s" + std::to_string(k) : "l" + std::to_string(k) + ".v[j]")
         << ";\n";
-    local[v] = name;
+    local[step.loads[k]] = name;
   }
   int temp = 0;
   for (Operation *op : step.ops) {
@@ -184,12 +208,15 @@ void emitPointwise(std::ostringstream &out, const Step &step) {
       expr = cast<PointwiseOpInterface>(op).emitScalarExpr(operands);
     }
     std::string name = "t" + std::to_string(temp++);
-    out << "    const T " << name << " = " << expr << ";  // "
+    out << "      const T " << name << " = " << expr << ";  // "
         << op->getName().stripDialect().str() << "\n";
     local[op->getResult(0)] = name;
   }
   for (size_t k = 0; k < step.stores.size(); ++k)
-    out << "    out" << k << "[i] = " << local.lookup(step.stores[k]) << ";\n";
+    out << "      o" << k << ".v[j] = " << local.lookup(step.stores[k]) << ";\n";
+  out << "    }\n";
+  for (size_t k = 0; k < step.stores.size(); ++k)
+    out << "    reinterpret_cast<V*>(out" << k << ")[i] = o" << k << ";\n";
   out << "  }\n}\n";
   emitEntryPoints(out, step.symbol, params);
 }
@@ -231,6 +258,31 @@ void emitReduce(std::ostringstream &out, const Step &step) {
                           : "";
   std::vector<std::pair<std::string, std::string>> params = {
       {"const T*", "in"}, {"T*", "out"}};
+  if (step.columnReduce) {
+    // in is [count, outputs] row-major. Block (32, 32): threadIdx.x picks
+    // one of 32 consecutive outputs (a warp reads 128 contiguous bytes),
+    // threadIdx.y one of 32 row phases; the 32 phase sums are then added in
+    // a fixed tree. Same order every run: no atomics.
+    out << "// " << op->getName().stripDialect().str() << " over the "
+        << count << " rows of a [" << count << ", " << outputs
+        << "] matrix: coalesced column sums, a fixed-order tree (no atomics)\n";
+    emitBodyHeader(out, step.symbol, params);
+    out << "  __shared__ T partial[32][33];\n"
+        << "  const long long c = (long long)blockIdx.x * 32 + threadIdx.x;\n"
+        << "  T sum = T(0);\n"
+        << "  if (c < " << outputs << "LL)\n"
+        << "    for (long long r = threadIdx.y; r < " << count
+        << "LL; r += 32) sum += in[r * " << outputs << "LL + c];\n"
+        << "  partial[threadIdx.y][threadIdx.x] = sum;\n  __syncthreads();\n"
+        << "  for (int s = 16; s > 0; s >>= 1) {\n"
+        << "    if (threadIdx.y < s) partial[threadIdx.y][threadIdx.x] += "
+           "partial[threadIdx.y + s][threadIdx.x];\n"
+        << "    __syncthreads();\n  }\n"
+        << "  if (threadIdx.y == 0 && c < " << outputs
+        << "LL) out[c] = partial[0][threadIdx.x]" << scale << ";\n}\n";
+    emitEntryPoints(out, step.symbol, params);
+    return;
+  }
   out << "// " << op->getName().stripDialect().str() << " over "
       << count << " elements into " << outputs
       << " outputs: one block per output, a fixed-order tree (no atomics)\n";

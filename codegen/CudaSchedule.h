@@ -25,6 +25,14 @@ struct Step {
   int64_t elements = 0; ///< result elements (Pointwise: of every op)
   llvm::SmallVector<mlir::Value> loads;  ///< Pointwise: values read
   llvm::SmallVector<mlir::Value> stores; ///< Pointwise: values written
+
+  /// Pointwise: 128-bit loads and stores (4 floats / 2 doubles per lane);
+  /// possible when the element count is a multiple of 4 (buffers come from
+  /// cudaMalloc, so they are aligned).
+  bool vectorized() const { return kind == Pointwise && elements % 4 == 0; }
+  /// Reduce over leading axes into trailing ones (bias gradients): a 32 x 32
+  /// block per 32 outputs, so each warp reads 32 consecutive elements.
+  bool columnReduce = false;
 };
 
 struct CudaSchedule {

@@ -74,8 +74,8 @@ std::string_view toString(Contraction c) {
 }
 
 std::string_view toString(ReductionOrder r) {
-  static constexpr std::array<std::string_view, 3> names = {
-      "none", "left-fold", "implementation-defined"};
+  static constexpr std::array<std::string_view, 4> names = {
+      "none", "left-fold", "fixed-order-tree", "implementation-defined"};
   return lookupName(names, r);
 }
 

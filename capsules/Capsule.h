@@ -50,9 +50,11 @@ enum class Rounding { NearestEven, ImplementationDefined };
 enum class Subnormals { Preserved, FlushToZero, ImplementationDefined };
 enum class Contraction { None, ImplementationDefined };
 /// none: the op sums nothing. left-fold: sequential from index 0, starting
-/// at 0 (the reference interpreter's order). implementation-defined: the
-/// kernel or library picks the tree (CUDA block reductions, cuBLAS).
-enum class ReductionOrder { None, LeftFold, ImplementationDefined };
+/// at 0 (the reference interpreter's order). fixed-order-tree: a reduction
+/// tree fixed by the kernel's source (vouch's CUDA block reductions: no
+/// atomics), so every run gives the same bits, though not the left fold's.
+/// implementation-defined: the library picks the tree (cuBLAS).
+enum class ReductionOrder { None, LeftFold, FixedTree, ImplementationDefined };
 
 std::string_view toString(Provider);
 std::string_view toString(Device);

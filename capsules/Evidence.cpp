@@ -21,6 +21,8 @@ const std::vector<Citation> &citations() {
     {"cpu-build", "//codegen:cpu_build_test", "an emitted cpu executable's first-step loss equals the reference interpreter's on a quickstart-shaped MLP"},
     {"gate", "//passes:gate_test", "the assurance gate's obligations, one rejection case each (UInt32 ABI, ranks, identity, trust, VJP, numerics)"},
     {"gemm-flags", "//capsules:catalog_test", "row-major transpose flags map to cuBLAS transa/transb with swapped operands"},
+    {"nvrtc", "//tests:nvrtc_kernels_test", "every kernel emitted for the examples compiles with NVRTC for sm_90 and every entry point is in the PTX"},
+    {"gpu-suite", "tests/gpu/run.sh", "on an H200: every op of tests/gpu/*.vouch and the examples, forward and VJP, cuda f64 within 1e-12 and f32 within 1e-5 of the cpu f64 reference; runs bitwise equal; graph = no graph; memcheck clean"},
   };
   // clang-format on
   return table;

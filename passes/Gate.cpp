@@ -287,7 +287,8 @@ void AssuranceGate::checkPolicy(Operation *op, const KernelCapsule &c) {
   if (n.contract == capsules::Contraction::ImplementationDefined &&
       !allow.contraction)
     numerics("contract", toString(n.contract), "contract=none");
-  if (n.reduce == capsules::ReductionOrder::ImplementationDefined &&
+  if ((n.reduce == capsules::ReductionOrder::ImplementationDefined ||
+       n.reduce == capsules::ReductionOrder::FixedTree) &&
       !allow.implementationDefinedReduction)
     numerics("reduce", toString(n.reduce), "reduce=left-fold or none");
 

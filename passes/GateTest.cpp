@@ -14,6 +14,7 @@
 
 #include "capsules/Registry.h"
 #include "passes/Gate.h"
+#include "capsules/Evidence.h"
 #include "passes/GateTestSupport.h"
 
 namespace vouch {
@@ -417,8 +418,16 @@ TEST_F(Gate, DeterminismWhenRequested) {
 }
 
 TEST_F(Gate, EvidenceWhenRequested) {
+  // A capsule whose layout and value contracts cite nothing is refused when
+  // evidence is required (the default catalog's CUDA capsules cite the GPU
+  // suite, so one is stripped of its evidence here).
+  CapsuleRegistry registry = replaced("native_cuda.relu", [](KernelCapsule &c) {
+    c.layout.evidence = capsules::uncitedEvidence(capsules::EvidenceKind::NotProvided);
+    c.value.evidence = capsules::uncitedEvidence(capsules::EvidenceKind::NotProvided);
+  });
   GateOptions strict;
   strict.requireEvidence = true;
+  strict.registry = &registry;
   EXPECT_TRUE(mlir::failed(gate(parse(kReluModel), "checked_cuda", strict)));
   EXPECT_EQ(failures(),
             (std::vector<std::string>{

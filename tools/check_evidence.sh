@@ -3,7 +3,7 @@
 #
 # The citations live in one table, capsules/Evidence.cpp, one entry a line:
 #   {"key", "//pkg:name", "what it covers"},   a Bazel test target
-#   {"key", "tests/lit/....mlir", "..."},      a lit test file
+#   {"key", "tests/lit/....mlir", "..."},      a lit test file (or a tests/gpu/ script)
 # (//capsules:catalog_test checks that capsules cite nothing outside the
 # table and that every reference has one of these two shapes.) A label
 # exists when pkg/BUILD.bazel (or pkg/BUILD) declares `name = "name"`, or
@@ -43,7 +43,7 @@ for ref in $refs; do
   total=$((total + 1))
   case $ref in
     //*:*) if label_exists "$ref"; then ok=1; else ok=0; fi ;;
-    tests/lit/*) if [ -f "$ref" ]; then ok=1; else ok=0; fi ;;
+    tests/lit/*|tests/gpu/*) if [ -f "$ref" ]; then ok=1; else ok=0; fi ;;
     *) ok=0 ;;
   esac
   if [ $ok -eq 1 ]; then

@@ -26,6 +26,13 @@ lit_fail=$(sed -nE 's/^ *Failed *: *([0-9]+).*/\1/p' "$log" | tail -1)
 lit_pass=${lit_pass:-0}; lit_fail=${lit_fail:-0}
 if [ "$lit_rc" -ne 0 ] && [ "$lit_fail" -eq 0 ]; then lit_fail=1; fi
 
-echo "bazel: $bazel_pass passed, $bazel_fail failed; lit: $lit_pass passed, $lit_fail failed"
-echo "summary: $((bazel_pass + lit_pass)) passed, $((bazel_fail + lit_fail)) failed"
-[ "$bazel_rc" -eq 0 ] && [ "$lit_rc" -eq 0 ]
+echo "== capsule evidence: every cited test exists"
+tools/check_evidence.sh
+evidence_rc=$?
+evidence_pass=$((evidence_rc == 0 ? 1 : 0))
+evidence_fail=$((evidence_rc == 0 ? 0 : 1))
+
+echo "bazel: $bazel_pass passed, $bazel_fail failed; lit: $lit_pass passed, $lit_fail failed;" \
+     "evidence: $evidence_pass passed, $evidence_fail failed"
+echo "summary: $((bazel_pass + lit_pass + evidence_pass)) passed, $((bazel_fail + lit_fail + evidence_fail)) failed"
+[ "$bazel_rc" -eq 0 ] && [ "$lit_rc" -eq 0 ] && [ "$evidence_rc" -eq 0 ]

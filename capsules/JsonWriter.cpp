@@ -1,31 +1,15 @@
 //===- JsonWriter.cpp - a small JSON value and its pretty printer -*- C++ -*-===//
 #include "capsules/JsonWriter.h"
 
+#include "runtime/json.h"
+
 #include <cstdio>
 
 namespace vouch::capsules {
 
-std::string jsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    default:
-      if (c < 0x20) {
-        char escaped[8];
-        std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-        out += escaped;
-      } else {
-        out += static_cast<char>(c); // UTF-8 passes through
-      }
-    }
-  }
-  return out + "\"";
-}
+// The runtime's JSON writer already quotes strings (safetensors headers);
+// one implementation of the escaping rules.
+std::string jsonQuote(std::string_view s) { return rt::json_quote(s); }
 
 JsonValue &JsonValue::push(JsonValue item) {
   items_.push_back(std::move(item));

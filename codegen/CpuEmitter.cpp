@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuEmitter.h"
 
+#include "codegen/EmitSupport.h"
+
 #include <sstream>
 
 #include "llvm/ADT/DenseMap.h"
@@ -40,11 +42,6 @@ namespace {
 
 std::string cString(StringRef text) { return cppStringLiteral(text); }
 
-std::string exact(double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
 
 std::string shapeList(ArrayRef<int64_t> shape) {
   std::string s = "{";
@@ -53,11 +50,6 @@ std::string shapeList(ArrayRef<int64_t> shape) {
   return s + "}";
 }
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-int64_t numel(Value v) { return getNumElements(v.getType()); }
 
 class Emitter {
 public:

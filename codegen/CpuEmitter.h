@@ -32,9 +32,6 @@ mlir::FailureOr<std::string> emitCpuModel(ModelOp model,
                                           const AcceptedGraphPlan &plan,
                                           const CpuEmitOptions &options);
 
-/// C++ string literal of `text` (for generated sources).
-std::string cppStringLiteral(llvm::StringRef text);
-
 } // namespace vouch::codegen
 
 #endif // VOUCH_CODEGEN_CPUEMITTER_H

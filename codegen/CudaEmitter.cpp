@@ -11,6 +11,8 @@
 
 #include <sstream>
 
+#include "codegen/EmitSupport.h"
+
 #include "capsules/Report.h"
 #include "codegen/CpuEmitter.h"
 #include "llvm/ADT/DenseMap.h"
@@ -21,10 +23,6 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-int64_t numel(Value v) { return getNumElements(v.getType()); }
 
 std::string bytesArray(const std::string &name, const std::string &bytes,
                        bool terminate) {

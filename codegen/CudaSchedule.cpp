@@ -11,6 +11,8 @@
 
 #include <sstream>
 
+#include "codegen/EmitSupport.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "passes/Passes.h"
@@ -20,16 +22,7 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-int64_t numel(Value v) { return getNumElements(v.getType()); }
 
-std::string exact(double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
 
 std::vector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);

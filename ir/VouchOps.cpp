@@ -63,8 +63,7 @@ static LogicalResult verifySameElementType(Operation *op) {
   return success();
 }
 
-/// Formats a double so that it reads back exactly (C++ and CUDA literals).
-static std::string exactLiteral(double value) {
+std::string vouch::exactLiteral(double value) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.17g", value);
   return text;

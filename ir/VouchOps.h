@@ -26,6 +26,10 @@ void registerVouchDialect(mlir::MLIRContext &context);
 /// Number of elements of a static-shape tensor type.
 int64_t getNumElements(mlir::Type type);
 
+/// A double as a C++/CUDA literal that reads back to the same value (the
+/// scalar formulas of pointwise ops and every emitter use it).
+std::string exactLiteral(double value);
+
 } // namespace vouch
 
 #endif // VOUCH_IR_VOUCHOPS_H

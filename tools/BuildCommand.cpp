@@ -37,42 +37,21 @@ int runBuild(const std::vector<std::string> &args) {
   cl.option("batch", "N", "override the train clause's batch size");
   cl.option("cxx", "COMPILER", "the host C++ compiler", "g++");
   cl.flag("verbose", "print the compiler commands");
-  std::string error;
-  if (!cl.parse(args, error)) {
-    std::fprintf(stderr, "error: %s\n(see 'vouch build --help')\n",
-                 error.c_str());
+  if (int code = cl.parseOrExit(args, 1); code >= 0)
+    return code;
+  if (!cl.has("output")) {
+    std::fprintf(stderr, "error: -o OUT is required\n\n%s", cl.help().c_str());
     return 2;
   }
-  if (cl.wantsHelp()) {
-    std::fputs(cl.help().c_str(), stdout);
-    return 0;
-  }
-  if (cl.positional().size() != 1 || !cl.has("output")) {
-    std::fprintf(stderr, "error: expected one model file and -o OUT\n\n%s",
-                 cl.help().c_str());
+  auto chosenTarget = cl.choice("target", {"cpu", "cuda"});
+  auto chosenEmit = cl.choice("emit", {"exe", "cpp"});
+  if (!chosenTarget || !chosenEmit)
     return 2;
-  }
-  std::string target = cl.get("target"), emit = cl.get("emit");
-  if (target != "cpu" && target != "cuda") {
-    std::fprintf(stderr, "error: unknown target '%s' (known: cpu, cuda)\n",
-                 target.c_str());
-    return 2;
-  }
-  if (emit != "exe" && emit != "cpp") {
-    std::fprintf(stderr, "error: --emit must be exe or cpp, got '%s'\n",
-                 emit.c_str());
-    return 2;
-  }
+  std::string target = *chosenTarget, emit = *chosenEmit, error;
   LoadOptions options;
   options.autodiff = true;
-  if (cl.has("batch")) {
-    long long batch;
-    if (!cl.getInt("batch", batch, error) || batch < 1) {
-      std::fprintf(stderr, "error: --batch expects an integer ≥ 1\n");
-      return 2;
-    }
-    options.batch = batch;
-  }
+  if (!readBatchOption(cl, options))
+    return 2;
   MLIRContext context;
   auto module = loadModel(cl.positional()[0], context, options);
   if (!module)

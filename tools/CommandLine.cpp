@@ -2,6 +2,7 @@
 #include "tools/CommandLine.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -71,6 +72,42 @@ bool CommandLine::parse(const std::vector<std::string> &args,
     seen_[name] = value;
   }
   return true;
+}
+
+int CommandLine::parseOrExit(const std::vector<std::string> &args,
+                             size_t positionals) {
+  std::string error;
+  if (!parse(args, error)) {
+    std::fprintf(stderr, "error: %s\n(see 'vouch %s --help')\n", error.c_str(),
+                 command_.c_str());
+    return 2;
+  }
+  if (wantsHelp()) {
+    std::fputs(help().c_str(), stdout);
+    return 0;
+  }
+  if (positional().size() != positionals) {
+    std::fprintf(stderr, "error: expected %zu input file%s, got %zu\n\n%s",
+                 positionals, positionals == 1 ? "" : "s", positional().size(),
+                 help().c_str());
+    return 2;
+  }
+  return -1;
+}
+
+std::optional<std::string>
+CommandLine::choice(const std::string &name,
+                    const std::vector<std::string> &choices) const {
+  std::string value = get(name);
+  std::string known;
+  for (const std::string &c : choices) {
+    if (c == value)
+      return value;
+    known += (known.empty() ? "" : ", ") + c;
+  }
+  std::fprintf(stderr, "error: --%s must be one of %s, got '%s'\n",
+               name.c_str(), known.c_str(), value.c_str());
+  return std::nullopt;
 }
 
 std::string CommandLine::get(const std::string &name) const {

@@ -28,6 +28,14 @@ public:
 
   /// Parses `args`; on error returns false with `error` set.
   bool parse(const std::vector<std::string> &args, std::string &error);
+  /// Parses `args` for a command taking `positionals` files, printing the
+  /// help or the error: -1 to go on, else the exit code (0 after --help,
+  /// 2 on a usage error).
+  int parseOrExit(const std::vector<std::string> &args, size_t positionals);
+  /// The value of option `name`, which must be one of `choices`; prints the
+  /// error and returns nullopt otherwise.
+  std::optional<std::string> choice(const std::string &name,
+                                    const std::vector<std::string> &choices) const;
 
   bool has(const std::string &name) const { return seen_.count(name) != 0; }
   std::string get(const std::string &name) const;

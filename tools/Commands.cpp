@@ -16,57 +16,16 @@
 using namespace mlir;
 
 namespace vouch::driver {
-namespace {
-
-/// Parses the command line; prints help or the error. Returns -1 to go on,
-/// else the exit code.
-int parseOrExit(CommandLine &cl, const std::vector<std::string> &args,
-                size_t positionals) {
-  std::string error;
-  if (!cl.parse(args, error)) {
-    std::fprintf(stderr, "error: %s\n(see 'vouch %s')\n", error.c_str(),
-                 "--help");
-    return 2;
-  }
-  if (cl.wantsHelp()) {
-    std::fputs(cl.help().c_str(), stdout);
-    return 0;
-  }
-  if (cl.positional().size() != positionals) {
-    std::fprintf(stderr, "error: expected %zu input file%s, got %zu\n\n%s",
-                 positionals, positionals == 1 ? "" : "s",
-                 cl.positional().size(), cl.help().c_str());
-    return 2;
-  }
-  return -1;
-}
-
-bool batchOption(const CommandLine &cl, LoadOptions &options) {
-  if (!cl.has("batch"))
-    return true;
-  long long batch;
-  std::string error;
-  if (!cl.getInt("batch", batch, error) || batch < 1) {
-    std::fprintf(stderr, "error: %s\n",
-                 error.empty() ? "--batch must be at least 1" : error.c_str());
-    return false;
-  }
-  options.batch = batch;
-  return true;
-}
-
-} // namespace
-
 int runCheck(const std::vector<std::string> &args) {
   CommandLine cl("check", "parse, lower and verify a model description",
                  "[options] FILE");
   cl.option("batch", "N", "override the train clause's batch size");
   cl.flag("autodiff", "also build (and verify) the gradient graph");
-  if (int code = parseOrExit(cl, args, 1); code >= 0)
+  if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
   LoadOptions options;
   options.autodiff = cl.has("autodiff");
-  if (!batchOption(cl, options))
+  if (!readBatchOption(cl, options))
     return 2;
   MLIRContext context;
   auto module = loadModel(cl.positional()[0], context, options);
@@ -89,17 +48,14 @@ int runEmitIR(const std::vector<std::string> &args) {
             "import");
   cl.option("batch", "N", "override the train clause's batch size");
   cl.flag("generic", "print ops in MLIR's generic form");
-  if (int code = parseOrExit(cl, args, 1); code >= 0)
+  if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
   LoadOptions options;
-  std::string stage = cl.get("stage");
-  if (stage != "import" && stage != "autodiff") {
-    std::fprintf(stderr, "error: --stage must be import or autodiff, got '%s'\n",
-                 stage.c_str());
+  auto stage = cl.choice("stage", {"import", "autodiff"});
+  if (!stage)
     return 2;
-  }
-  options.autodiff = stage == "autodiff";
-  if (!batchOption(cl, options))
+  options.autodiff = *stage == "autodiff";
+  if (!readBatchOption(cl, options))
     return 2;
   MLIRContext context;
   auto module = loadModel(cl.positional()[0], context, options);
@@ -127,19 +83,17 @@ int runInterpret(const std::vector<std::string> &args) {
                             "data clause");
   cl.option("save-params", "PATH", "write the initial params (safetensors)");
   cl.flag("precise", "print numbers with 17 significant digits");
-  if (int code = parseOrExit(cl, args, 1); code >= 0)
+  if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
   if (!cl.has("interpret")) {
     std::fprintf(stderr, "error: 'vouch run' needs --interpret (to compile "
                          "and run a model natively, use 'vouch build')\n");
     return 2;
   }
-  std::string dtype = cl.get("dtype");
-  if (dtype != "f64" && dtype != "f32") {
-    std::fprintf(stderr, "error: --dtype must be f64 or f32, got '%s'\n",
-                 dtype.c_str());
+  auto chosen = cl.choice("dtype", {"f64", "f32"});
+  if (!chosen)
     return 2;
-  }
+  std::string dtype = *chosen;
   unsigned long long seed;
   if (!parseSeed(cl.get("seed"), seed)) {
     std::fprintf(stderr, "error: --seed expects an unsigned integer, got "
@@ -147,7 +101,7 @@ int runInterpret(const std::vector<std::string> &args) {
     return 2;
   }
   LoadOptions options;
-  if (!batchOption(cl, options))
+  if (!readBatchOption(cl, options))
     return 2;
   MLIRContext context;
   auto module = loadModel(cl.positional()[0], context, options);

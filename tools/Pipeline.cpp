@@ -44,6 +44,21 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
   return module;
 }
 
+bool readBatchOption(const CommandLine &cl, LoadOptions &options) {
+  if (!cl.has("batch"))
+    return true;
+  long long batch;
+  std::string error;
+  if (!cl.getInt("batch", batch, error) || batch < 1) {
+    llvm::errs() << "error: "
+                 << (error.empty() ? "--batch must be at least 1" : error)
+                 << "\n";
+    return false;
+  }
+  options.batch = batch;
+  return true;
+}
+
 ModelOp getModel(ModuleOp module) {
   for (Operation &op : module.getBody()->getOperations())
     if (auto model = dyn_cast<ModelOp>(op))

@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "passes/Gate.h"
+#include "tools/CommandLine.h"
 
 namespace vouch::driver {
 
@@ -23,6 +24,10 @@ struct LoadOptions {
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
                                             mlir::MLIRContext &context,
                                             const LoadOptions &options);
+
+/// Reads `--batch N` (N ≥ 1) into `options` when given; prints the error and
+/// returns false when malformed.
+bool readBatchOption(const CommandLine &cl, LoadOptions &options);
 
 /// The single vouch.model of a loaded module.
 ModelOp getModel(mlir::ModuleOp module);

@@ -37,27 +37,12 @@ int runReport(const std::vector<std::string> &args) {
   cl.flag("deterministic", "require deterministic reductions");
   cl.flag("require-evidence", "reject contracts whose evidence is "
                               "not-provided");
-  std::string error;
-  if (!cl.parse(args, error)) {
-    std::fprintf(stderr, "error: %s\n(see 'vouch report --help')\n",
-                 error.c_str());
+  if (int code = cl.parseOrExit(args, 1); code >= 0)
+    return code;
+  auto chosenFormat = cl.choice("format", {"text", "json"});
+  if (!chosenFormat)
     return 2;
-  }
-  if (cl.wantsHelp()) {
-    std::fputs(cl.help().c_str(), stdout);
-    return 0;
-  }
-  if (cl.positional().size() != 1) {
-    std::fprintf(stderr, "error: expected one model file\n\n%s",
-                 cl.help().c_str());
-    return 2;
-  }
-  std::string format = cl.get("format");
-  if (format != "text" && format != "json") {
-    std::fprintf(stderr, "error: --format must be text or json, got '%s'\n",
-                 format.c_str());
-    return 2;
-  }
+  std::string format = *chosenFormat;
   auto profile = cl.has("device")
                      ? capsules::profileForDeviceName(cl.get("device"))
                      : capsules::parseProfileSpec(cl.get("profile"));
@@ -68,14 +53,8 @@ int runReport(const std::vector<std::string> &args) {
 
   LoadOptions options;
   options.autodiff = true;
-  if (cl.has("batch")) {
-    long long batch;
-    if (!cl.getInt("batch", batch, error) || batch < 1) {
-      std::fprintf(stderr, "error: --batch expects an integer ≥ 1\n");
-      return 2;
-    }
-    options.batch = batch;
-  }
+  if (!readBatchOption(cl, options))
+    return 2;
   MLIRContext context;
   auto module = loadModel(cl.positional()[0], context, options);
   if (!module)

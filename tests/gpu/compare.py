@@ -20,7 +20,9 @@ def trace(path):
     return values
 
 
-def params(path):
+def params(path, with_shapes=False):
+    """{name: values} of a safetensors file ({name: (shape, values)} with
+    with_shapes)."""
     blob = open(path, "rb").read()
     (n,) = struct.unpack("<Q", blob[:8])
     header = json.loads(blob[8:8 + n])
@@ -30,8 +32,9 @@ def params(path):
             continue
         fmt = {"F64": "d", "F32": "f"}[e["dtype"]]
         b, end = e["data_offsets"]
-        out[name] = struct.unpack("<%d%s" % ((end - b) // struct.calcsize(fmt), fmt),
-                                  blob[8 + n + b:8 + n + end])
+        values = struct.unpack("<%d%s" % ((end - b) // struct.calcsize(fmt), fmt),
+                               blob[8 + n + b:8 + n + end])
+        out[name] = (e["shape"], values) if with_shapes else values
     return out
 
 

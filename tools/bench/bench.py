@@ -8,9 +8,7 @@ does (it prints/logs it). Prints ms/step (median after warm-up) and ratios.
 
 usage: bench.py NAME EXECUTABLE STEPS
 """
-import json
 import re
-import struct
 import subprocess
 import sys
 import time
@@ -22,19 +20,10 @@ torch.backends.cudnn.allow_tf32 = False
 
 
 def read_safetensors(path):
-    blob = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        fmt = {"F64": "d", "F32": "f"}[e["dtype"]]
-        b, end = e["data_offsets"]
-        vals = struct.unpack("<%d%s" % ((end - b) // struct.calcsize(fmt), fmt),
-                             blob[8 + n + b:8 + n + end])
-        out[name] = torch.tensor(vals, dtype=torch.float32).reshape(e["shape"])
-    return out
+    # compare.py (tests/gpu, packaged beside this file) reads the format.
+    from compare import params
+    return {name: torch.tensor(values, dtype=torch.float32).reshape(shape)
+            for name, (shape, values) in params(path, with_shapes=True).items()}
 
 
 def grid(n):

@@ -1,0 +1,373 @@
+//===- Clauses.cpp - initialisers, the train clause, the data clause ------===//
+//
+// The parts of a description that are not computation: how parameters start,
+// how the model is trained, where its data comes from. Each is a call-like
+// clause bound with the same argument rules as a builtin; the results become
+// attributes (`init`/`init_args` of vouch.param, `train` and `data` of
+// vouch.model) with every default written out, so later stages never guess.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/Lowering.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Path.h"
+
+using namespace vouch;
+using namespace vouch::frontend;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+namespace {
+
+/// A clause callee: an initialiser, an optimizer or a data source.
+struct ClauseSpec {
+  StringRef name;
+  llvm::ArrayRef<ParamSpec> params;
+};
+
+const ClauseSpec *findClause(llvm::ArrayRef<ClauseSpec> specs, StringRef name) {
+  const auto *it = llvm::find_if(
+      specs, [&](const ClauseSpec &spec) { return spec.name == name; });
+  return it == specs.end() ? nullptr : it;
+}
+
+std::vector<StringRef> clauseNames(llvm::ArrayRef<ClauseSpec> specs) {
+  std::vector<StringRef> names;
+  for (const ClauseSpec &spec : specs)
+    names.push_back(spec.name);
+  return names;
+}
+
+llvm::ArrayRef<ClauseSpec> initializers() {
+  static const ParamSpec uniform[] = {{"lo"}, {"hi"}};
+  static const ParamSpec normal[] = {{"mean"}, {"std"}};
+  static const ClauseSpec specs[] = {
+      {"zeros", {}},          {"ones", {}},
+      {"uniform", uniform},   {"normal", normal},
+      {"xavier_uniform", {}}, {"kaiming_uniform", {}},
+  };
+  return specs;
+}
+
+llvm::ArrayRef<ClauseSpec> optimizers() {
+  static const ParamSpec sgd[] = {
+      {"lr"}, {"momentum", "0"}, {"weight_decay", "0"}};
+  static const ParamSpec adam[] = {{"lr"},
+                                   {"beta1", "0.9"},
+                                   {"beta2", "0.999"},
+                                   {"eps", "1e-8"},
+                                   {"weight_decay", "0"}};
+  static const ParamSpec adamw[] = {{"lr"},
+                                    {"beta1", "0.9"},
+                                    {"beta2", "0.999"},
+                                    {"eps", "1e-8"},
+                                    {"weight_decay", "0.01"}};
+  static const ClauseSpec specs[] = {
+      {"sgd", sgd}, {"adam", adam}, {"adamw", adamw}};
+  return specs;
+}
+
+llvm::ArrayRef<ClauseSpec> dataSources() {
+  static const ParamSpec grid[] = {{"lo", "-1.0"}, {"hi", "1.0"}, {"n", "5"}};
+  static const ParamSpec csv[] = {{"path"}};
+  static const ParamSpec npy[] = {{"x"}, {"y"}};
+  static const ClauseSpec specs[] = {
+      {"regression_grid", grid}, {"csv", csv}, {"npy", npy}};
+  return specs;
+}
+
+} // namespace
+
+std::vector<StringRef> Lowering::getInitializerNames() {
+  return clauseNames(initializers());
+}
+
+std::optional<llvm::SmallVector<ExprValue>>
+Lowering::evaluateClauseArgs(const Signature &signature,
+                             const ast::CallExpr &call, Scope &scope) {
+  llvm::SmallVector<ExprValue> values;
+  for (const ast::Argument &arg : call.args)
+    values.push_back(lowerExpr(*arg.value, scope));
+  std::optional<llvm::SmallVector<int>> bound = bindArguments(
+      signature, call.args, call.getLoc(),
+      [this](SMLoc loc) { return error(loc); }, diagnostics);
+  if (!bound)
+    return std::nullopt;
+  llvm::SmallVector<ExprValue> args;
+  for (int index : *bound)
+    args.push_back(index < 0 ? ExprValue::absent() : values[index]);
+  if (llvm::any_of(args, [](const ExprValue &v) { return v.isInvalid(); }))
+    return std::nullopt;
+  return args;
+}
+
+bool Lowering::clauseNumber(const Signature &signature, unsigned index,
+                            const ExprValue &value, Number &out) {
+  if (value.is(ExprValue::Kind::Absent))
+    return true;
+  if (value.is(ExprValue::Kind::Number)) {
+    out = value.getNumber();
+    return true;
+  }
+  error(value.getLoc()) << "'" << signature.name << "': "
+                        << signature.params[index].name
+                        << " must be a number, got " << value.describe();
+  return false;
+}
+
+bool Lowering::clauseString(const Signature &signature, unsigned index,
+                            const ExprValue &value, std::string &out) {
+  if (value.is(ExprValue::Kind::String) && !value.getString().empty()) {
+    out = value.getString();
+    return true;
+  }
+  error(value.getLoc()) << "'" << signature.name << "': "
+                        << signature.params[index].name
+                        << " must be a non-empty string such as \"data.csv\", "
+                           "got "
+                        << value.describe();
+  return false;
+}
+
+/// "unknown optimizer 'adan'; did you mean 'adam'? (known: sgd, adam, adamw)".
+static void reportUnknownClause(mlir::InFlightDiagnostic diag, StringRef what,
+                                StringRef name,
+                                llvm::ArrayRef<ClauseSpec> specs) {
+  std::vector<StringRef> names = clauseNames(specs);
+  diag << "unknown " << what << " '" << name << "'";
+  if (std::optional<StringRef> close = findClosestName(name, names))
+    diag << "; did you mean '" << *close << "'?";
+  diag << " (known: " << joinNames(names) << ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Initialisers
+//===----------------------------------------------------------------------===//
+
+std::optional<Lowering::Initializer>
+Lowering::lowerInitializer(const ast::CallExpr &init,
+                           mlir::RankedTensorType type, Scope &scope) {
+  const ClauseSpec *spec = findClause(initializers(), init.callee);
+  if (!spec) {
+    reportUnknownClause(error(init.getLoc()), "initialiser", init.callee,
+                        initializers());
+    return std::nullopt;
+  }
+  Signature signature{spec->name, spec->params};
+  std::optional<llvm::SmallVector<ExprValue>> args =
+      evaluateClauseArgs(signature, init, scope);
+  if (!args)
+    return std::nullopt;
+  Initializer result{spec->name, {}};
+  for (unsigned i = 0; i < args->size(); ++i) {
+    Number number;
+    if (!clauseNumber(signature, i, (*args)[i], number))
+      return std::nullopt;
+    result.args.push_back(number.value);
+  }
+  if (spec->name == "uniform" && !(result.args[0] < result.args[1])) {
+    error(init.getLoc()) << "'uniform' needs lo < hi, got lo = "
+                         << (*args)[0].getNumber().str()
+                         << ", hi = " << (*args)[1].getNumber().str();
+    return std::nullopt;
+  }
+  if (spec->name == "normal" && !(result.args[1] >= 0)) {
+    error((*args)[1].getLoc()) << "'normal' needs std >= 0, got "
+                               << (*args)[1].getNumber().str();
+    return std::nullopt;
+  }
+  // Both read fan-in and fan-out off the last two axes, as PyTorch does.
+  if ((spec->name == "xavier_uniform" || spec->name == "kaiming_uniform") &&
+      type.getRank() < 2) {
+    error(init.getLoc()) << "'" << spec->name
+                         << "' needs a parameter of rank 2 or more (it reads "
+                            "fan-in and fan-out from its shape), got "
+                         << type;
+    return std::nullopt;
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// The train clause
+//===----------------------------------------------------------------------===//
+
+mlir::DictionaryAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
+  if (!train.optimizer)
+    return nullptr;
+  const ast::CallExpr &call = *train.optimizer;
+  bool ok = true;
+  // Every hyper-parameter is written out, whichever optimizer uses it.
+  Number lr = Number::real(0), beta1 = Number::real(0.9),
+         beta2 = Number::real(0.999), eps = Number::real(1e-8),
+         weightDecay = Number::real(call.callee == "adamw" ? 0.01 : 0),
+         momentum = Number::real(0);
+  const ClauseSpec *spec = findClause(optimizers(), call.callee);
+  if (!spec) {
+    reportUnknownClause(error(call.getLoc()), "optimizer", call.callee,
+                        optimizers());
+    ok = false;
+  } else {
+    Signature signature{spec->name, spec->params, "hyper-parameter"};
+    std::optional<llvm::SmallVector<ExprValue>> args =
+        evaluateClauseArgs(signature, call, globals);
+    ok = args.has_value();
+    for (unsigned i = 0; args && i < args->size(); ++i) {
+      StringRef name = spec->params[i].name;
+      const ExprValue &value = (*args)[i];
+      Number *slot = name == "lr"         ? &lr
+                     : name == "beta1"    ? &beta1
+                     : name == "beta2"    ? &beta2
+                     : name == "eps"      ? &eps
+                     : name == "momentum" ? &momentum
+                                          : &weightDecay;
+      if (!clauseNumber(signature, i, value, *slot)) {
+        ok = false;
+        continue;
+      }
+      if (value.is(ExprValue::Kind::Absent))
+        continue;
+      double v = slot->value;
+      bool inRange = name == "lr" || name == "eps" ? v > 0
+                     : name == "weight_decay"      ? v >= 0
+                                                   : v >= 0 && v < 1;
+      if (!inRange) {
+        error(value.getLoc())
+            << "'" << spec->name << "': " << name << " must be "
+            << (name == "lr" || name == "eps" ? "greater than 0"
+                : name == "weight_decay"      ? "at least 0"
+                                              : "in [0, 1)")
+            << ", got " << slot->str();
+        ok = false;
+      }
+    }
+  }
+
+  int64_t steps = 100, logEvery = 10;
+  llvm::StringMap<SMLoc> seen;
+  for (const ast::TrainStmt::Option &option : train.options) {
+    int64_t *slot = option.name == "batch"       ? &trainBatch
+                    : option.name == "steps"     ? &steps
+                    : option.name == "log_every" ? &logEvery
+                                                 : nullptr;
+    if (!slot) {
+      static const StringRef known[] = {"batch", "steps", "log_every"};
+      mlir::InFlightDiagnostic diag = error(option.loc);
+      diag << "unknown train option '" << option.name << "'";
+      if (std::optional<StringRef> close = findClosestName(option.name, known))
+        diag << "; did you mean '" << *close << "'?";
+      diag << " (known: batch, steps, log_every)";
+      ok = false;
+      continue;
+    }
+    auto [it, inserted] = seen.try_emplace(option.name, option.loc);
+    if (!inserted) {
+      mlir::InFlightDiagnostic diag = error(option.loc);
+      diag << "train option '" << option.name << "' is given twice";
+      diag.attachNote(getLoc(it->second)) << "first given here";
+      ok = false;
+      continue;
+    }
+    std::optional<int64_t> value = evaluateInteger(
+        *option.value, globals, "the train option '" + option.name.str() + "'",
+        1);
+    if (!value) {
+      ok = false;
+      continue;
+    }
+    *slot = *value;
+  }
+  if (!ok)
+    return nullptr;
+
+  auto f64 = [&](double v) { return builder.getF64FloatAttr(v); };
+  llvm::SmallVector<mlir::NamedAttribute> entries = {
+      builder.getNamedAttr("optimizer", builder.getStringAttr(spec->name)),
+      builder.getNamedAttr("lr", f64(lr.value)),
+      builder.getNamedAttr("beta1", f64(beta1.value)),
+      builder.getNamedAttr("beta2", f64(beta2.value)),
+      builder.getNamedAttr("eps", f64(eps.value)),
+      builder.getNamedAttr("weight_decay", f64(weightDecay.value)),
+      builder.getNamedAttr("momentum", f64(momentum.value)),
+      builder.getNamedAttr("steps", builder.getI64IntegerAttr(steps)),
+      builder.getNamedAttr("log_every", builder.getI64IntegerAttr(logEvery)),
+  };
+  return builder.getDictionaryAttr(entries);
+}
+
+//===----------------------------------------------------------------------===//
+// The data clause
+//===----------------------------------------------------------------------===//
+
+std::string Lowering::resolveDataPath(StringRef path) const {
+  // Paths are relative to the description, not to wherever the compiler runs.
+  if (llvm::sys::path::is_absolute(path))
+    return path.str();
+  StringRef dir = llvm::sys::path::parent_path(diagnostics.getBufferIdentifier());
+  if (dir.empty())
+    return path.str();
+  llvm::SmallString<256> joined(dir);
+  llvm::sys::path::append(joined, path);
+  return joined.str().str();
+}
+
+mlir::DictionaryAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
+  if (!data.source)
+    return nullptr;
+  const ast::CallExpr &call = *data.source;
+  const ClauseSpec *spec = findClause(dataSources(), call.callee);
+  if (!spec) {
+    reportUnknownClause(error(call.getLoc()), "data source", call.callee,
+                        dataSources());
+    return nullptr;
+  }
+  Signature signature{spec->name, spec->params};
+  std::optional<llvm::SmallVector<ExprValue>> args =
+      evaluateClauseArgs(signature, call, globals);
+  if (!args)
+    return nullptr;
+  llvm::SmallVector<mlir::NamedAttribute> entries = {
+      builder.getNamedAttr("kind", builder.getStringAttr(spec->name))};
+
+  if (spec->name == "regression_grid") {
+    Number lo = Number::real(-1.0), hi = Number::real(1.0),
+           n = Number::integer(5);
+    if (!clauseNumber(signature, 0, (*args)[0], lo) ||
+        !clauseNumber(signature, 1, (*args)[1], hi) ||
+        !clauseNumber(signature, 2, (*args)[2], n))
+      return nullptr;
+    SMLoc nLoc = (*args)[2].is(ExprValue::Kind::Absent) ? call.getLoc()
+                                                        : (*args)[2].getLoc();
+    std::optional<int64_t> count =
+        requireInteger(n, nLoc, "'regression_grid': n", 1);
+    if (!count)
+      return nullptr;
+    // The grid has n × n rows.
+    if (!llvm::checkedMul(*count, *count)) {
+      error(nLoc) << "'regression_grid': n * n rows do not fit in int64, got n "
+                     "= "
+                  << *count;
+      return nullptr;
+    }
+    if (!(lo.value < hi.value)) {
+      error(call.getLoc()) << "'regression_grid' needs lo < hi, got lo = "
+                           << lo.str() << ", hi = " << hi.str();
+      return nullptr;
+    }
+    entries.push_back(builder.getNamedAttr("lo", builder.getF64FloatAttr(lo.value)));
+    entries.push_back(builder.getNamedAttr("hi", builder.getF64FloatAttr(hi.value)));
+    entries.push_back(builder.getNamedAttr("n", builder.getI64IntegerAttr(*count)));
+    return builder.getDictionaryAttr(entries);
+  }
+
+  // csv(path) and npy(x, y): file paths.
+  for (unsigned i = 0; i < args->size(); ++i) {
+    std::string path;
+    if (!clauseString(signature, i, (*args)[i], path))
+      return nullptr;
+    entries.push_back(builder.getNamedAttr(
+        spec->params[i].name, builder.getStringAttr(resolveDataPath(path))));
+  }
+  return builder.getDictionaryAttr(entries);
+}

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaEmitter.h"
 
+#include <set>
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
@@ -55,6 +56,7 @@ private:
   }
   LogicalResult emitStep(const Step &step, std::ostream &out);
   std::string kernelVar(const std::string &symbol) { return "k_" + symbol; }
+  std::string describeSchedule();
 
   ModelOp model;
   const AcceptedGraphPlan &plan;
@@ -187,6 +189,49 @@ LogicalResult Emitter::emitStep(const Step &step, std::ostream &out) {
   }
   }
   return success();
+}
+
+/// Every kernel and library call of one training step, in launch order,
+/// with the ops each fused kernel computes: the audit of what runs.
+std::string Emitter::describeSchedule() {
+  std::ostringstream out;
+  out << "one training step (captured as one CUDA graph per batch):\n";
+  auto describe = [&](const std::string &phase, const std::vector<Step> &steps) {
+    for (const Step &step : steps) {
+      if (step.kind == Step::Alias)
+        continue;
+      const capsules::PlannedOp *entry = plannedOpOf(plan, step.ops[0]);
+      std::string what = !step.symbol.empty() ? step.symbol
+                         : entry && !entry->call.empty() ? entry->call
+                                                         : "?";
+      out << "  " << phase << " " << what;
+      if (step.ops.size() > 1) {
+        out << " = fused";
+        for (Operation *op : step.ops)
+          out << " " << op->getName().stripDialect().str();
+      } else {
+        out << " (" << step.ops[0]->getName().stripDialect().str() << ")";
+      }
+      std::set<std::string> names;
+      for (Operation *op : step.ops)
+        if (const capsules::PlannedOp *e = plannedOpOf(plan, op))
+          names.insert(e->capsule);
+      out << " [";
+      bool first = true;
+      for (const std::string &c : names) {
+        out << (first ? "" : ", ") << c;
+        first = false;
+      }
+      out << "]\n";
+    }
+  };
+  describe("forward", schedule.forward);
+  for (auto it = schedule.backward.rbegin(); it != schedule.backward.rend(); ++it)
+    describe("vjp n" + std::to_string(it->first), it->second);
+  out << "  update " << model.getSymName().str()
+      << "_optimizer (one launch for every param), then "
+      << model.getSymName().str() << "_step_count";
+  return out.str();
 }
 
 FailureOr<std::string> Emitter::run() {
@@ -481,7 +526,10 @@ FailureOr<std::string> Emitter::run() {
       << "  b.ready = &cuda_ready;\n"
       << "  b.header = std::string(\"backend: cuda, profile " << plan.profile().spec()
       << " (NVRTC " << nvrtcVersionString() << ", " << binary.arch
-      << " cubin + PTX; cuBLAS/cuBLASLt; reduce=\") + rc::reduction_mode_name() + \")\";\n";
+      << " cubin + PTX; cuBLAS/cuBLASLt; reductions: vouch kernels "
+         "fixed-order-tree, cuBLAS implementation-defined; --deterministic \") + "
+         "(rc::deterministic_reductions() ? \"on\" : \"off\") + \")\\n\" + "
+      << cppStringLiteral(describeSchedule()) << ";\n";
   for (const capsules::KernelCapsule &c : plan.capsules())
     out << "  b.capsule_reports[" << cppStringLiteral(c.name) << "] = "
         << cppStringLiteral(capsules::renderCapsuleEntry(c, plan.profile().tf32))

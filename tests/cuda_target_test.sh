@@ -14,6 +14,14 @@ fail() { echo "FAIL: $*"; exit 1; }
   { cat "$dir/build.err"; fail "vouch build --target cuda"; }
 grep -q "extern \"C\" __global__ void quickstart_mlp_optimizer_f32" "$dir/src/kernels.cu" ||
   fail "kernels.cu lacks the optimizer kernel"
+# --show-backend on cuda prints the step's schedule: fused groups and the
+# cuBLAS calls with their transpose flags (checked here in the source, since
+# only a GPU host can print it).
+for want in "quickstart_mlp_fused0 = fused sub scale fill mul" \
+            "quickstart_mlp_fused1 = fused step mul" \
+            "vjp n0 cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul)"; do
+  grep -qF "$want" "$dir/src/model.cpp" || fail "schedule lacks: $want"
+done
 "$dir/q" --device auto --steps 5 >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "--device auto"; }
 grep -q '^mean_loss(after) = ' "$dir/auto.out" || fail "no training output"
 "$dir/q" --device cuda --steps 1 >"$dir/cuda.out" 2>&1

@@ -1,4 +1,4 @@
-// RUN: %vouch-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(vouch.model(vouch-autodiff))' | FileCheck %s
+// RUN: %vouch-opt %s -split-input-file -verify-diagnostics --allow-unregistered-dialect --pass-pipeline='builtin.module(vouch.model(vouch-autodiff))' | FileCheck %s
 
 // The quickstart MLP: every linear layer's VJP is two matmuls on the stored
 // operands (dx = dy·W, dW = dyᵀ·x through transpose_lhs) and a bias sum; no
@@ -90,4 +90,17 @@ vouch.model "unused" attributes {batch = 1 : i64} {
 // expected-error @+1 {{'vouch.model' op has no vouch.loss: there is nothing to differentiate}}
 vouch.model "noloss" attributes {batch = 1 : i64} {
   %a = vouch.param "a" = "ones" : tensor<3xf32>
+}
+
+// -----
+
+// An op without a VJP rule on the gradient path is an error naming the op
+// (an op of another dialect stands in for one: every vouch op has a rule).
+
+vouch.model "novjp" attributes {batch = 1 : i64} {
+  %a = vouch.param "a" = "ones" : tensor<3xf32>
+  // expected-error @+1 {{'test.opaque' op has no VJP rule, but lies on the gradient path from the loss to the parameters}}
+  %b = "test.opaque"(%a) : (tensor<3xf32>) -> tensor<3xf32>
+  %s = vouch.reduce_sum %b axes [0] : (tensor<3xf32>) -> tensor<f32>
+  vouch.loss %s : tensor<f32>
 }

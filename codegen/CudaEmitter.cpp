@@ -304,6 +304,11 @@ FailureOr<std::string> Emitter::run() {
       << "template <class T> struct ParamSlot { T* p; const T* g; T* m; T* v; "
          "long long n; };\n\n";
 
+  int64_t maxLinearRows = 1;
+  model.walk([&](LinearOp op) {
+    int64_t in = shapeOf(op.getWeight())[1];
+    maxLinearRows = std::max(maxLinearRows, numel(op.getInput()) / in);
+  });
   int64_t batch = model.getBatch();
   int64_t inFeatures = numel(input.getResult()) / batch;
   int64_t outFeatures = numel(target.getResult()) / batch;
@@ -390,6 +395,11 @@ FailureOr<std::string> Emitter::run() {
         << numel(v) << "));\n";
   out << "    VOUCH_RETURN_IF_ERROR(alloc(d_slots, kParams));\n"
       << "    VOUCH_RETURN_IF_ERROR(alloc(d_step, 1));\n"
+      << "    if constexpr (sizeof(T) == 8) {\n"
+      << "      std::vector<T> ones(" << maxLinearRows << ", T(1));\n"
+      << "      VOUCH_RETURN_IF_ERROR(alloc(d_ones, int64_t(ones.size())));\n"
+      << "      VOUCH_RETURN_IF_ERROR(rc::upload(d_ones, ones.data(), ones.size(), stream()));\n"
+      << "    }\n"
       << "    VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&h_loss), sizeof(T)));\n"
       << "    std::vector<ParamSlot<T>> slots = {\n";
   for (size_t i = 0; i < params.size(); ++i)
@@ -420,14 +430,9 @@ FailureOr<std::string> Emitter::run() {
       << "          x, 0, w, 0, y, false, false));\n"
       << "      if (b == nullptr) return Status::Ok();\n"
       << "      // y += ones[rows,1] · b[1,out]: the bias as a rank-1 GEMM update.\n"
-      << "      if (ones_.size() < size_t(rows)) {\n"
-      << "        ones_.assign(size_t(rows), T(1));\n"
-      << "        VOUCH_RETURN_IF_ERROR(alloc(d_ones, rows));\n"
-      << "        VOUCH_RETURN_IF_ERROR(rc::upload(d_ones, ones_.data(), ones_.size(), stream()));\n"
-      << "      }\n"
       << "      return rc::gemm_row_major(false, false, 1, rows, out, 1, d_ones, 0, b, 0, y,\n"
       << "                                true, false);\n    }\n  }\n"
-      << "  std::vector<T> ones_;\n  T* d_ones = nullptr;\n\n";
+      << "  T* d_ones = nullptr;  // f64 bias update; allocated in init(), never while capturing\n\n";
 
   out << body.str();
 

@@ -48,14 +48,11 @@ int runBuild(const std::vector<std::string> &args) {
   if (!chosenTarget || !chosenEmit)
     return 2;
   std::string target = *chosenTarget, emit = *chosenEmit, error;
-  LoadOptions options;
-  options.autodiff = true;
-  if (!readBatchOption(cl, options))
-    return 2;
   MLIRContext context;
-  auto module = loadModel(cl.positional()[0], context, options);
+  int exitCode;
+  auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
   if (!module)
-    return 1;
+    return exitCode;
   // The cpu backend is planned on a copy: planning records its choices on
   // the ops, and the cuda backend (if any) is planned on the original.
   OwningOpRef<ModuleOp> cpuModule = module->clone();

@@ -23,14 +23,11 @@ int runCheck(const std::vector<std::string> &args) {
   cl.flag("autodiff", "also build (and verify) the gradient graph");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
-  LoadOptions options;
-  options.autodiff = cl.has("autodiff");
-  if (!readBatchOption(cl, options))
-    return 2;
   MLIRContext context;
-  auto module = loadModel(cl.positional()[0], context, options);
+  int exitCode;
+  auto module = loadFromCommandLine(cl, cl.has("autodiff"), context, exitCode);
   if (!module)
-    return 1;
+    return exitCode;
   ModelOp model = getModel(*module);
   int params = 0;
   for (Operation &op : model.getBlock())
@@ -50,17 +47,15 @@ int runEmitIR(const std::vector<std::string> &args) {
   cl.flag("generic", "print ops in MLIR's generic form");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
-  LoadOptions options;
   auto stage = cl.choice("stage", {"import", "autodiff"});
   if (!stage)
     return 2;
-  options.autodiff = *stage == "autodiff";
-  if (!readBatchOption(cl, options))
-    return 2;
   MLIRContext context;
-  auto module = loadModel(cl.positional()[0], context, options);
+  int exitCode;
+  auto module =
+      loadFromCommandLine(cl, *stage == "autodiff", context, exitCode);
   if (!module)
-    return 1;
+    return exitCode;
   OpPrintingFlags flags;
   if (cl.has("generic"))
     flags.printGenericOpForm();
@@ -100,13 +95,11 @@ int runInterpret(const std::vector<std::string> &args) {
                          "'%s'\n", cl.get("seed").c_str());
     return 2;
   }
-  LoadOptions options;
-  if (!readBatchOption(cl, options))
-    return 2;
   MLIRContext context;
-  auto module = loadModel(cl.positional()[0], context, options);
+  int exitCode;
+  auto module = loadFromCommandLine(cl, /*autodiff=*/false, context, exitCode);
   if (!module)
-    return 1;
+    return exitCode;
   ModelOp model = getModel(*module);
 
   std::string error;

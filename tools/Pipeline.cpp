@@ -59,6 +59,18 @@ bool readBatchOption(const CommandLine &cl, LoadOptions &options) {
   return true;
 }
 
+OwningOpRef<ModuleOp> loadFromCommandLine(const CommandLine &cl,
+                                          bool autodiff, MLIRContext &context,
+                                          int &exitCode) {
+  LoadOptions options;
+  options.autodiff = autodiff;
+  exitCode = 2;
+  if (!readBatchOption(cl, options))
+    return nullptr;
+  exitCode = 1;
+  return loadModel(cl.positional()[0], context, options);
+}
+
 ModelOp getModel(ModuleOp module) {
   for (Operation &op : module.getBody()->getOperations())
     if (auto model = dyn_cast<ModelOp>(op))

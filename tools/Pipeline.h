@@ -29,6 +29,13 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
 /// returns false when malformed.
 bool readBatchOption(const CommandLine &cl, LoadOptions &options);
 
+/// Loads the one model file of `cl`'s command line with its `--batch`. On
+/// failure returns null after printing why, with `exitCode` set: 2 for a
+/// usage error, 1 for a rejected model.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadFromCommandLine(const CommandLine &cl, bool autodiff,
+                    mlir::MLIRContext &context, int &exitCode);
+
 /// The single vouch.model of a loaded module.
 ModelOp getModel(mlir::ModuleOp module);
 

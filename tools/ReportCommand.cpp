@@ -51,14 +51,11 @@ int runReport(const std::vector<std::string> &args) {
     return 2;
   }
 
-  LoadOptions options;
-  options.autodiff = true;
-  if (!readBatchOption(cl, options))
-    return 2;
   MLIRContext context;
-  auto module = loadModel(cl.positional()[0], context, options);
+  int exitCode;
+  auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
   if (!module)
-    return 1;
+    return exitCode;
   capsules::GateOptions gate;
   gate.deterministic = cl.has("deterministic");
   gate.requireEvidence = cl.has("require-evidence");

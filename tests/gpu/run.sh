@@ -31,7 +31,11 @@ for t in rt/*_test; do check "runtime ${t#rt/}" "$t"; done
 check "allocator: cap, unbounded, malformed, overflow (fresh processes)" \
   rt/allocator_stress_test.sh rt/allocator_stress
 
-echo "== models: cuda against cpu (same executable, same seed and data)"
+# Fresh random params every run (the models initialise with uniform /
+# xavier / kaiming / normal from this seed); printed so a failure can be
+# replayed with VOUCH_GPU_SUITE_SEED.
+seed=${VOUCH_GPU_SUITE_SEED:-$(( $(date +%s) % 100000 ))}
+echo "== models: cuda against cpu (same executable, seed $seed, same data)"
 for exe in bin/*; do
   name=$(basename "$exe")
   [ "$name" = wide_mlp ] && continue
@@ -39,7 +43,7 @@ for exe in bin/*; do
   steps=30
   run() {  # tag, flags...
     local tag=$1; shift
-    "$exe" --seed 7 --steps $steps --trace "$d/$tag.trace" --save-params "$d/$tag.st" "$@" \
+    "$exe" --seed "$seed" --steps $steps --trace "$d/$tag.trace" --save-params "$d/$tag.st" "$@" \
       >"$d/$tag.out" 2>&1
   }
   run cpu64 --device cpu --dtype f64 &&
@@ -95,5 +99,6 @@ else
   result "compute-sanitizer available" 1
 fi
 
+echo "(seed $seed)"
 echo "gpu-suite: $passed passed, $failed failed"
 [ $failed -eq 0 ]

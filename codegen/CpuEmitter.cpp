@@ -9,6 +9,7 @@
 #include "codegen/CpuEmitter.h"
 
 #include "codegen/EmitSupport.h"
+#include "codegen/ModelDescription.h"
 
 #include <sstream>
 
@@ -65,7 +66,6 @@ private:
   const capsules::PlannedOp *planned(Operation *op) {
     return plannedOpOf(plan, op);
   }
-  void emitDescription(std::ostream &out);
 
   ModelOp model;
   const AcceptedGraphPlan &plan;
@@ -73,8 +73,6 @@ private:
   llvm::DenseMap<Value, std::string> names;
   SmallVector<ParamOp> params;
   SmallVector<Value> buffers; ///< values with a buffer of their own
-  InputOp input;
-  TargetOp target;
   LossOp loss;
   OutputOp output;
   llvm::DenseMap<Operation *, ParamGradOp> gradOf; ///< param op -> its grad
@@ -82,19 +80,15 @@ private:
 };
 
 LogicalResult Emitter::nameValues() {
-  int inputs = 0, targets = 0, outputs = 0;
+  int outputs = 0;
   for (Operation &op : model.getBlock()) {
     if (auto p = dyn_cast<ParamOp>(op)) {
       names[p.getResult()] = "p" + std::to_string(params.size());
       params.push_back(p);
     } else if (auto i = dyn_cast<InputOp>(op)) {
       names[i.getResult()] = "in_x";
-      input = i;
-      ++inputs;
     } else if (auto t = dyn_cast<TargetOp>(op)) {
       names[t.getResult()] = "in_y";
-      target = t;
-      ++targets;
     } else if (auto l = dyn_cast<LossOp>(op)) {
       loss = l;
     } else if (auto o = dyn_cast<OutputOp>(op)) {
@@ -111,22 +105,12 @@ LogicalResult Emitter::nameValues() {
       }
     }
   }
-  if (inputs != 1 || targets != 1)
-    return model.emitOpError("the cpu target trains models with exactly one "
-                             "input and one target, this one has ")
-           << inputs << " and " << targets;
   if (outputs != 1)
     return model.emitOpError("needs exactly one `output` (the prediction "
                              "the executable reports), has ")
            << outputs;
   if (!loss)
     return model.emitOpError("has no loss to train");
-  if (cast<RankedTensorType>(input.getType()).getRank() < 1 ||
-      shapeOf(input.getResult())[0] != model.getBatch() ||
-      shapeOf(target.getResult()).empty() ||
-      shapeOf(target.getResult())[0] != model.getBatch())
-    return model.emitOpError("input and target must have the batch as their "
-                             "first axis");
   for (ParamOp p : params)
     if (!gradOf.count(p))
       return p.emitOpError("has no gradient: run vouch-autodiff first");
@@ -223,76 +207,10 @@ LogicalResult Emitter::emitOp(Operation *op, std::ostream &out) {
       });
 }
 
-void Emitter::emitDescription(std::ostream &out) {
-  static const std::map<std::string, std::string> initKinds = {
-      {"zeros", "Zeros"},     {"ones", "Ones"},
-      {"uniform", "Uniform"}, {"normal", "Normal"},
-      {"xavier_uniform", "XavierUniform"},
-      {"kaiming_uniform", "KaimingUniform"}};
-  auto attrNumber = [](DictionaryAttr dict, StringRef key, double fallback) {
-    if (!dict)
-      return fallback;
-    Attribute a = dict.get(key);
-    if (auto f = dyn_cast_or_null<FloatAttr>(a))
-      return f.getValueAsDouble();
-    if (auto i = dyn_cast_or_null<IntegerAttr>(a))
-      return static_cast<double>(i.getInt());
-    return fallback;
-  };
-  auto attrString = [](DictionaryAttr dict, StringRef key) -> std::string {
-    if (!dict)
-      return "";
-    auto s = dyn_cast_or_null<StringAttr>(dict.get(key));
-    return s ? s.str() : "";
-  };
-
-  DictionaryAttr train = model.getTrainAttr(), data = model.getDataAttr();
-  int64_t batch = model.getBatch();
-  out << "ModelDescription describe() {\n  ModelDescription d;\n";
-  out << "  d.name = " << cString(model.getSymName()) << ";\n";
-  for (ParamOp p : params) {
-    ArrayRef<double> args = p.getInitArgs();
-    out << "  d.params.push_back({" << cString(p.getName()) << ", "
-        << shapeList(shapeOf(p.getResult())) << ", " << numel(p.getResult())
-        << ", InitSpec{InitKind::" << initKinds.at(p.getInit().str()) << ", "
-        << exact(args.size() == 2 ? args[0] : 0) << ", "
-        << exact(args.size() == 2 ? args[1] : 0) << "}});\n";
-  }
-  out << "  d.batch = " << batch << ";\n";
-  out << "  d.in_features = " << numel(input.getResult()) / batch << ";\n";
-  out << "  d.out_features = " << numel(target.getResult()) / batch << ";\n";
-  std::string kind = attrString(data, "kind");
-  if (kind == "csv")
-    out << "  d.data.kind = DataSpec::Csv;\n  d.data.path = "
-        << cString(attrString(data, "path")) << ";\n";
-  else if (kind == "npy")
-    out << "  d.data.kind = DataSpec::Npy;\n  d.data.path = "
-        << cString(attrString(data, "x") + "," + attrString(data, "y"))
-        << ";\n";
-  else
-    out << "  d.data.kind = DataSpec::RegressionGrid;\n  d.data.lo = "
-        << exact(attrNumber(data, "lo", -1)) << ";\n  d.data.hi = "
-        << exact(attrNumber(data, "hi", 1)) << ";\n  d.data.n = "
-        << static_cast<int64_t>(attrNumber(data, "n", 5)) << ";\n";
-  std::string optimizer = attrString(train, "optimizer");
-  out << "  d.optimizer.kind = OptimizerConfig::"
-      << (optimizer == "sgd" ? "Sgd" : optimizer == "adamw" ? "AdamW" : "Adam")
-      << ";\n";
-  for (const char *key : {"lr", "beta1", "beta2", "eps", "weight_decay",
-                          "momentum"}) {
-    if (train && train.get(key))
-      out << "  d.optimizer." << key << " = "
-          << exact(attrNumber(train, key, 0)) << ";\n";
-  }
-  out << "  d.steps = " << static_cast<int64_t>(attrNumber(train, "steps", 200))
-      << ";\n";
-  out << "  d.log_every = "
-      << static_cast<int64_t>(attrNumber(train, "log_every", 25)) << ";\n";
-  out << "  return d;\n}\n\n";
-}
-
 FailureOr<std::string> Emitter::run() {
-  if (failed(nameValues()))
+  // Checks the one input / one target the runtime feeds, before naming.
+  FailureOr<rt::ModelDescription> description = describeModel(model);
+  if (failed(description) || failed(nameValues()))
     return failure();
   std::ostringstream out;
   out << "// Generated by vouch from " << options.sourceName
@@ -405,7 +323,7 @@ FailureOr<std::string> Emitter::run() {
       return failure();
   out << "    tape.backward(this);\n  }\n};\n\n";
 
-  emitDescription(out);
+  out << emitDescribeFunction(*description);
   out << "template <class T>\nstd::unique_ptr<CompiledModel<T>> make() {\n"
       << "  return std::make_unique<Model<T>>();\n}\n\n";
   // --show-backend: the accepted plan's capsule entries, by capsule name.

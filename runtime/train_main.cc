@@ -13,6 +13,7 @@
 
 #include "runtime/dataset.h"
 #include "runtime/init.h"
+#include "runtime/model_data.h"
 #include "runtime/optim.h"
 #include "runtime/safetensors.h"
 #include "runtime/train_flags.h"
@@ -39,26 +40,6 @@ Status check_description(const ModelDescription& m) {
                            std::to_string(p.numel) + " but its shape holds " + std::to_string(n));
   }
   return check_optimizer_config(m.optimizer);
-}
-
-Result<Dataset> load_data(const TrainOptions& o, const ModelDescription& m) {
-  Result<Dataset> data = Status::Error("no data");
-  if (!o.data.empty()) {
-    data = load_data_file(o.data, m.in_features, m.out_features);
-  } else if (m.data.kind == DataSpec::RegressionGrid) {
-    if (m.in_features != 2 || m.out_features != 1)
-      return Status::Error("the regression grid has 2 inputs and 1 output, but model `" +
-                           m.name + "` takes " + std::to_string(m.in_features) + " and gives " +
-                           std::to_string(m.out_features));
-    data = regression_grid(m.data.lo, m.data.hi, m.data.n);
-  } else {
-    data = load_data_file(m.data.path, m.in_features, m.out_features);
-  }
-  if (!data.ok()) return data;
-  if (data.value().rows % m.batch != 0)
-    return Status::Error("the data has " + std::to_string(data.value().rows) +
-                         " rows, not a multiple of the batch size " + std::to_string(m.batch));
-  return data;
 }
 
 template <class T>
@@ -95,7 +76,7 @@ class Run {
     }
     if (o_.init_only) return save_params();
 
-    Result<Dataset> data = load_data(o_, m_);
+    Result<Dataset> data = load_model_data(m_, o_.data);
     if (!data.ok()) return fail(kExitData, data.status().message());
     const Dataset& d = data.value();
     x_ = converted<T>(d.x);
@@ -147,12 +128,10 @@ class Run {
 
  private:
   void initialise() {
-    for (size_t i = 0; i < m_.params.size(); i++) {
-      const ParamInfo& p = m_.params[i];
-      std::vector<double> values(p.numel);
-      init_tensor(p.init, param_seed(o_.seed, int(i)), p.shape, values.data());
+    std::vector<NamedTensor> values = initial_params(m_, o_.seed);
+    for (size_t i = 0; i < values.size(); i++) {
       T* dst = model_->param(int(i));
-      for (int64_t j = 0; j < p.numel; j++) dst[j] = T(values[j]);
+      for (size_t j = 0; j < values[i].data.size(); j++) dst[j] = T(values[i].data[j]);
     }
   }
 

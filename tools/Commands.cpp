@@ -3,11 +3,11 @@
 
 #include <cstdio>
 
+#include "codegen/ModelDescription.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/MLIRContext.h"
 #include "passes/Interpreter.h"
-#include "runtime/dataset.h"
-#include "runtime/init.h"
+#include "runtime/model_data.h"
 #include "runtime/safetensors.h"
 #include "tools/CommandLine.h"
 #include "tools/ModelData.h"
@@ -102,18 +102,22 @@ int runInterpret(const std::vector<std::string> &args) {
     return exitCode;
   ModelOp model = getModel(*module);
 
+  FailureOr<rt::ModelDescription> description = codegen::describeModel(model);
+  if (failed(description))
+    return 1;
+  rt::Result<rt::Dataset> data =
+      rt::load_model_data(*description, cl.get("data"));
+  if (!data.ok()) {
+    std::fprintf(stderr, "error: %s\n", data.status().message().c_str());
+    return 1;
+  }
   std::string error;
-  auto data = loadModelData(model, cl.get("data"), error);
-  if (!data) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return 1;
-  }
   std::map<std::string, HostTensor> feeds;
-  if (!feedBatch(model, *data, /*batchIndex=*/0, feeds, error)) {
+  if (!feedBatch(model, data.value(), /*batchIndex=*/0, feeds, error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }
-  std::vector<rt::NamedTensor> params = initialParams(model, seed);
+  std::vector<rt::NamedTensor> params = rt::initial_params(*description, seed);
   for (const rt::NamedTensor &p : params)
     feeds[p.name] = HostTensor{p.shape, p.data};
   if (cl.has("save-params")) {
@@ -134,7 +138,7 @@ int runInterpret(const std::vector<std::string> &args) {
               model.getSymName().str().c_str(), dtype.c_str(), seed);
   std::printf("  batch 0: rows 0..%lld of %s\n",
               static_cast<long long>(model.getBatch() - 1),
-              data->description.c_str());
+              data.value().description.c_str());
   for (const auto &[name, tensor] : result->outputs) {
     std::printf("  %s = [", name.c_str());
     for (size_t i = 0; i < tensor.data.size(); ++i) {

@@ -1,0 +1,29 @@
+//===- ModelDescription.h - a model's declarations for the runtime -*- C++ -*-===//
+//
+// The one reader of a vouch.model's declarations (params and initialisers,
+// the input and target, the data and train clauses): it produces the
+// runtime's ModelDescription, which codegen emits into every executable and
+// `vouch run --interpret` starts from, so both see the same model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_CODEGEN_MODELDESCRIPTION_H
+#define VOUCH_CODEGEN_MODELDESCRIPTION_H
+
+#include <string>
+
+#include "ir/VouchOps.h"
+#include "runtime/model_api.h"
+
+namespace vouch::codegen {
+
+/// The runtime's description of `model`. Fails with a diagnostic on the
+/// model unless it has exactly one input and one target whose first axis is
+/// the batch (what the runtime's training loop feeds).
+mlir::FailureOr<rt::ModelDescription> describeModel(ModelOp model);
+
+/// `ModelDescription describe()` rebuilding `d`, as C++ for generated code.
+std::string emitDescribeFunction(const rt::ModelDescription &d);
+
+} // namespace vouch::codegen
+
+#endif // VOUCH_CODEGEN_MODELDESCRIPTION_H

@@ -1,0 +1,31 @@
+// model_data.h: the data and the initial parameters of a described model.
+//
+// One place for the rules every consumer of a ModelDescription follows: the
+// executable's training loop (train_main) and the compiler's reference
+// interpreter (`vouch run --interpret`) start from the same batches and the
+// same seeded parameters.
+#ifndef VOUCH_RUNTIME_MODEL_DATA_H_
+#define VOUCH_RUNTIME_MODEL_DATA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/dataset.h"
+#include "runtime/model_api.h"
+#include "runtime/safetensors.h"
+
+namespace vouch::rt {
+
+// The model's dataset: `override_path` (file.csv or x.npy,y.npy) when not empty,
+// else its data clause. Refused with the reason when the regression grid does
+// not fit the model's features or the rows are not a multiple of the batch.
+Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path);
+
+// Every parameter initialised in float64, in declaration order: parameter i
+// from init_tensor(its InitSpec, param_seed(seed, i)).
+std::vector<NamedTensor> initial_params(const ModelDescription& m, uint64_t seed);
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_MODEL_DATA_H_

@@ -26,6 +26,20 @@ using namespace vouch;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
+bool vouch::isStructuralOp(OperationName name) {
+  std::optional<RegisteredOperationName> registered = name.getRegisteredInfo();
+  if (!registered)
+    return false;
+  TypeID id = registered->getTypeID();
+  for (TypeID structural :
+       {TypeID::get<ModelOp>(), TypeID::get<InputOp>(), TypeID::get<TargetOp>(),
+        TypeID::get<ParamOp>(), TypeID::get<LossOp>(), TypeID::get<OutputOp>(),
+        TypeID::get<ParamGradOp>()})
+    if (id == structural)
+      return true;
+  return false;
+}
+
 int64_t vouch::getNumElements(Type type) {
   return cast<RankedTensorType>(type).getNumElements();
 }

@@ -26,6 +26,13 @@ void registerVouchDialect(mlir::MLIRContext &context);
 /// Number of elements of a static-shape tensor type.
 int64_t getNumElements(mlir::Type type);
 
+/// The ops that declare or mark values rather than compute them: model,
+/// input, target, param, loss, output, param_grad. Every other op computes.
+bool isStructuralOp(mlir::OperationName name);
+inline bool isStructuralOp(mlir::Operation *op) {
+  return isStructuralOp(op->getName());
+}
+
 /// A double as a C++/CUDA literal that reads back to the same value (the
 /// scalar formulas of pointwise ops and every emitter use it).
 std::string exactLiteral(double value);

@@ -22,11 +22,6 @@ using namespace vouch;
 
 namespace {
 
-/// Ops that compute (as opposed to declaring values or marking results).
-bool isComputeOp(Operation &op) {
-  return !isa<InputOp, TargetOp, ParamOp, LossOp, OutputOp, ParamGradOp>(op);
-}
-
 /// Values on the gradient path: reachable from a param and reaching the loss.
 llvm::DenseSet<Value> findActiveValues(ModelOp model, Value loss) {
   llvm::DenseSet<Value> fromParams;
@@ -78,7 +73,9 @@ void AutodiffPass::runOnOperation() {
   SmallVector<Operation *> forward;
   Builder attrs(model.getContext());
   for (Operation &op : block) {
-    if (!isComputeOp(op))
+    // Every op that computes gets a node, foreign ones too: an op without
+    // a VJP rule must be seen to be reported.
+    if (isStructuralOp(&op))
       continue;
     op.setAttr(kNodeAttr, attrs.getI64IntegerAttr(forward.size()));
     forward.push_back(&op);

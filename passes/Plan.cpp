@@ -25,26 +25,9 @@ using namespace mlir;
 
 namespace vouch {
 
-namespace {
-// Written by vouch-autodiff (passes/Passes.h: kNodeAttr, kVjpOfAttr); this
-// target cannot include that header (//passes depends on it), so PlanTest
-// checks that the spellings agree.
-} // namespace
-
 bool isPlannedOp(OperationName name) {
-  if (name.getDialectNamespace() != VouchDialect::getDialectNamespace())
-    return false;
-  std::optional<RegisteredOperationName> registered = name.getRegisteredInfo();
-  if (!registered)
-    return false;
-  TypeID id = registered->getTypeID();
-  for (TypeID structural :
-       {TypeID::get<ModelOp>(), TypeID::get<InputOp>(), TypeID::get<TargetOp>(),
-        TypeID::get<ParamOp>(), TypeID::get<LossOp>(), TypeID::get<OutputOp>(),
-        TypeID::get<ParamGradOp>()})
-    if (id == structural)
-      return false;
-  return true;
+  return name.getDialectNamespace() == VouchDialect::getDialectNamespace() &&
+         name.isRegistered() && !isStructuralOp(name);
 }
 
 std::vector<std::pair<Operation *, PlanPosition>> planPositions(ModelOp model) {

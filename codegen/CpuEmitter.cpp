@@ -71,49 +71,26 @@ private:
   const AcceptedGraphPlan &plan;
   const CpuEmitOptions &options;
   llvm::DenseMap<Value, std::string> names;
-  SmallVector<ParamOp> params;
+  TrainingSignature signature;
   SmallVector<Value> buffers; ///< values with a buffer of their own
-  LossOp loss;
-  OutputOp output;
-  llvm::DenseMap<Operation *, ParamGradOp> gradOf; ///< param op -> its grad
   int staticCounter = 0;
 };
 
 LogicalResult Emitter::nameValues() {
-  int outputs = 0;
-  for (Operation &op : model.getBlock()) {
-    if (auto p = dyn_cast<ParamOp>(op)) {
-      names[p.getResult()] = "p" + std::to_string(params.size());
-      params.push_back(p);
-    } else if (auto i = dyn_cast<InputOp>(op)) {
-      names[i.getResult()] = "in_x";
-    } else if (auto t = dyn_cast<TargetOp>(op)) {
-      names[t.getResult()] = "in_y";
-    } else if (auto l = dyn_cast<LossOp>(op)) {
-      loss = l;
-    } else if (auto o = dyn_cast<OutputOp>(op)) {
-      output = o;
-      ++outputs;
-    } else if (auto g = dyn_cast<ParamGradOp>(op)) {
-      for (ParamOp p : params)
-        if (p.getName() == g.getName())
-          gradOf[p] = g;
-    } else {
+  FailureOr<TrainingSignature> sig = trainingSignature(model);
+  if (failed(sig))
+    return failure();
+  signature = *sig;
+  for (auto [i, p] : llvm::enumerate(signature.params))
+    names[p.getResult()] = "p" + std::to_string(i);
+  names[signature.input.getResult()] = "in_x";
+  names[signature.target.getResult()] = "in_y";
+  for (Operation &op : model.getBlock())
+    if (!isStructuralOp(&op))
       for (Value result : op.getResults()) {
         names[result] = "v" + std::to_string(buffers.size());
         buffers.push_back(result);
       }
-    }
-  }
-  if (outputs != 1)
-    return model.emitOpError("needs exactly one `output` (the prediction "
-                             "the executable reports), has ")
-           << outputs;
-  if (!loss)
-    return model.emitOpError("has no loss to train");
-  for (ParamOp p : params)
-    if (!gradOf.count(p))
-      return p.emitOpError("has no gradient: run vouch-autodiff first");
   return success();
 }
 
@@ -236,7 +213,7 @@ FailureOr<std::string> Emitter::run() {
   }
 
   out << "template <class T>\nstruct Model final : CompiledModel<T> {\n";
-  for (ParamOp p : params)
+  for (ParamOp p : signature.params)
     out << "  T " << ref(p.getResult()) << "[" << numel(p.getResult())
         << "] = {};  // param " << p.getName().str() << " "
         << shapeList(shapeOf(p.getResult())) << "\n";
@@ -246,17 +223,17 @@ FailureOr<std::string> Emitter::run() {
   out << "  const T* in_x = nullptr;\n  const T* in_y = nullptr;\n\n";
 
   out << "  T* param(int i) override {\n    switch (i) {\n";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << "      case " << i << ": return " << ref(params[i].getResult())
+  for (size_t i = 0; i < signature.params.size(); ++i)
+    out << "      case " << i << ": return " << ref(signature.params[i].getResult())
         << ";\n";
   out << "    }\n    return nullptr;\n  }\n";
   out << "  T* grad(int i) override {\n    switch (i) {\n";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << "      case " << i << ": return "
-        << ref(gradOf[params[i]].getValue()) << ";\n";
+  for (size_t i = 0; i < signature.grads.size(); ++i)
+    out << "      case " << i << ": return " << ref(signature.grads[i])
+        << ";\n";
   out << "    }\n    return nullptr;\n  }\n";
   out << "  const T* prediction() const override { return "
-      << ref(output.getValue()) << "; }\n\n";
+      << ref(signature.output) << "; }\n\n";
 
   for (auto &[id, op] : forward) {
     out << "  // " << op->getName().getStringRef().str() << " at "
@@ -312,7 +289,7 @@ FailureOr<std::string> Emitter::run() {
     out << "}, " << (backward.count(id) ? "&vjp" + std::to_string(id) : "nullptr")
         << ", " << cString(entry->kernel) << "});\n";
   }
-  out << "    return " << ref(loss.getValue()) << "[0];\n  }\n\n";
+  out << "    return " << ref(signature.loss) << "[0];\n  }\n\n";
 
   // Every backward buffer is written before it is read in each step, so
   // gradients are fresh per step by construction; the prologue writes the

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
+#include "codegen/ModelDescription.h"
 
 #include "capsules/Report.h"
 #include "codegen/CpuEmitter.h"
@@ -64,44 +65,26 @@ private:
   const CudaBinary &binary;
   llvm::DenseMap<Value, std::string> names; ///< device buffer members
   SmallVector<Value> buffers;               ///< values with their own buffer
-  SmallVector<ParamOp> params;
-  llvm::DenseMap<Operation *, Value> gradOf;
-  InputOp input;
-  TargetOp target;
-  LossOp loss;
-  OutputOp output;
+  TrainingSignature sig;
   std::vector<std::string> kernels; ///< native kernel symbols to load
 };
 
 LogicalResult Emitter::collectValues() {
-  for (Operation &op : model.getBlock()) {
-    if (auto p = dyn_cast<ParamOp>(op)) {
-      names[p.getResult()] = "d_p" + std::to_string(params.size());
-      params.push_back(p);
-    } else if (auto i = dyn_cast<InputOp>(op)) {
-      names[i.getResult()] = "d_x";
-      input = i;
-    } else if (auto t = dyn_cast<TargetOp>(op)) {
-      names[t.getResult()] = "d_y";
-      target = t;
-    } else if (auto l = dyn_cast<LossOp>(op)) {
-      loss = l;
-    } else if (auto o = dyn_cast<OutputOp>(op)) {
-      output = o;
-    } else if (auto g = dyn_cast<ParamGradOp>(op)) {
-      for (ParamOp p : params)
-        if (p.getName() == g.getName())
-          gradOf[p] = g.getValue();
-    } else if (!isa<ReshapeOp>(op)) {
+  FailureOr<TrainingSignature> signature = trainingSignature(model);
+  if (failed(signature))
+    return failure();
+  sig = *signature;
+  for (auto [i, p] : llvm::enumerate(sig.params))
+    names[p.getResult()] = "d_p" + std::to_string(i);
+  names[sig.input.getResult()] = "d_x";
+  names[sig.target.getResult()] = "d_y";
+  // Reshapes alias their input's buffer (dev() resolves them).
+  for (Operation &op : model.getBlock())
+    if (!isStructuralOp(&op) && !isa<ReshapeOp>(op))
       for (Value r : op.getResults()) {
         names[r] = "d_v" + std::to_string(buffers.size());
         buffers.push_back(r);
       }
-    }
-  }
-  if (!input || !target || !loss || !output)
-    return model.emitOpError("the cuda target needs one input, one target, "
-                             "one output and a loss");
   return success();
 }
 
@@ -310,16 +293,16 @@ FailureOr<std::string> Emitter::run() {
     maxLinearRows = std::max(maxLinearRows, numel(op.getInput()) / in);
   });
   int64_t batch = model.getBatch();
-  int64_t inFeatures = numel(input.getResult()) / batch;
-  int64_t outFeatures = numel(target.getResult()) / batch;
+  int64_t inFeatures = numel(sig.input.getResult()) / batch;
+  int64_t outFeatures = numel(sig.target.getResult()) / batch;
   out << "template <class T>\nstruct CudaModel final : CompiledModel<T> {\n"
       << "  static constexpr const char* kSuffix = sizeof(T) == 4 ? \"_f32\" : \"_f64\";\n"
-      << "  static constexpr int kParams = " << params.size() << ";\n"
+      << "  static constexpr int kParams = " << sig.params.size() << ";\n"
       << "  static constexpr int64_t kBatch = " << batch << ", kIn = "
       << inFeatures << ", kOut = " << outFeatures << ";\n"
       << "  static constexpr int64_t kParamNumel[] = {";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << (i ? ", " : "") << numel(params[i].getResult());
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    out << (i ? ", " : "") << numel(sig.params[i].getResult());
   out << "};\n\n"
       << "  Status status_ = Status::Ok();\n  RunConfig run_;\n  bool tf32_ = "
       << (plan.profile().tf32 ? "true" : "false") << ";\n"
@@ -327,8 +310,8 @@ FailureOr<std::string> Emitter::run() {
       << "  std::vector<rc::DeviceBuffer> owned_;\n"
       << "  std::vector<std::unique_ptr<rc::StepGraph>> graphs_;  // one per batch\n"
       << "  // Device buffers: params, optimizer state, inputs, every value.\n";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << "  T* d_p" << i << " = nullptr;  // " << params[i].getName().str()
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    out << "  T* d_p" << i << " = nullptr;  // " << sig.params[i].getName().str()
         << "\n  T* d_m" << i << " = nullptr;\n  T* d_s" << i << " = nullptr;\n";
   out << "  T* d_x = nullptr;\n  T* d_y = nullptr;\n";
   for (Value v : buffers)
@@ -337,7 +320,7 @@ FailureOr<std::string> Emitter::run() {
       << "  ParamSlot<T>* d_slots = nullptr;\n  long long* d_step = nullptr;\n"
       << "  T* h_loss = nullptr;  // pinned, written by every step\n"
       << "  std::vector<std::vector<T>> h_params, h_grads;\n"
-      << "  std::vector<T> h_pred = std::vector<T>(" << numel(output.getValue())
+      << "  std::vector<T> h_pred = std::vector<T>(" << numel(sig.output)
       << ");\n";
 
   // Kernel handle members, then the constructor that loads them.
@@ -383,11 +366,11 @@ FailureOr<std::string> Emitter::run() {
       << "_step_count\");\n"
       << "    if (!counter.ok()) return counter.status();\n"
       << "    k_step_count = counter.value();\n";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << "    VOUCH_RETURN_IF_ERROR(alloc(d_p" << i << ", " << numel(params[i].getResult())
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    out << "    VOUCH_RETURN_IF_ERROR(alloc(d_p" << i << ", " << numel(sig.params[i].getResult())
         << "));\n    VOUCH_RETURN_IF_ERROR(alloc(d_m" << i << ", "
-        << numel(params[i].getResult()) << "));\n    VOUCH_RETURN_IF_ERROR(alloc(d_s"
-        << i << ", " << numel(params[i].getResult()) << "));\n";
+        << numel(sig.params[i].getResult()) << "));\n    VOUCH_RETURN_IF_ERROR(alloc(d_s"
+        << i << ", " << numel(sig.params[i].getResult()) << "));\n";
   out << "    VOUCH_RETURN_IF_ERROR(alloc(d_x, kBatch * kIn));\n"
       << "    VOUCH_RETURN_IF_ERROR(alloc(d_y, kBatch * kOut));\n";
   for (Value v : buffers)
@@ -402,9 +385,9 @@ FailureOr<std::string> Emitter::run() {
       << "    }\n"
       << "    VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&h_loss), sizeof(T)));\n"
       << "    std::vector<ParamSlot<T>> slots = {\n";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << "        {d_p" << i << ", " << dev(gradOf[params[i]]) << ", d_m" << i
-        << ", d_s" << i << ", " << numel(params[i].getResult()) << "},\n";
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    out << "        {d_p" << i << ", " << dev(sig.grads[i]) << ", d_m" << i
+        << ", d_s" << i << ", " << numel(sig.params[i].getResult()) << "},\n";
   out << "    };\n"
       << "    VOUCH_RETURN_IF_ERROR(rc::upload(d_slots, slots.data(), slots.size(), stream()));\n"
       << "    for (int i = 0; i < kParams; ++i) {\n"
@@ -413,12 +396,12 @@ FailureOr<std::string> Emitter::run() {
       << "    return stream_.synchronize();\n  }\n\n";
 
   out << "  T* device_param(int i) const {\n    switch (i) {\n";
-  for (size_t i = 0; i < params.size(); ++i)
+  for (size_t i = 0; i < sig.params.size(); ++i)
     out << "      case " << i << ": return d_p" << i << ";\n";
   out << "    }\n    return nullptr;\n  }\n  const T* device_grad(int i) const {\n"
       << "    switch (i) {\n";
-  for (size_t i = 0; i < params.size(); ++i)
-    out << "      case " << i << ": return " << dev(gradOf[params[i]]) << ";\n";
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    out << "      case " << i << ": return " << dev(sig.grads[i]) << ";\n";
   out << "    }\n    return nullptr;\n  }\n\n";
 
   out << "  Status linear(int64_t rows, int64_t in, int64_t out, const T* x,\n"
@@ -454,11 +437,11 @@ FailureOr<std::string> Emitter::run() {
       << "    for (int i = 0; i < kParams; ++i) {\n"
       << "      VOUCH_RETURN_IF_ERROR(rc::upload(device_param(i), h_params[i].data(), h_params[i].size(), stream()));\n"
       << "    }\n";
-  for (size_t i = 0; i < params.size(); ++i)
+  for (size_t i = 0; i < sig.params.size(); ++i)
     out << "    VOUCH_CUDA_CHECK(cudaMemsetAsync(d_m" << i << ", 0, sizeof(T) * "
-        << numel(params[i].getResult()) << ", stream()));\n"
+        << numel(sig.params[i].getResult()) << ", stream()));\n"
         << "    VOUCH_CUDA_CHECK(cudaMemsetAsync(d_s" << i << ", 0, sizeof(T) * "
-        << numel(params[i].getResult()) << ", stream()));\n";
+        << numel(sig.params[i].getResult()) << ", stream()));\n";
   out << "    VOUCH_CUDA_CHECK(cudaMemsetAsync(d_step, 0, sizeof(long long), stream()));\n"
       << "    graphs_.clear();\n    return stream_.synchronize();\n  }\n"
       << "  Status download_params() override {\n"
@@ -482,9 +465,9 @@ FailureOr<std::string> Emitter::run() {
       << "    if (s.ok()) s = rc::upload(d_y, y, size_t(kBatch * kOut), stream());\n"
       << "    if (s.ok()) s = run_forward(tape);\n"
       << "    if (s.ok()) s = rc::download(h_pred.data(), static_cast<const T*>("
-      << dev(output.getValue()) << "), h_pred.size(), stream());\n"
+      << dev(sig.output) << "), h_pred.size(), stream());\n"
       << "    if (s.ok()) s = rc::download(h_loss, static_cast<const T*>("
-      << dev(loss.getValue()) << "), 1, stream());\n"
+      << dev(sig.loss) << "), 1, stream());\n"
       << "    if (s.ok()) s = stream_.synchronize();\n"
       << "    if (!s.ok()) {\n      if (status_.ok()) status_ = s;\n"
       << "      return T(NAN);\n    }\n    return *h_loss;\n  }\n"
@@ -511,7 +494,7 @@ FailureOr<std::string> Emitter::run() {
       << "    VOUCH_RETURN_IF_ERROR(rc::launch(k_optimizer, dim3(blocks, kParams), dim3(256), 0, stream(), args));\n"
       << "    void* count_args[] = {&step};\n"
       << "    VOUCH_RETURN_IF_ERROR(rc::launch(k_step_count, dim3(1), dim3(1), 0, stream(), count_args));\n"
-      << "    return rc::download(h_loss, static_cast<const T*>(" << dev(loss.getValue())
+      << "    return rc::download(h_loss, static_cast<const T*>(" << dev(sig.loss)
       << "), 1, stream());\n  }\n\n"
       << "  Result<double> train_step(int64_t b, const OptimizerConfig& o, Tape* tape) override {\n"
       << "    VOUCH_RETURN_IF_ERROR(status_);\n"

@@ -31,11 +31,10 @@ std::vector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-Step singleStep(Operation *op, const std::string &model, int &counter) {
+FailureOr<Step> singleStep(Operation *op) {
   Step step;
   step.ops.push_back(op);
   step.elements = op->getNumResults() ? numel(op->getResult(0)) : 0;
-  std::string name = op->getName().stripDialect().str();
   if (isa<MatmulOp>(op))
     step.kind = Step::Matmul;
   else if (isa<LinearOp>(op))
@@ -66,8 +65,11 @@ Step singleStep(Operation *op, const std::string &model, int &counter) {
   if (step.kind != Step::Matmul && step.kind != Step::Linear &&
       step.kind != Step::Alias) {
     auto planned = op->getAttrOfType<StringAttr>(kKernelAttr);
-    step.symbol = planned ? planned.str()
-                          : model + "_k" + std::to_string(counter++) + "_" + name;
+    if (!planned)
+      return op->emitOpError("has no kernel symbol: plan the model "
+                             "(vouch-plan) before scheduling it"),
+             failure();
+    step.symbol = planned.str();
   }
   return step;
 }
@@ -88,14 +90,16 @@ void resolveGroupIO(Step &step) {
   }
 }
 
-std::vector<Step> scheduleOps(ArrayRef<Operation *> ops, const std::string &model,
-                              int &counter) {
+FailureOr<std::vector<Step>> scheduleOps(ArrayRef<Operation *> ops) {
   std::vector<Step> steps;
   for (size_t i = 0; i < ops.size();) {
     Operation *op = ops[i];
     auto group = op->getAttrOfType<StringAttr>(kFusionGroupAttr);
     if (!group) {
-      steps.push_back(singleStep(op, model, counter));
+      FailureOr<Step> single = singleStep(op);
+      if (failed(single))
+        return failure();
+      steps.push_back(*single);
       if (steps.back().kind == Step::Pointwise)
         resolveGroupIO(steps.back());
       ++i;
@@ -398,7 +402,6 @@ __device__ __forceinline__ void )cuda"
 } // namespace
 
 FailureOr<CudaSchedule> scheduleForCuda(ModelOp model) {
-  std::string name = model.getSymName().str();
   std::map<int64_t, Operation *> forwardOps;
   std::map<int64_t, SmallVector<Operation *>> backwardOps;
   SmallVector<Operation *> prologueOps;
@@ -411,14 +414,21 @@ FailureOr<CudaSchedule> scheduleForCuda(ModelOp model) {
       prologueOps.push_back(&op);
   }
   CudaSchedule schedule;
-  int counter = 0;
   SmallVector<Operation *> forward;
   for (auto &[id, op] : forwardOps)
     forward.push_back(op);
-  schedule.forward = scheduleOps(forward, name, counter);
-  for (auto it = backwardOps.rbegin(); it != backwardOps.rend(); ++it)
-    schedule.backward[it->first] = scheduleOps(it->second, name, counter);
-  schedule.prologue = scheduleOps(prologueOps, name, counter);
+  auto steps = scheduleOps(forward);
+  if (failed(steps))
+    return failure();
+  schedule.forward = std::move(*steps);
+  for (auto &[id, ops] : backwardOps) {
+    if (failed(steps = scheduleOps(ops)))
+      return failure();
+    schedule.backward[id] = std::move(*steps);
+  }
+  if (failed(steps = scheduleOps(prologueOps)))
+    return failure();
+  schedule.prologue = std::move(*steps);
   return schedule;
 }
 

@@ -41,8 +41,9 @@ struct CudaSchedule {
   std::vector<Step> prologue; ///< backward ops of no node (constant grads)
 };
 
-/// Groups the model's ops into steps (after vouch-autodiff and
-/// vouch-fuse-pointwise) and names each native kernel.
+/// Groups the model's ops into steps (after vouch-autodiff,
+/// vouch-fuse-pointwise and vouch-plan, whose kernel symbols name the native
+/// kernels; an op without one is an error).
 mlir::FailureOr<CudaSchedule> scheduleForCuda(ModelOp model);
 
 /// The CUDA C++ of every native kernel in `schedule`, plus the optimizer

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
+#include "llvm/ADT/StringMap.h"
 #include "runtime/init.h"
 
 using namespace mlir;
@@ -44,19 +45,38 @@ std::string shapeList(const std::vector<int64_t> &shape) {
   return s + "}";
 }
 
+/// The model's one input and one target, or a diagnostic.
+LogicalResult singleInputAndTarget(ModelOp model, InputOp &input,
+                                   TargetOp &target) {
+  int inputs = 0, targets = 0;
+  for (Operation &op : model.getBlock()) {
+    if (auto i = dyn_cast<InputOp>(op)) {
+      input = i;
+      ++inputs;
+    } else if (auto t = dyn_cast<TargetOp>(op)) {
+      target = t;
+      ++targets;
+    }
+  }
+  if (inputs == 1 && targets == 1)
+    return success();
+  return model.emitOpError("an executable feeds exactly one input and one "
+                           "target, this model has ")
+         << inputs << " and " << targets;
+}
+
 } // namespace
 
 FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
   rt::ModelDescription d;
   d.name = model.getSymName().str();
   d.batch = model.getBatch();
-  SmallVector<Value> inputs, targets;
+  InputOp input;
+  TargetOp target;
+  if (failed(singleInputAndTarget(model, input, target)))
+    return failure();
   for (Operation &op : model.getBlock()) {
-    if (auto i = dyn_cast<InputOp>(op))
-      inputs.push_back(i.getResult());
-    else if (auto t = dyn_cast<TargetOp>(op))
-      targets.push_back(t.getResult());
-    else if (auto p = dyn_cast<ParamOp>(op)) {
+    if (auto p = dyn_cast<ParamOp>(op)) {
       ArrayRef<double> args = p.getInitArgs();
       rt::Result<rt::InitSpec> init = rt::parse_init(
           p.getInit().str(), std::vector<double>(args.begin(), args.end()));
@@ -67,18 +87,13 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
                           numel(p.getResult()), init.value()});
     }
   }
-  if (inputs.size() != 1 || targets.size() != 1)
-    return model.emitOpError("an executable feeds exactly one input and one "
-                             "target, this model has ")
-               << inputs.size() << " and " << targets.size(),
-           failure();
-  for (Value v : {inputs[0], targets[0]})
+  for (Value v : {input.getResult(), target.getResult()})
     if (shapeOf(v).empty() || shapeOf(v)[0] != d.batch)
       return model.emitOpError("input and target must have the batch (")
                  << d.batch << ") as their first axis, got " << v.getType(),
              failure();
-  d.in_features = numel(inputs[0]) / d.batch;
-  d.out_features = numel(targets[0]) / d.batch;
+  d.in_features = numel(input.getResult()) / d.batch;
+  d.out_features = numel(target.getResult()) / d.batch;
 
   DictionaryAttr data = model.getDataAttr(), train = model.getTrainAttr();
   std::string kind = string(data, "kind");
@@ -109,6 +124,42 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
   d.log_every =
       static_cast<int64_t>(number(train, "log_every", double(d.log_every)));
   return d;
+}
+
+FailureOr<TrainingSignature> trainingSignature(ModelOp model) {
+  TrainingSignature s;
+  if (failed(singleInputAndTarget(model, s.input, s.target)))
+    return failure();
+  int outputs = 0, losses = 0;
+  llvm::StringMap<Value> grads;
+  for (Operation &op : model.getBlock()) {
+    if (auto p = dyn_cast<ParamOp>(op)) {
+      s.params.push_back(p);
+    } else if (auto l = dyn_cast<LossOp>(op)) {
+      s.loss = l.getValue();
+      ++losses;
+    } else if (auto o = dyn_cast<OutputOp>(op)) {
+      s.output = o.getValue();
+      ++outputs;
+    } else if (auto g = dyn_cast<ParamGradOp>(op)) {
+      grads[g.getName()] = g.getValue();
+    }
+  }
+  if (outputs != 1)
+    return model.emitOpError("needs exactly one `output` (the prediction "
+                             "the executable reports), has ")
+               << outputs,
+           failure();
+  if (losses != 1)
+    return model.emitOpError("has no loss to train"), failure();
+  for (ParamOp p : s.params) {
+    Value g = grads.lookup(p.getName());
+    if (!g)
+      return p.emitOpError("has no gradient: run vouch-autodiff first"),
+             failure();
+    s.grads.push_back(g);
+  }
+  return s;
 }
 
 std::string emitDescribeFunction(const rt::ModelDescription &d) {

@@ -21,6 +21,19 @@ namespace vouch::codegen {
 /// the batch (what the runtime's training loop feeds).
 mlir::FailureOr<rt::ModelDescription> describeModel(ModelOp model);
 
+/// The values an executable is built around, after vouch-autodiff.
+struct TrainingSignature {
+  llvm::SmallVector<ParamOp> params;     ///< declaration order
+  llvm::SmallVector<mlir::Value> grads;  ///< grads[i]: params[i]'s gradient
+  InputOp input;
+  TargetOp target;
+  mlir::Value loss, output;
+};
+
+/// The signature of a differentiated model, checked: one input, one target,
+/// one output, a loss, a gradient per param (diagnostics on failure).
+mlir::FailureOr<TrainingSignature> trainingSignature(ModelOp model);
+
 /// `ModelDescription describe()` rebuilding `d`, as C++ for generated code.
 std::string emitDescribeFunction(const rt::ModelDescription &d);
 

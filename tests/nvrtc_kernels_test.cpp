@@ -17,6 +17,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "capsules/Profile.h"
+#include "passes/Gate.h"
 #include "passes/Passes.h"
 
 using namespace mlir;
@@ -40,6 +42,8 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
   pm.addNestedPass<vouch::ModelOp>(vouch::createFusePointwise());
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto model = *module->getOps<vouch::ModelOp>().begin();
+  ASSERT_TRUE(succeeded(vouch::planAndGate(
+      model, *vouch::capsules::parseProfileSpec("checked_cuda"))));
 
   auto schedule = vouch::codegen::scheduleForCuda(model);
   ASSERT_TRUE(succeeded(schedule));

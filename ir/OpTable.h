@@ -1,0 +1,68 @@
+//===- OpTable.h - every op's facts, generated from its ODS record -*- C++ -*-===//
+//
+// The op table: one row per op of the vouch dialect, generated at build time
+// from the fields of its record in VouchOps.td (llvm-tblgen --dump-json, then
+// ir/gen_op_table.py), so an op's facts are written once, beside its
+// definition. The frontend registers builtins from it, capsules/ derives its
+// catalog from it, codegen picks a kernel recipe by family from it.
+//
+// Plain C++ (no MLIR): the capsule library and the runtime-facing parts of
+// codegen read it without linking MLIR (target //ir:op_table).
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_IR_OPTABLE_H
+#define VOUCH_IR_OPTABLE_H
+
+#include <string_view>
+#include <vector>
+
+namespace vouch {
+
+/// What kind of computation an op is. Selects the kernel recipe in codegen,
+/// the contract templates in capsules/, and the reduction order of the
+/// numerical policy.
+enum class OpFamily {
+  Structural, ///< model structure (input, param, loss, ...): never planned
+  Generator,  ///< no tensor operands (fill)
+  Pointwise,  ///< elementwise over operands of one shape; fusible
+  View,       ///< same elements, another shape (reshape): no work at all
+  Index,      ///< each result element reads one input element (broadcast, permute)
+  Reduction,  ///< sums over axes
+  Loss,       ///< a rank-0 reduction of two operands (mse_loss)
+  Gemm,       ///< matrix products on cuBLAS / cpu matmul (matmul, linear)
+};
+
+std::string_view toString(OpFamily family);
+
+struct OpFacts {
+  std::string_view mnemonic; ///< the dialect name without `vouch.`
+  OpFamily family;
+  std::string_view summary;  ///< the record's summary
+  std::string_view formula;  ///< the value contract's claim ("lhs + rhs elementwise")
+  bool hasVjp;               ///< implements VJPOpInterface
+  /// The builtin of the model language that lowers to this op ("" when none),
+  /// and its parameters as the language spells them: "x", "lhs, rhs",
+  /// "x, axes = all", "input, weight, bias = none".
+  std::string_view builtin;
+  std::string_view builtinParams;
+  /// cuda providers in the profile's order of preference, comma-separated
+  /// ("cublaslt,cublas,native-cuda"; most ops "native-cuda").
+  std::string_view cudaProviders;
+  /// The runtime/cpu_kernels.h function computing it on cpu ("" when the cpu
+  /// code is emitted inline, as for pointwise ops).
+  std::string_view cpuKernel;
+  /// Evidence keys (capsules/Evidence.cpp) for the value contracts of the
+  /// reference (cpu) and the native cuda capsules ("" when none is cited).
+  std::string_view cpuEvidence;
+  std::string_view cudaEvidence;
+};
+
+/// Every op of the dialect, in ODS definition order.
+const std::vector<OpFacts> &opTable();
+
+/// The row of `mnemonic` (without `vouch.`), or nullptr.
+const OpFacts *findOpFacts(std::string_view mnemonic);
+
+} // namespace vouch
+
+#endif // VOUCH_IR_OPTABLE_H

@@ -1,0 +1,120 @@
+// program.h: a compiled model as tables, the whole interface between generated code
+// and the runtime's executors.
+//
+// Codegen emits, per model and per backend, one Program: the buffers the model
+// computes with, the steps of its forward pass, of each tape node's VJP and of the
+// prologue (native kernel calls and GEMMs), and the tape nodes the forward steps
+// complete. The executors own everything else: allocation, execution, the tape, the
+// optimizer, CUDA graph capture (runtime/executor.h for cpu, runtime/cuda/executor.h
+// for cuda). Tables grow linearly with the model, and a kernel used by many steps
+// appears once in the kernel table (IREE's split: the compiler emits data and small
+// dispatches, the runtime runs them).
+//
+// Plain aggregates only, so generated code can write them as constant initialisers.
+#ifndef VOUCH_RUNTIME_PROGRAM_H_
+#define VOUCH_RUNTIME_PROGRAM_H_
+
+#include <cstdint>
+
+namespace vouch::rt {
+
+// The most axes a Dims argument carries (the capsules' rank limit).
+inline constexpr int kMaxDims = 8;
+
+// The storage of one value. A view (reshape) shares the storage of the buffer it
+// aliases; every other value, param, input and target owns its own.
+struct BufferDesc {
+  int64_t numel;     // elements (a rank-0 value has 1)
+  int32_t alias_of;  // -1: owns storage; else the buffer whose storage it shares
+  const char* name;  // the model's name for it ("w1", "x") or "v<N>"
+};
+
+// One argument of a kernel step, in the kernel's parameter order.
+//  Buffer: the element pointer of buffer `value` (T*; T = the run's element type).
+//  Int:    the integer `value` (passed as int64 / long long).
+//  Real:   the double `real` (passed as double).
+//  Dims:   `count` axes read from Program::ints at offset `value`: count extents, then
+//          count strides. cuda passes it by value as `struct Dims { int rank; long long
+//          extent[8]; long long stride[8]; }` (runtime/cuda/kernels/common.cuh); cpu
+//          kernels receive a DimsRef (below).
+struct ArgDesc {
+  enum Kind : uint8_t { Buffer, Int, Real, Dims };
+  Kind kind;
+  int64_t value;
+  int32_t count;
+  double real;
+};
+
+enum class StepKind : uint8_t {
+  Kernel,  // one kernel of the kernel table with its arguments
+  Gemm,    // C[b] = op(A[b])·op(B[b]), row-major, transpose flags, no transposed copy
+  Linear,  // y = x·Wᵀ + b (W stored [n, k], bias optional), rows = m
+};
+
+struct StepDesc {
+  StepKind kind;
+  // Kernel: the kernel table entry and its arguments Program::args[first_arg, +num_args).
+  int32_t kernel;
+  int32_t first_arg, num_args;
+  // Kernel on cuda: the launch shape (cpu ignores it).
+  uint32_t grid_x, block_x, block_y;
+  // Gemm: C[b] (m x n) = op(A[b]) (m x k) · op(B[b]) (k x n); A[b] at a + b*stride_a.
+  // Linear: y (m x n) = x (m x k) · W (n x k)ᵀ + bias (n; -1: none); a = x, b = W.
+  bool trans_a, trans_b;
+  int64_t batch, m, n, k, stride_a, stride_b;
+  int32_t a, b, c, bias;
+  // What runs, as the tape and --show-backend name it: the kernel symbol, or the
+  // library call (e.g. "cublasGemmEx(transa=T, transb=N)").
+  const char* what;
+};
+
+// One forward node: what the tape records once forward step `after_step` has run.
+struct NodeDesc {
+  int32_t id;
+  const char* op;       // the dialect op, e.g. "linear"
+  const char* capsule;  // the planned capsule it ran under
+  const char* kernel;   // the kernel symbol or library call that computed it
+  int32_t after_step;   // index into Program::steps (a forward step)
+  int32_t vjp_begin, vjp_end;  // its VJP steps; vjp_begin == vjp_end: no VJP
+  const char* const* saved;    // names of the buffers its VJP reads
+  int32_t num_saved;
+};
+
+struct Program {
+  const char* name;
+  const BufferDesc* buffers;
+  int32_t num_buffers;
+  const int32_t* params;  // buffer of param i (declaration order)
+  const int32_t* grads;   // buffer of param i's gradient
+  int32_t num_params;
+  int32_t input, target, loss, output;  // buffers
+  const StepDesc* steps;
+  int32_t num_steps;
+  int32_t forward_end;                   // steps [0, forward_end): the forward pass
+  int32_t prologue_begin, prologue_end;  // constant gradients, run before the VJPs
+  const ArgDesc* args;
+  const int64_t* ints;
+  const NodeDesc* nodes;  // in forward order
+  int32_t num_nodes;
+  const char* const* kernel_names;  // cuda: entry points without _f32/_f64; cpu: labels
+  int32_t num_kernels;
+  const char* schedule;  // --show-backend: every step in launch order, human-readable
+};
+
+// cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.
+struct DimsRef {
+  int32_t rank;
+  const int64_t* extent;
+  const int64_t* stride;
+};
+union ArgValue {
+  void* ptr;
+  int64_t i;
+  double real;
+  DimsRef dims;
+};
+using CpuKernelFn = void (*)(const ArgValue* args);
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_PROGRAM_H_

@@ -68,16 +68,6 @@ uint64_t fnv1a(uint64_t hash, const std::string &text) {
   return hash;
 }
 
-fs::path cacheRoot() {
-  if (const char *dir = std::getenv("VOUCH_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return fs::path(xdg) / "vouch";
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return fs::path(home) / ".cache" / "vouch";
-  return fs::temp_directory_path() / "vouch-cache";
-}
-
 /// The runtime compiled into an archive, once per (sources, compiler, flags).
 /// Returns the directory holding runtime/ headers and libvouch_runtime.a.
 bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
@@ -89,13 +79,13 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
   char name[40];
   std::snprintf(name, sizeof(name), "runtime-%016llx",
                 static_cast<unsigned long long>(hash));
-  dir = cacheRoot() / name;
+  dir = fs::path(cacheRoot()) / name;
   if (fs::exists(dir / "libvouch_runtime.a"))
     return true;
 
   std::error_code ec;
-  fs::create_directories(cacheRoot(), ec);
-  fs::path staging = cacheRoot() / (std::string(name) + ".tmp." +
+  fs::create_directories(fs::path(cacheRoot()), ec);
+  fs::path staging = fs::path(cacheRoot()) / (std::string(name) + ".tmp." +
                                     std::to_string(getpid()));
   fs::create_directories(staging / "runtime" / "cuda", ec);
   if (ec) {
@@ -149,6 +139,16 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
 }
 
 } // namespace
+
+std::string cacheRoot() {
+  if (const char *dir = std::getenv("VOUCH_CACHE_DIR"); dir && *dir)
+    return std::string(dir);
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "vouch").string();
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".cache" / "vouch").string();
+  return (fs::temp_directory_path() / "vouch-cache").string();
+}
 
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error) {

@@ -3,9 +3,15 @@
 
 #include <nvrtc.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
+#include <unistd.h>
 #include <vector>
+
+#include "codegen/RuntimeSources.h"
 
 namespace vouch::codegen {
 namespace {
@@ -35,22 +41,31 @@ std::string annotateLog(const std::string &log, const std::string &source,
   return out.str();
 }
 
+// No fast-math: the kernels' numeric policy is the capsules' (IEEE
+// rounding; FMA contraction is implementation-defined and says so).
+const char *const kOptions[] = {"-std=c++17", "-default-device", "-lineinfo"};
+
 bool compileOnce(const std::string &source, const std::string &name,
-                 const std::string &archOption, bool wantCubin,
-                 std::string &binary, std::string &error) {
+                 const std::string &archOption, const CudaHeaders &headers,
+                 bool wantCubin, std::string &binary, std::string &error) {
+  std::vector<const char *> headerTexts, headerNames;
+  for (const auto &[include, text] : headers) {
+    headerNames.push_back(include.c_str());
+    headerTexts.push_back(text.c_str());
+  }
   nvrtcProgram program;
-  nvrtcResult r = nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0,
-                                     nullptr, nullptr);
+  nvrtcResult r = nvrtcCreateProgram(
+      &program, source.c_str(), name.c_str(), static_cast<int>(headers.size()),
+      headerTexts.data(), headerNames.data());
   if (r != NVRTC_SUCCESS) {
     error = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(r);
     return false;
   }
   std::string arch = "-arch=" + archOption;
-  // No fast-math: the kernels' numeric policy is the capsules' (IEEE
-  // rounding; FMA contraction is implementation-defined and says so).
-  const char *options[] = {arch.c_str(), "-std=c++17", "-default-device",
-                           "-lineinfo"};
-  r = nvrtcCompileProgram(program, 4, options);
+  std::vector<const char *> options = {arch.c_str()};
+  options.insert(options.end(), std::begin(kOptions), std::end(kOptions));
+  r = nvrtcCompileProgram(program, static_cast<int>(options.size()),
+                          options.data());
   size_t logSize = 0;
   nvrtcGetProgramLogSize(program, &logSize);
   std::string log(logSize, '\0');
@@ -82,14 +97,99 @@ bool compileOnce(const std::string &source, const std::string &name,
 
 } // namespace
 
+const CudaHeaders &kernelLibraryHeaders() {
+  static const CudaHeaders headers = [] {
+    CudaHeaders h;
+    for (int i = 0; i < kRuntimeSourceCount; ++i) {
+      std::string path = kRuntimeSources[i].path;
+      if (path.rfind("runtime/cuda/kernels/", 0) == 0)
+        h.push_back({path, kRuntimeSources[i].text});
+    }
+    return h;
+  }();
+  return headers;
+}
+
 bool compileCuda(const std::string &source, const std::string &name,
-                 const std::string &arch, CudaBinary &out, std::string &error) {
+                 const std::string &arch, const CudaHeaders &headers,
+                 CudaBinary &out, std::string &error) {
   out.arch = arch;
   std::string compute = "compute_" + arch.substr(arch.find('_') + 1);
-  return compileOnce(source, name, arch, /*wantCubin=*/true, out.cubin,
-                     error) &&
-         compileOnce(source, name, compute, /*wantCubin=*/false, out.ptx,
-                     error);
+  // The PTX on a second thread: NVRTC programs are independent.
+  std::string ptxError;
+  bool ptxOk = false;
+  std::thread ptx([&] {
+    ptxOk = compileOnce(source, name, compute, headers, /*wantCubin=*/false,
+                        out.ptx, ptxError);
+  });
+  bool cubinOk = compileOnce(source, name, arch, headers, /*wantCubin=*/true,
+                             out.cubin, error);
+  ptx.join();
+  if (cubinOk && !ptxOk)
+    error = ptxError;
+  return cubinOk && ptxOk;
+}
+
+namespace {
+
+uint64_t fnv1a(uint64_t hash, const std::string &text) {
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  // Separates consecutive fields: ("ab","c") and ("a","bc") hash apart.
+  hash ^= 0xff;
+  return hash * 0x100000001b3ULL;
+}
+
+bool readFile(const std::filesystem::path &path, std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return static_cast<bool>(in);
+}
+
+} // namespace
+
+bool compileCudaCached(const std::string &source, const std::string &name,
+                       const std::string &arch, const CudaHeaders &headers,
+                       const std::string &cacheDir, CudaBinary &out,
+                       bool &hit, std::string &error) {
+  namespace fs = std::filesystem;
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  hash = fnv1a(hash, source);
+  hash = fnv1a(hash, arch);
+  hash = fnv1a(hash, nvrtcVersionString());
+  for (const char *option : kOptions)
+    hash = fnv1a(hash, option);
+  for (const auto &[include, text] : headers)
+    hash = fnv1a(fnv1a(hash, include), text);
+  char key[40];
+  std::snprintf(key, sizeof(key), "cubin-%016llx",
+                static_cast<unsigned long long>(hash));
+  fs::path dir = fs::path(cacheDir) / key;
+  out.arch = arch;
+  hit = readFile(dir / "kernels.cubin", out.cubin) &&
+        readFile(dir / "kernels.ptx", out.ptx) && !out.cubin.empty();
+  if (hit)
+    return true;
+  if (!compileCuda(source, name, arch, headers, out, error))
+    return false;
+  // Written to a private directory, then renamed into place: a reader never
+  // sees half a cache entry. A failure to cache is not an error.
+  std::error_code ec;
+  fs::path staging = fs::path(cacheDir) /
+                     (std::string(key) + ".tmp." + std::to_string(getpid()));
+  fs::create_directories(staging, ec);
+  std::ofstream(staging / "kernels.cubin", std::ios::binary) << out.cubin;
+  std::ofstream(staging / "kernels.ptx", std::ios::binary) << out.ptx;
+  fs::rename(staging, dir, ec);
+  if (ec)
+    fs::remove_all(staging, ec);
+  return true;
 }
 
 std::string nvrtcVersionString() {

@@ -9,6 +9,8 @@
 #define VOUCH_CODEGEN_NVRTC_H
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace vouch::codegen {
 
@@ -18,11 +20,29 @@ struct CudaBinary {
   std::string arch;  ///< e.g. "sm_90"
 };
 
-/// Compiles `source` (named `name` in NVRTC's log) for `arch`. On failure
-/// returns false; `error` holds NVRTC's log with each reported line of the
-/// generated source quoted under it.
+/// Headers NVRTC may include: (include name, text).
+using CudaHeaders = std::vector<std::pair<std::string, std::string>>;
+
+/// The kernel library (runtime/cuda/kernels/*.cuh and .h) embedded in this
+/// binary, by the include names generated kernels use.
+const CudaHeaders &kernelLibraryHeaders();
+
+/// Compiles `source` (named `name` in NVRTC's log) for `arch`: the cubin
+/// and the PTX at once, on two threads. On failure returns false; `error`
+/// holds NVRTC's log with each reported line of the generated source quoted
+/// under it.
 bool compileCuda(const std::string &source, const std::string &name,
-                 const std::string &arch, CudaBinary &out, std::string &error);
+                 const std::string &arch, const CudaHeaders &headers,
+                 CudaBinary &out, std::string &error);
+
+/// compileCuda through a cache keyed by the content hash of everything that
+/// decides the output (source, headers, arch, options, NVRTC's version):
+/// `<cache>/cubin-<hash>/{kernels.cubin,kernels.ptx}`. `hit` says whether
+/// the cache answered.
+bool compileCudaCached(const std::string &source, const std::string &name,
+                       const std::string &arch, const CudaHeaders &headers,
+                       const std::string &cacheDir, CudaBinary &out,
+                       bool &hit, std::string &error);
 
 /// NVRTC's version, e.g. "13.0".
 std::string nvrtcVersionString();

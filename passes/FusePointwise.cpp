@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "passes/TapeLayout.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_FUSEPOINTWISE
@@ -26,16 +27,6 @@ bool vouch::isFusible(Operation *op) {
 }
 
 namespace {
-
-/// Which kernel sequence an op belongs to: the forward pass (-1), the VJP of
-/// one node (its id), or none (ops outside both are never fused).
-std::optional<int64_t> segmentOf(Operation *op) {
-  if (op->hasAttr(kNodeAttr))
-    return -1;
-  if (auto of = op->getAttrOfType<IntegerAttr>(kVjpOfAttr))
-    return of.getInt();
-  return std::nullopt;
-}
 
 struct FusePointwisePass
     : public vouch::impl::FusePointwiseBase<FusePointwisePass> {
@@ -64,12 +55,9 @@ struct FusePointwisePass
   void runOnOperation() override {
     ModelOp model = getOperation();
     foldBroadcastOfFill(model);
-    // Ops of each segment, in block order.
-    std::map<int64_t, SmallVector<Operation *>> segments;
-    for (Operation &op : model.getBlock())
-      if (auto segment = segmentOf(&op))
-        segments[*segment].push_back(&op);
-
+    // The kernel sequences: the forward pass, then each node's VJP (ops
+    // outside both, the prologue, are never fused).
+    TapeLayout layout = computeTapeLayout(model);
     int groups = 0;
     Builder b(model.getContext());
     auto close = [&](SmallVector<Operation *> &run) {
@@ -81,18 +69,15 @@ struct FusePointwisePass
       }
       run.clear();
     };
-    // Forward first, then backward segments in the order the tape runs them
-    // (last node first), so kernel numbers follow execution.
-    SmallVector<int64_t> order;
-    if (segments.count(-1))
-      order.push_back(-1);
-    for (auto it = segments.rbegin(); it != segments.rend(); ++it)
-      if (it->first != -1)
-        order.push_back(it->first);
-    for (int64_t segment : order) {
+    // Forward first, then the VJPs in the order the tape runs them (last
+    // node first), so kernel numbers follow execution.
+    SmallVector<SmallVector<Operation *>> segments = {layout.forwardOps()};
+    for (auto it = layout.nodes.rbegin(); it != layout.nodes.rend(); ++it)
+      segments.push_back(it->vjp);
+    for (ArrayRef<Operation *> segment : segments) {
       SmallVector<Operation *> run;
       int64_t runElements = -1;
-      for (Operation *op : segments[segment]) {
+      for (Operation *op : segment) {
         int64_t elements = getNumElements(op->getResult(0).getType());
         if (!isFusible(op)) {
           close(run);

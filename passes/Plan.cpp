@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Pass/Pass.h"
+#include "passes/TapeLayout.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace vouch {
 #define GEN_PASS_DECL_PLANPASS
@@ -31,27 +33,22 @@ bool isPlannedOp(OperationName name) {
 }
 
 std::vector<std::pair<Operation *, PlanPosition>> planPositions(ModelOp model) {
+  TapeLayout layout = computeTapeLayout(model);
+  llvm::DenseMap<Operation *, PlanPosition> positions;
   int64_t lastNode = -1;
-  for (Operation &op : model.getBlock())
-    if (auto node = op.getAttrOfType<IntegerAttr>(kNodeAttr))
-      lastNode = std::max(lastNode, node.getInt());
-  std::map<int64_t, int64_t> steps;
-  std::vector<std::pair<Operation *, PlanPosition>> out;
-  for (Operation &op : model.getBlock()) {
-    if (!isPlannedOp(&op))
-      continue;
-    PlanPosition position;
-    if (auto of = op.getAttrOfType<IntegerAttr>(kVjpOfAttr)) {
-      position.node = of.getInt();
-      position.direction = capsules::Direction::Backward;
-      position.step = steps[position.node]++;
-    } else if (auto node = op.getAttrOfType<IntegerAttr>(kNodeAttr)) {
-      position.node = node.getInt();
-    } else {
-      position.node = ++lastNode;
-    }
-    out.push_back({&op, position});
+  for (const TapeLayout::Node &node : layout.nodes) {
+    lastNode = std::max(lastNode, node.id);
+    positions[node.op] = {node.id, capsules::Direction::Forward, 0};
+    for (auto [step, op] : llvm::enumerate(node.vjp))
+      positions[op] = {node.id, capsules::Direction::Backward,
+                       static_cast<int64_t>(step)};
   }
+  for (Operation *op : layout.prologue)
+    positions[op] = {++lastNode, capsules::Direction::Forward, 0};
+  std::vector<std::pair<Operation *, PlanPosition>> out;
+  for (Operation &op : model.getBlock())
+    if (isPlannedOp(&op))
+      out.push_back({&op, positions.lookup(&op)});
   return out;
 }
 

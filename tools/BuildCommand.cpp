@@ -1,14 +1,16 @@
 //===- BuildCommand.cpp - vouch build ---------------------------*- C++ -*-===//
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "capsules/Profile.h"
-#include "codegen/CpuEmitter.h"
-#include "codegen/CudaEmitter.h"
-#include "codegen/CudaSchedule.h"
-#include "codegen/Nvrtc.h"
+#include "codegen/ModelDescription.h"
+#include "codegen/ModelSource.h"
 #include "codegen/NativeBuild.h"
+#include "codegen/Nvrtc.h"
+#include "codegen/ProgramEmitter.h"
 #include "mlir/IR/MLIRContext.h"
 #include "tools/CommandLine.h"
 #include "tools/Commands.h"
@@ -17,6 +19,61 @@
 using namespace mlir;
 
 namespace vouch::driver {
+namespace {
+
+/// `vouch build -v`: the wall time of each phase, on stderr.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
+  void done(const char *phase, const std::string &detail = "") {
+    auto now = std::chrono::steady_clock::now();
+    if (enabled)
+      std::fprintf(stderr, "vouch: %-26s %7.3f s%s%s\n", phase,
+                   std::chrono::duration<double>(now - last).count(),
+                   detail.empty() ? "" : "  ", detail.c_str());
+    last = now;
+  }
+  void total() {
+    if (enabled)
+      std::fprintf(stderr, "vouch: %-26s %7.3f s\n", "total",
+                   std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+  }
+
+private:
+  bool enabled;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last = start;
+};
+
+/// Creates the parent directories of `path`; false (with `error`) when that
+/// fails or `path` names a directory.
+bool prepareOutput(const std::string &path, std::string &error) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path out(path);
+  if (path.empty()) {
+    error = "-o needs a file name";
+    return false;
+  }
+  if (fs::is_directory(out, ec)) {
+    error = "-o '" + path + "' is a directory; name the file to write";
+    return false;
+  }
+  fs::path parent = fs::absolute(out, ec).parent_path();
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) {
+      error = "cannot create the directory '" + parent.string() +
+              "' for -o: " + ec.message();
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
 
 int runBuild(const std::vector<std::string> &args) {
   CommandLine cl("build",
@@ -24,7 +81,8 @@ int runBuild(const std::vector<std::string> &args) {
                  "trains it (run it with --help for its options)",
                  "[options] FILE -o OUT");
   cl.option("output", "OUT", "the executable (or source, with --emit=cpp) "
-                             "to write; also -o");
+                             "to write; also -o. Missing directories are "
+                             "created");
   cl.option("target", "cpu|cuda",
             "cpu: reference kernels only; cuda: also NVRTC kernels and "
             "cuBLAS (the executable then runs on either, --device picks)",
@@ -36,7 +94,8 @@ int runBuild(const std::vector<std::string> &args) {
   cl.option("emit-dir", "DIR", "keep the generated sources in DIR");
   cl.option("batch", "N", "override the train clause's batch size");
   cl.option("cxx", "COMPILER", "the host C++ compiler", "g++");
-  cl.flag("verbose", "print the compiler commands");
+  cl.flag("verbose", "print the time of each phase and the compiler "
+                     "commands; also -v");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
   if (!cl.has("output")) {
@@ -48,69 +107,96 @@ int runBuild(const std::vector<std::string> &args) {
   if (!chosenTarget || !chosenEmit)
     return 2;
   std::string target = *chosenTarget, emit = *chosenEmit, error;
+  bool cuda = target == "cuda";
+  if (!prepareOutput(cl.get("output"), error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 2;
+  }
+  PhaseTimer timer(cl.has("verbose"));
   MLIRContext context;
   int exitCode;
   auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
   if (!module)
     return exitCode;
-  // The cpu backend is planned on a copy: planning records its choices on
-  // the ops, and the cuda backend (if any) is planned on the original.
-  OwningOpRef<ModuleOp> cpuModule = module->clone();
-  auto cpuProfile = capsules::parseProfileSpec("checked_cpu");
-  auto cpuPlan = planForProfile(getModel(*cpuModule), *cpuProfile, {});
+  FailureOr<rt::ModelDescription> description =
+      codegen::describeModel(getModel(*module));
+  if (failed(description))
+    return 1;
+  timer.done("parse, verify, autodiff");
+
+  // Planning records its choices on the ops: the cpu backend is planned on
+  // a copy when the cuda backend is planned on the original.
+  OwningOpRef<ModuleOp> cpuModule = cuda ? module->clone() : OwningOpRef<ModuleOp>();
+  ModelOp cpuModel = getModel(cuda ? *cpuModule : *module);
+  auto cpuPlan = planForProfile(cpuModel, *capsules::parseProfileSpec("checked_cpu"), {});
   if (failed(cpuPlan))
     return 1; // the gate printed every failed obligation
-  codegen::CpuEmitOptions emitOptions;
-  emitOptions.sourceName = cl.positional()[0];
-  emitOptions.emitMain = target == "cpu";
-  FailureOr<std::string> source =
-      codegen::emitCpuModel(getModel(*cpuModule), *cpuPlan, emitOptions);
-  if (failed(source))
+  auto cpuProgram = codegen::buildProgram(cpuModel, *cpuPlan, codegen::Target::Cpu);
+  if (failed(cpuProgram))
     return 1;
+  timer.done("plan, gate, tables (cpu)");
+
+  codegen::ModelSourceInput input;
+  input.sourceName = cl.positional()[0];
+  input.description = *description;
+  input.cpu = {cpuProgram->get(), &*cpuPlan, nullptr};
+  FailureOr<AcceptedGraphPlan> cudaPlan = failure();
+  std::unique_ptr<codegen::ProgramBuilder> cudaProgram;
+  codegen::CudaBinary binary;
   std::string kernels;
-  if (target == "cuda") {
-    auto cudaProfile = capsules::parseProfileSpec(
-        cl.has("tf32") ? "checked_cuda+tf32" : "checked_cuda");
+  if (cuda) {
     ModelOp model = getModel(*module);
-    auto cudaPlan = planForProfile(model, *cudaProfile, {});
+    cudaPlan = planForProfile(
+        model,
+        *capsules::parseProfileSpec(cl.has("tf32") ? "checked_cuda+tf32"
+                                                    : "checked_cuda"),
+        {});
     if (failed(cudaPlan))
       return 1;
-    auto schedule = codegen::scheduleForCuda(model);
-    if (failed(schedule))
+    auto built = codegen::buildProgram(model, *cudaPlan, codegen::Target::Cuda);
+    if (failed(built))
       return 1;
-    kernels = codegen::emitCudaKernels(model, *schedule);
-    codegen::CudaBinary binary;
-    std::fprintf(stderr, "vouch: compiling %zu CUDA kernels with NVRTC %s "
-                         "for sm_90\n",
-                 codegen::kernelSymbols(*schedule).size() + 2,
-                 codegen::nvrtcVersionString().c_str());
-    if (!codegen::compileCuda(kernels, model.getSymName().str() + ".cu",
-                              "sm_90", binary, error)) {
+    cudaProgram = std::move(*built);
+    timer.done("plan, gate, tables (cuda)");
+    kernels = codegen::cudaKernelSource(*cudaProgram);
+    bool hit = false;
+    if (!codegen::compileCudaCached(kernels, model.getSymName().str() + ".cu",
+                                    "sm_90", codegen::kernelLibraryHeaders(),
+                                    codegen::cacheRoot(), binary, hit, error)) {
       std::fprintf(stderr, "error: %s", error.c_str());
       return 1;
     }
-    FailureOr<std::string> cudaSource =
-        codegen::emitCudaBackend(model, *cudaPlan, *schedule, binary);
-    if (failed(cudaSource))
-      return 1;
-    *source += *cudaSource;
+    timer.done("NVRTC (cubin + PTX)",
+               std::to_string(cudaProgram->kernelCount()) + " kernels, " +
+                   (hit ? "from the kernel cache" : "compiled with NVRTC " +
+                                                        codegen::nvrtcVersionString()));
+    input.cuda = {cudaProgram.get(), &*cudaPlan, &binary};
   }
-  if (cl.has("emit-dir") && !kernels.empty()) {
+  std::string source = codegen::emitModelSource(input);
+  if (cl.has("emit-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(cl.get("emit-dir"), ec);
-    std::ofstream(std::filesystem::path(cl.get("emit-dir")) / "kernels.cu")
-        << kernels;
+    if (!kernels.empty())
+      std::ofstream(std::filesystem::path(cl.get("emit-dir")) / "kernels.cu")
+          << kernels;
   }
+  timer.done("emit C++", std::to_string(source.size() / 1024) + " KiB");
 
   if (emit == "cpp") {
-    std::ofstream out(cl.get("output"), std::ios::binary);
-    out << *source;
+    std::string partial = cl.get("output") + ".partial";
+    std::ofstream out(partial, std::ios::binary);
+    out << source;
     out.close();
-    if (!out) {
+    std::error_code ec;
+    if (out)
+      std::filesystem::rename(partial, cl.get("output"), ec);
+    if (!out || ec) {
+      std::filesystem::remove(partial, ec);
       std::fprintf(stderr, "error: cannot write '%s'\n",
                    cl.get("output").c_str());
       return 1;
     }
+    timer.total();
     return 0;
   }
   codegen::NativeBuildOptions buildOptions;
@@ -118,11 +204,13 @@ int runBuild(const std::vector<std::string> &args) {
   buildOptions.emitDir = cl.get("emit-dir");
   buildOptions.cxx = cl.get("cxx");
   buildOptions.verbose = cl.has("verbose");
-  buildOptions.cuda = target == "cuda";
-  if (!codegen::buildExecutable(*source, buildOptions, error)) {
+  buildOptions.cuda = cuda;
+  if (!codegen::buildExecutable(source, buildOptions, error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }
+  timer.done("host C++ compile and link");
+  timer.total();
   return 0;
 }
 

@@ -26,6 +26,10 @@ bool CommandLine::parse(const std::vector<std::string> &args,
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     if (arg.size() < 2 || arg.compare(0, 2, "--") != 0 || arg == "--") {
+      if (arg == "-v" && specs_.count("verbose")) { // -v for --verbose
+        seen_["verbose"] = "1";
+        continue;
+      }
       if (arg.size() > 1 && arg[0] == '-' && arg != "-o") {
         error = "unknown option '" + arg + "'";
         return false;

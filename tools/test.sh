@@ -9,8 +9,13 @@ tools/setup.sh || exit 1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# One disk cache for this tree and the fresh clone below, so the clone's
+# build is mostly cache hits.
+disk_cache=${VOUCH_BAZEL_DISK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vouch/bazel-disk}
+mkdir -p "$disk_cache"
+
 echo "== bazel test //... (GoogleTest, shell tests)"
-bazel test //... --test_summary=short 2>&1 | tee "$log"
+bazel test //... --disk_cache="$disk_cache" --test_summary=short 2>&1 | tee "$log"
 bazel_rc=${PIPESTATUS[0]}
 bazel_pass=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
 bazel_fail=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
@@ -32,7 +37,13 @@ evidence_rc=$?
 evidence_pass=$((evidence_rc == 0 ? 1 : 0))
 evidence_fail=$((evidence_rc == 0 ? 0 : 1))
 
+echo "== the quickstart as a newcomer runs it: a fresh clone, tools/quickstart.sh"
+tools/fresh_clone_quickstart.sh "$disk_cache"
+clone_rc=$?
+clone_pass=$((clone_rc == 0 ? 1 : 0))
+clone_fail=$((clone_rc == 0 ? 0 : 1))
+
 echo "bazel: $bazel_pass passed, $bazel_fail failed; lit: $lit_pass passed, $lit_fail failed;" \
-     "evidence: $evidence_pass passed, $evidence_fail failed"
-echo "summary: $((bazel_pass + lit_pass + evidence_pass)) passed, $((bazel_fail + lit_fail + evidence_fail)) failed"
-[ "$bazel_rc" -eq 0 ] && [ "$lit_rc" -eq 0 ] && [ "$evidence_rc" -eq 0 ]
+     "evidence: $evidence_pass passed, $evidence_fail failed; fresh clone: $clone_pass passed, $clone_fail failed"
+echo "summary: $((bazel_pass + lit_pass + evidence_pass + clone_pass)) passed, $((bazel_fail + lit_fail + evidence_fail + clone_fail)) failed"
+[ "$bazel_rc" -eq 0 ] && [ "$lit_rc" -eq 0 ] && [ "$evidence_rc" -eq 0 ] && [ "$clone_rc" -eq 0 ]

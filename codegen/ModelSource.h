@@ -1,0 +1,44 @@
+//===- ModelSource.h - the C++ of a model's executable ----------*- C++ -*-===//
+//
+// Generated code is tables and kernels, nothing else: the model's
+// description, the cpu Program with its kernel functions, the cuda Program
+// with its NVRTC-compiled cubin and PTX, and a main() of a few lines handing
+// them to the runtime (runtime/train_main.h). Its size grows with the
+// model's tables, not with code per op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_CODEGEN_MODELSOURCE_H
+#define VOUCH_CODEGEN_MODELSOURCE_H
+
+#include <string>
+
+#include "codegen/Nvrtc.h"
+#include "codegen/ProgramBuilder.h"
+#include "passes/Gate.h"
+#include "runtime/model_api.h"
+
+namespace vouch::codegen {
+
+struct BackendSource {
+  const ProgramBuilder *program = nullptr;
+  const AcceptedGraphPlan *plan = nullptr;
+  const CudaBinary *binary = nullptr; ///< cuda only
+};
+
+struct ModelSourceInput {
+  std::string sourceName; ///< the model file, for the header comment
+  rt::ModelDescription description;
+  BackendSource cpu;
+  BackendSource cuda; ///< program == nullptr: a cpu-only executable
+};
+
+/// The executable's whole C++ source.
+std::string emitModelSource(const ModelSourceInput &input);
+
+/// The NVRTC source of `program`'s kernels: the kernel library's headers
+/// and each kernel's instantiation.
+std::string cudaKernelSource(const ProgramBuilder &program);
+
+} // namespace vouch::codegen
+
+#endif // VOUCH_CODEGEN_MODELSOURCE_H

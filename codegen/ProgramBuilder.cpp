@@ -1,0 +1,287 @@
+//===- ProgramBuilder.cpp - a model as runtime tables -----------*- C++ -*-===//
+#include "codegen/ProgramBuilder.h"
+
+#include <sstream>
+
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+
+ProgramBuilder::ProgramBuilder(ModelOp model, Target target)
+    : model_(model), target_(target) {}
+
+void ProgramBuilder::addNamed(Value v, StringRef name) {
+  bufferOf_[v] = static_cast<int32_t>(buffers_.size());
+  buffers_.push_back({numel(v), -1, nullptr});
+  bufferNames_.push_back(name.str());
+}
+
+void ProgramBuilder::addParam(Value v, StringRef name) {
+  params_.push_back(static_cast<int32_t>(buffers_.size()));
+  addNamed(v, name);
+}
+
+void ProgramBuilder::addValue(Value v, Value aliasOf) {
+  int32_t alias = -1;
+  if (aliasOf) {
+    alias = buffer(aliasOf);
+    while (buffers_[alias].alias_of >= 0)
+      alias = buffers_[alias].alias_of;
+  }
+  bufferOf_[v] = static_cast<int32_t>(buffers_.size());
+  buffers_.push_back({numel(v), alias, nullptr});
+  bufferNames_.push_back("v" + std::to_string(buffers_.size() - 1));
+}
+
+int32_t ProgramBuilder::buffer(Value v) const {
+  auto it = bufferOf_.find(v);
+  assert(it != bufferOf_.end() && "value without a buffer");
+  return it->second;
+}
+
+std::string ProgramBuilder::bufferName(Value v) const {
+  return bufferNames_[buffer(v)];
+}
+
+int32_t ProgramBuilder::kernel(StringRef base, const std::string &source) {
+  auto it = kernelBySource_.find(source);
+  if (it != kernelBySource_.end())
+    return it->second;
+  int uses = ++nameUses_[base.str()];
+  std::string name = "vouch_" + base.str() +
+                     (uses > 1 ? "_" + std::to_string(uses) : "");
+  std::string text = source;
+  for (size_t at; (at = text.find("@NAME@")) != std::string::npos;)
+    text.replace(at, 6, name);
+  int32_t index = static_cast<int32_t>(kernels_.size());
+  kernels_.push_back({name, text});
+  kernelBySource_[source] = index;
+  return index;
+}
+
+std::string ProgramBuilder::kernelSources() const {
+  std::string out;
+  for (const Kernel &k : kernels_)
+    out += k.source + "\n";
+  return out;
+}
+
+void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
+                                   uint32_t grid, uint32_t blockX,
+                                   uint32_t blockY) {
+  rt::StepDesc step{};
+  step.kind = rt::StepKind::Kernel;
+  step.kernel = kernel;
+  step.first_arg = static_cast<int32_t>(args_.size());
+  step.num_args = static_cast<int32_t>(args.size());
+  step.grid_x = grid;
+  step.block_x = blockX;
+  step.block_y = blockY;
+  step.a = step.b = step.c = step.bias = -1;
+  for (const KernelArg &arg : args) {
+    rt::ArgDesc desc{arg.kind, 0, 0, 0.0};
+    switch (arg.kind) {
+    case rt::ArgDesc::Buffer:
+      desc.value = buffer(arg.value);
+      break;
+    case rt::ArgDesc::Int:
+      desc.value = arg.integerValue;
+      break;
+    case rt::ArgDesc::Real:
+      desc.real = arg.realValue;
+      break;
+    case rt::ArgDesc::Dims:
+      desc.value = static_cast<int64_t>(ints_.size());
+      desc.count = static_cast<int32_t>(arg.extents.size());
+      ints_.insert(ints_.end(), arg.extents.begin(), arg.extents.end());
+      ints_.insert(ints_.end(), arg.strides.begin(), arg.strides.end());
+      break;
+    }
+    args_.push_back(desc);
+  }
+  steps_.push_back(step);
+  whats_.push_back(kernels_[kernel].name);
+}
+
+void ProgramBuilder::addGemmStep(bool transA, bool transB, int64_t batch,
+                                 int64_t m, int64_t n, int64_t k, Value a,
+                                 int64_t strideA, Value b, int64_t strideB,
+                                 Value c, const std::string &what) {
+  rt::StepDesc step{};
+  step.kind = rt::StepKind::Gemm;
+  step.kernel = -1;
+  step.trans_a = transA;
+  step.trans_b = transB;
+  step.batch = batch;
+  step.m = m;
+  step.n = n;
+  step.k = k;
+  step.stride_a = strideA;
+  step.stride_b = strideB;
+  step.a = buffer(a);
+  step.b = buffer(b);
+  step.c = buffer(c);
+  step.bias = -1;
+  steps_.push_back(step);
+  whats_.push_back(what);
+}
+
+void ProgramBuilder::addLinearStep(int64_t rows, int64_t in, int64_t out,
+                                   Value x, Value w, Value bias, Value y,
+                                   const std::string &what) {
+  rt::StepDesc step{};
+  step.kind = rt::StepKind::Linear;
+  step.kernel = -1;
+  step.batch = 1;
+  step.m = rows;
+  step.n = out;
+  step.k = in;
+  step.a = buffer(x);
+  step.b = buffer(w);
+  step.c = buffer(y);
+  step.bias = bias ? buffer(bias) : -1;
+  steps_.push_back(step);
+  whats_.push_back(what);
+}
+
+void ProgramBuilder::addNode(int64_t id, StringRef op, StringRef capsule,
+                             StringRef kernel, int32_t afterStep,
+                             int32_t vjpBegin, int32_t vjpEnd,
+                             std::vector<std::string> saved) {
+  nodes_.push_back({id, op.str(), capsule.str(), kernel.str(), afterStep,
+                    vjpBegin, vjpEnd, std::move(saved)});
+}
+
+void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value input,
+                                  Value target, Value loss, Value output) {
+  for (Value g : grads)
+    grads_.push_back(buffer(g));
+  input_ = buffer(input);
+  targetBuffer_ = buffer(target);
+  loss_ = buffer(loss);
+  output_ = buffer(output);
+}
+
+namespace {
+
+const char *kindName(rt::ArgDesc::Kind kind) {
+  switch (kind) {
+  case rt::ArgDesc::Buffer:
+    return "vouch::rt::ArgDesc::Buffer";
+  case rt::ArgDesc::Int:
+    return "vouch::rt::ArgDesc::Int";
+  case rt::ArgDesc::Real:
+    return "vouch::rt::ArgDesc::Real";
+  case rt::ArgDesc::Dims:
+    return "vouch::rt::ArgDesc::Dims";
+  }
+  return "";
+}
+
+const char *stepKindName(rt::StepKind kind) {
+  switch (kind) {
+  case rt::StepKind::Kernel:
+    return "vouch::rt::StepKind::Kernel";
+  case rt::StepKind::Gemm:
+    return "vouch::rt::StepKind::Gemm";
+  case rt::StepKind::Linear:
+    return "vouch::rt::StepKind::Linear";
+  }
+  return "";
+}
+
+/// `{a, b, c}`, or `{x}` for an empty list (C++ has no empty arrays; the
+/// Program's counts say how many entries are real).
+template <class Range, class Fn>
+void writeArray(std::ostream &out, const std::string &decl, const Range &items,
+                const std::string &empty, Fn write) {
+  out << decl << " = {";
+  bool first = true;
+  for (const auto &item : items) {
+    out << (first ? "\n  " : ",\n  ");
+    write(item);
+    first = false;
+  }
+  if (first)
+    out << empty;
+  out << "};\n";
+}
+
+} // namespace
+
+std::string ProgramBuilder::emitTables(const std::string &name) const {
+  std::ostringstream out;
+  out << "// ---- program `" << name << "`: " << buffers_.size()
+      << " buffers, " << steps_.size() << " steps, " << kernels_.size()
+      << " kernels ----\n";
+  std::vector<size_t> bufferIndex(buffers_.size());
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    bufferIndex[i] = i;
+  writeArray(out, "const vouch::rt::BufferDesc " + name + "_buffers[]",
+             bufferIndex, "{0, -1, \"\"}", [&](size_t i) {
+               out << "{" << buffers_[i].numel << ", " << buffers_[i].alias_of
+                   << ", " << cppStringLiteral(bufferNames_[i]) << "}";
+             });
+  auto ints = [&](const std::string &decl, const std::vector<int32_t> &v) {
+    writeArray(out, decl, v, "-1", [&](int32_t i) { out << i; });
+  };
+  ints("const int32_t " + name + "_params[]", params_);
+  ints("const int32_t " + name + "_grads[]", grads_);
+  std::vector<size_t> stepIndex(steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i)
+    stepIndex[i] = i;
+  writeArray(out, "const vouch::rt::StepDesc " + name + "_steps[]", stepIndex,
+             "{}", [&](size_t i) {
+               const rt::StepDesc &s = steps_[i];
+               out << "{" << stepKindName(s.kind) << ", " << s.kernel << ", "
+                   << s.first_arg << ", " << s.num_args << ", " << s.grid_x
+                   << ", " << s.block_x << ", " << s.block_y << ", "
+                   << (s.trans_a ? "true" : "false") << ", "
+                   << (s.trans_b ? "true" : "false") << ", " << s.batch
+                   << ", " << s.m << ", " << s.n << ", " << s.k << ", "
+                   << s.stride_a << ", " << s.stride_b << ", " << s.a << ", "
+                   << s.b << ", " << s.c << ", " << s.bias << ", "
+                   << cppStringLiteral(whats_[i]) << "}";
+             });
+  writeArray(out, "const vouch::rt::ArgDesc " + name + "_args[]", args_, "{}",
+             [&](const rt::ArgDesc &a) {
+               out << "{" << kindName(a.kind) << ", " << a.value << ", "
+                   << a.count << ", " << exact(a.real) << "}";
+             });
+  writeArray(out, "const int64_t " + name + "_ints[]", ints_, "0",
+             [&](int64_t v) { out << v << "LL"; });
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    writeArray(out, "const char* const " + name + "_saved" + std::to_string(i) + "[]",
+               nodes_[i].saved, "nullptr",
+               [&](const std::string &s) { out << cppStringLiteral(s); });
+  std::vector<size_t> nodeIndex(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    nodeIndex[i] = i;
+  writeArray(out, "const vouch::rt::NodeDesc " + name + "_nodes[]", nodeIndex,
+             "{}", [&](size_t i) {
+               const Node &n = nodes_[i];
+               out << "{" << n.id << ", " << cppStringLiteral(n.op) << ", "
+                   << cppStringLiteral(n.capsule) << ", "
+                   << cppStringLiteral(n.kernel) << ", " << n.afterStep << ", "
+                   << n.vjpBegin << ", " << n.vjpEnd << ", " << name
+                   << "_saved" << i << ", " << n.saved.size() << "}";
+             });
+  writeArray(out, "const char* const " + name + "_kernels[]", kernels_,
+             "nullptr",
+             [&](const Kernel &k) { out << cppStringLiteral(k.name); });
+  out << "const vouch::rt::Program " << name << " = {\n  "
+      << cppStringLiteral(modelName()) << ", " << name << "_buffers, "
+      << buffers_.size() << ", " << name << "_params, " << name << "_grads, "
+      << params_.size() << ",\n  " << input_ << ", " << targetBuffer_ << ", "
+      << loss_ << ", " << output_ << ", " << name << "_steps, "
+      << steps_.size() << ", " << forwardEnd_ << ", " << prologueBegin_
+      << ", " << prologueEnd_ << ",\n  " << name << "_args, " << name
+      << "_ints, " << name << "_nodes, " << nodes_.size() << ", " << name
+      << "_kernels, " << kernels_.size() << ",\n  "
+      << cppStringLiteral(schedule_) << "};\n\n";
+  return out.str();
+}
+
+} // namespace vouch::codegen

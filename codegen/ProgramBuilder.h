@@ -1,0 +1,129 @@
+//===- ProgramBuilder.h - a model as runtime tables -------------*- C++ -*-===//
+//
+// Builds one rt::Program (runtime/program.h) for one backend: the buffers,
+// the steps (kernel calls, GEMMs), the tape nodes and the kernel table, and
+// writes it as C++ constant tables. Kernel recipes (codegen/recipes/) add the
+// steps of the ops they handle; a kernel whose source text another step
+// already uses is not emitted twice (extents are arguments, so ops of many
+// shapes share one kernel).
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_CODEGEN_PROGRAMBUILDER_H
+#define VOUCH_CODEGEN_PROGRAMBUILDER_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/VouchOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "runtime/program.h"
+
+namespace vouch::codegen {
+
+enum class Target { Cpu, Cuda };
+
+/// One argument of a kernel step, before it is written out.
+struct KernelArg {
+  static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, 0, {}, {}}; }
+  static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, 0, {}, {}}; }
+  static KernelArg real(double r) { return {rt::ArgDesc::Real, {}, 0, r, {}, {}}; }
+  static KernelArg dims(llvm::ArrayRef<int64_t> extents,
+                        llvm::ArrayRef<int64_t> strides) {
+    return {rt::ArgDesc::Dims, {}, 0, 0, {extents.begin(), extents.end()},
+            {strides.begin(), strides.end()}};
+  }
+  rt::ArgDesc::Kind kind;
+  mlir::Value value;
+  int64_t integerValue;
+  double realValue;
+  std::vector<int64_t> extents, strides;
+};
+
+class ProgramBuilder {
+public:
+  ProgramBuilder(ModelOp model, Target target);
+
+  Target target() const { return target_; }
+  ModelOp model() const { return model_; }
+  std::string modelName() const { return const_cast<ModelOp &>(model_).getSymName().str(); }
+
+  /// Buffers: params (declaration order), then the input and target, then
+  /// every compute op's result in op order. A view aliases its source.
+  void addParam(mlir::Value v, llvm::StringRef name);
+  void addNamed(mlir::Value v, llvm::StringRef name);
+  void addValue(mlir::Value v, mlir::Value aliasOf = {});
+  int32_t buffer(mlir::Value v) const;
+  std::string bufferName(mlir::Value v) const;
+
+  /// The kernel table entry for `source`, where `@NAME@` stands for the
+  /// kernel's name; an identical source already in the table is reused.
+  /// New kernels are named `vouch_<base>` (`_2`, `_3`, ... on a clash).
+  int32_t kernel(llvm::StringRef base, const std::string &source);
+  const std::string &kernelName(int32_t index) const { return kernels_[index].name; }
+  /// Every kernel's source with its name filled in, in table order.
+  std::string kernelSources() const;
+  size_t kernelCount() const { return kernels_.size(); }
+
+  /// Steps, appended to the current section (see beginForward etc.).
+  void addKernelStep(int32_t kernel, llvm::ArrayRef<KernelArg> args,
+                     uint32_t grid, uint32_t blockX, uint32_t blockY);
+  void addGemmStep(bool transA, bool transB, int64_t batch, int64_t m,
+                   int64_t n, int64_t k, mlir::Value a, int64_t strideA,
+                   mlir::Value b, int64_t strideB, mlir::Value c,
+                   const std::string &what);
+  void addLinearStep(int64_t rows, int64_t in, int64_t out, mlir::Value x,
+                     mlir::Value w, mlir::Value bias, mlir::Value y,
+                     const std::string &what);
+  /// What the last step ran (kernel symbol or library call); "" when the
+  /// op added none (a view).
+  int32_t stepCount() const { return static_cast<int32_t>(steps_.size()); }
+  const std::string &stepWhat(int32_t step) const { return whats_[step]; }
+
+  /// Layout markers, called by the emitter between recipes.
+  void endForward() { forwardEnd_ = stepCount(); }
+  void beginPrologue() { prologueBegin_ = stepCount(); }
+  void endPrologue() { prologueEnd_ = stepCount(); }
+  void addNode(int64_t id, llvm::StringRef op, llvm::StringRef capsule,
+               llvm::StringRef kernel, int32_t afterStep, int32_t vjpBegin,
+               int32_t vjpEnd, std::vector<std::string> saved);
+  void setSignature(llvm::ArrayRef<mlir::Value> grads, mlir::Value input,
+                    mlir::Value target, mlir::Value loss, mlir::Value output);
+  void appendSchedule(const std::string &line) { schedule_ += line; }
+
+  /// The tables as C++ definitions of `const vouch::rt::Program <name>` and
+  /// its arrays (all with the prefix `<name>_`).
+  std::string emitTables(const std::string &name) const;
+
+private:
+  struct Kernel {
+    std::string name, source;
+  };
+  ModelOp model_;
+  Target target_;
+  std::vector<rt::BufferDesc> buffers_;
+  std::vector<std::string> bufferNames_;
+  llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
+  std::vector<int32_t> params_, grads_;
+  int32_t input_ = -1, targetBuffer_ = -1, loss_ = -1, output_ = -1;
+  std::vector<Kernel> kernels_;
+  std::map<std::string, int32_t> kernelBySource_;
+  std::map<std::string, int> nameUses_;
+  std::vector<rt::StepDesc> steps_;
+  std::vector<std::string> whats_;
+  std::vector<rt::ArgDesc> args_;
+  std::vector<int64_t> ints_;
+  struct Node {
+    int64_t id;
+    std::string op, capsule, kernel;
+    int32_t afterStep, vjpBegin, vjpEnd;
+    std::vector<std::string> saved;
+  };
+  std::vector<Node> nodes_;
+  int32_t forwardEnd_ = 0, prologueBegin_ = 0, prologueEnd_ = 0;
+  std::string schedule_;
+};
+
+} // namespace vouch::codegen
+
+#endif // VOUCH_CODEGEN_PROGRAMBUILDER_H

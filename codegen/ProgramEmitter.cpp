@@ -1,0 +1,221 @@
+//===- ProgramEmitter.cpp - an accepted plan as a runtime Program -*- C++ -*-===//
+#include "codegen/ProgramEmitter.h"
+
+#include <map>
+#include <set>
+
+#include "capsules/Binding.h"
+#include "codegen/ModelDescription.h"
+#include "codegen/recipes/Recipe.h"
+#include "llvm/ADT/StringMap.h"
+#include "passes/Passes.h"
+#include "passes/TapeLayout.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+/// Consecutive ops of one fusion group form one step; every other op is a
+/// step of its own.
+std::vector<StepGroup> groupSteps(ArrayRef<Operation *> ops) {
+  std::vector<StepGroup> groups;
+  StringAttr open;
+  for (Operation *op : ops) {
+    auto fused = op->getAttrOfType<StringAttr>(kFusionGroupAttr);
+    if (!fused || fused != open || groups.empty())
+      groups.emplace_back();
+    groups.back().ops.push_back(op);
+    open = fused;
+  }
+  return groups;
+}
+
+class Emitter {
+public:
+  Emitter(ModelOp model, const AcceptedGraphPlan &plan, Target target)
+      : model(model), plan(plan), target(target),
+        builder(std::make_unique<ProgramBuilder>(model, target)) {
+    for (const capsules::PlannedOp &p : plan.ops())
+      planned[p.kernel] = &p;
+  }
+
+  FailureOr<std::unique_ptr<ProgramBuilder>> run();
+
+private:
+  struct NodeRecord {
+    std::string capsule, kernel;
+    int32_t afterStep = -1;
+  };
+  LogicalResult emitSteps(ArrayRef<Operation *> ops, const std::string &phase,
+                          std::string &schedule);
+  LogicalResult emitGroup(StepGroup &group, const std::string &phase,
+                          std::string &schedule);
+  std::vector<std::string> savedNames(ArrayRef<Operation *> vjp) const;
+
+  ModelOp model;
+  const AcceptedGraphPlan &plan;
+  Target target;
+  std::unique_ptr<ProgramBuilder> builder;
+  llvm::StringMap<const capsules::PlannedOp *> planned;
+  std::map<Operation *, NodeRecord> nodes;
+};
+
+LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
+                                 std::string &schedule) {
+  const KernelRecipe *recipe = nullptr;
+  std::set<std::string> capsuleNames;
+  for (Operation *op : group.ops) {
+    auto symbol = op->getAttrOfType<StringAttr>(kKernelAttr);
+    const capsules::PlannedOp *entry =
+        symbol ? planned.lookup(symbol.getValue()) : nullptr;
+    if (!entry)
+      return op->emitOpError("has no entry in the accepted plan");
+    group.planned.push_back(entry);
+    const capsules::KernelCapsule &capsule = plan.capsule(*entry);
+    capsuleNames.insert(capsule.name);
+    // A fused op is the pointwise recipe's; any other op goes to the first
+    // recipe of its family.
+    const KernelRecipe *mine = nullptr;
+    for (const KernelRecipe *r : kernelRecipes())
+      if (r->handles(op) && (group.ops.size() == 1 || r == pointwiseRecipe())) {
+        mine = r;
+        break;
+      }
+    if (!mine)
+      return op->emitOpError("capsule `")
+             << capsule.name << "` (provider " << toString(capsule.provider)
+             << ") has no kernel recipe in codegen for the "
+             << (target == Target::Cuda ? "cuda" : "cpu") << " target";
+    capsules::KernelHandler handler{
+        mine->name().str(), op->getName().stripDialect().str(),
+        mine->provider(op, target),
+        target == Target::Cuda ? capsules::Device::Cuda : capsules::Device::Cpu};
+    capsules::Expected<capsules::ExecutableKernel> bound =
+        capsules::ExecutableKernel::bind(capsule, handler);
+    if (!bound)
+      return op->emitOpError(bound.error());
+    if (recipe && recipe != mine)
+      return op->emitOpError("is fused with ops of another recipe");
+    recipe = mine;
+  }
+  int32_t before = builder->stepCount();
+  if (failed(recipe->emit(group, *builder)))
+    return failure();
+  int32_t after = builder->stepCount();
+  std::string what =
+      after > before ? builder->stepWhat(after - 1)
+                     : "alias of " + builder->bufferName(group.ops.front()->getOperand(0)) +
+                           " (a view: no kernel)";
+  if (after > before) {
+    schedule += "  " + phase + " " + what;
+    if (group.ops.size() > 1) {
+      schedule += " = fused";
+      for (Operation *op : group.ops)
+        schedule += " " + op->getName().stripDialect().str();
+    } else {
+      schedule += " (" + group.ops.front()->getName().stripDialect().str() + ")";
+    }
+    schedule += " [";
+    bool first = true;
+    for (const std::string &c : capsuleNames) {
+      schedule += (first ? "" : ", ") + c;
+      first = false;
+    }
+    schedule += "]\n";
+  }
+  for (auto [op, entry] : llvm::zip(group.ops, group.planned))
+    nodes[op] = {entry->capsule, what, builder->stepCount() - 1};
+  return success();
+}
+
+LogicalResult Emitter::emitSteps(ArrayRef<Operation *> ops,
+                                 const std::string &phase,
+                                 std::string &schedule) {
+  for (StepGroup &group : groupSteps(ops))
+    if (failed(emitGroup(group, phase, schedule)))
+      return failure();
+  return success();
+}
+
+/// The buffers a node's VJP reads that the forward pass wrote: its saved
+/// values, by the model's names where it has them.
+std::vector<std::string> Emitter::savedNames(ArrayRef<Operation *> vjp) const {
+  std::vector<std::string> saved;
+  for (Operation *b : vjp)
+    for (Value v : b->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->hasAttr(kVjpOfAttr))
+        continue;
+      std::string name = builder->bufferName(v);
+      if (std::find(saved.begin(), saved.end(), name) == saved.end())
+        saved.push_back(name);
+    }
+  return saved;
+}
+
+FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
+  FailureOr<TrainingSignature> sig = trainingSignature(model);
+  if (failed(sig))
+    return failure();
+  for (ParamOp p : sig->params)
+    builder->addParam(p.getResult(), p.getName());
+  builder->addNamed(sig->input.getResult(), sig->input.getName());
+  builder->addNamed(sig->target.getResult(), sig->target.getName());
+  for (Operation &op : model.getBlock())
+    if (!isStructuralOp(&op))
+      for (Value r : op.getResults())
+        builder->addValue(r, familyOf(&op) == OpFamily::View ? op.getOperand(0)
+                                                             : Value());
+
+  TapeLayout layout = computeTapeLayout(model);
+  bool cuda = target == Target::Cuda;
+  std::string forward, prologue;
+  if (failed(emitSteps(layout.forwardOps(), "forward", forward)))
+    return failure();
+  builder->endForward();
+  builder->beginPrologue();
+  if (failed(emitSteps(layout.prologue, "prologue", prologue)))
+    return failure();
+  builder->endPrologue();
+  std::vector<std::string> vjpLines(layout.nodes.size());
+  std::vector<std::pair<int32_t, int32_t>> vjpRanges;
+  for (auto [i, node] : llvm::enumerate(layout.nodes)) {
+    int32_t begin = builder->stepCount();
+    if (failed(emitSteps(node.vjp, "vjp n" + std::to_string(node.id), vjpLines[i])))
+      return failure();
+    vjpRanges.push_back({begin, builder->stepCount()});
+  }
+  for (auto [i, node] : llvm::enumerate(layout.nodes)) {
+    const NodeRecord &record = nodes[node.op];
+    builder->addNode(node.id, node.op->getName().stripDialect(),
+                     record.capsule, record.kernel, record.afterStep,
+                     vjpRanges[i].first, vjpRanges[i].second,
+                     savedNames(node.vjp));
+  }
+  builder->setSignature(sig->grads, sig->input.getResult(),
+                        sig->target.getResult(), sig->loss, sig->output);
+
+  // The step as it runs: the tape walks the VJPs last node first.
+  std::string schedule =
+      cuda ? "one training step (one CUDA graph, replayed for every batch):\n"
+             "  select vouch_select_batch (batch = step mod batches, on the device)\n"
+           : "one training step:\n";
+  schedule += forward + prologue;
+  for (auto it = vjpLines.rbegin(); it != vjpLines.rend(); ++it)
+    schedule += *it;
+  schedule += cuda ? "  update vouch_optimizer (one launch for every param), "
+                     "vouch_record_loss, vouch_step_count"
+                   : "  update the host optimizer (runtime/optim.cc)";
+  builder->appendSchedule(schedule);
+  return std::move(builder);
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<ProgramBuilder>>
+buildProgram(ModelOp model, const AcceptedGraphPlan &plan, Target target) {
+  return Emitter(model, plan, target).run();
+}
+
+} // namespace vouch::codegen

@@ -1,0 +1,117 @@
+//===- IndexRecipe.cpp - broadcast and permute ------------------*- C++ -*-===//
+//
+// Each result element reads one input element. cuda: one gather kernel
+// (runtime/cuda/kernels/index.cuh) whose index map (result extents, the
+// input stride of each result axis, 0 for a repeated axis) is an argument,
+// so every broadcast and permute shares it. cpu: runtime/cpu_kernels.h's
+// broadcast_in_dim and permute.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/recipes/Recipe.h"
+
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+const char *kCpuBroadcast = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  const vouch::rt::DimsRef& in = args[2].dims;
+  const vouch::rt::DimsRef& out = args[3].dims;
+  const vouch::rt::DimsRef& dims = args[4].dims;
+  vouch::rt::broadcast_in_dim<T>(static_cast<const T*>(args[0].ptr),
+                                 std::vector<int64_t>(in.extent, in.extent + in.rank),
+                                 static_cast<T*>(args[1].ptr),
+                                 std::vector<int64_t>(out.extent, out.extent + out.rank),
+                                 std::vector<int64_t>(dims.extent, dims.extent + dims.rank));
+}
+)cpp";
+
+const char *kCpuPermute = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  const vouch::rt::DimsRef& in = args[2].dims;
+  const vouch::rt::DimsRef& perm = args[3].dims;
+  vouch::rt::permute<T>(static_cast<const T*>(args[0].ptr),
+                        std::vector<int64_t>(in.extent, in.extent + in.rank),
+                        std::vector<int64_t>(perm.extent, perm.extent + perm.rank),
+                        static_cast<T*>(args[1].ptr));
+}
+)cpp";
+
+const char *kCudaGather = R"cu(extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims map, long long n) {
+  vouch::gather_kernel<float>(in, out, map, n);
+}
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims map, long long n) {
+  vouch::gather_kernel<double>(in, out, map, n);
+}
+)cu";
+
+/// A list as Dims extents (strides unused by the cpu kernels).
+KernelArg list(ArrayRef<int64_t> values) {
+  std::vector<int64_t> zeros(values.size(), 0);
+  return KernelArg::dims(values, zeros);
+}
+
+class IndexRecipe final : public KernelRecipe {
+public:
+  StringRef name() const override { return "index"; }
+  capsules::Provider provider(Operation *, Target target) const override {
+    return target == Target::Cuda ? capsules::Provider::NativeCuda
+                                  : capsules::Provider::Reference;
+  }
+  bool handles(Operation *op) const override {
+    return familyOf(op) == OpFamily::Index;
+  }
+
+  LogicalResult emit(const StepGroup &group,
+                     ProgramBuilder &builder) const override {
+    Operation *op = group.ops.front();
+    Value input = op->getOperand(0), result = op->getResult(0);
+    ArrayRef<int64_t> in = shapeOf(input), res = shapeOf(result);
+    if (builder.target() == Target::Cpu) {
+      if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+        int32_t kernel = builder.kernel("broadcast", kCpuBroadcast);
+        builder.addKernelStep(kernel,
+                              {KernelArg::buffer(input), KernelArg::buffer(result),
+                               list(in), list(res), list(broadcast.getDims())},
+                              0, 0, 0);
+        return success();
+      }
+      int32_t kernel = builder.kernel("permute", kCpuPermute);
+      builder.addKernelStep(kernel,
+                            {KernelArg::buffer(input), KernelArg::buffer(result),
+                             list(in), list(cast<PermuteOp>(op).getPerm())},
+                            0, 0, 0);
+      return success();
+    }
+    std::vector<int64_t> inStrides = rowMajorStrides(in);
+    std::vector<int64_t> source(res.size(), 0);
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      ArrayRef<int64_t> dims = broadcast.getDims();
+      for (size_t k = 0; k < dims.size(); ++k)
+        source[dims[k]] = in[k] == 1 ? 0 : inStrides[k];
+    } else {
+      ArrayRef<int64_t> perm = cast<PermuteOp>(op).getPerm();
+      for (size_t k = 0; k < perm.size(); ++k)
+        source[k] = inStrides[perm[k]];
+    }
+    int32_t kernel = builder.kernel("gather", kCudaGather);
+    builder.addKernelStep(kernel,
+                          {KernelArg::buffer(input), KernelArg::buffer(result),
+                           KernelArg::dims(res, source),
+                           KernelArg::integer(numel(result))},
+                          gridStrideBlocks(numel(result)), 256, 1);
+    return success();
+  }
+};
+
+} // namespace
+
+const KernelRecipe *indexRecipe() {
+  static const IndexRecipe recipe;
+  return &recipe;
+}
+
+} // namespace vouch::codegen

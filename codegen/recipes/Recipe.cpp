@@ -1,0 +1,34 @@
+//===- Recipe.cpp - the recipe table and launch helpers ---------*- C++ -*-===//
+#include "codegen/recipes/Recipe.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+
+OpFamily familyOf(Operation *op) {
+  const OpFacts *facts = findOpFacts(op->getName().stripDialect());
+  return facts ? facts->family : OpFamily::Structural;
+}
+
+const std::vector<const KernelRecipe *> &kernelRecipes() {
+  // Pointwise before index: a rank-0 broadcast is fusible, and then the
+  // pointwise recipe computes it.
+  static const std::vector<const KernelRecipe *> recipes = {
+      viewRecipe(),      gemmRecipe(),      reductionRecipe(),
+      lossRecipe(),      pointwiseRecipe(), indexRecipe()};
+  return recipes;
+}
+
+uint32_t gridStrideBlocks(int64_t lanes) {
+  return static_cast<uint32_t>(
+      std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));
+}
+
+std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+} // namespace vouch::codegen

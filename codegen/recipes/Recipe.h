@@ -1,0 +1,71 @@
+//===- Recipe.h - how one family of ops becomes steps -----------*- C++ -*-===//
+//
+// A kernel recipe knows, for one family of ops, how to emit their cpu code,
+// their cuda kernel instantiation and the step that runs it (tinygrad's "a
+// backend is a table with a row per op family"; llm.c's "a kernel is a
+// readable file with its launcher"). Codegen reaches a recipe only through a
+// planned capsule: the recipe that handles the capsule's provider on the
+// target is bound to it with capsules::ExecutableKernel, so a capsule with
+// no handler is a compile-time error naming it, and no recipe runs under
+// another capsule's name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_CODEGEN_RECIPES_RECIPE_H
+#define VOUCH_CODEGEN_RECIPES_RECIPE_H
+
+#include <string>
+#include <vector>
+
+#include "capsules/AcceptedPlan.h"
+#include "codegen/ProgramBuilder.h"
+#include "ir/OpTable.h"
+
+namespace vouch::codegen {
+
+/// The ops one step computes: a single op, or a fused pointwise group
+/// (vouch.fusion_group), with their planned entries.
+struct StepGroup {
+  llvm::SmallVector<mlir::Operation *> ops;
+  std::vector<const capsules::PlannedOp *> planned;
+};
+
+class KernelRecipe {
+public:
+  virtual ~KernelRecipe() = default;
+  /// The handler's name in bindings and errors, e.g. "pointwise".
+  virtual llvm::StringRef name() const = 0;
+  /// The provider this recipe runs on `target` (the handler identity that
+  /// ExecutableKernel checks against the planned capsule).
+  virtual capsules::Provider provider(mlir::Operation *op, Target target) const = 0;
+  /// Whether this recipe computes `op` (its family; a fused op is always
+  /// the pointwise recipe's).
+  virtual bool handles(mlir::Operation *op) const = 0;
+  /// Appends the group's steps (none, for a view).
+  virtual mlir::LogicalResult emit(const StepGroup &group,
+                                   ProgramBuilder &builder) const = 0;
+};
+
+/// The recipes, one per family, in lookup order.
+const std::vector<const KernelRecipe *> &kernelRecipes();
+
+/// Factories, one per recipe file.
+const KernelRecipe *pointwiseRecipe();
+const KernelRecipe *reductionRecipe();
+const KernelRecipe *indexRecipe();
+const KernelRecipe *lossRecipe();
+const KernelRecipe *gemmRecipe();
+const KernelRecipe *viewRecipe();
+
+/// The op table's family of `op` (Structural for an op without a row).
+OpFamily familyOf(mlir::Operation *op);
+
+/// Launch grid of a grid-stride kernel over `lanes` work items (256
+/// threads a block, at most 1056 blocks: 8 per SM of an H200).
+uint32_t gridStrideBlocks(int64_t lanes);
+
+/// Row-major strides of `shape`.
+std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
+
+} // namespace vouch::codegen
+
+#endif // VOUCH_CODEGEN_RECIPES_RECIPE_H

@@ -1,0 +1,128 @@
+//===- ReductionRecipe.cpp - reduce_sum and reduce_mean ---------*- C++ -*-===//
+//
+// cuda: runtime/cuda/kernels/reduce.cuh, one block per output with a
+// fixed-order tree (no atomics: every run gives the same bits), or coalesced
+// column sums when the leading axes are reduced (bias gradients). Extents
+// and strides are arguments, so one kernel serves every reduction. cpu:
+// runtime/cpu_kernels.h's reduce_sum (a left fold in row-major order), then
+// the division of a mean.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/recipes/Recipe.h"
+
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+ArrayRef<int64_t> axesOf(Operation *op) {
+  if (auto sum = dyn_cast<ReduceSumOp>(op))
+    return sum.getAxes();
+  return cast<ReduceMeanOp>(op).getAxes();
+}
+
+const char *kCpuSource = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  const vouch::rt::DimsRef& shape = args[2].dims;
+  const vouch::rt::DimsRef& axes = args[3].dims;
+  T* out = static_cast<T*>(args[1].ptr);
+  vouch::rt::reduce_sum<T>(static_cast<const T*>(args[0].ptr),
+                           std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
+                           std::vector<int64_t>(axes.extent, axes.extent + axes.rank), out);
+  const int64_t outputs = args[4].i, divisor = args[5].i;
+  if (divisor > 1)
+    for (int64_t i = 0; i < outputs; ++i) out[i] /= T(divisor);
+}
+)cpp";
+
+const char *kCudaTree = R"cu(extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long divisor) {
+  vouch::reduce_sum_kernel<float>(in, out, kept, reduced, outputs, count, divisor);
+}
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long divisor) {
+  vouch::reduce_sum_kernel<double>(in, out, kept, reduced, outputs, count, divisor);
+}
+)cu";
+
+const char *kCudaColumns = R"cu(extern "C" __global__ void @NAME@_f32(const float* in, float* out, long long rows, long long cols, long long divisor) {
+  vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);
+}
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long rows, long long cols, long long divisor) {
+  vouch::column_sum_kernel<double>(in, out, rows, cols, divisor);
+}
+)cu";
+
+class ReductionRecipe final : public KernelRecipe {
+public:
+  StringRef name() const override { return "reduction"; }
+  capsules::Provider provider(Operation *, Target target) const override {
+    return target == Target::Cuda ? capsules::Provider::NativeCuda
+                                  : capsules::Provider::Reference;
+  }
+  bool handles(Operation *op) const override {
+    return familyOf(op) == OpFamily::Reduction;
+  }
+
+  LogicalResult emit(const StepGroup &group,
+                     ProgramBuilder &builder) const override {
+    Operation *op = group.ops.front();
+    Value input = op->getOperand(0), result = op->getResult(0);
+    ArrayRef<int64_t> in = shapeOf(input), axes = axesOf(op);
+    int64_t outputs = numel(result);
+    int64_t count = numel(input) / std::max<int64_t>(outputs, 1);
+    int64_t divisor = isa<ReduceMeanOp>(op) ? count : 1;
+    if (builder.target() == Target::Cpu) {
+      std::vector<int64_t> none(std::max(in.size(), axes.size()), 0);
+      int32_t kernel = builder.kernel("reduce_sum", kCpuSource);
+      builder.addKernelStep(
+          kernel,
+          {KernelArg::buffer(input), KernelArg::buffer(result),
+           KernelArg::dims(in, ArrayRef(none).take_front(in.size())),
+           KernelArg::dims(axes, ArrayRef(none).take_front(axes.size())),
+           KernelArg::integer(outputs), KernelArg::integer(divisor)},
+          0, 0, 0);
+      return success();
+    }
+    bool leading = !axes.empty();
+    for (size_t i = 0; i < axes.size(); ++i)
+      leading = leading && axes[i] == static_cast<int64_t>(i);
+    if (leading && outputs >= 32) {
+      // in is [count, outputs] row-major: coalesced column sums.
+      int32_t kernel = builder.kernel("column_sum", kCudaColumns);
+      builder.addKernelStep(kernel,
+                            {KernelArg::buffer(input), KernelArg::buffer(result),
+                             KernelArg::integer(count),
+                             KernelArg::integer(outputs),
+                             KernelArg::integer(divisor)},
+                            static_cast<uint32_t>((outputs + 31) / 32), 32, 32);
+      return success();
+    }
+    std::vector<int64_t> strides = rowMajorStrides(in);
+    std::vector<int64_t> keptExt, keptStr, redExt, redStr;
+    for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+      bool reduced = llvm::is_contained(axes, i);
+      (reduced ? redExt : keptExt).push_back(in[i]);
+      (reduced ? redStr : keptStr).push_back(strides[i]);
+    }
+    int32_t kernel = builder.kernel("reduce_sum", kCudaTree);
+    builder.addKernelStep(
+        kernel,
+        {KernelArg::buffer(input), KernelArg::buffer(result),
+         KernelArg::dims(keptExt, keptStr), KernelArg::dims(redExt, redStr),
+         KernelArg::integer(outputs), KernelArg::integer(count),
+         KernelArg::integer(divisor)},
+        static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(outputs, 4096))),
+        256, 1);
+    return success();
+  }
+};
+
+} // namespace
+
+const KernelRecipe *reductionRecipe() {
+  static const ReductionRecipe recipe;
+  return &recipe;
+}
+
+} // namespace vouch::codegen

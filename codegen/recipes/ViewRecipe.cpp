@@ -1,0 +1,34 @@
+//===- ViewRecipe.cpp - reshape ---------------------------------*- C++ -*-===//
+//
+// A view shares its source's storage (ProgramBuilder aliases the buffer), so
+// it adds no step on either target.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/recipes/Recipe.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+class ViewRecipe final : public KernelRecipe {
+public:
+  StringRef name() const override { return "view"; }
+  capsules::Provider provider(Operation *, Target target) const override {
+    return target == Target::Cuda ? capsules::Provider::NativeCuda
+                                  : capsules::Provider::Reference;
+  }
+  bool handles(Operation *op) const override { return familyOf(op) == OpFamily::View; }
+  LogicalResult emit(const StepGroup &, ProgramBuilder &) const override {
+    return success();
+  }
+};
+
+} // namespace
+
+const KernelRecipe *viewRecipe() {
+  static const ViewRecipe recipe;
+  return &recipe;
+}
+
+} // namespace vouch::codegen

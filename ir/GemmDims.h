@@ -1,0 +1,51 @@
+//===- GemmDims.h - the one derivation of a product's extents ---*- C++ -*-===//
+//
+// M, N, K, the batch and the operand strides of vouch.matmul and
+// vouch.linear, derived once from the operand types: codegen's recipes, the
+// reference interpreter and the VJP builders read them from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_IR_GEMMDIMS_H
+#define VOUCH_IR_GEMMDIMS_H
+
+#include "ir/VouchOps.h"
+
+namespace vouch {
+
+/// C[b] (m x n) = op(A[b]) (m x k) · op(B[b]) (k x n), row-major; A[b]
+/// starts at b * strideA elements, B[b] at b * strideB. For linear: A is the
+/// input [rows, in], B the weight [out, in] read transposed.
+struct GemmDims {
+  bool transA = false, transB = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0, strideA = 0, strideB = 0;
+};
+
+inline GemmDims getGemmDims(MatmulOp op) {
+  auto lt = llvm::cast<mlir::RankedTensorType>(op.getLhs().getType()).getShape();
+  auto rt = llvm::cast<mlir::RankedTensorType>(op.getRhs().getType()).getShape();
+  size_t r = lt.size();
+  GemmDims d;
+  d.transA = op.getTransposeLhs();
+  d.transB = op.getTransposeRhs();
+  d.batch = r == 3 ? lt[0] : 1;
+  d.m = d.transA ? lt[r - 1] : lt[r - 2];
+  d.k = d.transA ? lt[r - 2] : lt[r - 1];
+  d.n = d.transB ? rt[r - 2] : rt[r - 1];
+  d.strideA = d.m * d.k;
+  d.strideB = d.k * d.n;
+  return d;
+}
+
+inline GemmDims getGemmDims(LinearOp op) {
+  auto wt = llvm::cast<mlir::RankedTensorType>(op.getWeight().getType()).getShape();
+  GemmDims d;
+  d.transB = true;
+  d.n = wt[0];
+  d.k = wt[1];
+  d.m = getNumElements(op.getInput().getType()) / d.k;
+  return d;
+}
+
+} // namespace vouch
+
+#endif // VOUCH_IR_GEMMDIMS_H

@@ -1,6 +1,7 @@
 //===- Interpreter.cpp - the float64 reference interpreter ------*- C++ -*-===//
 #include "passes/Interpreter.h"
 
+#include "ir/GemmDims.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -37,23 +38,21 @@ HostTensor zerosLike(Value v) {
   return t;
 }
 
-HostTensor matmul(const HostTensor &a, bool ta, const HostTensor &b, bool tb,
+HostTensor matmul(const HostTensor &a, const HostTensor &b, const GemmDims &d,
                   Value result) {
   HostTensor c = zerosLike(result);
   size_t rank = a.shape.size();
-  int64_t batch = rank == 3 ? a.shape[0] : 1;
-  int64_t ar = a.shape[rank - 2], ac = a.shape[rank - 1];
-  int64_t br = b.shape[rank - 2], bc = b.shape[rank - 1];
-  int64_t m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
-  for (int64_t p = 0; p < batch; ++p)
+  int64_t ac = a.shape[rank - 1], bc = b.shape[rank - 1];
+  int64_t m = d.m, n = d.n, k = d.k;
+  for (int64_t p = 0; p < d.batch; ++p)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
         for (int64_t q = 0; q < k; ++q) {
-          double x = ta ? a.data[p * ar * ac + q * ac + i]
-                        : a.data[p * ar * ac + i * ac + q];
-          double y = tb ? b.data[p * br * bc + j * bc + q]
-                        : b.data[p * br * bc + q * bc + j];
+          double x = d.transA ? a.data[p * d.strideA + q * ac + i]
+                              : a.data[p * d.strideA + i * ac + q];
+          double y = d.transB ? b.data[p * d.strideB + j * bc + q]
+                              : b.data[p * d.strideB + q * bc + j];
           sum += x * y;
         }
         c.data[p * m * n + i * n + j] = sum;
@@ -159,9 +158,8 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](MatmulOp o) {
-              values[o.getResult()] =
-                  matmul(get(o.getLhs()), o.getTransposeLhs(), get(o.getRhs()),
-                         o.getTransposeRhs(), o.getResult());
+              values[o.getResult()] = matmul(get(o.getLhs()), get(o.getRhs()),
+                                             getGemmDims(o), o.getResult());
               return success();
             })
             .Case([&](LinearOp o) {

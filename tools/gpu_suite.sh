@@ -28,7 +28,7 @@ cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 cat > "$out/bench.sh" <<'BENCH'
 #!/usr/bin/env bash
 cd "$(dirname "$0")"
-python3 bench.py quickstart_mlp bin/quickstart_mlp 400
+python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
 BENCH
 chmod +x "$out/bench.sh"

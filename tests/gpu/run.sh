@@ -77,10 +77,11 @@ rc=$?
 for want in "backend: cuda, profile checked_cuda" "linear: cublaslt.linear provider=cublaslt" \
             "relu: native_cuda.relu provider=native-cuda" "mse_loss: native_cuda.mse_loss" \
             "  ran: cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS)" \
-            "  ran: quickstart_mlp_n1_relu" \
+            "  ran: vouch_pointwise_relu" \
             "= fused sub scale fill mul [native_cuda.fill, native_cuda.mul, native_cuda.scale, native_cuda.sub]" \
             "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
-            "quickstart_mlp_optimizer (one launch for every param)"; do
+            "vouch_optimizer (one launch for every param)" \
+            "one training step (one CUDA graph, replayed for every batch)"; do
   grep -qF "$want" "$TEST_TMPDIR/show.txt" || { echo "missing: $want"; rc=1; }
 done
 grep -qE "live|cache" "$TEST_TMPDIR/show.txt" || { echo "missing: allocator stats"; rc=1; }

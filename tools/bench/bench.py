@@ -3,8 +3,13 @@
 packages it): a training step of vouch's executable vs PyTorch eager and
 torch.compile, same model, same initial weights (read from the executable's
 --init-only --save-params), same batch, same precision (f32, TF32 off), in
-one run. Every loop reads the step's loss on the host each step, as vouch's
-does (it prints/logs it). Prints ms/step (median after warm-up) and ratios.
+one run, in two modes raced fairly:
+  sync:  every contender reads each step's loss on the host (vouch with
+         --log-every 1, PyTorch with loss.item() every step);
+  async: no per-step host sync for anyone (vouch logs every 100 steps and
+         keeps the losses on the device between; PyTorch calls loss.item()
+         every 100 steps only).
+Prints ms/step (median over intervals after warm-up) and ratios.
 
 usage: bench.py NAME EXECUTABLE STEPS
 """
@@ -40,7 +45,9 @@ MODELS = {  # name: (layer names, grid n, batch, Adam lr)
 }
 
 
-def torch_step_ms(name, params, steps, compiled):
+def torch_step_ms(name, params, steps, compiled, interval):
+    """Median ms/step over intervals of `interval` steps, the loss read on
+    the host at the end of each interval (interval 1: every step)."""
     layers, n, batch, lr = MODELS[name]
     x, y = grid(n)
     x, y = x.cuda(), y.cuda()
@@ -59,32 +66,43 @@ def torch_step_ms(name, params, steps, compiled):
     opt = torch.optim.Adam(ws + bs, lr=lr, fused=compiled)
     batches = x.shape[0] // batch
     times = []
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
     for k in range(steps):
         b = k % batches
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = torch.mean((f(x[b * batch:(b + 1) * batch]) - y[b * batch:(b + 1) * batch]) ** 2)
         loss.backward()
         opt.step()
-        loss.item()
-        times.append((time.perf_counter() - t0) * 1e3)
-    warm = min(10, steps // 5)
+        if (k + 1) % interval == 0:
+            loss.item()
+            t1 = time.perf_counter()
+            times.append((t1 - t0) * 1e3 / interval)
+            t0 = t1
+    warm = min(10, len(times) // 5)
     t = sorted(times[warm:])
     return t[len(t) // 2]
+
+
+def vouch_step_ms(exe, steps, interval):
+    out = subprocess.run([exe, "--device", "cuda", "--dtype", "f32", "--steps", str(steps),
+                          "--log-every", str(interval), "--time"],
+                         check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"timing: median ([0-9.]+) ms/step", out).group(1))
 
 
 def main():
     name, exe, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
     subprocess.run([exe, "--init-only", "--dtype", "f32", "--save-params", "/tmp/init.st"], check=True)
-    out = subprocess.run([exe, "--device", "cuda", "--dtype", "f32", "--steps", str(steps),
-                          "--time"], check=True, capture_output=True, text=True).stdout
-    vouch = float(re.search(r"timing: median ([0-9.]+) ms/step", out).group(1))
     params = read_safetensors("/tmp/init.st")
-    eager = torch_step_ms(name, params, steps, compiled=False)
-    compiled = torch_step_ms(name, params, steps, compiled=True)
-    print("bench %-15s vouch %9.4f ms/step | eager %9.4f (%.2fx) | torch.compile %9.4f (%.2fx)"
-          % (name, vouch, eager, eager / vouch, compiled, compiled / vouch))
+    for mode, interval in (("sync", 1), ("async", 100)):
+        if steps < 5 * interval:
+            continue
+        vouch = vouch_step_ms(exe, steps, interval)
+        eager = torch_step_ms(name, params, steps, False, interval)
+        compiled = torch_step_ms(name, params, steps, True, interval)
+        print("bench %-15s %-5s vouch %9.4f ms/step | eager %9.4f (%.2fx) | torch.compile %9.4f (%.2fx)"
+              % (name, mode, vouch, eager, eager / vouch, compiled, compiled / vouch))
     print("  (ratios > 1: vouch is faster; torch %s, %s)" % (torch.__version__,
                                                             torch.cuda.get_device_name()))
 

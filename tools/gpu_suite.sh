@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packages the GPU suite into .gpu-suite/ (git-ignored, no Bazel needed to
 # run it): cuda-target executables of the examples, the per-op test models
-# and the benchmark model; the CUDA runtime's test binaries; the runner
+# and the benchmark model; the CUDA runtime's test binaries; the kernel lab
+# (runtime/cuda/kernels/kernel_lab.cu, built by nvcc); the runner
 # (tests/gpu/run.sh) and the benchmark (tools/bench/bench.py). On a GPU host:
 #   .gpu-suite/run.sh            # ends with "gpu-suite: N passed, N failed"
 #   .gpu-suite/bench.sh          # the performance race
@@ -24,12 +25,14 @@ for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \
   cp "$t" "$out/rt/"
 done
 cp runtime/cuda/allocator_stress_test.sh "$out/rt/"
+cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 cat > "$out/bench.sh" <<'BENCH'
 #!/usr/bin/env bash
 cd "$(dirname "$0")"
 python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
+rt/kernel_lab --bench | grep -E '^BENCH|checks'
 BENCH
 chmod +x "$out/bench.sh"
 du -sh "$out"

@@ -31,6 +31,9 @@ for t in rt/*_test; do check "runtime ${t#rt/}" "$t"; done
 check "allocator: cap, unbounded, malformed, overflow (fresh processes)" \
   rt/allocator_stress_test.sh rt/allocator_stress
 
+echo "== kernel library"
+check "kernel lab: every kernel against its CPU reference (runtime/cuda/kernels)" rt/kernel_lab
+
 # Fresh random params every run (the models initialise with uniform /
 # xavier / kaiming / normal from this seed); printed so a failure can be
 # replayed with VOUCH_GPU_SUITE_SEED.

@@ -1,0 +1,76 @@
+// common.cuh: what every kernel of the library shares: the index map walk, the
+// grid-stride loop bounds, and the fixed-order shared-memory tree.
+//
+// Why here: the index map (a flat position decomposed over a row-major shape, then
+// re-weighted with other strides) is used by reductions, broadcasts and permutes; the
+// tree is used by every reduction. One definition keeps their numeric order identical
+// wherever they appear.
+//
+// Compiled by NVRTC (codegen gives it the headers by name) and by nvcc (tests, the
+// kernel lab), so it includes nothing from the standard library.
+#ifndef VOUCH_RUNTIME_CUDA_KERNELS_COMMON_CUH_
+#define VOUCH_RUNTIME_CUDA_KERNELS_COMMON_CUH_
+
+#include "dims.h"
+
+namespace vouch {
+
+// The most axes a Dims carries (rt::kMaxDims; dims.h's arrays).
+constexpr int kDimsCapacity = 8;
+
+// The offset of row-major position `flat` of the shape d.extent[0..rank) under the
+// strides d.stride: flat is decomposed from the last (fastest) axis to the first, and
+// each coordinate contributes coord * stride. rank 0 gives 0 (a single element).
+//
+// The loop is unrolled over the 8 slots with a rank guard, so every d.extent[k] /
+// d.stride[k] is a constant index (read from the kernel's parameter space, no local
+// copy of the struct). Division: 32-bit when both operands fit (the gate keeps
+// indices within the UInt32 ABI, and a 64-bit division is a long software sequence);
+// the result is the same integer either way.
+__device__ inline long long dims_offset(long long flat, const Dims& d) {
+  unsigned long long rest = static_cast<unsigned long long>(flat);
+  long long offset = 0;
+#pragma unroll
+  for (int k = kDimsCapacity - 1; k >= 0; --k) {
+    if (k < d.rank) {
+      const unsigned long long e = static_cast<unsigned long long>(d.extent[k]);
+      unsigned long long q;
+      if (((rest | e) >> 32) == 0)
+        q = static_cast<unsigned>(rest) / static_cast<unsigned>(e);
+      else
+        q = rest / e;
+      offset += static_cast<long long>(rest - q * e) * d.stride[k];
+      rest = q;
+    }
+  }
+  return offset;
+}
+
+// Grid-stride loops: the first index of this thread, and the step between its indices.
+// Any grid covers any n; the grid only chooses the parallelism.
+__device__ inline long long grid_stride_begin() {
+  return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline long long grid_stride_step() {
+  return static_cast<long long>(gridDim.x) * blockDim.x;
+}
+
+// The fixed-order tree of a block's partial sums: partial[threadIdx.x] = value, then
+// halving steps (partial[i] += partial[i + s] for s = blockDim.x / 2, ..., 1), with a
+// barrier after each. blockDim.x must be a power of two no larger than the array.
+// The total is partial[0] once this returns (for every thread: the last step ends with
+// a barrier); a caller that reuses `partial` afterwards needs another barrier first.
+// The order depends only on blockDim.x: no atomics, so results are bitwise repeatable.
+template <class T>
+__device__ inline void block_sum_tree(T* partial, T value) {
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+}
+
+}  // namespace vouch
+
+#endif  // VOUCH_RUNTIME_CUDA_KERNELS_COMMON_CUH_

@@ -1,0 +1,90 @@
+// executor.cuh: the training executor's own kernels and their `extern "C"` entry points:
+// batch selection, the optimizer, the loss ring and the step counter.
+//
+// Why static entry points here: these kernels are the same for every model, so they are
+// defined once in this header and every generated program includes it exactly once
+// (NVRTC compiles one program per model; the include guard keeps a second include
+// harmless). All of them read the step count from device memory, so one captured CUDA
+// graph per training step replays with no host update.
+//
+// Entry points and launch shapes (block 256 unless said):
+//   vouch_select_batch_f32/_f64  grid max(1, min(ceil(max(x_elems, y_elems) / 256), 1056))
+//   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), params)
+//   vouch_record_loss_f32/_f64   grid 1, block 1
+//   vouch_step_count             grid 1, block 1
+#ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
+#define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
+
+#include "common.cuh"
+#include "optimizer.cuh"
+#include "param_slot.h"
+
+namespace vouch {
+
+// Batch b = *step % num_batches of the uploaded data set: x <- data_x + b * x_elems,
+// y <- data_y + b * y_elems; one grid-stride loop copies both.
+template <class T>
+__device__ void select_batch_kernel(const T* data_x, const T* data_y, T* x, T* y,
+                                    const long long* step, long long num_batches,
+                                    long long x_elems, long long y_elems) {
+  const long long b = *step % num_batches;
+  const T* from_x = data_x + b * x_elems;
+  const T* from_y = data_y + b * y_elems;
+  const long long n = x_elems > y_elems ? x_elems : y_elems;
+  for (long long i = grid_stride_begin(); i < n; i += grid_stride_step()) {
+    if (i < x_elems) x[i] = from_x[i];
+    if (i < y_elems) y[i] = from_y[i];
+  }
+}
+
+// ring[*step % capacity] = loss[0]: the step's loss kept on the device, read back by
+// the host once per logging interval instead of once per step. *step is read as it is
+// when this kernel runs (the executor orders it against vouch_step_count).
+template <class T>
+__device__ void record_loss_kernel(const T* loss, T* ring, const long long* step,
+                                   long long capacity) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) ring[*step % capacity] = loss[0];
+}
+
+}  // namespace vouch
+
+extern "C" __global__ void vouch_select_batch_f32(const float* data_x, const float* data_y,
+                                                  float* x, float* y, const long long* step,
+                                                  long long num_batches, long long x_elems,
+                                                  long long y_elems) {
+  vouch::select_batch_kernel<float>(data_x, data_y, x, y, step, num_batches, x_elems, y_elems);
+}
+extern "C" __global__ void vouch_select_batch_f64(const double* data_x, const double* data_y,
+                                                  double* x, double* y, const long long* step,
+                                                  long long num_batches, long long x_elems,
+                                                  long long y_elems) {
+  vouch::select_batch_kernel<double>(data_x, data_y, x, y, step, num_batches, x_elems, y_elems);
+}
+
+extern "C" __global__ void vouch_optimizer_f32(const vouch::ParamSlot<float>* slots,
+                                               const long long* step, int kind, double lr,
+                                               double beta1, double beta2, double eps,
+                                               double weight_decay, double momentum) {
+  vouch::optimizer_kernel<float>(slots, step, kind, lr, beta1, beta2, eps, weight_decay,
+                                 momentum);
+}
+extern "C" __global__ void vouch_optimizer_f64(const vouch::ParamSlot<double>* slots,
+                                               const long long* step, int kind, double lr,
+                                               double beta1, double beta2, double eps,
+                                               double weight_decay, double momentum) {
+  vouch::optimizer_kernel<double>(slots, step, kind, lr, beta1, beta2, eps, weight_decay,
+                                  momentum);
+}
+
+extern "C" __global__ void vouch_record_loss_f32(const float* loss, float* ring,
+                                                 const long long* step, long long capacity) {
+  vouch::record_loss_kernel<float>(loss, ring, step, capacity);
+}
+extern "C" __global__ void vouch_record_loss_f64(const double* loss, double* ring,
+                                                 const long long* step, long long capacity) {
+  vouch::record_loss_kernel<double>(loss, ring, step, capacity);
+}
+
+extern "C" __global__ void vouch_step_count(long long* step) { vouch::step_count_kernel(step); }
+
+#endif  // VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_

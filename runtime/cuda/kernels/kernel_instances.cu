@@ -1,0 +1,180 @@
+// kernel_instances.cu: every template of the kernel library instantiated for float and
+// double exactly as codegen emits them: a generated functor per pointwise chain and
+// small `extern "C"` entry points, after one include of each header.
+//
+// Why a file of its own: it is the contract test of the headers. nvcc_compile_test
+// compiles it with nvcc (as an object and as PTX, checking every entry point),
+// nvrtc_compile_test with NVRTC under codegen's options (the headers given by name),
+// and kernel_lab.cu includes it, so the lab runs these very entry points.
+// Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
+#include "executor.cuh"
+#include "index.cuh"
+#include "loss.cuh"
+#include "pointwise.cuh"
+#include "reduce.cuh"
+
+// ------------------------------------------------------------ pointwise (generated)
+
+// NIn = 0, NOut = 1: a constant fill.
+struct lab_fill_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    r[0] = T(0.5);
+  }
+};
+// NIn = 1, NOut = 1: relu.
+struct lab_relu_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    r[0] = (a[0] > T(0) ? a[0] : T(0));
+  }
+};
+// NIn = 2, NOut = 1: add then relu (the brief's example).
+struct lab_add_relu_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    const T t0 = (a[0] + a[1]);
+    r[0] = (t0 > T(0) ? t0 : T(0));
+  }
+};
+// NIn = 2, NOut = 2: two results of one chain.
+struct lab_mul_sub_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    r[0] = (a[0] * a[1]);
+    r[1] = (a[0] - a[1]);
+  }
+};
+// NIn = 3, NOut = 1: the mse gradient's chain, sub, scale, mul by a rank-0 seed
+// (a[2], a scalar input: bit 2 of scalar_mask).
+struct lab_sub_scale_mul_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    const T t0 = (a[0] - a[1]);
+    const T t1 = (t0 * T(0.125));
+    r[0] = (t1 * a[2]);
+  }
+};
+// NIn = 1, NOut = 1: a math library call on T (the float / double overloads).
+struct lab_tanh_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    r[0] = tanh(a[0]);
+  }
+};
+
+extern "C" __global__ void lab_fill_f32(float* o0, long long n, unsigned long long scalar_mask) {
+  float* out[] = {o0};
+  vouch::pointwise_kernel<1, 0>(lab_fill_op{}, out, nullptr, n, scalar_mask);
+}
+extern "C" __global__ void lab_fill_f64(double* o0, long long n, unsigned long long scalar_mask) {
+  double* out[] = {o0};
+  vouch::pointwise_kernel<1, 0>(lab_fill_op{}, out, nullptr, n, scalar_mask);
+}
+extern "C" __global__ void lab_relu_f32(float* o0, const float* i0, long long n,
+                                        unsigned long long scalar_mask) {
+  float* out[] = {o0};
+  const float* in[] = {i0};
+  vouch::pointwise_kernel<1, 1>(lab_relu_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_relu_f64(double* o0, const double* i0, long long n,
+                                        unsigned long long scalar_mask) {
+  double* out[] = {o0};
+  const double* in[] = {i0};
+  vouch::pointwise_kernel<1, 1>(lab_relu_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_add_relu_f32(float* o0, const float* i0, const float* i1,
+                                            long long n, unsigned long long scalar_mask) {
+  float* out[] = {o0};
+  const float* in[] = {i0, i1};
+  vouch::pointwise_kernel<1, 2>(lab_add_relu_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_add_relu_f64(double* o0, const double* i0, const double* i1,
+                                            long long n, unsigned long long scalar_mask) {
+  double* out[] = {o0};
+  const double* in[] = {i0, i1};
+  vouch::pointwise_kernel<1, 2>(lab_add_relu_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_mul_sub_f32(float* o0, float* o1, const float* i0,
+                                           const float* i1, long long n,
+                                           unsigned long long scalar_mask) {
+  float* out[] = {o0, o1};
+  const float* in[] = {i0, i1};
+  vouch::pointwise_kernel<2, 2>(lab_mul_sub_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_mul_sub_f64(double* o0, double* o1, const double* i0,
+                                           const double* i1, long long n,
+                                           unsigned long long scalar_mask) {
+  double* out[] = {o0, o1};
+  const double* in[] = {i0, i1};
+  vouch::pointwise_kernel<2, 2>(lab_mul_sub_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_sub_scale_mul_f32(float* o0, const float* i0, const float* i1,
+                                                 const float* i2, long long n,
+                                                 unsigned long long scalar_mask) {
+  float* out[] = {o0};
+  const float* in[] = {i0, i1, i2};
+  vouch::pointwise_kernel<1, 3>(lab_sub_scale_mul_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_sub_scale_mul_f64(double* o0, const double* i0,
+                                                 const double* i1, const double* i2,
+                                                 long long n, unsigned long long scalar_mask) {
+  double* out[] = {o0};
+  const double* in[] = {i0, i1, i2};
+  vouch::pointwise_kernel<1, 3>(lab_sub_scale_mul_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_tanh_f32(float* o0, const float* i0, long long n,
+                                        unsigned long long scalar_mask) {
+  float* out[] = {o0};
+  const float* in[] = {i0};
+  vouch::pointwise_kernel<1, 1>(lab_tanh_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_tanh_f64(double* o0, const double* i0, long long n,
+                                        unsigned long long scalar_mask) {
+  double* out[] = {o0};
+  const double* in[] = {i0};
+  vouch::pointwise_kernel<1, 1>(lab_tanh_op{}, out, in, n, scalar_mask);
+}
+
+// ------------------------------------------------------------------------ reductions
+
+extern "C" __global__ void lab_reduce_f32(const float* in, float* out, vouch::Dims kept,
+                                          vouch::Dims reduced, long long outputs,
+                                          long long count, long long divisor) {
+  vouch::reduce_sum_kernel<float>(in, out, kept, reduced, outputs, count, divisor);
+}
+extern "C" __global__ void lab_reduce_f64(const double* in, double* out, vouch::Dims kept,
+                                          vouch::Dims reduced, long long outputs,
+                                          long long count, long long divisor) {
+  vouch::reduce_sum_kernel<double>(in, out, kept, reduced, outputs, count, divisor);
+}
+extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long long rows,
+                                              long long cols, long long divisor) {
+  vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);
+}
+extern "C" __global__ void lab_column_sum_f64(const double* in, double* out, long long rows,
+                                              long long cols, long long divisor) {
+  vouch::column_sum_kernel<double>(in, out, rows, cols, divisor);
+}
+
+// ------------------------------------------------------------------------------ loss
+
+extern "C" __global__ void lab_mse_loss_f32(const float* pred, const float* target, float* out,
+                                            long long n) {
+  vouch::mse_loss_kernel<float>(pred, target, out, n);
+}
+extern "C" __global__ void lab_mse_loss_f64(const double* pred, const double* target,
+                                            double* out, long long n) {
+  vouch::mse_loss_kernel<double>(pred, target, out, n);
+}
+
+// ------------------------------------------------------------ broadcast and permute
+
+extern "C" __global__ void lab_gather_f32(const float* in, float* out, vouch::Dims map,
+                                          long long n) {
+  vouch::gather_kernel<float>(in, out, map, n);
+}
+extern "C" __global__ void lab_gather_f64(const double* in, double* out, vouch::Dims map,
+                                          long long n) {
+  vouch::gather_kernel<double>(in, out, map, n);
+}

@@ -1,0 +1,800 @@
+// kernel_lab.cu: every kernel of the library on random data against a plain CPU
+// reference written here, then (with --bench) timed. llm.c's dev/cuda habit: a kernel
+// earns its place in the lab, validated first, measured second.
+//
+// Runs the entry points of kernel_instances.cu (the instantiations as codegen emits
+// them) with the launch shapes the headers document. Per check it prints the largest
+// absolute error against the reference and the tolerance; the reductions are also
+// checked bitwise against a CPU emulation of their fixed order (per-thread strided
+// sums, then the shared-memory tree), which is the reproducibility claim itself.
+//
+// Build (no Bazel needed; Bazel's //runtime/cuda/kernels:kernel_lab does the same):
+//   nvcc -std=c++17 -O2 -gencode arch=compute_90,code=sm_90 -cudart static \
+//        -o kernel_lab kernel_lab.cu
+// Run: ./kernel_lab [--bench]. Exit 0 when every check passes, 1 on any failure, 3
+// (printing "SKIPPED (no CUDA device)") when no CUDA device is visible.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_instances.cu"
+
+namespace {
+
+// ------------------------------------------------------------------------- harness
+
+#define LAB_CHECK(call)                                                                    \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "kernel_lab: %s failed: %s (%s:%d)\n", #call,                   \
+                   cudaGetErrorString(e_), __FILE__, __LINE__);                            \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+// A check after every launch (llm.c's habit): launch errors, then execution errors.
+#define LAB_LAUNCHED()                       \
+  do {                                       \
+    LAB_CHECK(cudaGetLastError());           \
+    LAB_CHECK(cudaDeviceSynchronize());      \
+  } while (0)
+
+int g_checks = 0, g_failures = 0;
+
+template <class T>
+const char* type_name() {
+  return sizeof(T) == 4 ? "f32" : "f64";
+}
+
+template <class T>
+double eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+
+void report(const std::string& what, double max_err, double tol) {
+  ++g_checks;
+  const bool ok = max_err <= tol && !std::isnan(max_err);
+  if (!ok) ++g_failures;
+  std::printf("%s  %-64s max_abs_err=%-11.3g tol=%.3g\n", ok ? "PASS" : "FAIL", what.c_str(),
+              max_err, tol);
+}
+
+void report_bitwise(const std::string& what, long long mismatches, long long total) {
+  ++g_checks;
+  if (mismatches) ++g_failures;
+  std::printf("%s  %-64s %lld of %lld differ from the fixed-order emulation\n",
+              mismatches ? "FAIL" : "PASS", what.c_str(), mismatches, total);
+}
+
+template <class T>
+long long bit_mismatches(const std::vector<T>& a, const std::vector<T>& b) {
+  long long n = 0;
+  for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
+  return n;
+}
+
+template <class T>
+double max_abs_err(const std::vector<T>& got, const std::vector<double>& want) {
+  double m = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(double(got[i]) - want[i]);
+    if (std::isnan(d)) return NAN;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+template <class T>
+struct DeviceArray {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit DeviceArray(size_t count, size_t pad = 0) : n(count) {
+    LAB_CHECK(cudaMalloc(&p, sizeof(T) * (count + pad + 1)));
+    LAB_CHECK(cudaMemset(p, 0xff, sizeof(T) * (count + pad + 1)));  // NaN: unwritten shows
+  }
+  DeviceArray(const std::vector<T>& h) : DeviceArray(h.size()) { upload(h); }
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(const DeviceArray&) = delete;
+  void upload(const std::vector<T>& h) {
+    LAB_CHECK(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> h(n);
+    LAB_CHECK(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+std::mt19937_64 g_rng(2026);
+
+template <class T>
+std::vector<T> random_vector(size_t n, double lo = -1, double hi = 1) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = T(u(g_rng));
+  return v;
+}
+
+// The launch rules of the headers.
+unsigned pointwise_grid(long long n) {  // pointwise.cuh
+  const long long lanes = n % 4 == 0 ? n / 4 : n;
+  return unsigned(std::max(1LL, std::min((lanes + 255) / 256, 1056LL)));
+}
+unsigned elementwise_grid(long long n) {  // index.cuh, executor.cuh's batch copy
+  return unsigned(std::max(1LL, std::min((n + 255) / 256, 1056LL)));
+}
+unsigned reduce_grid(long long outputs) {  // reduce.cuh
+  return unsigned(std::max(1LL, std::min(outputs, 4096LL)));
+}
+
+std::vector<long long> row_major_strides(const std::vector<long long>& shape) {
+  std::vector<long long> s(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+vouch::Dims make_dims(const std::vector<long long>& extent, const std::vector<long long>& stride) {
+  vouch::Dims d{};
+  d.rank = int(extent.size());
+  for (size_t k = 0; k < extent.size(); ++k) {
+    d.extent[k] = extent[k];
+    d.stride[k] = stride[k];
+  }
+  return d;
+}
+
+std::string shape_text(const std::vector<long long>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// ------------------------------------------------------------------------ pointwise
+
+template <class T>
+struct Pointwise;
+template <>
+struct Pointwise<float> {
+  static constexpr auto fill = lab_fill_f32;
+  static constexpr auto relu = lab_relu_f32;
+  static constexpr auto add_relu = lab_add_relu_f32;
+  static constexpr auto mul_sub = lab_mul_sub_f32;
+  static constexpr auto sub_scale_mul = lab_sub_scale_mul_f32;
+  static constexpr auto tanh_ = lab_tanh_f32;
+};
+template <>
+struct Pointwise<double> {
+  static constexpr auto fill = lab_fill_f64;
+  static constexpr auto relu = lab_relu_f64;
+  static constexpr auto add_relu = lab_add_relu_f64;
+  static constexpr auto mul_sub = lab_mul_sub_f64;
+  static constexpr auto sub_scale_mul = lab_sub_scale_mul_f64;
+  static constexpr auto tanh_ = lab_tanh_f64;
+};
+
+// `offset` elements past a 256-byte boundary: 1 makes every pointer misaligned for the
+// 128-bit path, so the kernel must take the scalar one.
+template <class T>
+void test_pointwise(long long n, int offset, bool one_block) {
+  using K = Pointwise<T>;
+  const std::string tag = std::string(type_name<T>()) + " n=" + std::to_string(n) +
+                          (offset ? " misaligned" : "") + (one_block ? " grid=1" : "");
+  const unsigned grid = one_block ? 1 : pointwise_grid(n);
+  const std::vector<T> a = random_vector<T>(n), b = random_vector<T>(n);
+  const std::vector<T> s = random_vector<T>(1);
+  DeviceArray<T> da(n, offset), db(n, offset), ds(s), o0(n, offset), o1(n, offset);
+  T* const pa = da.p + offset;
+  T* const pb = db.p + offset;
+  T* const p0 = o0.p + offset;
+  T* const p1 = o1.p + offset;
+  LAB_CHECK(cudaMemcpy(pa, a.data(), sizeof(T) * n, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMemcpy(pb, b.data(), sizeof(T) * n, cudaMemcpyHostToDevice));
+  auto down = [&](T* p) {
+    std::vector<T> h(n);
+    LAB_CHECK(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost));
+    return h;
+  };
+  std::vector<double> want(n), want1(n);
+
+  K::fill<<<grid, 256>>>(p0, n, 0);
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) want[i] = 0.5;
+  report("pointwise fill (NIn=0) " + tag, max_abs_err(down(p0), want), 0);
+
+  K::relu<<<grid, 256>>>(p0, pa, n, 0);
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) want[i] = a[i] > T(0) ? a[i] : T(0);
+  report("pointwise relu (NIn=1) " + tag, max_abs_err(down(p0), want), 0);
+
+  K::add_relu<<<grid, 256>>>(p0, pa, pb, n, 0);
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) {
+    const T t = a[i] + b[i];
+    want[i] = t > T(0) ? t : T(0);
+  }
+  report("pointwise add_relu (NIn=2) " + tag, max_abs_err(down(p0), want), 0);
+
+  K::add_relu<<<grid, 256>>>(p0, pa, ds.p, n, 2);  // bit 1: input 1 is a rank-0 value
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) {
+    const T t = a[i] + s[0];
+    want[i] = t > T(0) ? t : T(0);
+  }
+  report("pointwise add_relu, input 1 rank-0 (mask 0b10) " + tag, max_abs_err(down(p0), want), 0);
+
+  K::add_relu<<<grid, 256>>>(p0, ds.p, ds.p, n, 3);  // every input rank-0
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) {
+    const T t = s[0] + s[0];
+    want[i] = t > T(0) ? t : T(0);
+  }
+  report("pointwise add_relu, both rank-0 (mask 0b11) " + tag, max_abs_err(down(p0), want), 0);
+
+  K::mul_sub<<<grid, 256>>>(p0, p1, pa, pb, n, 0);
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) {
+    want[i] = a[i] * b[i];
+    want1[i] = a[i] - b[i];
+  }
+  report("pointwise mul_sub result 0 (NOut=2) " + tag, max_abs_err(down(p0), want), 0);
+  report("pointwise mul_sub result 1 (NOut=2) " + tag, max_abs_err(down(p1), want1), 0);
+
+  K::sub_scale_mul<<<grid, 256>>>(p0, pa, pb, ds.p, n, 4);  // bit 2: the seed
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) want[i] = ((a[i] - b[i]) * T(0.125)) * s[0];
+  report("pointwise sub_scale_mul, input 2 rank-0 (NIn=3) " + tag, max_abs_err(down(p0), want),
+         0);
+
+  K::tanh_<<<grid, 256>>>(p0, pa, n, 0);
+  LAB_LAUNCHED();
+  for (long long i = 0; i < n; ++i) want[i] = std::tanh(a[i]);  // T's own tanh
+  report("pointwise tanh (CUDA math, 2 ulp) " + tag, max_abs_err(down(p0), want), 4 * eps<T>());
+}
+
+// ----------------------------------------------------------------------- reductions
+
+template <class T>
+struct Reduce;
+template <>
+struct Reduce<float> {
+  static constexpr auto reduce = lab_reduce_f32;
+  static constexpr auto column_sum = lab_column_sum_f32;
+  static constexpr auto mse = lab_mse_loss_f32;
+  static constexpr auto gather = lab_gather_f32;
+};
+template <>
+struct Reduce<double> {
+  static constexpr auto reduce = lab_reduce_f64;
+  static constexpr auto column_sum = lab_column_sum_f64;
+  static constexpr auto mse = lab_mse_loss_f64;
+  static constexpr auto gather = lab_gather_f64;
+};
+
+long long host_offset(long long flat, const vouch::Dims& d) {
+  long long off = 0;
+  for (int k = d.rank - 1; k >= 0; --k) {
+    off += (flat % d.extent[k]) * d.stride[k];
+    flat /= d.extent[k];
+  }
+  return off;
+}
+
+// The fixed tree of common.cuh over `width` partial sums, sequentially: at each step
+// the entries read ([i + s], i < s) are not the ones written, so this is its order.
+template <class T>
+T tree_sum(std::vector<T> partial) {
+  for (size_t s = partial.size() / 2; s > 0; s >>= 1)
+    for (size_t i = 0; i < s; ++i) partial[i] += partial[i + s];
+  return partial[0];
+}
+
+template <class T>
+void test_reduce(const std::vector<long long>& shape, const std::vector<int>& axes, bool mean) {
+  const std::vector<long long> strides = row_major_strides(shape);
+  std::vector<long long> ke, ks, re, rs;
+  long long numel = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    numel *= shape[i];
+    const bool reduced = std::find(axes.begin(), axes.end(), int(i)) != axes.end();
+    (reduced ? re : ke).push_back(shape[i]);
+    (reduced ? rs : ks).push_back(strides[i]);
+  }
+  long long outputs = 1, count = 1;
+  for (long long e : ke) outputs *= e;
+  for (long long e : re) count *= e;
+  const vouch::Dims kept = make_dims(ke, ks), red = make_dims(re, rs);
+  const long long divisor = mean ? count : 1;
+  std::string ax = "{";
+  for (size_t i = 0; i < axes.size(); ++i) ax += (i ? "," : "") + std::to_string(axes[i]);
+  const std::string tag = std::string(mean ? "reduce_mean " : "reduce_sum ") + type_name<T>() +
+                          " " + shape_text(shape) + " axes " + ax + "}";
+
+  const std::vector<T> x = random_vector<T>(numel);
+  DeviceArray<T> din(x), dout(outputs);
+  Reduce<T>::reduce<<<reduce_grid(outputs), 256>>>(din.p, dout.p, kept, red, outputs, count,
+                                                   divisor);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+
+  // Plain reference: every input element added, in double, into its output.
+  std::vector<double> want(outputs, 0.0);
+  std::vector<long long> coord(shape.size());
+  for (long long flat = 0; flat < numel; ++flat) {
+    long long rest = flat, o = 0, weight = 1;
+    for (int i = int(shape.size()) - 1; i >= 0; --i) {
+      coord[i] = rest % shape[i];
+      rest /= shape[i];
+    }
+    for (int i = int(shape.size()) - 1; i >= 0; --i)
+      if (std::find(axes.begin(), axes.end(), i) == axes.end()) {
+        o += coord[i] * weight;
+        weight *= shape[i];
+      }
+    want[o] += double(x[flat]);
+  }
+  for (double& w : want) w /= double(divisor);
+  // |x| <= 1: any order's error is within count roundings of at most `count`.
+  report(tag, max_abs_err(got, want), eps<T>() * count / double(divisor) * 2 + eps<T>());
+
+  // The fixed order, emulated: thread t adds r = t, t + 256, ..., then the tree.
+  std::vector<T> order(outputs);
+  for (long long o = 0; o < outputs; ++o) {
+    const long long base = host_offset(o, kept);
+    std::vector<T> partial(256, T(0));
+    for (long long r = 0; r < count; ++r) partial[r % 256] += x[base + host_offset(r, red)];
+    const T sum = tree_sum(partial);
+    order[o] = divisor > 1 ? sum / T(divisor) : sum;
+  }
+  report_bitwise(tag + " order", bit_mismatches(got, order), outputs);
+}
+
+template <class T>
+void test_column_sum(long long rows, long long cols, bool mean) {
+  const std::string tag = std::string(mean ? "column_mean " : "column_sum ") + type_name<T>() +
+                          " [" + std::to_string(rows) + "," + std::to_string(cols) + "]";
+  const std::vector<T> x = random_vector<T>(rows * cols);
+  const long long divisor = mean ? rows : 1;
+  DeviceArray<T> din(x), dout(cols);
+  Reduce<T>::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(din.p, dout.p, rows, cols,
+                                                                     divisor);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+  std::vector<double> want(cols, 0.0);
+  std::vector<T> order(cols);
+  for (long long c = 0; c < cols; ++c) {
+    std::vector<T> partial(32, T(0));
+    for (long long r = 0; r < rows; ++r) {
+      want[c] += double(x[r * cols + c]);
+      partial[r % 32] += x[r * cols + c];
+    }
+    want[c] /= double(divisor);
+    const T sum = tree_sum(partial);
+    order[c] = divisor > 1 ? sum / T(divisor) : sum;
+  }
+  report(tag, max_abs_err(got, want), eps<T>() * rows / double(divisor) * 2 + eps<T>());
+  report_bitwise(tag + " order", bit_mismatches(got, order), cols);
+}
+
+template <class T>
+void test_mse(long long n) {
+  const std::string tag = std::string("mse_loss ") + type_name<T>() + " n=" + std::to_string(n);
+  const std::vector<T> p = random_vector<T>(n), t = random_vector<T>(n);
+  DeviceArray<T> dp(p), dt(t), dout(1);
+  Reduce<T>::mse<<<1, 256>>>(dp.p, dt.p, dout.p, n);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+  double want = 0;
+  std::vector<T> partial(256, T(0));
+  for (long long i = 0; i < n; ++i) {
+    const double d = double(p[i]) - double(t[i]);
+    want += d * d;
+    const T dt_ = p[i] - t[i];
+    // nvcc contracts `sum += d * d` into one fma (contract=implementation-defined in
+    // the capsules' numeric policy); the emulation does the same.
+    partial[i % 256] = std::fma(dt_, dt_, partial[i % 256]);
+  }
+  want /= double(n);
+  report(tag, max_abs_err(got, std::vector<double>{want}), 8 * eps<T>() * (1 + n / 256.0));
+  std::vector<T> order{tree_sum(partial) / T(n)};
+  report_bitwise(tag + " order", bit_mismatches(got, order), 1);
+}
+
+// ------------------------------------------------------------ broadcast and permute
+
+template <class T>
+void test_permute(const std::vector<long long>& in_shape, const std::vector<int>& perm) {
+  const std::vector<long long> in_strides = row_major_strides(in_shape);
+  std::vector<long long> res(perm.size()), source(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) {
+    res[k] = in_shape[perm[k]];
+    source[k] = in_strides[perm[k]];
+  }
+  long long n = 1;
+  for (long long e : res) n *= e;
+  std::string p = "(";
+  for (size_t k = 0; k < perm.size(); ++k) p += (k ? "," : "") + std::to_string(perm[k]);
+  const std::string tag = std::string("permute ") + type_name<T>() + " " + shape_text(in_shape) +
+                          " perm " + p + ")";
+  const std::vector<T> x = random_vector<T>(n);
+  DeviceArray<T> din(x), dout(n);
+  Reduce<T>::gather<<<elementwise_grid(n), 256>>>(din.p, dout.p, make_dims(res, source), n);
+  LAB_LAUNCHED();
+  // Reference: result coordinate c reads the input at coordinate c' with c'[perm[k]] = c[k].
+  std::vector<double> want(n);
+  std::vector<long long> c(res.size()), ci(res.size());
+  for (long long i = 0; i < n; ++i) {
+    long long rest = i;
+    for (int k = int(res.size()) - 1; k >= 0; --k) {
+      c[k] = rest % res[k];
+      rest /= res[k];
+    }
+    for (size_t k = 0; k < perm.size(); ++k) ci[perm[k]] = c[k];
+    long long from = 0;
+    for (size_t a = 0; a < in_shape.size(); ++a) from = from * in_shape[a] + ci[a];
+    want[i] = x[from];
+  }
+  report(tag, max_abs_err(dout.download(), want), 0);
+}
+
+// broadcast(in, result shape, dims): input axis k becomes result axis dims[k]; an input
+// axis of extent 1 and every result axis not in dims repeat (stride 0).
+template <class T>
+void test_broadcast(const std::vector<long long>& in_shape, const std::vector<long long>& res,
+                    const std::vector<int>& dims) {
+  const std::vector<long long> in_strides = row_major_strides(in_shape);
+  std::vector<long long> source(res.size(), 0);
+  for (size_t k = 0; k < dims.size(); ++k)
+    source[dims[k]] = in_shape[k] == 1 ? 0 : in_strides[k];
+  long long n = 1, in_n = 1;
+  for (long long e : res) n *= e;
+  for (long long e : in_shape) in_n *= e;
+  const std::string tag = std::string("broadcast ") + type_name<T>() + " " +
+                          shape_text(in_shape) + " -> " + shape_text(res);
+  const std::vector<T> x = random_vector<T>(in_n);
+  DeviceArray<T> din(x), dout(n);
+  Reduce<T>::gather<<<elementwise_grid(n), 256>>>(din.p, dout.p, make_dims(res, source), n);
+  LAB_LAUNCHED();
+  std::vector<double> want(n);
+  std::vector<long long> c(res.size());
+  for (long long i = 0; i < n; ++i) {
+    long long rest = i;
+    for (int k = int(res.size()) - 1; k >= 0; --k) {
+      c[k] = rest % res[k];
+      rest /= res[k];
+    }
+    long long from = 0;
+    for (size_t k = 0; k < dims.size(); ++k)
+      from = from * in_shape[k] + (in_shape[k] == 1 ? 0 : c[dims[k]]);
+    want[i] = x[from];
+  }
+  report(tag, max_abs_err(dout.download(), want), 0);
+}
+
+// ------------------------------------------------------------------------ optimizer
+
+template <class T>
+struct Executor;
+template <>
+struct Executor<float> {
+  static constexpr auto optimizer = vouch_optimizer_f32;
+  static constexpr auto select_batch = vouch_select_batch_f32;
+  static constexpr auto record_loss = vouch_record_loss_f32;
+};
+template <>
+struct Executor<double> {
+  static constexpr auto optimizer = vouch_optimizer_f64;
+  static constexpr auto select_batch = vouch_select_batch_f64;
+  static constexpr auto record_loss = vouch_record_loss_f64;
+};
+
+struct Hyper {
+  int kind;
+  double lr, beta1, beta2, eps, weight_decay, momentum;
+  const char* name;
+};
+
+// runtime/optim.cc's formulas, as optimizer.cuh writes them, in T.
+template <class T>
+void cpu_optimizer(std::vector<T>& p, const std::vector<T>& gs, std::vector<T>& mb,
+                   std::vector<T>& vb, long long step, const Hyper& h) {
+  const long long t = step + 1;
+  const double c1 = 1.0 - std::pow(h.beta1, double(t)), c2 = 1.0 - std::pow(h.beta2, double(t));
+  for (size_t i = 0; i < p.size(); ++i) {
+    T g = gs[i];
+    T pi = p[i];
+    if (h.kind == 0) {
+      if (h.weight_decay != 0) g = g + T(h.weight_decay) * pi;
+      T buf = g;
+      if (h.momentum != 0) {
+        buf = t == 1 ? g : T(h.momentum) * mb[i] + g;
+        mb[i] = buf;
+      }
+      p[i] = pi - T(h.lr) * buf;
+      continue;
+    }
+    if (h.kind == 2) pi = pi - T(h.lr * h.weight_decay) * pi;
+    else if (h.weight_decay != 0) g = g + T(h.weight_decay) * pi;
+    const T m = T(h.beta1) * mb[i] + T(1.0 - h.beta1) * g;
+    const T v = T(h.beta2) * vb[i] + T(1.0 - h.beta2) * g * g;
+    mb[i] = m;
+    vb[i] = v;
+    p[i] = pi - T(h.lr) * (m / T(c1)) / (std::sqrt(v / T(c2)) + T(h.eps));
+  }
+}
+
+template <class T>
+void test_optimizer(const Hyper& h, int steps) {
+  const std::vector<long long> sizes = {1, 1000, 4097};
+  std::vector<std::vector<T>> p, m, v;
+  std::vector<DeviceArray<T>*> dp, dg, dm, dv;
+  std::vector<vouch::ParamSlot<T>> slots;
+  long long largest = 1;
+  for (long long n : sizes) {
+    p.push_back(random_vector<T>(n));
+    m.push_back(std::vector<T>(n, T(0)));
+    v.push_back(std::vector<T>(n, T(0)));
+    dp.push_back(new DeviceArray<T>(p.back()));
+    dg.push_back(new DeviceArray<T>(n));
+    dm.push_back(new DeviceArray<T>(m.back()));
+    dv.push_back(new DeviceArray<T>(v.back()));
+    slots.push_back({dp.back()->p, dg.back()->p, dm.back()->p, dv.back()->p, n});
+    largest = std::max(largest, n);
+  }
+  DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
+  LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
+                       cudaMemcpyHostToDevice));
+  DeviceArray<long long> dstep(std::vector<long long>{0});
+  const dim3 grid(unsigned(std::min<long long>((largest + 255) / 256, 1024)),
+                  unsigned(sizes.size()));
+  for (int s = 0; s < steps; ++s) {
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      const std::vector<T> g = random_vector<T>(sizes[k]);
+      dg[k]->upload(g);
+      cpu_optimizer(p[k], g, m[k], v[k], s, h);
+    }
+    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, dstep.p, h.kind, h.lr, h.beta1, h.beta2,
+                                          h.eps, h.weight_decay, h.momentum);
+    LAB_LAUNCHED();
+    vouch_step_count<<<1, 1>>>(dstep.p);
+    LAB_LAUNCHED();
+  }
+  // FMA contraction on the GPU (implementation-defined) and pow's last bit: a few ulps
+  // per step of values of magnitude ~1.
+  const double tol = 64 * eps<T>() * steps;
+  double ep = 0, em = 0, ev = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    auto as_double = [](const std::vector<T>& x) { return std::vector<double>(x.begin(), x.end()); };
+    ep = std::max(ep, max_abs_err(dp[k]->download(), as_double(p[k])));
+    em = std::max(em, max_abs_err(dm[k]->download(), as_double(m[k])));
+    ev = std::max(ev, max_abs_err(dv[k]->download(), as_double(v[k])));
+  }
+  const std::string tag = std::string("optimizer ") + h.name + " " + type_name<T>() + ", " +
+                          std::to_string(steps) + " steps, params {1,1000,4097}";
+  report(tag + ": p", ep, tol);
+  if (h.kind != 0 || h.momentum != 0) report(tag + ": m", em, tol);
+  if (h.kind != 0) report(tag + ": v", ev, tol);
+  report(tag + ": step count", std::fabs(double(dstep.download()[0] - steps)), 0);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    delete dp[k];
+    delete dg[k];
+    delete dm[k];
+    delete dv[k];
+  }
+}
+
+// ------------------------------------------------------------------------- executor
+
+template <class T>
+void test_executor(long long x_elems, long long y_elems) {
+  const long long batches = 7, capacity = 4, steps = 10;
+  const std::vector<T> data_x = random_vector<T>(batches * x_elems),
+                       data_y = random_vector<T>(batches * y_elems);
+  DeviceArray<T> dx(data_x), dy(data_y), x(x_elems), y(y_elems), loss(1), ring(capacity);
+  DeviceArray<long long> step(std::vector<long long>{0});
+  double err_x = 0, err_y = 0;
+  std::vector<double> want_ring(capacity, NAN);
+  for (long long s = 0; s < steps; ++s) {
+    Executor<T>::select_batch<<<elementwise_grid(std::max(x_elems, y_elems)), 256>>>(
+        dx.p, dy.p, x.p, y.p, step.p, batches, x_elems, y_elems);
+    LAB_LAUNCHED();
+    const long long b = s % batches;
+    std::vector<double> wx(data_x.begin() + b * x_elems, data_x.begin() + (b + 1) * x_elems);
+    std::vector<double> wy(data_y.begin() + b * y_elems, data_y.begin() + (b + 1) * y_elems);
+    err_x = std::max(err_x, max_abs_err(x.download(), wx));
+    err_y = std::max(err_y, max_abs_err(y.download(), wy));
+    const T l = T(0.25 * double(s + 1));
+    loss.upload({l});
+    Executor<T>::record_loss<<<1, 1>>>(loss.p, ring.p, step.p, capacity);
+    LAB_LAUNCHED();
+    want_ring[s % capacity] = l;
+    vouch_step_count<<<1, 1>>>(step.p);
+    LAB_LAUNCHED();
+  }
+  const std::string tag = std::string("executor ") + type_name<T>() + " x_elems=" +
+                          std::to_string(x_elems) + " y_elems=" + std::to_string(y_elems);
+  report(tag + ": select_batch x over 10 steps", err_x, 0);
+  report(tag + ": select_batch y over 10 steps", err_y, 0);
+  report(tag + ": record_loss ring", max_abs_err(ring.download(), want_ring), 0);
+  report(tag + ": step_count", std::fabs(double(step.download()[0] - steps)), 0);
+}
+
+// ------------------------------------------------------------------------ the suite
+
+template <class T>
+void validate() {
+  for (long long n : {1LL, 3LL, 4LL, 7LL, 8LL, 1000LL, 1001LL, 1LL << 20, (1LL << 20) + 2})
+    test_pointwise<T>(n, 0, false);
+  test_pointwise<T>(4096, 1, false);       // n % 4 == 0 but misaligned: scalar path
+  test_pointwise<T>(1000003, 0, true);     // one block: the grid-stride loop
+  test_pointwise<T>(1 << 20, 0, true);
+
+  for (bool mean : {false, true}) {
+    test_reduce<T>({7, 33, 5}, {0}, mean);        // leading
+    test_reduce<T>({7, 33, 5}, {2}, mean);        // trailing
+    test_reduce<T>({7, 33, 5}, {1}, mean);        // middle
+    test_reduce<T>({7, 33, 5}, {0, 2}, mean);     // outer two
+    test_reduce<T>({7, 33, 5}, {0, 1, 2}, mean);  // everything: rank-0 result
+    test_reduce<T>({300, 513}, {1}, mean);        // count > 256: several per thread
+    test_reduce<T>({300, 513}, {0}, mean);
+    test_reduce<T>({2, 1000, 3}, {1}, mean);
+    test_reduce<T>({4099, 3}, {1}, mean);         // outputs > 4096 blocks: grid-stride
+    test_reduce<T>({3, 4, 5, 6}, {1, 3}, mean);
+    test_column_sum<T>(1000, 70, mean);
+    test_column_sum<T>(3, 32, mean);
+    test_column_sum<T>(33, 100, mean);
+    test_column_sum<T>(1, 40, mean);
+  }
+  for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL}) test_mse<T>(n);
+
+  test_permute<T>({2, 3, 4, 5}, {3, 1, 0, 2});
+  test_permute<T>({2, 3, 4, 5}, {0, 1, 2, 3});
+  test_permute<T>({64, 33}, {1, 0});
+  test_permute<T>({5, 1, 7}, {2, 1, 0});
+  test_broadcast<T>({5}, {4, 5}, {1});          // new leading axis
+  test_broadcast<T>({3, 1}, {3, 4}, {0, 1});    // extent 1 -> 4
+  test_broadcast<T>({}, {6, 7}, {});            // rank-0 to a matrix
+  test_broadcast<T>({2, 1, 3}, {2, 5, 3}, {0, 1, 2});
+  test_broadcast<T>({4}, {4, 9}, {0});          // trailing repeat
+
+  const Hyper hypers[] = {
+      {0, 0.05, 0, 0, 0, 0, 0, "sgd"},
+      {0, 0.05, 0, 0, 0, 0.01, 0.9, "sgd momentum=0.9 wd=0.01"},
+      {1, 0.03, 0.9, 0.999, 1e-8, 0, 0, "adam"},
+      {1, 0.03, 0.9, 0.999, 1e-8, 0.01, 0, "adam wd=0.01 (L2)"},
+      {2, 0.03, 0.9, 0.999, 1e-8, 0.01, 0, "adamw wd=0.01"},
+  };
+  for (const Hyper& h : hypers) test_optimizer<T>(h, 5);
+
+  test_executor<T>(10, 3);
+  test_executor<T>(2, 1000);
+}
+
+// ------------------------------------------------------------------------- --bench
+
+// Times `launch` (after one warm-up) over `reps` runs; prints ms and the bandwidth of
+// `bytes` moved per run.
+template <class F>
+void bench(const char* what, double bytes, F launch, int reps = 20) {
+  cudaEvent_t a, b;
+  LAB_CHECK(cudaEventCreate(&a));
+  LAB_CHECK(cudaEventCreate(&b));
+  launch();
+  LAB_LAUNCHED();
+  LAB_CHECK(cudaEventRecord(a));
+  for (int i = 0; i < reps; ++i) launch();
+  LAB_CHECK(cudaEventRecord(b));
+  LAB_LAUNCHED();
+  float ms = 0;
+  LAB_CHECK(cudaEventElapsedTime(&ms, a, b));
+  ms /= reps;
+  std::printf("BENCH %-60s %9.4f ms  %8.1f GB/s\n", what, ms, bytes / (ms * 1e-3) / 1e9);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+}
+
+template <class T>
+void run_bench() {
+  using K = Pointwise<T>;
+  using R = Reduce<T>;
+  const std::string t = type_name<T>();
+  const long long n = 1LL << 26;  // 256 MiB of f32 per operand: well past the L2
+  DeviceArray<T> a(random_vector<T>(n)), b(random_vector<T>(n)), o(n + 4), o1(n + 4);
+  bench((t + " pointwise add_relu n=2^26 (128-bit)").c_str(), 3.0 * n * sizeof(T),
+        [&] { K::add_relu<<<pointwise_grid(n), 256>>>(o.p, a.p, b.p, n, 0); });
+  bench((t + " pointwise add_relu n=2^26-4, misaligned (scalar)").c_str(),
+        3.0 * (n - 4) * sizeof(T), [&] {
+          K::add_relu<<<pointwise_grid(n - 4), 256>>>(o.p + 1, a.p + 1, b.p + 1, n - 4, 0);
+        });
+  bench((t + " pointwise mul_sub n=2^26 (NOut=2)").c_str(), 4.0 * n * sizeof(T),
+        [&] { K::mul_sub<<<pointwise_grid(n), 256>>>(o.p, o1.p, a.p, b.p, n, 0); });
+
+  const long long rows = 1 << 13, cols = 1 << 13;  // [8192, 8192] of a
+  const vouch::Dims none = make_dims({}, {});
+  bench((t + " reduce_sum [8192,8192] axes {1} (rows)").c_str(), double(rows * cols) * sizeof(T),
+        [&] {
+          R::reduce<<<reduce_grid(rows), 256>>>(a.p, o.p, make_dims({rows}, {cols}),
+                                                make_dims({cols}, {1}), rows, cols, 1);
+        });
+  bench((t + " reduce_sum [8192,8192] axes {0} (one block per column)").c_str(),
+        double(rows * cols) * sizeof(T), [&] {
+          R::reduce<<<reduce_grid(cols), 256>>>(a.p, o.p, make_dims({cols}, {1}),
+                                                make_dims({rows}, {cols}), cols, rows, 1);
+        });
+  bench((t + " column_sum [8192,8192]").c_str(), double(rows * cols) * sizeof(T), [&] {
+    R::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(a.p, o.p, rows, cols, 1);
+  });
+  bench((t + " reduce_sum all of 2^26 (one block)").c_str(), double(n) * sizeof(T), [&] {
+    R::reduce<<<1, 256>>>(a.p, o.p, none, make_dims({n}, {1}), 1, n, 1);
+  }, 3);
+  bench((t + " mse_loss n=2^20 (one block)").c_str(), 2.0 * (1 << 20) * sizeof(T),
+        [&] { R::mse<<<1, 256>>>(a.p, b.p, o.p, 1 << 20); });
+  bench((t + " permute [8192,8192] (1,0)").c_str(), 2.0 * rows * cols * sizeof(T), [&] {
+    R::gather<<<elementwise_grid(n), 256>>>(a.p, o.p, make_dims({cols, rows}, {1, cols}), n);
+  });
+  bench((t + " broadcast [8192] -> [8192,8192]").c_str(), double(n) * sizeof(T), [&] {
+    R::gather<<<elementwise_grid(n), 256>>>(a.p, o.p, make_dims({rows, cols}, {0, 1}), n);
+  });
+
+  // Adam over three parameters, 2^26 elements together: p, g, m, v read, p, m, v written.
+  const long long sizes[] = {1LL << 25, 1LL << 24, 1LL << 24};
+  std::vector<vouch::ParamSlot<T>> slots;
+  std::vector<DeviceArray<T>*> bufs;
+  for (long long s : sizes) {
+    for (int k = 0; k < 4; ++k) {
+      bufs.push_back(new DeviceArray<T>(s));
+      LAB_CHECK(cudaMemset(bufs.back()->p, 0, sizeof(T) * s));
+    }
+    const size_t at = bufs.size() - 4;
+    slots.push_back({bufs[at]->p, bufs[at + 1]->p, bufs[at + 2]->p, bufs[at + 3]->p, s});
+  }
+  DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
+  LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
+                       cudaMemcpyHostToDevice));
+  DeviceArray<long long> step(std::vector<long long>{0});
+  const dim3 grid(unsigned(std::min<long long>((sizes[0] + 255) / 256, 1024)), 3);
+  bench((t + " optimizer adam, 3 params, 2^26 elements").c_str(), 7.0 * n * sizeof(T), [&] {
+    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, step.p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0);
+  });
+  for (DeviceArray<T>* p : bufs) delete p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool do_bench = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--bench") == 0) {
+      do_bench = true;
+    } else {
+      std::fprintf(stderr, "usage: kernel_lab [--bench]\n");
+      return 2;
+    }
+  }
+  int devices = 0;
+  const cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e != cudaSuccess || devices == 0) {
+    std::printf("kernel_lab: SKIPPED (no CUDA device): %s\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount() found none");
+    return 3;
+  }
+  cudaDeviceProp prop;
+  LAB_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("kernel_lab on %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+  validate<float>();
+  validate<double>();
+  std::printf("kernel_lab: %d checks, %d failed\n", g_checks, g_failures);
+  if (do_bench && g_failures == 0) {
+    run_bench<float>();
+    run_bench<double>();
+  }
+  return g_failures == 0 ? 0 : 1;
+}

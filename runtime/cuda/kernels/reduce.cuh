@@ -1,0 +1,78 @@
+// reduce.cuh: reduce_sum / reduce_mean over any set of axes, in a fixed order.
+//
+// Why fixed order: every result must be bitwise the same from run to run and with or
+// without CUDA graphs, so there are no atomics; each output is one block's per-thread
+// strided sums added in a fixed shared-memory tree (common.cuh). The shapes are
+// arguments (two index maps), so one entry point serves every reduction of a model.
+//
+// Two kernels:
+//  reduce_sum_kernel   any axes: one block per output. Launch: block 256 (the tree's
+//                      width; partial[256]), grid = max(1, min(outputs, 4096));
+//                      grid-stride over outputs.
+//  column_sum_kernel   leading axes of a [rows, cols] row-major matrix (bias gradients):
+//                      32 consecutive outputs per block, so each warp reads 128
+//                      contiguous bytes. Launch: block (32, 32), grid ceil(cols / 32).
+// Codegen picks column_sum when the reduced axes are the leading ones and there are at
+// least 32 outputs (CudaSchedule's columnReduce).
+//
+// Generated entry points:
+//   extern "C" __global__ void k_f32(const float* in, float* out, vouch::Dims kept,
+//       vouch::Dims reduced, long long outputs, long long count, long long divisor) {
+//     vouch::reduce_sum_kernel<float>(in, out, kept, reduced, outputs, count, divisor); }
+//   extern "C" __global__ void k_f32(const float* in, float* out, long long rows,
+//       long long cols, long long divisor) {
+//     vouch::column_sum_kernel<float>(in, out, rows, cols, divisor); }
+// divisor: 1 for reduce_sum, the reduced element count for reduce_mean (the sum is
+// divided by T(divisor) once, at the end, when divisor > 1).
+#ifndef VOUCH_RUNTIME_CUDA_KERNELS_REDUCE_CUH_
+#define VOUCH_RUNTIME_CUDA_KERNELS_REDUCE_CUH_
+
+#include "common.cuh"
+
+namespace vouch {
+
+// kept: the input's kept axes (extents and input strides), walked by output index o;
+// reduced: the reduced axes (extents and input strides), walked by r in [0, count).
+// Thread t sums in[base + offset(r)] for r = t, t + blockDim.x, ... (ascending), then
+// the tree adds the 256 partial sums; out[o] is written by thread 0.
+template <class T>
+__device__ void reduce_sum_kernel(const T* in, T* out, const Dims& kept, const Dims& reduced,
+                                  long long outputs, long long count, long long divisor) {
+  __shared__ T partial[256];
+  for (long long o = blockIdx.x; o < outputs; o += gridDim.x) {
+    const long long base = dims_offset(o, kept);
+    T sum = T(0);
+    for (long long r = threadIdx.x; r < count; r += blockDim.x)
+      sum += in[base + dims_offset(r, reduced)];
+    block_sum_tree(partial, sum);
+    if (threadIdx.x == 0) out[o] = divisor > 1 ? partial[0] / T(divisor) : partial[0];
+    __syncthreads();  // partial is rewritten by the next output
+  }
+}
+
+// in: [rows, cols] row-major; out[c] = sum over rows of in[r, c] (/ divisor). Thread
+// (x, y) of block b owns column c = 32 b + x and sums rows y, y + 32, ... (ascending);
+// the 32 row-phase sums of a column are then added in a fixed tree over y.
+// partial[32][33]: the padding column keeps the tree's column reads free of bank
+// conflicts.
+template <class T>
+__device__ void column_sum_kernel(const T* in, T* out, long long rows, long long cols,
+                                  long long divisor) {
+  __shared__ T partial[32][33];
+  const long long c = static_cast<long long>(blockIdx.x) * 32 + threadIdx.x;
+  T sum = T(0);
+  if (c < cols)
+    for (long long r = threadIdx.y; r < rows; r += 32) sum += in[r * cols + c];
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = 16; s > 0; s >>= 1) {
+    if (threadIdx.y < s) partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + s][threadIdx.x];
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && c < cols)
+    out[c] = divisor > 1 ? partial[0][threadIdx.x] / T(divisor) : partial[0][threadIdx.x];
+}
+
+}  // namespace vouch
+
+#endif  // VOUCH_RUNTIME_CUDA_KERNELS_REDUCE_CUH_

@@ -113,7 +113,7 @@ std::string emitModelSource(const ModelSourceInput &input) {
         nvrtcVersionString() + ", " + input.cuda.binary->arch +
         " cubin + PTX; cuBLAS/cuBLASLt; reductions: vouch kernels "
         "fixed-order-tree, cuBLAS implementation-defined)";
-    out << "Backend cuda_backend() {\n  return cuda_program_backend("
+    out << "Backend cuda_backend() {\n  return vouch::rt::cuda::cuda_program_backend("
            "kCudaProgram, kCubin, sizeof(kCubin) - 1, kPtx, "
         << (plan.profile().tf32 ? "true" : "false") << ",\n      "
         << cppStringLiteral(header) << ",\n      " << capsuleReports(plan)

@@ -280,7 +280,8 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
       << ", " << prologueEnd_ << ",\n  " << name << "_args, " << name
       << "_ints, " << name << "_nodes, " << nodes_.size() << ", " << name
       << "_kernels, " << kernels_.size() << ",\n  "
-      << cppStringLiteral(schedule_) << "};\n\n";
+      << cppStringLiteral(schedule_) << ",\n  " << args_.size() << ", "
+      << ints_.size() << "};\n\n";
   return out.str();
 }
 

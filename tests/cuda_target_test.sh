@@ -12,13 +12,15 @@ export VOUCH_CACHE_DIR=$dir/cache
 fail() { echo "FAIL: $*"; exit 1; }
 "$vouch" build "$model" --target cuda -o "$dir/q" --emit-dir "$dir/src" 2>"$dir/build.err" ||
   { cat "$dir/build.err"; fail "vouch build --target cuda"; }
-grep -q "extern \"C\" __global__ void quickstart_mlp_optimizer_f32" "$dir/src/kernels.cu" ||
-  fail "kernels.cu lacks the optimizer kernel"
+grep -q '#include "runtime/cuda/kernels/executor.cuh"' "$dir/src/kernels.cu" ||
+  fail "kernels.cu does not include the executor's kernels"
+grep -q 'vouch::pointwise_kernel<1, 2>(vouch_pointwise_step_mul_op{}' "$dir/src/kernels.cu" ||
+  fail "kernels.cu lacks the fused relu VJP instantiation"
 # --show-backend on cuda prints the step's schedule: fused groups and the
 # cuBLAS calls with their transpose flags (checked here in the source, since
 # only a GPU host can print it).
-for want in "quickstart_mlp_fused0 = fused sub scale fill mul" \
-            "quickstart_mlp_fused1 = fused step mul" \
+for want in "= fused sub scale fill mul" \
+            "vouch_pointwise_step_mul = fused step mul" \
             "vjp n0 cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul)"; do
   grep -qF "$want" "$dir/src/model.cpp" || fail "schedule lacks: $want"
 done

@@ -183,6 +183,31 @@ int32_t storage_owner(const Program& program, int32_t b) {
   return b;
 }
 
+void ProgramTape::build(const Program& p, VjpFn vjp) {
+  std::vector<int32_t> order(size_t(p.num_nodes));
+  for (int32_t i = 0; i < p.num_nodes; i++) order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    return p.nodes[x].after_step < p.nodes[y].after_step;
+  });
+  begin_.assign(size_t(p.forward_end) + 1, 0);
+  nodes_.clear();
+  by_id_.clear();
+  for (int32_t i : order) {
+    const NodeDesc& n = p.nodes[i];
+    TapeNode t;
+    t.op = n.op;
+    t.capsule = n.capsule;
+    t.node_id = n.id;
+    t.saved.assign(n.saved, n.saved + n.num_saved);
+    t.vjp = n.vjp_begin < n.vjp_end ? vjp : nullptr;
+    t.kernel = n.kernel ? n.kernel : "";
+    nodes_.push_back(std::move(t));
+    begin_[size_t(n.after_step) + 1]++;
+    by_id_[n.id] = &n;
+  }
+  for (size_t s = 1; s < begin_.size(); s++) begin_[s] += begin_[s - 1];
+}
+
 // ---- CpuProgramModel ---------------------------------------------------------------
 
 template <class T>
@@ -231,28 +256,7 @@ Status CpuProgramModel<T>::init() {
     }
   }
 
-  // Tape nodes grouped by the step after which they are recorded (stable: nodes of
-  // one step keep their program order).
-  std::vector<int32_t> order(size_t(p.num_nodes));
-  for (int32_t i = 0; i < p.num_nodes; i++) order[size_t(i)] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
-    return p.nodes[x].after_step < p.nodes[y].after_step;
-  });
-  nodes_begin_.assign(size_t(p.forward_end) + 1, 0);
-  for (int32_t i : order) {
-    const NodeDesc& n = p.nodes[i];
-    TapeNode t;
-    t.op = n.op;
-    t.capsule = n.capsule;
-    t.node_id = n.id;
-    t.saved.assign(n.saved, n.saved + n.num_saved);
-    t.vjp = n.vjp_begin < n.vjp_end ? &CpuProgramModel::vjp : nullptr;
-    t.kernel = n.kernel ? n.kernel : "";
-    nodes_.push_back(std::move(t));
-    nodes_begin_[size_t(n.after_step) + 1]++;
-    node_of_id_[n.id] = i;
-  }
-  for (size_t s = 1; s < nodes_begin_.size(); s++) nodes_begin_[s] += nodes_begin_[s - 1];
+  tape_.build(p, &CpuProgramModel::vjp);
   return Status::Ok();
 }
 
@@ -294,9 +298,7 @@ void CpuProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
                   st.bias == -1 ? nullptr : pointers_[size_t(st.bias)], pointers_[size_t(st.c)]);
         break;
     }
-    if (tape && s < program_.forward_end)
-      for (int32_t i = nodes_begin_[size_t(s)]; i < nodes_begin_[size_t(s) + 1]; i++)
-        tape->record(nodes_[size_t(i)]);
+    tape_.record_after(s, tape);
   }
 }
 
@@ -322,10 +324,9 @@ void CpuProgramModel<T>::backward(Tape& tape) {
 template <class T>
 void CpuProgramModel<T>::vjp(void* self, int node_id) {
   auto* model = static_cast<CpuProgramModel*>(self);
-  auto it = model->node_of_id_.find(node_id);
-  if (it == model->node_of_id_.end()) return;  // not a node of this program
-  const NodeDesc& n = model->program_.nodes[it->second];
-  model->run_steps(n.vjp_begin, n.vjp_end, nullptr);
+  const NodeDesc* n = model->tape_.node(node_id);
+  if (n == nullptr) return;  // not a node of this program
+  model->run_steps(n->vjp_begin, n->vjp_end, nullptr);
 }
 
 template class CpuProgramModel<float>;

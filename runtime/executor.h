@@ -44,6 +44,32 @@ Status check_program(const Program& program);
 // owns). Precondition: check_program(program).ok().
 int32_t storage_owner(const Program& program, int32_t b);
 
+// The tape nodes of a Program, grouped by the forward step after which they are
+// recorded (nodes of one step in program order), and the node of an id: what both
+// executors record and dispatch VJPs with.
+class ProgramTape {
+ public:
+  // Precondition: check_program(program).ok(). `vjp` goes into every node that has VJP
+  // steps (vjp_begin < vjp_end); the others get nullptr.
+  void build(const Program& program, VjpFn vjp);
+  // Records the nodes completed by step `step` (none for a step >= forward_end).
+  void record_after(int32_t step, Tape* tape) const {
+    if (tape == nullptr || step < 0 || size_t(step) + 1 >= begin_.size()) return;
+    for (int32_t i = begin_[size_t(step)]; i < begin_[size_t(step) + 1]; i++)
+      tape->record(nodes_[size_t(i)]);
+  }
+  // The NodeDesc with this id, or nullptr.
+  const NodeDesc* node(int id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::vector<int32_t> begin_;    // per forward step s: nodes_[begin_[s], begin_[s+1])
+  std::vector<TapeNode> nodes_;
+  std::unordered_map<int, const NodeDesc*> by_id_;
+};
+
 template <class T>
 class CpuProgramModel final : public CompiledModel<T> {
  public:
@@ -80,9 +106,7 @@ class CpuProgramModel final : public CompiledModel<T> {
   std::vector<T> storage_;             // every owning buffer, one after another
   std::vector<T*> pointers_;           // per buffer (aliases: their owner's storage)
   std::vector<ArgValue> args_;         // Program::args resolved, same indices
-  std::vector<int32_t> nodes_begin_;   // per step s: nodes_[nodes_begin_[s], [s+1])
-  std::vector<TapeNode> nodes_;        // tape nodes by after_step, then program order
-  std::unordered_map<int, int32_t> node_of_id_;  // node id -> index in Program::nodes
+  ProgramTape tape_;
 };
 
 extern template class CpuProgramModel<float>;

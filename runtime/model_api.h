@@ -14,9 +14,12 @@
 //     return train_main(argc, argv, model,
 //                       {cpu_program_backend(kCpuProgram, kCpuKernelsF32, kCpuKernelsF64,
 //                                            kCpuHeader, cpu_reports()),
-//                        cuda_program_backend(kCudaProgram, kCubin, sizeof kCubin, kPtx,
-//                                             kTf32, kCudaHeader, cuda_reports())});
+//                        cuda_program_backend(kCudaProgram, kCubin, sizeof kCubin,
+//                                             reinterpret_cast<const char*>(kPtx), kTf32,
+//                                             kCudaHeader, cuda_reports())});
 //   }
+//
+// (a cpu-only executable passes only the cpu backend and need not link runtime/cuda).
 #ifndef VOUCH_RUNTIME_MODEL_API_H_
 #define VOUCH_RUNTIME_MODEL_API_H_
 

@@ -375,7 +375,11 @@ int train_main(int argc, char** argv, const ModelDescription& model,
   int code;
   if (run.f32) {
     if (b.make_f32 == nullptr)
-      return fail(kExitUsage, "--dtype f32: this executable was built without f32 support");
+      return fail(kExitUsage, o.dtype_given
+                                  ? "--dtype f32: this executable was built without f32 support"
+                                  : std::string("f32 (the default on ") + device_name(b.device) +
+                                        "): this executable was built without f32 support; "
+                                        "pass --dtype f64");
     code = Run<float>(run, model, b, b.make_f32()).run();
   } else {
     if (b.make_f64 == nullptr)

@@ -526,6 +526,22 @@ TEST(TrainMainDeviceTest, CudaDefaultsToF32AndCpuToF64) {
   EXPECT_TRUE(contains(test_files::read_file(cpu_path), "\"dtype\":\"F64\""));
 }
 
+TEST(TrainMainDeviceTest, AMissingDefaultF32FactoryIsNamedWithTheWayOut) {
+  Backend device;
+  device.device = Device::Cuda;
+  device.make_f64 = &make<double, 1>;
+  device.ready = [] { return Status::Ok(); };
+  std::vector<std::string> args = {"./linear2", "--device", "cuda"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStderr();
+  int code = train_main(int(argv.size()), argv.data(), description(1), {device});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(err, "error: f32 (the default on cuda): this executable was built without f32 "
+                 "support; pass --dtype f64\n");
+}
+
 TEST(TrainMainDeviceTest, TimeReportsPerStepTimesOfTheFlushIntervals) {
   DeviceLog log;
   RunOutput r = run_device({"--device", "cuda", "--steps", "50", "--log-every", "5", "--time"},

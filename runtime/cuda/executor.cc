@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "runtime/cuda/allocator.h"

@@ -1,15 +1,30 @@
 // model_api.h: the interface between a generated model and the runtime.
 //
 // The code generator emits, for each model, a ModelDescription (parameters with their
-// shapes and initialisers, batch, data clause, optimizer, defaults) and a
-// CompiledModel<T> per element type that owns the parameter, gradient and activation
-// buffers and runs the compiled forward and VJP code. The shared executable driver
-// (train_main.h) does everything else: flags, data, initialisation, the training
-// loop, checkpoints and the printed output.
+// shapes and initialisers, batch, data clause, optimizer, defaults) and, per backend, a
+// Program (runtime/program.h: buffers, steps, tape nodes as tables). The runtime's
+// executors turn a Program into a CompiledModel<T> per element type, which owns the
+// parameter, gradient and activation buffers and runs the forward and VJP steps
+// (runtime/executor.h for cpu, runtime/cuda/executor.h for cuda). The shared
+// executable driver (train_main.h) does everything else: flags, data, initialisation,
+// the training loop, checkpoints and the printed output. A generated main() is:
+//
+//   int main(int argc, char** argv) {
+//     static const ModelDescription model = describe();
+//     return train_main(argc, argv, model,
+//                       {cpu_program_backend(kCpuProgram, kCpuKernelsF32, kCpuKernelsF64,
+//                                            kCpuHeader, cpu_reports()),
+//                        cuda_program_backend(kCudaProgram, kCubin, sizeof kCubin,
+//                                             reinterpret_cast<const char*>(kPtx), kTf32,
+//                                             kCudaHeader, cuda_reports())});
+//   }
+//
+// (a cpu-only executable passes only the cpu backend and need not link runtime/cuda).
 #ifndef VOUCH_RUNTIME_MODEL_API_H_
 #define VOUCH_RUNTIME_MODEL_API_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,26 +79,55 @@ struct CompiledModel {
   virtual T forward(const T* x, const T* y, Tape* tape) = 0;
   // [batch, out_features]: the prediction of the last forward.
   virtual const T* prediction() const = 0;
-  // Zeroes the gradients, then runs tape.backward on the model's state.
+  // Runs the constant-gradient prologue, then tape.backward on the model's state: the
+  // VJPs of the last forward, last node first. Nothing is zeroed: every gradient buffer
+  // is written (not accumulated into) by the step that produces it, each step.
   virtual void backward(Tape& tape) = 0;
 
   // --- Device-resident models (the cuda target) --------------------------------------
-  // They keep params, gradients and optimizer state on the device and run a whole
-  // training step there (forward recording the tape, the tape's VJPs, one optimizer
-  // kernel), possibly replayed as one CUDA graph. train_main then calls these instead
-  // of backward() and the host Optimizer.
+  // They keep params, gradients, optimizer state and the whole dataset on the device
+  // and run a whole training step there (batch selection, forward recording the tape,
+  // the tape's VJPs, one optimizer kernel, the loss into a ring buffer, the step
+  // counter), possibly replayed as one CUDA graph. train_main then calls these instead
+  // of forward/backward and the host Optimizer:
+  //
+  //   configure(run); upload_params(); upload_data(x, y, num_batches);
+  //   for k in [0, steps): enqueue_step(opt, k == 0 ? &tape : nullptr);
+  //       ... read_losses(first, count, out) when it needs losses (log points, the last
+  //       step, and before loss_capacity() unread steps would be overwritten);
+  //   download_params().
+  //
+  // enqueue_step only enqueues: it never waits for the device, so steps pipeline and
+  // the host reads losses only when asked. Step k (the k-th enqueue_step since
+  // upload_params, from 0) trains on batch k % num_batches and keeps its loss (before
+  // its update) in ring slot k % loss_capacity() until step k + loss_capacity()
+  // overwrites it.
   virtual bool device_resident() const { return false; }
   virtual Status configure(const RunConfig&) { return Status::Ok(); }
-  virtual Status upload_params() { return Status::Ok(); }    // param() mirrors -> device
+  // param() mirrors -> device; also zeroes the optimizer state and the step counter.
+  virtual Status upload_params() { return Status::Ok(); }
   virtual Status download_params() { return Status::Ok(); }  // device -> param() mirrors
-  virtual Status upload_data(const T* /*x*/, const T* /*y*/, int64_t /*rows*/) {
+  // The whole dataset: x [num_batches * batch, in_features], y likewise, uploaded once.
+  virtual Status upload_data(const T* /*x*/, const T* /*y*/, int64_t /*num_batches*/) {
     return Status::Ok();
   }
-  // Trains on batch `batch` of the uploaded data; returns its loss before the update.
-  virtual Result<double> train_step(int64_t /*batch*/, const OptimizerConfig&, Tape*) {
+  // Enqueues the next training step and returns without waiting for it. When `tape`
+  // is given it receives the step's tape (the same every step: the program is static).
+  virtual Status enqueue_step(const OptimizerConfig&, Tape* /*tape*/) {
     return Status::Error("this model is not device-resident");
   }
-  // The first error of forward() (which returns a bare T), or Ok.
+  // How many consecutive steps' losses the device keeps (> 0 for a device-resident
+  // model).
+  virtual int64_t loss_capacity() const { return 0; }
+  // Waits for the enqueued work, then writes the losses of steps [first, first+count)
+  // to out[0..count). Errors (and writes nothing) when a step was not enqueued yet or
+  // its slot was overwritten (first < steps enqueued - loss_capacity()); also returns
+  // the first error of the device work enqueued so far.
+  virtual Status read_losses(int64_t /*first*/, int64_t /*count*/, double* /*out*/) {
+    return Status::Error("this model is not device-resident");
+  }
+  // The first error of forward() (which returns a bare T) or of the model's
+  // construction, or Ok.
   virtual Status status() const { return Status::Ok(); }
   // Allocator telemetry for --mem-stats (empty where there is none).
   virtual std::string memory_report() const { return ""; }
@@ -91,14 +135,17 @@ struct CompiledModel {
 
 // One implementation of the model on one device. An executable built for the
 // cuda target carries a cpu and a cuda backend; `--device auto` picks cuda only
-// when `ready()` says a device is usable.
+// when `ready()` says a device is usable. The factories may capture state (a Program,
+// kernel tables, module bytes: see runtime/executor.h's cpu_program_backend and
+// runtime/cuda/executor.h's cuda_program_backend); a missing one means the
+// executable was built without that element type.
 struct Backend {
   Device device = Device::Cpu;
-  std::unique_ptr<CompiledModel<float>> (*make_f32)() = nullptr;
-  std::unique_ptr<CompiledModel<double>> (*make_f64)() = nullptr;
-  Status (*ready)() = nullptr;  // nullptr: always usable
-  // --show-backend: each capsule's report block by capsule name, printed at the
-  // capsule's first use on the tape; `header` first.
+  std::function<std::unique_ptr<CompiledModel<float>>()> make_f32;
+  std::function<std::unique_ptr<CompiledModel<double>>()> make_f64;
+  std::function<Status()> ready;  // empty: always usable
+  // --show-backend: `header` first, then each capsule's report block by capsule name,
+  // printed at the capsule's first use on the tape.
   std::string header;
   std::map<std::string, std::string> capsule_reports;
 };

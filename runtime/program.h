@@ -99,6 +99,11 @@ struct Program {
   const char* const* kernel_names;  // cuda: entry points without _f32/_f64; cpu: labels
   int32_t num_kernels;
   const char* schedule;  // --show-backend: every step in launch order, human-readable
+  // Lengths of `args` and `ints` (appended after the first draft, so positional
+  // initialisers of the fields above keep their meaning). Required: the executors
+  // check every step's argument range and every Dims against them.
+  int32_t num_args;
+  int32_t num_ints;
 };
 
 // cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.

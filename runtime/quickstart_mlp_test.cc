@@ -48,7 +48,7 @@ class QuickstartMlp : public CompiledModel<double> {
  private:
   static QuickstartMlp* self(void* ctx) { return static_cast<QuickstartMlp*>(ctx); }
 
-  static void mse_vjp(void* ctx) {
+  static void mse_vjp(void* ctx, int /*node_id*/) {
     QuickstartMlp* m = self(ctx);
     for (int i = 0; i < kBatch * kOut; i++)
       m->dpred_[i] = 2.0 * (m->pred_[i] - m->y_[i]) / double(kBatch * kOut);
@@ -64,16 +64,16 @@ class QuickstartMlp : public CompiledModel<double> {
     for (int i = 0; i < out; i++) db[i] += dbias[i];
     if (dX) matmul<double>(false, false, 1, kBatch, in, out, dY, 0, W, 0, dX);
   }
-  static void linear2_vjp(void* ctx) {
+  static void linear2_vjp(void* ctx, int /*node_id*/) {
     QuickstartMlp* m = self(ctx);
     linear_vjp(kHidden, kOut, m->h_.data(), m->p_[2].data(), m->dpred_.data(), m->g_[2].data(),
                m->g_[3].data(), m->dh_.data());
   }
-  static void relu_vjp(void* ctx) {
+  static void relu_vjp(void* ctx, int /*node_id*/) {
     QuickstartMlp* m = self(ctx);
     for (int i = 0; i < kBatch * kHidden; i++) m->dh_pre_[i] = m->h_pre_[i] > 0 ? m->dh_[i] : 0.0;
   }
-  static void linear1_vjp(void* ctx) {
+  static void linear1_vjp(void* ctx, int /*node_id*/) {
     QuickstartMlp* m = self(ctx);
     linear_vjp(kIn, kHidden, m->x_, m->p_[0].data(), m->dh_pre_.data(), m->g_[0].data(),
                m->g_[1].data(), nullptr);

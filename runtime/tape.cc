@@ -5,7 +5,7 @@ namespace vouch::rt {
 
 void Tape::backward(void* ctx) const {
   for (size_t i = nodes_.size(); i-- > 0;)
-    if (nodes_[i].vjp != nullptr) nodes_[i].vjp(ctx);
+    if (nodes_[i].vjp != nullptr) nodes_[i].vjp(ctx, nodes_[i].node_id);
 }
 
 void Tape::print(std::ostream& os) const {

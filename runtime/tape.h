@@ -15,8 +15,10 @@
 namespace vouch::rt {
 
 // A compiled VJP: reads saved buffers and upstream gradients from the model state it
-// is given and accumulates the gradients of the node's inputs.
-using VjpFn = void (*)(void* ctx);
+// is given (`ctx`, the argument of Tape::backward) and writes the gradients of the
+// node's inputs. `node_id` is the recording node's TapeNode::node_id, so one function
+// can serve every node of a table-driven model (runtime/executor.h).
+using VjpFn = void (*)(void* ctx, int node_id);
 
 struct TapeNode {
   const char* op = "";                   // e.g. "matmul"
@@ -30,7 +32,7 @@ struct TapeNode {
 class Tape {
  public:
   void record(TapeNode node) { nodes_.push_back(std::move(node)); }
-  // Calls each node's vjp(ctx), last recorded first.
+  // Calls each node's vjp(ctx, node_id), last recorded first.
   void backward(void* ctx) const;
   void clear() { nodes_.clear(); }
   size_t size() const { return nodes_.size(); }

@@ -12,9 +12,13 @@ namespace {
 struct Log {
   std::string calls;
 };
-void vjp_a(void* ctx) { static_cast<Log*>(ctx)->calls += "a"; }
-void vjp_b(void* ctx) { static_cast<Log*>(ctx)->calls += "b"; }
-void vjp_c(void* ctx) { static_cast<Log*>(ctx)->calls += "c"; }
+// Each VJP logs its letter and the node id it was called for.
+void log_call(void* ctx, const char* letter, int node_id) {
+  static_cast<Log*>(ctx)->calls += letter + std::to_string(node_id) + " ";
+}
+void vjp_a(void* ctx, int node_id) { log_call(ctx, "a", node_id); }
+void vjp_b(void* ctx, int node_id) { log_call(ctx, "b", node_id); }
+void vjp_c(void* ctx, int node_id) { log_call(ctx, "c", node_id); }
 
 TEST(TapeTest, BackwardRunsVjpsLastToFirst) {
   Tape tape;
@@ -25,11 +29,21 @@ TEST(TapeTest, BackwardRunsVjpsLastToFirst) {
   ASSERT_EQ(tape.size(), 4u);
   Log log;
   tape.backward(&log);
-  EXPECT_EQ(log.calls, "cba");
+  EXPECT_EQ(log.calls, "c3 b2 a0 ");
   tape.clear();
   EXPECT_EQ(tape.size(), 0u);
   tape.backward(&log);
-  EXPECT_EQ(log.calls, "cba");
+  EXPECT_EQ(log.calls, "c3 b2 a0 ");
+}
+
+TEST(TapeTest, OneFunctionServesEveryNodeById) {
+  Tape tape;
+  tape.record({"linear", "unassigned", 7, {}, vjp_a});
+  tape.record({"relu", "unassigned", 12, {}, vjp_a});
+  tape.record({"linear", "unassigned", 9, {}, vjp_a});
+  Log log;
+  tape.backward(&log);
+  EXPECT_EQ(log.calls, "a9 a12 a7 ");
 }
 
 TEST(TapeTest, PrintsOneLinePerNode) {

@@ -45,6 +45,7 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
     if (value != "f64" && value != "f32")
       return Status::Error(flag + " expects f64 or f32, got '" + value + "'");
     o->f32 = value == "f32";
+    o->dtype_given = true;
   } else if (name == "log-every") {
     if (!parse_int(value, &o->log_every) || o->log_every <= 0)
       return Status::Error(flag + " expects a positive integer, got '" + value + "'");
@@ -100,6 +101,10 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
   return o;
 }
 
+bool run_in_f32(const TrainOptions& o, Device device) {
+  return o.dtype_given ? o.f32 : device == Device::Cuda;
+}
+
 std::string describe_data_spec(const DataSpec& data) {
   if (data.kind != DataSpec::RegressionGrid) return data.path;
   std::ostringstream s;
@@ -116,8 +121,11 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      cuda backend and a usable device, else cpu)\n"
     << "  --steps N           training steps (default: " << model.steps << ")\n"
     << "  --seed S            run seed, an unsigned 64-bit integer (default: 0)\n"
-    << "  --dtype f64|f32     element type of the run (default: f64)\n"
-    << "  --log-every K       print the loss every K steps (default: " << model.log_every << ")\n"
+    << "  --dtype f64|f32     element type of the run (default: f32 on cuda, f64 on\n"
+    << "                      cpu)\n"
+    << "  --log-every K       print the loss every K steps (default: " << model.log_every << ");\n"
+    << "                      on cuda the host reads losses only then (and at the last\n"
+    << "                      step), so the steps between run back to back\n"
     << "  --data PATH         file.csv or x.npy,y.npy instead of the model's data\n"
     << "                      (default: " << describe_data_spec(model.data) << ")\n"
     << "  --save-params PATH  write the parameters as safetensors after training\n"
@@ -132,8 +140,9 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --no-cuda-graph     launch each step's kernels one by one (cuda; same results)\n"
     << "  --deterministic     fixed-order reductions (cuda; also\n"
     << "                      TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1)\n"
-    << "  --time              print the median wall time of a training step (each step\n"
-    << "                      ends with its loss on the host), after warm-up steps\n"
+    << "  --time              print the median and minimum wall time per training step,\n"
+    << "                      each measured over the steps between two loss reads (one\n"
+    << "                      step with --log-every 1), after warm-up\n"
     << "  --help              print this help and exit\n\n"
     << "Flags take their value as `--flag V` or `--flag=V`.\n"
     << "Exit status: 0 success, 1 internal error, 2 bad flags, 3 device not available,\n"

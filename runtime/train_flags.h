@@ -19,7 +19,8 @@ struct TrainOptions {
   Device device = Device::Auto;
   int64_t steps = 0;       // default: ModelDescription::steps
   uint64_t seed = 0;
-  bool f32 = false;        // --dtype f32; f64 otherwise
+  bool f32 = false;        // --dtype f32 (see run_in_f32 for the default)
+  bool dtype_given = false;  // --dtype was on the command line
   int64_t log_every = 1;   // default: ModelDescription::log_every
   std::string data;        // --data, empty: the model's data clause
   std::string save_params, load_params;
@@ -27,13 +28,17 @@ struct TrainOptions {
   bool init_only = false, show_tape = false, help = false;
   bool show_backend = false;  // capsules of the ops that ran, at first use
   bool mem_stats = false;     // allocator telemetry after the run (cuda)
-  bool time = false;          // per-step wall time (benchmarks)
+  bool time = false;          // wall time per step (benchmarks)
   RunConfig run;              // --no-cuda-graph, --deterministic
 };
 
 // Parses argv[1..argc) (`--flag V` or `--flag=V`). Errors name the flag and the
 // offending text; the caller prints them with a hint to --help.
 Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescription& model);
+
+// The element type of a run on `device`: --dtype when given; otherwise f32 on cuda
+// (what GPU training runs in) and f64 everywhere else (the reference semantics).
+bool run_in_f32(const TrainOptions& o, Device device);
 
 // The --help text: every flag with its default, the exit statuses.
 std::string train_usage(const std::string& program, const ModelDescription& model);

@@ -38,6 +38,9 @@ TEST(TrainFlagsTest, Defaults) {
   EXPECT_EQ(o.steps, 200);
   EXPECT_EQ(o.seed, 0u);
   EXPECT_FALSE(o.f32);
+  EXPECT_FALSE(o.dtype_given);
+  EXPECT_FALSE(run_in_f32(o, Device::Cpu));
+  EXPECT_TRUE(run_in_f32(o, Device::Cuda));  // cuda trains in f32 unless told otherwise
   EXPECT_EQ(o.log_every, 25);
   EXPECT_TRUE(o.data.empty() && o.save_params.empty() && o.load_params.empty());
   EXPECT_FALSE(o.init_only || o.show_tape || o.help);
@@ -54,11 +57,24 @@ TEST(TrainFlagsTest, BothSpellings) {
   EXPECT_EQ(o.steps, 2);
   EXPECT_EQ(o.seed, 18446744073709551615ull);
   EXPECT_TRUE(o.f32);
+  EXPECT_TRUE(o.dtype_given);
+  EXPECT_TRUE(run_in_f32(o, Device::Cpu));
   EXPECT_EQ(o.log_every, 3);
   EXPECT_EQ(o.data, "a.csv");
   EXPECT_EQ(o.save_params, "out.st");
   EXPECT_EQ(o.load_params, "in.st");
   EXPECT_TRUE(o.init_only && o.show_tape && o.help);
+}
+
+TEST(TrainFlagsTest, ExplicitDtypeWinsOnEveryDevice) {
+  Result<TrainOptions> f64 = parse({"--dtype", "f64"});
+  ASSERT_TRUE(f64.ok());
+  EXPECT_FALSE(run_in_f32(f64.value(), Device::Cuda));
+  EXPECT_FALSE(run_in_f32(f64.value(), Device::Cpu));
+  Result<TrainOptions> f32 = parse({"--dtype=f32"});
+  ASSERT_TRUE(f32.ok());
+  EXPECT_TRUE(run_in_f32(f32.value(), Device::Cpu));
+  EXPECT_TRUE(run_in_f32(f32.value(), Device::Cuda));
 }
 
 TEST(TrainFlagsTest, Errors) {
@@ -90,7 +106,8 @@ TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
   EXPECT_NE(help.find("usage: ./tiny [flags]"), std::string::npos);
   EXPECT_NE(help.find("(default: 200)"), std::string::npos);
   EXPECT_NE(help.find("(default: 25)"), std::string::npos);
-  EXPECT_NE(help.find("(default: f64)"), std::string::npos);
+  EXPECT_NE(help.find("(default: f32 on cuda, f64 on\n                      cpu)"),
+            std::string::npos);
   EXPECT_NE(help.find("(default: 0)"), std::string::npos);
   EXPECT_NE(help.find("regression_grid(-1, 1, 5)"), std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -84,7 +85,7 @@ class Run {
     num_batches_ = d.rows / m_.batch;
     if (model_->device_resident()) {
       Status up = model_->upload_params();
-      if (up.ok()) up = model_->upload_data(x_.data(), y_.data(), d.rows);
+      if (up.ok()) up = model_->upload_data(x_.data(), y_.data(), num_batches_);
       if (!up.ok()) return fail(kExitDevice, up.message());
     }
     const bool grid = o_.data.empty() && m_.data.kind == DataSpec::RegressionGrid;
@@ -176,9 +177,22 @@ class Run {
     return sum / double(num_batches_);
   }
 
+  // The training loop. The host path (cpu) computes each step's loss at once; a
+  // device-resident model only enqueues steps and keeps their losses on the device,
+  // and the loop reads them at flush points: every log point (k % log_every == 0), the
+  // last step, and, with --trace (which needs every step's loss), before the device's
+  // loss ring would overwrite an unread step. Without --trace a flush reads only the
+  // flushed step's loss. The printed lines are the same either way.
   int train() {
+    const bool device = model_->device_resident();
     std::unique_ptr<Optimizer<T>> optimizer;
-    if (!model_->device_resident()) {
+    int64_t capacity = std::numeric_limits<int64_t>::max();
+    if (device) {
+      capacity = model_->loss_capacity();
+      if (capacity <= 0)
+        return fail(kExitInternal, "the device-resident model keeps no step losses "
+                                   "(loss_capacity() = " + std::to_string(capacity) + ")");
+    } else {
       std::vector<std::pair<T*, T*>> params;
       std::vector<int64_t> sizes;
       for (size_t i = 0; i < m_.params.size(); i++) {
@@ -189,41 +203,63 @@ class Run {
       if (!optimizer->status().ok()) return fail(kExitInternal, optimizer->status().message());
     }
     Tape tape;
-    std::vector<double> step_ms;
+    std::vector<double> host_losses;  // host path: losses of the steps [pending, k]
+    std::vector<double> losses;       // what a flush read
+    std::vector<double> ms_per_step;  // --time: one sample per flush interval
+    int64_t pending = 0;              // the first step not flushed yet
+    auto interval_start = std::chrono::steady_clock::now();
     for (int64_t k = 0; k < o_.steps; k++) {
-      int64_t b = k % num_batches_;
-      tape.clear();
-      auto started = std::chrono::steady_clock::now();
-      double loss;
-      if (model_->device_resident()) {
-        // The first step records the tape (later steps may replay a CUDA graph).
-        Result<double> trained = model_->train_step(b, m_.optimizer, k == 0 ? &tape : nullptr);
-        if (!trained.ok()) return fail(kExitDevice, trained.status().message());
-        loss = trained.value();
+      // The first step records the tape (later steps may replay a CUDA graph).
+      Tape* recorded = k == 0 ? &tape : nullptr;
+      if (device) {
+        Status st = model_->enqueue_step(m_.optimizer, recorded);
+        if (!st.ok()) return fail(kExitDevice, st.message());
       } else {
-        loss = double(model_->forward(batch_x(b), batch_y(b), &tape));
+        int64_t b = k % num_batches_;
+        tape.clear();
+        host_losses.push_back(double(model_->forward(batch_x(b), batch_y(b), &tape)));
         model_->backward(tape);
         optimizer->step();
       }
-      step_ms.push_back(std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - started).count());
       if (k == 0) show_first_step(tape);
-      if (k % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)k, loss);
-      if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)k, loss);
+
+      const bool flush = k % o_.log_every == 0 || k + 1 == o_.steps ||
+                         (trace_ != nullptr && k + 1 - pending >= capacity);
+      if (!flush) continue;
+      const int64_t first = trace_ ? pending : k;
+      losses.assign(size_t(k + 1 - first), 0.0);
+      if (device) {
+        Status st = model_->read_losses(first, k + 1 - first, losses.data());
+        if (!st.ok()) return fail(kExitDevice, st.message());
+      } else {
+        std::copy(host_losses.end() - (k + 1 - first), host_losses.end(), losses.begin());
+        host_losses.clear();
+      }
+      auto read = std::chrono::steady_clock::now();
+      ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
+                                .count() / double(k + 1 - pending));
+      for (int64_t j = first; j <= k; j++) {
+        double loss = losses[size_t(j - first)];
+        if (j % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)j, loss);
+        if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)j, loss);
+      }
+      pending = k + 1;
+      interval_start = std::chrono::steady_clock::now();
     }
-    if (o_.time) print_timing(step_ms);
+    if (o_.time) print_timing(ms_per_step, o_.steps);
     return kExitOk;
   }
 
-  // Median and minimum over the steps after a warm-up (the first steps
-  // capture CUDA graphs and warm caches).
-  static void print_timing(std::vector<double> ms) {
+  // Median and minimum of the per-step times of the flush intervals after a warm-up
+  // (the first intervals capture CUDA graphs and warm caches).
+  static void print_timing(std::vector<double> ms, int64_t steps) {
     size_t warmup = std::min<size_t>(10, ms.size() / 5);
     ms.erase(ms.begin(), ms.begin() + warmup);
     if (ms.empty()) return;
     std::sort(ms.begin(), ms.end());
-    std::printf("timing: median %.4f ms/step, min %.4f ms over %zu steps after %zu warm-up\n",
-                ms[ms.size() / 2], ms.front(), ms.size(), warmup);
+    std::printf("timing: median %.4f ms/step, min %.4f ms/step over %zu loss-read intervals "
+                "after %zu warm-up (%lld steps)\n",
+                ms[ms.size() / 2], ms.front(), ms.size(), warmup, (long long)steps);
   }
 
   // --show-tape and --show-backend read the tape of the first step: each
@@ -334,15 +370,21 @@ int train_main(int argc, char** argv, const ModelDescription& model,
   if (!described.ok()) return fail(kExitInternal, described.message());
 
   const Backend& b = *backend.value();
+  TrainOptions run = o;
+  run.f32 = run_in_f32(o, b.device);  // --dtype, else f32 on cuda, f64 on cpu
   int code;
-  if (o.f32) {
+  if (run.f32) {
     if (b.make_f32 == nullptr)
-      return fail(kExitUsage, "--dtype f32: this executable was built without f32 support");
-    code = Run<float>(o, model, b, b.make_f32()).run();
+      return fail(kExitUsage, o.dtype_given
+                                  ? "--dtype f32: this executable was built without f32 support"
+                                  : std::string("f32 (the default on ") + device_name(b.device) +
+                                        "): this executable was built without f32 support; "
+                                        "pass --dtype f64");
+    code = Run<float>(run, model, b, b.make_f32()).run();
   } else {
     if (b.make_f64 == nullptr)
       return fail(kExitUsage, "--dtype f64: this executable was built without f64 support");
-    code = Run<double>(o, model, b, b.make_f64()).run();
+    code = Run<double>(run, model, b, b.make_f64()).run();
   }
   std::fflush(stdout);
   return code;

@@ -1,7 +1,8 @@
 // train_main.h: the main() of every generated executable.
 //
-// Generated code provides a ModelDescription and factories for its CompiledModel in
-// f32 and f64, and its main() is one call to train_main. Output follows TorchLean's
+// Generated code provides a ModelDescription and its backends (usually
+// cpu_program_backend / cuda_program_backend over its Programs, see model_api.h), and
+// its main() is one call to train_main. Output follows TorchLean's
 // quickstart (BRIEF.md, "Reference semantics") line for line, so runs can be compared
 // with the reference by text.
 #ifndef VOUCH_RUNTIME_TRAIN_MAIN_H_
@@ -33,7 +34,10 @@ int train_main(int argc, char** argv, const ModelDescription& model,
 
 // The same for an executable with several backends (the cuda target carries cpu
 // and cuda). `--device auto` picks cuda only when its ready() succeeds; an
-// explicit device without a usable backend is an error, never another device.
+// explicit device without a usable backend is an error, never another device. Without
+// --dtype a cuda run is f32 and a cpu run f64 (run_in_f32). A device-resident model's
+// losses are read at log points, the last step and, with --trace, before its loss ring
+// would overflow (see Run::train in train_main.cc).
 int train_main(int argc, char** argv, const ModelDescription& model,
                const std::vector<Backend>& backends);
 

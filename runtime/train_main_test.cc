@@ -1,5 +1,3 @@
-#include <fstream>
-#include <iterator>
 // Tests for train_main.h, driving train_main with a hand-written CompiledModel: the
 // linear model pred = W.x + b (W [1,2] xavier_uniform, b [1] zeros), MSE loss, Adam
 // lr 0.03, on the regression grid. The expected outputs were produced by an
@@ -12,10 +10,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/cpu_kernels.h"
+#include "runtime/optim.h"
 #include "runtime/safetensors.h"
 #include "runtime/test_files.h"
 
@@ -49,11 +51,11 @@ class LinearModel : public CompiledModel<T> {
   }
 
  private:
-  static void mse_vjp(void* ctx) {
+  static void mse_vjp(void* ctx, int /*node_id*/) {
     auto* m = static_cast<LinearModel*>(ctx);
     for (int r = 0; r < B; r++) m->dpred_[r] = T(2) * (m->pred_[r] - m->y_[r]) / T(B);
   }
-  static void linear_vjp(void* ctx) {
+  static void linear_vjp(void* ctx, int /*node_id*/) {
     auto* m = static_cast<LinearModel*>(ctx);
     for (int j = 0; j < 2; j++) {
       T acc = T(0);
@@ -326,6 +328,249 @@ TEST(TrainMainTest, ShowTapePrintsFirstStep) {
                        "step 0: loss=2.429185\n"))
       << r.out;
   EXPECT_EQ(r.out.find("tape of step"), r.out.rfind("tape of step"));  // only once
+}
+
+// ---- device-resident models: steps enqueued, losses read back on demand ----------------
+
+// What the driver asked a device-resident model for, in order.
+struct DeviceLog {
+  std::vector<std::string> calls;  // "f32"/"f64" (made), "read FIRST COUNT", "params"
+  int64_t enqueued = 0;
+  int64_t fail_reads_from = -1;  // read_losses of a step >= this fails (a device fault)
+};
+
+// A device-resident model whose "device" is the host: the same LinearModel math and
+// host Optimizer (so its numbers equal the host path's bit for bit), driven through
+// enqueue_step / read_losses with a loss ring of `capacity` slots. Reading a step that
+// was not enqueued yet or whose slot was overwritten is an error, as the contract says.
+template <class T, int B>
+class FakeDeviceModel : public CompiledModel<T> {
+ public:
+  FakeDeviceModel(DeviceLog* log, int64_t capacity) : log_(log), ring_(size_t(capacity)) {}
+  T* param(int i) override { return inner_.param(i); }
+  T* grad(int i) override { return inner_.grad(i); }
+  const T* prediction() const override { return inner_.prediction(); }
+  T forward(const T* x, const T* y, Tape* tape) override { return inner_.forward(x, y, tape); }
+  void backward(Tape& tape) override { inner_.backward(tape); }
+
+  bool device_resident() const override { return true; }
+  Status upload_params() override {
+    optimizer_ = std::make_unique<Optimizer<T>>(
+        opt_, std::vector<std::pair<T*, T*>>{{inner_.param(0), inner_.grad(0)},
+                                             {inner_.param(1), inner_.grad(1)}},
+        std::vector<int64_t>{2, 1});
+    steps_ = 0;
+    log_->calls.push_back("params");
+    return Status::Ok();
+  }
+  Status upload_data(const T* x, const T* y, int64_t num_batches) override {
+    x_.assign(x, x + num_batches * B * 2);
+    y_.assign(y, y + num_batches * B);
+    num_batches_ = num_batches;
+    return Status::Ok();
+  }
+  Status enqueue_step(const OptimizerConfig& o, Tape* tape) override {
+    if (o.kind != opt_.kind || o.lr != opt_.lr) return Status::Error("unexpected optimizer");
+    int64_t b = steps_ % num_batches_;
+    Tape local;
+    T loss = inner_.forward(x_.data() + b * B * 2, y_.data() + b * B, &local);
+    inner_.backward(local);
+    optimizer_->step();
+    ring_[size_t(steps_ % int64_t(ring_.size()))] = double(loss);
+    steps_++;
+    log_->enqueued = steps_;
+    if (tape) *tape = local;
+    return Status::Ok();
+  }
+  int64_t loss_capacity() const override { return int64_t(ring_.size()); }
+  Status read_losses(int64_t first, int64_t count, double* out) override {
+    log_->calls.push_back("read " + std::to_string(first) + " " + std::to_string(count));
+    if (log_->fail_reads_from >= 0 && first + count > log_->fail_reads_from)
+      return Status::Error("an illegal memory access was encountered (simulated)");
+    if (first < 0 || count < 0 || first + count > steps_)
+      return Status::Error("read_losses: steps not enqueued");
+    if (first < steps_ - int64_t(ring_.size()))
+      return Status::Error("read_losses: step " + std::to_string(first) + " was overwritten");
+    for (int64_t j = 0; j < count; j++)
+      out[j] = ring_[size_t((first + j) % int64_t(ring_.size()))];
+    return Status::Ok();
+  }
+
+ private:
+  DeviceLog* log_;
+  LinearModel<T, B> inner_;
+  OptimizerConfig opt_ = description(B).optimizer;
+  std::unique_ptr<Optimizer<T>> optimizer_;
+  std::vector<T> x_, y_;
+  int64_t num_batches_ = 0, steps_ = 0;
+  std::vector<double> ring_;
+};
+
+// A cpu backend (the host model) and a "cuda" backend (the fake device model).
+RunOutput run_device(std::vector<std::string> args, DeviceLog* log, int64_t capacity) {
+  args.insert(args.begin(), "./linear2");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  Backend cpu;
+  cpu.device = Device::Cpu;
+  cpu.make_f32 = &make<float, 1>;
+  cpu.make_f64 = &make<double, 1>;
+  Backend device;
+  device.device = Device::Cuda;
+  device.make_f32 = [log, capacity]() -> std::unique_ptr<CompiledModel<float>> {
+    log->calls.push_back("f32");
+    return std::make_unique<FakeDeviceModel<float, 1>>(log, capacity);
+  };
+  device.make_f64 = [log, capacity]() -> std::unique_ptr<CompiledModel<double>> {
+    log->calls.push_back("f64");
+    return std::make_unique<FakeDeviceModel<double, 1>>(log, capacity);
+  };
+  device.ready = [] { return Status::Ok(); };
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = train_main(int(argv.size()), argv.data(), description(1), {cpu, device});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  return {code, out, err};
+}
+
+std::vector<std::string> reads_of(const DeviceLog& log) {
+  std::vector<std::string> reads;
+  for (const std::string& c : log.calls)
+    if (c.rfind("read ", 0) == 0) reads.push_back(c);
+  return reads;
+}
+
+TEST(TrainMainDeviceTest, ReadsOneLossPerLogPointAndTheLastStep) {
+  DeviceLog log;
+  RunOutput r = run_device({"--device", "cuda", "--dtype", "f64"}, &log, 64);
+  EXPECT_EQ(r.code, 0) << r.err;
+  // Byte-identical to the host path (DefaultRunMatchesPythonReference).
+  EXPECT_EQ(r.out, run({}).out);
+  EXPECT_EQ(log.calls.front(), "f64");
+  EXPECT_EQ(log.enqueued, 200);
+  EXPECT_EQ(reads_of(log),
+            (std::vector<std::string>{"read 0 1", "read 25 1", "read 50 1", "read 75 1",
+                                      "read 100 1", "read 125 1", "read 150 1", "read 175 1",
+                                      "read 199 1"}));
+}
+
+TEST(TrainMainDeviceTest, LogEveryOneReadsEveryStep) {
+  DeviceLog log;
+  RunOutput r = run_device({"--device=cuda", "--dtype=f64", "--steps", "3", "--log-every", "1",
+                            "--seed", "2026"},
+                           &log, 2);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, run({"--steps", "3", "--log-every", "1", "--seed", "2026"}).out);
+  EXPECT_EQ(reads_of(log), (std::vector<std::string>{"read 0 1", "read 1 1", "read 2 1"}));
+}
+
+TEST(TrainMainDeviceTest, TraceReadsEveryStepInBulkBeforeTheRingOverflows) {
+  std::string host_trace = temp_path("host_trace.txt");
+  std::string device_trace = temp_path("device_trace.txt");
+  RunOutput host = run({"--steps", "60", "--trace", host_trace});
+  ASSERT_EQ(host.code, 0) << host.err;
+  DeviceLog log;
+  // A ring of 8 slots, smaller than the log interval (25): the driver must flush in
+  // between, or the ring would overwrite steps it has not read.
+  RunOutput device =
+      run_device({"--device", "cuda", "--dtype", "f64", "--steps", "60", "--trace", device_trace},
+                 &log, 8);
+  ASSERT_EQ(device.code, 0) << device.err;
+  EXPECT_EQ(device.out, host.out);
+  std::string trace = test_files::read_file(device_trace);
+  EXPECT_EQ(trace, test_files::read_file(host_trace));  // every step, 17 digits
+  for (int k = 0; k < 60; k++)
+    EXPECT_TRUE(contains(trace, "\nstep " + std::to_string(k) + " ")) << k;
+  EXPECT_EQ(reads_of(log),
+            (std::vector<std::string>{"read 0 1", "read 1 8", "read 9 8", "read 17 8",
+                                      "read 25 1", "read 26 8", "read 34 8", "read 42 8",
+                                      "read 50 1", "read 51 8", "read 59 1"}));
+}
+
+TEST(TrainMainDeviceTest, ShowTapePrecedesTheFirstLossAndZeroStepsReadNothing) {
+  DeviceLog log;
+  RunOutput r = run_device({"--device", "cuda", "--steps", "2", "--show-tape"}, &log, 4);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out,
+                       "tape of step 0 (2 nodes, backward runs them last to first):\n"
+                       "  #0 linear capsule=unassigned node=0 saved=[x, W]\n"
+                       "  #1 mse_loss capsule=unassigned node=1 saved=[pred, y]\n"
+                       "step 0: loss="))
+      << r.out;
+  DeviceLog none;
+  RunOutput zero = run_device({"--device", "cuda", "--steps", "0"}, &none, 4);
+  EXPECT_EQ(zero.code, 0) << zero.err;
+  EXPECT_TRUE(reads_of(none).empty());
+  EXPECT_EQ(none.enqueued, 0);
+}
+
+TEST(TrainMainDeviceTest, CudaDefaultsToF32AndCpuToF64) {
+  DeviceLog log;
+  std::string path = temp_path("device_f32.safetensors");
+  RunOutput r = run_device({"--device", "cuda", "--steps", "1", "--save-params", path}, &log, 4);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(log.calls.front(), "f32");
+  EXPECT_TRUE(contains(test_files::read_file(path), "\"dtype\":\"F32\""));
+
+  DeviceLog auto_log;  // --device auto picks the usable "cuda" backend: f32 too
+  EXPECT_EQ(run_device({"--steps", "1"}, &auto_log, 4).code, 0);
+  EXPECT_EQ(auto_log.calls.front(), "f32");
+
+  DeviceLog cpu_log;
+  std::string cpu_path = temp_path("cpu_f64.safetensors");
+  EXPECT_EQ(run_device({"--device", "cpu", "--steps", "1", "--save-params", cpu_path}, &cpu_log,
+                       4).code,
+            0);
+  EXPECT_TRUE(cpu_log.calls.empty());  // the device factories never ran
+  EXPECT_TRUE(contains(test_files::read_file(cpu_path), "\"dtype\":\"F64\""));
+}
+
+TEST(TrainMainDeviceTest, AMissingDefaultF32FactoryIsNamedWithTheWayOut) {
+  Backend device;
+  device.device = Device::Cuda;
+  device.make_f64 = &make<double, 1>;
+  device.ready = [] { return Status::Ok(); };
+  std::vector<std::string> args = {"./linear2", "--device", "cuda"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStderr();
+  int code = train_main(int(argv.size()), argv.data(), description(1), {device});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(err, "error: f32 (the default on cuda): this executable was built without f32 "
+                 "support; pass --dtype f64\n");
+}
+
+TEST(TrainMainDeviceTest, TimeReportsPerStepTimesOfTheFlushIntervals) {
+  DeviceLog log;
+  RunOutput r = run_device({"--device", "cuda", "--steps", "50", "--log-every", "5", "--time"},
+                           &log, 16);
+  EXPECT_EQ(r.code, 0) << r.err;
+  // 11 flushes (0, 5, ..., 45, 49); 2 warm-up intervals.
+  EXPECT_TRUE(contains(r.out, " ms/step over 9 loss-read intervals after 2 warm-up (50 steps)\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "timing: median ")) << r.out;
+}
+
+TEST(TrainMainDeviceTest, AReadErrorStopsTheRunWithExit3) {
+  DeviceLog log;
+  log.fail_reads_from = 30;
+  RunOutput r = run_device({"--device", "cuda", "--steps", "100"}, &log, 64);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_TRUE(contains(r.out, "step 25: loss="));
+  EXPECT_FALSE(contains(r.out, "step 50: loss="));
+  EXPECT_FALSE(contains(r.out, "mean_loss(after)"));
+  EXPECT_EQ(r.err, "error: an illegal memory access was encountered (simulated)\n");
+  EXPECT_EQ(log.enqueued, 51);  // the error surfaced at the next read, step 50
+}
+
+TEST(TrainMainDeviceTest, ADeviceModelWithoutALossRingIsRefused) {
+  DeviceLog log;
+  RunOutput r = run_device({"--device", "cuda", "--steps", "3"}, &log, 0);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "keeps no step losses (loss_capacity() = 0)")) << r.err;
+  EXPECT_EQ(log.enqueued, 0);
 }
 
 }  // namespace

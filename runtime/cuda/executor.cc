@@ -1,0 +1,645 @@
+// executor.cc: the cuda executor (executor.h).
+#include "runtime/cuda/executor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "runtime/cuda/allocator.h"
+#include "runtime/cuda/blas.h"
+#include "runtime/cuda/deterministic.h"
+#include "runtime/cuda/kernels/dims.h"
+#include "runtime/cuda/memcpy.h"
+#include "runtime/cuda/status.h"
+
+namespace vouch::rt::cuda {
+
+namespace {
+
+// Bytes of one packed argument of each kind, as the kernel receives it.
+size_t packed_size(ArgDesc::Kind kind) {
+  switch (kind) {
+    case ArgDesc::Buffer: return sizeof(void*);
+    case ArgDesc::Int: return sizeof(long long);
+    case ArgDesc::Real: return sizeof(double);
+    case ArgDesc::Dims: return sizeof(vouch::Dims);
+  }
+  return 0;
+}
+
+const char* kind_name(ArgDesc::Kind kind) {
+  switch (kind) {
+    case ArgDesc::Buffer: return "buffer pointer";
+    case ArgDesc::Int: return "long long";
+    case ArgDesc::Real: return "double";
+    case ArgDesc::Dims: return "vouch::Dims";
+  }
+  return "?";
+}
+
+// Whether cudaFuncGetParamInfo answers on this driver (checked once per process).
+bool param_info_unavailable(cudaError_t err) {
+  static std::once_flag once;
+  std::call_once(once, [err] {
+    std::fprintf(stderr,
+                 "note: cudaFuncGetParamInfo is unavailable (%s): kernel argument lists are "
+                 "not checked against the kernels' parameters\n",
+                 cudaGetErrorName(err));
+  });
+  return true;
+}
+
+// Ok when `kernel` takes exactly `sizes.size()` parameters of these byte sizes; else
+// an error naming the kernel, the parameter and what the step passes.
+Status check_parameters(cudaKernel_t kernel, const std::string& name,
+                        const std::vector<std::pair<size_t, const char*>>& sizes,
+                        const std::string& where) {
+  for (size_t i = 0; i <= sizes.size(); i++) {
+    size_t offset = 0, bytes = 0;
+    cudaError_t err = cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel), i, &offset,
+                                           &bytes);
+    if (err != cudaSuccess) (void)cudaGetLastError();  // not sticky; clear it
+    if (i == sizes.size()) {
+      if (err == cudaSuccess)
+        return Status::Error(where + ": kernel " + name + " takes more than the " +
+                             std::to_string(sizes.size()) + " arguments it is passed");
+      return Status::Ok();
+    }
+    if (err == cudaErrorInvalidValue)
+      return Status::Error(where + ": kernel " + name + " takes " + std::to_string(i) +
+                           " parameters, but " + std::to_string(sizes.size()) +
+                           " arguments are passed");
+    if (err != cudaSuccess) {
+      param_info_unavailable(err);
+      return Status::Ok();
+    }
+    if (bytes != sizes[i].first)
+      return Status::Error(where + ": parameter " + std::to_string(i) + " of kernel " + name +
+                           " is " + std::to_string(bytes) + " bytes, but the argument is a " +
+                           sizes[i].second + " (" + std::to_string(sizes[i].first) + " bytes)");
+  }
+  return Status::Ok();
+}
+
+int optimizer_kind(OptimizerConfig::Kind kind) {
+  switch (kind) {
+    case OptimizerConfig::Sgd: return 0;
+    case OptimizerConfig::Adam: return 1;
+    case OptimizerConfig::AdamW: return 2;
+  }
+  return 1;
+}
+
+unsigned grid_for(int64_t elements, int64_t block, int64_t max_grid) {
+  return unsigned(std::clamp<int64_t>((elements + block - 1) / block, 1, max_grid));
+}
+
+}  // namespace
+
+template <class T>
+CudaProgramModel<T>::CudaProgramModel(const Program& program, const void* cubin,
+                                      size_t cubin_size, const char* ptx, bool tf32,
+                                      int64_t loss_capacity)
+    : program_(program), tf32_(tf32), loss_capacity_(loss_capacity) {
+  status_ = init(cubin, cubin_size, ptx);
+}
+
+template <class T>
+CudaProgramModel<T>::~CudaProgramModel() {
+  if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());
+  graph_.reset();
+  if (host_loss_) (void)cudaFreeHost(host_loss_);
+  if (host_ring_) (void)cudaFreeHost(host_ring_);
+  data_x_ = DeviceBuffer();
+  data_y_ = DeviceBuffer();
+  owned_.clear();
+}
+
+template <class T>
+Status CudaProgramModel<T>::fail(Status s) {
+  if (!s.ok() && status_.ok()) status_ = s;
+  return s;
+}
+
+template <class T>
+Status CudaProgramModel<T>::allocate(T*& ptr, int64_t count) {
+  size_t bytes = sizeof(T) * size_t(std::max<int64_t>(count, 1));
+  Result<DeviceBuffer> b = DeviceBuffer::allocate(bytes, stream_.get());
+  if (!b.ok()) return b.status();
+  ptr = b.value().template as<T>();
+  // Poisoned (all bits set: NaN) so an element that no step wrote shows.
+  VOUCH_CUDA_CHECK_WHAT(cudaMemsetAsync(ptr, 0xff, bytes, stream_.get()),
+                        "cudaMemsetAsync(poison " + std::to_string(bytes) + " bytes)");
+  owned_.push_back(std::move(b.value()));
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const char* ptx) {
+  VOUCH_RETURN_IF_ERROR(require_native_cuda());
+  VOUCH_RETURN_IF_ERROR(check_program(program_));
+  const Program& p = program_;
+  if (loss_capacity_ <= 0)
+    return Status::Error("the loss ring needs a positive capacity, got " +
+                         std::to_string(loss_capacity_));
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    const StepDesc& st = p.steps[s];
+    if (st.kind == StepKind::Kernel && (st.grid_x == 0 || st.block_x == 0 || st.block_y == 0))
+      return Status::Error("program `" + std::string(p.name ? p.name : "?") + "`: step " +
+                           std::to_string(s) + " (" + p.kernel_names[st.kernel] +
+                           ") has an empty launch shape (grid " + std::to_string(st.grid_x) +
+                           ", block " + std::to_string(st.block_x) + "x" +
+                           std::to_string(st.block_y) + ")");
+  }
+
+  Result<Stream> stream = Stream::create();
+  if (!stream.ok()) return stream.status();
+  stream_ = std::move(stream.value());
+  // Creates the handles and workspaces now: that cannot happen inside a capture.
+  VOUCH_RETURN_IF_ERROR(set_blas_stream(stream_.get()));
+  Result<KernelModule> module = load_module(cubin, cubin_size, ptx);
+  if (!module.ok()) return module.status();
+  module_ = std::move(module.value());
+  VOUCH_RETURN_IF_ERROR(load_kernels());
+
+  // Device buffers: one per owner; aliases share their owner's storage.
+  pointers_.assign(size_t(p.num_buffers), nullptr);
+  for (int32_t b = 0; b < p.num_buffers; b++)
+    if (p.buffers[b].alias_of == -1) VOUCH_RETURN_IF_ERROR(allocate(pointers_[size_t(b)], p.buffers[b].numel));
+  for (int32_t b = 0; b < p.num_buffers; b++)
+    pointers_[size_t(b)] = pointers_[size_t(storage_owner(p, b))];
+
+  // Optimizer state and the slots of the one optimizer launch.
+  m_.assign(size_t(p.num_params), nullptr);
+  v_.assign(size_t(p.num_params), nullptr);
+  std::vector<vouch::ParamSlot<T>> slots;
+  int64_t largest = 1;
+  for (int32_t i = 0; i < p.num_params; i++) {
+    int64_t n = p.buffers[p.params[i]].numel;
+    VOUCH_RETURN_IF_ERROR(allocate(m_[size_t(i)], n));
+    VOUCH_RETURN_IF_ERROR(allocate(v_[size_t(i)], n));
+    slots.push_back({pointers_[size_t(p.params[i])], pointers_[size_t(p.grads[i])], m_[size_t(i)],
+                     v_[size_t(i)], (long long)n});
+    largest = std::max(largest, n);
+  }
+  optimizer_blocks_ = grid_for(largest, 256, 1024);
+  if (!slots.empty()) {
+    Result<DeviceBuffer> b =
+        DeviceBuffer::allocate(sizeof(vouch::ParamSlot<T>) * slots.size(), stream_.get());
+    if (!b.ok()) return b.status();
+    slots_ = b.value().template as<vouch::ParamSlot<T>>();
+    owned_.push_back(std::move(b.value()));
+    VOUCH_RETURN_IF_ERROR(upload(slots_, slots.data(), slots.size(), stream_.get()));
+  }
+  {
+    Result<DeviceBuffer> b = DeviceBuffer::allocate(sizeof(long long), stream_.get());
+    if (!b.ok()) return b.status();
+    step_ = b.value().template as<long long>();
+    owned_.push_back(std::move(b.value()));
+    VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, sizeof(long long), stream_.get()));
+  }
+  VOUCH_RETURN_IF_ERROR(allocate(ring_, loss_capacity_));
+
+  // f64 linear adds its bias as a rank-1 GEMM over a ones vector of the most rows.
+  if constexpr (sizeof(T) == 8) {
+    int64_t rows = 0;
+    for (int32_t s = 0; s < p.num_steps; s++)
+      if (p.steps[s].kind == StepKind::Linear && p.steps[s].bias != -1)
+        rows = std::max(rows, p.steps[s].m);
+    if (rows > 0) {
+      std::vector<T> ones(size_t(rows), T(1));
+      VOUCH_RETURN_IF_ERROR(allocate(ones_, rows));
+      VOUCH_RETURN_IF_ERROR(upload(ones_, ones.data(), ones.size(), stream_.get()));
+    }
+  }
+
+  VOUCH_RETURN_IF_ERROR(pack_arguments());
+  select_args_.x = pointers_[size_t(p.input)];
+  select_args_.y = pointers_[size_t(p.target)];
+  select_args_.step = step_;
+  select_args_.x_elems = p.buffers[p.input].numel;
+  select_args_.y_elems = p.buffers[p.target].numel;
+  optimizer_args_.slots = slots_;
+  optimizer_args_.step = step_;
+  record_args_.loss = pointers_[size_t(p.loss)];
+  record_args_.ring = ring_;
+  record_args_.step = step_;
+  record_args_.capacity = loss_capacity_;
+  tape_nodes_.build(p, &CudaProgramModel::vjp);
+
+  VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_loss_), sizeof(T)));
+  VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ring_),
+                                  sizeof(T) * size_t(loss_capacity_)));
+  for (int32_t i = 0; i < p.num_params; i++) {
+    params_.emplace_back(size_t(p.buffers[p.params[i]].numel), T(0));
+    grads_.emplace_back(size_t(p.buffers[p.grads[i]].numel), T(0));
+  }
+  prediction_.assign(size_t(p.buffers[p.output].numel), T(0));
+  return stream_.synchronize();
+}
+
+template <class T>
+Status CudaProgramModel<T>::load_kernels() {
+  const Program& p = program_;
+  const std::string suffix = element_suffix<T>();
+  auto get = [&](const std::string& name, cudaKernel_t& k) -> Status {
+    Result<cudaKernel_t> r = module_.kernel(name.c_str());
+    if (!r.ok()) return r.status();
+    k = r.value();
+    return Status::Ok();
+  };
+  kernels_.assign(size_t(p.num_kernels), nullptr);
+  for (int32_t k = 0; k < p.num_kernels; k++)
+    VOUCH_RETURN_IF_ERROR(get(p.kernel_names[k] + suffix, kernels_[size_t(k)]));
+  VOUCH_RETURN_IF_ERROR(get(kSelectBatchKernel + suffix, select_batch_));
+  VOUCH_RETURN_IF_ERROR(get(kOptimizerKernel + suffix, optimizer_));
+  VOUCH_RETURN_IF_ERROR(get(kRecordLossKernel + suffix, record_loss_));
+  VOUCH_RETURN_IF_ERROR(get(kStepCountKernel, step_count_));
+
+  // Every launch's argument list against the kernel's parameters.
+  using Sizes = std::vector<std::pair<size_t, const char*>>;
+  const std::pair<size_t, const char*> ptr{sizeof(void*), "pointer"},
+      i64{sizeof(long long), "long long"}, f64{sizeof(double), "double"},
+      i32{sizeof(int), "int"};
+  VOUCH_RETURN_IF_ERROR(check_parameters(select_batch_, kSelectBatchKernel + suffix,
+                                         Sizes{ptr, ptr, ptr, ptr, ptr, i64, i64, i64},
+                                         "executor"));
+  VOUCH_RETURN_IF_ERROR(check_parameters(optimizer_, kOptimizerKernel + suffix,
+                                         Sizes{ptr, ptr, i32, f64, f64, f64, f64, f64, f64},
+                                         "executor"));
+  VOUCH_RETURN_IF_ERROR(check_parameters(record_loss_, kRecordLossKernel + suffix,
+                                         Sizes{ptr, ptr, ptr, i64}, "executor"));
+  VOUCH_RETURN_IF_ERROR(check_parameters(step_count_, kStepCountKernel, Sizes{ptr}, "executor"));
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    const StepDesc& st = p.steps[s];
+    if (st.kind != StepKind::Kernel) continue;
+    Sizes sizes;
+    for (int32_t a = st.first_arg; a < st.first_arg + st.num_args; a++)
+      sizes.push_back({packed_size(p.args[a].kind), kind_name(p.args[a].kind)});
+    VOUCH_RETURN_IF_ERROR(check_parameters(
+        kernels_[size_t(st.kernel)], p.kernel_names[st.kernel] + suffix, sizes,
+        "program `" + std::string(p.name ? p.name : "?") + "`: step " + std::to_string(s)));
+  }
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::pack_arguments() {
+  const Program& p = program_;
+  std::vector<size_t> offset(size_t(p.num_args));
+  size_t total = 0;
+  for (int32_t a = 0; a < p.num_args; a++) {
+    offset[size_t(a)] = total;
+    total += (packed_size(p.args[a].kind) + 7) / 8 * 8;
+  }
+  arg_storage_ = std::make_unique<unsigned char[]>(std::max<size_t>(total, 1));
+  arg_pointers_.assign(size_t(p.num_args), nullptr);
+  for (int32_t a = 0; a < p.num_args; a++) {
+    const ArgDesc& d = p.args[a];
+    unsigned char* at = arg_storage_.get() + offset[size_t(a)];
+    switch (d.kind) {
+      case ArgDesc::Buffer: {
+        T* ptr = pointers_[size_t(d.value)];
+        std::memcpy(at, &ptr, sizeof ptr);
+        break;
+      }
+      case ArgDesc::Int: {
+        long long v = (long long)d.value;
+        std::memcpy(at, &v, sizeof v);
+        break;
+      }
+      case ArgDesc::Real: {
+        double v = d.real;
+        std::memcpy(at, &v, sizeof v);
+        break;
+      }
+      case ArgDesc::Dims: {
+        vouch::Dims dims{};
+        dims.rank = d.count;
+        for (int32_t i = 0; i < d.count; i++) {
+          dims.extent[i] = (long long)p.ints[d.value + i];
+          dims.stride[i] = (long long)p.ints[d.value + d.count + i];
+        }
+        std::memcpy(at, &dims, sizeof dims);
+        break;
+      }
+    }
+    arg_pointers_[size_t(a)] = at;
+  }
+  return Status::Ok();
+}
+
+template <class T>
+void CudaProgramModel<T>::pack_optimizer(const OptimizerConfig& o) {
+  optimizer_args_.kind = optimizer_kind(o.kind);
+  optimizer_args_.lr = o.lr;
+  optimizer_args_.beta1 = o.beta1;
+  optimizer_args_.beta2 = o.beta2;
+  optimizer_args_.eps = o.eps;
+  optimizer_args_.weight_decay = o.weight_decay;
+  optimizer_args_.momentum = o.momentum;
+  optimizer_packed_ = true;
+}
+
+template <class T>
+T* CudaProgramModel<T>::device_buffer(int32_t b) const {
+  if (!status_.ok() || b < 0 || b >= program_.num_buffers) return nullptr;
+  return pointers_[size_t(b)];
+}
+
+template <class T>
+Status CudaProgramModel<T>::linear(const StepDesc& st) {
+  const T* x = pointers_[size_t(st.a)];
+  const T* w = pointers_[size_t(st.b)];
+  const T* bias = st.bias == -1 ? nullptr : pointers_[size_t(st.bias)];
+  T* y = pointers_[size_t(st.c)];
+  if constexpr (sizeof(T) == 4) {
+    return linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, tf32_);
+  } else {
+    VOUCH_RETURN_IF_ERROR(
+        gemm_row_major(false, true, 1, st.m, st.n, st.k, x, 0, w, 0, y, false, false));
+    if (bias == nullptr) return Status::Ok();
+    // y += ones[rows, 1] · bias[1, n]: the bias as a rank-1 GEMM update.
+    return gemm_row_major(false, false, 1, st.m, st.n, 1, ones_, 0, bias, 0, y, true, false);
+  }
+}
+
+template <class T>
+Status CudaProgramModel<T>::run_step(int32_t s) {
+  const StepDesc& st = program_.steps[s];
+  switch (st.kind) {
+    case StepKind::Kernel:
+      return launch(kernels_[size_t(st.kernel)], dim3(st.grid_x), dim3(st.block_x, st.block_y),
+                    0, stream_.get(), arg_pointers_.data() + st.first_arg);
+    case StepKind::Gemm:
+      return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
+                            static_cast<const T*>(pointers_[size_t(st.a)]), st.stride_a,
+                            static_cast<const T*>(pointers_[size_t(st.b)]), st.stride_b,
+                            pointers_[size_t(st.c)], false, tf32_);
+    case StepKind::Linear:
+      return linear(st);
+  }
+  return Status::Error("step " + std::to_string(s) + ": unknown step kind");
+}
+
+template <class T>
+Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
+  for (int32_t s = begin; s < end; s++) {
+    Status st = run_step(s);
+    if (!st.ok()) {
+      const char* what = program_.steps[s].what;
+      return Status::Error("step " + std::to_string(s) + " (" + (what ? what : "?") + "): " +
+                           st.message());
+    }
+    tape_nodes_.record_after(s, tape);
+  }
+  return Status::Ok();
+}
+
+template <class T>
+void CudaProgramModel<T>::vjp(void* self, int node_id) {
+  auto* model = static_cast<CudaProgramModel*>(self);
+  if (!model->vjp_status_.ok()) return;
+  const NodeDesc* n = model->tape_nodes_.node(node_id);
+  if (n == nullptr) return;  // not a node of this program
+  model->vjp_status_ = model->run_steps(n->vjp_begin, n->vjp_end, nullptr);
+}
+
+template <class T>
+Status CudaProgramModel<T>::step_body(Tape& tape) {
+  cudaStream_t s = stream_.get();
+  void* select[] = {&select_args_.data_x, &select_args_.data_y, &select_args_.x,
+                    &select_args_.y,      &select_args_.step,   &select_args_.num_batches,
+                    &select_args_.x_elems, &select_args_.y_elems};
+  unsigned select_grid =
+      grid_for(std::max(select_args_.x_elems, select_args_.y_elems), 256, 1024);
+  VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
+  VOUCH_RETURN_IF_ERROR(run_steps(program_.prologue_begin, program_.prologue_end, nullptr));
+  VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
+  vjp_status_ = Status::Ok();
+  tape.backward(this);
+  VOUCH_RETURN_IF_ERROR(vjp_status_);
+  if (program_.num_params > 0) {
+    void* opt[] = {&optimizer_args_.slots, &optimizer_args_.step,  &optimizer_args_.kind,
+                   &optimizer_args_.lr,    &optimizer_args_.beta1, &optimizer_args_.beta2,
+                   &optimizer_args_.eps,   &optimizer_args_.weight_decay,
+                   &optimizer_args_.momentum};
+    VOUCH_RETURN_IF_ERROR(launch(optimizer_, dim3(optimizer_blocks_, unsigned(program_.num_params)),
+                                 dim3(256), 0, s, opt));
+  }
+  void* record[] = {&record_args_.loss, &record_args_.ring, &record_args_.step,
+                    &record_args_.capacity};
+  VOUCH_RETURN_IF_ERROR(launch(record_loss_, dim3(1), dim3(1), 0, s, record));
+  void* count[] = {&step_};
+  return launch(step_count_, dim3(1), dim3(1), 0, s, count);
+}
+
+template <class T>
+Status CudaProgramModel<T>::enqueue_step(const OptimizerConfig& o, Tape* tape) {
+  VOUCH_RETURN_IF_ERROR(status_);
+  if (num_batches_ <= 0) return Status::Error("enqueue_step: no data uploaded");
+  OptimizerArgs before = optimizer_args_;
+  pack_optimizer(o);
+  bool changed = before.kind != optimizer_args_.kind || before.lr != optimizer_args_.lr ||
+                 before.beta1 != optimizer_args_.beta1 || before.beta2 != optimizer_args_.beta2 ||
+                 before.eps != optimizer_args_.eps ||
+                 before.weight_decay != optimizer_args_.weight_decay ||
+                 before.momentum != optimizer_args_.momentum;
+  // A captured graph holds the arguments it was captured with: capture again.
+  if (changed && graph_) VOUCH_RETURN_IF_ERROR(fail(graph_->reset()));
+  if (!graph_)
+    graph_ = std::make_unique<StepGraph>(
+        stream_.get(), run_.cuda_graph ? StepGraph::Mode::Graph : StepGraph::Mode::Disabled);
+  bool body_ran = false;
+  Tape local;
+  Status st = graph_->run([&] {
+    body_ran = true;
+    return step_body(local);
+  });
+  if (!st.ok()) return fail(Status::Error("training step " + std::to_string(enqueued_) + ": " +
+                                          st.message()));
+  if (body_ran) recorded_ = std::move(local);
+  if (tape) *tape = recorded_;
+  enqueued_++;
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::read_losses(int64_t first, int64_t count, double* out) {
+  VOUCH_RETURN_IF_ERROR(status_);
+  if (first < 0 || count < 0 || first + count > enqueued_)
+    return Status::Error("read_losses: steps [" + std::to_string(first) + ", " +
+                         std::to_string(first + count) + ") were not all enqueued (" +
+                         std::to_string(enqueued_) + " steps so far)");
+  if (count > 0 && first < enqueued_ - loss_capacity_)
+    return Status::Error("read_losses: the loss of step " + std::to_string(first) +
+                         " was overwritten (the ring keeps the last " +
+                         std::to_string(loss_capacity_) + " of " + std::to_string(enqueued_) +
+                         " steps)");
+  int64_t done = 0;
+  while (done < count) {
+    int64_t slot = (first + done) % loss_capacity_;
+    int64_t n = std::min(count - done, loss_capacity_ - slot);
+    VOUCH_RETURN_IF_ERROR(fail(download(host_ring_ + done, static_cast<const T*>(ring_ + slot),
+                                        size_t(n), stream_.get())));
+    done += n;
+  }
+  Status synced = stream_.synchronize();
+  if (!synced.ok())
+    return fail(Status::Error("reading the losses of steps [" + std::to_string(first) + ", " +
+                              std::to_string(first + count) + "): " + synced.message()));
+  for (int64_t i = 0; i < count; i++) out[i] = double(host_ring_[i]);
+  return Status::Ok();
+}
+
+template <class T>
+T CudaProgramModel<T>::forward(const T* x, const T* y, Tape* tape) {
+  const Program& p = program_;
+  cudaStream_t s = stream_.get();
+  Status st = status_;
+  if (st.ok()) st = upload(pointers_[size_t(p.input)], x, size_t(p.buffers[p.input].numel), s);
+  if (st.ok()) st = upload(pointers_[size_t(p.target)], y, size_t(p.buffers[p.target].numel), s);
+  if (st.ok()) st = run_steps(0, p.forward_end, tape);
+  if (st.ok())
+    st = download(prediction_.data(), static_cast<const T*>(pointers_[size_t(p.output)]),
+                  prediction_.size(), s);
+  if (st.ok()) st = download(host_loss_, static_cast<const T*>(pointers_[size_t(p.loss)]), 1, s);
+  if (st.ok()) st = stream_.synchronize();
+  if (!st.ok()) {
+    fail(st);
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  return *host_loss_;
+}
+
+template <class T>
+void CudaProgramModel<T>::backward(Tape& tape) {
+  if (!status_.ok()) return;
+  Status st = run_steps(program_.prologue_begin, program_.prologue_end, nullptr);
+  if (st.ok()) {
+    vjp_status_ = Status::Ok();
+    tape.backward(this);
+    st = vjp_status_;
+  }
+  if (st.ok()) st = stream_.synchronize();
+  fail(st);
+}
+
+template <class T>
+T* CudaProgramModel<T>::param(int i) {
+  if (i < 0 || size_t(i) >= params_.size()) return nullptr;
+  return params_[size_t(i)].data();
+}
+
+template <class T>
+T* CudaProgramModel<T>::grad(int i) {
+  if (i < 0 || size_t(i) >= grads_.size()) return nullptr;
+  Status s = download(grads_[size_t(i)].data(),
+                      static_cast<const T*>(pointers_[size_t(program_.grads[i])]),
+                      grads_[size_t(i)].size(), stream_.get());
+  if (s.ok()) s = stream_.synchronize();
+  fail(s);
+  return grads_[size_t(i)].data();
+}
+
+template <class T>
+Status CudaProgramModel<T>::configure(const RunConfig& run) {
+  if (run.deterministic) set_deterministic_reductions(true);
+  if (graph_ && run.cuda_graph != run_.cuda_graph) graph_.reset();
+  run_ = run;
+  return status_;
+}
+
+template <class T>
+Status CudaProgramModel<T>::upload_params() {
+  VOUCH_RETURN_IF_ERROR(status_);
+  const Program& p = program_;
+  cudaStream_t s = stream_.get();
+  for (int32_t i = 0; i < p.num_params; i++) {
+    size_t n = params_[size_t(i)].size();
+    VOUCH_RETURN_IF_ERROR(fail(upload(pointers_[size_t(p.params[i])], params_[size_t(i)].data(), n, s)));
+    VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(m_[size_t(i)], 0, sizeof(T) * n, s),
+                                          "cudaMemsetAsync(optimizer state)")));
+    VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(v_[size_t(i)], 0, sizeof(T) * n, s),
+                                          "cudaMemsetAsync(optimizer state)")));
+  }
+  VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(step_, 0, sizeof(long long), s),
+                                        "cudaMemsetAsync(step counter)")));
+  VOUCH_RETURN_IF_ERROR(fail(check_cuda(
+      cudaMemsetAsync(ring_, 0xff, sizeof(T) * size_t(loss_capacity_), s), "cudaMemsetAsync(loss ring)")));
+  enqueued_ = 0;
+  return fail(stream_.synchronize());
+}
+
+template <class T>
+Status CudaProgramModel<T>::download_params() {
+  VOUCH_RETURN_IF_ERROR(status_);
+  const Program& p = program_;
+  for (int32_t i = 0; i < p.num_params; i++)
+    VOUCH_RETURN_IF_ERROR(fail(download(params_[size_t(i)].data(),
+                                        static_cast<const T*>(pointers_[size_t(p.params[i])]),
+                                        params_[size_t(i)].size(), stream_.get())));
+  return fail(stream_.synchronize());
+}
+
+template <class T>
+Status CudaProgramModel<T>::upload_data(const T* x, const T* y, int64_t num_batches) {
+  VOUCH_RETURN_IF_ERROR(status_);
+  if (num_batches <= 0)
+    return Status::Error("upload_data: " + std::to_string(num_batches) + " batches");
+  const Program& p = program_;
+  cudaStream_t s = stream_.get();
+  const int64_t x_elems = p.buffers[p.input].numel, y_elems = p.buffers[p.target].numel;
+  // The graph reads the old data's addresses: drop it before they go.
+  graph_.reset();
+  VOUCH_RETURN_IF_ERROR(fail(stream_.synchronize()));
+  for (auto [buffer, host, elems] : {std::tuple{&data_x_, x, x_elems}, std::tuple{&data_y_, y, y_elems}}) {
+    size_t count = size_t(num_batches * elems);
+    Result<DeviceBuffer> b = DeviceBuffer::allocate(sizeof(T) * std::max<size_t>(count, 1), s);
+    if (!b.ok()) return fail(b.status());
+    *buffer = std::move(b.value());
+    VOUCH_RETURN_IF_ERROR(fail(upload(buffer->template as<T>(), host, count, s)));
+  }
+  select_args_.data_x = data_x_.template as<T>();
+  select_args_.data_y = data_y_.template as<T>();
+  select_args_.num_batches = num_batches;
+  num_batches_ = num_batches;
+  return fail(stream_.synchronize());
+}
+
+template <class T>
+std::string CudaProgramModel<T>::memory_report() const {
+  return format(stats());
+}
+
+template class CudaProgramModel<float>;
+template class CudaProgramModel<double>;
+
+Backend cuda_program_backend(const Program& program, const void* cubin, size_t cubin_size,
+                             const char* ptx, bool tf32, std::string header,
+                             std::map<std::string, std::string> capsule_reports) {
+  Backend b;
+  b.device = Device::Cuda;
+  const Program* p = &program;
+  b.make_f32 = [=]() -> std::unique_ptr<CompiledModel<float>> {
+    return std::make_unique<CudaProgramModel<float>>(*p, cubin, cubin_size, ptx, tf32);
+  };
+  b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
+    return std::make_unique<CudaProgramModel<double>>(*p, cubin, cubin_size, ptx, tf32);
+  };
+  b.ready = [] { return require_native_cuda(); };
+  b.header = std::move(header);
+  if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
+  b.header += std::string("\n  each step (one CUDA graph): ") + kSelectBatchKernel +
+              "_<t> first; then the steps above; then " + kOptimizerKernel +
+              "_<t> (one launch for every param), " + kRecordLossKernel + "_<t>, " +
+              kStepCountKernel;
+  b.capsule_reports = std::move(capsule_reports);
+  return b;
+}
+
+}  // namespace vouch::rt::cuda

@@ -1,0 +1,201 @@
+// executor.h: the cuda executor, a device-resident CompiledModel<T> driven by a
+// Program's tables (runtime/program.h).
+//
+// Construction does everything that cannot happen inside a CUDA graph capture, once:
+// the session stream and the cuBLAS handles bound to it, the model's kernel module
+// (cubin, else PTX), a handle per kernel table entry (`kernel_names[i]` + "_f32" /
+// "_f64") and per executor kernel (below), each Kernel step's argument list checked
+// against the kernel's parameter sizes (cudaFuncGetParamInfo) and packed into stable
+// storage (Buffer -> T*, Int -> long long, Real -> double, Dims -> vouch::Dims), one
+// device buffer per owning BufferDesc (the caching allocator; poisoned with 0xff bytes,
+// so an element no step wrote reads as NaN; aliases share their owner's storage),
+// optimizer state (m, v) per parameter, the ParamSlot array, the device step counter
+// and the loss ring. A launch is then just rc::launch(kernel, grid, block, args).
+//
+// One training step (enqueue_step) is one CUDA graph, whatever the number of batches:
+//   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
+//                            into the input and target buffers (reads the device step)
+//   prologue steps, forward steps (recording the tape), the tape's VJPs (last first)
+//   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param)
+//   vouch_record_loss_<t>    the loss into ring slot step % capacity
+//   vouch_step_count         step += 1
+// captured once (rc::StepGraph) and replayed; RunConfig::cuda_graph = false
+// (--no-cuda-graph) enqueues the same work eagerly. No step waits for the device: the
+// host reads losses only through read_losses. Evaluation (forward) uploads a host
+// batch, runs the forward steps and downloads the loss and prediction (it synchronizes).
+#ifndef VOUCH_RUNTIME_CUDA_EXECUTOR_H_
+#define VOUCH_RUNTIME_CUDA_EXECUTOR_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/buffer.h"
+#include "runtime/cuda/check.h"
+#include "runtime/cuda/kernels/param_slot.h"
+#include "runtime/cuda/module.h"
+#include "runtime/cuda/stream_graph.h"
+#include "runtime/executor.h"
+#include "runtime/model_api.h"
+#include "runtime/program.h"
+
+namespace vouch::rt::cuda {
+
+// The executor's own kernels (runtime/cuda/kernels/executor.cuh, compiled by NVRTC into
+// every model's module). Base names: the element type's suffix is appended ("_f32",
+// "_f64"), except to the step counter, which has none. Signatures (t = float / double):
+//   vouch_select_batch_<t>(const t* data_x, const t* data_y, t* x, t* y,
+//                          const long long* step, long long num_batches,
+//                          long long x_elems, long long y_elems)
+//   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, const long long* step, int kind,
+//                       double lr, double beta1, double beta2, double eps,
+//                       double weight_decay, double momentum)   // kind 0 SGD, 1 Adam, 2 AdamW
+//   vouch_record_loss_<t>(const t* loss, t* ring, const long long* step, long long capacity)
+//   vouch_step_count(long long* step)
+inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
+inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
+inline constexpr const char kRecordLossKernel[] = "vouch_record_loss";
+inline constexpr const char kStepCountKernel[] = "vouch_step_count";
+
+// "_f32" for float, "_f64" for double: the suffix of a model kernel's symbol.
+template <class T>
+constexpr const char* element_suffix() {
+  return sizeof(T) == 4 ? "_f32" : "_f64";
+}
+
+// Steps whose losses the device keeps by default (CompiledModel::loss_capacity).
+inline constexpr int64_t kDefaultLossCapacity = 4096;
+
+template <class T>
+class CudaProgramModel final : public CompiledModel<T> {
+ public:
+  // `program`, `cubin` (cubin_size bytes; may be nullptr) and the NUL-terminated `ptx`
+  // (may be nullptr) are borrowed and must outlive the model. `tf32` allows TF32 in the
+  // f32 GEMMs. Failures (no usable device, an inconsistent program, a kernel missing
+  // from the module or taking other arguments than the step passes, out of memory)
+  // leave the model unusable with the reason in status() and configure().
+  CudaProgramModel(const Program& program, const void* cubin, size_t cubin_size,
+                   const char* ptx, bool tf32, int64_t loss_capacity = kDefaultLossCapacity);
+  ~CudaProgramModel() override;
+  CudaProgramModel(const CudaProgramModel&) = delete;
+  CudaProgramModel& operator=(const CudaProgramModel&) = delete;
+
+  // Host mirrors (upload_params / download_params move them); grad(i) downloads.
+  T* param(int i) override;
+  T* grad(int i) override;
+  // Evaluation: uploads x and y, runs the forward steps (recording into `tape` if
+  // given), downloads loss and prediction; NaN (and status()) on an error.
+  T forward(const T* x, const T* y, Tape* tape) override;
+  const T* prediction() const override { return prediction_.data(); }
+  // The prologue, then tape.backward on the device, then a synchronization (for tests;
+  // training uses enqueue_step).
+  void backward(Tape& tape) override;
+
+  bool device_resident() const override { return true; }
+  Status configure(const RunConfig& run) override;
+  Status upload_params() override;
+  Status download_params() override;
+  Status upload_data(const T* x, const T* y, int64_t num_batches) override;
+  Status enqueue_step(const OptimizerConfig& optimizer, Tape* tape) override;
+  int64_t loss_capacity() const override { return loss_capacity_; }
+  Status read_losses(int64_t first, int64_t count, double* out) override;
+  Status status() const override { return status_; }
+  std::string memory_report() const override;
+
+  // For tests and tools.
+  T* device_buffer(int32_t b) const;  // aliases resolved; nullptr when out of range
+  int64_t steps_enqueued() const { return enqueued_; }
+  const StepGraph* step_graph() const { return graph_.get(); }
+  cudaStream_t stream() const { return stream_.get(); }
+
+ private:
+  Status init(const void* cubin, size_t cubin_size, const char* ptx);
+  Status load_kernels();
+  Status allocate(T*& ptr, int64_t count);  // poisoned; kept in owned_
+  Status pack_arguments();
+  void pack_optimizer(const OptimizerConfig& o);
+  Status run_steps(int32_t begin, int32_t end, Tape* tape);
+  Status run_step(int32_t s);
+  Status linear(const StepDesc& st);
+  Status step_body(Tape& tape);
+  static void vjp(void* self, int node_id);
+  Status fail(Status s);  // keeps the first error in status_
+
+  const Program& program_;
+  const bool tf32_;
+  const int64_t loss_capacity_;
+  Status status_ = Status::Ok();
+  RunConfig run_;
+  // Declaration order is destruction order reversed: the stream outlives the buffers
+  // (they are released on it) and the module outlives the graph.
+  Stream stream_;
+  KernelModule module_;
+  std::vector<DeviceBuffer> owned_;
+  std::vector<cudaKernel_t> kernels_;  // per Program kernel
+  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, record_loss_ = nullptr,
+               step_count_ = nullptr;
+  std::vector<T*> pointers_;             // device storage per buffer
+  std::vector<T*> m_, v_;                // optimizer state per param
+  vouch::ParamSlot<T>* slots_ = nullptr;
+  long long* step_ = nullptr;            // the device step counter
+  T* ring_ = nullptr;                    // loss_capacity_ losses
+  T* ones_ = nullptr;                    // f64 linear: the bias as a rank-1 GEMM
+  DeviceBuffer data_x_, data_y_;         // the dataset (upload_data)
+  // Packed kernel arguments: storage, one pointer per Program::args entry.
+  std::unique_ptr<unsigned char[]> arg_storage_;
+  std::vector<void*> arg_pointers_;
+  // The executor kernels' arguments (their addresses are what the launches read).
+  struct SelectBatchArgs {
+    const T* data_x = nullptr;
+    const T* data_y = nullptr;
+    T* x = nullptr;
+    T* y = nullptr;
+    const long long* step = nullptr;
+    long long num_batches = 0, x_elems = 0, y_elems = 0;
+  } select_args_;
+  struct OptimizerArgs {
+    const vouch::ParamSlot<T>* slots = nullptr;
+    const long long* step = nullptr;
+    int kind = 1;
+    double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0, momentum = 0;
+  } optimizer_args_;
+  bool optimizer_packed_ = false;
+  unsigned optimizer_blocks_ = 1;
+  struct RecordLossArgs {
+    const T* loss = nullptr;
+    T* ring = nullptr;
+    const long long* step = nullptr;
+    long long capacity = 0;
+  } record_args_;
+  std::unique_ptr<StepGraph> graph_;
+  ProgramTape tape_nodes_;
+  Tape recorded_;            // the tape of the last step whose body ran on the host
+  Status vjp_status_ = Status::Ok();
+  int64_t enqueued_ = 0;     // steps enqueued since upload_params
+  int64_t num_batches_ = 0;
+  std::vector<std::vector<T>> params_, grads_;  // host mirrors
+  std::vector<T> prediction_;
+  T* host_loss_ = nullptr;   // pinned, 1 element
+  T* host_ring_ = nullptr;   // pinned, loss_capacity_ elements
+};
+
+extern template class CudaProgramModel<float>;
+extern template class CudaProgramModel<double>;
+
+// The cuda Backend of a generated executable: CudaProgramModel<float> and <double>
+// over `program` and the module bytes, ready() = require_native_cuda(). --show-backend
+// prints `header`, then Program::schedule when not empty, then one line naming the
+// executor's own launches, then the capsule reports. Everything passed by pointer must
+// outlive the backend.
+Backend cuda_program_backend(const Program& program, const void* cubin, size_t cubin_size,
+                             const char* ptx, bool tf32, std::string header,
+                             std::map<std::string, std::string> capsule_reports);
+
+}  // namespace vouch::rt::cuda
+
+#endif  // VOUCH_RUNTIME_CUDA_EXECUTOR_H_

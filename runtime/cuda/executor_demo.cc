@@ -1,0 +1,48 @@
+// executor_demo (tests only): the quickstart MLP of runtime/test_program.h (with the test
+// kernels of testdata/executor_test_kernels.cu) as a whole executable: train_main over a
+// cpu and a cuda backend, exactly as a generated main() calls it. For the GPU suite:
+// `executor_demo --device cuda --time` times the one-graph step; its output without
+// --time is the quickstart's golden text (f64).
+#include "runtime/cuda/executor.h"
+#include "runtime/cuda/testdata/executor_test_kernels.h"
+#include "runtime/executor.h"
+#include "runtime/test_program.h"
+#include "runtime/train_main.h"
+
+namespace {
+
+using namespace vouch::rt;
+using namespace vouch::rt::test_program;
+
+ModelDescription describe() {
+  ModelDescription m;
+  m.name = "executor_demo";
+  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
+  m.params = {{"W1", {8, 2}, 16, xavier},
+              {"b1", {8}, 8, zeros},
+              {"W2", {1, 8}, 8, xavier},
+              {"b2", {1}, 1, zeros},
+              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};
+  m.batch = 1;
+  m.in_features = 2;
+  m.out_features = 1;
+  m.optimizer.kind = OptimizerConfig::Adam;
+  m.optimizer.lr = 0.03;
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const ModelDescription model = describe();
+  static const MlpProgram mlp(1, 2, 8, 1);
+  namespace td = vouch::rt::cuda::testdata;
+  return train_main(
+      argc, argv, model,
+      {cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
+                           "backend: cpu (executor demo)", {}),
+       vouch::rt::cuda::cuda_program_backend(
+           mlp.program, td::kExecutorKernelsSm90Cubin, td::kExecutorKernelsSm90CubinSize,
+           reinterpret_cast<const char*>(td::kExecutorKernelsPtx), false,
+           "backend: cuda (executor demo)", {})});
+}

@@ -1,0 +1,496 @@
+// Tests for executor.h: CudaProgramModel on the hand-written MLP Program of
+// runtime/test_program.h, with test kernels (testdata/executor_test_kernels.cu),
+// compared with the cpu executor (CpuProgramModel + the host Optimizer), which
+// runtime/executor_test.cc checks against independent loops. The cuBLAS GEMMs sum in
+// their own order, so the comparison is within a tolerance (f64 1e-12, f32 1e-5
+// relative); graph replay and eager launches must agree bit for bit.
+//
+// Without a usable device (CI) the device tests print `SKIPPED (no CUDA device): ...`
+// and the runtime-status test checks the error every entry point gives.
+#include "runtime/cuda/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/memcpy.h"
+#include "runtime/cuda/status.h"
+#include "runtime/cuda/test_util.h"
+#include "runtime/cuda/testdata/executor_test_kernels.h"
+#include "runtime/executor.h"
+#include "runtime/optim.h"
+#include "runtime/test_program.h"
+#include "runtime/train_main.h"
+
+namespace vouch::rt::cuda {
+namespace {
+
+using namespace ::vouch::rt::test_program;
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+template <class T>
+std::unique_ptr<CudaProgramModel<T>> make_cuda(const Program& program,
+                                               int64_t capacity = kDefaultLossCapacity) {
+  return std::make_unique<CudaProgramModel<T>>(
+      program, testdata::kExecutorKernelsSm90Cubin, testdata::kExecutorKernelsSm90CubinSize,
+      reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx), /*tf32=*/false, capacity);
+}
+
+Backend cuda_backend(const Program& program) {
+  return cuda_program_backend(program, testdata::kExecutorKernelsSm90Cubin,
+                              testdata::kExecutorKernelsSm90CubinSize,
+                              reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx),
+                              false, "backend: cuda (test)", {});
+}
+
+template <class T>
+std::vector<T> values(int64_t n, int salt) {
+  auto v = std::vector<T>(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) v[size_t(i)] = T(std::sin(double(i * 7 + salt * 13 + 1)) * 0.9);
+  return v;
+}
+
+template <class T>
+double tolerance() {
+  return sizeof(T) == 8 ? 1e-12 : 1e-5;
+}
+
+template <class T>
+void expect_near(const T* got, const T* want, int64_t n, double rel, const std::string& what) {
+  for (int64_t i = 0; i < n; i++)
+    EXPECT_NEAR(double(got[i]), double(want[i]), rel * (1 + std::fabs(double(want[i]))))
+        << what << "[" << i << "]";
+}
+
+template <class T>
+void set_params(CompiledModel<T>& model, const MlpProgram& mlp) {
+  for (int i = 0; i < 4; i++) {
+    std::vector<T> p = values<T>(mlp.buffers[size_t(mlp.params[size_t(i)])].numel, 20 + i);
+    std::copy(p.begin(), p.end(), model.param(i));
+  }
+  std::fill_n(model.param(4), kUnusedNumel, T(0));
+}
+
+struct RunOutput {
+  int code;
+  std::string out, err;
+};
+
+RunOutput run_main(const std::vector<Backend>& backends, const ModelDescription& model,
+                   std::vector<std::string> args) {
+  args.insert(args.begin(), "./mlp");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = train_main(int(argv.size()), argv.data(), model, backends);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  return {code, out, err};
+}
+
+// The quickstart (runtime/quickstart_mlp_test.cc) with the test program's extra
+// `unused` parameter (declared last, so the other seeds are unchanged).
+ModelDescription quickstart() {
+  ModelDescription m;
+  m.name = "quickstart_mlp";
+  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
+  m.params = {{"W1", {8, 2}, 16, xavier},
+              {"b1", {8}, 8, zeros},
+              {"W2", {1, 8}, 8, xavier},
+              {"b2", {1}, 1, zeros},
+              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};
+  m.batch = 1;
+  m.in_features = 2;
+  m.out_features = 1;
+  m.optimizer.kind = OptimizerConfig::Adam;
+  m.optimizer.lr = 0.03;
+  return m;
+}
+
+const char kQuickstartGolden[] =
+    "mean_loss(before) = 1.349908\n"
+    "step 0: loss=2.328068\n"
+    "step 25: loss=0.012265\n"
+    "step 50: loss=0.000821\n"
+    "step 75: loss=0.000000\n"
+    "step 100: loss=0.005942\n"
+    "step 125: loss=0.041133\n"
+    "step 150: loss=0.000790\n"
+    "step 175: loss=0.000322\n"
+    "mean_loss(after) = 0.002521\n"
+    "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
+    "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
+    "steps=200 loss0=1.349908 loss1=0.002521\n"
+    "predict(heldout) = [0.109527]\n";
+
+// ---- everywhere: the executor's kernel names, and the runtime status without a device ----
+
+TEST(CudaExecutorTest, ExecutorKernelNames) {
+  EXPECT_STREQ(kSelectBatchKernel, "vouch_select_batch");
+  EXPECT_STREQ(kOptimizerKernel, "vouch_optimizer");
+  EXPECT_STREQ(kRecordLossKernel, "vouch_record_loss");
+  EXPECT_STREQ(kStepCountKernel, "vouch_step_count");
+  EXPECT_STREQ(element_suffix<float>(), "_f32");
+  EXPECT_STREQ(element_suffix<double>(), "_f64");
+}
+
+TEST(CudaExecutorTest, WithoutADeviceEveryEntryPointGivesTheRuntimeStatus) {
+  if (cuda_device_present()) {
+    std::printf("SKIPPED (a CUDA device is present): the no-device runtime status\n");
+    GTEST_SKIP();
+  }
+  const std::string why = require_native_cuda().message();
+  ASSERT_TRUE(contains(why, "device `cuda` requested, but no usable CUDA device is visible"))
+      << why;
+  MlpProgram mlp(1, 2, 8, 1);
+  std::unique_ptr<CudaProgramModel<float>> model = make_cuda<float>(mlp.program);
+  EXPECT_EQ(model->status().message(), why);
+  EXPECT_EQ(model->configure(RunConfig{}).message(), why);
+  EXPECT_EQ(model->upload_params().message(), why);
+  EXPECT_EQ(model->enqueue_step(OptimizerConfig{}, nullptr).message(), why);
+  double loss = 0;
+  EXPECT_EQ(model->read_losses(0, 1, &loss).message(), why);
+  EXPECT_EQ(model->param(0), nullptr);
+  float x[2] = {}, y[1] = {};
+  EXPECT_TRUE(std::isnan(model->forward(x, y, nullptr)));
+  EXPECT_TRUE(model->device_resident());
+
+  Backend cuda = cuda_backend(mlp.program);
+  EXPECT_EQ(cuda.device, Device::Cuda);
+  EXPECT_EQ(cuda.ready().message(), why);
+  Backend cpu = cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
+                                    "backend: cpu (test)", {});
+  RunOutput explicit_cuda = run_main({cpu, cuda}, quickstart(), {"--device", "cuda"});
+  EXPECT_EQ(explicit_cuda.code, 3);
+  EXPECT_EQ(explicit_cuda.out, "");
+  EXPECT_EQ(explicit_cuda.err, "error: " + why + "\n");
+  // auto falls to the cpu backend (f64 there): the golden run.
+  RunOutput automatic = run_main({cpu, cuda}, quickstart(), {});
+  EXPECT_EQ(automatic.code, 0) << automatic.err;
+  EXPECT_EQ(automatic.out, kQuickstartGolden);
+}
+
+// ---- on a device -----------------------------------------------------------------------
+
+template <class T>
+class CudaExecutorDeviceTest : public ::testing::Test {};
+using ElementTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaExecutorDeviceTest, ElementTypes);
+
+TYPED_TEST(CudaExecutorDeviceTest, OneBatchMatchesTheCpuExecutor) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor forward/backward vs the cpu executor");
+  using T = TypeParam;
+  MlpProgram mlp(3, 2, 5, 2);
+  std::unique_ptr<CudaProgramModel<T>> gpu = make_cuda<T>(mlp.program);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  CpuProgramModel<T> cpu(mlp.program, kMlpCpuKernels<T>);
+  set_params(*gpu, mlp);
+  set_params(cpu, mlp);
+  ASSERT_TRUE(gpu->upload_params().ok());
+
+  // Before any step ran, a computed buffer holds the 0xff poison: NaN.
+  std::vector<T> poisoned(6);
+  ASSERT_TRUE(download(poisoned.data(), static_cast<const T*>(gpu->device_buffer(kDiff)), 6,
+                       gpu->stream()).ok());
+  ASSERT_TRUE(gpu->stream() != nullptr);
+  ASSERT_EQ(cudaStreamSynchronize(gpu->stream()), cudaSuccess);
+  for (T v : poisoned) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(gpu->device_buffer(kPredRow), gpu->device_buffer(kPred));  // aliases
+
+  std::vector<T> x = values<T>(6, 1), y = values<T>(6, 2);
+  Tape gpu_tape, cpu_tape;
+  T gpu_loss = gpu->forward(x.data(), y.data(), &gpu_tape);
+  T cpu_loss = cpu.forward(x.data(), y.data(), &cpu_tape);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  expect_near(&gpu_loss, &cpu_loss, 1, tolerance<T>(), "loss");
+  expect_near(gpu->prediction(), cpu.prediction(), 6, tolerance<T>(), "pred");
+  std::ostringstream gpu_printed, cpu_printed;
+  gpu_tape.print(gpu_printed);
+  cpu_tape.print(cpu_printed);
+  EXPECT_EQ(gpu_printed.str(), cpu_printed.str());
+
+  gpu->backward(gpu_tape);
+  cpu.backward(cpu_tape);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  for (int i = 0; i < 5; i++) {
+    int64_t n = mlp.buffers[size_t(mlp.grads[size_t(i)])].numel;
+    expect_near(gpu->grad(i), cpu.grad(i), n, tolerance<T>(), "grad " + std::to_string(i));
+  }
+  for (int64_t e = 0; e < kUnusedNumel; e++) EXPECT_EQ(gpu->grad(4)[e], T(0));  // prologue
+}
+
+// Trains `steps` steps over `batches` batches of 2 rows with the cpu executor and the
+// host optimizer: the losses and the final parameters.
+template <class T>
+void train_on_cpu(const MlpProgram& mlp, const OptimizerConfig& o, const std::vector<T>& x,
+                  const std::vector<T>& y, int64_t batches, int64_t steps,
+                  std::vector<double>* losses, std::vector<std::vector<T>>* params) {
+  CpuProgramModel<T> cpu(mlp.program, kMlpCpuKernels<T>);
+  set_params(cpu, mlp);
+  std::vector<std::pair<T*, T*>> pg;
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 5; i++) {
+    pg.push_back({cpu.param(i), cpu.grad(i)});
+    sizes.push_back(mlp.buffers[size_t(mlp.params[size_t(i)])].numel);
+  }
+  Optimizer<T> opt(o, pg, sizes);
+  const int64_t xe = mlp.B * mlp.I, ye = mlp.B * mlp.O;
+  for (int64_t k = 0; k < steps; k++) {
+    int64_t b = k % batches;
+    Tape tape;
+    losses->push_back(double(cpu.forward(x.data() + b * xe, y.data() + b * ye, &tape)));
+    cpu.backward(tape);
+    opt.step();
+  }
+  params->clear();
+  for (int i = 0; i < 5; i++) params->emplace_back(cpu.param(i), cpu.param(i) + sizes[size_t(i)]);
+}
+
+template <class T>
+struct GpuRun {
+  std::vector<double> losses;
+  std::vector<std::vector<T>> params;
+  int64_t captures = 0, launches = 0;
+  std::string tape;
+};
+
+template <class T>
+GpuRun<T> train_on_gpu(const MlpProgram& mlp, const OptimizerConfig& o, const std::vector<T>& x,
+                       const std::vector<T>& y, int64_t batches, int64_t steps, bool graph) {
+  GpuRun<T> r;
+  std::unique_ptr<CudaProgramModel<T>> gpu = make_cuda<T>(mlp.program, 64);
+  EXPECT_TRUE(gpu->status().ok()) << gpu->status().message();
+  RunConfig run;
+  run.cuda_graph = graph;
+  EXPECT_TRUE(gpu->configure(run).ok());
+  set_params(*gpu, mlp);
+  EXPECT_TRUE(gpu->upload_params().ok());
+  EXPECT_TRUE(gpu->upload_data(x.data(), y.data(), batches).ok());
+  for (int64_t k = 0; k < steps; k++) {
+    Tape tape;
+    Status st = gpu->enqueue_step(o, k == steps - 1 ? &tape : nullptr);
+    EXPECT_TRUE(st.ok()) << st.message();
+    if (k == steps - 1) {
+      std::ostringstream s;
+      tape.print(s);
+      r.tape = s.str();
+    }
+  }
+  r.losses.assign(size_t(steps), 0.0);
+  Status read = gpu->read_losses(0, steps, r.losses.data());
+  EXPECT_TRUE(read.ok()) << read.message();
+  EXPECT_TRUE(gpu->download_params().ok());
+  for (int i = 0; i < 5; i++)
+    r.params.emplace_back(gpu->param(i),
+                          gpu->param(i) + mlp.buffers[size_t(mlp.params[size_t(i)])].numel);
+  if (gpu->step_graph()) {
+    r.captures = gpu->step_graph()->captures();
+    r.launches = gpu->step_graph()->launches();
+  }
+  return r;
+}
+
+TYPED_TEST(CudaExecutorDeviceTest, TrainingGraphEqualsEagerAndTracksTheCpu) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor training steps, graph vs eager vs cpu");
+  using T = TypeParam;
+  MlpProgram mlp(2, 2, 6, 2);
+  const int64_t batches = 3, steps = 12;
+  std::vector<T> x = values<T>(batches * 4, 3), y = values<T>(batches * 4, 4);
+  OptimizerConfig adam;
+  adam.lr = 0.01;
+  std::vector<double> cpu_losses;
+  std::vector<std::vector<T>> cpu_params;
+  train_on_cpu<T>(mlp, adam, x, y, batches, steps, &cpu_losses, &cpu_params);
+  GpuRun<T> graph = train_on_gpu<T>(mlp, adam, x, y, batches, steps, true);
+  GpuRun<T> eager = train_on_gpu<T>(mlp, adam, x, y, batches, steps, false);
+  EXPECT_EQ(graph.captures, 1);  // one graph for every batch
+  EXPECT_EQ(graph.launches, steps);
+  EXPECT_EQ(eager.captures, 0);
+  EXPECT_EQ(graph.losses, eager.losses);  // bit for bit
+  EXPECT_EQ(graph.params, eager.params);
+  EXPECT_EQ(graph.tape, eager.tape);
+  EXPECT_TRUE(contains(graph.tape, "  #4 mse_loss capsule=test.mse_loss node=13 saved=[pred, y]\n"))
+      << graph.tape;
+  const double tol = sizeof(T) == 8 ? 1e-11 : 1e-4;
+  expect_near(graph.losses.data(), cpu_losses.data(), steps, tol, "loss");
+  for (int i = 0; i < 5; i++)
+    expect_near(graph.params[size_t(i)].data(), cpu_params[size_t(i)].data(),
+                int64_t(cpu_params[size_t(i)].size()), tol, "param " + std::to_string(i));
+}
+
+TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor with SGD (momentum, weight decay) and AdamW");
+  MlpProgram mlp(2, 2, 4, 1);
+  const int64_t batches = 2, steps = 7;
+  std::vector<double> x = values<double>(batches * 4, 5), y = values<double>(batches * 2, 6);
+  OptimizerConfig sgd;
+  sgd.kind = OptimizerConfig::Sgd;
+  sgd.lr = 0.05;
+  sgd.momentum = 0.9;
+  sgd.weight_decay = 0.01;
+  OptimizerConfig adamw;
+  adamw.kind = OptimizerConfig::AdamW;
+  adamw.lr = 0.02;
+  adamw.weight_decay = 0.1;
+  for (const OptimizerConfig& o : {sgd, adamw}) {
+    std::vector<double> cpu_losses;
+    std::vector<std::vector<double>> cpu_params;
+    train_on_cpu<double>(mlp, o, x, y, batches, steps, &cpu_losses, &cpu_params);
+    GpuRun<double> gpu = train_on_gpu<double>(mlp, o, x, y, batches, steps, true);
+    expect_near(gpu.losses.data(), cpu_losses.data(), steps, 1e-11, "loss");
+    for (int i = 0; i < 5; i++)
+      expect_near(gpu.params[size_t(i)].data(), cpu_params[size_t(i)].data(),
+                  int64_t(cpu_params[size_t(i)].size()), 1e-11, "param " + std::to_string(i));
+  }
+}
+
+TEST(CudaExecutorGpuTest, AChangedOptimizerConfigIsCapturedAgain) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor recapture on an optimizer change");
+  MlpProgram mlp(1, 2, 3, 1);
+  std::unique_ptr<CudaProgramModel<double>> gpu = make_cuda<double>(mlp.program);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  set_params(*gpu, mlp);
+  std::vector<double> x = values<double>(4, 7), y = values<double>(2, 8);
+  ASSERT_TRUE(gpu->upload_params().ok());
+  ASSERT_TRUE(gpu->upload_data(x.data(), y.data(), 2).ok());
+  OptimizerConfig a;
+  a.lr = 0.01;
+  OptimizerConfig b = a;
+  b.lr = 0.5;
+  ASSERT_TRUE(gpu->enqueue_step(a, nullptr).ok());
+  ASSERT_TRUE(gpu->enqueue_step(a, nullptr).ok());
+  EXPECT_EQ(gpu->step_graph()->captures(), 1);
+  ASSERT_TRUE(gpu->enqueue_step(b, nullptr).ok());
+  EXPECT_EQ(gpu->step_graph()->captures(), 2);
+  ASSERT_TRUE(gpu->download_params().ok());
+  // The cpu with the same schedule of configs.
+  CpuProgramModel<double> cpu(mlp.program, kMlpCpuKernels<double>);
+  set_params(cpu, mlp);
+  std::vector<std::pair<double*, double*>> pg;
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 5; i++) {
+    pg.push_back({cpu.param(i), cpu.grad(i)});
+    sizes.push_back(mlp.buffers[size_t(mlp.params[size_t(i)])].numel);
+  }
+  Optimizer<double> opt_a(a, pg, sizes);
+  for (int k = 0; k < 2; k++) {
+    Tape tape;
+    cpu.forward(x.data() + (k % 2) * 2, y.data() + k % 2, &tape);
+    cpu.backward(tape);
+    opt_a.step();
+  }
+  // Step 3 ran with lr 0.5 (the host Optimizer cannot change lr mid-run): Adam moves
+  // each element by about lr, so W1 must have moved far more than an lr-0.01 step.
+  std::vector<double> after_two(cpu.param(0), cpu.param(0) + 6);
+  double moved = 0;
+  for (int e = 0; e < 6; e++) moved = std::max(moved, std::fabs(gpu->param(0)[e] - after_two[e]));
+  EXPECT_GT(moved, 0.05);
+}
+
+TEST(CudaExecutorGpuTest, TheLossRingKeepsTheLastCapacitySteps) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor loss ring");
+  MlpProgram mlp(1, 2, 3, 1);
+  std::unique_ptr<CudaProgramModel<float>> gpu = make_cuda<float>(mlp.program, 4);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  EXPECT_EQ(gpu->loss_capacity(), 4);
+  set_params(*gpu, mlp);
+  std::vector<float> x = values<float>(10, 9), y = values<float>(5, 10);
+  ASSERT_TRUE(gpu->upload_params().ok());
+  ASSERT_TRUE(gpu->upload_data(x.data(), y.data(), 5).ok());
+  OptimizerConfig o;
+  std::vector<double> early(3);
+  for (int k = 0; k < 3; k++) ASSERT_TRUE(gpu->enqueue_step(o, nullptr).ok());
+  ASSERT_TRUE(gpu->read_losses(0, 3, early.data()).ok());
+  for (int k = 3; k < 10; k++) ASSERT_TRUE(gpu->enqueue_step(o, nullptr).ok());
+  EXPECT_EQ(gpu->steps_enqueued(), 10);
+  std::vector<double> last(4);
+  Status ok = gpu->read_losses(6, 4, last.data());  // wraps: slots 2, 3, 0, 1
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  for (double v : last) EXPECT_TRUE(std::isfinite(v));
+  double one = 0;
+  EXPECT_EQ(gpu->read_losses(5, 1, &one).message(),
+            "read_losses: the loss of step 5 was overwritten (the ring keeps the last 4 of 10 "
+            "steps)");
+  EXPECT_EQ(gpu->read_losses(9, 2, &one).message(),
+            "read_losses: steps [9, 11) were not all enqueued (10 steps so far)");
+  // upload_params starts over: step 0 again, the ring poisoned.
+  ASSERT_TRUE(gpu->upload_params().ok());
+  EXPECT_EQ(gpu->steps_enqueued(), 0);
+  ASSERT_TRUE(gpu->enqueue_step(o, nullptr).ok());
+  ASSERT_TRUE(gpu->read_losses(0, 1, &one).ok());
+  EXPECT_EQ(one, early[0]);  // same params, same batch 0, fresh optimizer state
+}
+
+TEST(CudaExecutorGpuTest, ArgumentListsAndKernelNamesAreCheckedAtConstruction) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor kernel checks");
+  {
+    MlpProgram mlp(1, 2, 3, 1);
+    mlp.steps[1].num_args = 2;  // relu(out, in) without n
+    std::unique_ptr<CudaProgramModel<double>> gpu = make_cuda<double>(mlp.program);
+    EXPECT_EQ(gpu->status().message(),
+              "program `test_mlp`: step 1: kernel mlp_relu_f64 takes more than the 2 arguments "
+              "it is passed");
+  }
+  {
+    MlpProgram mlp(1, 2, 3, 1);
+    const char* names[kNumMlpKernels];
+    for (int k = 0; k < kNumMlpKernels; k++) names[k] = kMlpKernelNames[k];
+    names[kRelu] = "mlp_wrong";  // (Dims, const T*, long long) where the step passes (T*, T*, n)
+    mlp.program.kernel_names = names;
+    std::unique_ptr<CudaProgramModel<float>> gpu = make_cuda<float>(mlp.program);
+    EXPECT_EQ(gpu->status().message(),
+              "program `test_mlp`: step 1: parameter 0 of kernel mlp_wrong_f32 is 136 bytes, "
+              "but the argument is a buffer pointer (8 bytes)");
+    names[kRelu] = "mlp_absent";
+    std::unique_ptr<CudaProgramModel<float>> absent = make_cuda<float>(mlp.program);
+    EXPECT_TRUE(contains(absent->status().message(), "mlp_absent_f32")) << absent->status().message();
+  }
+}
+
+TEST(CudaExecutorGpuTest, QuickstartThroughTrainMainMatchesTheGolden) {
+  VOUCH_REQUIRE_CUDA_DEVICE("the quickstart through train_main on the cuda executor");
+  MlpProgram mlp(1, 2, 8, 1);
+  Backend cpu = cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
+                                    "backend: cpu (test)", {});
+  Backend cuda = cuda_backend(mlp.program);
+  for (const char* graph : {"--deterministic", "--no-cuda-graph"}) {
+    RunOutput r = run_main({cpu, cuda}, quickstart(), {"--device", "cuda", "--dtype", "f64", graph});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, kQuickstartGolden) << graph;
+  }
+  // The default on cuda is f32: close to the f64 golden.
+  RunOutput f32 = run_main({cpu, cuda}, quickstart(), {"--steps", "200"});
+  EXPECT_EQ(f32.code, 0) << f32.err;
+  double before = 0;
+  ASSERT_EQ(std::sscanf(f32.out.c_str(), "mean_loss(before) = %lf", &before), 1) << f32.out;
+  EXPECT_NEAR(before, 1.349908, 1e-5);
+  // --trace reads every step (ring flushes), --show-backend names the executor's launches.
+  std::string trace = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
+                      "/cuda_trace.txt";
+  RunOutput traced = run_main({cpu, cuda}, quickstart(),
+                              {"--device", "cuda", "--steps", "30", "--trace", trace,
+                               "--show-backend"});
+  EXPECT_EQ(traced.code, 0) << traced.err;
+  EXPECT_TRUE(contains(traced.out, "backend: cuda (test)\ntest schedule: 14 steps\n  each step "
+                                   "(one CUDA graph): vouch_select_batch_<t> first"))
+      << traced.out;
+  FILE* f = std::fopen(trace.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  int lines = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f)) lines += std::strncmp(line, "step ", 5) == 0;
+  std::fclose(f);
+  EXPECT_EQ(lines, 30);
+}
+
+}  // namespace
+}  // namespace vouch::rt::cuda

@@ -1,0 +1,355 @@
+// executor.cc: the program check shared by the executors, and the cpu executor
+// (executor.h).
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "runtime/cpu_kernels.h"
+
+namespace vouch::rt {
+
+namespace {
+
+std::string at_step(int32_t s) { return "program step " + std::to_string(s); }
+
+// Ok when buffer `b` holds at least `needed` elements.
+Status check_operand(const Program& p, int32_t s, const char* role, int32_t b, int64_t needed) {
+  if (b < 0 || b >= p.num_buffers)
+    return Status::Error(at_step(s) + ": " + role + " buffer " + std::to_string(b) +
+                         " is out of range [0, " + std::to_string(p.num_buffers) + ")");
+  if (p.buffers[b].numel < needed)
+    return Status::Error(at_step(s) + ": " + role + " buffer " + std::to_string(b) + " (" +
+                         p.buffers[b].name + ") holds " + std::to_string(p.buffers[b].numel) +
+                         " elements, the step reads or writes " + std::to_string(needed));
+  return Status::Ok();
+}
+
+Status check_step(const Program& p, int32_t s) {
+  const StepDesc& st = p.steps[s];
+  switch (st.kind) {
+    case StepKind::Kernel: {
+      if (st.kernel < 0 || st.kernel >= p.num_kernels)
+        return Status::Error(at_step(s) + ": kernel " + std::to_string(st.kernel) +
+                             " is out of range [0, " + std::to_string(p.num_kernels) + ")");
+      if (st.first_arg < 0 || st.num_args < 0 ||
+          int64_t(st.first_arg) + st.num_args > int64_t(p.num_args))
+        return Status::Error(at_step(s) + ": arguments [" + std::to_string(st.first_arg) + ", +" +
+                             std::to_string(st.num_args) + ") exceed Program::num_args = " +
+                             std::to_string(p.num_args));
+      return Status::Ok();
+    }
+    case StepKind::Gemm: {
+      if (st.batch < 0 || st.m < 0 || st.n < 0 || st.k < 0 || st.stride_a < 0 || st.stride_b < 0)
+        return Status::Error(at_step(s) + ": negative GEMM extent or stride");
+      int64_t last = st.batch > 0 ? st.batch - 1 : 0;
+      int64_t need_a = st.batch > 0 ? last * st.stride_a + st.m * st.k : 0;
+      int64_t need_b = st.batch > 0 ? last * st.stride_b + st.k * st.n : 0;
+      Status a = check_operand(p, s, "A", st.a, need_a);
+      if (!a.ok()) return a;
+      Status b = check_operand(p, s, "B", st.b, need_b);
+      if (!b.ok()) return b;
+      return check_operand(p, s, "C", st.c, st.batch * st.m * st.n);
+    }
+    case StepKind::Linear: {
+      if (st.m < 0 || st.n < 0 || st.k < 0)
+        return Status::Error(at_step(s) + ": negative linear extent");
+      Status x = check_operand(p, s, "x", st.a, st.m * st.k);
+      if (!x.ok()) return x;
+      Status w = check_operand(p, s, "W", st.b, st.n * st.k);
+      if (!w.ok()) return w;
+      if (st.bias != -1) {
+        Status bias = check_operand(p, s, "bias", st.bias, st.n);
+        if (!bias.ok()) return bias;
+      }
+      return check_operand(p, s, "y", st.c, st.m * st.n);
+    }
+  }
+  return Status::Error(at_step(s) + ": unknown step kind " + std::to_string(int(st.kind)));
+}
+
+}  // namespace
+
+Status check_program(const Program& p) {
+  const std::string name = p.name ? p.name : "?";
+  auto error = [&](const std::string& what) {
+    return Status::Error("program `" + name + "`: " + what);
+  };
+  if (p.num_buffers < 0 || (p.num_buffers > 0 && !p.buffers)) return error("no buffer table");
+  for (int32_t b = 0; b < p.num_buffers; b++) {
+    const BufferDesc& d = p.buffers[b];
+    std::string which = "buffer " + std::to_string(b);
+    if (!d.name) return error(which + " has no name");
+    which += " (" + std::string(d.name) + ")";
+    if (d.numel < 0) return error(which + " has a negative element count");
+    if (d.alias_of < -1 || d.alias_of >= p.num_buffers)
+      return error(which + " aliases buffer " + std::to_string(d.alias_of) + ", out of range");
+    int32_t owner = b;
+    for (int32_t hops = 0; p.buffers[owner].alias_of != -1; hops++) {
+      if (hops >= p.num_buffers) return error(which + " is on an alias cycle");
+      owner = p.buffers[owner].alias_of;
+    }
+    if (p.buffers[owner].numel < d.numel)
+      return error(which + " has " + std::to_string(d.numel) + " elements, more than the " +
+                   std::to_string(p.buffers[owner].numel) + " of the storage it aliases (" +
+                   p.buffers[owner].name + ")");
+  }
+  auto in_range = [&](int32_t b) { return b >= 0 && b < p.num_buffers; };
+  if (p.num_params < 0 || (p.num_params > 0 && (!p.params || !p.grads)))
+    return error("no parameter / gradient tables");
+  for (int32_t i = 0; i < p.num_params; i++) {
+    if (!in_range(p.params[i]) || !in_range(p.grads[i]))
+      return error("param " + std::to_string(i) + ": buffer index out of range");
+    if (p.buffers[p.params[i]].numel != p.buffers[p.grads[i]].numel)
+      return error("param " + std::to_string(i) + " (" + p.buffers[p.params[i]].name +
+                   ") and its gradient differ in size");
+  }
+  const std::pair<const char*, int32_t> roles[] = {
+      {"input", p.input}, {"target", p.target}, {"loss", p.loss}, {"output", p.output}};
+  for (const auto& [role, b] : roles)
+    if (!in_range(b)) return error(std::string(role) + " buffer " + std::to_string(b) +
+                                   " is out of range");
+  if (p.buffers[p.loss].numel < 1) return error("the loss buffer is empty");
+  if (p.num_kernels < 0 || (p.num_kernels > 0 && !p.kernel_names))
+    return error("no kernel name table");
+  for (int32_t k = 0; k < p.num_kernels; k++)
+    if (!p.kernel_names[k]) return error("kernel " + std::to_string(k) + " has no name");
+  if (p.num_args < 0 || (p.num_args > 0 && !p.args)) return error("no argument table");
+  if (p.num_ints < 0 || (p.num_ints > 0 && !p.ints)) return error("no ints table");
+  for (int32_t a = 0; a < p.num_args; a++) {
+    const ArgDesc& d = p.args[a];
+    std::string which = "argument " + std::to_string(a);
+    switch (d.kind) {
+      case ArgDesc::Buffer:
+        if (d.value < 0 || d.value >= p.num_buffers)
+          return error(which + " names buffer " + std::to_string(d.value) + ", out of range");
+        break;
+      case ArgDesc::Int:
+      case ArgDesc::Real:
+        break;
+      case ArgDesc::Dims:
+        if (d.count < 0 || d.count > kMaxDims)
+          return error(which + " has " + std::to_string(d.count) + " axes (at most " +
+                       std::to_string(kMaxDims) + ")");
+        if (d.value < 0 || d.value + 2 * int64_t(d.count) > p.num_ints)
+          return error(which + " reads ints [" + std::to_string(d.value) + ", +" +
+                       std::to_string(2 * d.count) + ") beyond Program::num_ints = " +
+                       std::to_string(p.num_ints));
+        break;
+      default:
+        return error(which + " has unknown kind " + std::to_string(int(d.kind)));
+    }
+  }
+  if (p.num_steps < 0 || (p.num_steps > 0 && !p.steps)) return error("no step table");
+  if (p.forward_end < 0 || p.forward_end > p.num_steps)
+    return error("forward_end " + std::to_string(p.forward_end) + " is out of [0, " +
+                 std::to_string(p.num_steps) + "]");
+  if (p.prologue_begin < 0 || p.prologue_begin > p.prologue_end ||
+      p.prologue_end > p.num_steps)
+    return error("prologue [" + std::to_string(p.prologue_begin) + ", " +
+                 std::to_string(p.prologue_end) + ") is not a range of steps");
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    Status st = check_step(p, s);
+    if (!st.ok()) return error(st.message());
+  }
+  if (p.num_nodes < 0 || (p.num_nodes > 0 && !p.nodes)) return error("no node table");
+  std::unordered_map<int32_t, int32_t> seen;
+  for (int32_t i = 0; i < p.num_nodes; i++) {
+    const NodeDesc& n = p.nodes[i];
+    std::string which = "node " + std::to_string(i) + " (id " + std::to_string(n.id) + ")";
+    if (!n.op || !n.capsule) return error(which + " has no op or capsule name");
+    if (n.id < 0) return error(which + " has a negative id");
+    if (!seen.emplace(n.id, i).second)
+      return error(which + " repeats the id of node " + std::to_string(seen[n.id]));
+    if (n.after_step < 0 || n.after_step >= p.forward_end)
+      return error(which + " is recorded after step " + std::to_string(n.after_step) +
+                   ", not a forward step [0, " + std::to_string(p.forward_end) + ")");
+    if (n.vjp_begin < 0 || n.vjp_begin > n.vjp_end || n.vjp_end > p.num_steps)
+      return error(which + ": VJP steps [" + std::to_string(n.vjp_begin) + ", " +
+                   std::to_string(n.vjp_end) + ") are not a range of steps");
+    if (n.num_saved < 0 || (n.num_saved > 0 && !n.saved))
+      return error(which + " has no saved-name table");
+    for (int32_t j = 0; j < n.num_saved; j++)
+      if (!n.saved[j]) return error(which + ": saved name " + std::to_string(j) + " is null");
+  }
+  return Status::Ok();
+}
+
+int32_t storage_owner(const Program& program, int32_t b) {
+  while (program.buffers[b].alias_of != -1) b = program.buffers[b].alias_of;
+  return b;
+}
+
+void ProgramTape::build(const Program& p, VjpFn vjp) {
+  std::vector<int32_t> order(size_t(p.num_nodes));
+  for (int32_t i = 0; i < p.num_nodes; i++) order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    return p.nodes[x].after_step < p.nodes[y].after_step;
+  });
+  begin_.assign(size_t(p.forward_end) + 1, 0);
+  nodes_.clear();
+  by_id_.clear();
+  for (int32_t i : order) {
+    const NodeDesc& n = p.nodes[i];
+    TapeNode t;
+    t.op = n.op;
+    t.capsule = n.capsule;
+    t.node_id = n.id;
+    t.saved.assign(n.saved, n.saved + n.num_saved);
+    t.vjp = n.vjp_begin < n.vjp_end ? vjp : nullptr;
+    t.kernel = n.kernel ? n.kernel : "";
+    nodes_.push_back(std::move(t));
+    begin_[size_t(n.after_step) + 1]++;
+    by_id_[n.id] = &n;
+  }
+  for (size_t s = 1; s < begin_.size(); s++) begin_[s] += begin_[s - 1];
+}
+
+// ---- CpuProgramModel ---------------------------------------------------------------
+
+template <class T>
+CpuProgramModel<T>::CpuProgramModel(const Program& program, const CpuKernelFn* kernels)
+    : program_(program), kernels_(kernels) {
+  status_ = init();
+}
+
+template <class T>
+Status CpuProgramModel<T>::init() {
+  const Program& p = program_;
+  Status valid = check_program(p);
+  if (!valid.ok()) return valid;
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    if (p.steps[s].kind != StepKind::Kernel) continue;
+    if (!kernels_ || !kernels_[p.steps[s].kernel])
+      return Status::Error("program `" + std::string(p.name ? p.name : "?") + "`: step " +
+                           std::to_string(s) + ": cpu kernel " +
+                           std::to_string(p.steps[s].kernel) + " (" +
+                           p.kernel_names[p.steps[s].kernel] + ") is missing from the table");
+  }
+
+  // Storage: owners one after another, each starting on a 64-byte boundary.
+  const int64_t align = std::max<int64_t>(1, 64 / int64_t(sizeof(T)));
+  std::vector<int64_t> offset(size_t(p.num_buffers), -1);
+  int64_t total = 0;
+  for (int32_t b = 0; b < p.num_buffers; b++) {
+    if (p.buffers[b].alias_of != -1) continue;
+    offset[size_t(b)] = total;
+    total += (std::max<int64_t>(p.buffers[b].numel, 1) + align - 1) / align * align;
+  }
+  storage_.assign(size_t(total), T(0));
+  pointers_.resize(size_t(p.num_buffers));
+  for (int32_t b = 0; b < p.num_buffers; b++)
+    pointers_[size_t(b)] = storage_.data() + offset[size_t(storage_owner(p, b))];
+
+  args_.resize(size_t(p.num_args));
+  for (int32_t a = 0; a < p.num_args; a++) {
+    const ArgDesc& d = p.args[a];
+    ArgValue& v = args_[size_t(a)];
+    switch (d.kind) {
+      case ArgDesc::Buffer: v.ptr = pointers_[size_t(d.value)]; break;
+      case ArgDesc::Int: v.i = d.value; break;
+      case ArgDesc::Real: v.real = d.real; break;
+      case ArgDesc::Dims: v.dims = DimsRef{d.count, p.ints + d.value, p.ints + d.value + d.count}; break;
+    }
+  }
+
+  tape_.build(p, &CpuProgramModel::vjp);
+  return Status::Ok();
+}
+
+template <class T>
+T* CpuProgramModel<T>::buffer(int32_t b) const {
+  if (!status_.ok() || b < 0 || b >= program_.num_buffers) return nullptr;
+  return pointers_[size_t(b)];
+}
+
+template <class T>
+T* CpuProgramModel<T>::param(int i) {
+  return i >= 0 && i < program_.num_params ? buffer(program_.params[i]) : nullptr;
+}
+
+template <class T>
+T* CpuProgramModel<T>::grad(int i) {
+  return i >= 0 && i < program_.num_params ? buffer(program_.grads[i]) : nullptr;
+}
+
+template <class T>
+const T* CpuProgramModel<T>::prediction() const {
+  return buffer(program_.output);
+}
+
+template <class T>
+void CpuProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
+  for (int32_t s = begin; s < end; s++) {
+    const StepDesc& st = program_.steps[s];
+    switch (st.kind) {
+      case StepKind::Kernel:
+        kernels_[st.kernel](args_.data() + st.first_arg);
+        break;
+      case StepKind::Gemm:
+        matmul<T>(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k, pointers_[size_t(st.a)],
+                  st.stride_a, pointers_[size_t(st.b)], st.stride_b, pointers_[size_t(st.c)]);
+        break;
+      case StepKind::Linear:
+        linear<T>(st.m, st.k, st.n, pointers_[size_t(st.a)], pointers_[size_t(st.b)],
+                  st.bias == -1 ? nullptr : pointers_[size_t(st.bias)], pointers_[size_t(st.c)]);
+        break;
+    }
+    tape_.record_after(s, tape);
+  }
+}
+
+template <class T>
+T CpuProgramModel<T>::forward(const T* x, const T* y, Tape* tape) {
+  if (!status_.ok()) return std::numeric_limits<T>::quiet_NaN();
+  const Program& p = program_;
+  T* in = pointers_[size_t(p.input)];
+  T* target = pointers_[size_t(p.target)];
+  if (x != in) std::copy_n(x, p.buffers[p.input].numel, in);
+  if (y != target) std::copy_n(y, p.buffers[p.target].numel, target);
+  run_steps(0, p.forward_end, tape);
+  return pointers_[size_t(p.loss)][0];
+}
+
+template <class T>
+void CpuProgramModel<T>::backward(Tape& tape) {
+  if (!status_.ok()) return;
+  run_steps(program_.prologue_begin, program_.prologue_end, nullptr);
+  tape.backward(this);
+}
+
+template <class T>
+void CpuProgramModel<T>::vjp(void* self, int node_id) {
+  auto* model = static_cast<CpuProgramModel*>(self);
+  const NodeDesc* n = model->tape_.node(node_id);
+  if (n == nullptr) return;  // not a node of this program
+  model->run_steps(n->vjp_begin, n->vjp_end, nullptr);
+}
+
+template class CpuProgramModel<float>;
+template class CpuProgramModel<double>;
+
+Backend cpu_program_backend(const Program& program, const CpuKernelFn* f32,
+                            const CpuKernelFn* f64, std::string header,
+                            std::map<std::string, std::string> capsule_reports) {
+  Backend b;
+  b.device = Device::Cpu;
+  const Program* p = &program;
+  if (f32)
+    b.make_f32 = [p, f32]() -> std::unique_ptr<CompiledModel<float>> {
+      return std::make_unique<CpuProgramModel<float>>(*p, f32);
+    };
+  if (f64)
+    b.make_f64 = [p, f64]() -> std::unique_ptr<CompiledModel<double>> {
+      return std::make_unique<CpuProgramModel<double>>(*p, f64);
+    };
+  b.header = std::move(header);
+  if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
+  b.capsule_reports = std::move(capsule_reports);
+  return b;
+}
+
+}  // namespace vouch::rt

@@ -1,0 +1,125 @@
+// executor.h: the cpu executor, a CompiledModel<T> driven by a Program's tables.
+//
+// Codegen emits a Program (runtime/program.h) and a table of cpu kernels per element
+// type; CpuProgramModel does everything else, once at construction: one host buffer per
+// owning BufferDesc (aliases share their owner's storage, so views cost nothing), every
+// Kernel step's arguments resolved into ArgValues (Buffer -> element pointer, Int,
+// Real, Dims -> DimsRef into Program::ints), the tape nodes each forward step completes.
+// A step then is one call: kernels[k](args), matmul<T> for Gemm, linear<T> for Linear
+// (runtime/cpu_kernels.h), so results are bit-identical to hand-written calls of the
+// same kernels in the same order.
+//
+// forward() runs steps [0, forward_end) and, when given a tape, records after step s
+// every NodeDesc with after_step == s (op, capsule, id, saved names, VJP, kernel);
+// backward() runs the prologue steps [prologue_begin, prologue_end), then the tape
+// backwards: each node's VJP runs its steps [vjp_begin, vjp_end). Nothing is zeroed
+// between steps: every buffer is written by the step that produces it (buffers start
+// zeroed, once).
+//
+// The cuda executor is runtime/cuda/executor.h; check_program is shared by both.
+#ifndef VOUCH_RUNTIME_EXECUTOR_H_
+#define VOUCH_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/model_api.h"
+#include "runtime/program.h"
+#include "runtime/status.h"
+#include "runtime/tape.h"
+
+namespace vouch::rt {
+
+// Ok, or the first inconsistency of `program`, naming the table and the index: an
+// index out of range (buffers, kernels, arguments, ints, steps), an alias cycle or an
+// alias larger than its storage, a GEMM / linear operand smaller than its extents, a
+// tape node after a non-forward step or with a duplicate id, a missing name. The
+// executors refuse a program that fails it (their status() says why).
+Status check_program(const Program& program);
+
+// The buffer that owns the storage of buffer `b` (follows alias_of; b itself when it
+// owns). Precondition: check_program(program).ok().
+int32_t storage_owner(const Program& program, int32_t b);
+
+// The tape nodes of a Program, grouped by the forward step after which they are
+// recorded (nodes of one step in program order), and the node of an id: what both
+// executors record and dispatch VJPs with.
+class ProgramTape {
+ public:
+  // Precondition: check_program(program).ok(). `vjp` goes into every node that has VJP
+  // steps (vjp_begin < vjp_end); the others get nullptr.
+  void build(const Program& program, VjpFn vjp);
+  // Records the nodes completed by step `step` (none for a step >= forward_end).
+  void record_after(int32_t step, Tape* tape) const {
+    if (tape == nullptr || step < 0 || size_t(step) + 1 >= begin_.size()) return;
+    for (int32_t i = begin_[size_t(step)]; i < begin_[size_t(step) + 1]; i++)
+      tape->record(nodes_[size_t(i)]);
+  }
+  // The NodeDesc with this id, or nullptr.
+  const NodeDesc* node(int id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::vector<int32_t> begin_;    // per forward step s: nodes_[begin_[s], begin_[s+1])
+  std::vector<TapeNode> nodes_;
+  std::unordered_map<int, const NodeDesc*> by_id_;
+};
+
+template <class T>
+class CpuProgramModel final : public CompiledModel<T> {
+ public:
+  // `program` and `kernels` (Program::num_kernels entries for element type T) are
+  // borrowed and must outlive the model (generated code keeps them as constants). An
+  // inconsistent program, or a null kernel entry, leaves the model unusable with the
+  // reason in status() (and configure()).
+  CpuProgramModel(const Program& program, const CpuKernelFn* kernels);
+  CpuProgramModel(const CpuProgramModel&) = delete;
+  CpuProgramModel& operator=(const CpuProgramModel&) = delete;
+
+  T* param(int i) override;  // nullptr when i is out of range or status() is an error
+  T* grad(int i) override;
+  // Copies x and y into the input and target buffers, runs the forward steps; returns
+  // the loss (NaN when status() is an error).
+  T forward(const T* x, const T* y, Tape* tape) override;
+  const T* prediction() const override;  // the output buffer
+  void backward(Tape& tape) override;
+  Status configure(const RunConfig&) override { return status_; }
+  Status status() const override { return status_; }
+
+  // The storage of buffer b (aliases resolved), or nullptr: for tests and tools.
+  T* buffer(int32_t b) const;
+  const Program& program() const { return program_; }
+
+ private:
+  static void vjp(void* self, int node_id);
+  void run_steps(int32_t begin, int32_t end, Tape* tape);
+  Status init();
+
+  const Program& program_;
+  const CpuKernelFn* kernels_;
+  Status status_ = Status::Ok();
+  std::vector<T> storage_;             // every owning buffer, one after another
+  std::vector<T*> pointers_;           // per buffer (aliases: their owner's storage)
+  std::vector<ArgValue> args_;         // Program::args resolved, same indices
+  ProgramTape tape_;
+};
+
+extern template class CpuProgramModel<float>;
+extern template class CpuProgramModel<double>;
+
+// The cpu Backend of a generated executable: CpuProgramModel<float> over f32 and
+// CpuProgramModel<double> over f64 (either table may be nullptr: that element type is
+// not built). --show-backend prints `header`, then Program::schedule when it is not
+// empty, then the capsule reports. `program` and the tables must outlive the backend.
+Backend cpu_program_backend(const Program& program, const CpuKernelFn* f32,
+                            const CpuKernelFn* f64, std::string header,
+                            std::map<std::string, std::string> capsule_reports);
+
+}  // namespace vouch::rt
+
+#endif  // VOUCH_RUNTIME_EXECUTOR_H_

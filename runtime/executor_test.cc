@@ -1,0 +1,451 @@
+// Tests for executor.h: check_program's refusals, and CpuProgramModel running the
+// hand-written MLP Program of test_program.h, compared with independently written
+// loops (the reference below shares no code with the executor or cpu_kernels.h; its
+// sums are left folds in the same order, so results must be bit-identical), the tape
+// it records, aliases, the prologue, and the whole quickstart run through train_main
+// (cpu_program_backend) against the golden text of quickstart_mlp_test.cc.
+#include "runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/test_program.h"
+#include "runtime/train_main.h"
+
+namespace vouch::rt {
+namespace {
+
+using namespace test_program;
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// ---- the reference: the MLP's forward and gradients as plain loops ---------------------
+
+template <class T>
+struct Reference {
+  int64_t B, I, H, O;
+  std::vector<T> W1, b1, W2, b2, x, y;
+  std::vector<T> h_pre, h, pred, dpred, dW2, db2, dh, dh_pre, dW1, db1;
+  T loss = 0;
+
+  void run() {
+    h_pre.assign(B * H, 0);
+    h.assign(B * H, 0);
+    for (int64_t r = 0; r < B; r++)
+      for (int64_t j = 0; j < H; j++) {
+        T acc = T(0);
+        for (int64_t i = 0; i < I; i++) acc += x[r * I + i] * W1[j * I + i];
+        h_pre[r * H + j] = acc + b1[j];
+        h[r * H + j] = h_pre[r * H + j] > T(0) ? h_pre[r * H + j] : T(0);
+      }
+    pred.assign(B * O, 0);
+    for (int64_t r = 0; r < B; r++)
+      for (int64_t o = 0; o < O; o++) {
+        T acc = T(0);
+        for (int64_t j = 0; j < H; j++) acc += h[r * H + j] * W2[o * H + j];
+        pred[r * O + o] = acc + b2[o];
+      }
+    T sum = T(0);
+    for (int64_t e = 0; e < B * O; e++) sum += (pred[e] - y[e]) * (pred[e] - y[e]);
+    loss = sum / T(B * O);
+
+    dpred.assign(B * O, 0);
+    for (int64_t e = 0; e < B * O; e++) dpred[e] = (pred[e] - y[e]) * T(2.0 / double(B * O));
+    dW2.assign(O * H, 0);
+    db2.assign(O, 0);
+    for (int64_t o = 0; o < O; o++) {
+      for (int64_t j = 0; j < H; j++) {
+        T acc = T(0);
+        for (int64_t r = 0; r < B; r++) acc += dpred[r * O + o] * h[r * H + j];
+        dW2[o * H + j] = acc;
+      }
+      T acc = T(0);
+      for (int64_t r = 0; r < B; r++) acc += dpred[r * O + o];
+      db2[o] = acc;
+    }
+    dh.assign(B * H, 0);
+    dh_pre.assign(B * H, 0);
+    for (int64_t r = 0; r < B; r++)
+      for (int64_t j = 0; j < H; j++) {
+        T acc = T(0);
+        for (int64_t o = 0; o < O; o++) acc += dpred[r * O + o] * W2[o * H + j];
+        dh[r * H + j] = acc;
+        dh_pre[r * H + j] = acc * (h_pre[r * H + j] > T(0) ? T(1) : T(0));
+      }
+    dW1.assign(H * I, 0);
+    db1.assign(H, 0);
+    for (int64_t j = 0; j < H; j++) {
+      for (int64_t i = 0; i < I; i++) {
+        T acc = T(0);
+        for (int64_t r = 0; r < B; r++) acc += dh_pre[r * H + j] * x[r * I + i];
+        dW1[j * I + i] = acc;
+      }
+      T acc = T(0);
+      for (int64_t r = 0; r < B; r++) acc += dh_pre[r * H + j];
+      db1[j] = acc;
+    }
+  }
+};
+
+// Deterministic values in [-1, 1) that are not round numbers.
+template <class T>
+std::vector<T> values(int64_t n, int salt) {
+  std::vector<T> v(n);
+  for (int64_t i = 0; i < n; i++) v[i] = T(std::sin(double(i * 7 + salt * 13 + 1)) * 0.9);
+  return v;
+}
+
+template <class T>
+void expect_equal(const T* got, const std::vector<T>& want, const char* what) {
+  for (size_t i = 0; i < want.size(); i++)
+    EXPECT_EQ(got[i], want[i]) << what << "[" << i << "]";
+}
+
+template <class T>
+class CpuExecutorTest : public ::testing::Test {};
+using ElementTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CpuExecutorTest, ElementTypes);
+
+TYPED_TEST(CpuExecutorTest, ForwardAndBackwardMatchTheReferenceBitForBit) {
+  using T = TypeParam;
+  MlpProgram mlp(3, 2, 4, 2);
+  ASSERT_TRUE(check_program(mlp.program).ok()) << check_program(mlp.program).message();
+  CpuProgramModel<T> model(mlp.program, kMlpCpuKernels<T>);
+  ASSERT_TRUE(model.status().ok()) << model.status().message();
+
+  Reference<T> ref{3, 2, 4, 2};
+  ref.W1 = values<T>(8, 1);
+  ref.b1 = values<T>(4, 2);
+  ref.W2 = values<T>(8, 3);
+  ref.b2 = values<T>(2, 4);
+  ref.x = values<T>(6, 5);
+  ref.y = values<T>(6, 6);
+  ref.run();
+  const std::vector<T>* params[] = {&ref.W1, &ref.b1, &ref.W2, &ref.b2};
+  for (int i = 0; i < 4; i++) std::copy(params[i]->begin(), params[i]->end(), model.param(i));
+  // Poison every gradient: each must be written by the step that produces it.
+  for (int i = 0; i < 5; i++)
+    std::fill_n(model.grad(i), mlp.buffers[mlp.grads[i]].numel, T(NAN));
+
+  Tape tape;
+  T loss = model.forward(ref.x.data(), ref.y.data(), &tape);
+  EXPECT_EQ(loss, ref.loss);
+  expect_equal(model.prediction(), ref.pred, "pred");
+  expect_equal(model.buffer(kHPre), ref.h_pre, "h_pre");
+  model.backward(tape);
+  expect_equal(model.grad(0), ref.dW1, "dW1");
+  expect_equal(model.grad(1), ref.db1, "db1");
+  expect_equal(model.grad(2), ref.dW2, "dW2");
+  expect_equal(model.grad(3), ref.db2, "db2");
+  expect_equal(model.grad(4), std::vector<T>(kUnusedNumel, T(0)), "d_unused (prologue)");
+  expect_equal(model.buffer(kDH), ref.dh, "dh");
+
+  // A second step on other data writes every buffer afresh (nothing accumulates).
+  Reference<T> ref2 = ref;
+  ref2.x = values<T>(6, 7);
+  ref2.y = values<T>(6, 8);
+  ref2.run();
+  tape.clear();
+  EXPECT_EQ(model.forward(ref2.x.data(), ref2.y.data(), &tape), ref2.loss);
+  model.backward(tape);
+  expect_equal(model.grad(0), ref2.dW1, "dW1 (second step)");
+  expect_equal(model.grad(2), ref2.dW2, "dW2 (second step)");
+}
+
+TEST(CpuExecutorTest, TapeRecordsEveryNodeAfterItsStepInProgramOrder) {
+  MlpProgram mlp(2, 2, 3, 1);
+  CpuProgramModel<double> model(mlp.program, kMlpCpuKernels<double>);
+  ASSERT_TRUE(model.status().ok()) << model.status().message();
+  std::vector<double> x = values<double>(4, 1), y = values<double>(2, 2);
+  Tape tape;
+  model.forward(x.data(), y.data(), &tape);
+  ASSERT_EQ(tape.size(), 5u);
+  std::ostringstream printed;
+  tape.print(printed);
+  EXPECT_EQ(printed.str(),
+            "  #0 linear capsule=test.linear node=3 saved=[x]\n"
+            "  #1 relu capsule=test.relu node=5 saved=[h_pre]\n"
+            "  #2 linear capsule=test.linear node=8 saved=[h, W2]\n"
+            "  #3 reshape capsule=test.view node=9 saved=[]\n"
+            "  #4 mse_loss capsule=test.mse_loss node=13 saved=[pred, y]\n");
+  EXPECT_STREQ(tape.nodes()[2].kernel, "linear(h, W2, b2)");
+  EXPECT_STREQ(tape.nodes()[4].kernel, "mlp_mse_loss");
+  EXPECT_EQ(tape.nodes()[3].vjp, nullptr);  // the view: nothing to propagate
+  for (size_t i : {0, 1, 2, 4}) EXPECT_NE(tape.nodes()[i].vjp, nullptr) << i;
+}
+
+TEST(CpuExecutorTest, EachNodesVjpRunsExactlyItsOwnSteps) {
+  MlpProgram mlp(2, 2, 3, 2);
+  CpuProgramModel<double> model(mlp.program, kMlpCpuKernels<double>);
+  ASSERT_TRUE(model.status().ok());
+  std::vector<double> x = values<double>(4, 3), y = values<double>(4, 4);
+  for (int i = 0; i < 4; i++) {
+    std::vector<double> p = values<double>(mlp.buffers[mlp.params[i]].numel, 10 + i);
+    std::copy(p.begin(), p.end(), model.param(i));
+  }
+  Tape full;
+  model.forward(x.data(), y.data(), &full);
+  for (int i = 0; i < 5; i++) std::fill_n(model.grad(i), mlp.buffers[mlp.grads[i]].numel, 5.0);
+  std::fill_n(model.buffer(kDPred), 4, 5.0);
+  // Only the mse node: its VJP writes dpred; the other nodes' outputs stay poisoned,
+  // and so does the prologue's d_unused... which backward() runs first.
+  Tape mse_only;
+  mse_only.record(full.nodes()[4]);
+  model.backward(mse_only);
+  for (int e = 0; e < 4; e++) {
+    double pred = model.prediction()[e];
+    EXPECT_EQ(model.buffer(kDPred)[e], (pred - y[e]) * (2.0 / 4.0)) << e;
+  }
+  EXPECT_EQ(model.grad(2)[0], 5.0);  // dW2: linear2's VJP did not run
+  EXPECT_EQ(model.grad(0)[0], 5.0);  // dW1
+  EXPECT_EQ(model.grad(4)[0], 0.0);  // the prologue ran
+}
+
+TEST(CpuExecutorTest, AliasesShareTheirOwnersStorageAndOwnersDoNotOverlap) {
+  MlpProgram mlp(3, 2, 5, 2);
+  CpuProgramModel<float> model(mlp.program, kMlpCpuKernels<float>);
+  ASSERT_TRUE(model.status().ok());
+  EXPECT_EQ(model.buffer(kPredFlat), model.buffer(kPred));
+  EXPECT_EQ(model.buffer(kPredRow), model.buffer(kPred));  // alias of an alias
+  EXPECT_EQ(storage_owner(mlp.program, kPredRow), kPred);
+  EXPECT_EQ(model.prediction(), model.buffer(kPred));
+  // Owners are disjoint ranges.
+  std::vector<std::pair<const float*, const float*>> ranges;
+  for (int32_t b = 0; b < mlp.program.num_buffers; b++)
+    if (mlp.buffers[b].alias_of == -1)
+      ranges.push_back({model.buffer(b), model.buffer(b) + mlp.buffers[b].numel});
+  for (size_t i = 0; i < ranges.size(); i++)
+    for (size_t j = i + 1; j < ranges.size(); j++)
+      EXPECT_TRUE(ranges[i].second <= ranges[j].first || ranges[j].second <= ranges[i].first)
+          << i << " " << j;
+  EXPECT_EQ(model.buffer(-1), nullptr);
+  EXPECT_EQ(model.buffer(kNumMlpBuffers), nullptr);
+  EXPECT_EQ(model.param(5), nullptr);
+  EXPECT_EQ(model.grad(-1), nullptr);
+}
+
+// ---- refusals ----------------------------------------------------------------------------
+
+std::string refusal(MlpProgram& mlp) {
+  Status s = check_program(mlp.program);
+  return s.ok() ? "<accepted>" : s.message();
+}
+
+TEST(CheckProgramTest, RefusesInconsistentTables) {
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kPred].alias_of = kPredRow;  // pred -> pred_row -> pred_flat -> pred
+    EXPECT_TRUE(contains(refusal(mlp), "is on an alias cycle")) << refusal(mlp);
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kPredFlat].numel = 5;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: buffer 10 (pred_flat) has 5 elements, more "
+                            "than the 2 of the storage it aliases (pred)");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.args[0].value = 99;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: argument 0 names buffer 99, out of range");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.program.num_ints = 7;  // the last Dims reads ints [6, +2)
+    EXPECT_TRUE(contains(refusal(mlp), "reads ints [6, +2) beyond Program::num_ints = 7"))
+        << refusal(mlp);
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.program.num_args = 3;
+    EXPECT_TRUE(contains(refusal(mlp), "program step 3: arguments [3, +4) exceed "
+                                       "Program::num_args = 3"))
+        << refusal(mlp);
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.steps[7].k = 3;  // dW2 = dpredᵀ h with K = 3 rows: dpred has only 2
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: program step 7: A buffer 13 (dpred) holds 2 "
+                            "elements, the step reads or writes 3");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.steps[1].kernel = kNumMlpKernels;
+    EXPECT_TRUE(contains(refusal(mlp), "program step 1: kernel 8 is out of range [0, 8)"));
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.nodes[1].after_step = kPrologueStep;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: node 1 (id 5) is recorded after step 4, not "
+                            "a forward step [0, 4)");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.nodes[4].id = kReluNode;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: node 4 (id 5) repeats the id of node 1");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.nodes[0].vjp_end = 15;
+    EXPECT_TRUE(contains(refusal(mlp), "VJP steps [12, 15) are not a range of steps"));
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.grads[1] = kDW1;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: param 1 (b1) and its gradient differ in size");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.args[mlp.steps[8].first_arg + 2].count = kMaxDims + 1;
+    EXPECT_TRUE(contains(refusal(mlp), "has 9 axes (at most 8)")) << refusal(mlp);
+  }
+}
+
+TEST(CheckProgramTest, AnExecutorOfARefusedProgramSaysWhyAndDoesNothing) {
+  MlpProgram mlp(2, 2, 3, 1);
+  mlp.program.forward_end = 20;
+  CpuProgramModel<double> model(mlp.program, kMlpCpuKernels<double>);
+  EXPECT_FALSE(model.status().ok());
+  EXPECT_EQ(model.configure(RunConfig{}).message(),
+            "program `test_mlp`: forward_end 20 is out of [0, 14]");
+  EXPECT_EQ(model.param(0), nullptr);
+  EXPECT_EQ(model.prediction(), nullptr);
+  double x[4] = {}, y[2] = {};
+  EXPECT_TRUE(std::isnan(model.forward(x, y, nullptr)));
+  Tape tape;
+  model.backward(tape);  // nothing to run, no crash
+}
+
+TEST(CheckProgramTest, AMissingCpuKernelIsNamed) {
+  MlpProgram mlp(2, 2, 3, 1);
+  CpuKernelFn table[kNumMlpKernels];
+  for (int k = 0; k < kNumMlpKernels; k++) table[k] = kMlpCpuKernels<double>[k];
+  table[kReduceSum] = nullptr;
+  CpuProgramModel<double> model(mlp.program, table);
+  EXPECT_EQ(model.status().message(),
+            "program `test_mlp`: step 8: cpu kernel 7 (mlp_reduce_sum) is missing from the "
+            "table");
+  CpuProgramModel<double> no_table(mlp.program, nullptr);
+  EXPECT_FALSE(no_table.status().ok());
+}
+
+// ---- the quickstart through train_main: the golden text of quickstart_mlp_test.cc ------
+
+ModelDescription quickstart() {
+  ModelDescription m;
+  m.name = "quickstart_mlp";
+  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
+  m.params = {{"W1", {8, 2}, 16, xavier},
+              {"b1", {8}, 8, zeros},
+              {"W2", {1, 8}, 8, xavier},
+              {"b2", {1}, 1, zeros},
+              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};  // last: seeds unchanged
+  m.batch = 1;
+  m.in_features = 2;
+  m.out_features = 1;
+  m.optimizer.kind = OptimizerConfig::Adam;
+  m.optimizer.lr = 0.03;
+  return m;
+}
+
+struct RunOutput {
+  int code;
+  std::string out, err;
+};
+
+RunOutput run(const Backend& backend, std::vector<std::string> args) {
+  args.insert(args.begin(), "./quickstart_mlp");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = train_main(int(argv.size()), argv.data(), quickstart(), {backend});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  return {code, out, err};
+}
+
+TEST(CpuProgramBackendTest, QuickstartMatchesTheGoldenRun) {
+  MlpProgram mlp(1, 2, 8, 1);
+  Backend cpu = cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
+                                    "backend: cpu (test)", {});
+  RunOutput r = run(cpu, {});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "mean_loss(before) = 1.349908\n"
+            "step 0: loss=2.328068\n"
+            "step 25: loss=0.012265\n"
+            "step 50: loss=0.000821\n"
+            "step 75: loss=0.000000\n"
+            "step 100: loss=0.005942\n"
+            "step 125: loss=0.041133\n"
+            "step 150: loss=0.000790\n"
+            "step 175: loss=0.000322\n"
+            "mean_loss(after) = 0.002521\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
+            "steps=200 loss0=1.349908 loss1=0.002521\n"
+            "predict(heldout) = [0.109527]\n");
+  EXPECT_EQ(run(cpu, {"--device", "cpu", "--steps", "2", "--seed", "2026"}).out,
+            "mean_loss(before) = 0.761530\n"
+            "step 0: loss=0.038059\n"
+            "mean_loss(after) = 0.755218\n"
+            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.026134]\n"
+            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.074492]\n"
+            "steps=2 loss0=0.761530 loss1=0.755218\n"
+            "predict(heldout) = [0.074492]\n");
+}
+
+TEST(CpuProgramBackendTest, ShowBackendPrintsHeaderScheduleAndReportsAtFirstUse) {
+  MlpProgram mlp(1, 2, 8, 1);
+  Backend cpu = cpu_program_backend(mlp.program, nullptr, kMlpCpuKernels<double>,
+                                    "backend: cpu (test)",
+                                    {{"test.linear", "linear: test.linear report\n"}});
+  EXPECT_EQ(cpu.device, Device::Cpu);
+  EXPECT_FALSE(bool(cpu.make_f32));
+  RunOutput r = run(cpu, {"--steps", "1", "--show-backend", "--show-tape"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out,
+                       "tape of step 0 (5 nodes, backward runs them last to first):\n"
+                       "  #0 linear capsule=test.linear node=3 saved=[x]\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "backend: cpu (test)\n"
+                       "test schedule: 14 steps\n"
+                       "linear: test.linear report\n"
+                       "  ran: linear(x, W1, b1)\n"
+                       "relu: test.relu (no report recorded)\n"
+                       "  ran: mlp_relu\n"
+                       "reshape: test.view (no report recorded)\n"
+                       "  ran: view\n"
+                       "mse_loss: test.mse_loss (no report recorded)\n"
+                       "  ran: mlp_mse_loss\n"
+                       "step 0: loss="))
+      << r.out;
+
+  RunOutput f32 = run(cpu, {"--dtype", "f32"});
+  EXPECT_EQ(f32.code, 2);
+  EXPECT_TRUE(contains(f32.err, "built without f32 support")) << f32.err;
+}
+
+TEST(CpuProgramBackendTest, Float32RunIsCloseToTheFloat64Golden) {
+  MlpProgram mlp(1, 2, 8, 1);
+  Backend cpu = cpu_program_backend(mlp.program, kMlpCpuKernels<float>, nullptr, "cpu", {});
+  RunOutput r = run(cpu, {"--dtype", "f32"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  double before = 0, after = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "mean_loss(before) = %lf", &before), 1) << r.out;
+  size_t at = r.out.find("mean_loss(after) = ");
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "mean_loss(after) = %lf", &after), 1);
+  EXPECT_NEAR(before, 1.349908, 1e-5);
+  EXPECT_NEAR(after, 0.002521, 1e-3);
+}
+
+}  // namespace
+}  // namespace vouch::rt

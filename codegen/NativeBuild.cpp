@@ -50,6 +50,8 @@ bool runCommand(const std::string &command, bool verbose, std::string &log) {
 
 bool writeFile(const fs::path &path, const std::string &text,
                std::string &error) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();

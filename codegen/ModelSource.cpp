@@ -64,11 +64,11 @@ std::string cudaKernelSource(const ProgramBuilder &program) {
       << program.modelName()
       << "', instantiated from the kernel library (runtime/cuda/kernels/). "
          "Compiled by NVRTC. Do not edit.\n"
-      << "#include \"runtime/cuda/kernels/executor.cuh\"\n"
-      << "#include \"runtime/cuda/kernels/index.cuh\"\n"
-      << "#include \"runtime/cuda/kernels/loss.cuh\"\n"
-      << "#include \"runtime/cuda/kernels/pointwise.cuh\"\n"
-      << "#include \"runtime/cuda/kernels/reduce.cuh\"\n\n"
+      << "#include \"executor.cuh\"\n"
+      << "#include \"index.cuh\"\n"
+      << "#include \"loss.cuh\"\n"
+      << "#include \"pointwise.cuh\"\n"
+      << "#include \"reduce.cuh\"\n\n"
       << program.kernelSources();
   return out.str();
 }

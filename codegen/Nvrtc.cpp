@@ -102,8 +102,10 @@ const CudaHeaders &kernelLibraryHeaders() {
     CudaHeaders h;
     for (int i = 0; i < kRuntimeSourceCount; ++i) {
       std::string path = kRuntimeSources[i].path;
-      if (path.rfind("runtime/cuda/kernels/", 0) == 0)
-        h.push_back({path, kRuntimeSources[i].text});
+      // By file name: the headers include each other that way.
+      const std::string dir = "runtime/cuda/kernels/";
+      if (path.rfind(dir, 0) == 0)
+        h.push_back({path.substr(dir.size()), kRuntimeSources[i].text});
     }
     return h;
   }();

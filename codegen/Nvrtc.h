@@ -24,7 +24,8 @@ struct CudaBinary {
 using CudaHeaders = std::vector<std::pair<std::string, std::string>>;
 
 /// The kernel library (runtime/cuda/kernels/*.cuh and .h) embedded in this
-/// binary, by the include names generated kernels use.
+/// binary, by file name: the include names generated kernels and the
+/// headers themselves use.
 const CudaHeaders &kernelLibraryHeaders();
 
 /// Compiles `source` (named `name` in NVRTC's log) for `arch`: the cubin

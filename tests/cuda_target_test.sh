@@ -12,7 +12,7 @@ export VOUCH_CACHE_DIR=$dir/cache
 fail() { echo "FAIL: $*"; exit 1; }
 "$vouch" build "$model" --target cuda -o "$dir/q" --emit-dir "$dir/src" 2>"$dir/build.err" ||
   { cat "$dir/build.err"; fail "vouch build --target cuda"; }
-grep -q '#include "runtime/cuda/kernels/executor.cuh"' "$dir/src/kernels.cu" ||
+grep -q '#include "executor.cuh"' "$dir/src/kernels.cu" ||
   fail "kernels.cu does not include the executor's kernels"
 grep -q 'vouch::pointwise_kernel<1, 2>(vouch_pointwise_step_mul_op{}' "$dir/src/kernels.cu" ||
   fail "kernels.cu lacks the fused relu VJP instantiation"

@@ -432,14 +432,9 @@ TEST(CudaExecutorGpuTest, TheLossRingKeepsTheLastCapacitySteps) {
 
 TEST(CudaExecutorGpuTest, ArgumentListsAndKernelNamesAreCheckedAtConstruction) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuda executor kernel checks");
-  {
-    MlpProgram mlp(1, 2, 3, 1);
-    mlp.steps[1].num_args = 2;  // relu(out, in) without n
-    std::unique_ptr<CudaProgramModel<double>> gpu = make_cuda<double>(mlp.program);
-    EXPECT_EQ(gpu->status().message(),
-              "program `test_mlp`: step 1: kernel mlp_relu_f64 takes more than the 2 arguments "
-              "it is passed");
-  }
+  // (A kernel taking more parameters than its step passes is not probed for:
+  // asking for a parameter past the last is an API error compute-sanitizer
+  // reports; see check_parameters.)
   {
     MlpProgram mlp(1, 2, 3, 1);
     const char* names[kNumMlpKernels];

@@ -91,6 +91,17 @@ grep -qE "live|cache" "$TEST_TMPDIR/show.txt" || { echo "missing: allocator stat
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/show.txt"
 result "--show-backend names capsules, kernels, cuBLAS calls; --mem-stats" $rc
 
+echo "== one CUDA graph for every batch; losses read only at log points"
+bin/quickstart_mlp --device cuda --steps 100 --mem-stats >"$TEST_TMPDIR/graph.txt" 2>&1
+rc=$?
+grep -qF "cuda graph: 1 captured, 100 launches for 25 batches" "$TEST_TMPDIR/graph.txt" || rc=1
+[ $rc -eq 0 ] || cat "$TEST_TMPDIR/graph.txt"
+result "25 batches, 100 steps: one graph captured, replayed 100 times" $rc
+bin/quickstart_mlp --device cuda --steps 60 --log-every 1 --trace "$TEST_TMPDIR/every.trace" >/dev/null 2>&1 &&
+bin/quickstart_mlp --device cuda --steps 60 --log-every 50 --trace "$TEST_TMPDIR/some.trace" >/dev/null 2>&1 &&
+cmp -s "$TEST_TMPDIR/every.trace" "$TEST_TMPDIR/some.trace"
+result "per-step losses identical whether read every step or at log points" $?
+
 echo "== compute-sanitizer (memcheck)"
 if command -v compute-sanitizer >/dev/null; then
   for exe in bin/quickstart_mlp bin/ops_shape bin/ops_matmul; do

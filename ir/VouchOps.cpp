@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ir/OpTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -27,17 +28,11 @@ using namespace vouch;
 //===----------------------------------------------------------------------===//
 
 bool vouch::isStructuralOp(OperationName name) {
-  std::optional<RegisteredOperationName> registered = name.getRegisteredInfo();
-  if (!registered)
+  if (!name.isRegistered() ||
+      name.getDialectNamespace() != VouchDialect::getDialectNamespace())
     return false;
-  TypeID id = registered->getTypeID();
-  for (TypeID structural :
-       {TypeID::get<ModelOp>(), TypeID::get<InputOp>(), TypeID::get<TargetOp>(),
-        TypeID::get<ParamOp>(), TypeID::get<LossOp>(), TypeID::get<OutputOp>(),
-        TypeID::get<ParamGradOp>()})
-    if (id == structural)
-      return true;
-  return false;
+  const OpFacts *facts = findOpFacts(name.stripDialect());
+  return facts && facts->isStructural();
 }
 
 int64_t vouch::getNumElements(Type type) {

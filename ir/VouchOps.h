@@ -26,8 +26,9 @@ void registerVouchDialect(mlir::MLIRContext &context);
 /// Number of elements of a static-shape tensor type.
 int64_t getNumElements(mlir::Type type);
 
-/// The ops that declare or mark values rather than compute them: model,
-/// input, target, param, loss, output, param_grad. Every other op computes.
+/// The ops that declare or mark values rather than compute them (family
+/// Structural in the op table: model, input, target, param, loss, output,
+/// param_grad). Every other op computes.
 bool isStructuralOp(mlir::OperationName name);
 inline bool isStructuralOp(mlir::Operation *op) {
   return isStructuralOp(op->getName());

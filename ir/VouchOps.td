@@ -20,7 +20,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Structure: the model and the values it is made of
 //===----------------------------------------------------------------------===//
 
-def Vouch_ModelOp : Vouch_Op<"model", [IsolatedFromAbove, NoTerminator,
+def Vouch_ModelOp : Vouch_StructuralOp<"model", [IsolatedFromAbove, NoTerminator,
                                        SingleBlock]> {
   let summary = "A model: its inputs, parameters, computation and loss";
   let description = [{
@@ -46,7 +46,7 @@ def Vouch_ModelOp : Vouch_Op<"model", [IsolatedFromAbove, NoTerminator,
   }];
 }
 
-def Vouch_InputOp : Vouch_Op<"input", [Pure]> {
+def Vouch_InputOp : Vouch_StructuralOp<"input", [Pure]> {
   let summary = "A model input, fed one batch at a time";
   let description = [{
     ```mlir
@@ -58,7 +58,7 @@ def Vouch_InputOp : Vouch_Op<"input", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Vouch_TargetOp : Vouch_Op<"target", [Pure]> {
+def Vouch_TargetOp : Vouch_StructuralOp<"target", [Pure]> {
   let summary = "A training target, fed one batch at a time; never trainable";
   let description = [{
     ```mlir
@@ -70,7 +70,7 @@ def Vouch_TargetOp : Vouch_Op<"target", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Vouch_ParamOp : Vouch_Op<"param", [Pure]> {
+def Vouch_ParamOp : Vouch_StructuralOp<"param", [Pure]> {
   let summary = "A trainable parameter with its initialiser";
   let description = [{
     `init` names the initialiser (zeros, ones, uniform, normal,
@@ -101,9 +101,12 @@ def Vouch_FillOp : Vouch_Op<"fill", [Pure]> {
   let arguments = (ins F64Attr:$value);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat = "$value attr-dict `:` type($result)";
+
+  let family = Vouch_Generator;
+  let formula = "every element equals the attribute `value`";
 }
 
-def Vouch_LossOp : Vouch_Op<"loss", []> {
+def Vouch_LossOp : Vouch_StructuralOp<"loss", []> {
   let summary = "Marks the scalar the model minimises";
   let description = [{
     ```mlir
@@ -115,7 +118,7 @@ def Vouch_LossOp : Vouch_Op<"loss", []> {
   let hasVerifier = 1;
 }
 
-def Vouch_OutputOp : Vouch_Op<"output", []> {
+def Vouch_OutputOp : Vouch_StructuralOp<"output", []> {
   let summary = "Marks a named model output (e.g. the prediction)";
   let description = [{
     ```mlir
@@ -126,7 +129,7 @@ def Vouch_OutputOp : Vouch_Op<"output", []> {
   let assemblyFormat = "$name $value attr-dict `:` type($value)";
 }
 
-def Vouch_ParamGradOp : Vouch_Op<"param_grad", []> {
+def Vouch_ParamGradOp : Vouch_StructuralOp<"param_grad", []> {
   let summary = "The gradient of the loss with respect to a named parameter";
   let description = [{
     Written by the autodiff pass, one per parameter.
@@ -162,6 +165,15 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  let family = Vouch_Gemm;
+  let formula = "op(lhs)·op(rhs) per batch entry, op() transposing the last "
+                "two axes when flagged";
+  let builtin = "matmul";
+  let builtinParams = "lhs, rhs, transpose_lhs = false, transpose_rhs = false";
+  let cudaProviders = "cublas,cublaslt,native-cuda";
+  let cpuKernel = "vouch::rt::matmul<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
@@ -181,6 +193,14 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
   let assemblyFormat =
       "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  let family = Vouch_Gemm;
+  let formula = "input·weightᵀ + bias per row, weight stored [out, in]";
+  let builtin = "linear";
+  let builtinParams = "input, weight, bias = none";
+  let cudaProviders = "cublaslt,cublas,native-cuda";
+  let cpuKernel = "vouch::rt::linear<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 //===----------------------------------------------------------------------===//
@@ -192,11 +212,17 @@ class Vouch_PointwiseOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
         DeclareOpInterfaceMethods<Vouch_PointwiseOpInterface>])> {
   let hasVerifier = 1;
+  let family = Vouch_Pointwise;
 }
 
-class Vouch_BinaryOp<string mnemonic, string formula>
+// A binary or unary pointwise op is a builtin of the language under its
+// own name; the frontend lowers it generically (frontend/Builtins.cpp).
+class Vouch_BinaryOp<string mnemonic, string claim>
     : Vouch_PointwiseOp<mnemonic> {
-  let summary = "Elementwise " # formula;
+  let summary = "Elementwise " # claim;
+  let formula = claim # " elementwise";
+  let builtin = mnemonic;
+  let builtinParams = "lhs, rhs";
   let description = [{
     Both operands and the result have one shape (the frontend inserts
     `vouch.broadcast` for NumPy-style broadcasting).
@@ -211,9 +237,12 @@ class Vouch_BinaryOp<string mnemonic, string formula>
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-class Vouch_UnaryOp<string mnemonic, string formula>
+class Vouch_UnaryOp<string mnemonic, string claim>
     : Vouch_PointwiseOp<mnemonic> {
-  let summary = "Elementwise " # formula;
+  let summary = "Elementwise " # claim;
+  let formula = claim # " elementwise";
+  let builtin = mnemonic;
+  let builtinParams = "x";
   let description = [{
     ```mlir
     %r = vouch.}] # mnemonic # [{ %a : (tensor<4xf32>) -> tensor<4xf32>
@@ -227,9 +256,17 @@ class Vouch_UnaryOp<string mnemonic, string formula>
 def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
 def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
 def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
-def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)">;
+def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)"> {
+  // The quickstart end-to-end test's first-step loss flows through relu.
+  let cpuEvidence = "cpu-build";
+}
+// Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
-    "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)">;
+    "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {
+  let formula = "1 where x > 0, else 0, elementwise";
+  let builtin = "";
+  let builtinParams = "";
+}
 
 def Vouch_ScaleOp : Vouch_PointwiseOp<"scale"> {
   let summary = "Elementwise input · factor for a compile-time scalar factor";
@@ -242,6 +279,10 @@ def Vouch_ScaleOp : Vouch_PointwiseOp<"scale"> {
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
       "$input `by` $factor attr-dict `:` functional-type(operands, results)";
+
+  let formula = "input · factor elementwise";
+  let builtin = "scale";
+  let builtinParams = "x, factor";
 }
 
 //===----------------------------------------------------------------------===//
@@ -264,6 +305,14 @@ def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
   let assemblyFormat =
       "$input `dims` $dims attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  let family = Vouch_Index;
+  let formula =
+      "input axis i becomes result axis dims[i]; extent-1 axes repeat";
+  let builtin = "broadcast";
+  let builtinParams = "x, shape";
+  let cpuKernel = "vouch::rt::broadcast_in_dim<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
@@ -278,6 +327,11 @@ def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  let family = Vouch_View;
+  let formula = "the same elements in row-major order, another shape";
+  let builtin = "reshape";
+  let builtinParams = "x, shape";
 }
 
 def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
@@ -293,6 +347,13 @@ def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
   let assemblyFormat =
       "$input `perm` $perm attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  let family = Vouch_Index;
+  let formula = "result axis i is input axis perm[i]";
+  let builtin = "permute";
+  let builtinParams = "x, perm";
+  let cpuKernel = "vouch::rt::permute<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 //===----------------------------------------------------------------------===//
@@ -313,10 +374,23 @@ class Vouch_ReduceOp<string mnemonic, string what>
   let assemblyFormat =
       "$input `axes` $axes attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  // A builtin under its own name, lowered generically (frontend/Builtins.cpp).
+  let family = Vouch_Reduction;
+  let builtin = mnemonic;
+  let builtinParams = "x, axes = all";
+  let cpuKernel = "vouch::rt::reduce_sum<T>";
 }
 
-def Vouch_ReduceSumOp : Vouch_ReduceOp<"reduce_sum", "Sum">;
-def Vouch_ReduceMeanOp : Vouch_ReduceOp<"reduce_mean", "Arithmetic mean">;
+def Vouch_ReduceSumOp : Vouch_ReduceOp<"reduce_sum", "Sum"> {
+  let formula = "sum over `axes`";
+  let cpuEvidence = "cpu-kernels";
+}
+// cpu_kernels_test covers the sum, not the division after it.
+def Vouch_ReduceMeanOp : Vouch_ReduceOp<"reduce_mean", "Arithmetic mean"> {
+  let formula = "sum over `axes` divided by the reduced element count";
+  let cpuKernelNote = "then divides by the reduced element count";
+}
 
 def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
@@ -331,6 +405,13 @@ def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
   let assemblyFormat =
       "$prediction `,` $target attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+
+  let family = Vouch_Loss;
+  let formula = "mean of (prediction - target)² over all elements";
+  let builtin = "mse_loss";
+  let builtinParams = "prediction, target";
+  let cpuKernel = "vouch::rt::mse_loss<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 #endif // VOUCH_OPS_TD

@@ -1,8 +1,10 @@
 //===- VouchOps.td - the vouch ops, one record each ---------*- tablegen -*-===//
 //
-// Semantics, verifier, VJP rule and (for pointwise ops) scalar formula of an
-// op are found together: the record here, and the op's banner section in
-// VouchOps.cpp.
+// Semantics, shape rule, VJP rule and (for pointwise ops) scalar formula of
+// an op are found together: the record here, and the op's banner section in
+// VouchOps.cpp. Each record also sets its row of the op table (the fields of
+// Vouch_Op in VouchBase.td). Records are in the order the op table, the
+// catalogs and the builtin list of the language follow.
 //
 //===----------------------------------------------------------------------===//
 #ifndef VOUCH_OPS_TD
@@ -146,6 +148,39 @@ def Vouch_ParamGradOp : Vouch_StructuralOp<"param_grad", []> {
 // Dense linear algebra
 //===----------------------------------------------------------------------===//
 
+def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Affine layer: input · weightᵀ + bias, weight stored [out, in]";
+  let description = [{
+    `input` is [..., in], `weight` [out, in], the optional `bias` [out]; the
+    result is [..., out]. z = W·x + b per row, as TorchLean and PyTorch.
+
+    ```mlir
+    %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
+                       Optional<Vouch_FloatTensor>:$bias);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`bias` may be null).
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+        ::mlir::RankedTensorType bias);
+  }];
+
+  let family = Vouch_Gemm;
+  let formula = "input·weightᵀ + bias per row, weight stored [out, in]";
+  let builtin = "linear";
+  let builtinParams = "input, weight, bias = none";
+  let cudaProviders = "cublaslt,cublas,native-cuda";
+  let cpuKernel = "vouch::rt::linear<T>";
+  let cpuEvidence = "cpu-kernels";
+}
+
 def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "Matrix product op(lhs) · op(rhs), optionally batched";
@@ -165,6 +200,12 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType lhs, ::mlir::RankedTensorType rhs,
+        bool transposeLhs, bool transposeRhs);
+  }];
 
   let family = Vouch_Gemm;
   let formula = "op(lhs)·op(rhs) per batch entry, op() transposing the last "
@@ -176,42 +217,21 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
   let cpuEvidence = "cpu-kernels";
 }
 
-def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
-    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
-  let summary = "Affine layer: input · weightᵀ + bias, weight stored [out, in]";
-  let description = [{
-    `input` is [..., in], `weight` [out, in], the optional `bias` [out]; the
-    result is [..., out]. z = W·x + b per row, as TorchLean and PyTorch.
-
-    ```mlir
-    %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
-    ```
-  }];
-  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
-                       Optional<Vouch_FloatTensor>:$bias);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat =
-      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-
-  let family = Vouch_Gemm;
-  let formula = "input·weightᵀ + bias per row, weight stored [out, in]";
-  let builtin = "linear";
-  let builtinParams = "input, weight, bias = none";
-  let cudaProviders = "cublaslt,cublas,native-cuda";
-  let cpuKernel = "vouch::rt::linear<T>";
-  let cpuEvidence = "cpu-kernels";
-}
-
 //===----------------------------------------------------------------------===//
 // Pointwise ops (one shape for all operands and the result)
 //===----------------------------------------------------------------------===//
 
+// The family's shape rule (vouch::inferPointwiseType: operands of one type,
+// which the result has) verifies every pointwise op; the frontend applies
+// the same rule.
+def Vouch_PointwiseShape : NativeOpTrait<"PointwiseShape"> {
+  let cppNamespace = "::vouch::OpTrait";
+}
+
 class Vouch_PointwiseOp<string mnemonic, list<Trait> traits = []>
-    : Vouch_Op<mnemonic, !listconcat(traits, [Pure,
+    : Vouch_Op<mnemonic, !listconcat(traits, [Pure, Vouch_PointwiseShape,
         DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
         DeclareOpInterfaceMethods<Vouch_PointwiseOpInterface>])> {
-  let hasVerifier = 1;
   let family = Vouch_Pointwise;
 }
 
@@ -253,13 +273,13 @@ class Vouch_UnaryOp<string mnemonic, string claim>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
-def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
-def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
 def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)"> {
   // The quickstart end-to-end test's first-step loss flows through relu.
   let cpuEvidence = "cpu-build";
 }
+def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
+def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
+def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
 // Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
     "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {
@@ -289,32 +309,6 @@ def Vouch_ScaleOp : Vouch_PointwiseOp<"scale"> {
 // Shape and layout
 //===----------------------------------------------------------------------===//
 
-def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
-    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
-  let summary = "Broadcast into a larger shape (StableHLO broadcast_in_dim)";
-  let description = [{
-    Input axis i becomes result axis `dims[i]` (strictly increasing); its
-    extent is 1 (repeated) or equal to the result's.
-
-    ```mlir
-    %bb = vouch.broadcast %b dims [1] : (tensor<8xf32>) -> tensor<4x8xf32>
-    ```
-  }];
-  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$dims);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat =
-      "$input `dims` $dims attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-
-  let family = Vouch_Index;
-  let formula =
-      "input axis i becomes result axis dims[i]; extent-1 axes repeat";
-  let builtin = "broadcast";
-  let builtinParams = "x, shape";
-  let cpuKernel = "vouch::rt::broadcast_in_dim<T>";
-  let cpuEvidence = "cpu-kernels";
-}
-
 def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "Same elements in row-major order, another shape";
@@ -327,6 +321,11 @@ def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> shape);
+  }];
 
   let family = Vouch_View;
   let formula = "the same elements in row-major order, another shape";
@@ -347,6 +346,11 @@ def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
   let assemblyFormat =
       "$input `perm` $perm attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> perm);
+  }];
 
   let family = Vouch_Index;
   let formula = "result axis i is input axis perm[i]";
@@ -356,12 +360,52 @@ def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
   let cpuEvidence = "cpu-kernels";
 }
 
+def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Broadcast into a larger shape (StableHLO broadcast_in_dim)";
+  let description = [{
+    Input axis i becomes result axis `dims[i]` (strictly increasing); its
+    extent is 1 (repeated) or equal to the result's.
+
+    ```mlir
+    %bb = vouch.broadcast %b dims [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `dims` $dims attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend: `input` broadcast to
+    /// `shape`, input axis i becoming axis dims[i].
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> shape,
+        ::llvm::ArrayRef<int64_t> dims);
+  }];
+
+  let family = Vouch_Index;
+  let formula =
+      "input axis i becomes result axis dims[i]; extent-1 axes repeat";
+  let builtin = "broadcast";
+  let builtinParams = "x, shape";
+  let cpuKernel = "vouch::rt::broadcast_in_dim<T>";
+  let cpuEvidence = "cpu-kernels";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and losses
 //===----------------------------------------------------------------------===//
 
+// The family's shape rule (vouch::inferReductionType: `axes` strictly
+// increasing axes of the input, removed from its shape) verifies every
+// reduction; the frontend applies the same rule.
+def Vouch_ReductionShape : NativeOpTrait<"ReductionShape"> {
+  let cppNamespace = "::vouch::OpTrait";
+}
+
 class Vouch_ReduceOp<string mnemonic, string what>
-    : Vouch_Op<mnemonic, [Pure,
+    : Vouch_Op<mnemonic, [Pure, Vouch_ReductionShape,
         DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = what # " over `axes`, which are removed from the shape";
   let description = [{
@@ -373,7 +417,6 @@ class Vouch_ReduceOp<string mnemonic, string what>
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
       "$input `axes` $axes attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
 
   // A builtin under its own name, lowered generically (frontend/Builtins.cpp).
   let family = Vouch_Reduction;
@@ -405,6 +448,11 @@ def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
   let assemblyFormat =
       "$prediction `,` $target attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType prediction, ::mlir::RankedTensorType target);
+  }];
 
   let family = Vouch_Loss;
   let formula = "mean of (prediction - target)² over all elements";

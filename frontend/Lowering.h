@@ -128,8 +128,8 @@ private:
   void collectDeclarations(const ast::File &file);
   void declareConfig(const ast::ConfigStmt &stmt);
   void declareBlock(const ast::BlockStmt &stmt);
-  mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::DictionaryAttr train,
-                                               mlir::DictionaryAttr data);
+  mlir::OwningOpRef<mlir::ModuleOp> buildModel(TrainAttr train,
+                                               DataAttr data);
   /// Counts one unit of unrolling; reports and stops the walk once a budget
   /// is spent.
   bool withinBudget(llvm::SMLoc loc);
@@ -254,7 +254,7 @@ private:
 
   //===--- Clauses.cpp ----------------------------------------------------===//
   struct Initializer {
-    llvm::StringRef name;
+    InitKind kind;
     llvm::SmallVector<double> args;
   };
   static std::vector<llvm::StringRef> getInitializerNames();
@@ -262,8 +262,8 @@ private:
                                               mlir::RankedTensorType type,
                                               Scope &scope);
   /// The train clause's attribute; sets `trainBatch` from its batch option.
-  mlir::DictionaryAttr lowerTrainClause(const ast::TrainStmt &train);
-  mlir::DictionaryAttr lowerDataClause(const ast::DataStmt &data);
+  TrainAttr lowerTrainClause(const ast::TrainStmt &train);
+  DataAttr lowerDataClause(const ast::DataStmt &data);
   /// Binds and evaluates the numeric arguments of a clause call.
   std::optional<llvm::SmallVector<ExprValue>>
   evaluateClauseArgs(const Signature &signature, const ast::CallExpr &call,

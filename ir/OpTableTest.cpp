@@ -149,6 +149,35 @@ TEST_F(OpTableTest, BuiltinsHaveSignaturesTheLoweringsCanBind) {
   EXPECT_EQ(findBuiltinOp("relu")->mnemonic, "relu");
 }
 
+// The clause table is generated from the same ODS enums mlir-tblgen turns
+// into vouch::InitKind, OptimizerKind and DataKind.
+TEST(ClauseTable, IsTheOdsEnums) {
+  for (const ClauseFacts &row : clauseTable()) {
+    std::optional<int> value;
+    switch (row.clause) {
+    case ClauseKind::Initializer:
+      if (auto kind = symbolizeInitKind(row.name))
+        value = static_cast<int>(*kind);
+      break;
+    case ClauseKind::Optimizer:
+      if (auto kind = symbolizeOptimizerKind(row.name))
+        value = static_cast<int>(*kind);
+      break;
+    case ClauseKind::DataSource:
+      if (auto kind = symbolizeDataKind(row.name))
+        value = static_cast<int>(*kind);
+      break;
+    }
+    EXPECT_EQ(value, row.value) << row.name;
+  }
+  EXPECT_EQ(getMaxEnumValForInitKind() + 1,
+            clauseCallees(ClauseKind::Initializer).size());
+  EXPECT_EQ(getMaxEnumValForOptimizerKind() + 1,
+            clauseCallees(ClauseKind::Optimizer).size());
+  EXPECT_EQ(getMaxEnumValForDataKind() + 1,
+            clauseCallees(ClauseKind::DataSource).size());
+}
+
 TEST(OpTableSupport, SignaturesAndLists) {
   std::vector<SignatureParam> p =
       parseSignature("x, axes = all, beta1 = 0.9 , eps=1e-8");

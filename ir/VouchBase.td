@@ -22,7 +22,12 @@ def Vouch_Dialect : Dialect {
     Values are builtin ranked tensors with static shapes and element types
     f32, f64 (data), i32 (indices) or i1 (masks). Parameters, inputs and
     targets are ops of their own (`vouch.param`, `vouch.input`,
-    `vouch.target`) so every pass knows which values are trainable.
+    `vouch.target`) so every pass knows which values are trainable. The
+    clauses of a description are typed attributes (VouchAttrs.td).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
   }];
 }
 

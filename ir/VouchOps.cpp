@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "ir/ClauseTable.h"
 #include "ir/OpTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -163,6 +164,48 @@ static Value buildScale(OpBuilder &b, Location loc, Value value,
 // ModelOp
 //===----------------------------------------------------------------------===//
 
+// The declarative form, `$sym_name attr-dict-with-keyword $body`, plus one
+// step: a `train` or `data` clause spelled as a dictionary (IR of before the
+// typed attributes) becomes its typed attribute, checked the same way.
+ParseResult ModelOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr symName;
+  if (parser.parseAttribute(symName, parser.getBuilder().getType<NoneType>()))
+    return failure();
+  result.getOrAddProperties<ModelOp::Properties>().sym_name = symName;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  for (StringRef key : {"train", "data"}) {
+    auto dictionary = dyn_cast_or_null<DictionaryAttr>(result.attributes.get(key));
+    if (!dictionary)
+      continue;
+    Attribute typed = clauseFromDictionary(
+        key, dictionary, [&] { return parser.emitError(loc); });
+    if (!typed)
+      return failure();
+    result.attributes.set(key, typed);
+  }
+  if (failed(verifyInherentAttrs(result.name, result.attributes, [&] {
+        return parser.emitError(loc)
+               << "'" << result.name.getStringRef() << "' op ";
+      })))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void ModelOp::print(OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttributeWithoutType(getSymNameAttr());
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"sym_name"});
+  printer << ' ';
+  printer.printRegion(getBody());
+}
+
 LogicalResult ModelOp::verify() {
   llvm::StringMap<Operation *> names;
   int losses = 0;
@@ -197,6 +240,30 @@ LogicalResult ModelOp::verify() {
 // ParamOp
 //===----------------------------------------------------------------------===//
 
+// The initialiser, written bare (`= xavier_uniform`); the quoted spelling
+// of before (`= "xavier_uniform"`) is read too.
+static ParseResult parseInitKind(OpAsmParser &parser, InitKindAttr &init) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (failed(parser.parseOptionalString(&name))) {
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword))
+      return failure();
+    name = keyword.str();
+  }
+  std::optional<InitKind> kind = symbolizeInitKind(name);
+  if (!kind)
+    return parser.emitError(loc) << "unknown initialiser '" << name
+                                 << "'; known: " << initKindNames();
+  init = InitKindAttr::get(parser.getContext(), *kind);
+  return success();
+}
+
+static void printInitKind(OpAsmPrinter &printer, Operation *,
+                          InitKindAttr init) {
+  printer << stringifyInitKind(init.getValue());
+}
+
 static ParseResult parseInitArgs(OpAsmParser &parser,
                                  DenseF64ArrayAttr &args) {
   SmallVector<double> values;
@@ -226,26 +293,16 @@ static void printInitArgs(OpAsmPrinter &printer, Operation *,
   printer << "]";
 }
 
+// As many arguments as the initialiser's signature in the clause table.
 LogicalResult ParamOp::verify() {
-  static const struct {
-    const char *name;
-    size_t arity;
-  } known[] = {{"zeros", 0},          {"ones", 0},
-               {"uniform", 2},        {"normal", 2},
-               {"xavier_uniform", 0}, {"kaiming_uniform", 0}};
-  for (const auto &k : known) {
-    if (getInit() != k.name)
-      continue;
-    if (getInitArgs().size() != k.arity)
-      return emitOpError("initialiser '")
-             << k.name << "' takes " << k.arity << " arguments, got "
-             << getInitArgs().size();
-    return success();
-  }
-  return emitOpError("unknown initialiser '")
-         << getInit()
-         << "'; known: zeros, ones, uniform, normal, xavier_uniform, "
-            "kaiming_uniform";
+  StringRef name = stringifyInitKind(getInit());
+  const ClauseFacts *facts = findClauseFacts(ClauseKind::Initializer, name);
+  size_t arity = facts ? parseSignature(facts->params).size() : 0;
+  if (getInitArgs().size() != arity)
+    return emitOpError("initialiser '")
+           << name << "' takes " << arity << " arguments, got "
+           << getInitArgs().size();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "ir/VouchAttrs.h"
 #include "ir/VouchDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"

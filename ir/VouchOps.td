@@ -11,6 +11,7 @@
 #define VOUCH_OPS_TD
 
 include "VouchBase.td"
+include "VouchAttrs.td"
 include "VouchInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
@@ -28,20 +29,26 @@ def Vouch_ModelOp : Vouch_StructuralOp<"model", [IsolatedFromAbove, NoTerminator
   let description = [{
     Holds one block of ops computing the model. `batch` is the static batch
     size substituted for the `batch` dimension of the description; `train`
-    and `data` carry the description's training and data clauses.
+    and `data` carry the description's training and data clauses as typed
+    attributes (VouchAttrs.td). The dictionaries IR used to spell them with
+    (`train = {optimizer = "adam", lr = ...}`) are still read, checked
+    against the same signatures, omitted entries taking the signature's
+    defaults as in the language.
 
     ```mlir
-    vouch.model "quickstart_mlp" attributes {batch = 1 : i64} {
+    vouch.model "quickstart_mlp" attributes {batch = 1 : i64,
+        data = #vouch.data<kind = regression_grid, lo = -1.000000e+00, hi = 1.000000e+00, n = 5>,
+        train = #vouch.train<optimizer = adam, lr = 3.000000e-02, ...>} {
       %x = vouch.input "x" : tensor<1x2xf32>
       ...
     }
     ```
   }];
   let arguments = (ins StrAttr:$sym_name, I64Attr:$batch,
-                       OptionalAttr<DictionaryAttr>:$train,
-                       OptionalAttr<DictionaryAttr>:$data);
+                       OptionalAttr<Vouch_TrainAttr>:$train,
+                       OptionalAttr<Vouch_DataAttr>:$data);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBlock() { return getBody().front(); }
@@ -75,21 +82,23 @@ def Vouch_TargetOp : Vouch_StructuralOp<"target", [Pure]> {
 def Vouch_ParamOp : Vouch_StructuralOp<"param", [Pure]> {
   let summary = "A trainable parameter with its initialiser";
   let description = [{
-    `init` names the initialiser (zeros, ones, uniform, normal,
-    xavier_uniform, kaiming_uniform) and `init_args` its arguments. The
-    parameter's index among the model's params (program order) selects its
-    seed: `nextSeed(S, index)`.
+    `init` is the initialiser (a vouch::InitKind: zeros, ones, uniform,
+    normal, xavier_uniform, kaiming_uniform), written bare, and `init_args`
+    its arguments, as many as its signature has. The parameter's index among
+    the model's params (program order) selects its seed:
+    `nextSeed(S, index)`. The quoted spelling of before (`= "zeros"`) still
+    parses.
 
     ```mlir
-    %w = vouch.param "w1" = "xavier_uniform" : tensor<8x2xf32>
-    %u = vouch.param "u" = "uniform" [-0.1, 0.1] : tensor<4xf32>
+    %w = vouch.param "w1" = xavier_uniform : tensor<8x2xf32>
+    %u = vouch.param "u" = uniform [-0.1, 0.1] : tensor<4xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, StrAttr:$init,
+  let arguments = (ins StrAttr:$name, Vouch_InitKindAttr:$init,
                        DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$init_args);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
-      "$name `=` $init custom<InitArgs>($init_args) attr-dict `:` type($result)";
+      "$name `=` custom<InitKind>($init) custom<InitArgs>($init_args) attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

@@ -35,7 +35,7 @@ vouch.model "m" attributes {batch = 1 : i64} {
 // Linear: the input's features must match the weight's second axis.
 vouch.model "m" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<1x3xf32>
-  %w = vouch.param "w" = "zeros" : tensor<8x2xf32>
+  %w = vouch.param "w" = zeros : tensor<8x2xf32>
   // expected-error @+1 {{'vouch.linear' op input 'tensor<1x3xf32>' does not match weight 'tensor<8x2xf32>': the input's last axis must have extent 2 (the weight is [out, in])}}
   %y = vouch.linear %x, %w : (tensor<1x3xf32>, tensor<8x2xf32>) -> tensor<1x8xf32>
 }
@@ -45,8 +45,8 @@ vouch.model "m" attributes {batch = 1 : i64} {
 // Linear: the bias must have the weight's output extent.
 vouch.model "m" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<1x2xf32>
-  %w = vouch.param "w" = "zeros" : tensor<8x2xf32>
-  %b = vouch.param "b" = "zeros" : tensor<4xf32>
+  %w = vouch.param "w" = zeros : tensor<8x2xf32>
+  %b = vouch.param "b" = zeros : tensor<4xf32>
   // expected-error @+1 {{'vouch.linear' op bias 'tensor<4xf32>' does not match weight 'tensor<8x2xf32>': expected [8]}}
   %y = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<4xf32>) -> tensor<1x8xf32>
 }
@@ -146,17 +146,65 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
-// Initialisers are a closed set with fixed arity.
+// Initialisers are a closed set (vouch::InitKind) with fixed arity.
 vouch.model "m" attributes {batch = 1 : i64} {
-  // expected-error @+1 {{'vouch.param' op unknown initialiser 'glorot'; known: zeros, ones, uniform, normal, xavier_uniform, kaiming_uniform}}
-  %w = vouch.param "w" = "glorot" : tensor<2xf32>
+  // expected-error @+1 {{unknown initialiser 'glorot'; known: zeros, ones, uniform, normal, xavier_uniform, kaiming_uniform}}
+  %w = vouch.param "w" = glorot : tensor<2xf32>
 }
 
 // -----
 
 vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.param' op initialiser 'uniform' takes 2 arguments, got 1}}
-  %w = vouch.param "w" = "uniform" [1.0] : tensor<2xf32>
+  %w = vouch.param "w" = uniform [1.0] : tensor<2xf32>
+}
+
+// -----
+
+// A train attribute holds exactly its optimizer's hyper-parameters.
+// expected-error @+1 {{'adam' needs its argument 'beta1'}}
+vouch.model "m" attributes {batch = 1 : i64, train = #vouch.train<optimizer = adam, lr = 0.1, weight_decay = 0.0, steps = 1, log_every = 1>} {
+}
+
+// -----
+
+// expected-error @+1 {{'sgd' takes no argument 'beta1'}}
+vouch.model "m" attributes {batch = 1 : i64, train = #vouch.train<optimizer = sgd, lr = 0.1, beta1 = 0.9, weight_decay = 0.0, momentum = 0.0, steps = 1, log_every = 1>} {
+}
+
+// -----
+
+// Optimizers are a closed set (vouch::OptimizerKind).
+// expected-error @+2 {{expected ::vouch::OptimizerKind to be one of: sgd, adam, adamw}}
+// expected-error @+1 {{failed to parse Vouch_TrainAttr parameter 'optimizer'}}
+vouch.model "m" attributes {batch = 1 : i64, train = #vouch.train<optimizer = adan, lr = 0.1, weight_decay = 0.0, steps = 1, log_every = 1>} {
+}
+
+// -----
+
+// A data attribute holds exactly its source's arguments.
+// expected-error @+1 {{'csv' takes no argument 'x'}}
+vouch.model "m" attributes {batch = 1 : i64, data = #vouch.data<kind = csv, path = "a.csv", x = "b.npy">} {
+}
+
+// -----
+
+// The dictionary spelling of before is checked against the same signatures:
+// an unknown key or callee is an error, never ignored.
+// expected-error @+1 {{'regression_grid' has no argument 'm'}}
+vouch.model "m" attributes {batch = 1 : i64, data = {kind = "regression_grid", m = 3 : i64}} {
+}
+
+// -----
+
+// expected-error @+1 {{unknown optimizer 'adan' (known: sgd, adam, adamw)}}
+vouch.model "m" attributes {batch = 1 : i64, train = {optimizer = "adan", lr = 0.1 : f64}} {
+}
+
+// -----
+
+// expected-error @+1 {{'adam' needs a number for 'lr'}}
+vouch.model "m" attributes {batch = 1 : i64, train = {optimizer = "adam"}} {
 }
 
 // -----
@@ -164,9 +212,9 @@ vouch.model "m" attributes {batch = 1 : i64} {
 // Two declarations of one name are refused, pointing at the first.
 vouch.model "m" attributes {batch = 1 : i64} {
   // expected-note @+1 {{previous definition is here}}
-  %w = vouch.param "w" = "zeros" : tensor<2xf32>
+  %w = vouch.param "w" = zeros : tensor<2xf32>
   // expected-error @+1 {{'vouch.param' op redefines 'w'}}
-  %v = vouch.param "w" = "zeros" : tensor<2xf32>
+  %v = vouch.param "w" = zeros : tensor<2xf32>
 }
 
 // -----

@@ -1,52 +1,62 @@
 //===- Catalog.cpp - the capsules vouch ships -------------------*- C++ -*-===//
 //
 // Capsules are built from a few templates (as the seed's nativePointwise /
-// nativeReduction / nativeAccumulation builders) and a per-op table. What a
-// template cannot know (which tests cover which op) is written out per op.
+// nativeReduction / nativeAccumulation builders): one for the reference
+// provider, one for native CUDA kernels, one for the BLAS libraries. What a
+// template cannot know about an op (its formula, its cpu kernel, which tests
+// cover it, who computes it on cuda) is the op's row of the op table, set in
+// its ODS record.
 //
 //===----------------------------------------------------------------------===//
 #include "capsules/Catalog.h"
 
-#include <map>
+#include <optional>
 #include <string>
 
 #include "capsules/Evidence.h"
 
 namespace vouch::capsules {
 
-const std::vector<OpSpec> &computeOps() {
-  using F = OpFamily;
-  static const std::vector<OpSpec> ops = {
-      {"fill", F::Generator, "every element equals the attribute `value`", false},
-      {"matmul", F::Accumulation, "op(lhs)·op(rhs) per batch entry, op() transposing the last two axes when flagged", true},
-      {"linear", F::Accumulation, "input·weightᵀ + bias per row, weight stored [out, in]", true},
-      {"add", F::Pointwise, "lhs + rhs elementwise", true},
-      {"sub", F::Pointwise, "lhs - rhs elementwise", true},
-      {"mul", F::Pointwise, "lhs * rhs elementwise", true},
-      {"relu", F::Pointwise, "max(x, 0) elementwise", true},
-      {"step", F::Pointwise, "1 where x > 0, else 0, elementwise", true},
-      {"scale", F::Pointwise, "input · factor elementwise", true},
-      {"broadcast", F::View, "input axis i becomes result axis dims[i]; extent-1 axes repeat", true},
-      {"reshape", F::View, "the same elements in row-major order, another shape", true},
-      {"permute", F::View, "result axis i is input axis perm[i]", true},
-      {"reduce_sum", F::Reduction, "sum over `axes`", true},
-      {"reduce_mean", F::Reduction, "sum over `axes` divided by the reduced element count", true},
-      {"mse_loss", F::Accumulation, "mean of (prediction - target)² over all elements", true},
-  };
+std::vector<const OpFacts *> computeOpFacts() {
+  std::vector<const OpFacts *> ops;
+  for (const OpFacts &facts : opTable())
+    if (!facts.isStructural())
+      ops.push_back(&facts);
   return ops;
 }
 
-const OpSpec *findOpSpec(std::string_view op) {
-  for (const OpSpec &spec : computeOps())
-    if (spec.op == op)
-      return &spec;
-  return nullptr;
+Expected<std::vector<Provider>> cudaProvidersOf(const OpFacts &facts) {
+  std::vector<Provider> providers;
+  for (std::string_view name : splitList(facts.cudaProviders)) {
+    Expected<Provider> provider = parseProvider(name);
+    if (!provider)
+      return Error{"vouch." + std::string(facts.mnemonic) + ": " +
+                   provider.error()};
+    providers.push_back(*provider);
+  }
+  return providers;
+}
+
+std::string capsuleName(Provider provider, std::string_view op) {
+  std::string name(toString(provider));
+  for (char &c : name)
+    if (c == '-')
+      c = '_';
+  return name + "." + std::string(op);
 }
 
 namespace {
 
+/// Whether the op sums (its numerical policy then fixes a reduction order).
 bool sums(OpFamily family) {
-  return family == OpFamily::Reduction || family == OpFamily::Accumulation;
+  return family == OpFamily::Reduction || family == OpFamily::Loss ||
+         family == OpFamily::Gemm;
+}
+
+/// The evidence a table key names, or not-provided for an empty key.
+Evidence evidenceFor(std::string_view key) {
+  return key.empty() ? uncitedEvidence(EvidenceKind::NotProvided)
+                     : citedEvidence(EvidenceKind::TestSuite, key);
 }
 
 ContractDescriptor contract(std::string claim, std::string summary,
@@ -57,11 +67,11 @@ ContractDescriptor contract(std::string claim, std::string summary,
 
 /// The VJP contract is the same rule on every device: vouch owns backward
 /// rules, and each op the rule builds is planned and gated on its own.
-ContractDescriptor vjpContract(const OpSpec &spec) {
+ContractDescriptor vjpContract(const OpFacts &spec) {
   if (!spec.hasVjp)
     return contract("no VJP: the op has no operands to differentiate",
                     "", uncitedEvidence(EvidenceKind::NotApplicable));
-  return contract("vouch's VJP rule for vouch." + std::string(spec.op) +
+  return contract("vouch's VJP rule for vouch." + std::string(spec.mnemonic) +
                       ", built at compile time by vouch-autodiff; each op it "
                       "builds is planned and gated on its own",
                   "checked against central finite differences in float64",
@@ -73,47 +83,20 @@ ContractDescriptor vjpContract(const OpSpec &spec) {
 // reference.<op>: cpu
 //===----------------------------------------------------------------------===//
 
-/// Ops computed by a function of runtime/cpu_kernels.h, with that function.
-const std::map<std::string_view, std::string_view> &cpuKernelSymbols() {
-  static const std::map<std::string_view, std::string_view> symbols = {
-      {"matmul", "vouch::rt::matmul<T>"},
-      {"linear", "vouch::rt::linear<T>"},
-      {"broadcast", "vouch::rt::broadcast_in_dim<T>"},
-      {"reduce_sum", "vouch::rt::reduce_sum<T>"},
-      {"reduce_mean", "vouch::rt::reduce_sum<T>"},
-      {"permute", "vouch::rt::permute<T>"},
-      {"mse_loss", "vouch::rt::mse_loss<T>"},
-  };
-  return symbols;
-}
-
-/// Evidence for a reference capsule's value contract.
-Evidence referenceValueEvidence(std::string_view op) {
-  // cpu_kernels_test compares each kernel with independently written loops;
-  // reduce_mean's division after the sum is not covered, so it cites none.
-  if (op != "reduce_mean" && cpuKernelSymbols().count(op))
-    return citedEvidence(EvidenceKind::TestSuite, "cpu-kernels");
-  // The quickstart end-to-end test compares the first-step loss, which
-  // flows through relu's forward loop.
-  if (op == "relu")
-    return citedEvidence(EvidenceKind::TestSuite, "cpu-build");
-  return uncitedEvidence(EvidenceKind::NotProvided);
-}
-
-KernelCapsule referenceCapsule(const OpSpec &spec) {
-  std::string op(spec.op);
-  auto kernel = cpuKernelSymbols().find(spec.op);
-  bool inKernels = kernel != cpuKernelSymbols().end();
+KernelCapsule referenceCapsule(const OpFacts &spec) {
+  std::string op(spec.mnemonic);
+  bool inKernels = !spec.cpuKernel.empty();
   Provenance where =
-      inKernels ? Provenance{"runtime/cpu_kernels.h", std::string(kernel->second),
-                             op == "reduce_mean"
-                                 ? "then divides by the reduced element count"
-                                 : ""}
+      inKernels ? Provenance{"runtime/cpu_kernels.h", std::string(spec.cpuKernel),
+                             std::string(spec.cpuKernelNote)}
                 : Provenance{"codegen/CpuEmitter.cpp", "",
                              spec.family == OpFamily::Pointwise
                                  ? "inline loop of the op's "
                                    "PointwiseOpInterface::emitScalarExpr"
                                  : "inline loop"};
+  // cpu_kernels_test walks every kernel of runtime/cpu_kernels.h over its
+  // layouts; the value evidence is the row's own (cpuEvidence).
+  Evidence value = evidenceFor(spec.cpuEvidence);
 
   KernelCapsule c;
   c.name = "reference." + op;
@@ -124,7 +107,7 @@ KernelCapsule referenceCapsule(const OpSpec &spec) {
   c.supportsForward = true;
   c.vjpMode = spec.hasVjp ? VjpMode::BackendVjp : VjpMode::None;
   c.maxRank = 0; // int64 strides in std::vector: no limit
-  c.acceptsTransposeFlags = op == "matmul";
+  c.acceptsTransposeFlags = spec.transposeFlags;
 
   c.shape = contract("static shapes as the vouch." + op +
                          " verifier requires; any rank; int64 indexing",
@@ -138,14 +121,13 @@ KernelCapsule referenceCapsule(const OpSpec &spec) {
       layout,
       inKernels ? "the kernel walks flat buffers with row-major strides"
                 : "one loop over the flat index",
-      inKernels ? citedEvidence(EvidenceKind::TestSuite, "cpu-kernels")
-                : referenceValueEvidence(op),
+      inKernels ? citedEvidence(EvidenceKind::TestSuite, "cpu-kernels") : value,
       where);
   std::string summary = sums(spec.family)
                             ? "sums fold left from index 0, starting at 0"
                             : "one loop, one rounding per element";
   c.value = contract(std::string(spec.formula) + ", in f32 or f64", summary,
-                     referenceValueEvidence(op), where);
+                     value, where);
   c.vjp = vjpContract(spec);
 
   c.numeric.round = Rounding::NearestEven;
@@ -164,10 +146,34 @@ const char *kCudaShapeClaim =
     " verifier requires; rank ≤ 8; every axis, index and element count "
     "fits the UInt32 CUDA ABI";
 
-KernelCapsule cudaCapsule(const OpSpec &spec) {
-  std::string op(spec.op);
+/// The BLAS calls vouch makes for products (capsules/GemmCall.h): which
+/// entry points, and how they read row-major operands.
+struct BlasTemplate {
+  Provider provider;
+  const char *symbol;
+  const char *layout;
+};
+const BlasTemplate kBlasTemplates[] = {
+    {Provider::Cublas, "cublasGemmEx / cublasGemmStridedBatchedEx",
+     "row-major operands read in place: C = op(lhs)·op(rhs) as "
+     "column-major Cᵀ = op(rhs)ᵀ·op(lhs)ᵀ, transa / transb from the "
+     "flags; no transposed copy"},
+    {Provider::Cublaslt, "cublasLtMatmul",
+     "row-major x [rows, in] and W [out, in] read in place: y = "
+     "x·Wᵀ + b as cublasLtMatmul(transa=T, transb=N, A=weight, "
+     "B=input) with the bias epilogue"},
+};
+
+/// The cuda capsule of `spec` by `provider`, or nothing where no template
+/// covers the pair (a BLAS library computes products only; cuFFT and
+/// LibTorch have none).
+std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
+                                         Provider provider) {
+  std::string op(spec.mnemonic);
   KernelCapsule c;
+  c.name = capsuleName(provider, op);
   c.op = op;
+  c.provider = provider;
   c.device = Device::Cuda;
   c.trust = TrustLevel::Checked;
   c.supportsForward = true;
@@ -185,17 +191,18 @@ KernelCapsule cudaCapsule(const OpSpec &spec) {
 
   Evidence gate = citedEvidence(EvidenceKind::TestSuite, "gate");
   Provenance gateSource{"passes/Gate.cpp", "", ""};
+  Evidence value = evidenceFor(spec.cudaEvidence);
 
-  if (op == "matmul" || op == "linear") {
-    bool lt = op == "linear";
-    c.name = lt ? "cublaslt.linear" : "cublas.matmul";
-    c.provider = lt ? Provider::Cublaslt : Provider::Cublas;
+  for (const BlasTemplate &blas : kBlasTemplates) {
+    if (blas.provider != provider)
+      continue;
+    if (spec.family != OpFamily::Gemm)
+      return std::nullopt;
     c.acceptsTransposeFlags = true;
     c.numeric.tf32Allowed = true;
     c.numeric.reduce = ReductionOrder::ImplementationDefined;
-    std::string symbol =
-        lt ? "cublasLtMatmul" : "cublasGemmEx / cublasGemmStridedBatchedEx";
-    Provenance library{"codegen/CudaEmitter.cpp, runtime/cuda/blas.cc", symbol,
+    Provenance library{"codegen/CudaEmitter.cpp, runtime/cuda/blas.cc",
+                       blas.symbol,
                        "NVIDIA's library: a trusted boundary below the "
                        "value contract"};
     c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim +
@@ -203,27 +210,21 @@ KernelCapsule cudaCapsule(const OpSpec &spec) {
                        "checked at compile time by the assurance gate", gate,
                        gateSource);
     c.layout = contract(
-        lt ? "row-major x [rows, in] and W [out, in] read in place: y = "
-             "x·Wᵀ + b as cublasLtMatmul(transa=T, transb=N, A=weight, "
-             "B=input) with the bias epilogue"
-           : "row-major operands read in place: C = op(lhs)·op(rhs) as "
-             "column-major Cᵀ = op(rhs)ᵀ·op(lhs)ᵀ, transa / transb from the "
-             "flags; no transposed copy",
+        blas.layout,
         "the flag mapping is unit-tested; the calls run in the GPU suite",
         citedEvidence(EvidenceKind::TestSuite, "gemm-flags"),
-        {"capsules/GemmCall.cpp", symbol, ""});
+        {"capsules/GemmCall.cpp", blas.symbol, ""});
     c.value = contract(std::string(spec.formula) +
                            ", in f32; TF32 products only under the profile's "
                            "tf32 option",
                        "computed by cuBLAS (a trusted boundary); compared "
                        "with the cpu f64 reference by the GPU suite",
-                       citedEvidence(EvidenceKind::TestSuite, "gpu-suite"),
-                       library);
+                       value, library);
     return c;
   }
+  if (provider != Provider::NativeCuda)
+    return std::nullopt;
 
-  c.name = "native_cuda." + op;
-  c.provider = Provider::NativeCuda;
   Provenance kernel{"codegen/CudaSchedule.cpp",
                     "<model>_n<node>_" + op + " / <model>_b<node>_<k>_" + op,
                     "NVRTC: sm_90 cubin plus PTX"};
@@ -241,8 +242,7 @@ KernelCapsule cudaCapsule(const OpSpec &spec) {
             "the GPU suite"
           : "compared with the cpu f64 reference by the GPU suite";
   c.value = contract(std::string(spec.formula) + ", in the element type",
-                     summary, citedEvidence(EvidenceKind::TestSuite, "gpu-suite"),
-                     kernel);
+                     summary, value, kernel);
   return c;
 }
 
@@ -250,15 +250,20 @@ KernelCapsule cudaCapsule(const OpSpec &spec) {
 
 std::vector<KernelCapsule> referenceCatalog() {
   std::vector<KernelCapsule> out;
-  for (const OpSpec &spec : computeOps())
-    out.push_back(referenceCapsule(spec));
+  for (const OpFacts *spec : computeOpFacts())
+    out.push_back(referenceCapsule(*spec));
   return out;
 }
 
 std::vector<KernelCapsule> cudaCatalog() {
   std::vector<KernelCapsule> out;
-  for (const OpSpec &spec : computeOps())
-    out.push_back(cudaCapsule(spec));
+  for (const OpFacts *spec : computeOpFacts()) {
+    Expected<std::vector<Provider>> providers = cudaProvidersOf(*spec);
+    if (!providers || providers->empty())
+      continue;
+    if (std::optional<KernelCapsule> c = cudaCapsule(*spec, providers->front()))
+      out.push_back(std::move(*c));
+  }
   return out;
 }
 

@@ -1,43 +1,44 @@
 //===- Catalog.h - the capsules vouch ships ---------------------*- C++ -*-===//
 //
-// Two catalogs cover every compute op of the dialect: `reference.<op>`
-// (provider reference, device cpu: runtime/cpu_kernels.h and the cpu
-// emitter's loops) and, for cuda, `native_cuda.<op>` for pointwise,
-// reduction and shape ops plus `cublas.matmul` and `cublaslt.linear` (GEMM
-// with the bias epilogue). Evidence cites only tests that exist
-// (capsules/Evidence.h); where none exists yet the contract says
-// not-provided, and reports show it.
+// Two catalogs cover every compute op of the dialect, one capsule per op
+// each, derived from the op's row of the op table (ir/OpTable.h, generated
+// from its ODS record): `reference.<op>` (provider reference, device cpu:
+// the row's cpu kernel of runtime/cpu_kernels.h, or the cpu emitter's
+// inline loop) and, for cuda, the first of the row's cuda providers:
+// `native_cuda.<op>` for most ops, `cublas.matmul` and `cublaslt.linear`
+// (GEMM with the bias epilogue). Evidence cites only tests that exist
+// (capsules/Evidence.h), by the keys the row names; where none is named the
+// contract says not-provided, and reports show it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef VOUCH_CAPSULES_CATALOG_H
 #define VOUCH_CAPSULES_CATALOG_H
 
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "capsules/Capsule.h"
+#include "ir/OpTable.h"
 
 namespace vouch::capsules {
 
-/// What kind of computation an op is; selects contract templates and the
-/// reduction order of its numerical policy.
-enum class OpFamily { Generator, Pointwise, View, Reduction, Accumulation };
+/// The ops that get capsules: every row of the op table but the structural
+/// ones, in ODS order.
+std::vector<const OpFacts *> computeOpFacts();
 
-struct OpSpec {
-  std::string_view op;      ///< dialect name without `vouch.`
-  OpFamily family;
-  std::string_view formula; ///< the value contract's claim
-  bool hasVjp;              ///< the op implements VJPOpInterface
-};
+/// The providers of `facts.cudaProviders`, in its order; an unknown name is
+/// an error naming the op.
+Expected<std::vector<Provider>> cudaProvidersOf(const OpFacts &facts);
 
-/// The dialect's compute ops, in ODS order. passes/PlanTest.cpp checks this
-/// list against the ops registered by the vouch dialect.
-const std::vector<OpSpec> &computeOps();
-const OpSpec *findOpSpec(std::string_view op);
+/// `<provider>.<op>` with the provider's `-` written `_`: "native_cuda.relu".
+std::string capsuleName(Provider provider, std::string_view op);
 
 /// `reference.<op>` for every compute op.
 std::vector<KernelCapsule> referenceCatalog();
-/// `native_cuda.<op>`, `cublas.matmul`, `cublaslt.linear`: every compute op.
+/// One cuda capsule per compute op: its first cuda provider's. A provider
+/// without a capsule template for the op's family ships nothing (the
+/// coverage tests then fail).
 std::vector<KernelCapsule> cudaCatalog();
 
 } // namespace vouch::capsules

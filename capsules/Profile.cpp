@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "capsules/Catalog.h"
+
 namespace vouch::capsules {
 
 std::string_view toString(AssurancePolicy p) {
@@ -78,10 +80,15 @@ BackendProfile checkedCuda() {
   p.assurance = AssurancePolicy::Checked;
   p.providers = {Provider::NativeCuda, Provider::Cublaslt, Provider::Cublas,
                  Provider::Cufft};
-  p.opPreferences = {
-      {"linear", {Provider::Cublaslt, Provider::Cublas, Provider::NativeCuda}},
-      {"matmul", {Provider::Cublas, Provider::Cublaslt, Provider::NativeCuda}},
-  };
+  // Per-op orders are the op table's cudaProviders (set in each op's ODS
+  // record): an op that names a library first (linear: cublaslt, matmul:
+  // cublas) gets its own order; an op computed by native kernels only keeps
+  // the profile's, which leads with native-cuda.
+  for (const OpFacts *op : computeOpFacts()) {
+    Expected<std::vector<Provider>> order = cudaProvidersOf(*op);
+    if (order && *order != std::vector<Provider>{Provider::NativeCuda})
+      p.opPreferences.push_back({std::string(op->mnemonic), *order});
+  }
   p.numerics.subnormalFlushOrImplementationDefined = true;
   p.numerics.contraction = true;
   p.numerics.implementationDefinedReduction = true;

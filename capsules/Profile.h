@@ -58,7 +58,8 @@ struct BackendProfile {
   AssurancePolicy assurance = AssurancePolicy::Checked;
   /// Providers the profile may use, and the default order of preference.
   std::vector<Provider> providers;
-  /// Per-op preference orders that replace the default one.
+  /// Per-op preference orders that replace the default one (cuda: from the
+  /// op table's cudaProviders).
   std::vector<std::pair<std::string, std::vector<Provider>>> opPreferences;
   /// Providers the profile cannot work without (LibTorch for
   /// libtorch_forward_cuda): the gate rejects the profile while one of them

@@ -1,9 +1,19 @@
 //===- ModelDescription.cpp - a model's declarations for the runtime ------===//
+//
+// Reads the typed attributes of the clauses (ir/VouchAttrs.h). Nothing has a
+// default here: a model without a train or data clause, or a clause without
+// one of its callee's arguments, is a diagnostic. The runtime's enums
+// (InitKind, OptimizerConfig::Kind, DataSpec::Kind) are ir's with the same
+// names and values, which //ir:clause_names_test checks.
+//
+//===----------------------------------------------------------------------===//
 #include "codegen/ModelDescription.h"
 
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
+#include "ir/ClauseTable.h"
+#include "ir/OpTable.h"
 #include "llvm/ADT/StringMap.h"
 #include "runtime/init.h"
 
@@ -12,30 +22,78 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
-double number(DictionaryAttr dict, StringRef key, double fallback) {
-  Attribute a = dict ? dict.get(key) : Attribute();
-  if (auto f = dyn_cast_or_null<FloatAttr>(a))
-    return f.getValueAsDouble();
-  if (auto i = dyn_cast_or_null<IntegerAttr>(a))
-    return static_cast<double>(i.getInt());
-  return fallback;
+/// The C++ enumerator of a clause callee (`Adam`, `XavierUniform`): one
+/// spelling in ir/ and in the runtime (//ir:clause_names_test checks).
+std::string enumerator(ClauseKind kind, int value) {
+  for (const ClauseFacts &facts : clauseTable())
+    if (facts.clause == kind && facts.value == value)
+      return std::string(facts.symbol);
+  return "";
 }
 
-std::string string(DictionaryAttr dict, StringRef key) {
-  auto s = dict ? dyn_cast_or_null<StringAttr>(dict.get(key)) : StringAttr();
-  return s ? s.str() : "";
-}
-
-const char *initKindName(rt::InitKind kind) {
-  switch (kind) {
-  case rt::InitKind::Zeros: return "Zeros";
-  case rt::InitKind::Ones: return "Ones";
-  case rt::InitKind::Uniform: return "Uniform";
-  case rt::InitKind::Normal: return "Normal";
-  case rt::InitKind::XavierUniform: return "XavierUniform";
-  case rt::InitKind::KaimingUniform: return "KaimingUniform";
+/// The runtime's description of the train clause, or a diagnostic.
+LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
+  TrainAttr train = model.getTrainAttr();
+  if (!train)
+    return model.emitOpError(
+        "has no train clause: an executable trains with the optimizer it "
+        "names (`train adam(lr = 0.01)`)");
+  rt::OptimizerConfig &o = d.optimizer;
+  o.kind = static_cast<rt::OptimizerConfig::Kind>(train.getOptimizer());
+  // The optimizer's hyper-parameters, by the names of its signature; the
+  // runtime ignores the fields of the others.
+  const llvm::StringMap<double *> fields = {
+      {"lr", &o.lr},       {"beta1", &o.beta1},
+      {"beta2", &o.beta2}, {"eps", &o.eps},
+      {"weight_decay", &o.weight_decay}, {"momentum", &o.momentum}};
+  StringRef optimizer = stringifyOptimizerKind(train.getOptimizer());
+  const ClauseFacts *facts = findClauseFacts(ClauseKind::Optimizer, optimizer);
+  for (const SignatureParam &p : parseSignature(facts ? facts->params : "")) {
+    std::optional<double> value = train.getHyperParameter(p.name);
+    double *field = fields.lookup(p.name);
+    if (!value || !field)
+      return model.emitOpError("the train clause's optimizer '")
+             << optimizer << "' has no value for its hyper-parameter '"
+             << p.name << "'";
+    *field = *value;
   }
-  return "Zeros";
+  d.steps = train.getSteps();
+  d.log_every = train.getLogEvery();
+  return success();
+}
+
+/// The runtime's description of the data clause, or a diagnostic.
+LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
+  DataAttr data = model.getDataAttr();
+  if (!data)
+    return model.emitOpError(
+        "has no data clause: an executable reads the data it names (e.g. "
+        "`data regression_grid()`, `data csv(\"train.csv\")`)");
+  spec.kind = static_cast<rt::DataSpec::Kind>(data.getKind());
+  auto missing = [&](StringRef arg) {
+    return model.emitOpError("the data clause '")
+           << stringifyDataKind(data.getKind()) << "' has no '" << arg << "'";
+  };
+  switch (data.getKind()) {
+  case DataKind::RegressionGrid:
+    if (!data.getLo() || !data.getHi() || !data.getN())
+      return missing(!data.getLo() ? "lo" : !data.getHi() ? "hi" : "n");
+    spec.lo = data.getLo()->convertToDouble();
+    spec.hi = data.getHi()->convertToDouble();
+    spec.n = *data.getN();
+    return success();
+  case DataKind::Csv:
+    if (!data.getPath())
+      return missing("path");
+    spec.path = data.getPath().str();
+    return success();
+  case DataKind::Npy:
+    if (!data.getX() || !data.getY())
+      return missing(!data.getX() ? "x" : "y");
+    spec.path = data.getX().str() + "," + data.getY().str();
+    return success();
+  }
+  return model.emitOpError("has a data clause of unknown kind");
 }
 
 std::string shapeList(const std::vector<int64_t> &shape) {
@@ -78,8 +136,10 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
   for (Operation &op : model.getBlock()) {
     if (auto p = dyn_cast<ParamOp>(op)) {
       ArrayRef<double> args = p.getInitArgs();
+      // The runtime reads initialisers by the names of ir's InitKind.
       rt::Result<rt::InitSpec> init = rt::parse_init(
-          p.getInit().str(), std::vector<double>(args.begin(), args.end()));
+          stringifyInitKind(p.getInit()).str(),
+          std::vector<double>(args.begin(), args.end()));
       if (!init.ok())
         return p.emitOpError(init.status().message()), failure();
       ArrayRef<int64_t> shape = shapeOf(p.getResult());
@@ -95,34 +155,8 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
   d.in_features = numel(input.getResult()) / d.batch;
   d.out_features = numel(target.getResult()) / d.batch;
 
-  DictionaryAttr data = model.getDataAttr(), train = model.getTrainAttr();
-  std::string kind = string(data, "kind");
-  if (kind == "csv") {
-    d.data.kind = rt::DataSpec::Csv;
-    d.data.path = string(data, "path");
-  } else if (kind == "npy") {
-    d.data.kind = rt::DataSpec::Npy;
-    d.data.path = string(data, "x") + "," + string(data, "y");
-  } else {
-    d.data.kind = rt::DataSpec::RegressionGrid;
-    d.data.lo = number(data, "lo", d.data.lo);
-    d.data.hi = number(data, "hi", d.data.hi);
-    d.data.n = static_cast<int64_t>(number(data, "n", double(d.data.n)));
-  }
-  std::string optimizer = string(train, "optimizer");
-  rt::OptimizerConfig &o = d.optimizer;
-  o.kind = optimizer == "sgd"     ? rt::OptimizerConfig::Sgd
-           : optimizer == "adamw" ? rt::OptimizerConfig::AdamW
-                                  : rt::OptimizerConfig::Adam;
-  o.lr = number(train, "lr", o.lr);
-  o.beta1 = number(train, "beta1", o.beta1);
-  o.beta2 = number(train, "beta2", o.beta2);
-  o.eps = number(train, "eps", o.eps);
-  o.weight_decay = number(train, "weight_decay", o.weight_decay);
-  o.momentum = number(train, "momentum", o.momentum);
-  d.steps = static_cast<int64_t>(number(train, "steps", double(d.steps)));
-  d.log_every =
-      static_cast<int64_t>(number(train, "log_every", double(d.log_every)));
+  if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)))
+    return failure();
   return d;
 }
 
@@ -169,24 +203,21 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
   for (const rt::ParamInfo &p : d.params)
     out << "  d.params.push_back({" << cppStringLiteral(p.name) << ", "
         << shapeList(p.shape) << ", " << p.numel << ", InitSpec{InitKind::"
-        << initKindName(p.init.kind) << ", " << exact(p.init.a) << ", "
+        << enumerator(ClauseKind::Initializer, static_cast<int>(p.init.kind))
+        << ", " << exact(p.init.a) << ", "
         << exact(p.init.b) << "}});\n";
   out << "  d.batch = " << d.batch << ";\n"
       << "  d.in_features = " << d.in_features << ";\n"
       << "  d.out_features = " << d.out_features << ";\n";
-  const char *dataKind = d.data.kind == rt::DataSpec::Csv   ? "Csv"
-                         : d.data.kind == rt::DataSpec::Npy ? "Npy"
-                                                            : "RegressionGrid";
-  out << "  d.data.kind = DataSpec::" << dataKind << ";\n"
+  out << "  d.data.kind = DataSpec::"
+      << enumerator(ClauseKind::DataSource, d.data.kind) << ";\n"
       << "  d.data.lo = " << exact(d.data.lo) << ";\n"
       << "  d.data.hi = " << exact(d.data.hi) << ";\n"
       << "  d.data.n = " << d.data.n << ";\n"
       << "  d.data.path = " << cppStringLiteral(d.data.path) << ";\n";
   const rt::OptimizerConfig &o = d.optimizer;
-  const char *optimizer = o.kind == rt::OptimizerConfig::Sgd     ? "Sgd"
-                          : o.kind == rt::OptimizerConfig::AdamW ? "AdamW"
-                                                                 : "Adam";
-  out << "  d.optimizer.kind = OptimizerConfig::" << optimizer << ";\n"
+  out << "  d.optimizer.kind = OptimizerConfig::"
+      << enumerator(ClauseKind::Optimizer, o.kind) << ";\n"
       << "  d.optimizer.lr = " << exact(o.lr) << ";\n"
       << "  d.optimizer.beta1 = " << exact(o.beta1) << ";\n"
       << "  d.optimizer.beta2 = " << exact(o.beta2) << ";\n"

@@ -2,12 +2,16 @@
 //
 // The parts of a description that are not computation: how parameters start,
 // how the model is trained, where its data comes from. Each is a call-like
-// clause bound with the same argument rules as a builtin; the results become
-// attributes (`init`/`init_args` of vouch.param, `train` and `data` of
-// vouch.model) with every default written out, so later stages never guess.
+// clause bound with the same argument rules as a builtin, against the
+// callee's signature in the clause table (ir/ClauseTable.h: the cases of the
+// ODS enums InitKind, OptimizerKind, DataKind, with their parameters and
+// defaults). The results become typed attributes (`init`/`init_args` of
+// vouch.param, `train` and `data` of vouch.model) with every default written
+// out, so later stages never guess.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Lowering.h"
+#include "ir/ClauseTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -20,10 +24,12 @@ using llvm::StringRef;
 
 namespace {
 
-/// A clause callee: an initialiser, an optimizer or a data source.
+/// A clause callee: an initialiser, an optimizer or a data source, as its
+/// row of the clause table gives it.
 struct ClauseSpec {
   StringRef name;
-  llvm::ArrayRef<ParamSpec> params;
+  std::vector<ParamSpec> params;
+  int value; ///< the enumerator of its ODS enum
 };
 
 const ClauseSpec *findClause(llvm::ArrayRef<ClauseSpec> specs, StringRef name) {
@@ -39,42 +45,40 @@ std::vector<StringRef> clauseNames(llvm::ArrayRef<ClauseSpec> specs) {
   return names;
 }
 
+std::vector<ClauseSpec> specsOf(ClauseKind kind) {
+  std::vector<ClauseSpec> specs;
+  for (const ClauseFacts *facts : clauseCallees(kind)) {
+    std::vector<ParamSpec> params;
+    for (const SignatureParam &p : parseSignature(facts->params))
+      params.push_back({p.name, p.defaultText});
+    specs.push_back({facts->name, std::move(params), facts->value});
+  }
+  return specs;
+}
+
 llvm::ArrayRef<ClauseSpec> initializers() {
-  static const ParamSpec uniform[] = {{"lo"}, {"hi"}};
-  static const ParamSpec normal[] = {{"mean"}, {"std"}};
-  static const ClauseSpec specs[] = {
-      {"zeros", {}},          {"ones", {}},
-      {"uniform", uniform},   {"normal", normal},
-      {"xavier_uniform", {}}, {"kaiming_uniform", {}},
-  };
+  static const std::vector<ClauseSpec> specs = specsOf(ClauseKind::Initializer);
   return specs;
 }
 
 llvm::ArrayRef<ClauseSpec> optimizers() {
-  static const ParamSpec sgd[] = {
-      {"lr"}, {"momentum", "0"}, {"weight_decay", "0"}};
-  static const ParamSpec adam[] = {{"lr"},
-                                   {"beta1", "0.9"},
-                                   {"beta2", "0.999"},
-                                   {"eps", "1e-8"},
-                                   {"weight_decay", "0"}};
-  static const ParamSpec adamw[] = {{"lr"},
-                                    {"beta1", "0.9"},
-                                    {"beta2", "0.999"},
-                                    {"eps", "1e-8"},
-                                    {"weight_decay", "0.01"}};
-  static const ClauseSpec specs[] = {
-      {"sgd", sgd}, {"adam", adam}, {"adamw", adamw}};
+  static const std::vector<ClauseSpec> specs = specsOf(ClauseKind::Optimizer);
   return specs;
 }
 
 llvm::ArrayRef<ClauseSpec> dataSources() {
-  static const ParamSpec grid[] = {{"lo", "-1.0"}, {"hi", "1.0"}, {"n", "5"}};
-  static const ParamSpec csv[] = {{"path"}};
-  static const ParamSpec npy[] = {{"x"}, {"y"}};
-  static const ClauseSpec specs[] = {
-      {"regression_grid", grid}, {"csv", csv}, {"npy", npy}};
+  static const std::vector<ClauseSpec> specs = specsOf(ClauseKind::DataSource);
   return specs;
+}
+
+/// A parameter's default as the signature writes it ("0.9", "5").
+Number defaultNumber(const ParamSpec &param) {
+  int64_t integer;
+  if (!param.defaultText.getAsInteger(10, integer))
+    return Number::integer(integer);
+  double real = 0;
+  (void)param.defaultText.getAsDouble(real);
+  return Number::real(real);
 }
 
 } // namespace
@@ -159,26 +163,27 @@ Lowering::lowerInitializer(const ast::CallExpr &init,
       evaluateClauseArgs(signature, init, scope);
   if (!args)
     return std::nullopt;
-  Initializer result{spec->name, {}};
+  Initializer result{static_cast<InitKind>(spec->value), {}};
   for (unsigned i = 0; i < args->size(); ++i) {
     Number number;
     if (!clauseNumber(signature, i, (*args)[i], number))
       return std::nullopt;
     result.args.push_back(number.value);
   }
-  if (spec->name == "uniform" && !(result.args[0] < result.args[1])) {
+  if (result.kind == InitKind::Uniform && !(result.args[0] < result.args[1])) {
     error(init.getLoc()) << "'uniform' needs lo < hi, got lo = "
                          << (*args)[0].getNumber().str()
                          << ", hi = " << (*args)[1].getNumber().str();
     return std::nullopt;
   }
-  if (spec->name == "normal" && !(result.args[1] >= 0)) {
+  if (result.kind == InitKind::Normal && !(result.args[1] >= 0)) {
     error((*args)[1].getLoc()) << "'normal' needs std >= 0, got "
                                << (*args)[1].getNumber().str();
     return std::nullopt;
   }
   // Both read fan-in and fan-out off the last two axes, as PyTorch does.
-  if ((spec->name == "xavier_uniform" || spec->name == "kaiming_uniform") &&
+  if ((result.kind == InitKind::XavierUniform ||
+       result.kind == InitKind::KaimingUniform) &&
       type.getRank() < 2) {
     error(init.getLoc()) << "'" << spec->name
                          << "' needs a parameter of rank 2 or more (it reads "
@@ -193,16 +198,14 @@ Lowering::lowerInitializer(const ast::CallExpr &init,
 // The train clause
 //===----------------------------------------------------------------------===//
 
-mlir::DictionaryAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
+TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
   if (!train.optimizer)
     return nullptr;
   const ast::CallExpr &call = *train.optimizer;
   bool ok = true;
-  // Every hyper-parameter is written out, whichever optimizer uses it.
-  Number lr = Number::real(0), beta1 = Number::real(0.9),
-         beta2 = Number::real(0.999), eps = Number::real(1e-8),
-         weightDecay = Number::real(call.callee == "adamw" ? 0.01 : 0),
-         momentum = Number::real(0);
+  // Every hyper-parameter of the optimizer is written out, defaults from
+  // its signature included.
+  llvm::StringMap<double> hyperParameters;
   const ClauseSpec *spec = findClause(optimizers(), call.callee);
   if (!spec) {
     reportUnknownClause(error(call.getLoc()), "optimizer", call.callee,
@@ -216,19 +219,15 @@ mlir::DictionaryAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
     for (unsigned i = 0; args && i < args->size(); ++i) {
       StringRef name = spec->params[i].name;
       const ExprValue &value = (*args)[i];
-      Number *slot = name == "lr"         ? &lr
-                     : name == "beta1"    ? &beta1
-                     : name == "beta2"    ? &beta2
-                     : name == "eps"      ? &eps
-                     : name == "momentum" ? &momentum
-                                          : &weightDecay;
-      if (!clauseNumber(signature, i, value, *slot)) {
+      Number number = defaultNumber(spec->params[i]);
+      if (!clauseNumber(signature, i, value, number)) {
         ok = false;
         continue;
       }
+      hyperParameters[name] = number.value;
       if (value.is(ExprValue::Kind::Absent))
         continue;
-      double v = slot->value;
+      double v = number.value;
       bool inRange = name == "lr" || name == "eps" ? v > 0
                      : name == "weight_decay"      ? v >= 0
                                                    : v >= 0 && v < 1;
@@ -238,13 +237,13 @@ mlir::DictionaryAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
             << (name == "lr" || name == "eps" ? "greater than 0"
                 : name == "weight_decay"      ? "at least 0"
                                               : "in [0, 1)")
-            << ", got " << slot->str();
+            << ", got " << number.str();
         ok = false;
       }
     }
   }
 
-  int64_t steps = 100, logEvery = 10;
+  int64_t steps = kDefaultTrainSteps, logEvery = kDefaultTrainLogEvery;
   llvm::StringMap<SMLoc> seen;
   for (const ast::TrainStmt::Option &option : train.options) {
     int64_t *slot = option.name == "batch"       ? &trainBatch
@@ -281,19 +280,9 @@ mlir::DictionaryAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
   if (!ok)
     return nullptr;
 
-  auto f64 = [&](double v) { return builder.getF64FloatAttr(v); };
-  llvm::SmallVector<mlir::NamedAttribute> entries = {
-      builder.getNamedAttr("optimizer", builder.getStringAttr(spec->name)),
-      builder.getNamedAttr("lr", f64(lr.value)),
-      builder.getNamedAttr("beta1", f64(beta1.value)),
-      builder.getNamedAttr("beta2", f64(beta2.value)),
-      builder.getNamedAttr("eps", f64(eps.value)),
-      builder.getNamedAttr("weight_decay", f64(weightDecay.value)),
-      builder.getNamedAttr("momentum", f64(momentum.value)),
-      builder.getNamedAttr("steps", builder.getI64IntegerAttr(steps)),
-      builder.getNamedAttr("log_every", builder.getI64IntegerAttr(logEvery)),
-  };
-  return builder.getDictionaryAttr(entries);
+  return buildTrainAttr(&context, static_cast<OptimizerKind>(spec->value),
+                        hyperParameters, steps, logEvery,
+                        [&] { return error(call.getLoc()); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -312,7 +301,7 @@ std::string Lowering::resolveDataPath(StringRef path) const {
   return joined.str().str();
 }
 
-mlir::DictionaryAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
+DataAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
   if (!data.source)
     return nullptr;
   const ast::CallExpr &call = *data.source;
@@ -327,12 +316,13 @@ mlir::DictionaryAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
       evaluateClauseArgs(signature, call, globals);
   if (!args)
     return nullptr;
-  llvm::SmallVector<mlir::NamedAttribute> entries = {
-      builder.getNamedAttr("kind", builder.getStringAttr(spec->name))};
+  auto kind = static_cast<DataKind>(spec->value);
+  auto emitError = [&] { return error(call.getLoc()); };
 
-  if (spec->name == "regression_grid") {
-    Number lo = Number::real(-1.0), hi = Number::real(1.0),
-           n = Number::integer(5);
+  if (kind == DataKind::RegressionGrid) {
+    Number lo = defaultNumber(spec->params[0]),
+           hi = defaultNumber(spec->params[1]),
+           n = defaultNumber(spec->params[2]);
     if (!clauseNumber(signature, 0, (*args)[0], lo) ||
         !clauseNumber(signature, 1, (*args)[1], hi) ||
         !clauseNumber(signature, 2, (*args)[2], n))
@@ -355,19 +345,22 @@ mlir::DictionaryAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
                            << lo.str() << ", hi = " << hi.str();
       return nullptr;
     }
-    entries.push_back(builder.getNamedAttr("lo", builder.getF64FloatAttr(lo.value)));
-    entries.push_back(builder.getNamedAttr("hi", builder.getF64FloatAttr(hi.value)));
-    entries.push_back(builder.getNamedAttr("n", builder.getI64IntegerAttr(*count)));
-    return builder.getDictionaryAttr(entries);
+    return DataAttr::getChecked(
+        emitError, &context, kind, std::optional(llvm::APFloat(lo.value)),
+        std::optional(llvm::APFloat(hi.value)), std::optional(*count),
+        mlir::StringAttr(), mlir::StringAttr(), mlir::StringAttr());
   }
 
   // csv(path) and npy(x, y): file paths.
+  llvm::StringMap<mlir::StringAttr> files;
   for (unsigned i = 0; i < args->size(); ++i) {
     std::string path;
     if (!clauseString(signature, i, (*args)[i], path))
       return nullptr;
-    entries.push_back(builder.getNamedAttr(
-        spec->params[i].name, builder.getStringAttr(resolveDataPath(path))));
+    files[spec->params[i].name] = builder.getStringAttr(resolveDataPath(path));
   }
-  return builder.getDictionaryAttr(entries);
+  std::optional<llvm::APFloat> noBound;
+  return DataAttr::getChecked(emitError, &context, kind, noBound, noBound,
+                              std::optional<int64_t>(), files.lookup("path"),
+                              files.lookup("x"), files.lookup("y"));
 }

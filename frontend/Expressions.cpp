@@ -378,6 +378,22 @@ ExprValue Lowering::lowerNegation(const ExprValue &operand, SMLoc loc) {
   return ExprValue::tensor(scale, loc);
 }
 
+namespace {
+/// The language's infix operators that name an op of the table (`/` by a
+/// number is a vouch.scale, and there is no tensor division).
+const struct {
+  char op;
+  std::string_view mnemonic;
+} kInfixOperators[] = {{'+', "add"}, {'-', "sub"}, {'*', "mul"}};
+} // namespace
+
+std::optional<char> Lowering::infixOperatorOf(std::string_view mnemonic) {
+  for (const auto &infix : kInfixOperators)
+    if (infix.mnemonic == mnemonic)
+      return infix.op;
+  return std::nullopt;
+}
+
 ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
                                     const ExprValue &rhs, SMLoc loc,
                                     StringRef opName) {
@@ -390,7 +406,6 @@ ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
                              << operand->describe();
     return ExprValue::invalid();
   }
-  StringRef lhsWhat = "its left operand", rhsWhat = "its right operand";
 
   // number op number: folded.
   if (!lhs.isTensor() && !rhs.isTensor()) {
@@ -404,7 +419,7 @@ ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
                     "division op";
       return ExprValue::invalid();
     }
-    mlir::Value tensor = requireFloatTensor(lhs, opName, lhsWhat);
+    mlir::Value tensor = requireFloatTensor(lhs, opName, "its left operand");
     if (!tensor)
       return ExprValue::invalid();
     double divisor = rhs.getNumber().value;
@@ -416,8 +431,45 @@ ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
                                          builder.getF64FloatAttr(1.0 / divisor));
     return ExprValue::tensor(scale, loc);
   }
+  // tensor * number, number * tensor: a scale.
+  if (op == '*' && (!lhs.isTensor() || !rhs.isTensor())) {
+    bool tensorOnLeft = lhs.isTensor();
+    mlir::Value tensor =
+        requireFloatTensor(tensorOnLeft ? lhs : rhs, opName,
+                           tensorOnLeft ? "its left operand" : "its right operand");
+    if (!tensor)
+      return ExprValue::invalid();
+    double factor = (tensorOnLeft ? rhs : lhs).getNumber().value;
+    return ExprValue::tensor(
+        builder.create<ScaleOp>(getLoc(loc), tensor.getType(), tensor,
+                                builder.getF64FloatAttr(factor)),
+        loc);
+  }
+  const auto *infix = llvm::find_if(
+      kInfixOperators, [&](const auto &entry) { return entry.op == op; });
+  return lowerBinaryOp(*findOpFacts(infix->mnemonic), lhs, rhs, loc, opName);
+}
 
-  // tensor op number, number op tensor.
+ExprValue Lowering::lowerBinaryOp(const OpFacts &op, const ExprValue &lhs,
+                                  const ExprValue &rhs, SMLoc loc,
+                                  StringRef opName) {
+  if (lhs.isInvalid() || rhs.isInvalid())
+    return ExprValue::invalid();
+  StringRef lhsWhat = "its left operand", rhsWhat = "its right operand";
+  for (const ExprValue *operand : {&lhs, &rhs}) {
+    if (operand->is(ExprValue::Kind::Number) || operand->isTensor())
+      continue;
+    error(operand->getLoc()) << opName << " needs numbers or tensors, got "
+                             << operand->describe();
+    return ExprValue::invalid();
+  }
+  if (!lhs.isTensor() && !rhs.isTensor()) {
+    error(loc) << opName << " needs a tensor operand, got two numbers";
+    return ExprValue::invalid();
+  }
+
+  // tensor op number, number op tensor: the number becomes a filled tensor
+  // of the other side's type.
   if (!lhs.isTensor() || !rhs.isTensor()) {
     bool tensorOnLeft = lhs.isTensor();
     const ExprValue &number = tensorOnLeft ? rhs : lhs;
@@ -425,37 +477,23 @@ ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
                                             tensorOnLeft ? lhsWhat : rhsWhat);
     if (!tensor)
       return ExprValue::invalid();
-    double constant = number.getNumber().value;
-    mlir::Location opLoc = getLoc(loc);
-    if (op == '*')
-      return ExprValue::tensor(
-          builder.create<ScaleOp>(opLoc, tensor.getType(), tensor,
-                                  builder.getF64FloatAttr(constant)),
-          loc);
-    // + and -: the number becomes a filled tensor of the other side's type.
     mlir::Value fill = builder.create<FillOp>(
         getLoc(number.getLoc()), tensor.getType(),
-        builder.getF64FloatAttr(constant));
+        builder.getF64FloatAttr(number.getNumber().value));
     mlir::Value left = tensorOnLeft ? tensor : fill;
     mlir::Value right = tensorOnLeft ? fill : tensor;
-    if (op == '+')
-      return ExprValue::tensor(
-          builder.create<AddOp>(opLoc, tensor.getType(), left, right), loc);
     return ExprValue::tensor(
-        builder.create<SubOp>(opLoc, tensor.getType(), left, right), loc);
+        buildOp(op, loc, {left, right}, tensor.getType()), loc);
   }
 
-  // tensor op tensor, broadcast NumPy-style.
+  // tensor op tensor, broadcast NumPy-style to one shape, then the op's
+  // shape rule (which also wants one element type).
   mlir::Value a = requireFloatTensor(lhs, opName, lhsWhat);
   mlir::Value b = requireFloatTensor(rhs, opName, rhsWhat);
   if (!a || !b)
     return ExprValue::invalid();
   auto at = llvm::cast<mlir::RankedTensorType>(a.getType());
   auto bt = llvm::cast<mlir::RankedTensorType>(b.getType());
-  if (at.getElementType() != bt.getElementType()) {
-    error(loc) << opName << ": element types differ: " << at << " and " << bt;
-    return ExprValue::invalid();
-  }
   BroadcastResult shape = broadcastShapes(at.getShape(), bt.getShape());
   if (!shape.ok) {
     int64_t axis = shape.conflictAxis;
@@ -465,19 +503,15 @@ ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
                << " are neither equal nor 1)";
     return ExprValue::invalid();
   }
-  std::optional<mlir::RankedTensorType> type =
-      makeTensorType(shape.shape, at.getElementType(), loc, opName);
-  if (!type)
+  mlir::RankedTensorType type = checkShapeRule(
+      inferPointwiseType(
+          {mlir::RankedTensorType::get(shape.shape, at.getElementType()),
+           mlir::RankedTensorType::get(shape.shape, bt.getElementType())}),
+      opName, loc);
+  if (!type ||
+      !makeTensorType(shape.shape, at.getElementType(), loc, opName))
     return ExprValue::invalid();
-  a = broadcastTo(a, *type, loc);
-  b = broadcastTo(b, *type, loc);
-  mlir::Location opLoc = getLoc(loc);
-  switch (op) {
-  case '+':
-    return ExprValue::tensor(builder.create<AddOp>(opLoc, *type, a, b), loc);
-  case '-':
-    return ExprValue::tensor(builder.create<SubOp>(opLoc, *type, a, b), loc);
-  default:
-    return ExprValue::tensor(builder.create<MulOp>(opLoc, *type, a, b), loc);
-  }
+  a = broadcastTo(a, type, loc);
+  b = broadcastTo(b, type, loc);
+  return ExprValue::tensor(buildOp(op, loc, {a, b}, type), loc);
 }

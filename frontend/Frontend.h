@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "llvm/ADT/StringRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -32,6 +34,10 @@ struct ImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp> importModel(llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext &context,
                                               const ImportOptions &options = {});
+
+/// The builtin functions of the language, in the op table's order: one per
+/// row of ir/OpTable.h with a builtin name.
+std::vector<llvm::StringRef> builtinFunctionNames();
 
 } // namespace vouch::frontend
 

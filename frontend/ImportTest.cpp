@@ -57,19 +57,44 @@ protected:
     return std::vector<int64_t>(dims.begin(), dims.end());
   }
 
-  static double number(mlir::DictionaryAttr dict, llvm::StringRef key) {
-    mlir::Attribute attr = dict.get(key);
-    if (auto f = llvm::dyn_cast_or_null<mlir::FloatAttr>(attr))
-      return f.getValueAsDouble();
-    if (auto i = llvm::dyn_cast_or_null<mlir::IntegerAttr>(attr))
-      return static_cast<double>(i.getInt());
-    ADD_FAILURE() << "no number '" << key.str() << "'";
-    return 0;
+  /// A number of a train or data attribute, by its name in the clause.
+  static double number(mlir::Attribute clause, llvm::StringRef key) {
+    std::optional<double> value;
+    if (auto train = llvm::dyn_cast_or_null<TrainAttr>(clause)) {
+      if (key == "steps")
+        value = train.getSteps();
+      else if (key == "log_every")
+        value = train.getLogEvery();
+      else
+        value = train.getHyperParameter(key);
+    } else if (auto data = llvm::dyn_cast_or_null<DataAttr>(clause)) {
+      if (key == "lo" && data.getLo())
+        value = data.getLo()->convertToDouble();
+      else if (key == "hi" && data.getHi())
+        value = data.getHi()->convertToDouble();
+      else if (key == "n" && data.getN())
+        value = static_cast<double>(*data.getN());
+    }
+    if (!value)
+      ADD_FAILURE() << "no number '" << key.str() << "'";
+    return value.value_or(0);
   }
 
-  static std::string string(mlir::DictionaryAttr dict, llvm::StringRef key) {
-    auto attr = llvm::dyn_cast_or_null<mlir::StringAttr>(dict.get(key));
-    return attr ? attr.str() : "<missing>";
+  /// The callee or a file of a train or data attribute.
+  static std::string string(mlir::Attribute clause, llvm::StringRef key) {
+    if (auto train = llvm::dyn_cast_or_null<TrainAttr>(clause))
+      if (key == "optimizer")
+        return stringifyOptimizerKind(train.getOptimizer()).str();
+    if (auto data = llvm::dyn_cast_or_null<DataAttr>(clause)) {
+      if (key == "kind")
+        return stringifyDataKind(data.getKind()).str();
+      mlir::StringAttr file = key == "path" ? data.getPath()
+                              : key == "x"  ? data.getX()
+                                            : data.getY();
+      if (file)
+        return file.str();
+    }
+    return "<missing>";
   }
 
   mlir::MLIRContext context;
@@ -93,35 +118,33 @@ TEST_F(ImportTest, QuickstartExample) {
   EXPECT_EQ(model.getSymName(), "quickstart_mlp");
   EXPECT_EQ(model.getBatch(), 1u);
 
-  mlir::DictionaryAttr train = model.getTrainAttr();
+  TrainAttr train = model.getTrainAttr();
   ASSERT_TRUE(train);
-  EXPECT_EQ(string(train, "optimizer"), "adam");
+  EXPECT_EQ(train.getOptimizer(), OptimizerKind::Adam);
   EXPECT_DOUBLE_EQ(number(train, "lr"), 0.03);
   EXPECT_DOUBLE_EQ(number(train, "beta1"), 0.9);
   EXPECT_DOUBLE_EQ(number(train, "beta2"), 0.999);
   EXPECT_DOUBLE_EQ(number(train, "eps"), 1e-8);
   EXPECT_DOUBLE_EQ(number(train, "weight_decay"), 0);
-  EXPECT_DOUBLE_EQ(number(train, "momentum"), 0);
-  EXPECT_EQ(number(train, "steps"), 200);
-  EXPECT_EQ(number(train, "log_every"), 25);
-  EXPECT_TRUE(llvm::isa<mlir::FloatAttr>(train.get("lr")));
-  EXPECT_TRUE(llvm::isa<mlir::IntegerAttr>(train.get("steps")));
+  // Exactly the optimizer's hyper-parameters are written out.
+  EXPECT_FALSE(train.getMomentum());
+  EXPECT_EQ(train.getSteps(), 200);
+  EXPECT_EQ(train.getLogEvery(), 25);
 
-  mlir::DictionaryAttr data = model.getDataAttr();
+  DataAttr data = model.getDataAttr();
   ASSERT_TRUE(data);
-  EXPECT_EQ(string(data, "kind"), "regression_grid");
+  EXPECT_EQ(data.getKind(), DataKind::RegressionGrid);
   EXPECT_DOUBLE_EQ(number(data, "lo"), -1.0);
   EXPECT_DOUBLE_EQ(number(data, "hi"), 1.0);
-  EXPECT_EQ(number(data, "n"), 5);
-  EXPECT_TRUE(llvm::isa<mlir::FloatAttr>(data.get("lo")));
-  EXPECT_TRUE(llvm::isa<mlir::IntegerAttr>(data.get("n")));
+  EXPECT_EQ(data.getN(), 5);
+  EXPECT_FALSE(data.getPath());
 
   // The params in program order: their index selects their seed.
   EXPECT_EQ(paramNames(model),
             (std::vector<std::string>{"w1", "b1", "w2", "b2"}));
   std::vector<ParamOp> params = opsOf<ParamOp>(model);
-  EXPECT_EQ(params[0].getInit(), "xavier_uniform");
-  EXPECT_EQ(params[1].getInit(), "zeros");
+  EXPECT_EQ(params[0].getInit(), InitKind::XavierUniform);
+  EXPECT_EQ(params[1].getInit(), InitKind::Zeros);
   EXPECT_EQ(shape(params[0]), (std::vector<int64_t>{8, 2}));
   EXPECT_EQ(shape(params[1]), (std::vector<int64_t>{8}));
   EXPECT_EQ(shape(params[2]), (std::vector<int64_t>{1, 8}));
@@ -284,7 +307,7 @@ TEST_F(ImportTest, Initialisers) {
   ASSERT_EQ(params.size(), 9u);
   std::vector<std::string> inits;
   for (ParamOp p : params)
-    inits.push_back(p.getInit().str());
+    inits.push_back(stringifyInitKind(p.getInit()).str());
   EXPECT_EQ(inits, (std::vector<std::string>{
                        "zeros", "ones", "uniform", "uniform", "normal",
                        "normal", "xavier_uniform", "kaiming_uniform", "zeros"}));
@@ -607,11 +630,12 @@ model m {
 TEST_F(ImportTest, TrainDefaultsPerOptimizer) {
   ModelOp sgd = lower(withInput("") );
   ASSERT_TRUE(sgd);
-  mlir::DictionaryAttr train = sgd.getTrainAttr();
+  TrainAttr train = sgd.getTrainAttr();
   EXPECT_EQ(string(train, "optimizer"), "sgd");
   EXPECT_DOUBLE_EQ(number(train, "lr"), 0.1);
   EXPECT_DOUBLE_EQ(number(train, "momentum"), 0);
-  EXPECT_DOUBLE_EQ(number(train, "beta1"), 0.9);
+  EXPECT_DOUBLE_EQ(number(train, "weight_decay"), 0);
+  EXPECT_FALSE(train.getBeta1()) << "sgd takes no beta1";
   EXPECT_EQ(number(train, "steps"), 100);
   EXPECT_EQ(number(train, "log_every"), 10);
   EXPECT_EQ(sgd.getBatch(), 4u);
@@ -626,6 +650,8 @@ TEST_F(ImportTest, TrainDefaultsPerOptimizer) {
   EXPECT_EQ(string(train, "optimizer"), "adamw");
   EXPECT_DOUBLE_EQ(number(train, "weight_decay"), 0.01);
   EXPECT_DOUBLE_EQ(number(train, "beta2"), 0.95);
+  EXPECT_DOUBLE_EQ(number(train, "eps"), 1e-8);
+  EXPECT_FALSE(train.getMomentum());
   EXPECT_EQ(number(train, "steps"), 7);
   EXPECT_EQ(number(train, "log_every"), 5);
 

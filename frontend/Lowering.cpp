@@ -70,8 +70,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Lowering::lowerFile(const ast::File &file) {
     return nullptr;
   }
 
-  mlir::DictionaryAttr train = trainStmt ? lowerTrainClause(*trainStmt)
-                                         : mlir::DictionaryAttr();
+  TrainAttr train = trainStmt ? lowerTrainClause(*trainStmt) : TrainAttr();
   batch = trainBatch;
   if (options.batch) {
     if (*options.batch < 1)
@@ -80,8 +79,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Lowering::lowerFile(const ast::File &file) {
     else
       batch = *options.batch;
   }
-  mlir::DictionaryAttr data =
-      dataStmt ? lowerDataClause(*dataStmt) : mlir::DictionaryAttr();
+  DataAttr data = dataStmt ? lowerDataClause(*dataStmt) : DataAttr();
   return buildModel(train, data);
 }
 
@@ -205,8 +203,8 @@ void Lowering::declareBlock(const ast::BlockStmt &stmt) {
   blockOrder.push_back(&it->second);
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> Lowering::buildModel(mlir::DictionaryAttr train,
-                                                       mlir::DictionaryAttr data) {
+mlir::OwningOpRef<mlir::ModuleOp> Lowering::buildModel(TrainAttr train,
+                                                       DataAttr data) {
   mlir::Location loc = getLoc(model->nameLoc);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
@@ -363,7 +361,7 @@ void Lowering::lowerParam(const ast::ParamStmt &stmt, Scope &scope) {
   // `residual.2.w1`.
   auto param = builder.create<ParamOp>(getLoc(stmt.nameLoc), *type,
                                        paramPrefix + stmt.name.str(),
-                                       init->name, init->args);
+                                       init->kind, init->args);
   binding->value = ExprValue::tensor(param, stmt.nameLoc);
 }
 

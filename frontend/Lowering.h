@@ -4,7 +4,7 @@
 // the ops of one `vouch.model`. Its methods are split by concept:
 //   Lowering.cpp    declarations, scopes, statements, blocks and repeat
 //   Expressions.cpp names, constants, operators and NumPy broadcasting
-//   Builtins.cpp    the builtin functions and their shape rules
+//   Builtins.cpp    the builtin functions, registered from the op table
 //   Clauses.cpp     initialisers and the train and data clauses
 //
 // Errors never stop the walk: a failed expression yields an Invalid value
@@ -26,6 +26,8 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Frontend.h"
 #include "frontend/Values.h"
+#include "ir/OpTable.h"
+#include "ir/VouchOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -85,11 +87,14 @@ private:
   };
 
   struct BuiltinCall;
-  /// A builtin function: its parameters and the method that lowers it.
+  using BuiltinLowering = ExprValue (Lowering::*)(const BuiltinCall &call);
+  /// A builtin function: a row of the op table with a builtin name (its
+  /// name and parameters come from there) and the method that lowers it.
   struct BuiltinSpec {
     llvm::StringRef name;
-    llvm::ArrayRef<ParamSpec> params;
-    ExprValue (Lowering::*lower)(const BuiltinCall &call);
+    std::vector<ParamSpec> params;
+    const OpFacts *op;
+    BuiltinLowering lower;
   };
   /// One call of a builtin, its arguments bound in parameter order (Absent
   /// where an optional one was left out, never Invalid).
@@ -123,8 +128,8 @@ private:
   void collectDeclarations(const ast::File &file);
   void declareConfig(const ast::ConfigStmt &stmt);
   void declareBlock(const ast::BlockStmt &stmt);
-  mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::DictionaryAttr train,
-                                               mlir::DictionaryAttr data);
+  mlir::OwningOpRef<mlir::ModuleOp> buildModel(TrainAttr train,
+                                               DataAttr data);
   /// Counts one unit of unrolling; reports and stops the walk once a budget
   /// is spent.
   bool withinBudget(llvm::SMLoc loc);
@@ -168,6 +173,13 @@ private:
   ExprValue lowerArithmetic(char op, const ExprValue &lhs,
                             const ExprValue &rhs, llvm::SMLoc loc,
                             llvm::StringRef opName);
+  /// The infix operator that names `mnemonic` ('+' for add), if any.
+  static std::optional<char> infixOperatorOf(std::string_view mnemonic);
+  /// A binary pointwise op on numbers or tensors: tensors broadcast
+  /// NumPy-style, a number becomes a vouch.fill of the other side's type.
+  ExprValue lowerBinaryOp(const OpFacts &op, const ExprValue &lhs,
+                          const ExprValue &rhs, llvm::SMLoc loc,
+                          llvm::StringRef opName);
   ExprValue lowerNegation(const ExprValue &operand, llvm::SMLoc loc);
   std::optional<Number> foldArithmetic(char op, const Number &lhs,
                                        const Number &rhs, llvm::SMLoc loc);
@@ -194,37 +206,55 @@ private:
                                         int64_t max = INT64_MAX);
 
   //===--- Builtins.cpp ---------------------------------------------------===//
-  static llvm::ArrayRef<BuiltinSpec> getBuiltins();
-  static const BuiltinSpec *findBuiltin(llvm::StringRef name);
+public:
+  /// The builtins' names, in the op table's order.
   static std::vector<llvm::StringRef> getBuiltinNames();
+
+private:
+  /// The builtins, in the op table's order: every row with a builtin name
+  /// that a lowering covers (see frontend/README.md).
+  static const std::vector<BuiltinSpec> &getBuiltins();
+  static BuiltinLowering findLowering(const OpFacts &op, size_t arity);
+  static const BuiltinSpec *findBuiltin(llvm::StringRef name);
   ExprValue lowerBuiltin(const BuiltinSpec &spec, const ast::CallExpr &call,
                          llvm::ArrayRef<ExprValue> args);
+  // Generic, by family: a new op of these families needs no code here.
+  ExprValue lowerUnaryPointwise(const BuiltinCall &call);
+  ExprValue lowerBinaryPointwise(const BuiltinCall &call);
+  ExprValue lowerReduction(const BuiltinCall &call);
+  // Ops whose builtins take attributes or follow the language's own rules.
   ExprValue lowerLinear(const BuiltinCall &call);
   ExprValue lowerMatmul(const BuiltinCall &call);
-  ExprValue lowerRelu(const BuiltinCall &call);
-  ExprValue lowerAdd(const BuiltinCall &call);
-  ExprValue lowerSub(const BuiltinCall &call);
-  ExprValue lowerMul(const BuiltinCall &call);
   ExprValue lowerScale(const BuiltinCall &call);
   ExprValue lowerReshape(const BuiltinCall &call);
   ExprValue lowerPermute(const BuiltinCall &call);
   ExprValue lowerBroadcast(const BuiltinCall &call);
-  ExprValue lowerReduceSum(const BuiltinCall &call);
-  ExprValue lowerReduceMean(const BuiltinCall &call);
-  ExprValue lowerReduction(const BuiltinCall &call, bool mean);
   ExprValue lowerMseLoss(const BuiltinCall &call);
+  /// Builds the op of a table row by its registered name ("vouch.relu").
+  mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
+                      mlir::ValueRange operands, mlir::Type resultType,
+                      llvm::ArrayRef<mlir::NamedAttribute> attributes = {});
+  /// The type an op's shape rule (ir/VouchOps.h) inferred; null after
+  /// reporting its failure after `opName`, at `loc` or at the argument the
+  /// rule names (`args`, in the rule's order).
+  mlir::RankedTensorType checkShapeRule(const InferredType &inferred,
+                                        llvm::StringRef opName,
+                                        llvm::SMLoc loc,
+                                        llvm::ArrayRef<ExprValue> args = {});
+  mlir::RankedTensorType checkShapeRule(const BuiltinCall &call,
+                                        const InferredType &inferred) {
+    return checkShapeRule(inferred, call.opName(), call.getLoc(), call.args);
+  }
   mlir::Value tensorArg(const BuiltinCall &call, unsigned index);
   std::optional<Number> numberArg(const BuiltinCall &call, unsigned index);
   std::optional<bool> boolArg(const BuiltinCall &call, unsigned index);
   /// A list (or a single number) of integers.
   std::optional<llvm::SmallVector<int64_t>>
   integerListArg(const BuiltinCall &call, unsigned index, bool allowScalar);
-  bool checkSameElementType(const BuiltinCall &call, mlir::Value lhs,
-                            mlir::Value rhs);
 
   //===--- Clauses.cpp ----------------------------------------------------===//
   struct Initializer {
-    llvm::StringRef name;
+    InitKind kind;
     llvm::SmallVector<double> args;
   };
   static std::vector<llvm::StringRef> getInitializerNames();
@@ -232,8 +262,8 @@ private:
                                               mlir::RankedTensorType type,
                                               Scope &scope);
   /// The train clause's attribute; sets `trainBatch` from its batch option.
-  mlir::DictionaryAttr lowerTrainClause(const ast::TrainStmt &train);
-  mlir::DictionaryAttr lowerDataClause(const ast::DataStmt &data);
+  TrainAttr lowerTrainClause(const ast::TrainStmt &train);
+  DataAttr lowerDataClause(const ast::DataStmt &data);
   /// Binds and evaluates the numeric arguments of a clause call.
   std::optional<llvm::SmallVector<ExprValue>>
   evaluateClauseArgs(const Signature &signature, const ast::CallExpr &call,

@@ -1,5 +1,7 @@
-// TEMPORARY hand-written op table (replaced by the generated one from ODS).
+//===- OpTable.cpp - the rows generated from the ODS records ----*- C++ -*-===//
 #include "ir/OpTable.h"
+
+#include "ir/ClauseTable.h"
 
 namespace vouch {
 
@@ -18,31 +20,94 @@ std::string_view toString(OpFamily family) {
 }
 
 const std::vector<OpFacts> &opTable() {
-  using F = OpFamily;
-  static const std::vector<OpFacts> rows = {
-      {"fill", F::Generator, "", "", false, "", "", "native-cuda", "", "", ""},
-      {"matmul", F::Gemm, "", "", true, "matmul", "", "cublas,cublaslt,native-cuda", "", "", ""},
-      {"linear", F::Gemm, "", "", true, "linear", "", "cublaslt,cublas,native-cuda", "", "", ""},
-      {"add", F::Pointwise, "", "", true, "add", "", "native-cuda", "", "", ""},
-      {"sub", F::Pointwise, "", "", true, "sub", "", "native-cuda", "", "", ""},
-      {"mul", F::Pointwise, "", "", true, "mul", "", "native-cuda", "", "", ""},
-      {"relu", F::Pointwise, "", "", true, "relu", "", "native-cuda", "", "", ""},
-      {"step", F::Pointwise, "", "", true, "", "", "native-cuda", "", "", ""},
-      {"scale", F::Pointwise, "", "", true, "scale", "", "native-cuda", "", "", ""},
-      {"broadcast", F::Index, "", "", true, "broadcast", "", "native-cuda", "", "", ""},
-      {"reshape", F::View, "", "", true, "reshape", "", "native-cuda", "", "", ""},
-      {"permute", F::Index, "", "", true, "permute", "", "native-cuda", "", "", ""},
-      {"reduce_sum", F::Reduction, "", "", true, "reduce_sum", "", "native-cuda", "", "", ""},
-      {"reduce_mean", F::Reduction, "", "", true, "reduce_mean", "", "native-cuda", "", "", ""},
-      {"mse_loss", F::Loss, "", "", true, "mse_loss", "", "native-cuda", "", "", ""},
+  static const std::vector<OpFacts> table = {
+#include "ir/OpTable.inc"
   };
-  return rows;
+  return table;
 }
 
 const OpFacts *findOpFacts(std::string_view mnemonic) {
-  for (const OpFacts &row : opTable())
-    if (row.mnemonic == mnemonic)
-      return &row;
+  for (const OpFacts &facts : opTable())
+    if (facts.mnemonic == mnemonic)
+      return &facts;
+  return nullptr;
+}
+
+const OpFacts *findBuiltinOp(std::string_view name) {
+  if (name.empty())
+    return nullptr;
+  for (const OpFacts &facts : opTable())
+    if (facts.builtin == name)
+      return &facts;
+  return nullptr;
+}
+
+static std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ')
+    s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ')
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> splitList(std::string_view list) {
+  std::vector<std::string_view> items;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = trim(list.substr(0, comma));
+    if (!item.empty())
+      items.push_back(item);
+    if (comma == std::string_view::npos)
+      break;
+    list.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+std::vector<SignatureParam> parseSignature(std::string_view params) {
+  std::vector<SignatureParam> out;
+  for (std::string_view item : splitList(params)) {
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      out.push_back({item, {}});
+    else
+      out.push_back({trim(item.substr(0, eq)), trim(item.substr(eq + 1))});
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Clause callees
+//===----------------------------------------------------------------------===//
+
+std::string_view toString(ClauseKind kind) {
+  switch (kind) {
+  case ClauseKind::Initializer: return "initialiser";
+  case ClauseKind::Optimizer: return "optimizer";
+  case ClauseKind::DataSource: return "data source";
+  }
+  return "";
+}
+
+const std::vector<ClauseFacts> &clauseTable() {
+  static const std::vector<ClauseFacts> table = {
+#include "ir/ClauseTable.inc"
+  };
+  return table;
+}
+
+std::vector<const ClauseFacts *> clauseCallees(ClauseKind kind) {
+  std::vector<const ClauseFacts *> out;
+  for (const ClauseFacts &facts : clauseTable())
+    if (facts.clause == kind)
+      out.push_back(&facts);
+  return out;
+}
+
+const ClauseFacts *findClauseFacts(ClauseKind kind, std::string_view name) {
+  for (const ClauseFacts &facts : clauseTable())
+    if (facts.clause == kind && facts.name == name)
+      return &facts;
   return nullptr;
 }
 

@@ -40,6 +40,9 @@ struct OpFacts {
   std::string_view summary;  ///< the record's summary
   std::string_view formula;  ///< the value contract's claim ("lhs + rhs elementwise")
   bool hasVjp;               ///< implements VJPOpInterface
+  /// Reads its operands through the unit attributes transpose_lhs /
+  /// transpose_rhs (derived from the record's arguments).
+  bool transposeFlags;
   /// The builtin of the model language that lowers to this op ("" when none),
   /// and its parameters as the language spells them: "x", "lhs, rhs",
   /// "x, axes = all", "input, weight, bias = none".
@@ -49,12 +52,16 @@ struct OpFacts {
   /// ("cublaslt,cublas,native-cuda"; most ops "native-cuda").
   std::string_view cudaProviders;
   /// The runtime/cpu_kernels.h function computing it on cpu ("" when the cpu
-  /// code is emitted inline, as for pointwise ops).
+  /// code is emitted inline, as for pointwise ops), and what the cpu code
+  /// does besides calling it ("then divides by the reduced element count").
   std::string_view cpuKernel;
+  std::string_view cpuKernelNote;
   /// Evidence keys (capsules/Evidence.cpp) for the value contracts of the
   /// reference (cpu) and the native cuda capsules ("" when none is cited).
   std::string_view cpuEvidence;
   std::string_view cudaEvidence;
+
+  bool isStructural() const { return family == OpFamily::Structural; }
 };
 
 /// Every op of the dialect, in ODS definition order.
@@ -62,6 +69,23 @@ const std::vector<OpFacts> &opTable();
 
 /// The row of `mnemonic` (without `vouch.`), or nullptr.
 const OpFacts *findOpFacts(std::string_view mnemonic);
+
+/// The row whose builtin is `name`, or nullptr.
+const OpFacts *findBuiltinOp(std::string_view name);
+
+/// One parameter of a signature as the table spells it: "axes = all" is
+/// {"axes", "all"}; `defaultText` is empty for a required parameter.
+struct SignatureParam {
+  std::string_view name;
+  std::string_view defaultText;
+};
+
+/// "x, axes = all" -> {{"x", ""}, {"axes", "all"}} (builtinParams, and the
+/// parameters of clause callees in ir/ClauseTable.h).
+std::vector<SignatureParam> parseSignature(std::string_view params);
+
+/// "cublas,cublaslt,native-cuda" -> {"cublas", "cublaslt", "native-cuda"}.
+std::vector<std::string_view> splitList(std::string_view commaSeparated);
 
 } // namespace vouch
 

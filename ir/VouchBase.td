@@ -22,7 +22,12 @@ def Vouch_Dialect : Dialect {
     Values are builtin ranked tensors with static shapes and element types
     f32, f64 (data), i32 (indices) or i1 (masks). Parameters, inputs and
     targets are ops of their own (`vouch.param`, `vouch.input`,
-    `vouch.target`) so every pass knows which values are trainable.
+    `vouch.target`) so every pass knows which values are trainable. The
+    clauses of a description are typed attributes (VouchAttrs.td).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
   }];
 }
 
@@ -30,7 +35,61 @@ def Vouch_Dialect : Dialect {
 def Vouch_AnyTensor : StaticShapeTensorOf<[F32, F64, I32, I1]>;
 def Vouch_FloatTensor : StaticShapeTensorOf<[F32, F64]>;
 
+//===----------------------------------------------------------------------===//
+// The op table (ir/OpTable.h): what the stages outside ir/ know about an op
+//===----------------------------------------------------------------------===//
+
+// What kind of computation an op is (vouch::OpFamily): it selects the
+// frontend's generic lowering, the capsule templates and the kernel recipe.
+class Vouch_OpFamily<string name_> { string name = name_; }
+def Vouch_Structural : Vouch_OpFamily<"Structural">; // declares or marks values
+def Vouch_Generator : Vouch_OpFamily<"Generator">;   // no tensor operands
+def Vouch_Pointwise : Vouch_OpFamily<"Pointwise">;   // elementwise, one shape
+def Vouch_View : Vouch_OpFamily<"View">;             // same elements, new shape
+def Vouch_Index : Vouch_OpFamily<"Index">;           // each result reads one input
+def Vouch_Reduction : Vouch_OpFamily<"Reduction">;   // sums over `axes`
+def Vouch_Loss : Vouch_OpFamily<"Loss">;             // rank-0 reduction of two
+def Vouch_Gemm : Vouch_OpFamily<"Gemm">;             // matrix products
+
+// Every op of the dialect. Besides the usual ODS fields, a record sets the
+// facts of its row in the op table; ir/gen_op_table.py reads them (through
+// llvm-tblgen --dump-json) and derives hasVjp from the record's interfaces
+// and transposeFlags from its arguments.
 class Vouch_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Vouch_Dialect, mnemonic, traits>;
+    : Op<Vouch_Dialect, mnemonic, traits> {
+  // Required: the generator refuses a record that leaves it unset.
+  Vouch_OpFamily family = ?;
+  // The value contract's claim: what the op computes, in one line
+  // ("lhs + rhs elementwise"). Required for every op but structural ones.
+  string formula = "";
+  // The builtin of the model language that lowers to this op ("" when
+  // none) and its parameters as the language spells them: "x",
+  // "lhs, rhs", "x, axes = all". Pointwise and reduction builtins lower
+  // generically by family; the others name a lowering in frontend/.
+  string builtin = "";
+  string builtinParams = "";
+  // cuda providers in order of preference, comma-separated, as
+  // capsules::parseProvider spells them. The first one ships the op's cuda
+  // capsule; a list other than "native-cuda" replaces the profile's order.
+  string cudaProviders = "native-cuda";
+  // The runtime/cpu_kernels.h function computing the op on cpu ("" when
+  // the cpu emitter writes an inline loop), and what the cpu code does
+  // besides calling it.
+  string cpuKernel = "";
+  string cpuKernelNote = "";
+  // Keys of capsules/Evidence.cpp citing tests of the value contract of
+  // the op's cpu (reference) and native cuda capsules; "" = not provided.
+  string cpuEvidence = "";
+  string cudaEvidence = "gpu-suite";
+}
+
+// Ops that declare or mark values (model, input, param, loss, ...): never
+// planned, no capsule, no builtin.
+class Vouch_StructuralOp<string mnemonic, list<Trait> traits = []>
+    : Vouch_Op<mnemonic, traits> {
+  let family = Vouch_Structural;
+  let cudaProviders = "";
+  let cudaEvidence = "";
+}
 
 #endif // VOUCH_BASE_TD

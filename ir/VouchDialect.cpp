@@ -8,6 +8,7 @@ using namespace mlir;
 #include "ir/VouchDialect.cpp.inc"
 
 void vouch::VouchDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "ir/VouchOps.cpp.inc"

@@ -1,19 +1,25 @@
-//===- VouchOps.cpp - verifiers, VJP rules and scalar formulas --*- C++ -*-===//
+//===- VouchOps.cpp - shape rules, VJP rules and scalar formulas -*- C++ -*-===//
 //
 // One banner section per op (or op family). A section holds everything the
-// compiler knows about the op's meaning: its verifier, its VJP rule and, for
-// pointwise ops, its scalar formula (C/CUDA expression and float64 value).
-// Kernel emitters and capsules look ops up by these interfaces.
+// compiler knows about the op's meaning: its shape rule (the one function
+// both verify() and the frontend apply), its VJP rule and, for pointwise
+// ops, its scalar formula (C/CUDA expression and float64 value). Kernel
+// emitters look ops up by these interfaces; the facts other stages need
+// without MLIR are the op table (ir/OpTable.h), set in the ODS record.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/VouchOps.h"
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
+#include "ir/ClauseTable.h"
+#include "ir/OpTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -27,17 +33,11 @@ using namespace vouch;
 //===----------------------------------------------------------------------===//
 
 bool vouch::isStructuralOp(OperationName name) {
-  std::optional<RegisteredOperationName> registered = name.getRegisteredInfo();
-  if (!registered)
+  if (!name.isRegistered() ||
+      name.getDialectNamespace() != VouchDialect::getDialectNamespace())
     return false;
-  TypeID id = registered->getTypeID();
-  for (TypeID structural :
-       {TypeID::get<ModelOp>(), TypeID::get<InputOp>(), TypeID::get<TargetOp>(),
-        TypeID::get<ParamOp>(), TypeID::get<LossOp>(), TypeID::get<OutputOp>(),
-        TypeID::get<ParamGradOp>()})
-    if (id == structural)
-      return true;
-  return false;
+  const OpFacts *facts = findOpFacts(name.stripDialect());
+  return facts && facts->isStructural();
 }
 
 int64_t vouch::getNumElements(Type type) {
@@ -53,28 +53,60 @@ static RankedTensorType tensorLike(RankedTensorType like,
   return RankedTensorType::get(shape, like.getElementType());
 }
 
-/// Every operand and the result share one type: the rule of pointwise ops.
-/// The message names the op (through emitOpError) and every shape.
-static LogicalResult verifySameShapes(Operation *op) {
-  Type first = op->getOperand(0).getType();
-  bool same = llvm::all_of(op->getOperandTypes(),
-                           [&](Type t) { return t == first; }) &&
-              op->getResult(0).getType() == first;
-  if (same)
-    return success();
-  InFlightDiagnostic diag = op->emitOpError("shape mismatch: operands ");
-  llvm::interleaveComma(op->getOperandTypes(), diag);
-  return diag << " and result " << op->getResult(0).getType()
-              << " must all have one type";
+InferredType InferredType::failure(std::string message, int argument,
+                                   bool continuesName) {
+  InferredType failed{RankedTensorType()};
+  failed.message = std::move(message);
+  failed.argument = argument;
+  failed.continuesName = continuesName;
+  return failed;
 }
 
-static LogicalResult verifySameElementType(Operation *op) {
-  Type element = cast<ShapedType>(op->getResult(0).getType()).getElementType();
-  for (Type t : op->getOperandTypes())
-    if (cast<ShapedType>(t).getElementType() != element)
-      return op->emitOpError("element type mismatch: operand ")
-             << t << " vs result " << op->getResult(0).getType();
+std::string vouch::quoted(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << type << "'";
+  return text;
+}
+
+std::string vouch::formatList(ArrayRef<int64_t> values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+LogicalResult vouch::verifyInferredType(Operation *op,
+                                        const InferredType &inferred) {
+  if (!inferred)
+    return op->emitOpError(inferred.message);
+  Type declared = op->getResult(0).getType();
+  if (declared != inferred.type)
+    return op->emitOpError("result ")
+           << declared << " differs from the inferred " << inferred.type;
   return success();
+}
+
+/// The first operand whose element type differs from the first one's, as a
+/// failed rule; nothing when they agree (null types are skipped).
+static std::optional<InferredType>
+differingElementTypes(ArrayRef<RankedTensorType> types) {
+  for (RankedTensorType t : types.drop_front())
+    if (t && t.getElementType() != types.front().getElementType())
+      return InferredType::failure("element types differ: " +
+                                   quoted(types.front()) + " and " +
+                                   quoted(t));
+  return std::nullopt;
+}
+
+/// `type`'s shape without `axes` (sorted).
+static SmallVector<int64_t> shapeWithout(RankedTensorType type,
+                                         ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (!llvm::is_contained(axes, i))
+      shape.push_back(type.getDimSize(i));
+  return shape;
 }
 
 std::string vouch::exactLiteral(double value) {
@@ -86,13 +118,10 @@ std::string vouch::exactLiteral(double value) {
 // Builders used by VJP rules. Each builds one op at the insertion point.
 static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, bool tl,
                          Value rhs, bool tr) {
-  RankedTensorType lt = tensorOf(lhs), rt = tensorOf(rhs);
-  int64_t rank = lt.getRank();
-  int64_t m = tl ? lt.getDimSize(rank - 1) : lt.getDimSize(rank - 2);
-  int64_t n = tr ? rt.getDimSize(rank - 2) : rt.getDimSize(rank - 1);
-  SmallVector<int64_t> shape(lt.getShape().drop_back(2));
-  shape.append({m, n});
-  auto op = b.create<MatmulOp>(loc, tensorLike(lt, shape), lhs, rhs);
+  InferredType type =
+      MatmulOp::inferResultType(tensorOf(lhs), tensorOf(rhs), tl, tr);
+  assert(type && "a VJP rule built an ill-shaped matmul");
+  auto op = b.create<MatmulOp>(loc, type.type, lhs, rhs);
   if (tl)
     op.setTransposeLhs(true);
   if (tr)
@@ -112,12 +141,9 @@ static Value buildReduceSum(OpBuilder &b, Location loc, Value value,
                             ArrayRef<int64_t> axes) {
   if (axes.empty())
     return value;
-  RankedTensorType type = tensorOf(value);
-  SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (!llvm::is_contained(axes, i))
-      shape.push_back(type.getDimSize(i));
-  return b.create<ReduceSumOp>(loc, tensorLike(type, shape), value,
+  InferredType type = inferReductionType(tensorOf(value), axes);
+  assert(type && "a VJP rule built an ill-shaped reduction");
+  return b.create<ReduceSumOp>(loc, type.type, value,
                                b.getDenseI64ArrayAttr(axes));
 }
 
@@ -137,6 +163,48 @@ static Value buildScale(OpBuilder &b, Location loc, Value value,
 //===----------------------------------------------------------------------===//
 // ModelOp
 //===----------------------------------------------------------------------===//
+
+// The declarative form, `$sym_name attr-dict-with-keyword $body`, plus one
+// step: a `train` or `data` clause spelled as a dictionary (IR of before the
+// typed attributes) becomes its typed attribute, checked the same way.
+ParseResult ModelOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr symName;
+  if (parser.parseAttribute(symName, parser.getBuilder().getType<NoneType>()))
+    return failure();
+  result.getOrAddProperties<ModelOp::Properties>().sym_name = symName;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  for (StringRef key : {"train", "data"}) {
+    auto dictionary = dyn_cast_or_null<DictionaryAttr>(result.attributes.get(key));
+    if (!dictionary)
+      continue;
+    Attribute typed = clauseFromDictionary(
+        key, dictionary, [&] { return parser.emitError(loc); });
+    if (!typed)
+      return failure();
+    result.attributes.set(key, typed);
+  }
+  if (failed(verifyInherentAttrs(result.name, result.attributes, [&] {
+        return parser.emitError(loc)
+               << "'" << result.name.getStringRef() << "' op ";
+      })))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void ModelOp::print(OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttributeWithoutType(getSymNameAttr());
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"sym_name"});
+  printer << ' ';
+  printer.printRegion(getBody());
+}
 
 LogicalResult ModelOp::verify() {
   llvm::StringMap<Operation *> names;
@@ -172,6 +240,30 @@ LogicalResult ModelOp::verify() {
 // ParamOp
 //===----------------------------------------------------------------------===//
 
+// The initialiser, written bare (`= xavier_uniform`); the quoted spelling
+// of before (`= "xavier_uniform"`) is read too.
+static ParseResult parseInitKind(OpAsmParser &parser, InitKindAttr &init) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (failed(parser.parseOptionalString(&name))) {
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword))
+      return failure();
+    name = keyword.str();
+  }
+  std::optional<InitKind> kind = symbolizeInitKind(name);
+  if (!kind)
+    return parser.emitError(loc) << "unknown initialiser '" << name
+                                 << "'; known: " << initKindNames();
+  init = InitKindAttr::get(parser.getContext(), *kind);
+  return success();
+}
+
+static void printInitKind(OpAsmPrinter &printer, Operation *,
+                          InitKindAttr init) {
+  printer << stringifyInitKind(init.getValue());
+}
+
 static ParseResult parseInitArgs(OpAsmParser &parser,
                                  DenseF64ArrayAttr &args) {
   SmallVector<double> values;
@@ -201,26 +293,16 @@ static void printInitArgs(OpAsmPrinter &printer, Operation *,
   printer << "]";
 }
 
+// As many arguments as the initialiser's signature in the clause table.
 LogicalResult ParamOp::verify() {
-  static const struct {
-    const char *name;
-    size_t arity;
-  } known[] = {{"zeros", 0},          {"ones", 0},
-               {"uniform", 2},        {"normal", 2},
-               {"xavier_uniform", 0}, {"kaiming_uniform", 0}};
-  for (const auto &k : known) {
-    if (getInit() != k.name)
-      continue;
-    if (getInitArgs().size() != k.arity)
-      return emitOpError("initialiser '")
-             << k.name << "' takes " << k.arity << " arguments, got "
-             << getInitArgs().size();
-    return success();
-  }
-  return emitOpError("unknown initialiser '")
-         << getInit()
-         << "'; known: zeros, ones, uniform, normal, xavier_uniform, "
-            "kaiming_uniform";
+  StringRef name = stringifyInitKind(getInit());
+  const ClauseFacts *facts = findClauseFacts(ClauseKind::Initializer, name);
+  size_t arity = facts ? parseSignature(facts->params).size() : 0;
+  if (getInitArgs().size() != arity)
+    return emitOpError("initialiser '")
+           << name << "' takes " << arity << " arguments, got "
+           << getInitArgs().size();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,35 +320,40 @@ LogicalResult LossOp::verify() {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
-  RankedTensorType lt = tensorOf(getLhs()), rt = tensorOf(getRhs());
-  if (lt.getRank() != rt.getRank() || lt.getRank() < 2 || lt.getRank() > 3)
-    return emitOpError("operands must both be rank 2 or both rank 3 "
-                       "(batched), got ")
-           << lt << " and " << rt;
-  int64_t rank = lt.getRank();
-  if (rank == 3 && lt.getDimSize(0) != rt.getDimSize(0))
-    return emitOpError("batch extents differ: ") << lt << " and " << rt;
-  int64_t k1 = getTransposeLhs() ? lt.getDimSize(rank - 2)
-                                 : lt.getDimSize(rank - 1);
-  int64_t k2 = getTransposeRhs() ? rt.getDimSize(rank - 1)
-                                 : rt.getDimSize(rank - 2);
+// op(lhs) [(B,) M, K] times op(rhs) [(B,) K, N] is [(B,) M, N], where op()
+// swaps the last two axes of a flagged operand.
+InferredType MatmulOp::inferResultType(RankedTensorType lhs,
+                                       RankedTensorType rhs, bool transposeLhs,
+                                       bool transposeRhs) {
+  int64_t rank = lhs.getRank();
+  if (rank != rhs.getRank() || rank < 2 || rank > 3)
+    return InferredType::failure("multiplies two rank-2 matrices or two "
+                                 "rank-3 batches of matrices, got " +
+                                     quoted(lhs) + " and " + quoted(rhs),
+                                 -1, /*continuesName=*/true);
+  if (rank == 3 && lhs.getDimSize(0) != rhs.getDimSize(0))
+    return InferredType::failure("batch extents differ: " + quoted(lhs) +
+                                 " and " + quoted(rhs));
+  int64_t k1 = lhs.getDimSize(transposeLhs ? rank - 2 : rank - 1);
+  int64_t k2 = rhs.getDimSize(transposeRhs ? rank - 1 : rank - 2);
   if (k1 != k2)
-    return emitOpError("contraction extents differ (")
-           << k1 << " vs " << k2 << "): lhs " << lt
-           << (getTransposeLhs() ? " (transposed)" : "") << ", rhs " << rt
-           << (getTransposeRhs() ? " (transposed)" : "");
-  int64_t m = getTransposeLhs() ? lt.getDimSize(rank - 1)
-                                : lt.getDimSize(rank - 2);
-  int64_t n = getTransposeRhs() ? rt.getDimSize(rank - 2)
-                                : rt.getDimSize(rank - 1);
-  SmallVector<int64_t> expected(lt.getShape().drop_back(2));
-  expected.append({m, n});
-  if (tensorOf(getResult()).getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("result ")
-           << getResult().getType() << " does not match the product of "
-           << lt << " and " << rt;
-  return verifySameElementType(*this);
+    return InferredType::failure(
+        "cannot multiply " + quoted(lhs) +
+        (transposeLhs ? " (transposed)" : "") + " by " + quoted(rhs) +
+        (transposeRhs ? " (transposed)" : "") + ": contraction extents " +
+        std::to_string(k1) + " and " + std::to_string(k2) + " differ");
+  if (std::optional<InferredType> differ = differingElementTypes({lhs, rhs}))
+    return *differ;
+  SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
+  shape.push_back(lhs.getDimSize(transposeLhs ? rank - 1 : rank - 2));
+  shape.push_back(rhs.getDimSize(transposeRhs ? rank - 2 : rank - 1));
+  return tensorLike(lhs, shape);
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getLhs()), tensorOf(getRhs()),
+                             getTransposeLhs(), getTransposeRhs()));
 }
 
 // C = op(A)·op(B): dA and dB are again products of the stored operands with
@@ -289,28 +376,36 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
 // LinearOp
 //===----------------------------------------------------------------------===//
 
+// input [..., in], weight [out, in], bias [out] -> [..., out]
+InferredType LinearOp::inferResultType(RankedTensorType input,
+                                       RankedTensorType weight,
+                                       RankedTensorType bias) {
+  if (weight.getRank() != 2)
+    return InferredType::failure(
+        "the weight must be rank 2 [out, in], got " + quoted(weight));
+  int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
+  if (input.getRank() < 1 || input.getDimSize(input.getRank() - 1) != in)
+    return InferredType::failure(
+        "input " + quoted(input) + " does not match weight " + quoted(weight) +
+        ": the input's last axis must have extent " + std::to_string(in) +
+        " (the weight is [out, in])");
+  if (bias && (bias.getRank() != 1 || bias.getDimSize(0) != out))
+    return InferredType::failure("bias " + quoted(bias) +
+                                 " does not match weight " + quoted(weight) +
+                                 ": expected [" + std::to_string(out) + "]");
+  if (std::optional<InferredType> differ =
+          differingElementTypes({input, weight, bias}))
+    return *differ;
+  SmallVector<int64_t> shape(input.getShape().drop_back());
+  shape.push_back(out);
+  return tensorLike(input, shape);
+}
+
 LogicalResult LinearOp::verify() {
-  RankedTensorType xt = tensorOf(getInput()), wt = tensorOf(getWeight());
-  if (wt.getRank() != 2)
-    return emitOpError("weight must be rank 2 [out, in], got ") << wt;
-  if (xt.getRank() < 1 || xt.getDimSize(xt.getRank() - 1) != wt.getDimSize(1))
-    return emitOpError("input features do not match the weight: input ")
-           << xt << ", weight " << wt << " (expects [..., "
-           << wt.getDimSize(1) << "])";
-  if (Value bias = getBias()) {
-    RankedTensorType bt = tensorOf(bias);
-    if (bt.getRank() != 1 || bt.getDimSize(0) != wt.getDimSize(0))
-      return emitOpError("bias ")
-             << bt << " does not match the weight " << wt << " (expects ["
-             << wt.getDimSize(0) << "])";
-  }
-  SmallVector<int64_t> expected(xt.getShape().drop_back());
-  expected.push_back(wt.getDimSize(0));
-  if (tensorOf(getResult()).getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("result ") << getResult().getType()
-                                  << " does not match input " << xt
-                                  << " and weight " << wt;
-  return verifySameElementType(*this);
+  Value bias = getBias();
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), tensorOf(getWeight()),
+                             bias ? tensorOf(bias) : RankedTensorType()));
 }
 
 // y = x·Wᵀ + b over rows r = (leading axes): dx = dy·W, dW = dyᵀ·x (one
@@ -334,15 +429,35 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
 }
 
 //===----------------------------------------------------------------------===//
-// Pointwise ops: AddOp, SubOp, MulOp, ScaleOp, ReluOp, StepOp
+// Pointwise ops: the family's shape rule, ReluOp, AddOp, SubOp, MulOp,
+// StepOp, ScaleOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AddOp::verify() { return verifySameShapes(*this); }
-LogicalResult SubOp::verify() { return verifySameShapes(*this); }
-LogicalResult MulOp::verify() { return verifySameShapes(*this); }
-LogicalResult ScaleOp::verify() { return verifySameShapes(*this); }
-LogicalResult ReluOp::verify() { return verifySameShapes(*this); }
-LogicalResult StepOp::verify() { return verifySameShapes(*this); }
+// Every operand has one type, the result's. The frontend broadcasts
+// NumPy-style before it builds a pointwise op; the op itself never does.
+InferredType vouch::inferPointwiseType(ArrayRef<RankedTensorType> operands) {
+  assert(!operands.empty() && "pointwise ops have operands");
+  if (std::optional<InferredType> differ = differingElementTypes(operands))
+    return *differ;
+  for (RankedTensorType t : operands.drop_front())
+    if (t != operands.front())
+      return InferredType::failure("operands " + quoted(operands.front()) +
+                                   " and " + quoted(t) + " differ in shape");
+  return operands.front();
+}
+
+LogicalResult vouch::OpTrait::verifyPointwiseShape(Operation *op) {
+  SmallVector<RankedTensorType> operands;
+  for (Type t : op->getOperandTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor) // the type constraints report it
+      return success();
+    operands.push_back(tensor);
+  }
+  if (operands.empty() || op->getNumResults() != 1)
+    return success();
+  return verifyInferredType(op, inferPointwiseType(operands));
+}
 
 // add(a, b): da = dy, db = dy
 std::string AddOp::emitScalarExpr(ArrayRef<std::string> x) {
@@ -423,25 +538,37 @@ LogicalResult StepOp::buildVJP(OpBuilder &, ValueRange,
 // BroadcastOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult BroadcastOp::verify() {
-  RankedTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
-  ArrayRef<int64_t> dims = getDims();
-  if (static_cast<int64_t>(dims.size()) != in.getRank())
-    return emitOpError("dims has ")
-           << dims.size() << " entries but the input " << in << " has rank "
-           << in.getRank();
+// Input axis i becomes result axis dims[i] (strictly increasing); its
+// extent is 1 (repeated) or the result axis's.
+InferredType BroadcastOp::inferResultType(RankedTensorType input,
+                                          ArrayRef<int64_t> shape,
+                                          ArrayRef<int64_t> dims) {
+  if (static_cast<int64_t>(dims.size()) != input.getRank())
+    return InferredType::failure(
+        "dims " + formatList(dims) + " has " + std::to_string(dims.size()) +
+        " entries but the input " + quoted(input) + " has rank " +
+        std::to_string(input.getRank()));
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0 || dims[i] >= out.getRank() ||
+    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(shape.size()) ||
         (i > 0 && dims[i] <= dims[i - 1]))
-      return emitOpError("dims must be strictly increasing result axes, got [")
-             << getDims() << "] for result " << out;
-    int64_t from = in.getDimSize(i), to = out.getDimSize(dims[i]);
+      return InferredType::failure(
+          "dims must be strictly increasing axes of the target " +
+          formatList(shape) + ", got " + formatList(dims));
+    int64_t from = input.getDimSize(i), to = shape[dims[i]];
     if (from != 1 && from != to)
-      return emitOpError("cannot broadcast ")
-             << in << " to " << out << ": input axis " << i << " has extent "
-             << from << ", result axis " << dims[i] << " has " << to;
+      return InferredType::failure(
+          "cannot broadcast " + quoted(input) + " to " + formatList(shape) +
+          ": input axis " + std::to_string(i) + " has extent " +
+          std::to_string(from) + " but target axis " + std::to_string(dims[i]) +
+          " has " + std::to_string(to));
   }
-  return verifySameElementType(*this);
+  return tensorLike(input, shape);
+}
+
+LogicalResult BroadcastOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()),
+                             tensorOf(getResult()).getShape(), getDims()));
 }
 
 // Broadcasting copies each input element to many result elements, so its
@@ -466,13 +593,27 @@ LogicalResult BroadcastOp::buildVJP(OpBuilder &b, ValueRange dy,
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 
+// Any shape with the input's element count.
+InferredType ReshapeOp::inferResultType(RankedTensorType input,
+                                        ArrayRef<int64_t> shape) {
+  std::optional<int64_t> count = 1;
+  for (int64_t extent : shape)
+    if (count)
+      count = extent < 0 ? std::nullopt : llvm::checkedMul(*count, extent);
+  if (!count || *count != input.getNumElements())
+    return InferredType::failure(
+        "cannot reshape " + quoted(input) + " (" +
+        std::to_string(input.getNumElements()) + " elements) to " +
+        formatList(shape) +
+        (count ? " (" + std::to_string(*count) + " elements)"
+               : " (not a count of elements int64 holds)"));
+  return tensorLike(input, shape);
+}
+
 LogicalResult ReshapeOp::verify() {
-  RankedTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
-  if (in.getNumElements() != out.getNumElements())
-    return emitOpError("cannot reshape ")
-           << in << " (" << in.getNumElements() << " elements) to " << out
-           << " (" << out.getNumElements() << " elements)";
-  return verifySameElementType(*this);
+  return verifyInferredType(
+      *this,
+      inferResultType(tensorOf(getInput()), tensorOf(getResult()).getShape()));
 }
 
 // reshape: dx = reshape(dy) back to the input's shape.
@@ -486,22 +627,32 @@ LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ValueRange dy,
 // PermuteOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult PermuteOp::verify() {
-  RankedTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
-  ArrayRef<int64_t> perm = getPerm();
+// Result axis i is input axis perm[i]; perm lists every axis once.
+InferredType PermuteOp::inferResultType(RankedTensorType input,
+                                        ArrayRef<int64_t> perm) {
+  int64_t rank = input.getRank();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return InferredType::failure(formatList(perm) + " has " +
+                                     std::to_string(perm.size()) +
+                                     " entries but " + quoted(input) +
+                                     " has rank " + std::to_string(rank),
+                                 /*argument=*/1);
   llvm::SmallSet<int64_t, 8> seen;
-  bool valid = static_cast<int64_t>(perm.size()) == in.getRank();
-  for (int64_t p : perm)
-    valid = valid && p >= 0 && p < in.getRank() && seen.insert(p).second;
-  if (!valid)
-    return emitOpError("perm [")
-           << perm << "] is not a permutation of the axes of " << in;
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (out.getRank() != in.getRank() ||
-        out.getDimSize(i) != in.getDimSize(perm[i]))
-      return emitOpError("result ")
-             << out << " is not " << in << " permuted by [" << perm << "]";
-  return verifySameElementType(*this);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || !seen.insert(p).second)
+      return InferredType::failure(formatList(perm) +
+                                       " is not a permutation of the axes of " +
+                                       quoted(input),
+                                   /*argument=*/1);
+    shape.push_back(input.getDimSize(p));
+  }
+  return tensorLike(input, shape);
+}
+
+LogicalResult PermuteOp::verify() {
+  return verifyInferredType(*this,
+                            inferResultType(tensorOf(getInput()), getPerm()));
 }
 
 // permute by p: dx = permute(dy) by the inverse permutation.
@@ -517,26 +668,29 @@ LogicalResult PermuteOp::buildVJP(OpBuilder &b, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
-// ReduceSumOp, ReduceMeanOp
+// Reductions: the family's shape rule, ReduceSumOp, ReduceMeanOp
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyReduction(Operation *op, ArrayRef<int64_t> axes) {
-  RankedTensorType in = cast<RankedTensorType>(op->getOperand(0).getType());
-  RankedTensorType out = cast<RankedTensorType>(op->getResult(0).getType());
+// `axes` (strictly increasing) are removed from the input's shape. The
+// frontend sorts and normalises what the user wrote first.
+InferredType vouch::inferReductionType(RankedTensorType input,
+                                       ArrayRef<int64_t> axes) {
   for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] < 0 || axes[i] >= in.getRank() ||
+    if (axes[i] < 0 || axes[i] >= input.getRank() ||
         (i > 0 && axes[i] <= axes[i - 1]))
-      return op->emitOpError("axes must be strictly increasing axes of ")
-             << in << ", got [" << axes << "]";
-  SmallVector<int64_t> expected;
-  for (int64_t i = 0; i < in.getRank(); ++i)
-    if (!llvm::is_contained(axes, i))
-      expected.push_back(in.getDimSize(i));
-  if (out.getShape() != ArrayRef<int64_t>(expected))
-    return op->emitOpError("result ")
-           << out << " does not match " << in << " reduced over [" << axes
-           << "]";
-  return verifySameElementType(op);
+      return InferredType::failure("axes must be strictly increasing axes of " +
+                                       quoted(input) + ", got " +
+                                       formatList(axes),
+                                   /*argument=*/1);
+  return tensorLike(input, shapeWithout(input, axes));
+}
+
+LogicalResult vouch::OpTrait::verifyReductionShape(Operation *op) {
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  if (!input || !axes || op->getNumResults() != 1) // the constraints report it
+    return success();
+  return verifyInferredType(op, inferReductionType(input, axes.asArrayRef()));
 }
 
 /// dx of a reduction: dy broadcast back along the reduced axes.
@@ -554,11 +708,6 @@ static int64_t reducedCount(RankedTensorType in, ArrayRef<int64_t> axes) {
   for (int64_t axis : axes)
     count *= in.getDimSize(axis);
   return count;
-}
-
-LogicalResult ReduceSumOp::verify() { return verifyReduction(*this, getAxes()); }
-LogicalResult ReduceMeanOp::verify() {
-  return verifyReduction(*this, getAxes());
 }
 
 // reduce_sum: dx = broadcast(dy)
@@ -583,13 +732,22 @@ LogicalResult ReduceMeanOp::buildVJP(OpBuilder &b, ValueRange dy,
 // MseLossOp
 //===----------------------------------------------------------------------===//
 
+// Two operands of one shape; a rank-0 result.
+InferredType MseLossOp::inferResultType(RankedTensorType prediction,
+                                        RankedTensorType target) {
+  if (prediction.getShape() != target.getShape())
+    return InferredType::failure("prediction " + quoted(prediction) +
+                                 " and target " + quoted(target) +
+                                 " must have the same shape");
+  if (std::optional<InferredType> differ =
+          differingElementTypes({prediction, target}))
+    return *differ;
+  return tensorLike(prediction, {});
+}
+
 LogicalResult MseLossOp::verify() {
-  if (getPrediction().getType() != getTarget().getType())
-    return emitOpError("prediction and target shapes differ: ")
-           << getPrediction().getType() << " vs " << getTarget().getType();
-  if (tensorOf(getResult()).getRank() != 0)
-    return emitOpError("result must be rank 0, got ") << getResult().getType();
-  return verifySameElementType(*this);
+  return verifyInferredType(*this, inferResultType(tensorOf(getPrediction()),
+                                                   tensorOf(getTarget())));
 }
 
 // l = mean((p - t)²) over N elements: dp = dl · 2(p - t)/N, dt = -dp.

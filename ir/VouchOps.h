@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "ir/VouchAttrs.h"
 #include "ir/VouchDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
@@ -14,6 +15,76 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "ir/VouchInterfaces.h.inc"
+
+namespace vouch {
+
+/// What an op's shape rule gives: the result type, or why there is none.
+/// The message names no op and is worded for whoever wrote the op: verify()
+/// emits it after the op (`'vouch.matmul' op batch extents differ: …`), the
+/// frontend after the builtin (`'matmul': batch extents differ: …`, or
+/// `'matmul' multiplies …` when `continuesName`). Each op has one rule
+/// (VouchOps.cpp), a static `inferResultType` or its family's.
+struct InferredType {
+  mlir::RankedTensorType type; ///< null on failure
+  std::string message;
+  /// The rule's argument the failure is about, when the user wrote it as a
+  /// list (the frontend points at it); -1: the op as a whole.
+  int argument = -1;
+  /// The message continues the op's name ("multiplies two rank-2 …")
+  /// instead of following "name: ".
+  bool continuesName = false;
+
+  InferredType(mlir::RankedTensorType type) : type(type) {}
+  static InferredType failure(std::string message, int argument = -1,
+                              bool continuesName = false);
+  explicit operator bool() const { return static_cast<bool>(type); }
+};
+
+/// The pointwise family's rule: every operand has one type, the result's.
+InferredType inferPointwiseType(llvm::ArrayRef<mlir::RankedTensorType> operands);
+
+/// The reduction family's rule: `axes` are strictly increasing axes of
+/// `input`; the result is `input` without them.
+InferredType inferReductionType(mlir::RankedTensorType input,
+                                llvm::ArrayRef<int64_t> axes);
+
+/// verify()'s use of a rule: its failure, or a declared result type other
+/// than the inferred one, is an error on `op`.
+mlir::LogicalResult verifyInferredType(mlir::Operation *op,
+                                       const InferredType &inferred);
+
+/// "'tensor<2x3xf32>'": a type as shape rules quote it.
+std::string quoted(mlir::Type type);
+
+/// "[2, 3]": a list of extents, axes or dims as shape rules print it.
+std::string formatList(llvm::ArrayRef<int64_t> values);
+
+namespace OpTrait {
+
+mlir::LogicalResult verifyPointwiseShape(mlir::Operation *op);
+mlir::LogicalResult verifyReductionShape(mlir::Operation *op);
+
+/// Verifies an op with its family's shape rule (VouchOps.td attaches these
+/// to every pointwise op and reduction, so a new one needs no verify()).
+template <typename ConcreteType>
+class PointwiseShape
+    : public mlir::OpTrait::TraitBase<ConcreteType, PointwiseShape> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyPointwiseShape(op);
+  }
+};
+template <typename ConcreteType>
+class ReductionShape
+    : public mlir::OpTrait::TraitBase<ConcreteType, ReductionShape> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyReductionShape(op);
+  }
+};
+
+} // namespace OpTrait
+} // namespace vouch
 
 #define GET_OP_CLASSES
 #include "ir/VouchOps.h.inc"
@@ -26,8 +97,9 @@ void registerVouchDialect(mlir::MLIRContext &context);
 /// Number of elements of a static-shape tensor type.
 int64_t getNumElements(mlir::Type type);
 
-/// The ops that declare or mark values rather than compute them: model,
-/// input, target, param, loss, output, param_grad. Every other op computes.
+/// The ops that declare or mark values rather than compute them (family
+/// Structural in the op table: model, input, target, param, loss, output,
+/// param_grad). Every other op computes.
 bool isStructuralOp(mlir::OperationName name);
 inline bool isStructuralOp(mlir::Operation *op) {
   return isStructuralOp(op->getName());

@@ -1,14 +1,17 @@
 //===- VouchOps.td - the vouch ops, one record each ---------*- tablegen -*-===//
 //
-// Semantics, verifier, VJP rule and (for pointwise ops) scalar formula of an
-// op are found together: the record here, and the op's banner section in
-// VouchOps.cpp.
+// Semantics, shape rule, VJP rule and (for pointwise ops) scalar formula of
+// an op are found together: the record here, and the op's banner section in
+// VouchOps.cpp. Each record also sets its row of the op table (the fields of
+// Vouch_Op in VouchBase.td). Records are in the order the op table, the
+// catalogs and the builtin list of the language follow.
 //
 //===----------------------------------------------------------------------===//
 #ifndef VOUCH_OPS_TD
 #define VOUCH_OPS_TD
 
 include "VouchBase.td"
+include "VouchAttrs.td"
 include "VouchInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
@@ -20,33 +23,39 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Structure: the model and the values it is made of
 //===----------------------------------------------------------------------===//
 
-def Vouch_ModelOp : Vouch_Op<"model", [IsolatedFromAbove, NoTerminator,
+def Vouch_ModelOp : Vouch_StructuralOp<"model", [IsolatedFromAbove, NoTerminator,
                                        SingleBlock]> {
   let summary = "A model: its inputs, parameters, computation and loss";
   let description = [{
     Holds one block of ops computing the model. `batch` is the static batch
     size substituted for the `batch` dimension of the description; `train`
-    and `data` carry the description's training and data clauses.
+    and `data` carry the description's training and data clauses as typed
+    attributes (VouchAttrs.td). The dictionaries IR used to spell them with
+    (`train = {optimizer = "adam", lr = ...}`) are still read, checked
+    against the same signatures, omitted entries taking the signature's
+    defaults as in the language.
 
     ```mlir
-    vouch.model "quickstart_mlp" attributes {batch = 1 : i64} {
+    vouch.model "quickstart_mlp" attributes {batch = 1 : i64,
+        data = #vouch.data<kind = regression_grid, lo = -1.000000e+00, hi = 1.000000e+00, n = 5>,
+        train = #vouch.train<optimizer = adam, lr = 3.000000e-02, ...>} {
       %x = vouch.input "x" : tensor<1x2xf32>
       ...
     }
     ```
   }];
   let arguments = (ins StrAttr:$sym_name, I64Attr:$batch,
-                       OptionalAttr<DictionaryAttr>:$train,
-                       OptionalAttr<DictionaryAttr>:$data);
+                       OptionalAttr<Vouch_TrainAttr>:$train,
+                       OptionalAttr<Vouch_DataAttr>:$data);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBlock() { return getBody().front(); }
   }];
 }
 
-def Vouch_InputOp : Vouch_Op<"input", [Pure]> {
+def Vouch_InputOp : Vouch_StructuralOp<"input", [Pure]> {
   let summary = "A model input, fed one batch at a time";
   let description = [{
     ```mlir
@@ -58,7 +67,7 @@ def Vouch_InputOp : Vouch_Op<"input", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Vouch_TargetOp : Vouch_Op<"target", [Pure]> {
+def Vouch_TargetOp : Vouch_StructuralOp<"target", [Pure]> {
   let summary = "A training target, fed one batch at a time; never trainable";
   let description = [{
     ```mlir
@@ -70,24 +79,26 @@ def Vouch_TargetOp : Vouch_Op<"target", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Vouch_ParamOp : Vouch_Op<"param", [Pure]> {
+def Vouch_ParamOp : Vouch_StructuralOp<"param", [Pure]> {
   let summary = "A trainable parameter with its initialiser";
   let description = [{
-    `init` names the initialiser (zeros, ones, uniform, normal,
-    xavier_uniform, kaiming_uniform) and `init_args` its arguments. The
-    parameter's index among the model's params (program order) selects its
-    seed: `nextSeed(S, index)`.
+    `init` is the initialiser (a vouch::InitKind: zeros, ones, uniform,
+    normal, xavier_uniform, kaiming_uniform), written bare, and `init_args`
+    its arguments, as many as its signature has. The parameter's index among
+    the model's params (program order) selects its seed:
+    `nextSeed(S, index)`. The quoted spelling of before (`= "zeros"`) still
+    parses.
 
     ```mlir
-    %w = vouch.param "w1" = "xavier_uniform" : tensor<8x2xf32>
-    %u = vouch.param "u" = "uniform" [-0.1, 0.1] : tensor<4xf32>
+    %w = vouch.param "w1" = xavier_uniform : tensor<8x2xf32>
+    %u = vouch.param "u" = uniform [-0.1, 0.1] : tensor<4xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, StrAttr:$init,
+  let arguments = (ins StrAttr:$name, Vouch_InitKindAttr:$init,
                        DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$init_args);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
-      "$name `=` $init custom<InitArgs>($init_args) attr-dict `:` type($result)";
+      "$name `=` custom<InitKind>($init) custom<InitArgs>($init_args) attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
@@ -101,9 +112,12 @@ def Vouch_FillOp : Vouch_Op<"fill", [Pure]> {
   let arguments = (ins F64Attr:$value);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat = "$value attr-dict `:` type($result)";
+
+  let family = Vouch_Generator;
+  let formula = "every element equals the attribute `value`";
 }
 
-def Vouch_LossOp : Vouch_Op<"loss", []> {
+def Vouch_LossOp : Vouch_StructuralOp<"loss", []> {
   let summary = "Marks the scalar the model minimises";
   let description = [{
     ```mlir
@@ -115,7 +129,7 @@ def Vouch_LossOp : Vouch_Op<"loss", []> {
   let hasVerifier = 1;
 }
 
-def Vouch_OutputOp : Vouch_Op<"output", []> {
+def Vouch_OutputOp : Vouch_StructuralOp<"output", []> {
   let summary = "Marks a named model output (e.g. the prediction)";
   let description = [{
     ```mlir
@@ -126,7 +140,7 @@ def Vouch_OutputOp : Vouch_Op<"output", []> {
   let assemblyFormat = "$name $value attr-dict `:` type($value)";
 }
 
-def Vouch_ParamGradOp : Vouch_Op<"param_grad", []> {
+def Vouch_ParamGradOp : Vouch_StructuralOp<"param_grad", []> {
   let summary = "The gradient of the loss with respect to a named parameter";
   let description = [{
     Written by the autodiff pass, one per parameter.
@@ -142,6 +156,39 @@ def Vouch_ParamGradOp : Vouch_Op<"param_grad", []> {
 //===----------------------------------------------------------------------===//
 // Dense linear algebra
 //===----------------------------------------------------------------------===//
+
+def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Affine layer: input · weightᵀ + bias, weight stored [out, in]";
+  let description = [{
+    `input` is [..., in], `weight` [out, in], the optional `bias` [out]; the
+    result is [..., out]. z = W·x + b per row, as TorchLean and PyTorch.
+
+    ```mlir
+    %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
+                       Optional<Vouch_FloatTensor>:$bias);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`bias` may be null).
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+        ::mlir::RankedTensorType bias);
+  }];
+
+  let family = Vouch_Gemm;
+  let formula = "input·weightᵀ + bias per row, weight stored [out, in]";
+  let builtin = "linear";
+  let builtinParams = "input, weight, bias = none";
+  let cudaProviders = "cublaslt,cublas,native-cuda";
+  let cpuKernel = "vouch::rt::linear<T>";
+  let cpuEvidence = "cpu-kernels";
+}
 
 def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
@@ -162,41 +209,49 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
-}
-
-def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
-    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
-  let summary = "Affine layer: input · weightᵀ + bias, weight stored [out, in]";
-  let description = [{
-    `input` is [..., in], `weight` [out, in], the optional `bias` [out]; the
-    result is [..., out]. z = W·x + b per row, as TorchLean and PyTorch.
-
-    ```mlir
-    %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
-    ```
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType lhs, ::mlir::RankedTensorType rhs,
+        bool transposeLhs, bool transposeRhs);
   }];
-  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
-                       Optional<Vouch_FloatTensor>:$bias);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat =
-      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
+
+  let family = Vouch_Gemm;
+  let formula = "op(lhs)·op(rhs) per batch entry, op() transposing the last "
+                "two axes when flagged";
+  let builtin = "matmul";
+  let builtinParams = "lhs, rhs, transpose_lhs = false, transpose_rhs = false";
+  let cudaProviders = "cublas,cublaslt,native-cuda";
+  let cpuKernel = "vouch::rt::matmul<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 //===----------------------------------------------------------------------===//
 // Pointwise ops (one shape for all operands and the result)
 //===----------------------------------------------------------------------===//
 
-class Vouch_PointwiseOp<string mnemonic, list<Trait> traits = []>
-    : Vouch_Op<mnemonic, !listconcat(traits, [Pure,
-        DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
-        DeclareOpInterfaceMethods<Vouch_PointwiseOpInterface>])> {
-  let hasVerifier = 1;
+// The family's shape rule (vouch::inferPointwiseType: operands of one type,
+// which the result has) verifies every pointwise op; the frontend applies
+// the same rule.
+def Vouch_PointwiseShape : NativeOpTrait<"PointwiseShape"> {
+  let cppNamespace = "::vouch::OpTrait";
 }
 
-class Vouch_BinaryOp<string mnemonic, string formula>
+class Vouch_PointwiseOp<string mnemonic, list<Trait> traits = []>
+    : Vouch_Op<mnemonic, !listconcat(traits, [Pure, Vouch_PointwiseShape,
+        DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
+        DeclareOpInterfaceMethods<Vouch_PointwiseOpInterface>])> {
+  let family = Vouch_Pointwise;
+}
+
+// A binary or unary pointwise op is a builtin of the language under its
+// own name; the frontend lowers it generically (frontend/Builtins.cpp).
+class Vouch_BinaryOp<string mnemonic, string claim>
     : Vouch_PointwiseOp<mnemonic> {
-  let summary = "Elementwise " # formula;
+  let summary = "Elementwise " # claim;
+  let formula = claim # " elementwise";
+  let builtin = mnemonic;
+  let builtinParams = "lhs, rhs";
   let description = [{
     Both operands and the result have one shape (the frontend inserts
     `vouch.broadcast` for NumPy-style broadcasting).
@@ -211,9 +266,12 @@ class Vouch_BinaryOp<string mnemonic, string formula>
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-class Vouch_UnaryOp<string mnemonic, string formula>
+class Vouch_UnaryOp<string mnemonic, string claim>
     : Vouch_PointwiseOp<mnemonic> {
-  let summary = "Elementwise " # formula;
+  let summary = "Elementwise " # claim;
+  let formula = claim # " elementwise";
+  let builtin = mnemonic;
+  let builtinParams = "x";
   let description = [{
     ```mlir
     %r = vouch.}] # mnemonic # [{ %a : (tensor<4xf32>) -> tensor<4xf32>
@@ -224,12 +282,20 @@ class Vouch_UnaryOp<string mnemonic, string formula>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)"> {
+  // The quickstart end-to-end test's first-step loss flows through relu.
+  let cpuEvidence = "cpu-build";
+}
 def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
 def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
 def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
-def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)">;
+// Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
-    "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)">;
+    "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {
+  let formula = "1 where x > 0, else 0, elementwise";
+  let builtin = "";
+  let builtinParams = "";
+}
 
 def Vouch_ScaleOp : Vouch_PointwiseOp<"scale"> {
   let summary = "Elementwise input · factor for a compile-time scalar factor";
@@ -242,11 +308,66 @@ def Vouch_ScaleOp : Vouch_PointwiseOp<"scale"> {
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
       "$input `by` $factor attr-dict `:` functional-type(operands, results)";
+
+  let formula = "input · factor elementwise";
+  let builtin = "scale";
+  let builtinParams = "x, factor";
 }
 
 //===----------------------------------------------------------------------===//
 // Shape and layout
 //===----------------------------------------------------------------------===//
+
+def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Same elements in row-major order, another shape";
+  let description = [{
+    ```mlir
+    %r = vouch.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> shape);
+  }];
+
+  let family = Vouch_View;
+  let formula = "the same elements in row-major order, another shape";
+  let builtin = "reshape";
+  let builtinParams = "x, shape";
+}
+
+def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Axis permutation: result axis i is input axis perm[i]";
+  let description = [{
+    ```mlir
+    %t = vouch.permute %a perm [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `perm` $perm attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> perm);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "result axis i is input axis perm[i]";
+  let builtin = "permute";
+  let builtinParams = "x, perm";
+  let cpuKernel = "vouch::rt::permute<T>";
+  let cpuEvidence = "cpu-kernels";
+}
 
 def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
@@ -264,43 +385,36 @@ def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
   let assemblyFormat =
       "$input `dims` $dims attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
-}
-
-def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
-    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
-  let summary = "Same elements in row-major order, another shape";
-  let description = [{
-    ```mlir
-    %r = vouch.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>
-    ```
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend: `input` broadcast to
+    /// `shape`, input axis i becoming axis dims[i].
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> shape,
+        ::llvm::ArrayRef<int64_t> dims);
   }];
-  let arguments = (ins Vouch_FloatTensor:$input);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-}
 
-def Vouch_PermuteOp : Vouch_Op<"permute", [Pure,
-    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
-  let summary = "Axis permutation: result axis i is input axis perm[i]";
-  let description = [{
-    ```mlir
-    %t = vouch.permute %a perm [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
-    ```
-  }];
-  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$perm);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat =
-      "$input `perm` $perm attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
+  let family = Vouch_Index;
+  let formula =
+      "input axis i becomes result axis dims[i]; extent-1 axes repeat";
+  let builtin = "broadcast";
+  let builtinParams = "x, shape";
+  let cpuKernel = "vouch::rt::broadcast_in_dim<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 //===----------------------------------------------------------------------===//
 // Reductions and losses
 //===----------------------------------------------------------------------===//
 
+// The family's shape rule (vouch::inferReductionType: `axes` strictly
+// increasing axes of the input, removed from its shape) verifies every
+// reduction; the frontend applies the same rule.
+def Vouch_ReductionShape : NativeOpTrait<"ReductionShape"> {
+  let cppNamespace = "::vouch::OpTrait";
+}
+
 class Vouch_ReduceOp<string mnemonic, string what>
-    : Vouch_Op<mnemonic, [Pure,
+    : Vouch_Op<mnemonic, [Pure, Vouch_ReductionShape,
         DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = what # " over `axes`, which are removed from the shape";
   let description = [{
@@ -312,11 +426,23 @@ class Vouch_ReduceOp<string mnemonic, string what>
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
       "$input `axes` $axes attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
+
+  // A builtin under its own name, lowered generically (frontend/Builtins.cpp).
+  let family = Vouch_Reduction;
+  let builtin = mnemonic;
+  let builtinParams = "x, axes = all";
+  let cpuKernel = "vouch::rt::reduce_sum<T>";
 }
 
-def Vouch_ReduceSumOp : Vouch_ReduceOp<"reduce_sum", "Sum">;
-def Vouch_ReduceMeanOp : Vouch_ReduceOp<"reduce_mean", "Arithmetic mean">;
+def Vouch_ReduceSumOp : Vouch_ReduceOp<"reduce_sum", "Sum"> {
+  let formula = "sum over `axes`";
+  let cpuEvidence = "cpu-kernels";
+}
+// cpu_kernels_test covers the sum, not the division after it.
+def Vouch_ReduceMeanOp : Vouch_ReduceOp<"reduce_mean", "Arithmetic mean"> {
+  let formula = "sum over `axes` divided by the reduced element count";
+  let cpuKernelNote = "then divides by the reduced element count";
+}
 
 def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
@@ -331,6 +457,18 @@ def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
   let assemblyFormat =
       "$prediction `,` $target attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType prediction, ::mlir::RankedTensorType target);
+  }];
+
+  let family = Vouch_Loss;
+  let formula = "mean of (prediction - target)² over all elements";
+  let builtin = "mse_loss";
+  let builtinParams = "prediction, target";
+  let cpuKernel = "vouch::rt::mse_loss<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 #endif // VOUCH_OPS_TD

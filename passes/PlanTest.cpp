@@ -1,6 +1,6 @@
 //===- PlanTest.cpp - capsule selection and kernel symbols ---------------===//
 //
-// The catalog's op list is the dialect's compute ops; planning picks the
+// The catalogs cover the dialect's compute ops; planning picks the
 // profile's providers on the profile's device only, never another device;
 // kernel symbols are the names codegen emits, unique per model.
 //
@@ -19,20 +19,29 @@ using testing::kQuickstartMlp;
 
 class Plan : public GateFixture {};
 
-TEST_F(Plan, CatalogListsExactlyTheDialectsComputeOps) {
+// The capsule catalogs derive from the op table (ir/OpTable.h): every op
+// the planner plans has its row and one capsule per maintained device, so
+// an op added to the dialect without them fails here.
+TEST_F(Plan, CatalogCoversExactlyTheDialectsComputeOps) {
   std::set<std::string> dialect, catalog;
+  const capsules::CapsuleRegistry &registry = capsules::defaultRegistry();
   for (mlir::RegisteredOperationName name :
        context.getRegisteredOperations()) {
     if (name.getDialectNamespace() != "vouch" || !isPlannedOp(name))
       continue;
     std::string op = name.stripDialect().str();
     dialect.insert(op);
-    const capsules::OpSpec *spec = capsules::findOpSpec(op);
-    ASSERT_NE(spec, nullptr) << "vouch." << op << " has no catalog entry";
-    EXPECT_EQ(spec->hasVjp, name.hasInterface<VJPOpInterface>()) << op;
+    const OpFacts *facts = findOpFacts(op);
+    ASSERT_NE(facts, nullptr) << "vouch." << op << " has no op table row";
+    EXPECT_EQ(facts->hasVjp, name.hasInterface<VJPOpInterface>()) << op;
+    for (capsules::Device device :
+         {capsules::Device::Cpu, capsules::Device::Cuda})
+      EXPECT_EQ(registry.forOp(op, device).size(), 1u)
+          << "vouch." << op << " has no capsule on "
+          << capsules::toString(device);
   }
-  for (const capsules::OpSpec &spec : capsules::computeOps())
-    catalog.insert(std::string(spec.op));
+  for (const OpFacts *facts : capsules::computeOpFacts())
+    catalog.insert(std::string(facts->mnemonic));
   EXPECT_EQ(dialect, catalog);
   EXPECT_FALSE(isPlannedOp(mlir::OperationName("vouch.param", &context)));
   EXPECT_FALSE(isPlannedOp(mlir::OperationName("vouch.model", &context)));

@@ -5,17 +5,19 @@
 // same IR, directly and through the generic form.
 
 // CHECK-LABEL: vouch.model "all_ops" attributes {batch = 4 : i64
-vouch.model "all_ops" attributes {batch = 4 : i64, data = {kind = "regression_grid", lo = -1.0 : f64, hi = 1.0 : f64, n = 5 : i64}, train = {optimizer = "adam", lr = 3.0e-02 : f64, steps = 200 : i64}} {
+// CHECK-SAME: data = #vouch.data<kind = regression_grid, lo = -1.000000e+00, hi = 1.000000e+00, n = 5>
+// CHECK-SAME: train = #vouch.train<optimizer = adam, lr = 3.000000e-02, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 0.000000e+00, steps = 200, log_every = 25>}
+vouch.model "all_ops" attributes {batch = 4 : i64, data = #vouch.data<kind = regression_grid, lo = -1.0, hi = 1.0, n = 5>, train = #vouch.train<optimizer = adam, lr = 3.0e-02, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.0, steps = 200, log_every = 25>} {
   // CHECK: %[[X:.*]] = vouch.input "x" : tensor<4x2xf32>
   %x = vouch.input "x" : tensor<4x2xf32>
   // CHECK: %[[Y:.*]] = vouch.target "y" : tensor<4x1xf32>
   %y = vouch.target "y" : tensor<4x1xf32>
-  // CHECK: %[[W:.*]] = vouch.param "w" = "xavier_uniform" : tensor<3x2xf32>
-  %w = vouch.param "w" = "xavier_uniform" : tensor<3x2xf32>
-  // CHECK: %[[B:.*]] = vouch.param "b" = "uniform" [-1.000000e-01, 1.000000e-01] : tensor<3xf32>
-  %b = vouch.param "b" = "uniform" [-0.1, 0.1] : tensor<3xf32>
-  // CHECK: vouch.param "v" = "normal" [0.000000e+00, 2.000000e-02] : tensor<1x3xf32>
-  %v = vouch.param "v" = "normal" [0.0, 0.02] : tensor<1x3xf32>
+  // CHECK: %[[W:.*]] = vouch.param "w" = xavier_uniform {{ *}}: tensor<3x2xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<3x2xf32>
+  // CHECK: %[[B:.*]] = vouch.param "b" = uniform [-1.000000e-01, 1.000000e-01] : tensor<3xf32>
+  %b = vouch.param "b" = uniform [-0.1, 0.1] : tensor<3xf32>
+  // CHECK: vouch.param "v" = normal [0.000000e+00, 2.000000e-02] : tensor<1x3xf32>
+  %v = vouch.param "v" = normal [0.0, 0.02] : tensor<1x3xf32>
   // CHECK: vouch.linear %[[X]], %[[W]], %[[B]] : (tensor<4x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<4x3xf32>
   %h = vouch.linear %x, %w, %b : (tensor<4x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<4x3xf32>
   // CHECK: vouch.linear %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x1xf32>
@@ -57,4 +59,24 @@ vouch.model "all_ops" attributes {batch = 4 : i64, data = {kind = "regression_gr
   // CHECK: vouch.param_grad "w" %{{.*}} : tensor<3x2xf32>
   %gw = vouch.fill 0.0 : tensor<3x2xf32>
   vouch.param_grad "w" %gw : tensor<3x2xf32>
+}
+
+// The clauses and initialisers as IR spelled them before they were typed
+// attributes: dictionaries and quoted names still parse, into the typed
+// attributes, omitted entries taking the signature's defaults (adam's betas
+// and eps, log_every 10); the hyper-parameters the old spelling wrote out
+// for every optimizer (momentum here) are dropped.
+// CHECK-LABEL: vouch.model "dictionaries" attributes {batch = 1 : i64
+// CHECK-SAME: data = #vouch.data<kind = csv, path = "train.csv">
+// CHECK-SAME: train = #vouch.train<optimizer = adam, lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 0.000000e+00, steps = 3, log_every = 10>}
+vouch.model "dictionaries" attributes {batch = 1 : i64, data = {kind = "csv", path = "train.csv"}, train = {optimizer = "adam", lr = 0.1 : f64, momentum = 0.0 : f64, steps = 3 : i64}} {
+  // CHECK: vouch.param "w" = kaiming_uniform {{ *}}: tensor<3x2xf32>
+  %w = vouch.param "w" = "kaiming_uniform" : tensor<3x2xf32>
+}
+
+// sgd keeps momentum and has no betas; npy names two files.
+// CHECK-LABEL: vouch.model "sgd_npy"
+// CHECK-SAME: data = #vouch.data<kind = npy, x = "x.npy", y = "y.npy">
+// CHECK-SAME: train = #vouch.train<optimizer = sgd, lr = 5.000000e-01, weight_decay = 0.000000e+00, momentum = 9.000000e-01, steps = 1, log_every = 1>}
+vouch.model "sgd_npy" attributes {batch = 1 : i64, data = #vouch.data<kind = npy, x = "x.npy", y = "y.npy">, train = #vouch.train<optimizer = sgd, lr = 0.5, momentum = 0.9, weight_decay = 0.0, steps = 1, log_every = 1>} {
 }

@@ -1,0 +1,178 @@
+//===- VouchAttrs.td - a model's clauses as typed attributes -*- tablegen -*-===//
+//
+// What a description says besides its computation: how each parameter
+// starts (its initialiser), how the model trains (the train clause) and on
+// what data (the data clause). Each kind of callee is one ODS enum whose
+// cases carry their parameters as the language spells them, with defaults:
+// the one table of initialisers, optimizers and data sources. The frontend
+// binds calls against it (ir/ClauseTable.h, generated with the op table),
+// the IR stores typed attributes built from it, codegen reads them back
+// (codegen/ModelDescription.cpp), and a test checks that the runtime's enums
+// (runtime/init.h, optim.h, model_api.h) have the same names and values.
+//
+//===----------------------------------------------------------------------===//
+#ifndef VOUCH_ATTRS_TD
+#define VOUCH_ATTRS_TD
+
+include "VouchBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// The callees of clauses
+//===----------------------------------------------------------------------===//
+
+// One callee: `symbol` is the C++ enumerator (the runtime's as well),
+// `name` what descriptions and the IR write, `params` its parameters in the
+// language ("lo, hi"; "lr, beta1 = 0.9"), read by the frontend's binder.
+class Vouch_ClauseCase<string symbol, int value, string name, string params_>
+    : I32EnumAttrCase<symbol, value, name> {
+  string params = params_;
+}
+
+// `clause` is the vouch::ClauseKind the enum's cases are callees of.
+class Vouch_ClauseEnum<string name, string summary, string clause_,
+                       list<Vouch_ClauseCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::vouch";
+  let genSpecializedAttr = 0;
+  string clause = clause_;
+}
+
+def Vouch_InitKind : Vouch_ClauseEnum<"InitKind",
+    "how a parameter's elements start (runtime/init.h)", "Initializer", [
+  Vouch_ClauseCase<"Zeros", 0, "zeros", "">,
+  Vouch_ClauseCase<"Ones", 1, "ones", "">,
+  Vouch_ClauseCase<"Uniform", 2, "uniform", "lo, hi">,
+  Vouch_ClauseCase<"Normal", 3, "normal", "mean, std">,
+  Vouch_ClauseCase<"XavierUniform", 4, "xavier_uniform", "">,
+  Vouch_ClauseCase<"KaimingUniform", 5, "kaiming_uniform", "">,
+]>;
+
+def Vouch_OptimizerKind : Vouch_ClauseEnum<"OptimizerKind",
+    "the optimizer of the train clause (runtime/optim.h)", "Optimizer", [
+  Vouch_ClauseCase<"Sgd", 0, "sgd", "lr, momentum = 0, weight_decay = 0">,
+  Vouch_ClauseCase<"Adam", 1, "adam",
+      "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0">,
+  Vouch_ClauseCase<"AdamW", 2, "adamw",
+      "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01">,
+]>;
+
+def Vouch_DataKind : Vouch_ClauseEnum<"DataKind",
+    "the source of the data clause (runtime/model_api.h DataSpec)",
+    "DataSource", [
+  Vouch_ClauseCase<"RegressionGrid", 0, "regression_grid",
+      "lo = -1.0, hi = 1.0, n = 5">,
+  Vouch_ClauseCase<"Csv", 1, "csv", "path">,
+  Vouch_ClauseCase<"Npy", 2, "npy", "x, y">,
+]>;
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class Vouch_Attr<string name, string attrMnemonic>
+    : AttrDef<Vouch_Dialect, name> {
+  let mnemonic = attrMnemonic;
+}
+
+// The initialiser of a vouch.param, printed there as its bare name
+// (`= xavier_uniform`); `#vouch.init<xavier_uniform>` elsewhere.
+def Vouch_InitKindAttr : EnumAttr<Vouch_Dialect, Vouch_InitKind, "init">;
+
+// A float parameter, printed as MLIR prints floats (exact round trip).
+class Vouch_F64Parameter<string desc>
+    : AttrOrTypeParameter<"::llvm::APFloat", desc> {
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::APFloat> {
+    double value;
+    if ($_parser.parseFloat(value))
+      return ::mlir::failure();
+    return ::llvm::APFloat(value);
+  }() }];
+  let printer = "$_printer << $_self";
+}
+
+// A float parameter only some callees take: absent for the others.
+class Vouch_OptionalF64Parameter<string desc>
+    : OptionalParameter<"std::optional<::llvm::APFloat>", desc> {
+  let comparator = "$_lhs.has_value() == $_rhs.has_value() && "
+                   "(!$_lhs || $_lhs->bitwiseIsEqual(*$_rhs))";
+  let parser = [{ [&]() -> ::mlir::FailureOr<std::optional<::llvm::APFloat>> {
+    double value;
+    if ($_parser.parseFloat(value))
+      return ::mlir::failure();
+    return std::optional<::llvm::APFloat>(::llvm::APFloat(value));
+  }() }];
+  let printer = "$_printer << *$_self";
+}
+
+class Vouch_OptionalI64Parameter<string desc>
+    : OptionalParameter<"std::optional<int64_t>", desc> {
+  let printer = "$_printer << *$_self";
+}
+
+class Vouch_OptionalStringParameter<string desc>
+    : OptionalParameter<"::mlir::StringAttr", desc>;
+
+def Vouch_TrainAttr : Vouch_Attr<"Train", "train"> {
+  let summary = "The train clause: optimizer, hyper-parameters, steps";
+  let description = [{
+    Every hyper-parameter the optimizer takes is written out (the defaults
+    of its signature filled in by the frontend) and no other: `beta1`,
+    `beta2`, `eps` for adam and adamw, `momentum` for sgd.
+
+    ```mlir
+    train = #vouch.train<optimizer = adam, lr = 3.000000e-02,
+        beta1 = 9.000000e-01, beta2 = 0.99899999999999999,
+        eps = 1.000000e-08, weight_decay = 0.000000e+00, steps = 200,
+        log_every = 25>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Vouch_OptimizerKind>:$optimizer,
+    Vouch_F64Parameter<"learning rate">:$lr,
+    Vouch_OptionalF64Parameter<"adam(w): first moment decay">:$beta1,
+    Vouch_OptionalF64Parameter<"adam(w): second moment decay">:$beta2,
+    Vouch_OptionalF64Parameter<"adam(w): denominator term">:$eps,
+    Vouch_F64Parameter<"weight decay">:$weight_decay,
+    Vouch_OptionalF64Parameter<"sgd: momentum">:$momentum,
+    "int64_t":$steps,
+    "int64_t":$log_every
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The hyper-parameter named as in the clause table ("beta1"), if the
+    /// attribute has it.
+    std::optional<double> getHyperParameter(::llvm::StringRef name) const;
+  }];
+}
+
+def Vouch_DataAttr : Vouch_Attr<"Data", "data"> {
+  let summary = "The data clause: a source and its arguments";
+  let description = [{
+    Exactly the arguments of the source's signature are present: `lo`,
+    `hi`, `n` for regression_grid, `path` for csv, `x` and `y` for npy.
+    Paths are resolved against the description's directory.
+
+    ```mlir
+    data = #vouch.data<kind = regression_grid, lo = -1.000000e+00,
+                       hi = 1.000000e+00, n = 5>
+    data = #vouch.data<kind = npy, x = "data/x.npy", y = "data/y.npy">
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Vouch_DataKind>:$kind,
+    Vouch_OptionalF64Parameter<"regression_grid: lower end">:$lo,
+    Vouch_OptionalF64Parameter<"regression_grid: upper end">:$hi,
+    Vouch_OptionalI64Parameter<"regression_grid: points per axis">:$n,
+    Vouch_OptionalStringParameter<"csv: the file">:$path,
+    Vouch_OptionalStringParameter<"npy: the inputs">:$x,
+    Vouch_OptionalStringParameter<"npy: the targets">:$y
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // VOUCH_ATTRS_TD

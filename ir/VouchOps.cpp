@@ -523,6 +523,33 @@ LogicalResult ReluOp::buildVJP(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+// tanh(a): da = dy·(1 - y²), from the forward result y (saved, not recomputed)
+std::string TanhOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "tanh(" + x[0] + ")";
+}
+double TanhOp::evaluateScalar(ArrayRef<double> x) { return std::tanh(x[0]); }
+LogicalResult TanhOp::buildVJP(OpBuilder &b, ValueRange dy,
+                               SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value y = getResult();
+  Value one = b.create<FillOp>(loc, t, b.getF64FloatAttr(1.0));
+  Value slope = b.create<SubOp>(loc, t, one, b.create<MulOp>(loc, t, y, y));
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], slope));
+  return success();
+}
+
+// exp(a): da = dy·y, from the forward result y
+std::string ExpOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "exp(" + x[0] + ")";
+}
+double ExpOp::evaluateScalar(ArrayRef<double> x) { return std::exp(x[0]); }
+LogicalResult ExpOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<MulOp>(getLoc(), getType(), dy[0], getResult()));
+  return success();
+}
+
 // step(a) = [a > 0]: piecewise constant, so no gradient flows (zero a.e.).
 std::string StepOp::emitScalarExpr(ArrayRef<std::string> x) {
   return "(" + x[0] + " > T(0) ? T(1) : T(0))";

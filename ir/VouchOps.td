@@ -289,6 +289,8 @@ def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)"> {
 def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
 def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
 def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
+def Vouch_TanhOp : Vouch_UnaryOp<"tanh", "tanh(x)">;
+def Vouch_ExpOp : Vouch_UnaryOp<"exp", "exp(x)">;
 // Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
     "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {

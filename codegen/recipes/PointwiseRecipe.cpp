@@ -164,7 +164,10 @@ private:
                                uint64_t scalarMask) {
     std::ostringstream out;
     size_t nOut = io.stores.size();
-    out << "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n";
+    // std's overloads of the math functions formulas call (tanh(x) on a
+    // float is tanhf, as in CUDA device code), in this function only.
+    out << "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
+        << "  using namespace std;\n";
     for (size_t k = 0; k < nOut; ++k)
       out << "  T* o" << k << " = static_cast<T*>(args[" << k << "].ptr);\n";
     for (size_t k = 0; k < io.loads.size(); ++k)

@@ -83,17 +83,45 @@ ContractDescriptor vjpContract(const OpFacts &spec) {
 // reference.<op>: cpu
 //===----------------------------------------------------------------------===//
 
+/// Where a native cuda capsule's kernel comes from: its family's recipe and
+/// the kernel library template it instantiates.
+Provenance nativeKernelProvenance(OpFamily family) {
+  const char *nvrtc = "NVRTC: sm_90 cubin plus PTX";
+  switch (family) {
+  case OpFamily::Reduction:
+    return {"codegen/recipes/ReductionRecipe.cpp, runtime/cuda/kernels/reduce.cuh",
+            "vouch::reduce_sum_kernel / vouch::column_sum_kernel", nvrtc};
+  case OpFamily::Index:
+    return {"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
+            "vouch::gather_kernel",
+            "NVRTC: sm_90 cubin plus PTX; a rank-0 input is broadcast inside "
+            "a fused pointwise kernel instead"};
+  case OpFamily::Loss:
+    return {"codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/loss.cuh",
+            "vouch::mse_loss_kernel", nvrtc};
+  case OpFamily::View:
+    return {"codegen/recipes/ViewRecipe.cpp", "",
+            "no kernel: the result aliases the input's buffer"};
+  default:
+    return {"codegen/recipes/PointwiseRecipe.cpp, runtime/cuda/kernels/pointwise.cuh",
+            "vouch::pointwise_kernel (vouch_pointwise_<ops>)", nvrtc};
+  }
+}
+
 KernelCapsule referenceCapsule(const OpFacts &spec) {
   std::string op(spec.mnemonic);
   bool inKernels = !spec.cpuKernel.empty();
   Provenance where =
       inKernels ? Provenance{"runtime/cpu_kernels.h", std::string(spec.cpuKernel),
                              std::string(spec.cpuKernelNote)}
-                : Provenance{"codegen/CpuEmitter.cpp", "",
+                : spec.family == OpFamily::View
+                ? Provenance{"codegen/recipes/ViewRecipe.cpp", "",
+                             "no loop: the result aliases the input's buffer"}
+                : Provenance{"codegen/recipes/PointwiseRecipe.cpp", "",
                              spec.family == OpFamily::Pointwise
-                                 ? "inline loop of the op's "
+                                 ? "a loop over the op's "
                                    "PointwiseOpInterface::emitScalarExpr"
-                                 : "inline loop"};
+                                 : "a loop"};
   // cpu_kernels_test walks every kernel of runtime/cpu_kernels.h over its
   // layouts; the value evidence is the row's own (cpuEvidence).
   Evidence value = evidenceFor(spec.cpuEvidence);
@@ -201,7 +229,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
     c.acceptsTransposeFlags = true;
     c.numeric.tf32Allowed = true;
     c.numeric.reduce = ReductionOrder::ImplementationDefined;
-    Provenance library{"codegen/CudaEmitter.cpp, runtime/cuda/blas.cc",
+    Provenance library{"runtime/cuda/executor.cc, runtime/cuda/blas.cc",
                        blas.symbol,
                        "NVIDIA's library: a trusted boundary below the "
                        "value contract"};
@@ -225,9 +253,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   if (provider != Provider::NativeCuda)
     return std::nullopt;
 
-  Provenance kernel{"codegen/CudaSchedule.cpp",
-                    "<model>_n<node>_" + op + " / <model>_b<node>_<k>_" + op,
-                    "NVRTC: sm_90 cubin plus PTX"};
+  Provenance kernel = nativeKernelProvenance(spec.family);
   c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
                      "checked at compile time by the assurance gate", gate,
                      gateSource);

@@ -13,7 +13,7 @@
 //                      32 consecutive outputs per block, so each warp reads 128
 //                      contiguous bytes. Launch: block (32, 32), grid ceil(cols / 32).
 // Codegen picks column_sum when the reduced axes are the leading ones and there are at
-// least 32 outputs (CudaSchedule's columnReduce).
+// least 32 outputs (codegen/recipes/ReductionRecipe.cpp).
 //
 // Generated entry points:
 //   extern "C" __global__ void k_f32(const float* in, float* out, vouch::Dims kept,

@@ -74,11 +74,11 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     group.planned.push_back(entry);
     const capsules::KernelCapsule &capsule = plan.capsule(*entry);
     capsuleNames.insert(capsule.name);
-    // A fused op is the pointwise recipe's; any other op goes to the first
-    // recipe of its family.
+    // A fused op goes to the recipe that computes fused groups; any other op
+    // to the first recipe that handles it.
     const KernelRecipe *mine = nullptr;
     for (const KernelRecipe *r : kernelRecipes())
-      if (r->handles(op) && (group.ops.size() == 1 || r == pointwiseRecipe())) {
+      if (r->handles(op) && (group.ops.size() == 1 || r->computesFusedGroups())) {
         mine = r;
         break;
       }

@@ -54,11 +54,9 @@ public:
   }
 };
 
-} // namespace
+const GemmRecipe recipe;
+const RecipeRegistration registration(&recipe);
 
-const KernelRecipe *gemmRecipe() {
-  static const GemmRecipe recipe;
-  return &recipe;
-}
+} // namespace
 
 } // namespace vouch::codegen

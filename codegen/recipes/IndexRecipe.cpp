@@ -40,7 +40,8 @@ void @NAME@(const vouch::rt::ArgValue* args) {
 }
 )cpp";
 
-const char *kCudaGather = R"cu(extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims map, long long n) {
+const char *kCudaGather = R"cu(#include "index.cuh"
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims map, long long n) {
   vouch::gather_kernel<float>(in, out, map, n);
 }
 extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims map, long long n) {
@@ -107,11 +108,9 @@ public:
   }
 };
 
-} // namespace
+const IndexRecipe recipe;
+const RecipeRegistration registration(&recipe);
 
-const KernelRecipe *indexRecipe() {
-  static const IndexRecipe recipe;
-  return &recipe;
-}
+} // namespace
 
 } // namespace vouch::codegen

@@ -20,7 +20,8 @@ void @NAME@(const vouch::rt::ArgValue* args) {
 }
 )cpp";
 
-const char *kCudaSource = R"cu(extern "C" __global__ void @NAME@_f32(const float* pred, const float* target, float* out, long long n) {
+const char *kCudaSource = R"cu(#include "loss.cuh"
+extern "C" __global__ void @NAME@_f32(const float* pred, const float* target, float* out, long long n) {
   vouch::mse_loss_kernel<float>(pred, target, out, n);
 }
 extern "C" __global__ void @NAME@_f64(const double* pred, const double* target, double* out, long long n) {
@@ -52,11 +53,9 @@ public:
   }
 };
 
-} // namespace
+const LossRecipe recipe;
+const RecipeRegistration registration(&recipe);
 
-const KernelRecipe *lossRecipe() {
-  static const LossRecipe recipe;
-  return &recipe;
-}
+} // namespace
 
 } // namespace vouch::codegen

@@ -91,6 +91,7 @@ public:
                                   : capsules::Provider::Reference;
   }
   bool handles(Operation *op) const override { return isFusible(op); }
+  bool computesFusedGroups() const override { return true; }
 
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
@@ -126,7 +127,8 @@ public:
 private:
   static std::string cudaSource(const StepGroup &group, const GroupIO &io) {
     std::ostringstream out;
-    out << "struct @NAME@_op {\n"
+    out << "#include \"pointwise.cuh\"\n"
+        << "struct @NAME@_op {\n"
         << "  template <class T> __device__ void operator()(const T* a, T* r) const {\n"
         << bodyStatements(
                group.ops, io,
@@ -188,11 +190,11 @@ private:
   }
 };
 
-} // namespace
+const PointwiseRecipe recipe;
+// First: a rank-0 broadcast is fusible, and then this recipe computes it
+// (inside the chain) rather than the index recipe.
+const RecipeRegistration registration(&recipe, 0);
 
-const KernelRecipe *pointwiseRecipe() {
-  static const PointwiseRecipe recipe;
-  return &recipe;
-}
+} // namespace
 
 } // namespace vouch::codegen

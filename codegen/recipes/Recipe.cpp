@@ -1,6 +1,8 @@
 //===- Recipe.cpp - the recipe table and launch helpers ---------*- C++ -*-===//
 #include "codegen/recipes/Recipe.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace vouch::codegen {
@@ -10,12 +12,33 @@ OpFamily familyOf(Operation *op) {
   return facts ? facts->family : OpFamily::Structural;
 }
 
+namespace {
+
+std::vector<std::pair<int, const KernelRecipe *>> &registry() {
+  static std::vector<std::pair<int, const KernelRecipe *>> recipes;
+  return recipes;
+}
+
+} // namespace
+
+RecipeRegistration::RecipeRegistration(const KernelRecipe *recipe,
+                                       int priority) {
+  auto &recipes = registry();
+  auto at = std::upper_bound(
+      recipes.begin(), recipes.end(), priority,
+      [](int p, const std::pair<int, const KernelRecipe *> &entry) {
+        return p < entry.first;
+      });
+  recipes.insert(at, {priority, recipe});
+}
+
 const std::vector<const KernelRecipe *> &kernelRecipes() {
-  // Pointwise before index: a rank-0 broadcast is fusible, and then the
-  // pointwise recipe computes it.
-  static const std::vector<const KernelRecipe *> recipes = {
-      viewRecipe(),      gemmRecipe(),      reductionRecipe(),
-      lossRecipe(),      pointwiseRecipe(), indexRecipe()};
+  static const std::vector<const KernelRecipe *> recipes = [] {
+    std::vector<const KernelRecipe *> ordered;
+    for (const auto &entry : registry())
+      ordered.push_back(entry.second);
+    return ordered;
+  }();
   return recipes;
 }
 

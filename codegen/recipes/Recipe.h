@@ -40,21 +40,24 @@ public:
   /// Whether this recipe computes `op` (its family; a fused op is always
   /// the pointwise recipe's).
   virtual bool handles(mlir::Operation *op) const = 0;
+  /// Whether this recipe computes fused groups (vouch.fusion_group): the
+  /// pointwise recipe's kernels take a chain of ops.
+  virtual bool computesFusedGroups() const { return false; }
   /// Appends the group's steps (none, for a view).
   virtual mlir::LogicalResult emit(const StepGroup &group,
                                    ProgramBuilder &builder) const = 0;
 };
 
-/// The recipes, one per family, in lookup order.
+/// Every registered recipe, in lookup order (lower priority first).
 const std::vector<const KernelRecipe *> &kernelRecipes();
 
-/// Factories, one per recipe file.
-const KernelRecipe *pointwiseRecipe();
-const KernelRecipe *reductionRecipe();
-const KernelRecipe *indexRecipe();
-const KernelRecipe *lossRecipe();
-const KernelRecipe *gemmRecipe();
-const KernelRecipe *viewRecipe();
+/// Registers a recipe when the program starts; each recipe file ends with
+/// one (`static const RecipeRegistration registration(&recipe);`), so a new
+/// recipe is a new file and nothing else (codegen is linked whole:
+/// alwayslink). A lower priority is asked first.
+struct RecipeRegistration {
+  explicit RecipeRegistration(const KernelRecipe *recipe, int priority = 10);
+};
 
 /// The op table's family of `op` (Structural for an op without a row).
 OpFamily familyOf(mlir::Operation *op);

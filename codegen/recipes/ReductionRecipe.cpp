@@ -37,7 +37,8 @@ void @NAME@(const vouch::rt::ArgValue* args) {
 }
 )cpp";
 
-const char *kCudaTree = R"cu(extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long divisor) {
+const char *kCudaTree = R"cu(#include "reduce.cuh"
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long divisor) {
   vouch::reduce_sum_kernel<float>(in, out, kept, reduced, outputs, count, divisor);
 }
 extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long divisor) {
@@ -45,7 +46,8 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims
 }
 )cu";
 
-const char *kCudaColumns = R"cu(extern "C" __global__ void @NAME@_f32(const float* in, float* out, long long rows, long long cols, long long divisor) {
+const char *kCudaColumns = R"cu(#include "reduce.cuh"
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, long long rows, long long cols, long long divisor) {
   vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);
 }
 extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long rows, long long cols, long long divisor) {
@@ -118,11 +120,9 @@ public:
   }
 };
 
-} // namespace
+const ReductionRecipe recipe;
+const RecipeRegistration registration(&recipe);
 
-const KernelRecipe *reductionRecipe() {
-  static const ReductionRecipe recipe;
-  return &recipe;
-}
+} // namespace
 
 } // namespace vouch::codegen

@@ -24,11 +24,9 @@ public:
   }
 };
 
-} // namespace
+const ViewRecipe recipe;
+const RecipeRegistration registration(&recipe);
 
-const KernelRecipe *viewRecipe() {
-  static const ViewRecipe recipe;
-  return &recipe;
-}
+} // namespace
 
 } // namespace vouch::codegen

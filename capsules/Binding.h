@@ -3,8 +3,9 @@
 // The seed's ExecutableKernel (5.3.3): a capsule and a handler whose op,
 // provider and device identities agree. Lean states the agreement as proof
 // fields; here `bind` is the only way to make one, and it checks. Codegen
-// binds each planned capsule to its emitter, the runtime to its launcher,
-// so a wrapper cannot silently run another provider than the plan chose.
+// binds each planned op's capsule to the kernel recipe that emits its step
+// (codegen/ProgramEmitter.cpp), so a recipe cannot silently run another
+// provider or device than the plan chose.
 //
 //===----------------------------------------------------------------------===//
 #ifndef VOUCH_CAPSULES_BINDING_H

@@ -394,18 +394,27 @@ std::optional<char> Lowering::infixOperatorOf(std::string_view mnemonic) {
   return std::nullopt;
 }
 
-ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
-                                    const ExprValue &rhs, SMLoc loc,
-                                    StringRef opName) {
-  if (lhs.isInvalid() || rhs.isInvalid())
-    return ExprValue::invalid();
+/// True when both operands are numbers or tensors; otherwise reports the
+/// first that is neither.
+bool Lowering::numbersOrTensors(const ExprValue &lhs, const ExprValue &rhs,
+                                StringRef opName) {
   for (const ExprValue *operand : {&lhs, &rhs}) {
     if (operand->is(ExprValue::Kind::Number) || operand->isTensor())
       continue;
     error(operand->getLoc()) << opName << " needs numbers or tensors, got "
                              << operand->describe();
-    return ExprValue::invalid();
+    return false;
   }
+  return true;
+}
+
+ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
+                                    const ExprValue &rhs, SMLoc loc,
+                                    StringRef opName) {
+  if (lhs.isInvalid() || rhs.isInvalid())
+    return ExprValue::invalid();
+  if (!numbersOrTensors(lhs, rhs, opName))
+    return ExprValue::invalid();
 
   // number op number: folded.
   if (!lhs.isTensor() && !rhs.isTensor()) {
@@ -456,13 +465,8 @@ ExprValue Lowering::lowerBinaryOp(const OpFacts &op, const ExprValue &lhs,
   if (lhs.isInvalid() || rhs.isInvalid())
     return ExprValue::invalid();
   StringRef lhsWhat = "its left operand", rhsWhat = "its right operand";
-  for (const ExprValue *operand : {&lhs, &rhs}) {
-    if (operand->is(ExprValue::Kind::Number) || operand->isTensor())
-      continue;
-    error(operand->getLoc()) << opName << " needs numbers or tensors, got "
-                             << operand->describe();
+  if (!numbersOrTensors(lhs, rhs, opName))
     return ExprValue::invalid();
-  }
   if (!lhs.isTensor() && !rhs.isTensor()) {
     error(loc) << opName << " needs a tensor operand, got two numbers";
     return ExprValue::invalid();

@@ -170,6 +170,8 @@ private:
   void reportUnknownName(llvm::StringRef name, llvm::SMLoc loc, Scope &scope);
   void reportUnknownFunction(const ast::CallExpr &call, Scope &scope);
   /// `lhs op rhs` for op in + - * /; `opName` is how messages name it.
+  bool numbersOrTensors(const ExprValue &lhs, const ExprValue &rhs,
+                        llvm::StringRef opName);
   ExprValue lowerArithmetic(char op, const ExprValue &lhs,
                             const ExprValue &rhs, llvm::SMLoc loc,
                             llvm::StringRef opName);

@@ -336,22 +336,6 @@ TEST(CheckProgramTest, AMissingCpuKernelIsNamed) {
 
 // ---- the quickstart through train_main: the golden text of quickstart_mlp_test.cc ------
 
-ModelDescription quickstart() {
-  ModelDescription m;
-  m.name = "quickstart_mlp";
-  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
-  m.params = {{"W1", {8, 2}, 16, xavier},
-              {"b1", {8}, 8, zeros},
-              {"W2", {1, 8}, 8, xavier},
-              {"b2", {1}, 1, zeros},
-              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};  // last: seeds unchanged
-  m.batch = 1;
-  m.in_features = 2;
-  m.out_features = 1;
-  m.optimizer.kind = OptimizerConfig::Adam;
-  m.optimizer.lr = 0.03;
-  return m;
-}
 
 struct RunOutput {
   int code;
@@ -364,7 +348,7 @@ RunOutput run(const Backend& backend, std::vector<std::string> args) {
   for (std::string& a : args) argv.push_back(a.data());
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), quickstart(), {backend});
+  int code = train_main(int(argv.size()), argv.data(), quickstart_description(), {backend});
   std::string out = ::testing::internal::GetCapturedStdout();
   std::string err = ::testing::internal::GetCapturedStderr();
   return {code, out, err};
@@ -376,21 +360,7 @@ TEST(CpuProgramBackendTest, QuickstartMatchesTheGoldenRun) {
                                     "backend: cpu (test)", {});
   RunOutput r = run(cpu, {});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "mean_loss(before) = 1.349908\n"
-            "step 0: loss=2.328068\n"
-            "step 25: loss=0.012265\n"
-            "step 50: loss=0.000821\n"
-            "step 75: loss=0.000000\n"
-            "step 100: loss=0.005942\n"
-            "step 125: loss=0.041133\n"
-            "step 150: loss=0.000790\n"
-            "step 175: loss=0.000322\n"
-            "mean_loss(after) = 0.002521\n"
-            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
-            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
-            "steps=200 loss0=1.349908 loss1=0.002521\n"
-            "predict(heldout) = [0.109527]\n");
+  EXPECT_EQ(r.out, kQuickstartGolden);
   EXPECT_EQ(run(cpu, {"--device", "cpu", "--steps", "2", "--seed", "2026"}).out,
             "mean_loss(before) = 0.761530\n"
             "step 0: loss=0.038059\n"

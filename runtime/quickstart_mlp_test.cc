@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/test_program.h"
 #include "runtime/cpu_kernels.h"
 #include "runtime/train_main.h"
 
@@ -119,21 +120,7 @@ std::string run(std::vector<std::string> args) {
 }
 
 TEST(QuickstartMlpTest, DefaultRun) {
-  EXPECT_EQ(run({}),
-            "mean_loss(before) = 1.349908\n"
-            "step 0: loss=2.328068\n"
-            "step 25: loss=0.012265\n"
-            "step 50: loss=0.000821\n"
-            "step 75: loss=0.000000\n"
-            "step 100: loss=0.005942\n"
-            "step 125: loss=0.041133\n"
-            "step 150: loss=0.000790\n"
-            "step 175: loss=0.000322\n"
-            "mean_loss(after) = 0.002521\n"
-            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
-            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
-            "steps=200 loss0=1.349908 loss1=0.002521\n"
-            "predict(heldout) = [0.109527]\n");
+  EXPECT_EQ(run({}), vouch::rt::test_program::kQuickstartGolden);
 }
 
 TEST(QuickstartMlpTest, TwoStepsSeed2026) {

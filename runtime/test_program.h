@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/model_api.h"
 #include "runtime/program.h"
 
 namespace vouch::rt::test_program {
@@ -275,6 +276,43 @@ struct MlpProgram {
     program.num_ints = int32_t(ints.size());
   }
 };
+
+// The quickstart's description (runtime/quickstart_mlp_test.cc) with the test
+// program's extra `unused` parameter, declared last so the other seeds are unchanged.
+inline ModelDescription quickstart_description(const char* name = "quickstart_mlp") {
+  ModelDescription m;
+  m.name = name;
+  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
+  m.params = {{"W1", {8, 2}, 16, xavier},
+              {"b1", {8}, 8, zeros},
+              {"W2", {1, 8}, 8, xavier},
+              {"b2", {1}, 1, zeros},
+              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};
+  m.batch = 1;
+  m.in_features = 2;
+  m.out_features = 1;
+  m.optimizer.kind = OptimizerConfig::Adam;
+  m.optimizer.lr = 0.03;
+  return m;
+}
+
+// What the quickstart prints at the default seed (TorchLean's documented run, f64);
+// runtime/quickstart_mlp_test.cc checks the same text from hand-written code.
+inline constexpr const char kQuickstartGolden[] =
+    "mean_loss(before) = 1.349908\n"
+    "step 0: loss=2.328068\n"
+    "step 25: loss=0.012265\n"
+    "step 50: loss=0.000821\n"
+    "step 75: loss=0.000000\n"
+    "step 100: loss=0.005942\n"
+    "step 125: loss=0.041133\n"
+    "step 150: loss=0.000790\n"
+    "step 175: loss=0.000322\n"
+    "mean_loss(after) = 0.002521\n"
+    "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
+    "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
+    "steps=200 loss0=1.349908 loss1=0.002521\n"
+    "predict(heldout) = [0.109527]\n";
 
 }  // namespace vouch::rt::test_program
 

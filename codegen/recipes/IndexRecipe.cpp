@@ -58,10 +58,6 @@ KernelArg list(ArrayRef<int64_t> values) {
 class IndexRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "index"; }
-  capsules::Provider provider(Operation *, Target target) const override {
-    return target == Target::Cuda ? capsules::Provider::NativeCuda
-                                  : capsules::Provider::Reference;
-  }
   bool handles(Operation *op) const override {
     return familyOf(op) == OpFamily::Index;
   }

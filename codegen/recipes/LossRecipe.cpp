@@ -32,10 +32,6 @@ extern "C" __global__ void @NAME@_f64(const double* pred, const double* target, 
 class LossRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "loss"; }
-  capsules::Provider provider(Operation *, Target target) const override {
-    return target == Target::Cuda ? capsules::Provider::NativeCuda
-                                  : capsules::Provider::Reference;
-  }
   bool handles(Operation *op) const override { return familyOf(op) == OpFamily::Loss; }
 
   LogicalResult emit(const StepGroup &group,

@@ -86,10 +86,6 @@ std::string baseName(ArrayRef<Operation *> ops) {
 class PointwiseRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "pointwise"; }
-  capsules::Provider provider(Operation *, Target target) const override {
-    return target == Target::Cuda ? capsules::Provider::NativeCuda
-                                  : capsules::Provider::Reference;
-  }
   bool handles(Operation *op) const override { return isFusible(op); }
   bool computesFusedGroups() const override { return true; }
 

@@ -35,8 +35,12 @@ public:
   /// The handler's name in bindings and errors, e.g. "pointwise".
   virtual llvm::StringRef name() const = 0;
   /// The provider this recipe runs on `target` (the handler identity that
-  /// ExecutableKernel checks against the planned capsule).
-  virtual capsules::Provider provider(mlir::Operation *op, Target target) const = 0;
+  /// ExecutableKernel checks against the planned capsule): by default vouch's
+  /// own kernels, reference on cpu and native-cuda on cuda.
+  virtual capsules::Provider provider(mlir::Operation *op, Target target) const {
+    return target == Target::Cuda ? capsules::Provider::NativeCuda
+                                  : capsules::Provider::Reference;
+  }
   /// Whether this recipe computes `op` (its family; a fused op is always
   /// the pointwise recipe's).
   virtual bool handles(mlir::Operation *op) const = 0;

@@ -58,10 +58,6 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long r
 class ReductionRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "reduction"; }
-  capsules::Provider provider(Operation *, Target target) const override {
-    return target == Target::Cuda ? capsules::Provider::NativeCuda
-                                  : capsules::Provider::Reference;
-  }
   bool handles(Operation *op) const override {
     return familyOf(op) == OpFamily::Reduction;
   }

@@ -14,10 +14,6 @@ namespace {
 class ViewRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "view"; }
-  capsules::Provider provider(Operation *, Target target) const override {
-    return target == Target::Cuda ? capsules::Provider::NativeCuda
-                                  : capsules::Provider::Reference;
-  }
   bool handles(Operation *op) const override { return familyOf(op) == OpFamily::View; }
   LogicalResult emit(const StepGroup &, ProgramBuilder &) const override {
     return success();

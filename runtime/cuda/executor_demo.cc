@@ -14,27 +14,11 @@ namespace {
 using namespace vouch::rt;
 using namespace vouch::rt::test_program;
 
-ModelDescription describe() {
-  ModelDescription m;
-  m.name = "executor_demo";
-  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
-  m.params = {{"W1", {8, 2}, 16, xavier},
-              {"b1", {8}, 8, zeros},
-              {"W2", {1, 8}, 8, xavier},
-              {"b2", {1}, 1, zeros},
-              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};
-  m.batch = 1;
-  m.in_features = 2;
-  m.out_features = 1;
-  m.optimizer.kind = OptimizerConfig::Adam;
-  m.optimizer.lr = 0.03;
-  return m;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const ModelDescription model = describe();
+  static const ModelDescription model = quickstart_description("executor_demo");
   static const MlpProgram mlp(1, 2, 8, 1);
   namespace td = vouch::rt::cuda::testdata;
   return train_main(

@@ -97,40 +97,7 @@ RunOutput run_main(const std::vector<Backend>& backends, const ModelDescription&
   return {code, out, err};
 }
 
-// The quickstart (runtime/quickstart_mlp_test.cc) with the test program's extra
-// `unused` parameter (declared last, so the other seeds are unchanged).
-ModelDescription quickstart() {
-  ModelDescription m;
-  m.name = "quickstart_mlp";
-  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
-  m.params = {{"W1", {8, 2}, 16, xavier},
-              {"b1", {8}, 8, zeros},
-              {"W2", {1, 8}, 8, xavier},
-              {"b2", {1}, 1, zeros},
-              {"unused", {kUnusedNumel}, kUnusedNumel, zeros}};
-  m.batch = 1;
-  m.in_features = 2;
-  m.out_features = 1;
-  m.optimizer.kind = OptimizerConfig::Adam;
-  m.optimizer.lr = 0.03;
-  return m;
-}
 
-const char kQuickstartGolden[] =
-    "mean_loss(before) = 1.349908\n"
-    "step 0: loss=2.328068\n"
-    "step 25: loss=0.012265\n"
-    "step 50: loss=0.000821\n"
-    "step 75: loss=0.000000\n"
-    "step 100: loss=0.005942\n"
-    "step 125: loss=0.041133\n"
-    "step 150: loss=0.000790\n"
-    "step 175: loss=0.000322\n"
-    "mean_loss(after) = 0.002521\n"
-    "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.187445]\n"
-    "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.109527]\n"
-    "steps=200 loss0=1.349908 loss1=0.002521\n"
-    "predict(heldout) = [0.109527]\n";
 
 // ---- everywhere: the executor's kernel names, and the runtime status without a device ----
 
@@ -169,12 +136,12 @@ TEST(CudaExecutorTest, WithoutADeviceEveryEntryPointGivesTheRuntimeStatus) {
   EXPECT_EQ(cuda.ready().message(), why);
   Backend cpu = cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
                                     "backend: cpu (test)", {});
-  RunOutput explicit_cuda = run_main({cpu, cuda}, quickstart(), {"--device", "cuda"});
+  RunOutput explicit_cuda = run_main({cpu, cuda}, quickstart_description(), {"--device", "cuda"});
   EXPECT_EQ(explicit_cuda.code, 3);
   EXPECT_EQ(explicit_cuda.out, "");
   EXPECT_EQ(explicit_cuda.err, "error: " + why + "\n");
   // auto falls to the cpu backend (f64 there): the golden run.
-  RunOutput automatic = run_main({cpu, cuda}, quickstart(), {});
+  RunOutput automatic = run_main({cpu, cuda}, quickstart_description(), {});
   EXPECT_EQ(automatic.code, 0) << automatic.err;
   EXPECT_EQ(automatic.out, kQuickstartGolden);
 }
@@ -458,12 +425,12 @@ TEST(CudaExecutorGpuTest, QuickstartThroughTrainMainMatchesTheGolden) {
                                     "backend: cpu (test)", {});
   Backend cuda = cuda_backend(mlp.program);
   for (const char* graph : {"--deterministic", "--no-cuda-graph"}) {
-    RunOutput r = run_main({cpu, cuda}, quickstart(), {"--device", "cuda", "--dtype", "f64", graph});
+    RunOutput r = run_main({cpu, cuda}, quickstart_description(), {"--device", "cuda", "--dtype", "f64", graph});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out, kQuickstartGolden) << graph;
   }
   // The default on cuda is f32: close to the f64 golden.
-  RunOutput f32 = run_main({cpu, cuda}, quickstart(), {"--steps", "200"});
+  RunOutput f32 = run_main({cpu, cuda}, quickstart_description(), {"--steps", "200"});
   EXPECT_EQ(f32.code, 0) << f32.err;
   double before = 0;
   ASSERT_EQ(std::sscanf(f32.out.c_str(), "mean_loss(before) = %lf", &before), 1) << f32.out;
@@ -471,7 +438,7 @@ TEST(CudaExecutorGpuTest, QuickstartThroughTrainMainMatchesTheGolden) {
   // --trace reads every step (ring flushes), --show-backend names the executor's launches.
   std::string trace = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
                       "/cuda_trace.txt";
-  RunOutput traced = run_main({cpu, cuda}, quickstart(),
+  RunOutput traced = run_main({cpu, cuda}, quickstart_description(),
                               {"--device", "cuda", "--steps", "30", "--trace", trace,
                                "--show-backend"});
   EXPECT_EQ(traced.code, 0) << traced.err;

@@ -1,0 +1,103 @@
+//===- program_emitter_test.cpp - codegen bound to the planned capsules ---===//
+//
+// The Program of a model comes from its accepted plan: every step runs under
+// the capsule the plan chose, through the recipe bound to it. A planned
+// capsule no recipe can run is a compile-time error naming the capsule and
+// the recipe, never a step under another provider's name. Identical kernels
+// appear once in the kernel table.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/ProgramEmitter.h"
+
+#include "capsules/Profile.h"
+#include "capsules/Registry.h"
+#include "gtest/gtest.h"
+#include "passes/GateTestSupport.h"
+
+namespace vouch::codegen {
+namespace {
+
+using mlir::failed;
+using mlir::FailureOr;
+using mlir::succeeded;
+
+class ProgramEmitterTest : public vouch::testing::GateFixture {
+protected:
+  /// The quickstart, differentiated, fused and planned for checked_cuda
+  /// from `registry`.
+  FailureOr<AcceptedGraphPlan> planCuda(const capsules::CapsuleRegistry &registry,
+                                        ModelOp &model) {
+    model = parse(vouch::testing::kQuickstartMlp, /*differentiate=*/true);
+    EXPECT_TRUE(model);
+    mlir::PassManager pm(&context);
+    pm.addNestedPass<ModelOp>(createFusePointwise());
+    EXPECT_TRUE(mlir::succeeded(pm.run(model->getParentOfType<mlir::ModuleOp>())));
+    capsules::GateOptions options;
+    options.registry = &registry;
+    return planAndGate(model, *capsules::parseProfileSpec("checked_cuda"),
+                       options);
+  }
+};
+
+TEST_F(ProgramEmitterTest, EveryStepRunsUnderItsPlannedCapsule) {
+  ModelOp model;
+  auto plan = planCuda(capsules::defaultRegistry(), model);
+  ASSERT_TRUE(succeeded(plan)) << joined();
+  auto program = buildProgram(model, *plan, Target::Cuda);
+  ASSERT_TRUE(succeeded(program)) << joined();
+  std::string tables = (*program)->emitTables("p");
+  // linear forward under cublaslt.linear with the plan's call; its VJP's
+  // products under cublas.matmul; relu under native_cuda.relu.
+  EXPECT_NE(tables.find("\"linear\", \"cublaslt.linear\", "
+                        "\"cublasLtMatmul(transa=T, transb=N, A=weight, B=input, "
+                        "epilogue=BIAS)\""),
+            std::string::npos)
+      << tables;
+  EXPECT_NE(tables.find("\"relu\", \"native_cuda.relu\", \"vouch_pointwise_relu\""),
+            std::string::npos)
+      << tables;
+  EXPECT_NE(tables.find("cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)"),
+            std::string::npos)
+      << tables;
+  // The two bias gradients ([1] and [8] outputs) share one reduction
+  // kernel: extents are arguments.
+  size_t reductions = 0;
+  for (size_t i = 0; i < (*program)->kernelCount(); ++i)
+    reductions += (*program)->kernelName(i).find("reduce_sum") != std::string::npos;
+  EXPECT_EQ(reductions, 1u) << tables;
+}
+
+TEST_F(ProgramEmitterTest, ACapsuleNoRecipeCanRunIsACompileTimeError) {
+  // A registry whose matmul capsule claims vouch's own cuda kernel: the gemm
+  // recipe runs cuBLAS, so it cannot be bound to it.
+  capsules::CapsuleRegistry registry = capsules::makeDefaultRegistry();
+  capsules::KernelCapsule native = *registry.find("cublas.matmul");
+  native.name = "native_cuda.matmul";
+  native.provider = capsules::Provider::NativeCuda;
+  ASSERT_TRUE(registry.remove("cublas.matmul").ok());
+  ASSERT_TRUE(registry.add(native).ok());
+  ModelOp model;
+  auto plan = planCuda(registry, model);
+  ASSERT_TRUE(succeeded(plan)) << joined();
+  diagnostics.clear();
+  EXPECT_TRUE(failed(buildProgram(model, *plan, Target::Cuda)));
+  std::string all = joined();
+  EXPECT_NE(all.find("handler `gemm` (op=matmul, provider=cublas, device=cuda) "
+                     "cannot run capsule `native_cuda.matmul` (op=matmul, "
+                     "provider=native-cuda, device=cuda): provider differs"),
+            std::string::npos)
+      << all;
+}
+
+TEST_F(ProgramEmitterTest, ACpuRecipeIsNotBoundToACudaPlan) {
+  ModelOp model;
+  auto plan = planCuda(capsules::defaultRegistry(), model);
+  ASSERT_TRUE(succeeded(plan)) << joined();
+  diagnostics.clear();
+  EXPECT_TRUE(failed(buildProgram(model, *plan, Target::Cpu)));
+  EXPECT_NE(joined().find("cannot run capsule `cublaslt.linear`"), std::string::npos)
+      << joined();
+}
+
+} // namespace
+} // namespace vouch::codegen

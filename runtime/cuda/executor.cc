@@ -200,7 +200,13 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     owned_.push_back(std::move(b.value()));
     VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, sizeof(long long), stream_.get()));
   }
-  VOUCH_RETURN_IF_ERROR(allocate(ring_, loss_capacity_));
+  // The loss ring lives in pinned host memory that the record kernel writes
+  // through its device address: reading losses is a stream synchronisation
+  // and a host read, with no copy to issue after the graph.
+  VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ring_),
+                                  sizeof(T) * size_t(loss_capacity_)));
+  VOUCH_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&ring_), host_ring_, 0));
+  std::memset(host_ring_, 0xff, sizeof(T) * size_t(loss_capacity_));
 
   // f64 linear adds its bias as a rank-1 GEMM over a ones vector of the most rows.
   if constexpr (sizeof(T) == 8) {
@@ -230,8 +236,6 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   tape_nodes_.build(p, &CudaProgramModel::vjp);
 
   VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_loss_), sizeof(T)));
-  VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ring_),
-                                  sizeof(T) * size_t(loss_capacity_)));
   for (int32_t i = 0; i < p.num_params; i++) {
     params_.emplace_back(size_t(p.buffers[p.params[i]].numel), T(0));
     grads_.emplace_back(size_t(p.buffers[p.grads[i]].numel), T(0));
@@ -478,19 +482,12 @@ Status CudaProgramModel<T>::read_losses(int64_t first, int64_t count, double* ou
                          " was overwritten (the ring keeps the last " +
                          std::to_string(loss_capacity_) + " of " + std::to_string(enqueued_) +
                          " steps)");
-  int64_t done = 0;
-  while (done < count) {
-    int64_t slot = (first + done) % loss_capacity_;
-    int64_t n = std::min(count - done, loss_capacity_ - slot);
-    VOUCH_RETURN_IF_ERROR(fail(download(host_ring_ + done, static_cast<const T*>(ring_ + slot),
-                                        size_t(n), stream_.get())));
-    done += n;
-  }
   Status synced = stream_.synchronize();
   if (!synced.ok())
     return fail(Status::Error("reading the losses of steps [" + std::to_string(first) + ", " +
                               std::to_string(first + count) + "): " + synced.message()));
-  for (int64_t i = 0; i < count; i++) out[i] = double(host_ring_[i]);
+  for (int64_t i = 0; i < count; i++)
+    out[i] = double(host_ring_[(first + i) % loss_capacity_]);
   return Status::Ok();
 }
 
@@ -567,10 +564,11 @@ Status CudaProgramModel<T>::upload_params() {
   }
   VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(step_, 0, sizeof(long long), s),
                                         "cudaMemsetAsync(step counter)")));
-  VOUCH_RETURN_IF_ERROR(fail(check_cuda(
-      cudaMemsetAsync(ring_, 0xff, sizeof(T) * size_t(loss_capacity_), s), "cudaMemsetAsync(loss ring)")));
   enqueued_ = 0;
-  return fail(stream_.synchronize());
+  VOUCH_RETURN_IF_ERROR(fail(stream_.synchronize()));
+  // Poisoned (NaN) so a loss no step recorded shows; nothing writes it now.
+  std::memset(host_ring_, 0xff, sizeof(T) * size_t(loss_capacity_));
+  return Status::Ok();
 }
 
 template <class T>

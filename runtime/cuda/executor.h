@@ -143,7 +143,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;
   long long* step_ = nullptr;            // the device step counter
-  T* ring_ = nullptr;                    // loss_capacity_ losses
+  T* ring_ = nullptr;                    // host_ring_'s device address
   T* ones_ = nullptr;                    // f64 linear: the bias as a rank-1 GEMM
   DeviceBuffer data_x_, data_y_;         // the dataset (upload_data)
   // Packed kernel arguments: storage, one pointer per Program::args entry.
@@ -181,7 +181,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<std::vector<T>> params_, grads_;  // host mirrors
   std::vector<T> prediction_;
   T* host_loss_ = nullptr;   // pinned, 1 element
-  T* host_ring_ = nullptr;   // pinned, loss_capacity_ elements
+  T* host_ring_ = nullptr;   // pinned, loss_capacity_ losses, written by the record kernel
 };
 
 extern template class CudaProgramModel<float>;

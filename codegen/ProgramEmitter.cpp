@@ -106,7 +106,7 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
   std::string what =
       after > before ? builder->stepWhat(after - 1)
                      : "alias of " + builder->bufferName(group.ops.front()->getOperand(0)) +
-                           " (a view: no kernel)";
+                           " (the same values: no kernel)";
   if (after > before) {
     schedule += "  " + phase + " " + what;
     if (group.ops.size() > 1) {
@@ -162,11 +162,20 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
     builder->addParam(p.getResult(), p.getName());
   builder->addNamed(sig->input.getResult(), sig->input.getName());
   builder->addNamed(sig->target.getResult(), sig->target.getName());
-  for (Operation &op : model.getBlock())
-    if (!isStructuralOp(&op))
-      for (Value r : op.getResults())
-        builder->addValue(r, familyOf(&op) == OpFamily::View ? op.getOperand(0)
-                                                             : Value());
+  for (Operation &op : model.getBlock()) {
+    if (isStructuralOp(&op))
+      continue;
+    // A result its recipe computes as a view of an operand shares that
+    // operand's storage.
+    Value alias;
+    for (const KernelRecipe *r : kernelRecipes())
+      if (r->handles(&op)) {
+        alias = r->aliasOf(&op);
+        break;
+      }
+    for (Value r : op.getResults())
+      builder->addValue(r, alias);
+  }
 
   TapeLayout layout = computeTapeLayout(model);
   bool cuda = target == Target::Cuda;

@@ -59,12 +59,43 @@ TEST_F(ProgramEmitterTest, EveryStepRunsUnderItsPlannedCapsule) {
   EXPECT_NE(tables.find("cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)"),
             std::string::npos)
       << tables;
-  // The two bias gradients ([1] and [8] outputs) share one reduction
-  // kernel: extents are arguments.
-  size_t reductions = 0;
+  // At batch 1 a bias gradient sums one row: the same values, so a view of
+  // the row and no kernel.
   for (size_t i = 0; i < (*program)->kernelCount(); ++i)
-    reductions += (*program)->kernelName(i).find("reduce_sum") != std::string::npos;
-  EXPECT_EQ(reductions, 1u) << tables;
+    EXPECT_EQ((*program)->kernelName(i).find("reduce_sum"), std::string::npos)
+        << tables;
+}
+
+TEST_F(ProgramEmitterTest, IdenticalKernelsAreEmittedOnce) {
+  // Batch 4: the two bias gradients ([8] and [1] outputs, different
+  // extents) share one reduction kernel, extents being arguments.
+  std::string text = vouch::testing::kQuickstartMlp;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"batch = 1", "batch = 4"},
+                          {"tensor<1x2xf32>", "tensor<4x2xf32>"},
+                          {"tensor<1x1xf32>", "tensor<4x1xf32>"},
+                          {"-> tensor<1x8xf32>", "-> tensor<4x8xf32>"},
+                          {"%r = vouch.relu %h : (tensor<1x8xf32>)", "%r = vouch.relu %h : (tensor<4x8xf32>)"},
+                          {"(tensor<1x8xf32>, tensor<1x8xf32>, tensor<1xf32>)",
+                           "(tensor<4x8xf32>, tensor<1x8xf32>, tensor<1xf32>)"}})
+    for (size_t at; (at = text.find(from)) != std::string::npos;)
+      text.replace(at, from.size(), to);
+  ModelOp model = parse(text, /*differentiate=*/true);
+  ASSERT_TRUE(model) << text;
+  auto plan = planAndGate(model, *capsules::parseProfileSpec("checked_cuda"));
+  ASSERT_TRUE(succeeded(plan)) << joined();
+  auto program = buildProgram(model, *plan, Target::Cuda);
+  ASSERT_TRUE(succeeded(program)) << joined();
+  std::vector<std::string> reductions;
+  for (size_t i = 0; i < (*program)->kernelCount(); ++i)
+    if ((*program)->kernelName(i).find("reduce_sum") != std::string::npos)
+      reductions.push_back((*program)->kernelName(i));
+  EXPECT_EQ(reductions, std::vector<std::string>{"vouch_reduce_sum"})
+      << (*program)->emitTables("p");
+  std::string tables = (*program)->emitTables("p");
+  size_t uses = 0;
+  for (size_t at = 0; (at = tables.find("\"vouch_reduce_sum\"}", at)) != std::string::npos; ++at)
+    ++uses;
+  EXPECT_EQ(uses, 2u) << tables; // two steps name it
 }
 
 TEST_F(ProgramEmitterTest, ACapsuleNoRecipeCanRunIsACompileTimeError) {

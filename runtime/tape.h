@@ -1,7 +1,8 @@
 // tape.h: the record of one forward pass, walked backwards to run the compiled VJPs.
 //
-// Generated code records one TapeNode per executed forward op (the op, the capsule
-// that computed it, the buffers its VJP reads) and backward() calls the VJPs in
+// The executors (runtime/executor.h, runtime/cuda/executor.h) record one TapeNode per
+// executed forward op, from the Program's node table (the op, the capsule that
+// computed it, what ran, the buffers its VJP reads), and backward() calls the VJPs in
 // reverse order. The backward rules are vouch's own compiled code; the tape only
 // orders them and makes them visible (--show-tape).
 #ifndef VOUCH_RUNTIME_TAPE_H_
@@ -22,7 +23,7 @@ using VjpFn = void (*)(void* ctx, int node_id);
 
 struct TapeNode {
   const char* op = "";                   // e.g. "matmul"
-  const char* capsule = "unassigned";    // the capsule's name, once capsules exist
+  const char* capsule = "unassigned";    // the planned capsule it ran under
   int node_id = -1;                      // the node in the compiled graph
   std::vector<const char*> saved;        // names of the buffers the VJP reads
   VjpFn vjp = nullptr;                   // nullptr: nothing to propagate

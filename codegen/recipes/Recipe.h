@@ -44,6 +44,9 @@ public:
   /// Whether this recipe computes `op` (its family; a fused op is always
   /// the pointwise recipe's).
   virtual bool handles(mlir::Operation *op) const = 0;
+  /// The operand whose storage `op`'s result shares (no step computes it),
+  /// or a null Value: a view, or a sum over axes of extent 1.
+  virtual mlir::Value aliasOf(mlir::Operation *op) const { return {}; }
   /// Whether this recipe computes fused groups (vouch.fusion_group): the
   /// pointwise recipe's kernels take a chain of ops.
   virtual bool computesFusedGroups() const { return false; }

@@ -62,9 +62,21 @@ public:
     return familyOf(op) == OpFamily::Reduction;
   }
 
+  /// A sum over axes of extent 1 adds each element to zero: the same values
+  /// in another shape (a bias gradient at batch 1), so no kernel runs.
+  Value aliasOf(Operation *op) const override {
+    Value input = op->getOperand(0);
+    ArrayRef<int64_t> in = shapeOf(input);
+    ArrayRef<int64_t> axes = axesOf(op);
+    bool unit = llvm::all_of(axes, [&](int64_t axis) { return in[axis] == 1; });
+    return unit ? input : Value();
+  }
+
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
     Operation *op = group.ops.front();
+    if (aliasOf(op))
+      return success();
     Value input = op->getOperand(0), result = op->getResult(0);
     ArrayRef<int64_t> in = shapeOf(input), axes = axesOf(op);
     int64_t outputs = numel(result);

@@ -15,6 +15,7 @@ class ViewRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "view"; }
   bool handles(Operation *op) const override { return familyOf(op) == OpFamily::View; }
+  Value aliasOf(Operation *op) const override { return op->getOperand(0); }
   LogicalResult emit(const StepGroup &, ProgramBuilder &) const override {
     return success();
   }

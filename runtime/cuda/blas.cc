@@ -164,6 +164,10 @@ int alignment_of(const void* p) {
 }
 
 // Fills `plan` (descriptors, layouts, and the heuristic's algorithm or its refusal).
+// Products of at most this many multiply-adds (m·n·k) take a cuBLASLt algorithm
+// that needs no workspace when the heuristic offers one (see build_lt_plan).
+constexpr int64_t kSmallProductMacs = int64_t(1) << 20;
+
 Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan) {
   const std::string what = c.to_string();
   if (s.refuse_for_testing) {
@@ -212,11 +216,21 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan)
     return Status::Error(
         format_cublas_error("cublasLtMatmulPreferenceSetAttribute for " + what, st));
   }
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[8] = {};
   int found = 0;
-  st = cublasLtMatmulAlgoGetHeuristic(s.lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1,
-                                      &result, &found);
+  st = cublasLtMatmulAlgoGetHeuristic(s.lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 8,
+                                      results, &found);
   (void)cublasLtMatmulPreferenceDestroy(pref);
+  // A small product is launch-bound: prefer the best algorithm that needs no
+  // workspace, since the ones that do split K into extra kernels (a split-K
+  // reduce and a separate epilogue: three graph nodes where one will do).
+  cublasLtMatmulHeuristicResult_t result = results[0];
+  if (c.m * c.n * c.k <= kSmallProductMacs)
+    for (int i = 0; i < found; i++)
+      if (results[i].workspaceSize == 0) {
+        result = results[i];
+        break;
+      }
   if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
     plan.refused = true;
     plan.refusal = "cublasLtMatmulAlgoGetHeuristic found no algorithm (" +

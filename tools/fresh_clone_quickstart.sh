@@ -10,7 +10,8 @@ disk_cache=${1:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/vouch-clone.XXXXXX")
 log=$dir/quickstart.log
 cleanup() {
-  (cd "$dir/vouch" 2>/dev/null && bazel shutdown >/dev/null 2>&1)
+  # The clone's own Bazel output base goes with it (its server stops too).
+  (cd "$dir/vouch" 2>/dev/null && bazel clean --expunge >/dev/null 2>&1)
   rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -206,16 +206,18 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
                         sig->target.getResult(), sig->loss, sig->output);
 
   // The step as it runs: the tape walks the VJPs last node first.
+  // The executor's own launches (batch selection, optimizer, loss ring)
+  // are named by the runtime, which makes them.
   std::string schedule =
       cuda ? "one training step (one CUDA graph, replayed for every batch):\n"
-             "  select vouch_select_batch (batch = step mod batches, on the device)\n"
            : "one training step:\n";
   schedule += forward + prologue;
   for (auto it = vjpLines.rbegin(); it != vjpLines.rend(); ++it)
     schedule += *it;
-  schedule += cuda ? "  update vouch_optimizer (one launch for every param), "
-                     "vouch_record_loss, vouch_step_count"
-                   : "  update the host optimizer (runtime/optim.cc)";
+  if (!cuda)
+    schedule += "  update the host optimizer (runtime/optim.cc)";
+  else if (!schedule.empty() && schedule.back() == '\n')
+    schedule.pop_back(); // the runtime appends its own launches on a new line
   builder->appendSchedule(schedule);
   return std::move(builder);
 }

@@ -259,8 +259,7 @@ Status CudaProgramModel<T>::load_kernels() {
     VOUCH_RETURN_IF_ERROR(get(p.kernel_names[k] + suffix, kernels_[size_t(k)]));
   VOUCH_RETURN_IF_ERROR(get(kSelectBatchKernel + suffix, select_batch_));
   VOUCH_RETURN_IF_ERROR(get(kOptimizerKernel + suffix, optimizer_));
-  VOUCH_RETURN_IF_ERROR(get(kRecordLossKernel + suffix, record_loss_));
-  VOUCH_RETURN_IF_ERROR(get(kStepCountKernel, step_count_));
+  VOUCH_RETURN_IF_ERROR(get(kEndStepKernel + suffix, end_step_));
 
   // Every launch's argument list against the kernel's parameters.
   using Sizes = std::vector<std::pair<size_t, const char*>>;
@@ -273,9 +272,8 @@ Status CudaProgramModel<T>::load_kernels() {
   VOUCH_RETURN_IF_ERROR(check_parameters(optimizer_, kOptimizerKernel + suffix,
                                          Sizes{ptr, ptr, i32, f64, f64, f64, f64, f64, f64},
                                          "executor"));
-  VOUCH_RETURN_IF_ERROR(check_parameters(record_loss_, kRecordLossKernel + suffix,
+  VOUCH_RETURN_IF_ERROR(check_parameters(end_step_, kEndStepKernel + suffix,
                                          Sizes{ptr, ptr, ptr, i64}, "executor"));
-  VOUCH_RETURN_IF_ERROR(check_parameters(step_count_, kStepCountKernel, Sizes{ptr}, "executor"));
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
     if (st.kind != StepKind::Kernel) continue;
@@ -435,9 +433,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   }
   void* record[] = {&record_args_.loss, &record_args_.ring, &record_args_.step,
                     &record_args_.capacity};
-  VOUCH_RETURN_IF_ERROR(launch(record_loss_, dim3(1), dim3(1), 0, s, record));
-  void* count[] = {&step_};
-  return launch(step_count_, dim3(1), dim3(1), 0, s, count);
+  return launch(end_step_, dim3(1), dim3(1), 0, s, record);
 }
 
 template <class T>
@@ -637,8 +633,8 @@ Backend cuda_program_backend(const Program& program, const void* cubin, size_t c
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
   b.header += std::string("\n  each step (one CUDA graph): ") + kSelectBatchKernel +
               "_<t> first; then the steps above; then " + kOptimizerKernel +
-              "_<t> (one launch for every param), " + kRecordLossKernel + "_<t>, " +
-              kStepCountKernel;
+              "_<t> (one launch for every param), " + kEndStepKernel +
+              "_<t> (the loss into the ring, the step counter advanced)";
   b.capsule_reports = std::move(capsule_reports);
   return b;
 }

@@ -17,8 +17,7 @@
 //                            into the input and target buffers (reads the device step)
 //   prologue steps, forward steps (recording the tape), the tape's VJPs (last first)
 //   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param)
-//   vouch_record_loss_<t>    the loss into ring slot step % capacity
-//   vouch_step_count         step += 1
+//   vouch_end_step_<t>       the loss into ring slot step % capacity, then step += 1
 // captured once (rc::StepGraph) and replayed; RunConfig::cuda_graph = false
 // (--no-cuda-graph) enqueues the same work eagerly. No step waits for the device: the
 // host reads losses only through read_losses. Evaluation (forward) uploads a host
@@ -55,12 +54,10 @@ namespace vouch::rt::cuda {
 //   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, const long long* step, int kind,
 //                       double lr, double beta1, double beta2, double eps,
 //                       double weight_decay, double momentum)   // kind 0 SGD, 1 Adam, 2 AdamW
-//   vouch_record_loss_<t>(const t* loss, t* ring, const long long* step, long long capacity)
-//   vouch_step_count(long long* step)
+//   vouch_end_step_<t>(const t* loss, t* ring, long long* step, long long capacity)
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
-inline constexpr const char kRecordLossKernel[] = "vouch_record_loss";
-inline constexpr const char kStepCountKernel[] = "vouch_step_count";
+inline constexpr const char kEndStepKernel[] = "vouch_end_step";
 
 // "_f32" for float, "_f64" for double: the suffix of a model kernel's symbol.
 template <class T>
@@ -137,8 +134,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   KernelModule module_;
   std::vector<DeviceBuffer> owned_;
   std::vector<cudaKernel_t> kernels_;  // per Program kernel
-  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, record_loss_ = nullptr,
-               step_count_ = nullptr;
+  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, end_step_ = nullptr;
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;

@@ -104,8 +104,7 @@ RunOutput run_main(const std::vector<Backend>& backends, const ModelDescription&
 TEST(CudaExecutorTest, ExecutorKernelNames) {
   EXPECT_STREQ(kSelectBatchKernel, "vouch_select_batch");
   EXPECT_STREQ(kOptimizerKernel, "vouch_optimizer");
-  EXPECT_STREQ(kRecordLossKernel, "vouch_record_loss");
-  EXPECT_STREQ(kStepCountKernel, "vouch_step_count");
+  EXPECT_STREQ(kEndStepKernel, "vouch_end_step");
   EXPECT_STREQ(element_suffix<float>(), "_f32");
   EXPECT_STREQ(element_suffix<double>(), "_f64");
 }

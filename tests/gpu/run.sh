@@ -83,7 +83,7 @@ for want in "backend: cuda, profile checked_cuda" "linear: cublaslt.linear provi
             "  ran: vouch_pointwise_relu" \
             "= fused sub scale fill mul [native_cuda.fill, native_cuda.mul, native_cuda.scale, native_cuda.sub]" \
             "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
-            "vouch_optimizer (one launch for every param)" \
+            "vouch_optimizer_<t> (one launch for every param), vouch_end_step_<t>" \
             "one training step (one CUDA graph, replayed for every batch)"; do
   grep -qF "$want" "$TEST_TMPDIR/show.txt" || { echo "missing: $want"; rc=1; }
 done

@@ -1,5 +1,6 @@
 // executor.cuh: the training executor's own kernels and their `extern "C"` entry points:
-// batch selection, the optimizer, the loss ring and the step counter.
+// batch selection, the optimizer, and the end of a step (the loss ring and the step
+// counter).
 //
 // Why static entry points here: these kernels are the same for every model, so they are
 // defined once in this header and every generated program includes it exactly once
@@ -10,8 +11,7 @@
 // Entry points and launch shapes (block 256 unless said):
 //   vouch_select_batch_f32/_f64  grid max(1, min(ceil(max(x_elems, y_elems) / 256), 1056))
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), params)
-//   vouch_record_loss_f32/_f64   grid 1, block 1
-//   vouch_step_count             grid 1, block 1
+//   vouch_end_step_f32/_f64      grid 1, block 1
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 
@@ -37,13 +37,16 @@ __device__ void select_batch_kernel(const T* data_x, const T* data_y, T* x, T* y
   }
 }
 
-// ring[*step % capacity] = loss[0]: the step's loss kept on the device, read back by
-// the host once per logging interval instead of once per step. *step is read as it is
-// when this kernel runs (the executor orders it against vouch_step_count).
+// The last kernel of a step: ring[*step % capacity] = loss[0] (the step's loss kept
+// for the host, which reads it once per logging interval instead of once per step),
+// then *step += 1. One thread does both, in that order, so the loss lands in the slot
+// of the step that computed it; one node instead of two in the step's graph.
 template <class T>
-__device__ void record_loss_kernel(const T* loss, T* ring, const long long* step,
-                                   long long capacity) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) ring[*step % capacity] = loss[0];
+__device__ void end_step_kernel(const T* loss, T* ring, long long* step, long long capacity) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    ring[*step % capacity] = loss[0];
+    *step += 1;
+  }
 }
 
 }  // namespace vouch
@@ -76,15 +79,13 @@ extern "C" __global__ void vouch_optimizer_f64(const vouch::ParamSlot<double>* s
                                   momentum);
 }
 
-extern "C" __global__ void vouch_record_loss_f32(const float* loss, float* ring,
-                                                 const long long* step, long long capacity) {
-  vouch::record_loss_kernel<float>(loss, ring, step, capacity);
+extern "C" __global__ void vouch_end_step_f32(const float* loss, float* ring, long long* step,
+                                              long long capacity) {
+  vouch::end_step_kernel<float>(loss, ring, step, capacity);
 }
-extern "C" __global__ void vouch_record_loss_f64(const double* loss, double* ring,
-                                                 const long long* step, long long capacity) {
-  vouch::record_loss_kernel<double>(loss, ring, step, capacity);
+extern "C" __global__ void vouch_end_step_f64(const double* loss, double* ring, long long* step,
+                                              long long capacity) {
+  vouch::end_step_kernel<double>(loss, ring, step, capacity);
 }
-
-extern "C" __global__ void vouch_step_count(long long* step) { vouch::step_count_kernel(step); }
 
 #endif  // VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_

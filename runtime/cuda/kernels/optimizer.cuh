@@ -1,10 +1,10 @@
 // optimizer.cuh: the parameter update of one training step (SGD with momentum, Adam,
-// AdamW) for every parameter in one launch, and the device-side step counter.
+// AdamW) for every parameter in one launch.
 //
 // Why one launch: a model has a handful to hundreds of parameters; one kernel whose
 // blockIdx.y selects the parameter (a ParamSlot, param_slot.h) replaces one launch per
 // parameter. The step count lives on the device so a captured CUDA graph replays
-// correctly: the kernel reads it, step_count_kernel advances it.
+// correctly: this kernel reads it, executor.cuh's end_step_kernel advances it.
 //
 // Formulas: those of the CPU runtime (runtime/optim.cc), hyper-parameters in double,
 // element math in T; t = *step + 1 (1-based), bias corrections c1 = 1 - beta1^t,
@@ -16,9 +16,8 @@
 //   kind 2  AdamW: p -= (lr wd) p first (decoupled decay), then Adam without L2
 //
 // Launch: optimizer_kernel grid (min(ceil(largest param numel / 256), 1024), number of
-// params), block 256; grid-stride over each parameter's elements. step_count_kernel:
-// grid 1, block 1. Entry points: executor.cuh (vouch_optimizer_f32 / _f64,
-// vouch_step_count).
+// params), block 256; grid-stride over each parameter's elements. Entry points:
+// executor.cuh (vouch_optimizer_f32 / _f64).
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_OPTIMIZER_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_OPTIMIZER_CUH_
 
@@ -55,11 +54,6 @@ __device__ void optimizer_kernel(const ParamSlot<T>* slots, const long long* ste
     s.v[i] = v;
     s.p[i] = p - T(lr) * (m / T(c1)) / (sqrt(v / T(c2)) + T(eps));
   }
-}
-
-// *step += 1, by one thread (any launch shape is safe).
-__device__ inline void step_count_kernel(long long* step) {
-  if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *step += 1;
 }
 
 }  // namespace vouch

@@ -155,16 +155,15 @@ __device__ void optimizer(const vouch::ParamSlot<T>* slots, const long long* ste
       double beta1, double beta2, double eps, double weight_decay, double momentum) {          \
     optimizer(slots, step, kind, lr, beta1, beta2, eps, weight_decay, momentum);               \
   }                                                                                            \
-  extern "C" __global__ void vouch_record_loss##SUFFIX(const T* loss, T* ring,                 \
-                                                       const long long* step,                  \
-                                                       long long capacity) {                   \
+  extern "C" __global__ void vouch_end_step##SUFFIX(const T* loss, T* ring, long long* step,    \
+                                                    long long capacity) {                      \
     ring[*step % capacity] = loss[0];                                                          \
+    *step += 1;                                                                                \
   }
 
 VOUCH_TEST_KERNELS(float, _f32)
 VOUCH_TEST_KERNELS(double, _f64)
 
-extern "C" __global__ void vouch_step_count(long long* step) { *step += 1; }
 
 // A kernel with a different argument list than mlp_relu's step passes (for the
 // argument-check test): a Dims where the step passes a pointer.

@@ -288,9 +288,23 @@ static void printInitArgs(OpAsmPrinter &printer, Operation *,
                           DenseF64ArrayAttr args) {
   if (!args || args.empty())
     return;
-  printer << "[";
+  printer << " [";
   llvm::interleaveComma(args.asArrayRef(), printer);
   printer << "]";
+}
+
+// `= NAME [args]` as one directive, so a bare initialiser prints with no
+// trailing space before the type.
+static ParseResult parseInit(OpAsmParser &parser, InitKindAttr &init,
+                             DenseF64ArrayAttr &args) {
+  return failure(failed(parseInitKind(parser, init)) ||
+                 failed(parseInitArgs(parser, args)));
+}
+
+static void printInit(OpAsmPrinter &printer, Operation *op, InitKindAttr init,
+                      DenseF64ArrayAttr args) {
+  printInitKind(printer, op, init);
+  printInitArgs(printer, op, args);
 }
 
 // As many arguments as the initialiser's signature in the clause table.

@@ -98,7 +98,7 @@ def Vouch_ParamOp : Vouch_StructuralOp<"param", [Pure]> {
                        DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$init_args);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
-      "$name `=` custom<InitKind>($init) custom<InitArgs>($init_args) attr-dict `:` type($result)";
+      "$name `=` custom<Init>($init, $init_args) attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

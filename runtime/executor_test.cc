@@ -14,16 +14,14 @@
 #include <vector>
 
 #include "runtime/test_program.h"
+#include "runtime/test_run.h"
 #include "runtime/train_main.h"
 
 namespace vouch::rt {
 namespace {
 
 using namespace test_program;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using namespace test_run;
 
 // ---- the reference: the MLP's forward and gradients as plain loops ---------------------
 
@@ -337,21 +335,10 @@ TEST(CheckProgramTest, AMissingCpuKernelIsNamed) {
 // ---- the quickstart through train_main: the golden text of quickstart_mlp_test.cc ------
 
 
-struct RunOutput {
-  int code;
-  std::string out, err;
-};
-
 RunOutput run(const Backend& backend, std::vector<std::string> args) {
-  args.insert(args.begin(), "./quickstart_mlp");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), quickstart_description(), {backend});
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  return {code, out, err};
+  return run_captured("./quickstart_mlp", std::move(args), [&](int argc, char** argv) {
+    return train_main(argc, argv, quickstart_description(), {backend});
+  });
 }
 
 TEST(CpuProgramBackendTest, QuickstartMatchesTheGoldenRun) {
@@ -362,13 +349,7 @@ TEST(CpuProgramBackendTest, QuickstartMatchesTheGoldenRun) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, kQuickstartGolden);
   EXPECT_EQ(run(cpu, {"--device", "cpu", "--steps", "2", "--seed", "2026"}).out,
-            "mean_loss(before) = 0.761530\n"
-            "step 0: loss=0.038059\n"
-            "mean_loss(after) = 0.755218\n"
-            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.026134]\n"
-            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.074492]\n"
-            "steps=2 loss0=0.761530 loss1=0.755218\n"
-            "predict(heldout) = [0.074492]\n");
+            kQuickstartTwoStepsSeed2026);
 }
 
 TEST(CpuProgramBackendTest, ShowBackendPrintsHeaderScheduleAndReportsAtFirstUse) {
@@ -409,10 +390,7 @@ TEST(CpuProgramBackendTest, Float32RunIsCloseToTheFloat64Golden) {
   RunOutput r = run(cpu, {"--dtype", "f32"});
   EXPECT_EQ(r.code, 0) << r.err;
   double before = 0, after = 0;
-  ASSERT_EQ(std::sscanf(r.out.c_str(), "mean_loss(before) = %lf", &before), 1) << r.out;
-  size_t at = r.out.find("mean_loss(after) = ");
-  ASSERT_NE(at, std::string::npos);
-  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "mean_loss(after) = %lf", &after), 1);
+  ASSERT_TRUE(read_mean_losses(r.out, before, after)) << r.out;
   EXPECT_NEAR(before, 1.349908, 1e-5);
   EXPECT_NEAR(after, 0.002521, 1e-3);
 }

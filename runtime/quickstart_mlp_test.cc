@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/test_program.h"
+#include "runtime/test_run.h"
 #include "runtime/cpu_kernels.h"
 #include "runtime/train_main.h"
 
@@ -109,14 +110,12 @@ ModelDescription quickstart() {
 }
 
 std::string run(std::vector<std::string> args) {
-  args.insert(args.begin(), "./quickstart_mlp");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  int code = train_main(int(argv.size()), argv.data(), quickstart(), nullptr, &make_mlp);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  EXPECT_EQ(code, 0);
-  return out;
+  vouch::rt::test_run::RunOutput r = vouch::rt::test_run::run_captured(
+      "./quickstart_mlp", std::move(args), [](int argc, char** argv) {
+        return train_main(argc, argv, quickstart(), nullptr, &make_mlp);
+      });
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.out;
 }
 
 TEST(QuickstartMlpTest, DefaultRun) {
@@ -125,13 +124,7 @@ TEST(QuickstartMlpTest, DefaultRun) {
 
 TEST(QuickstartMlpTest, TwoStepsSeed2026) {
   EXPECT_EQ(run({"--device", "cpu", "--steps", "2", "--seed", "2026"}),
-            "mean_loss(before) = 0.761530\n"
-            "step 0: loss=0.038059\n"
-            "mean_loss(after) = 0.755218\n"
-            "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.026134]\n"
-            "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.074492]\n"
-            "steps=2 loss0=0.761530 loss1=0.755218\n"
-            "predict(heldout) = [0.074492]\n");
+            vouch::rt::test_program::kQuickstartTwoStepsSeed2026);
 }
 
 TEST(QuickstartMlpTest, MissingF32FactoryIsRefused) {

@@ -314,6 +314,16 @@ inline constexpr const char kQuickstartGolden[] =
     "steps=200 loss0=1.349908 loss1=0.002521\n"
     "predict(heldout) = [0.109527]\n";
 
+// The same at seed 2026 for two steps (TorchLean's numbers).
+inline constexpr const char kQuickstartTwoStepsSeed2026[] =
+    "mean_loss(before) = 0.761530\n"
+    "step 0: loss=0.038059\n"
+    "mean_loss(after) = 0.755218\n"
+    "  center: x=(0.000000,0.000000)  target=0.200000  pred=[0.026134]\n"
+    "  heldout: x=(0.250000,-0.750000)  target=0.200000  pred=[0.074492]\n"
+    "steps=2 loss0=0.761530 loss1=0.755218\n"
+    "predict(heldout) = [0.074492]\n";
+
 }  // namespace vouch::rt::test_program
 
 #endif  // VOUCH_RUNTIME_TEST_PROGRAM_H_

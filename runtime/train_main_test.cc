@@ -20,9 +20,12 @@
 #include "runtime/optim.h"
 #include "runtime/safetensors.h"
 #include "runtime/test_files.h"
+#include "runtime/test_run.h"
 
 namespace vouch::rt {
 namespace {
+
+using namespace test_run;
 
 using test_files::temp_path;
 using test_files::write_temp;
@@ -92,27 +95,12 @@ ModelDescription description(int64_t batch) {
   return m;
 }
 
-struct RunOutput {
-  int code;
-  std::string out, err;
-};
-
 RunOutput run(std::vector<std::string> args, int64_t batch = 1) {
-  args.insert(args.begin(), "./linear2");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
   ModelDescription m = description(batch);
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = batch == 5 ? train_main(int(argv.size()), argv.data(), m, &make<float, 5>, &make<double, 5>)
-                        : train_main(int(argv.size()), argv.data(), m, &make<float, 1>, &make<double, 1>);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  return {code, out, err};
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
+  return run_captured("./linear2", std::move(args), [&](int argc, char** argv) {
+    return batch == 5 ? train_main(argc, argv, m, &make<float, 5>, &make<double, 5>)
+                      : train_main(argc, argv, m, &make<float, 1>, &make<double, 1>);
+  });
 }
 
 TEST(TrainMainTest, DefaultRunMatchesPythonReference) {
@@ -169,10 +157,7 @@ TEST(TrainMainTest, Float32RunIsCloseToFloat64) {
   RunOutput r = run({"--dtype", "f32"});
   EXPECT_EQ(r.code, 0) << r.err;
   double before = 0, after = 0;
-  ASSERT_EQ(std::sscanf(r.out.c_str(), "mean_loss(before) = %lf", &before), 1) << r.out;
-  size_t at = r.out.find("mean_loss(after) = ");
-  ASSERT_NE(at, std::string::npos);
-  ASSERT_EQ(std::sscanf(r.out.c_str() + at, "mean_loss(after) = %lf", &after), 1);
+  ASSERT_TRUE(read_mean_losses(r.out, before, after)) << r.out;
   EXPECT_NEAR(before, 0.465156, 2e-6);
   EXPECT_NEAR(after, 0.105339, 1e-4);
   EXPECT_TRUE(contains(r.out, "steps=200 loss0="));
@@ -408,9 +393,6 @@ class FakeDeviceModel : public CompiledModel<T> {
 
 // A cpu backend (the host model) and a "cuda" backend (the fake device model).
 RunOutput run_device(std::vector<std::string> args, DeviceLog* log, int64_t capacity) {
-  args.insert(args.begin(), "./linear2");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
   Backend cpu;
   cpu.device = Device::Cpu;
   cpu.make_f32 = &make<float, 1>;
@@ -426,12 +408,9 @@ RunOutput run_device(std::vector<std::string> args, DeviceLog* log, int64_t capa
     return std::make_unique<FakeDeviceModel<double, 1>>(log, capacity);
   };
   device.ready = [] { return Status::Ok(); };
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), description(1), {cpu, device});
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  return {code, out, err};
+  return run_captured("./linear2", std::move(args), [&](int argc, char** argv) {
+    return train_main(argc, argv, description(1), {cpu, device});
+  });
 }
 
 std::vector<std::string> reads_of(const DeviceLog& log) {

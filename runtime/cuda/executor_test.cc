@@ -25,16 +25,14 @@
 #include "runtime/executor.h"
 #include "runtime/optim.h"
 #include "runtime/test_program.h"
+#include "runtime/test_run.h"
 #include "runtime/train_main.h"
 
 namespace vouch::rt::cuda {
 namespace {
 
 using namespace ::vouch::rt::test_program;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using namespace ::vouch::rt::test_run;
 
 template <class T>
 std::unique_ptr<CudaProgramModel<T>> make_cuda(const Program& program,
@@ -79,22 +77,11 @@ void set_params(CompiledModel<T>& model, const MlpProgram& mlp) {
   std::fill_n(model.param(4), kUnusedNumel, T(0));
 }
 
-struct RunOutput {
-  int code;
-  std::string out, err;
-};
-
 RunOutput run_main(const std::vector<Backend>& backends, const ModelDescription& model,
                    std::vector<std::string> args) {
-  args.insert(args.begin(), "./mlp");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), model, backends);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  return {code, out, err};
+  return run_captured("./mlp", std::move(args), [&](int argc, char** argv) {
+    return train_main(argc, argv, model, backends);
+  });
 }
 
 

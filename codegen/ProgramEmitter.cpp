@@ -74,14 +74,7 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     group.planned.push_back(entry);
     const capsules::KernelCapsule &capsule = plan.capsule(*entry);
     capsuleNames.insert(capsule.name);
-    // A fused op goes to the recipe that computes fused groups; any other op
-    // to the first recipe that handles it.
-    const KernelRecipe *mine = nullptr;
-    for (const KernelRecipe *r : kernelRecipes())
-      if (r->handles(op) && (group.ops.size() == 1 || r->computesFusedGroups())) {
-        mine = r;
-        break;
-      }
+    const KernelRecipe *mine = recipeFor(op);
     if (!mine)
       return op->emitOpError("capsule `")
              << capsule.name << "` (provider " << toString(capsule.provider)
@@ -167,12 +160,8 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
       continue;
     // A result its recipe computes as a view of an operand shares that
     // operand's storage.
-    Value alias;
-    for (const KernelRecipe *r : kernelRecipes())
-      if (r->handles(&op)) {
-        alias = r->aliasOf(&op);
-        break;
-      }
+    const KernelRecipe *recipe = recipeFor(&op);
+    Value alias = recipe ? recipe->aliasOf(&op) : Value();
     for (Value r : op.getResults())
       builder->addValue(r, alias);
   }
@@ -197,8 +186,10 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
   }
   for (auto [i, node] : llvm::enumerate(layout.nodes)) {
     const NodeRecord &record = nodes[node.op];
+    // A view ahead of every forward step has no step of its own to follow: it
+    // is recorded with the first step's nodes (the tape keeps node order).
     builder->addNode(node.id, node.op->getName().stripDialect(),
-                     record.capsule, record.kernel, record.afterStep,
+                     record.capsule, record.kernel, std::max(record.afterStep, 0),
                      vjpRanges[i].first, vjpRanges[i].second,
                      savedNames(node.vjp));
   }

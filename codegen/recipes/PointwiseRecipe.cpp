@@ -92,15 +92,16 @@ public:
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
     GroupIO io = groupIO(group.ops);
+    // The scalar mask has one bit per value read.
+    if (io.loads.size() > 64)
+      return group.ops.front()->emitOpError("fused group reads more than 64 values"),
+             failure();
     // A single-element value read by a larger kernel: element 0 (the
     // operand of a rank-0 broadcast).
     uint64_t scalarMask = 0;
     for (auto [k, v] : llvm::enumerate(io.loads))
       if (numel(v) == 1 && io.elements != 1)
         scalarMask |= uint64_t(1) << k;
-    if (io.loads.size() > 64)
-      return group.ops.front()->emitOpError("fused group reads more than 64 values"),
-             failure();
     std::vector<KernelArg> args;
     for (Value v : io.stores)
       args.push_back(KernelArg::buffer(v));

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "passes/Attributes.h"
+
 using namespace mlir;
 
 namespace vouch::codegen {
@@ -40,6 +42,14 @@ const std::vector<const KernelRecipe *> &kernelRecipes() {
     return ordered;
   }();
   return recipes;
+}
+
+const KernelRecipe *recipeFor(Operation *op) {
+  bool fused = op->hasAttr(kFusionGroupAttr);
+  for (const KernelRecipe *r : kernelRecipes())
+    if (r->handles(op) && (!fused || r->computesFusedGroups()))
+      return r;
+  return nullptr;
 }
 
 uint32_t gridStrideBlocks(int64_t lanes) {

@@ -58,6 +58,11 @@ public:
 /// Every registered recipe, in lookup order (lower priority first).
 const std::vector<const KernelRecipe *> &kernelRecipes();
 
+/// The recipe that computes `op`: the first that handles it, and, for an op
+/// of a fused group (vouch.fusion_group), computes fused groups. Null when
+/// none does.
+const KernelRecipe *recipeFor(mlir::Operation *op);
+
 /// Registers a recipe when the program starts; each recipe file ends with
 /// one (`static const RecipeRegistration registration(&recipe);`), so a new
 /// recipe is a new file and nothing else (codegen is linked whole:

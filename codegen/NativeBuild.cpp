@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "codegen/ContentHash.h"
 #include "codegen/RuntimeSources.h"
 
 namespace fs = std::filesystem;
@@ -62,32 +63,22 @@ bool writeFile(const fs::path &path, const std::string &text,
   return true;
 }
 
-uint64_t fnv1a(uint64_t hash, const std::string &text) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 /// The runtime compiled into an archive, once per (sources, compiler, flags).
 /// Returns the directory holding runtime/ headers and libvouch_runtime.a.
 bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
                    std::string &error) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  hash = fnv1a(hash, options.cxx + " " + kCxxFlags);
+  ContentHash hash;
+  hash.add(options.cxx).add(kCxxFlags);
   for (int i = 0; i < kRuntimeSourceCount; ++i)
-    hash = fnv1a(fnv1a(hash, kRuntimeSources[i].path), kRuntimeSources[i].text);
-  char name[40];
-  std::snprintf(name, sizeof(name), "runtime-%016llx",
-                static_cast<unsigned long long>(hash));
+    hash.add(kRuntimeSources[i].path).add(kRuntimeSources[i].text);
+  const std::string name = hash.name("runtime-");
   dir = fs::path(cacheRoot()) / name;
   if (fs::exists(dir / "libvouch_runtime.a"))
     return true;
 
   std::error_code ec;
   fs::create_directories(fs::path(cacheRoot()), ec);
-  fs::path staging = fs::path(cacheRoot()) / (std::string(name) + ".tmp." +
+  fs::path staging = fs::path(cacheRoot()) / (name + ".tmp." +
                                     std::to_string(getpid()));
   fs::create_directories(staging / "runtime" / "cuda", ec);
   if (ec) {

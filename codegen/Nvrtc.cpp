@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "codegen/ContentHash.h"
 #include "codegen/RuntimeSources.h"
 
 namespace vouch::codegen {
@@ -134,16 +135,6 @@ bool compileCuda(const std::string &source, const std::string &name,
 
 namespace {
 
-uint64_t fnv1a(uint64_t hash, const std::string &text) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  // Separates consecutive fields: ("ab","c") and ("a","bc") hash apart.
-  hash ^= 0xff;
-  return hash * 0x100000001b3ULL;
-}
-
 bool readFile(const std::filesystem::path &path, std::string &text) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -161,17 +152,13 @@ bool compileCudaCached(const std::string &source, const std::string &name,
                        const std::string &cacheDir, CudaBinary &out,
                        bool &hit, std::string &error) {
   namespace fs = std::filesystem;
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  hash = fnv1a(hash, source);
-  hash = fnv1a(hash, arch);
-  hash = fnv1a(hash, nvrtcVersionString());
+  ContentHash hash;
+  hash.add(source).add(arch).add(nvrtcVersionString());
   for (const char *option : kOptions)
-    hash = fnv1a(hash, option);
+    hash.add(option);
   for (const auto &[include, text] : headers)
-    hash = fnv1a(fnv1a(hash, include), text);
-  char key[40];
-  std::snprintf(key, sizeof(key), "cubin-%016llx",
-                static_cast<unsigned long long>(hash));
+    hash.add(include).add(text);
+  const std::string key = hash.name("cubin-");
   fs::path dir = fs::path(cacheDir) / key;
   out.arch = arch;
   hit = readFile(dir / "kernels.cubin", out.cubin) &&
@@ -184,7 +171,7 @@ bool compileCudaCached(const std::string &source, const std::string &name,
   // sees half a cache entry. A failure to cache is not an error.
   std::error_code ec;
   fs::path staging = fs::path(cacheDir) /
-                     (std::string(key) + ".tmp." + std::to_string(getpid()));
+                     (key + ".tmp." + std::to_string(getpid()));
   fs::create_directories(staging, ec);
   std::ofstream(staging / "kernels.cubin", std::ios::binary) << out.cubin;
   std::ofstream(staging / "kernels.ptx", std::ios::binary) << out.ptx;

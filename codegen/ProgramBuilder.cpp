@@ -10,7 +10,7 @@ using namespace mlir;
 namespace vouch::codegen {
 
 ProgramBuilder::ProgramBuilder(ModelOp model, Target target)
-    : model_(model), target_(target) {}
+    : modelName_(model.getSymName().str()), target_(target) {}
 
 void ProgramBuilder::addNamed(Value v, StringRef name) {
   bufferOf_[v] = static_cast<int32_t>(buffers_.size());

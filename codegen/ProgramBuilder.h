@@ -45,8 +45,7 @@ public:
   ProgramBuilder(ModelOp model, Target target);
 
   Target target() const { return target_; }
-  ModelOp model() const { return model_; }
-  std::string modelName() const { return const_cast<ModelOp &>(model_).getSymName().str(); }
+  const std::string &modelName() const { return modelName_; }
 
   /// Buffers: params (declaration order), then the input and target, then
   /// every compute op's result in op order. A view aliases its source.
@@ -75,9 +74,8 @@ public:
   void addLinearStep(int64_t rows, int64_t in, int64_t out, mlir::Value x,
                      mlir::Value w, mlir::Value bias, mlir::Value y,
                      const std::string &what);
-  /// What the last step ran (kernel symbol or library call); "" when the
-  /// op added none (a view).
   int32_t stepCount() const { return static_cast<int32_t>(steps_.size()); }
+  /// What step `step` runs: its kernel symbol or library call.
   const std::string &stepWhat(int32_t step) const { return whats_[step]; }
 
   /// Layout markers, called by the emitter between recipes.
@@ -99,7 +97,7 @@ private:
   struct Kernel {
     std::string name, source;
   };
-  ModelOp model_;
+  std::string modelName_;
   Target target_;
   std::vector<rt::BufferDesc> buffers_;
   std::vector<std::string> bufferNames_;

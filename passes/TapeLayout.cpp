@@ -16,13 +16,6 @@ SmallVector<Operation *> TapeLayout::forwardOps() const {
   return ops;
 }
 
-const TapeLayout::Node *TapeLayout::find(int64_t id) const {
-  for (const Node &node : nodes)
-    if (node.id == id)
-      return &node;
-  return nullptr;
-}
-
 TapeLayout computeTapeLayout(ModelOp model) {
   std::map<int64_t, Operation *> forward;
   std::map<int64_t, SmallVector<Operation *>> backward;

@@ -27,8 +27,6 @@ struct TapeLayout {
 
   /// The forward ops in tape order.
   llvm::SmallVector<mlir::Operation *> forwardOps() const;
-  /// The node with `id`, or null.
-  const Node *find(int64_t id) const;
 };
 
 /// The layout of `model`'s compute ops (structural ops are not in it). Ops

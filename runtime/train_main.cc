@@ -236,8 +236,9 @@ class Run {
         host_losses.clear();
       }
       auto read = std::chrono::steady_clock::now();
-      ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
-                                .count() / double(k + 1 - pending));
+      if (o_.time)
+        ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
+                                  .count() / double(k + 1 - pending));
       for (int64_t j = first; j <= k; j++) {
         double loss = losses[size_t(j - first)];
         if (j % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)j, loss);

@@ -229,10 +229,10 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   select_args_.y_elems = p.buffers[p.target].numel;
   optimizer_args_.slots = slots_;
   optimizer_args_.step = step_;
-  record_args_.loss = pointers_[size_t(p.loss)];
-  record_args_.ring = ring_;
-  record_args_.step = step_;
-  record_args_.capacity = loss_capacity_;
+  end_step_args_.loss = pointers_[size_t(p.loss)];
+  end_step_args_.ring = ring_;
+  end_step_args_.step = step_;
+  end_step_args_.capacity = loss_capacity_;
   tape_nodes_.build(p, &CudaProgramModel::vjp);
 
   VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_loss_), sizeof(T)));
@@ -342,7 +342,6 @@ void CudaProgramModel<T>::pack_optimizer(const OptimizerConfig& o) {
   optimizer_args_.eps = o.eps;
   optimizer_args_.weight_decay = o.weight_decay;
   optimizer_args_.momentum = o.momentum;
-  optimizer_packed_ = true;
 }
 
 template <class T>
@@ -431,9 +430,9 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
     VOUCH_RETURN_IF_ERROR(launch(optimizer_, dim3(optimizer_blocks_, unsigned(program_.num_params)),
                                  dim3(256), 0, s, opt));
   }
-  void* record[] = {&record_args_.loss, &record_args_.ring, &record_args_.step,
-                    &record_args_.capacity};
-  return launch(end_step_, dim3(1), dim3(1), 0, s, record);
+  void* end[] = {&end_step_args_.loss, &end_step_args_.ring, &end_step_args_.step,
+                 &end_step_args_.capacity};
+  return launch(end_step_, dim3(1), dim3(1), 0, s, end);
 }
 
 template <class T>
@@ -442,11 +441,7 @@ Status CudaProgramModel<T>::enqueue_step(const OptimizerConfig& o, Tape* tape) {
   if (num_batches_ <= 0) return Status::Error("enqueue_step: no data uploaded");
   OptimizerArgs before = optimizer_args_;
   pack_optimizer(o);
-  bool changed = before.kind != optimizer_args_.kind || before.lr != optimizer_args_.lr ||
-                 before.beta1 != optimizer_args_.beta1 || before.beta2 != optimizer_args_.beta2 ||
-                 before.eps != optimizer_args_.eps ||
-                 before.weight_decay != optimizer_args_.weight_decay ||
-                 before.momentum != optimizer_args_.momentum;
+  bool changed = before.hyper_parameters() != optimizer_args_.hyper_parameters();
   // A captured graph holds the arguments it was captured with: capture again.
   if (changed && graph_) VOUCH_RETURN_IF_ERROR(fail(graph_->reset()));
   if (!graph_)

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/cuda/buffer.h"
@@ -159,15 +160,18 @@ class CudaProgramModel final : public CompiledModel<T> {
     const long long* step = nullptr;
     int kind = 1;
     double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0, momentum = 0;
+    // What a captured graph bakes in besides the addresses.
+    auto hyper_parameters() const {
+      return std::tie(kind, lr, beta1, beta2, eps, weight_decay, momentum);
+    }
   } optimizer_args_;
-  bool optimizer_packed_ = false;
   unsigned optimizer_blocks_ = 1;
-  struct RecordLossArgs {
+  struct EndStepArgs {
     const T* loss = nullptr;
     T* ring = nullptr;
-    const long long* step = nullptr;
+    long long* step = nullptr;
     long long capacity = 0;
-  } record_args_;
+  } end_step_args_;
   std::unique_ptr<StepGraph> graph_;
   ProgramTape tape_nodes_;
   Tape recorded_;            // the tape of the last step whose body ran on the host

@@ -99,6 +99,11 @@ Provenance nativeKernelProvenance(OpFamily family) {
   case OpFamily::Loss:
     return {"codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/loss.cuh",
             "vouch::mse_loss_kernel", nvrtc};
+  case OpFamily::Gemm:
+    return {"codegen/recipes/GemmRecipe.cpp, runtime/cuda/kernels/matmul.cuh",
+            "vouch::small_product_kernel / vouch::small_linear_kernel",
+            "NVRTC: sm_90 cubin plus PTX; planned only for products the "
+            "profile's small-product rule covers"};
   case OpFamily::View:
     return {"codegen/recipes/ViewRecipe.cpp", "",
             "no kernel: the result aliases the input's buffer"};
@@ -178,15 +183,16 @@ const char *kCudaShapeClaim =
 /// entry points, and how they read row-major operands.
 struct BlasTemplate {
   Provider provider;
+  const char *op;
   const char *symbol;
   const char *layout;
 };
 const BlasTemplate kBlasTemplates[] = {
-    {Provider::Cublas, "cublasGemmEx / cublasGemmStridedBatchedEx",
+    {Provider::Cublas, "matmul", "cublasGemmEx / cublasGemmStridedBatchedEx",
      "row-major operands read in place: C = op(lhs)·op(rhs) as "
      "column-major Cᵀ = op(rhs)ᵀ·op(lhs)ᵀ, transa / transb from the "
      "flags; no transposed copy"},
-    {Provider::Cublaslt, "cublasLtMatmul",
+    {Provider::Cublaslt, "linear", "cublasLtMatmul",
      "row-major x [rows, in] and W [out, in] read in place: y = "
      "x·Wᵀ + b as cublasLtMatmul(transa=T, transb=N, A=weight, "
      "B=input) with the bias epilogue"},
@@ -224,7 +230,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   for (const BlasTemplate &blas : kBlasTemplates) {
     if (blas.provider != provider)
       continue;
-    if (spec.family != OpFamily::Gemm)
+    if (op != blas.op)
       return std::nullopt;
     c.acceptsTransposeFlags = true;
     c.numeric.tf32Allowed = true;
@@ -257,16 +263,28 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
                      "checked at compile time by the assurance gate", gate,
                      gateSource);
-  c.layout = contract("dense row-major device buffers, UInt32 flat indices",
+  std::string layout = "dense row-major device buffers, UInt32 flat indices";
+  if (spec.family == OpFamily::Gemm && spec.transposeFlags)
+    layout += "; lhs and rhs read through trans_a / trans_b, never copied";
+  c.layout = contract(layout,
                       "NVRTC compiles every emitted kernel; the GPU suite "
                       "runs them against the cpu f64 reference",
                       citedEvidence(EvidenceKind::TestSuite, "nvrtc"), kernel);
   std::string summary =
-      sums(spec.family)
+      spec.family == OpFamily::Gemm
+          ? "one thread per output, its k products folded left from index 0 "
+            "as the cpu reference does, no atomics (two runs give the same "
+            "bits); checked bit for bit by the kernel lab and against the "
+            "cpu f64 reference by the GPU suite"
+      : sums(spec.family)
           ? "block reductions with a fixed tree and no atomics (two runs "
             "give the same bits); compared with the cpu f64 reference by "
             "the GPU suite"
           : "compared with the cpu f64 reference by the GPU suite";
+  if (spec.family == OpFamily::Gemm) {
+    c.acceptsTransposeFlags = spec.transposeFlags;
+    c.numeric.reduce = ReductionOrder::LeftFold;
+  }
   c.value = contract(std::string(spec.formula) + ", in the element type",
                      summary, value, kernel);
   return c;
@@ -285,10 +303,13 @@ std::vector<KernelCapsule> cudaCatalog() {
   std::vector<KernelCapsule> out;
   for (const OpFacts *spec : computeOpFacts()) {
     Expected<std::vector<Provider>> providers = cudaProvidersOf(*spec);
-    if (!providers || providers->empty())
+    if (!providers)
       continue;
-    if (std::optional<KernelCapsule> c = cudaCapsule(*spec, providers->front()))
-      out.push_back(std::move(*c));
+    // Every provider of the op's list that computes it: the plan chooses
+    // among them (a product the small-product rule covers runs native).
+    for (Provider provider : *providers)
+      if (std::optional<KernelCapsule> c = cudaCapsule(*spec, provider))
+        out.push_back(std::move(*c));
   }
   return out;
 }

@@ -89,6 +89,9 @@ BackendProfile checkedCuda() {
     if (order && *order != std::vector<Provider>{Provider::NativeCuda})
       p.opPreferences.push_back({std::string(op->mnemonic), *order});
   }
+  // One thread per output with a k-term loop beats a library launch up to
+  // here on an H200 (docs/performance.md, 2026-12-01).
+  p.smallProducts = {65536, 256};
   p.numerics.subnormalFlushOrImplementationDefined = true;
   p.numerics.contraction = true;
   p.numerics.implementationDefinedReduction = true;
@@ -104,6 +107,8 @@ BackendProfile libtorchForwardCuda() {
   for (auto &[op, order] : p.opPreferences)
     order.insert(order.begin(), Provider::Libtorch);
   p.requiredProviders = {Provider::Libtorch};
+  // LibTorch computes every product it has a capsule for, small or not.
+  p.smallProducts = {};
   p.description = "forward values from LibTorch where it has a capsule, "
                   "vouch's VJPs from the tape";
   return p;

@@ -52,6 +52,19 @@ struct ProfileOptions {
   bool tf32 = false; ///< cuda profiles: let cuBLAS GEMMs compute in TF32
 };
 
+/// Products small enough that launch latency, not arithmetic, bounds them:
+/// batch·m·n·k ≤ maxMultiplyAdds and k ≤ maxK. Where the profile allows
+/// native-cuda, the plan runs them as vouch's own kernel
+/// (runtime/cuda/kernels/matmul.cuh) instead of cuBLAS / cuBLASLt, whose
+/// kernels cost several microseconds at any size. All zero: never.
+struct SmallProductRule {
+  int64_t maxMultiplyAdds = 0;
+  int64_t maxK = 0;
+  bool covers(int64_t batch, int64_t m, int64_t n, int64_t k) const {
+    return k <= maxK && batch * m * n * k <= maxMultiplyAdds;
+  }
+};
+
 struct BackendProfile {
   std::string name;
   Device device = Device::Cpu;
@@ -66,6 +79,7 @@ struct BackendProfile {
   /// is not linked into this build.
   std::vector<Provider> requiredProviders;
   NumericsAllowance numerics;
+  SmallProductRule smallProducts;
   bool tf32 = false;
   std::string description; ///< one line, for reports
 

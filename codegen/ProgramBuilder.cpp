@@ -105,6 +105,31 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
   whats_.push_back(kernels_[kernel].name);
 }
 
+std::vector<int32_t> ProgramBuilder::markWritten(int32_t firstStep,
+                                                 ArrayRef<Value> written) {
+  std::vector<int32_t> outputs, unwritten;
+  for (Value v : written)
+    if (bufferOf_.count(v))
+      outputs.push_back(buffer(v));
+  for (int32_t s = firstStep; s < stepCount(); ++s) {
+    rt::StepDesc &step = steps_[s];
+    if (step.kind != rt::StepKind::Kernel)
+      continue; // a Gemm / Linear step writes c
+    bool any = false;
+    for (int32_t a = step.first_arg; a < step.first_arg + step.num_args; ++a) {
+      rt::ArgDesc &arg = args_[a];
+      if (arg.kind == rt::ArgDesc::Buffer &&
+          llvm::is_contained(outputs, static_cast<int32_t>(arg.value))) {
+        arg.count = 1;
+        any = true;
+      }
+    }
+    if (!any)
+      unwritten.push_back(s);
+  }
+  return unwritten;
+}
+
 void ProgramBuilder::addGemmStep(bool transA, bool transB, int64_t batch,
                                  int64_t m, int64_t n, int64_t k, Value a,
                                  int64_t strideA, Value b, int64_t strideB,

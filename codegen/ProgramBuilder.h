@@ -67,6 +67,12 @@ public:
   /// Steps, appended to the current section (see beginForward etc.).
   void addKernelStep(int32_t kernel, llvm::ArrayRef<KernelArg> args,
                      uint32_t grid, uint32_t blockX, uint32_t blockY);
+  /// Marks, in the kernel steps from `firstStep` on, the Buffer arguments of
+  /// `written` as written (ArgDesc::count = 1): the cuda executor orders
+  /// launches by what they read and write. Returns the steps that write none
+  /// of them (an emitter bug, reported by the caller).
+  std::vector<int32_t> markWritten(int32_t firstStep,
+                                   llvm::ArrayRef<mlir::Value> written);
   void addGemmStep(bool transA, bool transB, int64_t batch, int64_t m,
                    int64_t n, int64_t k, mlir::Value a, int64_t strideA,
                    mlir::Value b, int64_t strideB, mlir::Value c,

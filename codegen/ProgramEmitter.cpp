@@ -74,7 +74,7 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     group.planned.push_back(entry);
     const capsules::KernelCapsule &capsule = plan.capsule(*entry);
     capsuleNames.insert(capsule.name);
-    const KernelRecipe *mine = recipeFor(op);
+    const KernelRecipe *mine = recipeFor(op, target, capsule.provider);
     if (!mine)
       return op->emitOpError("capsule `")
              << capsule.name << "` (provider " << toString(capsule.provider)
@@ -96,6 +96,14 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
   if (failed(recipe->emit(group, *builder)))
     return failure();
   int32_t after = builder->stepCount();
+  llvm::SmallVector<Value> results;
+  for (Operation *op : group.ops)
+    results.append(op->result_begin(), op->result_end());
+  for (int32_t s : builder->markWritten(before, results))
+    return group.ops.front()->emitOpError("codegen: step ")
+               << s << " (" << builder->stepWhat(s)
+               << ") writes none of the group's results",
+           failure();
   std::string what =
       after > before ? builder->stepWhat(after - 1)
                      : "alias of " + builder->bufferName(group.ops.front()->getOperand(0)) +

@@ -46,24 +46,45 @@ TEST_F(ProgramEmitterTest, EveryStepRunsUnderItsPlannedCapsule) {
   auto program = buildProgram(model, *plan, Target::Cuda);
   ASSERT_TRUE(succeeded(program)) << joined();
   std::string tables = (*program)->emitTables("p");
-  // linear forward under cublaslt.linear with the plan's call; its VJP's
-  // products under cublas.matmul; relu under native_cuda.relu.
-  EXPECT_NE(tables.find("\"linear\", \"cublaslt.linear\", "
-                        "\"cublasLtMatmul(transa=T, transb=N, A=weight, B=input, "
-                        "epilogue=BIAS)\""),
+  // The quickstart's products are small: linear forward under
+  // native_cuda.linear (vouch's product kernel with the bias), its VJP's
+  // products under native_cuda.matmul; relu under native_cuda.relu.
+  EXPECT_NE(tables.find("\"linear\", \"native_cuda.linear\", \"vouch_small_linear\""),
             std::string::npos)
       << tables;
   EXPECT_NE(tables.find("\"relu\", \"native_cuda.relu\", \"vouch_pointwise_relu\""),
             std::string::npos)
       << tables;
-  EXPECT_NE(tables.find("cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)"),
-            std::string::npos)
-      << tables;
+  EXPECT_NE(tables.find("\"vouch_small_product\""), std::string::npos) << tables;
+  EXPECT_EQ(tables.find("cublas"), std::string::npos) << tables;
   // At batch 1 a bias gradient sums one row: the same values, so a view of
   // the row and no kernel.
   for (size_t i = 0; i < (*program)->kernelCount(); ++i)
     EXPECT_EQ((*program)->kernelName(i).find("reduce_sum"), std::string::npos)
         << tables;
+}
+
+TEST_F(ProgramEmitterTest, LibraryProductsRunTheCallsThePlanNames) {
+  // Without the small-product rule the same products run in cuBLAS(Lt), with
+  // the calls and transpose flags the plan names.
+  ModelOp model = parse(vouch::testing::kQuickstartMlp, /*differentiate=*/true);
+  ASSERT_TRUE(model);
+  capsules::BackendProfile profile = *capsules::parseProfileSpec("checked_cuda");
+  profile.smallProducts = {};
+  auto plan = planAndGate(model, profile);
+  ASSERT_TRUE(succeeded(plan)) << joined();
+  auto program = buildProgram(model, *plan, Target::Cuda);
+  ASSERT_TRUE(succeeded(program)) << joined();
+  std::string tables = (*program)->emitTables("p");
+  EXPECT_NE(tables.find("\"linear\", \"cublaslt.linear\", "
+                        "\"cublasLtMatmul(transa=T, transb=N, A=weight, B=input, "
+                        "epilogue=BIAS)\""),
+            std::string::npos)
+      << tables;
+  EXPECT_NE(tables.find("cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)"),
+            std::string::npos)
+      << tables;
+  EXPECT_EQ(tables.find("vouch_small_"), std::string::npos) << tables;
 }
 
 TEST_F(ProgramEmitterTest, IdenticalKernelsAreEmittedOnce) {
@@ -99,14 +120,15 @@ TEST_F(ProgramEmitterTest, IdenticalKernelsAreEmittedOnce) {
 }
 
 TEST_F(ProgramEmitterTest, ACapsuleNoRecipeCanRunIsACompileTimeError) {
-  // A registry whose matmul capsule claims vouch's own cuda kernel: the gemm
-  // recipe runs cuBLAS, so it cannot be bound to it.
+  // A registry whose only cuda matmul capsule claims cuFFT: no recipe
+  // computes a product as cuFFT, so none can be bound to it.
   capsules::CapsuleRegistry registry = capsules::makeDefaultRegistry();
-  capsules::KernelCapsule native = *registry.find("cublas.matmul");
-  native.name = "native_cuda.matmul";
-  native.provider = capsules::Provider::NativeCuda;
+  capsules::KernelCapsule odd = *registry.find("cublas.matmul");
+  odd.name = "cufft.matmul";
+  odd.provider = capsules::Provider::Cufft;
   ASSERT_TRUE(registry.remove("cublas.matmul").ok());
-  ASSERT_TRUE(registry.add(native).ok());
+  ASSERT_TRUE(registry.remove("native_cuda.matmul").ok());
+  ASSERT_TRUE(registry.add(odd).ok());
   ModelOp model;
   auto plan = planCuda(registry, model);
   ASSERT_TRUE(succeeded(plan)) << joined();
@@ -114,8 +136,8 @@ TEST_F(ProgramEmitterTest, ACapsuleNoRecipeCanRunIsACompileTimeError) {
   EXPECT_TRUE(failed(buildProgram(model, *plan, Target::Cuda)));
   std::string all = joined();
   EXPECT_NE(all.find("handler `gemm` (op=matmul, provider=cublas, device=cuda) "
-                     "cannot run capsule `native_cuda.matmul` (op=matmul, "
-                     "provider=native-cuda, device=cuda): provider differs"),
+                     "cannot run capsule `cufft.matmul` (op=matmul, "
+                     "provider=cufft, device=cuda): provider differs"),
             std::string::npos)
       << all;
 }
@@ -126,7 +148,7 @@ TEST_F(ProgramEmitterTest, ACpuRecipeIsNotBoundToACudaPlan) {
   ASSERT_TRUE(succeeded(plan)) << joined();
   diagnostics.clear();
   EXPECT_TRUE(failed(buildProgram(model, *plan, Target::Cpu)));
-  EXPECT_NE(joined().find("cannot run capsule `cublaslt.linear`"), std::string::npos)
+  EXPECT_NE(joined().find("cannot run capsule `native_cuda.linear`"), std::string::npos)
       << joined();
 }
 

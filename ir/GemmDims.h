@@ -8,6 +8,8 @@
 #ifndef VOUCH_IR_GEMMDIMS_H
 #define VOUCH_IR_GEMMDIMS_H
 
+#include <optional>
+
 #include "ir/VouchOps.h"
 
 namespace vouch {
@@ -44,6 +46,15 @@ inline GemmDims getGemmDims(LinearOp op) {
   d.k = wt[1];
   d.m = getNumElements(op.getInput().getType()) / d.k;
   return d;
+}
+
+/// The extents of a matmul or linear; nothing for any other op.
+inline std::optional<GemmDims> getGemmDims(mlir::Operation *op) {
+  if (auto mm = llvm::dyn_cast<MatmulOp>(op))
+    return getGemmDims(mm);
+  if (auto lin = llvm::dyn_cast<LinearOp>(op))
+    return getGemmDims(lin);
+  return std::nullopt;
 }
 
 } // namespace vouch

@@ -31,9 +31,14 @@ using testing::kQuickstartMlp;
 class Report : public GateFixture {
 protected:
   AcceptedGraphPlan accept(const char *spec) {
-    ModelOp model = parse(kQuickstartMlp, /*differentiate=*/true,
-                          "quickstart_mlp.mlir");
-    auto plan = planAndGate(model, *capsules::parseProfileSpec(spec));
+    return accept(*capsules::parseProfileSpec(spec));
+  }
+  /// `text` planned and gated (differentiated when it has a loss).
+  AcceptedGraphPlan accept(const capsules::BackendProfile &profile,
+                           const char *text = kQuickstartMlp,
+                           bool differentiate = true) {
+    ModelOp model = parse(text, differentiate, "quickstart_mlp.mlir");
+    auto plan = planAndGate(model, profile);
     EXPECT_TRUE(mlir::succeeded(plan)) << joined();
     return *plan;
   }
@@ -67,8 +72,17 @@ TEST_F(Report, QuickstartCheckedCudaGolden) {
                "capsules/testdata/quickstart_checked_cuda.txt");
 }
 
+TEST_F(Report, QuickstartLibraryProductsGolden) {
+  // checked_cuda without the small-product rule: the cuBLAS(Lt) capsules and
+  // calls with their transpose flags.
+  expectGolden(capsules::renderText(accept(testing::libraryProductsCuda())),
+               "capsules/testdata/quickstart_checked_cuda_library.txt");
+}
+
 TEST_F(Report, Tf32IsReported) {
-  std::string text = capsules::renderText(accept("checked_cuda+tf32"));
+  std::string text = capsules::renderText(
+      accept(*capsules::parseProfileSpec("checked_cuda+tf32"), testing::kWideLinear,
+             /*differentiate=*/false));
   EXPECT_NE(text.find("profile checked_cuda+tf32 (device cuda)"),
             std::string::npos);
   EXPECT_NE(text.find("  tf32=on: cuBLAS GEMMs may round their inputs to TF32 "
@@ -209,7 +223,8 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
 }
 
 TEST_F(Report, JsonOfTheCudaPlanNamesKernelsAndCalls) {
-  JsonValue doc = parseJson(capsules::renderJson(accept("checked_cuda")));
+  JsonValue doc =
+      parseJson(capsules::renderJson(accept(testing::libraryProductsCuda())));
   const JsonValue &first = doc.find("ops")->items.front();
   EXPECT_EQ(first.find("kernel")->text, "quickstart_mlp_n0_linear");
   EXPECT_EQ(first.find("capsule")->text, "cublaslt.linear");

@@ -41,6 +41,24 @@ inline const char *kQuickstartMlp = R"mlir(vouch.model "quickstart_mlp" attribut
 }
 )mlir";
 
+/// One linear layer too large for checked_cuda's small-product rule
+/// (512·256 multiply-adds, k = 512): it runs in cuBLASLt.
+inline const char *kWideLinear = R"mlir(vouch.model "wide" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x512xf32>
+  %w = vouch.param "w" = "xavier_uniform" : tensor<256x512xf32>
+  %b = vouch.param "b" = "zeros" : tensor<256xf32>
+  %h = vouch.linear %x, %w, %b : (tensor<1x512xf32>, tensor<256x512xf32>, tensor<256xf32>) -> tensor<1x256xf32>
+  vouch.output "h" %h : tensor<1x256xf32>
+}
+)mlir";
+
+/// checked_cuda without its small-product rule: every product in cuBLAS(Lt).
+inline capsules::BackendProfile libraryProductsCuda() {
+  capsules::BackendProfile p = *capsules::lookupProfile("checked_cuda");
+  p.smallProducts = {};
+  return p;
+}
+
 class GateFixture : public ::testing::Test {
 protected:
   GateFixture()

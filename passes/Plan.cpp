@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Pass/Pass.h"
+#include "ir/GemmDims.h"
 #include "passes/TapeLayout.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -78,6 +79,20 @@ selectCapsule(StringRef op, const capsules::BackendProfile &profile,
   return candidates.empty() ? nullptr : candidates.front();
 }
 
+const capsules::KernelCapsule *
+selectCapsule(Operation *op, const capsules::BackendProfile &profile,
+              const capsules::CapsuleRegistry &registry) {
+  StringRef name = op->getName().stripDialect();
+  std::optional<GemmDims> d = getGemmDims(op);
+  if (d && profile.allowsProvider(capsules::Provider::NativeCuda) &&
+      profile.smallProducts.covers(d->batch, d->m, d->n, d->k))
+    for (const capsules::KernelCapsule *c :
+         registry.forOp(name.str(), profile.device))
+      if (c->provider == capsules::Provider::NativeCuda)
+        return c;
+  return selectCapsule(name, profile, registry);
+}
+
 void planModel(ModelOp model, const capsules::BackendProfile &profile,
                const capsules::CapsuleRegistry &registry) {
   Builder b(model.getContext());
@@ -87,7 +102,7 @@ void planModel(ModelOp model, const capsules::BackendProfile &profile,
     op->setAttr(kKernelAttr, b.getStringAttr(kernelSymbol(
                                  model.getSymName(), position, name)));
     if (const capsules::KernelCapsule *c =
-            selectCapsule(name, profile, registry))
+            selectCapsule(op, profile, registry))
       op->setAttr(kCapsuleAttr, b.getStringAttr(c->name));
     else
       op->removeAttr(kCapsuleAttr);

@@ -64,6 +64,12 @@ std::string kernelSymbol(llvm::StringRef model, const PlanPosition &position,
 const capsules::KernelCapsule *
 selectCapsule(llvm::StringRef op, const capsules::BackendProfile &profile,
               const capsules::CapsuleRegistry &registry);
+/// The capsule for `op` itself: a product the profile's small-product rule
+/// covers gets the native-cuda capsule where the profile allows one; every
+/// other op, selectCapsule by name.
+const capsules::KernelCapsule *
+selectCapsule(mlir::Operation *op, const capsules::BackendProfile &profile,
+              const capsules::CapsuleRegistry &registry);
 
 /// Records kCapsuleAttr (or removes it, where no capsule exists) and
 /// kKernelAttr on every planned op, and kProfileAttr on the model.

@@ -36,9 +36,12 @@ TEST_F(Plan, CatalogCoversExactlyTheDialectsComputeOps) {
     EXPECT_EQ(facts->hasVjp, name.hasInterface<VJPOpInterface>()) << op;
     for (capsules::Device device :
          {capsules::Device::Cpu, capsules::Device::Cuda})
-      EXPECT_EQ(registry.forOp(op, device).size(), 1u)
-          << "vouch." << op << " has no capsule on "
-          << capsules::toString(device);
+      EXPECT_EQ(registry.forOp(op, device).size(),
+                device == capsules::Device::Cuda &&
+                        facts->family == OpFamily::Gemm
+                    ? 2u // the library's and vouch's small-product kernel
+                    : 1u)
+          << "vouch." << op << " on " << capsules::toString(device);
   }
   for (const OpFacts *facts : capsules::computeOpFacts())
     catalog.insert(std::string(facts->mnemonic));
@@ -73,7 +76,8 @@ TEST_F(Plan, QuickstartSymbolsAndCapsulesOnCuda) {
     return op->getAttrOfType<mlir::StringAttr>(name).getValue().str();
   };
   mlir::Operation *linear0 = nth(model, "linear", 0);
-  EXPECT_EQ(attr(linear0, kCapsuleAttr), "cublaslt.linear");
+  // Its products are small (at most 16 multiply-adds): vouch's own kernel.
+  EXPECT_EQ(attr(linear0, kCapsuleAttr), "native_cuda.linear");
   EXPECT_EQ(attr(linear0, kKernelAttr), "quickstart_mlp_n0_linear");
   EXPECT_EQ(attr(nth(model, "relu"), kKernelAttr), "quickstart_mlp_n1_relu");
   EXPECT_EQ(attr(nth(model, "relu"), kCapsuleAttr), "native_cuda.relu");
@@ -81,7 +85,7 @@ TEST_F(Plan, QuickstartSymbolsAndCapsulesOnCuda) {
             "quickstart_mlp_n3_mse_loss");
   // The backward of node 2 (the second linear) is two matmuls and a sum.
   mlir::Operation *dx = nth(model, "matmul", 0);
-  EXPECT_EQ(attr(dx, kCapsuleAttr), "cublas.matmul");
+  EXPECT_EQ(attr(dx, kCapsuleAttr), "native_cuda.matmul");
   EXPECT_EQ(attr(dx, kKernelAttr), "quickstart_mlp_b2_0_matmul");
   EXPECT_EQ(attr(nth(model, "matmul", 1), kKernelAttr),
             "quickstart_mlp_b2_1_matmul");
@@ -97,6 +101,38 @@ TEST_F(Plan, QuickstartSymbolsAndCapsulesOnCuda) {
         << "a cpu capsule planned for cuda";
   }
   EXPECT_GT(planned, 8);
+}
+
+// The small-product rule of checked_cuda (k ≤ 256, batch·m·n·k ≤ 65536):
+// at its edges a product runs as vouch's kernel, one past them in cuBLAS.
+TEST_F(Plan, SmallProductsRunNativeUpToTheProfilesLimit) {
+  capsules::BackendProfile cuda = *capsules::lookupProfile("checked_cuda");
+  ASSERT_EQ(cuda.smallProducts.maxMultiplyAdds, 65536);
+  ASSERT_EQ(cuda.smallProducts.maxK, 256);
+  struct Case {
+    const char *lhs, *rhs, *result;
+    const char *capsule;
+  } cases[] = {
+      {"16x256", "256x16", "16x16", "native_cuda.matmul"}, // 65536, k = 256
+      {"1x257", "257x1", "1x1", "cublas.matmul"},          // k = 257
+      {"17x256", "256x16", "17x16", "cublas.matmul"},      // 69632
+      {"4x16x64", "4x64x16", "4x16x16", "native_cuda.matmul"}, // batched 65536
+      {"5x16x64", "5x64x16", "5x16x16", "cublas.matmul"},      // 81920
+  };
+  for (const Case &c : cases) {
+    std::string text =
+        std::string("vouch.model \"m\" attributes {batch = 1 : i64} {\n") + "  %a = vouch.param \"a\" = \"zeros\" : tensor<" +
+        c.lhs + "xf32>\n  %b = vouch.param \"b\" = \"zeros\" : tensor<" + c.rhs +
+        "xf32>\n  %c = vouch.matmul %a, %b : (tensor<" + c.lhs + "xf32>, tensor<" +
+        c.rhs + "xf32>) -> tensor<" + c.result + "xf32>\n  vouch.output \"c\" %c : tensor<" +
+        c.result + "xf32>\n}\n";
+    ModelOp model = parse(text);
+    ASSERT_TRUE(model) << text;
+    planModel(model, cuda, capsules::defaultRegistry());
+    EXPECT_EQ(nth(model, "matmul")->getAttrOfType<mlir::StringAttr>(kCapsuleAttr).getValue(),
+              c.capsule)
+        << c.lhs << " · " << c.rhs;
+  }
 }
 
 TEST_F(Plan, CpuProfilePlansReferenceCapsules) {

@@ -4,9 +4,9 @@
 # starts, trains on the CPU under --device auto, and refuses --device cuda
 # with the "no usable CUDA device" message (exit 3), never running elsewhere.
 # On a machine with a usable GPU the last check expects a CUDA run instead.
-# usage: cuda_target_test.sh VOUCH MODEL
+# usage: cuda_target_test.sh VOUCH MODEL LIBRARY_MODEL
 set -u
-vouch=$1 model=$2
+vouch=$1 model=$2 library=$3
 dir=${TEST_TMPDIR:-$(mktemp -d)}
 export VOUCH_CACHE_DIR=$dir/cache
 fail() { echo "FAIL: $*"; exit 1; }
@@ -16,13 +16,22 @@ grep -q '#include "executor.cuh"' "$dir/src/kernels.cu" ||
   fail "kernels.cu does not include the executor's kernels"
 grep -q 'vouch::pointwise_kernel<1, 2>(vouch_pointwise_step_mul_op{}' "$dir/src/kernels.cu" ||
   fail "kernels.cu lacks the fused relu VJP instantiation"
-# --show-backend on cuda prints the step's schedule: fused groups and the
-# cuBLAS calls with their transpose flags (checked here in the source, since
-# only a GPU host can print it).
+# --show-backend on cuda prints the step's schedule: fused groups and, for
+# the quickstart's small products, vouch's product kernels (checked here in
+# the source, since only a GPU host can print it).
 for want in "= fused sub scale fill mul" \
             "vouch_pointwise_step_mul = fused step mul" \
-            "vjp n0 cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul)"; do
+            "vjp n0 vouch_small_product (matmul) [native_cuda.matmul]" \
+            "forward vouch_small_linear (linear) [native_cuda.linear]"; do
   grep -qF "$want" "$dir/src/model.cpp" || fail "schedule lacks: $want"
+done
+grep -q "cublas" "$dir/src/model.cpp" && fail "the quickstart calls cuBLAS for a small product"
+# A model with large products: cuBLAS calls with their transpose flags.
+"$vouch" build "$library" --target cuda -o "$dir/lib" --emit-dir "$dir/libsrc" 2>"$dir/lib.err" ||
+  { cat "$dir/lib.err"; fail "vouch build --target cuda $library"; }
+for want in "forward cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS) (linear) [cublaslt.linear]" \
+            "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]"; do
+  grep -qF "$want" "$dir/libsrc/model.cpp" || fail "ops_library schedule lacks: $want"
 done
 "$dir/q" --device auto --steps 5 >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "--device auto"; }
 grep -q '^mean_loss(after) = ' "$dir/auto.out" || fail "no training output"

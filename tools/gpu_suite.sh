@@ -26,6 +26,8 @@ for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \
 done
 cp runtime/cuda/allocator_stress_test.sh "$out/rt/"
 cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
+# What a CUDA graph node costs on the GPU host (docs/performance.md).
+/usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/graph_overhead.cu -o "$out/rt/graph_overhead"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 cat > "$out/bench.sh" <<'BENCH'
 #!/usr/bin/env bash
@@ -33,6 +35,7 @@ cd "$(dirname "$0")"
 python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
 rt/kernel_lab --bench | grep -E '^BENCH|checks'
+rt/graph_overhead
 BENCH
 chmod +x "$out/bench.sh"
 du -sh "$out"

@@ -52,6 +52,16 @@ const KernelRecipe *recipeFor(Operation *op) {
   return nullptr;
 }
 
+const KernelRecipe *recipeFor(Operation *op, Target target,
+                              capsules::Provider provider) {
+  bool fused = op->hasAttr(kFusionGroupAttr);
+  for (const KernelRecipe *r : kernelRecipes())
+    if (r->handles(op) && (!fused || r->computesFusedGroups()) &&
+        r->provider(op, target) == provider)
+      return r;
+  return recipeFor(op);
+}
+
 uint32_t gridStrideBlocks(int64_t lanes) {
   return static_cast<uint32_t>(
       std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));

@@ -63,6 +63,12 @@ const std::vector<const KernelRecipe *> &kernelRecipes();
 /// none does.
 const KernelRecipe *recipeFor(mlir::Operation *op);
 
+/// The recipe that computes `op` as `provider` on `target` (the planned
+/// capsule's provider: a family may have a library recipe and a native one);
+/// recipeFor(op) when none matches, so that binding reports the mismatch.
+const KernelRecipe *recipeFor(mlir::Operation *op, Target target,
+                              capsules::Provider provider);
+
 /// Registers a recipe when the program starts; each recipe file ends with
 /// one (`static const RecipeRegistration registration(&recipe);`), so a new
 /// recipe is a new file and nothing else (codegen is linked whole:

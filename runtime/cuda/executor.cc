@@ -83,6 +83,35 @@ Status check_parameters(cudaKernel_t kernel, const std::string& name,
   return Status::Ok();
 }
 
+// What each step reads and writes, by storage owner (runtime/program.h: a Buffer
+// argument with count 1 is written; a kernel step that marks none is taken to write
+// every buffer it is given; a Gemm / Linear step reads a, b, bias and writes c).
+std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
+  std::vector<StepAccess> out(size_t(p.num_steps));
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    const StepDesc& st = p.steps[s];
+    StepAccess& a = out[size_t(s)];
+    if (st.kind != StepKind::Kernel) {
+      for (int32_t b : {st.a, st.b, st.bias})
+        if (b != -1) a.reads.push_back(storage_owner(p, b));
+      a.writes.push_back(storage_owner(p, st.c));
+      // cuBLAS / cuBLASLt calls share their handle's workspace: never side by side.
+      a.writes.push_back(blas_workspace);
+      continue;
+    }
+    bool marked = false;
+    for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++)
+      marked |= p.args[i].kind == ArgDesc::Buffer && p.args[i].count == 1;
+    for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++) {
+      const ArgDesc& d = p.args[i];
+      if (d.kind != ArgDesc::Buffer) continue;
+      int32_t owner = storage_owner(p, int32_t(d.value));
+      (!marked || d.count == 1 ? a.writes : a.reads).push_back(owner);
+    }
+  }
+  return out;
+}
+
 int optimizer_kind(OptimizerConfig::Kind kind) {
   switch (kind) {
     case OptimizerConfig::Sgd: return 0;
@@ -157,6 +186,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   Result<Stream> stream = Stream::create();
   if (!stream.ok()) return stream.status();
   stream_ = std::move(stream.value());
+  deps_ = CaptureDependencies(stream_.get());
   // Creates the handles and workspaces now: that cannot happen inside a capture.
   VOUCH_RETURN_IF_ERROR(set_blas_stream(stream_.get()));
   Result<KernelModule> module = load_module(cubin, cubin_size, ptx);
@@ -194,11 +224,11 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     VOUCH_RETURN_IF_ERROR(upload(slots_, slots.data(), slots.size(), stream_.get()));
   }
   {
-    Result<DeviceBuffer> b = DeviceBuffer::allocate(sizeof(long long), stream_.get());
+    Result<DeviceBuffer> b = DeviceBuffer::allocate(2 * sizeof(long long), stream_.get());
     if (!b.ok()) return b.status();
     step_ = b.value().template as<long long>();
     owned_.push_back(std::move(b.value()));
-    VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, sizeof(long long), stream_.get()));
+    VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, 2 * sizeof(long long), stream_.get()));
   }
   // The loss ring lives in pinned host memory that the record kernel writes
   // through its device address: reading losses is a stream synchronisation
@@ -228,12 +258,17 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   select_args_.x_elems = p.buffers[p.input].numel;
   select_args_.y_elems = p.buffers[p.target].numel;
   optimizer_args_.slots = slots_;
+  optimizer_args_.num_params = p.num_params;
   optimizer_args_.step = step_;
-  end_step_args_.loss = pointers_[size_t(p.loss)];
-  end_step_args_.ring = ring_;
-  end_step_args_.step = step_;
-  end_step_args_.capacity = loss_capacity_;
+  optimizer_args_.loss = pointers_[size_t(p.loss)];
+  optimizer_args_.ring = ring_;
+  optimizer_args_.capacity = loss_capacity_;
+  optimizer_args_.done = reinterpret_cast<unsigned*>(step_ + 1);
   tape_nodes_.build(p, &CudaProgramModel::vjp);
+  // Two pseudo-buffers after the real ones: the device step counter (select reads
+  // it, the step's last kernel writes it) and the BLAS handles' workspace.
+  step_counter_ = p.num_buffers;
+  access_ = step_access(p, p.num_buffers + 1);
 
   VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_loss_), sizeof(T)));
   for (int32_t i = 0; i < p.num_params; i++) {
@@ -259,7 +294,6 @@ Status CudaProgramModel<T>::load_kernels() {
     VOUCH_RETURN_IF_ERROR(get(p.kernel_names[k] + suffix, kernels_[size_t(k)]));
   VOUCH_RETURN_IF_ERROR(get(kSelectBatchKernel + suffix, select_batch_));
   VOUCH_RETURN_IF_ERROR(get(kOptimizerKernel + suffix, optimizer_));
-  VOUCH_RETURN_IF_ERROR(get(kEndStepKernel + suffix, end_step_));
 
   // Every launch's argument list against the kernel's parameters.
   using Sizes = std::vector<std::pair<size_t, const char*>>;
@@ -269,11 +303,9 @@ Status CudaProgramModel<T>::load_kernels() {
   VOUCH_RETURN_IF_ERROR(check_parameters(select_batch_, kSelectBatchKernel + suffix,
                                          Sizes{ptr, ptr, ptr, ptr, ptr, i64, i64, i64},
                                          "executor"));
-  VOUCH_RETURN_IF_ERROR(check_parameters(optimizer_, kOptimizerKernel + suffix,
-                                         Sizes{ptr, ptr, i32, f64, f64, f64, f64, f64, f64},
-                                         "executor"));
-  VOUCH_RETURN_IF_ERROR(check_parameters(end_step_, kEndStepKernel + suffix,
-                                         Sizes{ptr, ptr, ptr, i64}, "executor"));
+  VOUCH_RETURN_IF_ERROR(check_parameters(
+      optimizer_, kOptimizerKernel + suffix,
+      Sizes{ptr, i32, ptr, i32, f64, f64, f64, f64, f64, f64, ptr, ptr, i64, ptr}, "executor"));
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
     if (st.kind != StepKind::Kernel) continue;
@@ -388,7 +420,10 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
 template <class T>
 Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
   for (int32_t s = begin; s < end; s++) {
+    const StepAccess& a = access_[size_t(s)];
+    VOUCH_RETURN_IF_ERROR(deps_.before(a.reads, a.writes));
     Status st = run_step(s);
+    if (st.ok()) st = deps_.after(a.reads, a.writes);
     if (!st.ok()) {
       const char* what = program_.steps[s].what;
       return Status::Error("step " + std::to_string(s) + " (" + (what ? what : "?") + "): " +
@@ -411,28 +446,43 @@ void CudaProgramModel<T>::vjp(void* self, int node_id) {
 template <class T>
 Status CudaProgramModel<T>::step_body(Tape& tape) {
   cudaStream_t s = stream_.get();
+  const Program& p = program_;
+  const int32_t x = storage_owner(p, p.input), y = storage_owner(p, p.target);
+  const int32_t loss = storage_owner(p, p.loss);
+  VOUCH_RETURN_IF_ERROR(deps_.begin(p.num_buffers + 2));
+  VOUCH_RETURN_IF_ERROR(deps_.before({step_counter_}, {x, y}));
   void* select[] = {&select_args_.data_x, &select_args_.data_y, &select_args_.x,
                     &select_args_.y,      &select_args_.step,   &select_args_.num_batches,
                     &select_args_.x_elems, &select_args_.y_elems};
   unsigned select_grid =
       grid_for(std::max(select_args_.x_elems, select_args_.y_elems), 256, 1024);
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
+  VOUCH_RETURN_IF_ERROR(deps_.after({step_counter_}, {x, y}));
   VOUCH_RETURN_IF_ERROR(run_steps(program_.prologue_begin, program_.prologue_end, nullptr));
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
   vjp_status_ = Status::Ok();
   tape.backward(this);
   VOUCH_RETURN_IF_ERROR(vjp_status_);
-  if (program_.num_params > 0) {
-    void* opt[] = {&optimizer_args_.slots, &optimizer_args_.step,  &optimizer_args_.kind,
-                   &optimizer_args_.lr,    &optimizer_args_.beta1, &optimizer_args_.beta2,
-                   &optimizer_args_.eps,   &optimizer_args_.weight_decay,
-                   &optimizer_args_.momentum};
-    VOUCH_RETURN_IF_ERROR(launch(optimizer_, dim3(optimizer_blocks_, unsigned(program_.num_params)),
-                                 dim3(256), 0, s, opt));
+  // The optimizer reads every gradient and the loss and writes every parameter; its
+  // last block reads the step counter's value and advances it.
+  std::vector<int32_t> reads{loss, step_counter_}, writes{step_counter_};
+  for (int32_t i = 0; i < p.num_params; i++) {
+    reads.push_back(storage_owner(p, p.grads[i]));
+    writes.push_back(storage_owner(p, p.params[i]));
   }
-  void* end[] = {&end_step_args_.loss, &end_step_args_.ring, &end_step_args_.step,
-                 &end_step_args_.capacity};
-  return launch(end_step_, dim3(1), dim3(1), 0, s, end);
+  VOUCH_RETURN_IF_ERROR(deps_.before(reads, writes));
+  void* opt[] = {&optimizer_args_.slots,    &optimizer_args_.num_params,
+                 &optimizer_args_.step,     &optimizer_args_.kind,
+                 &optimizer_args_.lr,       &optimizer_args_.beta1,
+                 &optimizer_args_.beta2,    &optimizer_args_.eps,
+                 &optimizer_args_.weight_decay, &optimizer_args_.momentum,
+                 &optimizer_args_.loss,     &optimizer_args_.ring,
+                 &optimizer_args_.capacity, &optimizer_args_.done};
+  VOUCH_RETURN_IF_ERROR(launch(optimizer_,
+                               dim3(optimizer_blocks_, unsigned(std::max(p.num_params, 1))),
+                               dim3(256), 0, s, opt));
+  VOUCH_RETURN_IF_ERROR(deps_.after(reads, writes));
+  return deps_.finish();
 }
 
 template <class T>
@@ -553,7 +603,7 @@ Status CudaProgramModel<T>::upload_params() {
     VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(v_[size_t(i)], 0, sizeof(T) * n, s),
                                           "cudaMemsetAsync(optimizer state)")));
   }
-  VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(step_, 0, sizeof(long long), s),
+  VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(step_, 0, 2 * sizeof(long long), s),
                                         "cudaMemsetAsync(step counter)")));
   enqueued_ = 0;
   VOUCH_RETURN_IF_ERROR(fail(stream_.synchronize()));
@@ -626,10 +676,12 @@ Backend cuda_program_backend(const Program& program, const void* cubin, size_t c
   b.ready = [] { return require_native_cuda(); };
   b.header = std::move(header);
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
-  b.header += std::string("\n  each step (one CUDA graph): ") + kSelectBatchKernel +
-              "_<t> first; then the steps above; then " + kOptimizerKernel +
-              "_<t> (one launch for every param), " + kEndStepKernel +
-              "_<t> (the loss into the ring, the step counter advanced)";
+  b.header += std::string("\n  each step (one CUDA graph, launches ordered by the buffers "
+                          "they read and write): ") +
+              kSelectBatchKernel + "_<t> first; then the steps above; then " +
+              kOptimizerKernel +
+              "_<t> (one launch for every param; its last block puts the loss into the "
+              "ring and advances the step counter)";
   b.capsule_reports = std::move(capsule_reports);
   return b;
 }

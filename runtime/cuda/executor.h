@@ -16,8 +16,9 @@
 //   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
 //                            into the input and target buffers (reads the device step)
 //   prologue steps, forward steps (recording the tape), the tape's VJPs (last first)
-//   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param)
-//   vouch_end_step_<t>       the loss into ring slot step % capacity, then step += 1
+//   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param); its
+//                            last block to finish stores the loss into ring slot
+//                            step % capacity, then advances the step
 // captured once (rc::StepGraph) and replayed; RunConfig::cuda_graph = false
 // (--no-cuda-graph) enqueues the same work eagerly. No step waits for the device: the
 // host reads losses only through read_losses. Evaluation (forward) uploads a host
@@ -52,13 +53,17 @@ namespace vouch::rt::cuda {
 //   vouch_select_batch_<t>(const t* data_x, const t* data_y, t* x, t* y,
 //                          const long long* step, long long num_batches,
 //                          long long x_elems, long long y_elems)
-//   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, const long long* step, int kind,
-//                       double lr, double beta1, double beta2, double eps,
-//                       double weight_decay, double momentum)   // kind 0 SGD, 1 Adam, 2 AdamW
-//   vouch_end_step_<t>(const t* loss, t* ring, long long* step, long long capacity)
+//   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, int num_params, long long* step,
+//                       int kind, double lr, double beta1, double beta2, double eps,
+//                       double weight_decay, double momentum,   // kind 0 SGD, 1 Adam, 2 AdamW
+//                       const t* loss, t* ring, long long capacity, unsigned* done)
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
-inline constexpr const char kEndStepKernel[] = "vouch_end_step";
+
+// The storage owners (runtime/executor.h storage_owner) a step reads and writes.
+struct StepAccess {
+  std::vector<int32_t> reads, writes;
+};
 
 // "_f32" for float, "_f64" for double: the suffix of a model kernel's symbol.
 template <class T>
@@ -123,6 +128,10 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status step_body(Tape& tape);
   static void vjp(void* self, int node_id);
   Status fail(Status s);  // keeps the first error in status_
+  // Orders the captured launches by the buffers they read and write (stream_graph.h).
+  CaptureDependencies deps_{nullptr};
+  std::vector<StepAccess> access_;  // per Program step
+  int32_t step_counter_ = 0;        // the device step counter's pseudo-buffer id
 
   const Program& program_;
   const bool tf32_;
@@ -135,11 +144,12 @@ class CudaProgramModel final : public CompiledModel<T> {
   KernelModule module_;
   std::vector<DeviceBuffer> owned_;
   std::vector<cudaKernel_t> kernels_;  // per Program kernel
-  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, end_step_ = nullptr;
+  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr;
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;
-  long long* step_ = nullptr;            // the device step counter
+  long long* step_ = nullptr;            // the device step counter, then the optimizer's
+                                         // block ticket (an unsigned in the next 8 bytes)
   T* ring_ = nullptr;                    // host_ring_'s device address
   T* ones_ = nullptr;                    // f64 linear: the bias as a rank-1 GEMM
   DeviceBuffer data_x_, data_y_;         // the dataset (upload_data)
@@ -157,21 +167,21 @@ class CudaProgramModel final : public CompiledModel<T> {
   } select_args_;
   struct OptimizerArgs {
     const vouch::ParamSlot<T>* slots = nullptr;
-    const long long* step = nullptr;
+    int num_params = 0;
+    long long* step = nullptr;
     int kind = 1;
     double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0, momentum = 0;
+    // The end of the step, by the last block to finish.
+    const T* loss = nullptr;
+    T* ring = nullptr;
+    long long capacity = 0;
+    unsigned* done = nullptr;
     // What a captured graph bakes in besides the addresses.
     auto hyper_parameters() const {
       return std::tie(kind, lr, beta1, beta2, eps, weight_decay, momentum);
     }
   } optimizer_args_;
   unsigned optimizer_blocks_ = 1;
-  struct EndStepArgs {
-    const T* loss = nullptr;
-    T* ring = nullptr;
-    long long* step = nullptr;
-    long long capacity = 0;
-  } end_step_args_;
   std::unique_ptr<StepGraph> graph_;
   ProgramTape tape_nodes_;
   Tape recorded_;            // the tape of the last step whose body ran on the host

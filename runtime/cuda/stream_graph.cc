@@ -1,6 +1,7 @@
 // stream_graph.cc: streams and captured step graphs (stream_graph.h).
 #include "runtime/cuda/stream_graph.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace vouch::rt::cuda {
@@ -72,6 +73,69 @@ Status StepGraph::run(const std::function<Status()>& step) {
   if (exec_ == nullptr) VOUCH_RETURN_IF_ERROR(capture(step));
   VOUCH_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
   launches_++;
+  return Status::Ok();
+}
+
+Status CaptureDependencies::begin(int32_t num_buffers) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  VOUCH_CUDA_CHECK(cudaStreamIsCapturing(stream_, &status));
+  active_ = status == cudaStreamCaptureStatusActive;
+  writer_.assign(size_t(num_buffers), {});
+  readers_.assign(size_t(num_buffers), {});
+  leaves_.clear();
+  pending_.clear();
+  return Status::Ok();
+}
+
+namespace {
+void append_unique(std::vector<cudaGraphNode_t>& to, const std::vector<cudaGraphNode_t>& from) {
+  for (cudaGraphNode_t n : from)
+    if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(n);
+}
+}  // namespace
+
+Status CaptureDependencies::before(const std::vector<int32_t>& reads,
+                                   const std::vector<int32_t>& writes) {
+  if (!active_) return Status::Ok();
+  pending_.clear();
+  for (int32_t b : reads) append_unique(pending_, writer_[size_t(b)]);
+  for (int32_t b : writes) {
+    append_unique(pending_, writer_[size_t(b)]);
+    append_unique(pending_, readers_[size_t(b)]);
+  }
+  VOUCH_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream_, pending_.data(), nullptr,
+                                                       pending_.size(),
+                                                       cudaStreamSetCaptureDependencies));
+  return Status::Ok();
+}
+
+Status CaptureDependencies::after(const std::vector<int32_t>& reads,
+                                  const std::vector<int32_t>& writes) {
+  if (!active_) return Status::Ok();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t* ends = nullptr;
+  size_t count = 0;
+  VOUCH_CUDA_CHECK(
+      cudaStreamGetCaptureInfo(stream_, &status, nullptr, nullptr, &ends, nullptr, &count));
+  std::vector<cudaGraphNode_t> made(ends, ends + count);
+  // The launch's dependencies are no longer open ends; its own nodes are.
+  for (cudaGraphNode_t n : pending_)
+    leaves_.erase(std::remove(leaves_.begin(), leaves_.end(), n), leaves_.end());
+  append_unique(leaves_, made);
+  for (int32_t b : reads) append_unique(readers_[size_t(b)], made);
+  for (int32_t b : writes) {
+    writer_[size_t(b)] = made;
+    readers_[size_t(b)].clear();
+  }
+  return Status::Ok();
+}
+
+Status CaptureDependencies::finish() {
+  if (!active_) return Status::Ok();  // (the end of a step outside a capture)
+  VOUCH_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream_, leaves_.data(), nullptr,
+                                                       leaves_.size(),
+                                                       cudaStreamSetCaptureDependencies));
+  active_ = false;
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "runtime/cuda/check.h"
 
@@ -66,6 +67,37 @@ class StepGraph {
   Mode mode_;
   cudaGraphExec_t exec_ = nullptr;
   int64_t captures_ = 0, launches_ = 0;
+};
+
+// The launches of a step as a dependency graph instead of a chain. While a capture is
+// active on the stream, each launch is made to depend only on the nodes it must
+// follow: the last writers of the buffers it reads (read after write), and the last
+// writer and the readers since of the buffers it writes (write after write, write
+// after read). Independent launches (a weight gradient and the gradient flowing
+// further back) then run side by side when the graph replays. `finish` joins every
+// open end, so the step ends when all of its work has. Outside a capture (no CUDA
+// graph) it does nothing: the stream runs launches in order, which satisfies every
+// dependency. Buffers are identified by storage (the caller resolves views).
+class CaptureDependencies {
+ public:
+  explicit CaptureDependencies(cudaStream_t stream) : stream_(stream) {}
+  // Starts a step: forgets the previous one's nodes; active when the stream captures.
+  Status begin(int32_t num_buffers);
+  // Before a launch that reads `reads` and writes `writes`: sets the capture's
+  // dependencies to exactly the nodes it must follow.
+  Status before(const std::vector<int32_t>& reads, const std::vector<int32_t>& writes);
+  // After that launch (one or more nodes: a library call may add several): records
+  // the capture's new ends as the last writer / readers of those buffers.
+  Status after(const std::vector<int32_t>& reads, const std::vector<int32_t>& writes);
+  // Makes the capture end on every node nothing depends on yet.
+  Status finish();
+  bool active() const { return active_; }
+
+ private:
+  cudaStream_t stream_;
+  bool active_ = false;
+  std::vector<std::vector<cudaGraphNode_t>> writer_, readers_;  // per buffer
+  std::vector<cudaGraphNode_t> leaves_, pending_;
 };
 
 }  // namespace vouch::rt::cuda

@@ -111,6 +111,51 @@ TEST(StepGraphDeviceTest, CapturedOnceReplayedEveryStepSameResultAsDisabled) {
   for (float v : with_graph) EXPECT_EQ(v, 10.0f);
 }
 
+// CaptureDependencies: launches that share no buffer get no edge; a launch gets an
+// edge from the last writer of what it reads or writes. Three launches on two
+// buffers: a writes 0, b writes 1 (independent: two roots), c reads 1 and writes 0
+// (after both: two edges, and nothing else).
+TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
+  VOUCH_REQUIRE_CUDA_DEVICE("a captured step as a dependency graph");
+  AddOneKernel kernel;
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  cudaStream_t st = stream.value().get();
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 2 * 256 * sizeof(float)), cudaSuccess);
+  float* halves[2] = {d, d + 256};
+  unsigned count = 256;
+  CaptureDependencies deps(st);
+  ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_TRUE(deps.begin(2).ok());
+  EXPECT_TRUE(deps.active());
+  struct Launch {
+    std::vector<int32_t> reads, writes;
+    int buffer;
+  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}};
+  for (const Launch& l : launches) {
+    void* args[] = {&halves[l.buffer], &count};
+    EXPECT_TRUE(deps.before(l.reads, l.writes).ok());
+    EXPECT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
+    EXPECT_TRUE(deps.after(l.reads, l.writes).ok());
+  }
+  EXPECT_TRUE(deps.finish().ok());
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
+  size_t roots = 0, edges = 0;
+  ASSERT_EQ(cudaGraphGetRootNodes(graph, nullptr, &roots), cudaSuccess);
+  ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+  EXPECT_EQ(roots, 2u);  // a and b
+  EXPECT_EQ(edges, 2u);  // a -> c, b -> c
+  // Outside a capture it does nothing (the stream orders everything).
+  CaptureDependencies eager(st);
+  ASSERT_TRUE(eager.begin(2).ok());
+  EXPECT_FALSE(eager.active());
+  EXPECT_TRUE(eager.before({0}, {1}).ok());
+  cudaGraphDestroy(graph);
+  cudaFree(d);
+}
+
 TEST(StepGraphDeviceTest, CublasGemmInsideTheGraph) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS GEMM captured in a CUDA graph");
   Result<Stream> stream = Stream::create();

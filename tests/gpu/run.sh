@@ -77,19 +77,30 @@ done
 echo "== report of a cuda run"
 bin/quickstart_mlp --device cuda --steps 2 --show-backend --mem-stats >"$TEST_TMPDIR/show.txt" 2>&1
 rc=$?
-for want in "backend: cuda, profile checked_cuda" "linear: cublaslt.linear provider=cublaslt" \
+# The quickstart's products are small: vouch's own product kernels.
+for want in "backend: cuda, profile checked_cuda" "linear: native_cuda.linear provider=native-cuda" \
             "relu: native_cuda.relu provider=native-cuda" "mse_loss: native_cuda.mse_loss" \
-            "  ran: cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS)" \
-            "  ran: vouch_pointwise_relu" \
+            "  ran: vouch_small_linear" "  ran: vouch_pointwise_relu" \
             "= fused sub scale fill mul [native_cuda.fill, native_cuda.mul, native_cuda.scale, native_cuda.sub]" \
-            "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
-            "vouch_optimizer_<t> (one launch for every param), vouch_end_step_<t>" \
+            "vouch_small_product (matmul) [native_cuda.matmul]" \
+            "vouch_optimizer_<t> (one launch for every param; its last block puts the loss into the ring" \
             "one training step (one CUDA graph, replayed for every batch)"; do
   grep -qF "$want" "$TEST_TMPDIR/show.txt" || { echo "missing: $want"; rc=1; }
 done
 grep -qE "live|cache" "$TEST_TMPDIR/show.txt" || { echo "missing: allocator stats"; rc=1; }
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/show.txt"
-result "--show-backend names capsules, kernels, cuBLAS calls; --mem-stats" $rc
+result "--show-backend names capsules, kernels; --mem-stats" $rc
+bin/ops_library --device cuda --steps 2 --show-backend >"$TEST_TMPDIR/show_library.txt" 2>&1
+rc=$?
+# Its middle layer is too large for the rule: cuBLASLt forward, cuBLAS VJP.
+for want in "linear: cublaslt.linear provider=cublaslt" "linear: native_cuda.linear" \
+            "  ran: cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS)" \
+            "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
+            "vouch_small_product (matmul) [native_cuda.matmul]"; do
+  grep -qF "$want" "$TEST_TMPDIR/show_library.txt" || { echo "missing: $want"; rc=1; }
+done
+[ $rc -eq 0 ] || cat "$TEST_TMPDIR/show_library.txt"
+result "--show-backend names cuBLAS calls with their flags (ops_library)" $rc
 
 echo "== one CUDA graph for every batch; losses read only at log points"
 bin/quickstart_mlp --device cuda --steps 100 --mem-stats >"$TEST_TMPDIR/graph.txt" 2>&1
@@ -104,7 +115,7 @@ result "per-step losses identical whether read every step or at log points" $?
 
 echo "== compute-sanitizer (memcheck)"
 if command -v compute-sanitizer >/dev/null; then
-  for exe in bin/quickstart_mlp bin/ops_shape bin/ops_matmul; do
+  for exe in bin/quickstart_mlp bin/ops_shape bin/ops_matmul bin/ops_library; do
     check "memcheck $(basename $exe)" compute-sanitizer --tool memcheck --error-exitcode 1 \
       "$exe" --device cuda --steps 3
   done

@@ -15,6 +15,7 @@ llvm_bin = "/usr/lib/llvm-19/bin"
 config.substitutions.append(("%vouch-opt", os.path.join(bin_dir, "vouch-opt")))
 config.substitutions.append(("%vouch", os.path.join(bin_dir, "vouch")))
 config.substitutions.append(("%examples", os.path.join(repo, "examples")))
+config.substitutions.append(("%gpu-models", os.path.join(repo, "tests", "gpu")))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.environment["PATH"] = os.pathsep.join([llvm_bin, os.environ.get("PATH", "")])
 for var in ["HOME", "TMPDIR", "CUDA_VISIBLE_DEVICES", "VOUCH_CACHE_DIR"]:

@@ -46,6 +46,17 @@ __device__ inline long long dims_offset(long long flat, const Dims& d) {
   return offset;
 }
 
+// a / b for non-negative a and positive b: one 32-bit division when both fit (the gate
+// keeps indices within the UInt32 ABI; a 64-bit division is a long software sequence
+// on the GPU), else the 64-bit one. The quotient is the same integer either way.
+__device__ inline long long index_div(long long a, long long b) {
+  const unsigned long long ua = static_cast<unsigned long long>(a),
+                           ub = static_cast<unsigned long long>(b);
+  if (((ua | ub) >> 32) == 0)
+    return static_cast<long long>(static_cast<unsigned>(ua) / static_cast<unsigned>(ub));
+  return static_cast<long long>(ua / ub);
+}
+
 // Grid-stride loops: the first index of this thread, and the step between its indices.
 // Any grid covers any n; the grid only chooses the parallelism.
 __device__ inline long long grid_stride_begin() {

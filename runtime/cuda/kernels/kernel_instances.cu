@@ -10,6 +10,7 @@
 #include "executor.cuh"
 #include "index.cuh"
 #include "loss.cuh"
+#include "matmul.cuh"
 #include "pointwise.cuh"
 #include "reduce.cuh"
 
@@ -166,6 +167,35 @@ extern "C" __global__ void lab_mse_loss_f32(const float* pred, const float* targ
 extern "C" __global__ void lab_mse_loss_f64(const double* pred, const double* target,
                                             double* out, long long n) {
   vouch::mse_loss_kernel<double>(pred, target, out, n);
+}
+
+// ---------------------------------------------------------------------- small products
+
+extern "C" __global__ void lab_small_product_f32(const float* a, const float* b, float* c,
+                                                 long long batch, long long m, long long n,
+                                                 long long k, long long stride_a,
+                                                 long long stride_b, long long trans_a,
+                                                 long long trans_b) {
+  vouch::small_product_kernel<float>(a, b, c, batch, m, n, k, stride_a, stride_b, trans_a,
+                                     trans_b);
+}
+extern "C" __global__ void lab_small_product_f64(const double* a, const double* b, double* c,
+                                                 long long batch, long long m, long long n,
+                                                 long long k, long long stride_a,
+                                                 long long stride_b, long long trans_a,
+                                                 long long trans_b) {
+  vouch::small_product_kernel<double>(a, b, c, batch, m, n, k, stride_a, stride_b, trans_a,
+                                      trans_b);
+}
+extern "C" __global__ void lab_small_linear_f32(const float* x, const float* w,
+                                                const float* bias, float* y, long long m,
+                                                long long n, long long k) {
+  vouch::small_linear_kernel<float>(x, w, bias, y, m, n, k);
+}
+extern "C" __global__ void lab_small_linear_f64(const double* x, const double* w,
+                                                const double* bias, double* y, long long m,
+                                                long long n, long long k) {
+  vouch::small_linear_kernel<double>(x, w, bias, y, m, n, k);
 }
 
 // ------------------------------------------------------------ broadcast and permute

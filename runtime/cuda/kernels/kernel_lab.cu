@@ -270,6 +270,8 @@ struct Reduce<float> {
   static constexpr auto column_sum = lab_column_sum_f32;
   static constexpr auto mse = lab_mse_loss_f32;
   static constexpr auto gather = lab_gather_f32;
+  static constexpr auto small_product = lab_small_product_f32;
+  static constexpr auto small_linear = lab_small_linear_f32;
 };
 template <>
 struct Reduce<double> {
@@ -277,6 +279,8 @@ struct Reduce<double> {
   static constexpr auto column_sum = lab_column_sum_f64;
   static constexpr auto mse = lab_mse_loss_f64;
   static constexpr auto gather = lab_gather_f64;
+  static constexpr auto small_product = lab_small_product_f64;
+  static constexpr auto small_linear = lab_small_linear_f64;
 };
 
 long long host_offset(long long flat, const vouch::Dims& d) {
@@ -408,6 +412,50 @@ void test_mse(long long n) {
   report_bitwise(tag + " order", bit_mismatches(got, order), 1);
 }
 
+// ---------------------------------------------------------------------- small products
+
+// C[b] = op(A[b]) op(B[b]) (+ bias for linear) against a double reference, and bit for
+// bit against matmul.cuh's order emulated on the host (a left fold from 0 over p, each
+// step one fma as nvcc contracts `acc += x * y`, then + bias).
+template <class T>
+void test_small_product(long long batch, long long m, long long n, long long k, bool ta,
+                        bool tb, bool linear) {
+  const std::string tag = std::string(linear ? "small_linear " : "small_product ") +
+                          type_name<T>() + " b=" + std::to_string(batch) + " m=" +
+                          std::to_string(m) + " n=" + std::to_string(n) + " k=" +
+                          std::to_string(k) + (ta ? " A^T" : "") + (tb ? " B^T" : "");
+  const std::vector<T> a = random_vector<T>(batch * m * k), b = random_vector<T>(batch * k * n),
+                       bias = random_vector<T>(n);
+  DeviceArray<T> da(a), db(b), dbias(bias), dc(batch * m * n);
+  const unsigned grid = unsigned(std::min<long long>((batch * m * n + 255) / 256, 1056));
+  if (linear)
+    Reduce<T>::small_linear<<<grid, 256>>>(da.p, db.p, dbias.p, dc.p, m, n, k);
+  else
+    Reduce<T>::small_product<<<grid, 256>>>(da.p, db.p, dc.p, batch, m, n, k, m * k, k * n,
+                                            ta, tb);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dc.download();
+  std::vector<double> want(got.size());
+  std::vector<T> order(got.size());
+  for (long long bi = 0; bi < batch; ++bi)
+    for (long long i = 0; i < m; ++i)
+      for (long long j = 0; j < n; ++j) {
+        double w = 0;
+        T acc = T(0);
+        for (long long p = 0; p < k; ++p) {
+          const T x = ta ? a[bi * m * k + p * m + i] : a[bi * m * k + i * k + p];
+          const T y = tb ? b[bi * k * n + j * k + p] : b[bi * k * n + p * n + j];
+          w += double(x) * double(y);
+          acc = std::fma(x, y, acc);
+        }
+        const long long at = (bi * m + i) * n + j;
+        want[at] = linear ? w + double(bias[j]) : w;
+        order[at] = linear ? acc + bias[j] : acc;
+      }
+  report(tag, max_abs_err(got, want), 4 * eps<T>() * (k + 1));
+  report_bitwise(tag + " order", bit_mismatches(got, order), (long long)got.size());
+}
+
 // ------------------------------------------------------------ broadcast and permute
 
 template <class T>
@@ -483,19 +531,15 @@ void test_broadcast(const std::vector<long long>& in_shape, const std::vector<lo
 
 template <class T>
 struct Executor;
-// The optimizer test's own step advance (the executor's is vouch_end_step, tested below).
-__global__ void advance_step(long long* step) { *step += 1; }
 template <>
 struct Executor<float> {
   static constexpr auto optimizer = vouch_optimizer_f32;
   static constexpr auto select_batch = vouch_select_batch_f32;
-  static constexpr auto end_step = vouch_end_step_f32;
 };
 template <>
 struct Executor<double> {
   static constexpr auto optimizer = vouch_optimizer_f64;
   static constexpr auto select_batch = vouch_select_batch_f64;
-  static constexpr auto end_step = vouch_end_step_f64;
 };
 
 struct Hyper {
@@ -554,7 +598,9 @@ void test_optimizer(const Hyper& h, int steps) {
   DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
   LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
                        cudaMemcpyHostToDevice));
-  DeviceArray<long long> dstep(std::vector<long long>{0});
+  // The step counter, then the blocks' ticket (executor.h's layout).
+  DeviceArray<long long> dstep(std::vector<long long>{0, 0});
+  DeviceArray<T> loss(1), ring(2);
   const dim3 grid(unsigned(std::min<long long>((largest + 255) / 256, 1024)),
                   unsigned(sizes.size()));
   for (int s = 0; s < steps; ++s) {
@@ -563,10 +609,10 @@ void test_optimizer(const Hyper& h, int steps) {
       dg[k]->upload(g);
       cpu_optimizer(p[k], g, m[k], v[k], s, h);
     }
-    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, dstep.p, h.kind, h.lr, h.beta1, h.beta2,
-                                          h.eps, h.weight_decay, h.momentum);
-    LAB_LAUNCHED();
-    advance_step<<<1, 1>>>(dstep.p);
+    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, int(sizes.size()), dstep.p, h.kind, h.lr,
+                                          h.beta1, h.beta2, h.eps, h.weight_decay, h.momentum,
+                                          loss.p, ring.p, 2,
+                                          reinterpret_cast<unsigned*>(dstep.p + 1));
     LAB_LAUNCHED();
   }
   // FMA contraction on the GPU (implementation-defined) and pow's last bit: a few ulps
@@ -584,7 +630,9 @@ void test_optimizer(const Hyper& h, int steps) {
   report(tag + ": p", ep, tol);
   if (h.kind != 0 || h.momentum != 0) report(tag + ": m", em, tol);
   if (h.kind != 0) report(tag + ": v", ev, tol);
-  report(tag + ": step count", std::fabs(double(dstep.download()[0] - steps)), 0);
+  const std::vector<long long> counters = dstep.download();
+  report(tag + ": step count (advanced once per launch)", std::fabs(double(counters[0] - steps)), 0);
+  report(tag + ": block ticket back to 0", std::fabs(double(counters[1])), 0);
   for (size_t k = 0; k < sizes.size(); ++k) {
     delete dp[k];
     delete dg[k];
@@ -601,7 +649,7 @@ void test_executor(long long x_elems, long long y_elems) {
   const std::vector<T> data_x = random_vector<T>(batches * x_elems),
                        data_y = random_vector<T>(batches * y_elems);
   DeviceArray<T> dx(data_x), dy(data_y), x(x_elems), y(y_elems), loss(1), ring(capacity);
-  DeviceArray<long long> step(std::vector<long long>{0});
+  DeviceArray<long long> step(std::vector<long long>{0, 0});  // counter, ticket
   double err_x = 0, err_y = 0;
   std::vector<double> want_ring(capacity, NAN);
   for (long long s = 0; s < steps; ++s) {
@@ -615,7 +663,11 @@ void test_executor(long long x_elems, long long y_elems) {
     err_y = std::max(err_y, max_abs_err(y.download(), wy));
     const T l = T(0.25 * double(s + 1));
     loss.upload({l});
-    Executor<T>::end_step<<<1, 1>>>(loss.p, ring.p, step.p, capacity);
+    // The optimizer of a model with no params (grid (3, 1): three blocks take
+    // tickets) ends the step alone.
+    Executor<T>::optimizer<<<3, 256>>>(nullptr, 0, step.p, 1, 0.1, 0.9, 0.999, 1e-8, 0, 0,
+                                       loss.p, ring.p, capacity,
+                                       reinterpret_cast<unsigned*>(step.p + 1));
     LAB_LAUNCHED();
     want_ring[s % capacity] = l;
   }
@@ -623,8 +675,8 @@ void test_executor(long long x_elems, long long y_elems) {
                           std::to_string(x_elems) + " y_elems=" + std::to_string(y_elems);
   report(tag + ": select_batch x over 10 steps", err_x, 0);
   report(tag + ": select_batch y over 10 steps", err_y, 0);
-  report(tag + ": end_step ring", max_abs_err(ring.download(), want_ring), 0);
-  report(tag + ": end_step counter", std::fabs(double(step.download()[0] - steps)), 0);
+  report(tag + ": end of step: loss ring", max_abs_err(ring.download(), want_ring), 0);
+  report(tag + ": end of step: counter", std::fabs(double(step.download()[0] - steps)), 0);
 }
 
 // ------------------------------------------------------------------------ the suite
@@ -654,6 +706,13 @@ void validate() {
     test_column_sum<T>(1, 40, mean);
   }
   for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL}) test_mse<T>(n);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      test_small_product<T>(1, 8, 1, 1, ta, tb, false);  // the quickstart's weight gradient
+      test_small_product<T>(3, 5, 7, 9, ta, tb, false);  // batched, every flag
+    }
+  test_small_product<T>(1, 1, 8, 2, false, true, true);   // the quickstart's first layer
+  test_small_product<T>(1, 561, 100, 1, false, true, true);  // grid over > 256 outputs
 
   test_permute<T>({2, 3, 4, 5}, {3, 1, 0, 2});
   test_permute<T>({2, 3, 4, 5}, {0, 1, 2, 3});
@@ -759,10 +818,13 @@ void run_bench() {
   DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
   LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
                        cudaMemcpyHostToDevice));
-  DeviceArray<long long> step(std::vector<long long>{0});
+  DeviceArray<long long> step(std::vector<long long>{0, 0});
+  DeviceArray<T> loss(1), ring(1);
   const dim3 grid(unsigned(std::min<long long>((sizes[0] + 255) / 256, 1024)), 3);
   bench((t + " optimizer adam, 3 params, 2^26 elements").c_str(), 7.0 * n * sizeof(T), [&] {
-    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, step.p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0);
+    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, 3, step.p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0,
+                                          loss.p, ring.p, 1,
+                                          reinterpret_cast<unsigned*>(step.p + 1));
   });
   for (DeviceArray<T>* p : bufs) delete p;
 }

@@ -18,7 +18,8 @@ namespace {
 const char* const kDir = "runtime/cuda/kernels/";
 const char* const kHeaders[] = {"dims.h",      "param_slot.h", "common.cuh",
                                 "pointwise.cuh", "reduce.cuh",  "loss.cuh",
-                                "index.cuh",   "optimizer.cuh", "executor.cuh"};
+                                "index.cuh",   "optimizer.cuh", "executor.cuh",
+                                "matmul.cuh"};
 
 std::string read(const std::string& name) {
   std::ifstream in(kDir + name, std::ios::binary);
@@ -72,7 +73,7 @@ TEST(NvrtcCompile, EveryInstantiationCompilesForSm90) {
   for (const std::string& text : {source, read("executor.cuh")})
     for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it)
       symbols.push_back((*it)[1]);
-  EXPECT_EQ(symbols.size(), 26u);
+  EXPECT_EQ(symbols.size(), 28u);
   for (const std::string& s : symbols)
     EXPECT_NE(ptx.find(".visible .entry " + s + "("), std::string::npos) << s;
 }

@@ -4,7 +4,8 @@
 // Why one launch: a model has a handful to hundreds of parameters; one kernel whose
 // blockIdx.y selects the parameter (a ParamSlot, param_slot.h) replaces one launch per
 // parameter. The step count lives on the device so a captured CUDA graph replays
-// correctly: this kernel reads it, executor.cuh's end_step_kernel advances it.
+// correctly: this kernel reads it, and executor.cuh's entry point advances it once
+// every block is done.
 //
 // Formulas: those of the CPU runtime (runtime/optim.cc), hyper-parameters in double,
 // element math in T; t = *step + 1 (1-based), bias corrections c1 = 1 - beta1^t,
@@ -27,9 +28,11 @@
 namespace vouch {
 
 template <class T>
-__device__ void optimizer_kernel(const ParamSlot<T>* slots, const long long* step, int kind,
-                                 double lr, double beta1, double beta2, double eps,
-                                 double weight_decay, double momentum) {
+__device__ void optimizer_kernel(const ParamSlot<T>* slots, int num_params,
+                                 const long long* step, int kind, double lr, double beta1,
+                                 double beta2, double eps, double weight_decay,
+                                 double momentum) {
+  if ((int)blockIdx.y >= num_params) return;  // no params: the grid is (1, 1)
   const ParamSlot<T> s = slots[blockIdx.y];
   const long long t = *step + 1;
   const double c1 = 1.0 - pow(beta1, (double)t), c2 = 1.0 - pow(beta2, (double)t);

@@ -151,14 +151,18 @@ __device__ void optimizer(const vouch::ParamSlot<T>* slots, const long long* ste
     select_batch(data_x, data_y, x, y, step, num_batches, x_elems, y_elems);                   \
   }                                                                                            \
   extern "C" __global__ void vouch_optimizer##SUFFIX(                                          \
-      const vouch::ParamSlot<T>* slots, const long long* step, int kind, double lr,            \
-      double beta1, double beta2, double eps, double weight_decay, double momentum) {          \
-    optimizer(slots, step, kind, lr, beta1, beta2, eps, weight_decay, momentum);               \
-  }                                                                                            \
-  extern "C" __global__ void vouch_end_step##SUFFIX(const T* loss, T* ring, long long* step,    \
-                                                    long long capacity) {                      \
+      const vouch::ParamSlot<T>* slots, int num_params, long long* step, int kind, double lr,   \
+      double beta1, double beta2, double eps, double weight_decay, double momentum,            \
+      const T* loss, T* ring, long long capacity, unsigned* done) {                            \
+    if ((int)blockIdx.y < num_params)                                                          \
+      optimizer(slots, step, kind, lr, beta1, beta2, eps, weight_decay, momentum);             \
+    /* the last block to finish ends the step (executor.cuh) */                                \
+    __syncthreads();                                                                           \
+    if (threadIdx.x != 0) return;                                                              \
+    if (atomicAdd(done, 1u) != gridDim.x * gridDim.y - 1) return;                              \
     ring[*step % capacity] = loss[0];                                                          \
     *step += 1;                                                                                \
+    *done = 0;                                                                                 \
   }
 
 VOUCH_TEST_KERNELS(float, _f32)

@@ -79,39 +79,60 @@ ContractDescriptor vjpContract(const OpFacts &spec) {
                   {"ir/VouchOps.cpp", "VJPOpInterface::buildVJP", ""});
 }
 
+/// vouch's own cuda kernel for an op family: where it comes from (its
+/// recipe and the kernel library template it instantiates), what the GPU
+/// suite checks of its values, and the order in which it sums.
+struct NativeKernel {
+  Provenance provenance;
+  const char *valueSummary;
+  ReductionOrder reduce;
+};
+
+NativeKernel nativeKernel(OpFamily family) {
+  const char *nvrtc = "NVRTC: sm_90 cubin plus PTX";
+  const char *compared = "compared with the cpu f64 reference by the GPU suite";
+  const char *tree = "block reductions with a fixed tree and no atomics (two "
+                     "runs give the same bits); compared with the cpu f64 "
+                     "reference by the GPU suite";
+  switch (family) {
+  case OpFamily::Reduction:
+    return {{"codegen/recipes/ReductionRecipe.cpp, runtime/cuda/kernels/reduce.cuh",
+             "vouch::reduce_sum_kernel / vouch::column_sum_kernel", nvrtc},
+            tree, ReductionOrder::FixedTree};
+  case OpFamily::Index:
+    return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
+             "vouch::gather_kernel",
+             "NVRTC: sm_90 cubin plus PTX; a rank-0 input is broadcast inside "
+             "a fused pointwise kernel instead"},
+            compared, ReductionOrder::None};
+  case OpFamily::Loss:
+    return {{"codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/loss.cuh",
+             "vouch::mse_loss_kernel", nvrtc},
+            tree, ReductionOrder::FixedTree};
+  case OpFamily::Gemm:
+    return {{"codegen/recipes/GemmRecipe.cpp, runtime/cuda/kernels/matmul.cuh",
+             "vouch::small_product_kernel / vouch::small_linear_kernel",
+             "NVRTC: sm_90 cubin plus PTX; planned only for products the "
+             "profile's small-product rule covers"},
+            "one thread per output, its k products folded left from index 0 "
+            "as the cpu reference does, no atomics (two runs give the same "
+            "bits); checked bit for bit by the kernel lab and against the cpu "
+            "f64 reference by the GPU suite",
+            ReductionOrder::LeftFold};
+  case OpFamily::View:
+    return {{"codegen/recipes/ViewRecipe.cpp", "",
+             "no kernel: the result aliases the input's buffer"},
+            compared, ReductionOrder::None};
+  default:
+    return {{"codegen/recipes/PointwiseRecipe.cpp, runtime/cuda/kernels/pointwise.cuh",
+             "vouch::pointwise_kernel (vouch_pointwise_<ops>)", nvrtc},
+            compared, ReductionOrder::None};
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // reference.<op>: cpu
 //===----------------------------------------------------------------------===//
-
-/// Where a native cuda capsule's kernel comes from: its family's recipe and
-/// the kernel library template it instantiates.
-Provenance nativeKernelProvenance(OpFamily family) {
-  const char *nvrtc = "NVRTC: sm_90 cubin plus PTX";
-  switch (family) {
-  case OpFamily::Reduction:
-    return {"codegen/recipes/ReductionRecipe.cpp, runtime/cuda/kernels/reduce.cuh",
-            "vouch::reduce_sum_kernel / vouch::column_sum_kernel", nvrtc};
-  case OpFamily::Index:
-    return {"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
-            "vouch::gather_kernel",
-            "NVRTC: sm_90 cubin plus PTX; a rank-0 input is broadcast inside "
-            "a fused pointwise kernel instead"};
-  case OpFamily::Loss:
-    return {"codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/loss.cuh",
-            "vouch::mse_loss_kernel", nvrtc};
-  case OpFamily::Gemm:
-    return {"codegen/recipes/GemmRecipe.cpp, runtime/cuda/kernels/matmul.cuh",
-            "vouch::small_product_kernel / vouch::small_linear_kernel",
-            "NVRTC: sm_90 cubin plus PTX; planned only for products the "
-            "profile's small-product rule covers"};
-  case OpFamily::View:
-    return {"codegen/recipes/ViewRecipe.cpp", "",
-            "no kernel: the result aliases the input's buffer"};
-  default:
-    return {"codegen/recipes/PointwiseRecipe.cpp, runtime/cuda/kernels/pointwise.cuh",
-            "vouch::pointwise_kernel (vouch_pointwise_<ops>)", nvrtc};
-  }
-}
 
 KernelCapsule referenceCapsule(const OpFacts &spec) {
   std::string op(spec.mnemonic);
@@ -218,10 +239,6 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   c.numeric.round = Rounding::NearestEven;
   c.numeric.subnormal = Subnormals::ImplementationDefined;
   c.numeric.contract = Contraction::ImplementationDefined;
-  // vouch's own reductions are fixed trees (no atomics); cuBLAS picks its
-  // own (set below).
-  c.numeric.reduce =
-      sums(spec.family) ? ReductionOrder::FixedTree : ReductionOrder::None;
 
   Evidence gate = citedEvidence(EvidenceKind::TestSuite, "gate");
   Provenance gateSource{"passes/Gate.cpp", "", ""};
@@ -259,34 +276,22 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   if (provider != Provider::NativeCuda)
     return std::nullopt;
 
-  Provenance kernel = nativeKernelProvenance(spec.family);
+  NativeKernel native = nativeKernel(spec.family);
+  c.acceptsTransposeFlags = spec.transposeFlags;
+  c.numeric.reduce = native.reduce;
   c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
                      "checked at compile time by the assurance gate", gate,
                      gateSource);
   std::string layout = "dense row-major device buffers, UInt32 flat indices";
-  if (spec.family == OpFamily::Gemm && spec.transposeFlags)
+  if (c.acceptsTransposeFlags)
     layout += "; lhs and rhs read through trans_a / trans_b, never copied";
   c.layout = contract(layout,
                       "NVRTC compiles every emitted kernel; the GPU suite "
                       "runs them against the cpu f64 reference",
-                      citedEvidence(EvidenceKind::TestSuite, "nvrtc"), kernel);
-  std::string summary =
-      spec.family == OpFamily::Gemm
-          ? "one thread per output, its k products folded left from index 0 "
-            "as the cpu reference does, no atomics (two runs give the same "
-            "bits); checked bit for bit by the kernel lab and against the "
-            "cpu f64 reference by the GPU suite"
-      : sums(spec.family)
-          ? "block reductions with a fixed tree and no atomics (two runs "
-            "give the same bits); compared with the cpu f64 reference by "
-            "the GPU suite"
-          : "compared with the cpu f64 reference by the GPU suite";
-  if (spec.family == OpFamily::Gemm) {
-    c.acceptsTransposeFlags = spec.transposeFlags;
-    c.numeric.reduce = ReductionOrder::LeftFold;
-  }
+                      citedEvidence(EvidenceKind::TestSuite, "nvrtc"),
+                      native.provenance);
   c.value = contract(std::string(spec.formula) + ", in the element type",
-                     summary, value, kernel);
+                     native.valueSummary, value, native.provenance);
   return c;
 }
 

@@ -1,12 +1,12 @@
 //===- Catalog.h - the capsules vouch ships ---------------------*- C++ -*-===//
 //
-// Two catalogs cover every compute op of the dialect, one capsule per op
-// each, derived from the op's row of the op table (ir/OpTable.h, generated
-// from its ODS record): `reference.<op>` (provider reference, device cpu:
-// the row's cpu kernel of runtime/cpu_kernels.h, or the cpu emitter's
-// inline loop) and, for cuda, the first of the row's cuda providers:
-// `native_cuda.<op>` for most ops, `cublas.matmul` and `cublaslt.linear`
-// (GEMM with the bias epilogue). Evidence cites only tests that exist
+// Two catalogs cover every compute op of the dialect, derived from the op's
+// row of the op table (ir/OpTable.h, generated from its ODS record):
+// `reference.<op>` (provider reference, device cpu: the row's cpu kernel of
+// runtime/cpu_kernels.h, or the cpu emitter's inline loop), and, for cuda,
+// one capsule per provider the row lists: `native_cuda.<op>` for every op,
+// and for products also `cublas.matmul` and `cublaslt.linear` (GEMM with
+// the bias epilogue); the plan chooses among them (passes/Plan.h). Evidence cites only tests that exist
 // (capsules/Evidence.h), by the keys the row names; where none is named the
 // contract says not-provided, and reports show it.
 //
@@ -36,9 +36,9 @@ std::string capsuleName(Provider provider, std::string_view op);
 
 /// `reference.<op>` for every compute op.
 std::vector<KernelCapsule> referenceCatalog();
-/// One cuda capsule per compute op: its first cuda provider's. A provider
-/// without a capsule template for the op's family ships nothing (the
-/// coverage tests then fail).
+/// One cuda capsule per provider of each compute op's row, in the row's
+/// order. A provider without a capsule template for the op ships nothing
+/// (the catalog test then fails).
 std::vector<KernelCapsule> cudaCatalog();
 
 } // namespace vouch::capsules

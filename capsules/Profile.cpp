@@ -31,12 +31,21 @@ bool allowsTrust(AssurancePolicy policy, TrustLevel trust) {
   return false;
 }
 
-const std::vector<Provider> &
-BackendProfile::preferenceFor(std::string_view op) const {
-  for (const auto &[name, order] : opPreferences)
+std::vector<Provider>
+BackendProfile::preferenceFor(std::string_view op,
+                              std::optional<ProductExtents> product) const {
+  std::vector<Provider> order = providers;
+  for (const auto &[name, preferred] : opPreferences)
     if (name == op)
-      return order;
-  return providers;
+      order = preferred;
+  if (!product || !smallProducts.covers(*product))
+    return order;
+  auto native = std::find(order.begin(), order.end(), Provider::NativeCuda);
+  auto blas = std::find_if(order.begin(), native, [](Provider p) {
+    return p == Provider::Cublas || p == Provider::Cublaslt;
+  });
+  std::rotate(blas, native, native == order.end() ? native : native + 1);
+  return order;
 }
 
 bool BackendProfile::allowsProvider(Provider p) const {
@@ -107,8 +116,6 @@ BackendProfile libtorchForwardCuda() {
   for (auto &[op, order] : p.opPreferences)
     order.insert(order.begin(), Provider::Libtorch);
   p.requiredProviders = {Provider::Libtorch};
-  // LibTorch computes every product it has a capsule for, small or not.
-  p.smallProducts = {};
   p.description = "forward values from LibTorch where it has a capsule, "
                   "vouch's VJPs from the tape";
   return p;

@@ -22,6 +22,7 @@
 #ifndef VOUCH_CAPSULES_PROFILE_H
 #define VOUCH_CAPSULES_PROFILE_H
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,16 +53,21 @@ struct ProfileOptions {
   bool tf32 = false; ///< cuda profiles: let cuBLAS GEMMs compute in TF32
 };
 
+/// The extents of a product: C[b] (m x n) = A[b] (m x k) · B[b] (k x n).
+struct ProductExtents {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
 /// Products small enough that launch latency, not arithmetic, bounds them:
-/// batch·m·n·k ≤ maxMultiplyAdds and k ≤ maxK. Where the profile allows
-/// native-cuda, the plan runs them as vouch's own kernel
-/// (runtime/cuda/kernels/matmul.cuh) instead of cuBLAS / cuBLASLt, whose
-/// kernels cost several microseconds at any size. All zero: never.
+/// batch·m·n·k ≤ maxMultiplyAdds and k ≤ maxK. The profile then prefers
+/// vouch's own kernel (native-cuda, runtime/cuda/kernels/matmul.cuh) to
+/// cuBLAS / cuBLASLt, whose kernels cost several microseconds at any size.
+/// All zero: never.
 struct SmallProductRule {
   int64_t maxMultiplyAdds = 0;
   int64_t maxK = 0;
-  bool covers(int64_t batch, int64_t m, int64_t n, int64_t k) const {
-    return k <= maxK && batch * m * n * k <= maxMultiplyAdds;
+  bool covers(const ProductExtents &p) const {
+    return p.k <= maxK && p.batch * p.m * p.n * p.k <= maxMultiplyAdds;
   }
 };
 
@@ -83,8 +89,12 @@ struct BackendProfile {
   bool tf32 = false;
   std::string description; ///< one line, for reports
 
-  /// Preference order for `op`: its override, else `providers`.
-  const std::vector<Provider> &preferenceFor(std::string_view op) const;
+  /// Preference order for `op`: its override, else `providers`. For a
+  /// product (`product` given) the small-product rule covers, native-cuda
+  /// moves ahead of the BLAS libraries (where the order has it).
+  std::vector<Provider>
+  preferenceFor(std::string_view op,
+                std::optional<ProductExtents> product = std::nullopt) const;
   bool allowsProvider(Provider) const;
   /// `name`, plus `+tf32` when the option is on: what parseProfileSpec
   /// reads back, and what vouch-plan records on the model.

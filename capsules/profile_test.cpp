@@ -61,6 +61,28 @@ TEST(Profiles, CheckedCudaPrefersCublasForProducts) {
   EXPECT_TRUE(p.requiredProviders.empty());
 }
 
+// The small-product rule reorders a product's preferences by its extents:
+// native-cuda ahead of the BLAS libraries, anything ahead of those kept.
+TEST(Profiles, SmallProductsPreferVouchsKernel) {
+  BackendProfile p = *lookupProfile("checked_cuda");
+  using V = std::vector<Provider>;
+  ProductExtents small{1, 16, 16, 256}, wideK{1, 1, 1, 257}, many{1, 17, 16, 256};
+  EXPECT_EQ(p.preferenceFor("linear", small),
+            (V{Provider::NativeCuda, Provider::Cublaslt}));
+  EXPECT_EQ(p.preferenceFor("matmul", small),
+            (V{Provider::NativeCuda, Provider::Cublas}));
+  for (const ProductExtents &large : {wideK, many})
+    EXPECT_EQ(p.preferenceFor("matmul", large),
+              (V{Provider::Cublas, Provider::NativeCuda}));
+  EXPECT_EQ(p.preferenceFor("relu", small).front(), Provider::NativeCuda);
+  // LibTorch stays first where the profile puts it.
+  EXPECT_EQ(lookupProfile("libtorch_forward_cuda")->preferenceFor("matmul", small),
+            (V{Provider::Libtorch, Provider::NativeCuda, Provider::Cublas}));
+  // cpu has no rule and no native-cuda: unchanged.
+  EXPECT_EQ(lookupProfile("checked_cpu")->preferenceFor("matmul", small),
+            V{Provider::Reference});
+}
+
 TEST(Profiles, Tf32IsAnOptionOfCudaProfiles) {
   Expected<BackendProfile> p = parseProfileSpec("checked_cuda+tf32");
   ASSERT_TRUE(p.ok()) << p.error();

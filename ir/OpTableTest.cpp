@@ -56,7 +56,6 @@ TEST_F(OpTableTest, EveryRegisteredOpHasExactlyOneRow) {
     EXPECT_EQ(facts->transposeFlags, hasAttribute(name, "transpose_lhs") ||
                                          hasAttribute(name, "transpose_rhs"))
         << op;
-    EXPECT_EQ(facts->isStructural(), isStructuralOp(name)) << op;
   }
   for (const OpFacts &facts : opTable())
     EXPECT_TRUE(rows.insert(std::string(facts.mnemonic)).second)

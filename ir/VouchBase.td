@@ -69,8 +69,10 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   string builtin = "";
   string builtinParams = "";
   // cuda providers in order of preference, comma-separated, as
-  // capsules::parseProvider spells them. The first one ships the op's cuda
-  // capsule; a list other than "native-cuda" replaces the profile's order.
+  // capsules::parseProvider spells them. Each ships one cuda capsule of the
+  // op (a provider without a capsule template for the op's family is an
+  // error the catalog test reports); a list other than "native-cuda"
+  // replaces the profile's order.
   string cudaProviders = "native-cuda";
   // The runtime/cpu_kernels.h function computing the op on cpu ("" when
   // the cpu emitter writes an inline loop), and what the cpu code does

@@ -185,7 +185,7 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
   let formula = "input·weightᵀ + bias per row, weight stored [out, in]";
   let builtin = "linear";
   let builtinParams = "input, weight, bias = none";
-  let cudaProviders = "cublaslt,cublas,native-cuda";
+  let cudaProviders = "cublaslt,native-cuda";
   let cpuKernel = "vouch::rt::linear<T>";
   let cpuEvidence = "cpu-kernels";
 }
@@ -221,7 +221,7 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
                 "two axes when flagged";
   let builtin = "matmul";
   let builtinParams = "lhs, rhs, transpose_lhs = false, transpose_rhs = false";
-  let cudaProviders = "cublas,cublaslt,native-cuda";
+  let cudaProviders = "cublas,native-cuda";
   let cpuKernel = "vouch::rt::matmul<T>";
   let cpuEvidence = "cpu-kernels";
 }

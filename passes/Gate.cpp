@@ -198,7 +198,7 @@ const KernelCapsule *AssuranceGate::checkCapsule(Operation *op) {
   auto attr = op->getAttrOfType<StringAttr>(kCapsuleAttr);
   if (!attr) {
     std::string tried;
-    for (Provider p : profile.preferenceFor(name.str()))
+    for (Provider p : profile.preferenceFor(name.str(), productExtents(op)))
       tried += (tried.empty() ? "" : ", ") + str(toString(p));
     fail(op, Obligation::Capsule,
          "no capsule for vouch." + name.str() + " on device " +

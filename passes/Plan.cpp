@@ -67,30 +67,24 @@ std::string kernelSymbol(StringRef model, const PlanPosition &position,
          std::to_string(position.step) + "_" + op.str();
 }
 
+std::optional<capsules::ProductExtents> productExtents(Operation *op) {
+  std::optional<GemmDims> d = getGemmDims(op);
+  if (!d)
+    return std::nullopt;
+  return capsules::ProductExtents{d->batch, d->m, d->n, d->k};
+}
+
 const capsules::KernelCapsule *
 selectCapsule(StringRef op, const capsules::BackendProfile &profile,
-              const capsules::CapsuleRegistry &registry) {
+              const capsules::CapsuleRegistry &registry,
+              std::optional<capsules::ProductExtents> product) {
   std::vector<const capsules::KernelCapsule *> candidates =
       registry.forOp(op.str(), profile.device);
-  for (capsules::Provider preferred : profile.preferenceFor(op.str()))
+  for (capsules::Provider preferred : profile.preferenceFor(op.str(), product))
     for (const capsules::KernelCapsule *c : candidates)
       if (c->provider == preferred)
         return c;
   return candidates.empty() ? nullptr : candidates.front();
-}
-
-const capsules::KernelCapsule *
-selectCapsule(Operation *op, const capsules::BackendProfile &profile,
-              const capsules::CapsuleRegistry &registry) {
-  StringRef name = op->getName().stripDialect();
-  std::optional<GemmDims> d = getGemmDims(op);
-  if (d && profile.allowsProvider(capsules::Provider::NativeCuda) &&
-      profile.smallProducts.covers(d->batch, d->m, d->n, d->k))
-    for (const capsules::KernelCapsule *c :
-         registry.forOp(name.str(), profile.device))
-      if (c->provider == capsules::Provider::NativeCuda)
-        return c;
-  return selectCapsule(name, profile, registry);
 }
 
 void planModel(ModelOp model, const capsules::BackendProfile &profile,
@@ -102,7 +96,7 @@ void planModel(ModelOp model, const capsules::BackendProfile &profile,
     op->setAttr(kKernelAttr, b.getStringAttr(kernelSymbol(
                                  model.getSymName(), position, name)));
     if (const capsules::KernelCapsule *c =
-            selectCapsule(op, profile, registry))
+            selectCapsule(name, profile, registry, productExtents(op)))
       op->setAttr(kCapsuleAttr, b.getStringAttr(c->name));
     else
       op->removeAttr(kCapsuleAttr);

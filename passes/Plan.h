@@ -11,6 +11,7 @@
 #ifndef VOUCH_PASSES_PLAN_H
 #define VOUCH_PASSES_PLAN_H
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,19 +58,19 @@ planPositions(ModelOp model);
 std::string kernelSymbol(llvm::StringRef model, const PlanPosition &position,
                          llvm::StringRef op);
 
+/// The extents of a matmul or linear (ir/GemmDims.h); nothing for any other
+/// op.
+std::optional<capsules::ProductExtents> productExtents(mlir::Operation *op);
+
 /// The capsule for `op` (dialect name without `vouch.`) under `profile`:
-/// the first of the profile's preferred providers with a capsule on the
+/// the first of the profile's preferred providers for it (for a product, by
+/// its extents: BackendProfile::preferenceFor) with a capsule on the
 /// profile's device, else the device's first capsule for the op (which the
 /// gate will then judge), else null. Never a capsule of another device.
 const capsules::KernelCapsule *
 selectCapsule(llvm::StringRef op, const capsules::BackendProfile &profile,
-              const capsules::CapsuleRegistry &registry);
-/// The capsule for `op` itself: a product the profile's small-product rule
-/// covers gets the native-cuda capsule where the profile allows one; every
-/// other op, selectCapsule by name.
-const capsules::KernelCapsule *
-selectCapsule(mlir::Operation *op, const capsules::BackendProfile &profile,
-              const capsules::CapsuleRegistry &registry);
+              const capsules::CapsuleRegistry &registry,
+              std::optional<capsules::ProductExtents> product = std::nullopt);
 
 /// Records kCapsuleAttr (or removes it, where no capsule exists) and
 /// kKernelAttr on every planned op, and kProfileAttr on the model.

@@ -20,7 +20,7 @@ using testing::kQuickstartMlp;
 class Plan : public GateFixture {};
 
 // The capsule catalogs derive from the op table (ir/OpTable.h): every op
-// the planner plans has its row and one capsule per maintained device, so
+// the planner plans has a capsule on every maintained device, so
 // an op added to the dialect without them fails here.
 TEST_F(Plan, CatalogCoversExactlyTheDialectsComputeOps) {
   std::set<std::string> dialect, catalog;
@@ -31,17 +31,13 @@ TEST_F(Plan, CatalogCoversExactlyTheDialectsComputeOps) {
       continue;
     std::string op = name.stripDialect().str();
     dialect.insert(op);
-    const OpFacts *facts = findOpFacts(op);
-    ASSERT_NE(facts, nullptr) << "vouch." << op << " has no op table row";
-    EXPECT_EQ(facts->hasVjp, name.hasInterface<VJPOpInterface>()) << op;
+    // (The rows themselves: ir/OpTableTest; the capsules per provider:
+    // capsules/catalog_test.)
     for (capsules::Device device :
          {capsules::Device::Cpu, capsules::Device::Cuda})
-      EXPECT_EQ(registry.forOp(op, device).size(),
-                device == capsules::Device::Cuda &&
-                        facts->family == OpFamily::Gemm
-                    ? 2u // the library's and vouch's small-product kernel
-                    : 1u)
-          << "vouch." << op << " on " << capsules::toString(device);
+      EXPECT_FALSE(registry.forOp(op, device).empty())
+          << "vouch." << op << " has no capsule on "
+          << capsules::toString(device);
   }
   for (const OpFacts *facts : capsules::computeOpFacts())
     catalog.insert(std::string(facts->mnemonic));

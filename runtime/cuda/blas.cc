@@ -163,11 +163,11 @@ int alignment_of(const void* p) {
   return a;
 }
 
-// Fills `plan` (descriptors, layouts, and the heuristic's algorithm or its refusal).
 // Products of at most this many multiply-adds (m·n·k) take a cuBLASLt algorithm
 // that needs no workspace when the heuristic offers one (see build_lt_plan).
 constexpr int64_t kSmallProductMacs = int64_t(1) << 20;
 
+// Fills `plan` (descriptors, layouts, and the heuristic's algorithm or its refusal).
 Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan) {
   const std::string what = c.to_string();
   if (s.refuse_for_testing) {
@@ -225,7 +225,7 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan)
   // workspace, since the ones that do split K into extra kernels (a split-K
   // reduce and a separate epilogue: three graph nodes where one will do).
   cublasLtMatmulHeuristicResult_t result = results[0];
-  if (c.m * c.n * c.k <= kSmallProductMacs)
+  if (int64_t(c.m) * c.n * c.k <= kSmallProductMacs)  // int fields: 2048³ overflows
     for (int i = 0; i < found; i++)
       if (results[i].workspaceSize == 0) {
         result = results[i];

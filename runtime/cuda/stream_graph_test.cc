@@ -112,9 +112,10 @@ TEST(StepGraphDeviceTest, CapturedOnceReplayedEveryStepSameResultAsDisabled) {
 }
 
 // CaptureDependencies: launches that share no buffer get no edge; a launch gets an
-// edge from the last writer of what it reads or writes. Three launches on two
-// buffers: a writes 0, b writes 1 (independent: two roots), c reads 1 and writes 0
-// (after both: two edges, and nothing else).
+// edge from the last writer of what it reads or writes, and from the readers since of
+// what it writes. Four launches on two buffers: a writes 0, b writes 1 (independent:
+// two roots), c reads 1 and writes 0 (after a and b), d writes 1 (after b, its last
+// writer, and c, which read it): four edges, and nothing else.
 TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
   VOUCH_REQUIRE_CUDA_DEVICE("a captured step as a dependency graph");
   AddOneKernel kernel;
@@ -132,7 +133,7 @@ TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
   struct Launch {
     std::vector<int32_t> reads, writes;
     int buffer;
-  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}};
+  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}, {{}, {1}, 1}};
   for (const Launch& l : launches) {
     void* args[] = {&halves[l.buffer], &count};
     EXPECT_TRUE(deps.before(l.reads, l.writes).ok());
@@ -146,7 +147,7 @@ TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
   ASSERT_EQ(cudaGraphGetRootNodes(graph, nullptr, &roots), cudaSuccess);
   ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
   EXPECT_EQ(roots, 2u);  // a and b
-  EXPECT_EQ(edges, 2u);  // a -> c, b -> c
+  EXPECT_EQ(edges, 4u);  // a -> c, b -> c, b -> d, c -> d
   // Outside a capture it does nothing (the stream orders everything).
   CaptureDependencies eager(st);
   ASSERT_TRUE(eager.begin(2).ok());

@@ -53,8 +53,7 @@ for exe in bin/*; do
   run cuda64 --device cuda --dtype f64 &&
   run cuda32 --device cuda --dtype f32 &&
   run cuda32b --device cuda --dtype f32 &&
-  run cuda32ng --device cuda --dtype f32 --no-cuda-graph &&
-  run cuda32det --device cuda --dtype f32 --deterministic
+  run cuda32ng --device cuda --dtype f32 --no-cuda-graph
   rc=$?
   if [ $rc -ne 0 ]; then tail -5 "$d"/*.out; result "$name: all runs complete" 1; continue; fi
   result "$name: all runs complete" 0
@@ -70,8 +69,8 @@ for exe in bin/*; do
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32b.trace" "$d/cuda32b.st" 0 0
   check "$name: graph replay = no graph, bitwise" python3 compare.py "$name graph vs --no-cuda-graph" \
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32ng.trace" "$d/cuda32ng.st" 0 0
-  check "$name: deterministic mode bitwise equal" python3 compare.py "$name default vs --deterministic" \
-    "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32det.trace" "$d/cuda32det.st" 0 0
+  # (No check of --deterministic: it changes no kernel yet, so a run with it would
+  # repeat "two cuda runs bitwise equal" and could not fail; issue 9.)
 done
 
 echo "== report of a cuda run"

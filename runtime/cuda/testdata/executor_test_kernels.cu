@@ -1,12 +1,12 @@
 // executor_test_kernels.cu (tests only): CUDA kernels for executor_test.cc, built by a
 // test-only nvcc genrule (-fmad=false, like the host reference): the MLP kernels of
-// runtime/test_program.h under its kernel names plus _f32 / _f64, and test versions of
-// the executor's own kernels with the signatures of runtime/cuda/executor.h (the real
-// ones, compiled by NVRTC into every model's module, live in
-// runtime/cuda/kernels/executor.cuh). Plain grid-stride loops; sums run in one thread
-// in the host reference's order, so only the cuBLAS GEMMs differ from the cpu.
+// runtime/test_program.h under its kernel names plus _f32 / _f64, and the executor's own
+// kernels (batch selection, the optimizer that ends the step): the real ones of
+// runtime/cuda/kernels/executor.cuh, as NVRTC compiles them into every model's module.
+// The MLP kernels are plain grid-stride loops; sums run in one thread in the host
+// reference's order, so only the cuBLAS GEMMs differ from the cpu.
 #include "runtime/cuda/kernels/dims.h"
-#include "runtime/cuda/kernels/param_slot.h"
+#include "runtime/cuda/kernels/executor.cuh"
 
 namespace {
 
@@ -75,50 +75,6 @@ __device__ void reduce_sum(T* out, const T* in, vouch::Dims kept, vouch::Dims re
   }
 }
 
-template <class T>
-__device__ void select_batch(const T* data_x, const T* data_y, T* x, T* y, const long long* step,
-                             long long num_batches, long long x_elems, long long y_elems) {
-  long long b = *step % num_batches;
-  for (long long i = first_index(); i < x_elems; i += stride_of_grid()) x[i] = data_x[b * x_elems + i];
-  for (long long i = first_index(); i < y_elems; i += stride_of_grid()) y[i] = data_y[b * y_elems + i];
-}
-
-// runtime/optim.cc's updates, step t = *step + 1.
-template <class T>
-__device__ void optimizer(const vouch::ParamSlot<T>* slots, const long long* step, int kind,
-                          double lr_, double beta1_, double beta2_, double eps_, double wd_,
-                          double momentum_) {
-  vouch::ParamSlot<T> s = slots[blockIdx.y];
-  long long t = *step + 1;
-  const T lr = T(lr_), wd = T(wd_);
-  for (long long j = first_index(); j < s.n; j += stride_of_grid()) {
-    if (kind == 0) {
-      T d = s.g[j];
-      if (wd_ != 0) d = d + wd * s.p[j];
-      if (momentum_ != 0) {
-        s.m[j] = t == 1 ? d : T(momentum_) * s.m[j] + d;
-        d = s.m[j];
-      }
-      s.p[j] = s.p[j] - lr * d;
-      continue;
-    }
-    const T bc1 = T(1.0 - pow(beta1_, double(t)));
-    const T bc2 = T(1.0 - pow(beta2_, double(t)));
-    T grad = s.g[j];
-    if (wd_ != 0) {
-      if (kind == 2)
-        s.p[j] = s.p[j] - lr * wd * s.p[j];
-      else
-        grad = grad + wd * s.p[j];
-    }
-    s.m[j] = T(beta1_) * s.m[j] + T(1.0 - beta1_) * grad;
-    s.v[j] = T(beta2_) * s.v[j] + T(1.0 - beta2_) * grad * grad;
-    T m_hat = s.m[j] / bc1;
-    T v_hat = s.v[j] / bc2;
-    s.p[j] = s.p[j] - lr * m_hat / (sqrt(v_hat) + T(eps_));
-  }
-}
-
 }  // namespace
 
 #define VOUCH_TEST_KERNELS(T, SUFFIX)                                                          \
@@ -144,30 +100,10 @@ __device__ void optimizer(const vouch::ParamSlot<T>* slots, const long long* ste
   extern "C" __global__ void mlp_reduce_sum##SUFFIX(T* out, const T* in, vouch::Dims kept,     \
                                                     vouch::Dims reduced) {                     \
     reduce_sum(out, in, kept, reduced);                                                        \
-  }                                                                                            \
-  extern "C" __global__ void vouch_select_batch##SUFFIX(                                       \
-      const T* data_x, const T* data_y, T* x, T* y, const long long* step,                     \
-      long long num_batches, long long x_elems, long long y_elems) {                           \
-    select_batch(data_x, data_y, x, y, step, num_batches, x_elems, y_elems);                   \
-  }                                                                                            \
-  extern "C" __global__ void vouch_optimizer##SUFFIX(                                          \
-      const vouch::ParamSlot<T>* slots, int num_params, long long* step, int kind, double lr,   \
-      double beta1, double beta2, double eps, double weight_decay, double momentum,            \
-      const T* loss, T* ring, long long capacity, unsigned* done) {                            \
-    if ((int)blockIdx.y < num_params)                                                          \
-      optimizer(slots, step, kind, lr, beta1, beta2, eps, weight_decay, momentum);             \
-    /* the last block to finish ends the step (executor.cuh) */                                \
-    __syncthreads();                                                                           \
-    if (threadIdx.x != 0) return;                                                              \
-    if (atomicAdd(done, 1u) != gridDim.x * gridDim.y - 1) return;                              \
-    ring[*step % capacity] = loss[0];                                                          \
-    *step += 1;                                                                                \
-    *done = 0;                                                                                 \
   }
 
 VOUCH_TEST_KERNELS(float, _f32)
 VOUCH_TEST_KERNELS(double, _f64)
-
 
 // A kernel with a different argument list than mlp_relu's step passes (for the
 // argument-check test): a Dims where the step passes a pointer.

@@ -139,7 +139,6 @@ template <class T>
 CudaProgramModel<T>::~CudaProgramModel() {
   if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());
   graph_.reset();
-  if (host_loss_) (void)cudaFreeHost(host_loss_);
   if (host_ring_) (void)cudaFreeHost(host_ring_);
   data_x_ = DeviceBuffer();
   data_y_ = DeviceBuffer();
@@ -230,7 +229,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     owned_.push_back(std::move(b.value()));
     VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, 2 * sizeof(long long), stream_.get()));
   }
-  // The loss ring lives in pinned host memory that the record kernel writes
+  // The loss ring lives in pinned host memory that the optimizer's last block writes
   // through its device address: reading losses is a stream synchronisation
   // and a host read, with no copy to issue after the graph.
   VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_ring_),
@@ -266,11 +265,18 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   optimizer_args_.done = reinterpret_cast<unsigned*>(step_ + 1);
   tape_nodes_.build(p, &CudaProgramModel::vjp);
   // Two pseudo-buffers after the real ones: the device step counter (select reads
-  // it, the step's last kernel writes it) and the BLAS handles' workspace.
-  step_counter_ = p.num_buffers;
-  access_ = step_access(p, p.num_buffers + 1);
+  // it, the optimizer's last block writes it) and the BLAS handles' workspace.
+  const int32_t step_counter = p.num_buffers, blas_workspace = p.num_buffers + 1;
+  access_ = step_access(p, blas_workspace);
+  select_access_ = {{step_counter}, {storage_owner(p, p.input), storage_owner(p, p.target)}};
+  // The optimizer reads every gradient and the loss and writes every parameter; its
+  // last block reads the step counter's value and advances it.
+  optimizer_access_ = {{storage_owner(p, p.loss), step_counter}, {step_counter}};
+  for (int32_t i = 0; i < p.num_params; i++) {
+    optimizer_access_.reads.push_back(storage_owner(p, p.grads[i]));
+    optimizer_access_.writes.push_back(storage_owner(p, p.params[i]));
+  }
 
-  VOUCH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_loss_), sizeof(T)));
   for (int32_t i = 0; i < p.num_params; i++) {
     params_.emplace_back(size_t(p.buffers[p.params[i]].numel), T(0));
     grads_.emplace_back(size_t(p.buffers[p.grads[i]].numel), T(0));
@@ -447,30 +453,22 @@ template <class T>
 Status CudaProgramModel<T>::step_body(Tape& tape) {
   cudaStream_t s = stream_.get();
   const Program& p = program_;
-  const int32_t x = storage_owner(p, p.input), y = storage_owner(p, p.target);
-  const int32_t loss = storage_owner(p, p.loss);
-  VOUCH_RETURN_IF_ERROR(deps_.begin(p.num_buffers + 2));
-  VOUCH_RETURN_IF_ERROR(deps_.before({step_counter_}, {x, y}));
+  // Launch dependencies matter only in a captured graph (a stream runs in order).
+  if (run_.cuda_graph) VOUCH_RETURN_IF_ERROR(deps_.begin(p.num_buffers + 2));
+  VOUCH_RETURN_IF_ERROR(deps_.before(select_access_.reads, select_access_.writes));
   void* select[] = {&select_args_.data_x, &select_args_.data_y, &select_args_.x,
                     &select_args_.y,      &select_args_.step,   &select_args_.num_batches,
                     &select_args_.x_elems, &select_args_.y_elems};
   unsigned select_grid =
       grid_for(std::max(select_args_.x_elems, select_args_.y_elems), 256, 1024);
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
-  VOUCH_RETURN_IF_ERROR(deps_.after({step_counter_}, {x, y}));
+  VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
   VOUCH_RETURN_IF_ERROR(run_steps(program_.prologue_begin, program_.prologue_end, nullptr));
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
   vjp_status_ = Status::Ok();
   tape.backward(this);
   VOUCH_RETURN_IF_ERROR(vjp_status_);
-  // The optimizer reads every gradient and the loss and writes every parameter; its
-  // last block reads the step counter's value and advances it.
-  std::vector<int32_t> reads{loss, step_counter_}, writes{step_counter_};
-  for (int32_t i = 0; i < p.num_params; i++) {
-    reads.push_back(storage_owner(p, p.grads[i]));
-    writes.push_back(storage_owner(p, p.params[i]));
-  }
-  VOUCH_RETURN_IF_ERROR(deps_.before(reads, writes));
+  VOUCH_RETURN_IF_ERROR(deps_.before(optimizer_access_.reads, optimizer_access_.writes));
   void* opt[] = {&optimizer_args_.slots,    &optimizer_args_.num_params,
                  &optimizer_args_.step,     &optimizer_args_.kind,
                  &optimizer_args_.lr,       &optimizer_args_.beta1,
@@ -481,7 +479,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   VOUCH_RETURN_IF_ERROR(launch(optimizer_,
                                dim3(optimizer_blocks_, unsigned(std::max(p.num_params, 1))),
                                dim3(256), 0, s, opt));
-  VOUCH_RETURN_IF_ERROR(deps_.after(reads, writes));
+  VOUCH_RETURN_IF_ERROR(deps_.after(optimizer_access_.reads, optimizer_access_.writes));
   return deps_.finish();
 }
 
@@ -497,15 +495,14 @@ Status CudaProgramModel<T>::enqueue_step(const OptimizerConfig& o, Tape* tape) {
   if (!graph_)
     graph_ = std::make_unique<StepGraph>(
         stream_.get(), run_.cuda_graph ? StepGraph::Mode::Graph : StepGraph::Mode::Disabled);
-  bool body_ran = false;
-  Tape local;
-  Status st = graph_->run([&] {
-    body_ran = true;
-    return step_body(local);
+  // The body runs at capture (or every step without a graph) and records the tape;
+  // a failure poisons the model, so a half-recorded tape is never read.
+  Status st = graph_->run([this] {
+    recorded_.clear();
+    return step_body(recorded_);
   });
   if (!st.ok()) return fail(Status::Error("training step " + std::to_string(enqueued_) + ": " +
                                           st.message()));
-  if (body_ran) recorded_ = std::move(local);
   if (tape) *tape = recorded_;
   enqueued_++;
   return Status::Ok();
@@ -543,13 +540,14 @@ T CudaProgramModel<T>::forward(const T* x, const T* y, Tape* tape) {
   if (st.ok())
     st = download(prediction_.data(), static_cast<const T*>(pointers_[size_t(p.output)]),
                   prediction_.size(), s);
-  if (st.ok()) st = download(host_loss_, static_cast<const T*>(pointers_[size_t(p.loss)]), 1, s);
-  if (st.ok()) st = stream_.synchronize();
-  if (!st.ok()) {
-    fail(st);
-    return std::numeric_limits<T>::quiet_NaN();
+  if (st.ok()) {
+    // Synchronizes: the prediction's download, enqueued before, is done too.
+    Result<T> loss = download_scalar(static_cast<const T*>(pointers_[size_t(p.loss)]), s);
+    if (loss.ok()) return loss.value();
+    st = loss.status();
   }
-  return *host_loss_;
+  fail(st);
+  return std::numeric_limits<T>::quiet_NaN();
 }
 
 template <class T>

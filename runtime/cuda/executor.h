@@ -10,7 +10,7 @@
 // device buffer per owning BufferDesc (the caching allocator; poisoned with 0xff bytes,
 // so an element no step wrote reads as NaN; aliases share their owner's storage),
 // optimizer state (m, v) per parameter, the ParamSlot array, the device step counter
-// and the loss ring. A launch is then just rc::launch(kernel, grid, block, args).
+// and the loss ring. A launch is then just launch(kernel, grid, block, args) (module.h).
 //
 // One training step (enqueue_step) is one CUDA graph, whatever the number of batches:
 //   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
@@ -19,7 +19,7 @@
 //   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param); its
 //                            last block to finish stores the loss into ring slot
 //                            step % capacity, then advances the step
-// captured once (rc::StepGraph) and replayed; RunConfig::cuda_graph = false
+// captured once (StepGraph) and replayed; RunConfig::cuda_graph = false
 // (--no-cuda-graph) enqueues the same work eagerly. No step waits for the device: the
 // host reads losses only through read_losses. Evaluation (forward) uploads a host
 // batch, runs the forward steps and downloads the loss and prediction (it synchronizes).
@@ -131,7 +131,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   // Orders the captured launches by the buffers they read and write (stream_graph.h).
   CaptureDependencies deps_{nullptr};
   std::vector<StepAccess> access_;  // per Program step
-  int32_t step_counter_ = 0;        // the device step counter's pseudo-buffer id
+  StepAccess select_access_, optimizer_access_;
 
   const Program& program_;
   const bool tf32_;
@@ -190,8 +190,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   int64_t num_batches_ = 0;
   std::vector<std::vector<T>> params_, grads_;  // host mirrors
   std::vector<T> prediction_;
-  T* host_loss_ = nullptr;   // pinned, 1 element
-  T* host_ring_ = nullptr;   // pinned, loss_capacity_ losses, written by the record kernel
+  T* host_ring_ = nullptr;   // pinned, loss_capacity_ losses, written by the optimizer's last block
 };
 
 extern template class CudaProgramModel<float>;

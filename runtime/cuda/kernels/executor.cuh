@@ -9,7 +9,7 @@
 // graph per training step replays with no host update.
 //
 // Entry points and launch shapes (block 256 unless said):
-//   vouch_select_batch_f32/_f64  grid max(1, min(ceil(max(x_elems, y_elems) / 256), 1056))
+//   vouch_select_batch_f32/_f64  grid max(1, min(ceil(max(x_elems, y_elems) / 256), 1024))
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_

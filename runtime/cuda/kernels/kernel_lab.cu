@@ -129,7 +129,7 @@ unsigned pointwise_grid(long long n) {  // pointwise.cuh
   const long long lanes = n % 4 == 0 ? n / 4 : n;
   return unsigned(std::max(1LL, std::min((lanes + 255) / 256, 1056LL)));
 }
-unsigned elementwise_grid(long long n) {  // index.cuh, executor.cuh's batch copy
+unsigned elementwise_grid(long long n) {  // index.cuh (and the lab's batch copy)
   return unsigned(std::max(1LL, std::min((n + 255) / 256, 1056LL)));
 }
 unsigned reduce_grid(long long outputs) {  // reduce.cuh

@@ -256,7 +256,7 @@ ExprValue Lowering::lowerReduction(const BuiltinCall &call) {
       }
       if (llvm::is_contained(axes, *axis)) {
         error(axesLoc) << call.opName() << ": axis " << a
-                       << " is listed twice in " << formatShape(*given);
+                       << " is listed twice in " << formatList(*given);
         return ExprValue::invalid();
       }
       axes.push_back(*axis);
@@ -354,19 +354,19 @@ ExprValue Lowering::lowerReshape(const BuiltinCall &call) {
     }
     if (extent == -1) {
       error(listLoc) << call.opName() << ": only one extent can be -1, got "
-                     << formatShape(*shape);
+                     << formatList(*shape);
       return ExprValue::invalid();
     }
     if (extent < 1) {
       error(listLoc) << call.opName()
                      << ": extents must be at least 1 (or -1 to infer one), "
                         "got "
-                     << formatShape(*shape);
+                     << formatList(*shape);
       return ExprValue::invalid();
     }
     std::optional<int64_t> product = llvm::checkedMul(known, extent);
     if (!product) {
-      error(listLoc) << call.opName() << ": " << formatShape(*shape)
+      error(listLoc) << call.opName() << ": " << formatList(*shape)
                      << " has more elements than int64 can count";
       return ExprValue::invalid();
     }
@@ -377,7 +377,7 @@ ExprValue Lowering::lowerReshape(const BuiltinCall &call) {
     if (count % known != 0) {
       error(call.getLoc()) << call.opName() << ": cannot reshape " << xt
                            << " (" << count << " elements) to "
-                           << formatShape(*shape) << ": " << count
+                           << formatList(*shape) << ": " << count
                            << " is not a multiple of " << known;
       return ExprValue::invalid();
     }
@@ -430,13 +430,13 @@ ExprValue Lowering::lowerBroadcast(const BuiltinCall &call) {
   SMLoc listLoc = call.args[1].getLoc();
   if (llvm::any_of(*shape, [](int64_t extent) { return extent < 1; })) {
     error(listLoc) << call.opName() << ": extents must be at least 1, got "
-                   << formatShape(*shape);
+                   << formatList(*shape);
     return ExprValue::invalid();
   }
   int64_t rank = xt.getRank(), toRank = shape->size();
   if (toRank < rank) {
     error(call.getLoc()) << call.opName() << ": cannot broadcast " << xt
-                         << " to " << formatShape(*shape)
+                         << " to " << formatList(*shape)
                          << ": the target has fewer axes";
     return ExprValue::invalid();
   }

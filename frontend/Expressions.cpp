@@ -278,7 +278,7 @@ std::optional<mlir::RankedTensorType>
 Lowering::makeTensorType(llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
                          SMLoc loc, StringRef what) {
   if (!countElements(shape)) {
-    error(loc) << what << ": the result " << formatShape(shape)
+    error(loc) << what << ": the result " << formatList(shape)
                << " would have more elements than int64 can count";
     return std::nullopt;
   }
@@ -320,7 +320,7 @@ Lowering::lowerTensorType(const ast::TensorTypeExpr &type, Scope &scope,
     return std::nullopt;
   if (!countElements(shape)) {
     error(type.loc) << owner << " has more elements than int64 can count: "
-                    << formatShape(shape);
+                    << formatList(shape);
     return std::nullopt;
   }
   return mlir::RankedTensorType::get(shape, element);

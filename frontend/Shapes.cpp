@@ -52,12 +52,3 @@ std::optional<int64_t> vouch::frontend::normalizeAxis(int64_t axis,
   return axis < 0 ? axis + rank : axis;
 }
 
-std::string vouch::frontend::formatShape(llvm::ArrayRef<int64_t> shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}

@@ -39,9 +39,6 @@ llvm::SmallVector<int64_t> trailingAxes(int64_t fromRank, int64_t toRank);
 /// Maps an axis in [-rank, rank) to [0, rank); nothing if out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
-/// "[4, 2]".
-std::string formatShape(llvm::ArrayRef<int64_t> shape);
-
 } // namespace vouch::frontend
 
 #endif // VOUCH_FRONTEND_SHAPES_H

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/OpTable.h"
+
 namespace vouch {
 
 enum class ClauseKind {
@@ -42,6 +44,11 @@ std::vector<const ClauseFacts *> clauseCallees(ClauseKind kind);
 
 /// The row of `name` among the callees of `kind`, or nullptr.
 const ClauseFacts *findClauseFacts(ClauseKind kind, std::string_view name);
+
+/// The parameters of callee `name` of `kind` (parseSignature of its row);
+/// empty for an unknown callee.
+std::vector<SignatureParam> clauseSignature(ClauseKind kind,
+                                            std::string_view name);
 
 } // namespace vouch
 

@@ -2,7 +2,9 @@
 //
 // M, N, K, the batch and the operand strides of vouch.matmul and
 // vouch.linear, derived once from the operand types: codegen's recipes, the
-// reference interpreter and the VJP builders read them from here.
+// planner's small-product rule, linear's VJP builder and the reference
+// interpreter's matmul read them from here (the interpreter's linear keeps
+// its own plain loop over the weight's shape).
 //
 //===----------------------------------------------------------------------===//
 #ifndef VOUCH_IR_GEMMDIMS_H

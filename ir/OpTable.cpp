@@ -111,4 +111,10 @@ const ClauseFacts *findClauseFacts(ClauseKind kind, std::string_view name) {
   return nullptr;
 }
 
+std::vector<SignatureParam> clauseSignature(ClauseKind kind,
+                                            std::string_view name) {
+  const ClauseFacts *facts = findClauseFacts(kind, name);
+  return facts ? parseSignature(facts->params) : std::vector<SignatureParam>{};
+}
+
 } // namespace vouch

@@ -34,12 +34,6 @@ void VouchDialect::registerAttributes() {
 
 namespace {
 
-/// The callee's signature from the clause table.
-std::vector<SignatureParam> signatureOf(ClauseKind kind, StringRef name) {
-  const ClauseFacts *facts = findClauseFacts(kind, name);
-  return facts ? parseSignature(facts->params) : std::vector<SignatureParam>{};
-}
-
 bool hasParam(const std::vector<SignatureParam> &signature, StringRef name) {
   return llvm::any_of(signature, [&](const SignatureParam &p) {
     return std::string_view(name) == p.name;
@@ -98,7 +92,7 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 int64_t logEvery) {
   StringRef name = stringifyOptimizerKind(optimizer);
   if (failed(checkPresence(emitError, name,
-                           signatureOf(ClauseKind::Optimizer, name),
+                           clauseSignature(ClauseKind::Optimizer, name),
                            {{"lr", true},
                             {"beta1", beta1.has_value()},
                             {"beta2", beta2.has_value()},
@@ -166,7 +160,7 @@ LogicalResult DataAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringAttr x, StringAttr y) {
   StringRef name = stringifyDataKind(kind);
   if (failed(checkPresence(emitError, name,
-                           signatureOf(ClauseKind::DataSource, name),
+                           clauseSignature(ClauseKind::DataSource, name),
                            {{"lo", lo.has_value()},
                             {"hi", hi.has_value()},
                             {"n", n.has_value()},
@@ -270,7 +264,7 @@ Attribute vouch::clauseFromDictionary(StringRef key, DictionaryAttr dictionary,
       return {};
     StringRef name = stringifyOptimizerKind(*optimizer);
     std::optional<llvm::StringMap<double>> hyper = numbersOf(
-        dictionary, name, signatureOf(ClauseKind::Optimizer, name),
+        dictionary, name, clauseSignature(ClauseKind::Optimizer, name),
         {"optimizer", "steps", "log_every"},
         {"beta1", "beta2", "eps", "momentum"}, emitError);
     if (!hyper)
@@ -297,7 +291,7 @@ Attribute vouch::clauseFromDictionary(StringRef key, DictionaryAttr dictionary,
     return {};
   StringRef name = stringifyDataKind(*kind);
   std::vector<SignatureParam> signature =
-      signatureOf(ClauseKind::DataSource, name);
+      clauseSignature(ClauseKind::DataSource, name);
   std::optional<APFloat> lo, hi;
   std::optional<int64_t> n;
   StringAttr files[3];

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "ir/ClauseTable.h"
+#include "ir/GemmDims.h"
 #include "ir/OpTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -310,8 +311,7 @@ static void printInit(OpAsmPrinter &printer, Operation *op, InitKindAttr init,
 // As many arguments as the initialiser's signature in the clause table.
 LogicalResult ParamOp::verify() {
   StringRef name = stringifyInitKind(getInit());
-  const ClauseFacts *facts = findClauseFacts(ClauseKind::Initializer, name);
-  size_t arity = facts ? parseSignature(facts->params).size() : 0;
+  size_t arity = clauseSignature(ClauseKind::Initializer, name).size();
   if (getInitArgs().size() != arity)
     return emitOpError("initialiser '")
            << name << "' takes " << arity << " arguments, got "
@@ -428,9 +428,8 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
   Location loc = getLoc();
   RankedTensorType xt = tensorOf(getInput()), yt = tensorOf(getResult());
-  int64_t in = xt.getDimSize(xt.getRank() - 1);
-  int64_t out = yt.getDimSize(yt.getRank() - 1);
-  int64_t rows = xt.getNumElements() / in;
+  GemmDims d = getGemmDims(*this);
+  int64_t rows = d.m, in = d.k, out = d.n;
   Value dy2 = buildReshape(b, loc, resultGrads[0], tensorLike(yt, {rows, out}));
   Value x2 = buildReshape(b, loc, getInput(), tensorLike(xt, {rows, in}));
   Value dx = buildReshape(

@@ -4,10 +4,10 @@
 // with batch B, in I, hidden H, out O, plus a parameter `unused` off the gradient path
 // whose gradient the prologue fills with zeros. It is written the way codegen writes
 // Programs (buffers, steps, args, ints, nodes) and exercises every table feature:
-// Linear and Gemm steps (trans_a, no transposed copy), kernels with Buffer / Int /
-// Real / Dims arguments, an alias (pred_flat views pred) and an alias of an alias
-// (pred_row views pred_flat), a prologue step, a tape node without VJP (the view), two
-// nodes recorded after the same step, sparse node ids.
+// Linear and Gemm steps (trans_a, no transposed copy), kernels with Buffer (written:
+// count 1; read-only: count 0) / Int / Real / Dims arguments, an alias (pred_flat views
+// pred) and an alias of an alias (pred_row views pred_flat), a prologue step, a tape
+// node without VJP (the view), two nodes recorded after the same step, sparse node ids.
 //
 // The cpu kernels below are the test's own (relu, step, mul, sub, scale, fill,
 // mse_loss, reduce_sum); runtime/cuda/testdata/executor_test_kernels.cu has the same
@@ -142,7 +142,9 @@ struct MlpProgram {
   MlpProgram& operator=(const MlpProgram&) = delete;
 
  private:
+  // A buffer the step only reads (count 0), and the one it writes (count 1).
   static ArgDesc buf(int32_t b) { return {ArgDesc::Buffer, b, 0, 0.0}; }
+  static ArgDesc out(int32_t b) { return {ArgDesc::Buffer, b, 1, 0.0}; }
   static ArgDesc num(int64_t v) { return {ArgDesc::Int, v, 0, 0.0}; }
   static ArgDesc real(double v) { return {ArgDesc::Real, 0, 0, v}; }
   // A rank-1 Dims: extent e, stride s, appended to ints.
@@ -219,27 +221,27 @@ struct MlpProgram {
     auto grid = [](int64_t n) { return uint32_t((n + 255) / 256); };
     // forward [0, 4)
     linear(kX, kW1, kB1, kHPre, B, I, H);                                           // 0
-    kernel(kRelu, {buf(kH), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_relu");   // 1
+    kernel(kRelu, {out(kH), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_relu");   // 1
     linear(kH, kW2, kB2, kPred, B, H, O);                                           // 2
-    kernel(kMseLoss, {buf(kLoss), buf(kPredFlat), buf(kY), num(bo)}, 1, 1, 1,
+    kernel(kMseLoss, {out(kLoss), buf(kPredFlat), buf(kY), num(bo)}, 1, 1, 1,
            "mlp_mse_loss");                                                         // 3
     // prologue [4, 5)
-    kernel(kFill, {buf(kDUnused), real(0.0), num(kUnusedNumel)}, 1, 256, 1, "mlp_fill");  // 4
+    kernel(kFill, {out(kDUnused), real(0.0), num(kUnusedNumel)}, 1, 256, 1, "mlp_fill");  // 4
     // mse VJP [5, 7): dpred = (pred - y) * (2 / n)
-    kernel(kSub, {buf(kDiff), buf(kPredRow), buf(kY), num(bo)}, grid(bo), 256, 1, "mlp_sub");
-    kernel(kScale, {buf(kDPred), buf(kDiff), real(2.0 / double(bo)), num(bo)}, grid(bo), 256, 1,
+    kernel(kSub, {out(kDiff), buf(kPredRow), buf(kY), num(bo)}, grid(bo), 256, 1, "mlp_sub");
+    kernel(kScale, {out(kDPred), buf(kDiff), real(2.0 / double(bo)), num(bo)}, grid(bo), 256, 1,
            "mlp_scale");
     // linear2 VJP [7, 10): dW2 = dpredᵀ h, db2 = sum_rows dpred, dh = dpred W2
     gemm(true, false, O, H, B, kDPred, kH, kDW2);                                  // 7
-    kernel(kReduceSum, {buf(kDB2), buf(kDPred), dims1(O, 1), dims1(B, O)}, 1, 32, 4,
+    kernel(kReduceSum, {out(kDB2), buf(kDPred), dims1(O, 1), dims1(B, O)}, 1, 32, 4,
            "mlp_reduce_sum");                                                       // 8
     gemm(false, false, B, H, O, kDPred, kW2, kDH);                                  // 9
     // relu VJP [10, 12): dh_pre = dh * step(h_pre)
-    kernel(kStep, {buf(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_step");
-    kernel(kMul, {buf(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1, "mlp_mul");
+    kernel(kStep, {out(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_step");
+    kernel(kMul, {out(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1, "mlp_mul");
     // linear1 VJP [12, 14): dW1 = dh_preᵀ x, db1 = sum_rows dh_pre (no dx: x is input)
     gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                  // 12
-    kernel(kReduceSum, {buf(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4,
+    kernel(kReduceSum, {out(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4,
            "mlp_reduce_sum");                                                       // 13
 
     nodes = {

@@ -10,14 +10,16 @@
 // node without VJP (the view), two nodes recorded after the same step, sparse node ids.
 //
 // The cpu kernels below are the test's own (relu, step, mul, sub, scale, fill,
-// mse_loss, reduce_sum); runtime/cuda/testdata/executor_test_kernels.cu has the same
-// kernels as CUDA under the names of Program::kernel_names plus _f32 / _f64.
+// reduce_sum; mse_loss calls runtime/cpu_kernels.h's);
+// runtime/cuda/testdata/executor_test_kernels.cu has the same kernels as CUDA under the
+// names of Program::kernel_names plus _f32 / _f64.
 #ifndef VOUCH_RUNTIME_TEST_PROGRAM_H_
 #define VOUCH_RUNTIME_TEST_PROGRAM_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "runtime/cpu_kernels.h"
 #include "runtime/model_api.h"
 #include "runtime/program.h"
 
@@ -71,14 +73,10 @@ template <class T> void cpu_scale(const ArgValue* a) {
 template <class T> void cpu_fill(const ArgValue* a) {
   for (int64_t i = 0; i < a[2].i; i++) out_of<T>(a, 0)[i] = T(a[1].real);
 }
-// mse_loss(out, pred, target, n): left fold of squared differences, divided by n.
+// mse_loss(out, pred, target, n): rt::mse_loss (runtime/cpu_kernels.h), a left fold of
+// squared differences divided by n.
 template <class T> void cpu_mse_loss(const ArgValue* a) {
-  T acc = T(0);
-  for (int64_t i = 0; i < a[3].i; i++) {
-    T d = in_of<T>(a, 1)[i] - in_of<T>(a, 2)[i];
-    acc += d * d;
-  }
-  out_of<T>(a, 0)[0] = acc / T(a[3].i);
+  out_of<T>(a, 0)[0] = rt::mse_loss<T>(a[3].i, in_of<T>(a, 1), in_of<T>(a, 2));
 }
 // The input offset of flat position `flat` walking `d` row-major.
 inline int64_t dims_offset(const DimsRef& d, int64_t flat) {

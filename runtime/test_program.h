@@ -152,8 +152,9 @@ struct MlpProgram {
     ints.push_back(s);
     return d;
   }
+  // A kernel step; what runs is the kernel's name (kMlpKernelNames).
   void kernel(MlpKernel k, std::vector<ArgDesc> a, uint32_t grid, uint32_t block_x,
-              uint32_t block_y, const char* what) {
+              uint32_t block_y) {
     StepDesc s{};
     s.kind = StepKind::Kernel;
     s.kernel = k;
@@ -163,7 +164,7 @@ struct MlpProgram {
     s.block_x = block_x;
     s.block_y = block_y;
     s.bias = -1;
-    s.what = what;
+    s.what = kMlpKernelNames[k];
     args.insert(args.end(), a.begin(), a.end());
     steps.push_back(s);
   }
@@ -219,28 +220,25 @@ struct MlpProgram {
     auto grid = [](int64_t n) { return uint32_t((n + 255) / 256); };
     // forward [0, 4)
     linear(kX, kW1, kB1, kHPre, B, I, H);                                           // 0
-    kernel(kRelu, {out(kH), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_relu");   // 1
+    kernel(kRelu, {out(kH), buf(kHPre), num(bh)}, grid(bh), 256, 1);                // 1
     linear(kH, kW2, kB2, kPred, B, H, O);                                           // 2
-    kernel(kMseLoss, {out(kLoss), buf(kPredFlat), buf(kY), num(bo)}, 1, 1, 1,
-           "mlp_mse_loss");                                                         // 3
+    kernel(kMseLoss, {out(kLoss), buf(kPredFlat), buf(kY), num(bo)}, 1, 1, 1);      // 3
     // prologue [4, 5)
-    kernel(kFill, {out(kDUnused), real(0.0), num(kUnusedNumel)}, 1, 256, 1, "mlp_fill");  // 4
+    kernel(kFill, {out(kDUnused), real(0.0), num(kUnusedNumel)}, 1, 256, 1);        // 4
     // mse VJP [5, 7): dpred = (pred - y) * (2 / n)
-    kernel(kSub, {out(kDiff), buf(kPredRow), buf(kY), num(bo)}, grid(bo), 256, 1, "mlp_sub");
-    kernel(kScale, {out(kDPred), buf(kDiff), real(2.0 / double(bo)), num(bo)}, grid(bo), 256, 1,
-           "mlp_scale");
+    kernel(kSub, {out(kDiff), buf(kPredRow), buf(kY), num(bo)}, grid(bo), 256, 1);  // 5
+    kernel(kScale, {out(kDPred), buf(kDiff), real(2.0 / double(bo)), num(bo)}, grid(bo), 256,
+           1);                                                                      // 6
     // linear2 VJP [7, 10): dW2 = dpredᵀ h, db2 = sum_rows dpred, dh = dpred W2
-    gemm(true, false, O, H, B, kDPred, kH, kDW2);                                  // 7
-    kernel(kReduceSum, {out(kDB2), buf(kDPred), dims1(O, 1), dims1(B, O)}, 1, 32, 4,
-           "mlp_reduce_sum");                                                       // 8
+    gemm(true, false, O, H, B, kDPred, kH, kDW2);                                   // 7
+    kernel(kReduceSum, {out(kDB2), buf(kDPred), dims1(O, 1), dims1(B, O)}, 1, 32, 4);  // 8
     gemm(false, false, B, H, O, kDPred, kW2, kDH);                                  // 9
     // relu VJP [10, 12): dh_pre = dh * step(h_pre)
-    kernel(kStep, {out(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_step");
-    kernel(kMul, {out(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1, "mlp_mul");
+    kernel(kStep, {out(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1);             // 10
+    kernel(kMul, {out(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1);   // 11
     // linear1 VJP [12, 14): dW1 = dh_preᵀ x, db1 = sum_rows dh_pre (no dx: x is input)
-    gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                  // 12
-    kernel(kReduceSum, {out(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4,
-           "mlp_reduce_sum");                                                       // 13
+    gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                   // 12
+    kernel(kReduceSum, {out(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4);  // 13
 
     nodes = {
         {kLinear1Node, "linear", "test.linear", "linear(x, W1, b1)", 0, 12, 14, kSavedLinear1, 1},

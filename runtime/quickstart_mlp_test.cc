@@ -93,19 +93,11 @@ class QuickstartMlp : public CompiledModel<double> {
 
 std::unique_ptr<CompiledModel<double>> make_mlp() { return std::make_unique<QuickstartMlp>(); }
 
+// The shared quickstart description less its last parameter, the test program's
+// extra `unused` (the seeds of the others do not depend on it).
 ModelDescription quickstart() {
-  ModelDescription m;
-  m.name = "quickstart_mlp";
-  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
-  m.params = {{"W1", {8, 2}, 16, xavier},
-              {"b1", {8}, 8, zeros},
-              {"W2", {1, 8}, 8, xavier},
-              {"b2", {1}, 1, zeros}};
-  m.batch = kBatch;
-  m.in_features = kIn;
-  m.out_features = kOut;
-  m.optimizer.kind = OptimizerConfig::Adam;
-  m.optimizer.lr = 0.03;
+  ModelDescription m = test_program::quickstart_description();
+  m.params.pop_back();
   return m;
 }
 

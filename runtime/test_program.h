@@ -275,8 +275,9 @@ struct MlpProgram {
   }
 };
 
-// The quickstart's description (runtime/quickstart_mlp_test.cc) with the test
-// program's extra `unused` parameter, declared last so the other seeds are unchanged.
+// The quickstart's description with the test program's extra `unused` parameter,
+// declared last so the other seeds are unchanged (runtime/quickstart_mlp_test.cc drops
+// it for its hand-written model).
 inline ModelDescription quickstart_description(const char* name = "quickstart_mlp") {
   ModelDescription m;
   m.name = name;

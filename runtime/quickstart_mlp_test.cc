@@ -101,11 +101,15 @@ ModelDescription quickstart() {
   return m;
 }
 
+test_run::RunOutput run_quickstart(std::vector<std::string> args) {
+  return test_run::run_captured("./quickstart_mlp", std::move(args), [](int argc, char** argv) {
+    return train_main(argc, argv, quickstart(), nullptr, &make_mlp);
+  });
+}
+
+// The printed text of a run that must succeed.
 std::string run(std::vector<std::string> args) {
-  vouch::rt::test_run::RunOutput r = vouch::rt::test_run::run_captured(
-      "./quickstart_mlp", std::move(args), [](int argc, char** argv) {
-        return train_main(argc, argv, quickstart(), nullptr, &make_mlp);
-      });
+  test_run::RunOutput r = run_quickstart(std::move(args));
   EXPECT_EQ(r.code, 0) << r.err;
   return r.out;
 }
@@ -120,14 +124,9 @@ TEST(QuickstartMlpTest, TwoStepsSeed2026) {
 }
 
 TEST(QuickstartMlpTest, MissingF32FactoryIsRefused) {
-  std::vector<std::string> args = {"./quickstart_mlp", "--dtype", "f32"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), quickstart(), nullptr, &make_mlp);
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 2);
-  EXPECT_NE(err.find("built without f32 support"), std::string::npos) << err;
+  test_run::RunOutput r = run_quickstart({"--dtype", "f32"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("built without f32 support"), std::string::npos) << r.err;
 }
 
 }  // namespace

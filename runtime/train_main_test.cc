@@ -510,15 +510,12 @@ TEST(TrainMainDeviceTest, AMissingDefaultF32FactoryIsNamedWithTheWayOut) {
   device.device = Device::Cuda;
   device.make_f64 = &make<double, 1>;
   device.ready = [] { return Status::Ok(); };
-  std::vector<std::string> args = {"./linear2", "--device", "cuda"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), description(1), {device});
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 2);
-  EXPECT_EQ(err, "error: f32 (the default on cuda): this executable was built without f32 "
-                 "support; pass --dtype f64\n");
+  RunOutput r = run_captured("./linear2", {"--device", "cuda"}, [&](int argc, char** argv) {
+    return train_main(argc, argv, description(1), {device});
+  });
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: f32 (the default on cuda): this executable was built without f32 "
+                   "support; pass --dtype f64\n");
 }
 
 TEST(TrainMainDeviceTest, TimeReportsPerStepTimesOfTheFlushIntervals) {

@@ -21,6 +21,12 @@ namespace {
 
 constexpr int kIn = 2, kHidden = 8, kOut = 1, kBatch = 1;
 
+// The tape nodes' saved names (a TapeNode points at them, so they are static).
+const char* const kSavedLinear1[] = {"x", "W1"};
+const char* const kSavedRelu[] = {"h_pre"};
+const char* const kSavedLinear2[] = {"h", "W2"};
+const char* const kSavedMse[] = {"pred", "y"};
+
 class QuickstartMlp : public CompiledModel<double> {
  public:
   double* param(int i) override { return p_[i].data(); }
@@ -31,13 +37,13 @@ class QuickstartMlp : public CompiledModel<double> {
     x_ = x;
     y_ = y;
     linear<double>(kBatch, kIn, kHidden, x, p_[0].data(), p_[1].data(), h_pre_.data());
-    if (tape) tape->record({"linear", "unassigned", 0, {"x", "W1"}, &linear1_vjp});
+    if (tape) tape->record({"linear", "unassigned", 0, kSavedLinear1, &linear1_vjp});
     for (int i = 0; i < kBatch * kHidden; i++) h_[i] = h_pre_[i] > 0 ? h_pre_[i] : 0.0;
-    if (tape) tape->record({"relu", "unassigned", 1, {"h_pre"}, &relu_vjp});
+    if (tape) tape->record({"relu", "unassigned", 1, kSavedRelu, &relu_vjp});
     linear<double>(kBatch, kHidden, kOut, h_.data(), p_[2].data(), p_[3].data(), pred_.data());
-    if (tape) tape->record({"linear", "unassigned", 2, {"h", "W2"}, &linear2_vjp});
+    if (tape) tape->record({"linear", "unassigned", 2, kSavedLinear2, &linear2_vjp});
     double loss = mse_loss<double>(kBatch * kOut, pred_.data(), y);
-    if (tape) tape->record({"mse_loss", "unassigned", 3, {"pred", "y"}, &mse_vjp});
+    if (tape) tape->record({"mse_loss", "unassigned", 3, kSavedMse, &mse_vjp});
     return loss;
   }
 

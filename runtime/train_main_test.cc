@@ -30,6 +30,10 @@ using namespace test_run;
 using test_files::temp_path;
 using test_files::write_temp;
 
+// The tape nodes' saved names (a TapeNode points at them, so they are static).
+const char* const kSavedLinear[] = {"x", "W"};
+const char* const kSavedMse[] = {"pred", "y"};
+
 // pred[r] = W . x[r] + b, loss = mean (pred - y)^2, over a batch of B rows.
 template <class T, int B>
 class LinearModel : public CompiledModel<T> {
@@ -42,9 +46,9 @@ class LinearModel : public CompiledModel<T> {
     x_ = x;
     y_ = y;
     linear<T>(B, 2, 1, x, W_, b_, pred_);
-    if (tape) tape->record({"linear", "unassigned", 0, {"x", "W"}, &linear_vjp});
+    if (tape) tape->record({"linear", "unassigned", 0, kSavedLinear, &linear_vjp});
     T loss = mse_loss<T>(B, pred_, y);
-    if (tape) tape->record({"mse_loss", "unassigned", 1, {"pred", "y"}, &mse_vjp});
+    if (tape) tape->record({"mse_loss", "unassigned", 1, kSavedMse, &mse_vjp});
     return loss;
   }
 

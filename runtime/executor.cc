@@ -198,7 +198,7 @@ void ProgramTape::build(const Program& p, VjpFn vjp) {
     t.op = n.op;
     t.capsule = n.capsule;
     t.node_id = n.id;
-    t.saved.assign(n.saved, n.saved + n.num_saved);
+    t.saved = {n.saved, size_t(n.num_saved)};
     t.vjp = n.vjp_begin < n.vjp_end ? vjp : nullptr;
     t.kernel = n.kernel ? n.kernel : "";
     nodes_.push_back(std::move(t));

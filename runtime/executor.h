@@ -93,7 +93,6 @@ class CpuProgramModel final : public CompiledModel<T> {
 
   // The storage of buffer b (aliases resolved), or nullptr: for tests and tools.
   T* buffer(int32_t b) const;
-  const Program& program() const { return program_; }
 
  private:
   static void vjp(void* self, int node_id);

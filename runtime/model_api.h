@@ -79,9 +79,12 @@ struct CompiledModel {
   virtual T forward(const T* x, const T* y, Tape* tape) = 0;
   // [batch, out_features]: the prediction of the last forward.
   virtual const T* prediction() const = 0;
-  // Runs the constant-gradient prologue, then tape.backward on the model's state: the
-  // VJPs of the last forward, last node first. Nothing is zeroed: every gradient buffer
-  // is written (not accumulated into) by the step that produces it, each step.
+  // The VJPs of the last forward (tape.backward on the model's state, last node
+  // first); afterwards grad(i) holds the loss's gradient for param i. The executors
+  // (runtime/executor.h, runtime/cuda/executor.h) first run the Program's
+  // constant-gradient prologue and zero nothing: every gradient buffer is written (not
+  // accumulated into) by the step that produces it, each step. A hand-written model
+  // may instead zero its gradients and accumulate into them (the runtime's tests do).
   virtual void backward(Tape& tape) = 0;
 
   // --- Device-resident models (the cuda target) --------------------------------------

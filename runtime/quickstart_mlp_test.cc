@@ -21,6 +21,12 @@ namespace {
 
 constexpr int kIn = 2, kHidden = 8, kOut = 1, kBatch = 1;
 
+// The tape nodes' saved names (a TapeNode points at them, so they are static).
+const char* const kSavedLinear1[] = {"x", "W1"};
+const char* const kSavedRelu[] = {"h_pre"};
+const char* const kSavedLinear2[] = {"h", "W2"};
+const char* const kSavedMse[] = {"pred", "y"};
+
 class QuickstartMlp : public CompiledModel<double> {
  public:
   double* param(int i) override { return p_[i].data(); }
@@ -31,13 +37,13 @@ class QuickstartMlp : public CompiledModel<double> {
     x_ = x;
     y_ = y;
     linear<double>(kBatch, kIn, kHidden, x, p_[0].data(), p_[1].data(), h_pre_.data());
-    if (tape) tape->record({"linear", "unassigned", 0, {"x", "W1"}, &linear1_vjp});
+    if (tape) tape->record({"linear", "unassigned", 0, kSavedLinear1, &linear1_vjp});
     for (int i = 0; i < kBatch * kHidden; i++) h_[i] = h_pre_[i] > 0 ? h_pre_[i] : 0.0;
-    if (tape) tape->record({"relu", "unassigned", 1, {"h_pre"}, &relu_vjp});
+    if (tape) tape->record({"relu", "unassigned", 1, kSavedRelu, &relu_vjp});
     linear<double>(kBatch, kHidden, kOut, h_.data(), p_[2].data(), p_[3].data(), pred_.data());
-    if (tape) tape->record({"linear", "unassigned", 2, {"h", "W2"}, &linear2_vjp});
+    if (tape) tape->record({"linear", "unassigned", 2, kSavedLinear2, &linear2_vjp});
     double loss = mse_loss<double>(kBatch * kOut, pred_.data(), y);
-    if (tape) tape->record({"mse_loss", "unassigned", 3, {"pred", "y"}, &mse_vjp});
+    if (tape) tape->record({"mse_loss", "unassigned", 3, kSavedMse, &mse_vjp});
     return loss;
   }
 
@@ -93,27 +99,23 @@ class QuickstartMlp : public CompiledModel<double> {
 
 std::unique_ptr<CompiledModel<double>> make_mlp() { return std::make_unique<QuickstartMlp>(); }
 
+// The shared quickstart description less its last parameter, the test program's
+// extra `unused` (the seeds of the others do not depend on it).
 ModelDescription quickstart() {
-  ModelDescription m;
-  m.name = "quickstart_mlp";
-  InitSpec xavier{InitKind::XavierUniform}, zeros{InitKind::Zeros};
-  m.params = {{"W1", {8, 2}, 16, xavier},
-              {"b1", {8}, 8, zeros},
-              {"W2", {1, 8}, 8, xavier},
-              {"b2", {1}, 1, zeros}};
-  m.batch = kBatch;
-  m.in_features = kIn;
-  m.out_features = kOut;
-  m.optimizer.kind = OptimizerConfig::Adam;
-  m.optimizer.lr = 0.03;
+  ModelDescription m = test_program::quickstart_description();
+  m.params.pop_back();
   return m;
 }
 
+test_run::RunOutput run_quickstart(std::vector<std::string> args) {
+  return test_run::run_captured("./quickstart_mlp", std::move(args), [](int argc, char** argv) {
+    return train_main(argc, argv, quickstart(), nullptr, &make_mlp);
+  });
+}
+
+// The printed text of a run that must succeed.
 std::string run(std::vector<std::string> args) {
-  vouch::rt::test_run::RunOutput r = vouch::rt::test_run::run_captured(
-      "./quickstart_mlp", std::move(args), [](int argc, char** argv) {
-        return train_main(argc, argv, quickstart(), nullptr, &make_mlp);
-      });
+  test_run::RunOutput r = run_quickstart(std::move(args));
   EXPECT_EQ(r.code, 0) << r.err;
   return r.out;
 }
@@ -128,14 +130,9 @@ TEST(QuickstartMlpTest, TwoStepsSeed2026) {
 }
 
 TEST(QuickstartMlpTest, MissingF32FactoryIsRefused) {
-  std::vector<std::string> args = {"./quickstart_mlp", "--dtype", "f32"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), quickstart(), nullptr, &make_mlp);
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 2);
-  EXPECT_NE(err.find("built without f32 support"), std::string::npos) << err;
+  test_run::RunOutput r = run_quickstart({"--dtype", "f32"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("built without f32 support"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <ostream>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,9 @@ struct TapeNode {
   const char* op = "";                   // e.g. "matmul"
   const char* capsule = "unassigned";    // the planned capsule it ran under
   int node_id = -1;                      // the node in the compiled graph
-  std::vector<const char*> saved;        // names of the buffers the VJP reads
+  // Names of the buffers the VJP reads: a view, not a copy, of static data (the
+  // Program's NodeDesc::saved, a test's array) that outlives the tape.
+  std::span<const char* const> saved;
   VjpFn vjp = nullptr;                   // nullptr: nothing to propagate
   const char* kernel = "";               // the kernel (or library call) that ran it
 };

@@ -20,12 +20,17 @@ void vjp_a(void* ctx, int node_id) { log_call(ctx, "a", node_id); }
 void vjp_b(void* ctx, int node_id) { log_call(ctx, "b", node_id); }
 void vjp_c(void* ctx, int node_id) { log_call(ctx, "c", node_id); }
 
+// Saved names live in static arrays: a TapeNode only points at them.
+const char* const kXW1[] = {"x", "W1"};
+const char* const kPredY[] = {"pred", "y"};
+const char* const kH[] = {"h"};
+
 TEST(TapeTest, BackwardRunsVjpsLastToFirst) {
   Tape tape;
-  tape.record({"matmul", "unassigned", 0, {"x", "W1"}, vjp_a});
+  tape.record({"matmul", "unassigned", 0, kXW1, vjp_a});
   tape.record({"reshape", "unassigned", 1, {}, nullptr});  // nothing to propagate
   tape.record({"add", "unassigned", 2, {}, vjp_b});
-  tape.record({"mse_loss", "unassigned", 3, {"pred", "y"}, vjp_c});
+  tape.record({"mse_loss", "unassigned", 3, kPredY, vjp_c});
   ASSERT_EQ(tape.size(), 4u);
   Log log;
   tape.backward(&log);
@@ -48,8 +53,8 @@ TEST(TapeTest, OneFunctionServesEveryNodeById) {
 
 TEST(TapeTest, PrintsOneLinePerNode) {
   Tape tape;
-  tape.record({"matmul", "native_cpu.matmul", 4, {"x", "W1"}, vjp_a});
-  tape.record({"relu", "unassigned", 5, {"h"}, vjp_b});
+  tape.record({"matmul", "native_cpu.matmul", 4, kXW1, vjp_a});
+  tape.record({"relu", "unassigned", 5, kH, vjp_b});
   std::ostringstream out;
   tape.print(out);
   EXPECT_EQ(out.str(),

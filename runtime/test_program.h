@@ -4,20 +4,22 @@
 // with batch B, in I, hidden H, out O, plus a parameter `unused` off the gradient path
 // whose gradient the prologue fills with zeros. It is written the way codegen writes
 // Programs (buffers, steps, args, ints, nodes) and exercises every table feature:
-// Linear and Gemm steps (trans_a, no transposed copy), kernels with Buffer / Int /
-// Real / Dims arguments, an alias (pred_flat views pred) and an alias of an alias
-// (pred_row views pred_flat), a prologue step, a tape node without VJP (the view), two
-// nodes recorded after the same step, sparse node ids.
+// Linear and Gemm steps (trans_a, no transposed copy), kernels with Buffer (written:
+// count 1; read-only: count 0) / Int / Real / Dims arguments, an alias (pred_flat views
+// pred) and an alias of an alias (pred_row views pred_flat), a prologue step, a tape
+// node without VJP (the view), two nodes recorded after the same step, sparse node ids.
 //
 // The cpu kernels below are the test's own (relu, step, mul, sub, scale, fill,
-// mse_loss, reduce_sum); runtime/cuda/testdata/executor_test_kernels.cu has the same
-// kernels as CUDA under the names of Program::kernel_names plus _f32 / _f64.
+// reduce_sum; mse_loss calls runtime/cpu_kernels.h's);
+// runtime/cuda/testdata/executor_test_kernels.cu has the same kernels as CUDA under the
+// names of Program::kernel_names plus _f32 / _f64.
 #ifndef VOUCH_RUNTIME_TEST_PROGRAM_H_
 #define VOUCH_RUNTIME_TEST_PROGRAM_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "runtime/cpu_kernels.h"
 #include "runtime/model_api.h"
 #include "runtime/program.h"
 
@@ -71,14 +73,10 @@ template <class T> void cpu_scale(const ArgValue* a) {
 template <class T> void cpu_fill(const ArgValue* a) {
   for (int64_t i = 0; i < a[2].i; i++) out_of<T>(a, 0)[i] = T(a[1].real);
 }
-// mse_loss(out, pred, target, n): left fold of squared differences, divided by n.
+// mse_loss(out, pred, target, n): rt::mse_loss (runtime/cpu_kernels.h), a left fold of
+// squared differences divided by n.
 template <class T> void cpu_mse_loss(const ArgValue* a) {
-  T acc = T(0);
-  for (int64_t i = 0; i < a[3].i; i++) {
-    T d = in_of<T>(a, 1)[i] - in_of<T>(a, 2)[i];
-    acc += d * d;
-  }
-  out_of<T>(a, 0)[0] = acc / T(a[3].i);
+  out_of<T>(a, 0)[0] = rt::mse_loss<T>(a[3].i, in_of<T>(a, 1), in_of<T>(a, 2));
 }
 // The input offset of flat position `flat` walking `d` row-major.
 inline int64_t dims_offset(const DimsRef& d, int64_t flat) {
@@ -142,7 +140,9 @@ struct MlpProgram {
   MlpProgram& operator=(const MlpProgram&) = delete;
 
  private:
+  // A buffer the step only reads (count 0), and the one it writes (count 1).
   static ArgDesc buf(int32_t b) { return {ArgDesc::Buffer, b, 0, 0.0}; }
+  static ArgDesc out(int32_t b) { return {ArgDesc::Buffer, b, 1, 0.0}; }
   static ArgDesc num(int64_t v) { return {ArgDesc::Int, v, 0, 0.0}; }
   static ArgDesc real(double v) { return {ArgDesc::Real, 0, 0, v}; }
   // A rank-1 Dims: extent e, stride s, appended to ints.
@@ -152,8 +152,9 @@ struct MlpProgram {
     ints.push_back(s);
     return d;
   }
+  // A kernel step; what runs is the kernel's name (kMlpKernelNames).
   void kernel(MlpKernel k, std::vector<ArgDesc> a, uint32_t grid, uint32_t block_x,
-              uint32_t block_y, const char* what) {
+              uint32_t block_y) {
     StepDesc s{};
     s.kind = StepKind::Kernel;
     s.kernel = k;
@@ -163,7 +164,7 @@ struct MlpProgram {
     s.block_x = block_x;
     s.block_y = block_y;
     s.bias = -1;
-    s.what = what;
+    s.what = kMlpKernelNames[k];
     args.insert(args.end(), a.begin(), a.end());
     steps.push_back(s);
   }
@@ -219,28 +220,25 @@ struct MlpProgram {
     auto grid = [](int64_t n) { return uint32_t((n + 255) / 256); };
     // forward [0, 4)
     linear(kX, kW1, kB1, kHPre, B, I, H);                                           // 0
-    kernel(kRelu, {buf(kH), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_relu");   // 1
+    kernel(kRelu, {out(kH), buf(kHPre), num(bh)}, grid(bh), 256, 1);                // 1
     linear(kH, kW2, kB2, kPred, B, H, O);                                           // 2
-    kernel(kMseLoss, {buf(kLoss), buf(kPredFlat), buf(kY), num(bo)}, 1, 1, 1,
-           "mlp_mse_loss");                                                         // 3
+    kernel(kMseLoss, {out(kLoss), buf(kPredFlat), buf(kY), num(bo)}, 1, 1, 1);      // 3
     // prologue [4, 5)
-    kernel(kFill, {buf(kDUnused), real(0.0), num(kUnusedNumel)}, 1, 256, 1, "mlp_fill");  // 4
+    kernel(kFill, {out(kDUnused), real(0.0), num(kUnusedNumel)}, 1, 256, 1);        // 4
     // mse VJP [5, 7): dpred = (pred - y) * (2 / n)
-    kernel(kSub, {buf(kDiff), buf(kPredRow), buf(kY), num(bo)}, grid(bo), 256, 1, "mlp_sub");
-    kernel(kScale, {buf(kDPred), buf(kDiff), real(2.0 / double(bo)), num(bo)}, grid(bo), 256, 1,
-           "mlp_scale");
+    kernel(kSub, {out(kDiff), buf(kPredRow), buf(kY), num(bo)}, grid(bo), 256, 1);  // 5
+    kernel(kScale, {out(kDPred), buf(kDiff), real(2.0 / double(bo)), num(bo)}, grid(bo), 256,
+           1);                                                                      // 6
     // linear2 VJP [7, 10): dW2 = dpredᵀ h, db2 = sum_rows dpred, dh = dpred W2
-    gemm(true, false, O, H, B, kDPred, kH, kDW2);                                  // 7
-    kernel(kReduceSum, {buf(kDB2), buf(kDPred), dims1(O, 1), dims1(B, O)}, 1, 32, 4,
-           "mlp_reduce_sum");                                                       // 8
+    gemm(true, false, O, H, B, kDPred, kH, kDW2);                                   // 7
+    kernel(kReduceSum, {out(kDB2), buf(kDPred), dims1(O, 1), dims1(B, O)}, 1, 32, 4);  // 8
     gemm(false, false, B, H, O, kDPred, kW2, kDH);                                  // 9
     // relu VJP [10, 12): dh_pre = dh * step(h_pre)
-    kernel(kStep, {buf(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1, "mlp_step");
-    kernel(kMul, {buf(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1, "mlp_mul");
+    kernel(kStep, {out(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1);             // 10
+    kernel(kMul, {out(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1);   // 11
     // linear1 VJP [12, 14): dW1 = dh_preᵀ x, db1 = sum_rows dh_pre (no dx: x is input)
-    gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                  // 12
-    kernel(kReduceSum, {buf(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4,
-           "mlp_reduce_sum");                                                       // 13
+    gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                   // 12
+    kernel(kReduceSum, {out(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4);  // 13
 
     nodes = {
         {kLinear1Node, "linear", "test.linear", "linear(x, W1, b1)", 0, 12, 14, kSavedLinear1, 1},
@@ -277,8 +275,9 @@ struct MlpProgram {
   }
 };
 
-// The quickstart's description (runtime/quickstart_mlp_test.cc) with the test
-// program's extra `unused` parameter, declared last so the other seeds are unchanged.
+// The quickstart's description with the test program's extra `unused` parameter,
+// declared last so the other seeds are unchanged (runtime/quickstart_mlp_test.cc drops
+// it for its hand-written model).
 inline ModelDescription quickstart_description(const char* name = "quickstart_mlp") {
   ModelDescription m;
   m.name = name;

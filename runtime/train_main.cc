@@ -204,14 +204,14 @@ class Run {
     }
     Tape tape;
     std::vector<double> host_losses;  // host path: losses of the steps [pending, k]
-    std::vector<double> losses;       // what a flush read
+    std::vector<double> losses;       // device path: what a flush read
     std::vector<double> ms_per_step;  // --time: one sample per flush interval
     int64_t pending = 0;              // the first step not flushed yet
     auto interval_start = std::chrono::steady_clock::now();
     for (int64_t k = 0; k < o_.steps; k++) {
-      // The first step records the tape (later steps may replay a CUDA graph).
-      Tape* recorded = k == 0 ? &tape : nullptr;
       if (device) {
+        // The first step records the tape (later steps may replay a CUDA graph).
+        Tape* recorded = k == 0 ? &tape : nullptr;
         Status st = model_->enqueue_step(m_.optimizer, recorded);
         if (!st.ok()) return fail(kExitDevice, st.message());
       } else {
@@ -227,23 +227,25 @@ class Run {
                          (trace_ != nullptr && k + 1 - pending >= capacity);
       if (!flush) continue;
       const int64_t first = trace_ ? pending : k;
-      losses.assign(size_t(k + 1 - first), 0.0);
+      const double* flushed;  // the losses of the steps [first, k]
       if (device) {
+        losses.assign(size_t(k + 1 - first), 0.0);
         Status st = model_->read_losses(first, k + 1 - first, losses.data());
         if (!st.ok()) return fail(kExitDevice, st.message());
+        flushed = losses.data();
       } else {
-        std::copy(host_losses.end() - (k + 1 - first), host_losses.end(), losses.begin());
-        host_losses.clear();
+        flushed = host_losses.data() + host_losses.size() - size_t(k + 1 - first);
       }
       auto read = std::chrono::steady_clock::now();
       if (o_.time)
         ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
                                   .count() / double(k + 1 - pending));
       for (int64_t j = first; j <= k; j++) {
-        double loss = losses[size_t(j - first)];
+        double loss = flushed[j - first];
         if (j % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)j, loss);
         if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)j, loss);
       }
+      host_losses.clear();
       pending = k + 1;
       interval_start = std::chrono::steady_clock::now();
     }

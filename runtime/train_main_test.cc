@@ -30,6 +30,10 @@ using namespace test_run;
 using test_files::temp_path;
 using test_files::write_temp;
 
+// The tape nodes' saved names (a TapeNode points at them, so they are static).
+const char* const kSavedLinear[] = {"x", "W"};
+const char* const kSavedMse[] = {"pred", "y"};
+
 // pred[r] = W . x[r] + b, loss = mean (pred - y)^2, over a batch of B rows.
 template <class T, int B>
 class LinearModel : public CompiledModel<T> {
@@ -42,9 +46,9 @@ class LinearModel : public CompiledModel<T> {
     x_ = x;
     y_ = y;
     linear<T>(B, 2, 1, x, W_, b_, pred_);
-    if (tape) tape->record({"linear", "unassigned", 0, {"x", "W"}, &linear_vjp});
+    if (tape) tape->record({"linear", "unassigned", 0, kSavedLinear, &linear_vjp});
     T loss = mse_loss<T>(B, pred_, y);
-    if (tape) tape->record({"mse_loss", "unassigned", 1, {"pred", "y"}, &mse_vjp});
+    if (tape) tape->record({"mse_loss", "unassigned", 1, kSavedMse, &mse_vjp});
     return loss;
   }
 
@@ -303,15 +307,16 @@ TEST(TrainMainTest, DataFlagReplacesTheGrid) {
   EXPECT_TRUE(contains(bad.err, "bad.csv:1: expected 3 columns")) << bad.err;
 }
 
+// What --show-tape prints for LinearModel's first step.
+constexpr char kLinearTape[] =
+    "tape of step 0 (2 nodes, backward runs them last to first):\n"
+    "  #0 linear capsule=unassigned node=0 saved=[x, W]\n"
+    "  #1 mse_loss capsule=unassigned node=1 saved=[pred, y]\n";
+
 TEST(TrainMainTest, ShowTapePrintsFirstStep) {
   RunOutput r = run({"--steps", "3", "--show-tape"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out,
-                       "tape of step 0 (2 nodes, backward runs them last to first):\n"
-                       "  #0 linear capsule=unassigned node=0 saved=[x, W]\n"
-                       "  #1 mse_loss capsule=unassigned node=1 saved=[pred, y]\n"
-                       "step 0: loss=2.429185\n"))
-      << r.out;
+  EXPECT_TRUE(contains(r.out, std::string(kLinearTape) + "step 0: loss=2.429185\n")) << r.out;
   EXPECT_EQ(r.out.find("tape of step"), r.out.rfind("tape of step"));  // only once
 }
 
@@ -471,12 +476,9 @@ TEST(TrainMainDeviceTest, ShowTapePrecedesTheFirstLossAndZeroStepsReadNothing) {
   DeviceLog log;
   RunOutput r = run_device({"--device", "cuda", "--steps", "2", "--show-tape"}, &log, 4);
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out,
-                       "tape of step 0 (2 nodes, backward runs them last to first):\n"
-                       "  #0 linear capsule=unassigned node=0 saved=[x, W]\n"
-                       "  #1 mse_loss capsule=unassigned node=1 saved=[pred, y]\n"
-                       "step 0: loss="))
-      << r.out;
+  // Byte-identical to the host path at the device's default dtype, f32.
+  EXPECT_EQ(r.out, run({"--dtype", "f32", "--steps", "2", "--show-tape"}).out);
+  EXPECT_TRUE(contains(r.out, std::string(kLinearTape) + "step 0: loss=")) << r.out;
   DeviceLog none;
   RunOutput zero = run_device({"--device", "cuda", "--steps", "0"}, &none, 4);
   EXPECT_EQ(zero.code, 0) << zero.err;
@@ -510,15 +512,12 @@ TEST(TrainMainDeviceTest, AMissingDefaultF32FactoryIsNamedWithTheWayOut) {
   device.device = Device::Cuda;
   device.make_f64 = &make<double, 1>;
   device.ready = [] { return Status::Ok(); };
-  std::vector<std::string> args = {"./linear2", "--device", "cuda"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStderr();
-  int code = train_main(int(argv.size()), argv.data(), description(1), {device});
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 2);
-  EXPECT_EQ(err, "error: f32 (the default on cuda): this executable was built without f32 "
-                 "support; pass --dtype f64\n");
+  RunOutput r = run_captured("./linear2", {"--device", "cuda"}, [&](int argc, char** argv) {
+    return train_main(argc, argv, description(1), {device});
+  });
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: f32 (the default on cuda): this executable was built without f32 "
+                   "support; pass --dtype f64\n");
 }
 
 TEST(TrainMainDeviceTest, TimeReportsPerStepTimesOfTheFlushIntervals) {

@@ -40,7 +40,10 @@ Status check_step(const Program& p, int32_t s) {
         return Status::Error(at_step(s) + ": arguments [" + std::to_string(st.first_arg) + ", +" +
                              std::to_string(st.num_args) + ") exceed Program::num_args = " +
                              std::to_string(p.num_args));
-      return Status::Ok();
+      for (int32_t a = st.first_arg; a < st.first_arg + st.num_args; a++)
+        if (p.args[a].kind == ArgDesc::Buffer && p.args[a].count == 1) return Status::Ok();
+      // The cuda executor orders launches by what they write: every kernel writes.
+      return Status::Error(at_step(s) + ": no Buffer argument is marked written (count 1)");
     }
     case StepKind::Gemm: {
       if (st.batch < 0 || st.m < 0 || st.n < 0 || st.k < 0 || st.stride_a < 0 || st.stride_b < 0)

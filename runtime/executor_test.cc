@@ -255,6 +255,12 @@ TEST(CheckProgramTest, RefusesInconsistentTables) {
   }
   {
     MlpProgram mlp(2, 2, 3, 1);
+    mlp.args[mlp.steps[1].first_arg].count = 0;  // relu's output, now only "read"
+    EXPECT_TRUE(contains(refusal(mlp), "no Buffer argument is marked written (count 1)"))
+        << refusal(mlp);
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
     mlp.program.num_ints = 7;  // the last Dims reads ints [6, +2)
     EXPECT_TRUE(contains(refusal(mlp), "reads ints [6, +2) beyond Program::num_ints = 7"))
         << refusal(mlp);

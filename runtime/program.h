@@ -32,8 +32,8 @@ struct BufferDesc {
 // One argument of a kernel step, in the kernel's parameter order.
 //  Buffer: the element pointer of buffer `value` (T*; T = the run's element type);
 //          `count` 1 when the step writes it, 0 when it only reads it (the cuda
-//          executor orders launches by these; a kernel step that marks none is
-//          taken to write every buffer it is given).
+//          executor orders launches by these; every kernel step marks at least one,
+//          as check_program requires).
 //  Int:    the integer `value` (passed as int64 / long long).
 //  Real:   the double `real` (passed as double).
 //  Dims:   `count` axes read from Program::ints at offset `value`: count extents, then

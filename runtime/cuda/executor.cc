@@ -84,8 +84,7 @@ Status check_parameters(cudaKernel_t kernel, const std::string& name,
 }
 
 // What each step reads and writes, by storage owner (runtime/program.h: a Buffer
-// argument with count 1 is written; a kernel step that marks none is taken to write
-// every buffer it is given; a Gemm / Linear step reads a, b, bias and writes c).
+// argument with count 1 is written; a Gemm / Linear step reads a, b, bias and writes c).
 std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
   std::vector<StepAccess> out(size_t(p.num_steps));
   for (int32_t s = 0; s < p.num_steps; s++) {
@@ -99,14 +98,10 @@ std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
       a.writes.push_back(blas_workspace);
       continue;
     }
-    bool marked = false;
-    for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++)
-      marked |= p.args[i].kind == ArgDesc::Buffer && p.args[i].count == 1;
     for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++) {
       const ArgDesc& d = p.args[i];
       if (d.kind != ArgDesc::Buffer) continue;
-      int32_t owner = storage_owner(p, int32_t(d.value));
-      (!marked || d.count == 1 ? a.writes : a.reads).push_back(owner);
+      (d.count == 1 ? a.writes : a.reads).push_back(storage_owner(p, int32_t(d.value)));
     }
   }
   return out;

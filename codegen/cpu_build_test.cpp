@@ -30,8 +30,10 @@ namespace {
 
 const char *kModel = R"mlir(
 vouch.model "mlp" attributes {batch = 1 : i64,
-    data = {kind = "regression_grid", lo = -1.0 : f64, hi = 1.0 : f64, n = 5 : i64},
-    train = {optimizer = "adam", lr = 3.0e-02 : f64, steps = 200 : i64, log_every = 25 : i64}} {
+    data = #vouch.data<kind = regression_grid, lo = -1.000000e+00, hi = 1.000000e+00, n = 5>,
+    train = #vouch.train<optimizer = adam, lr = 3.000000e-02, beta1 = 9.000000e-01,
+                         beta2 = 0.99899999999999999, eps = 1.000000e-08,
+                         weight_decay = 0.000000e+00, steps = 200, log_every = 25>} {
   %x = vouch.input "x" : tensor<1x2xf32>
   %y = vouch.target "y" : tensor<1x1xf32>
   %w1 = vouch.param "w1" = "xavier_uniform" : tensor<8x2xf32>

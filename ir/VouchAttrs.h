@@ -39,14 +39,6 @@ TrainAttr buildTrainAttr(mlir::MLIRContext *context, OptimizerKind optimizer,
                          int64_t steps, int64_t logEvery,
                          llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
-/// The typed `train` or `data` attribute (per `key`) for a clause spelled as
-/// a dictionary, as IR did before the typed attributes: keys are checked
-/// against the callee's signature, omitted ones take its defaults (as in
-/// the language), unknown ones are errors. Null after reporting.
-mlir::Attribute clauseFromDictionary(
-    llvm::StringRef key, mlir::DictionaryAttr dictionary,
-    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
-
 /// The names of an enum's cases, "zeros, ones, ...", for messages.
 std::string initKindNames();
 

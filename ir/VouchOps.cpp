@@ -165,48 +165,6 @@ static Value buildScale(OpBuilder &b, Location loc, Value value,
 // ModelOp
 //===----------------------------------------------------------------------===//
 
-// The declarative form, `$sym_name attr-dict-with-keyword $body`, plus one
-// step: a `train` or `data` clause spelled as a dictionary (IR of before the
-// typed attributes) becomes its typed attribute, checked the same way.
-ParseResult ModelOp::parse(OpAsmParser &parser, OperationState &result) {
-  StringAttr symName;
-  if (parser.parseAttribute(symName, parser.getBuilder().getType<NoneType>()))
-    return failure();
-  result.getOrAddProperties<ModelOp::Properties>().sym_name = symName;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  for (StringRef key : {"train", "data"}) {
-    auto dictionary = dyn_cast_or_null<DictionaryAttr>(result.attributes.get(key));
-    if (!dictionary)
-      continue;
-    Attribute typed = clauseFromDictionary(
-        key, dictionary, [&] { return parser.emitError(loc); });
-    if (!typed)
-      return failure();
-    result.attributes.set(key, typed);
-  }
-  if (failed(verifyInherentAttrs(result.name, result.attributes, [&] {
-        return parser.emitError(loc)
-               << "'" << result.name.getStringRef() << "' op ";
-      })))
-    return failure();
-  Region *body = result.addRegion();
-  if (parser.parseRegion(*body))
-    return failure();
-  if (body->empty())
-    body->emplaceBlock();
-  return success();
-}
-
-void ModelOp::print(OpAsmPrinter &printer) {
-  printer << ' ';
-  printer.printAttributeWithoutType(getSymNameAttr());
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"sym_name"});
-  printer << ' ';
-  printer.printRegion(getBody());
-}
-
 LogicalResult ModelOp::verify() {
   llvm::StringMap<Operation *> names;
   int losses = 0;

@@ -30,10 +30,7 @@ def Vouch_ModelOp : Vouch_StructuralOp<"model", [IsolatedFromAbove, NoTerminator
     Holds one block of ops computing the model. `batch` is the static batch
     size substituted for the `batch` dimension of the description; `train`
     and `data` carry the description's training and data clauses as typed
-    attributes (VouchAttrs.td). The dictionaries IR used to spell them with
-    (`train = {optimizer = "adam", lr = ...}`) are still read, checked
-    against the same signatures, omitted entries taking the signature's
-    defaults as in the language.
+    attributes (VouchAttrs.td).
 
     ```mlir
     vouch.model "quickstart_mlp" attributes {batch = 1 : i64,
@@ -48,7 +45,7 @@ def Vouch_ModelOp : Vouch_StructuralOp<"model", [IsolatedFromAbove, NoTerminator
                        OptionalAttr<Vouch_TrainAttr>:$train,
                        OptionalAttr<Vouch_DataAttr>:$data);
   let regions = (region SizedRegion<1>:$body);
-  let hasCustomAssemblyFormat = 1;
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBlock() { return getBody().front(); }

@@ -189,26 +189,6 @@ vouch.model "m" attributes {batch = 1 : i64, data = #vouch.data<kind = csv, path
 
 // -----
 
-// The dictionary spelling of before is checked against the same signatures:
-// an unknown key or callee is an error, never ignored.
-// expected-error @+1 {{'regression_grid' has no argument 'm'}}
-vouch.model "m" attributes {batch = 1 : i64, data = {kind = "regression_grid", m = 3 : i64}} {
-}
-
-// -----
-
-// expected-error @+1 {{unknown optimizer 'adan' (known: sgd, adam, adamw)}}
-vouch.model "m" attributes {batch = 1 : i64, train = {optimizer = "adan", lr = 0.1 : f64}} {
-}
-
-// -----
-
-// expected-error @+1 {{'adam' needs a number for 'lr'}}
-vouch.model "m" attributes {batch = 1 : i64, train = {optimizer = "adam"}} {
-}
-
-// -----
-
 // Two declarations of one name are refused, pointing at the first.
 vouch.model "m" attributes {batch = 1 : i64} {
   // expected-note @+1 {{previous definition is here}}

@@ -400,8 +400,8 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
 }
 
 //===----------------------------------------------------------------------===//
-// Pointwise ops: the family's shape rule, ReluOp, AddOp, SubOp, MulOp,
-// StepOp, ScaleOp
+// Pointwise ops: the family's shape rule, ReluOp, TanhOp, ExpOp, AddOp,
+// SubOp, MulOp, StepOp, ScaleOp
 //===----------------------------------------------------------------------===//
 
 // Every operand has one type, the result's. The frontend broadcasts

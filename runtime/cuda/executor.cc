@@ -42,7 +42,7 @@ const char* kind_name(ArgDesc::Kind kind) {
 }
 
 // Whether cudaFuncGetParamInfo answers on this driver (checked once per process).
-bool param_info_unavailable(cudaError_t err) {
+void note_param_info_unavailable(cudaError_t err) {
   static std::once_flag once;
   std::call_once(once, [err] {
     std::fprintf(stderr,
@@ -50,7 +50,6 @@ bool param_info_unavailable(cudaError_t err) {
                  "not checked against the kernels' parameters\n",
                  cudaGetErrorName(err));
   });
-  return true;
 }
 
 // Ok when `kernel` takes exactly `sizes.size()` parameters of these byte sizes; else
@@ -72,7 +71,7 @@ Status check_parameters(cudaKernel_t kernel, const std::string& name,
                            " parameters, but " + std::to_string(sizes.size()) +
                            " arguments are passed");
     if (err != cudaSuccess) {
-      param_info_unavailable(err);
+      note_param_info_unavailable(err);
       return Status::Ok();
     }
     if (bytes != sizes[i].first)
@@ -458,11 +457,8 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
       grid_for(std::max(select_args_.x_elems, select_args_.y_elems), 256, 1024);
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
   VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
-  VOUCH_RETURN_IF_ERROR(run_steps(program_.prologue_begin, program_.prologue_end, nullptr));
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
-  vjp_status_ = Status::Ok();
-  tape.backward(this);
-  VOUCH_RETURN_IF_ERROR(vjp_status_);
+  VOUCH_RETURN_IF_ERROR(run_backward(tape));
   VOUCH_RETURN_IF_ERROR(deps_.before(optimizer_access_.reads, optimizer_access_.writes));
   void* opt[] = {&optimizer_args_.slots,    &optimizer_args_.num_params,
                  &optimizer_args_.step,     &optimizer_args_.kind,
@@ -546,14 +542,17 @@ T CudaProgramModel<T>::forward(const T* x, const T* y, Tape* tape) {
 }
 
 template <class T>
+Status CudaProgramModel<T>::run_backward(const Tape& tape) {
+  VOUCH_RETURN_IF_ERROR(run_steps(program_.prologue_begin, program_.prologue_end, nullptr));
+  vjp_status_ = Status::Ok();
+  tape.backward(this);
+  return vjp_status_;
+}
+
+template <class T>
 void CudaProgramModel<T>::backward(Tape& tape) {
   if (!status_.ok()) return;
-  Status st = run_steps(program_.prologue_begin, program_.prologue_end, nullptr);
-  if (st.ok()) {
-    vjp_status_ = Status::Ok();
-    tape.backward(this);
-    st = vjp_status_;
-  }
+  Status st = run_backward(tape);
   if (st.ok()) st = stream_.synchronize();
   fail(st);
 }

@@ -15,7 +15,7 @@
 // One training step (enqueue_step) is one CUDA graph, whatever the number of batches:
 //   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
 //                            into the input and target buffers (reads the device step)
-//   prologue steps, forward steps (recording the tape), the tape's VJPs (last first)
+//   forward steps (recording the tape), prologue steps, the tape's VJPs (last first)
 //   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param); its
 //                            last block to finish stores the loss into ring slot
 //                            step % capacity, then advances the step
@@ -126,6 +126,8 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_step(int32_t s);
   Status linear(const StepDesc& st);
   Status step_body(Tape& tape);
+  // The prologue (constant gradients), then the tape's VJPs, last node first.
+  Status run_backward(const Tape& tape);
   static void vjp(void* self, int node_id);
   Status fail(Status s);  // keeps the first error in status_
   // Orders the captured launches by the buffers they read and write (stream_graph.h).

@@ -158,34 +158,40 @@ std::string shape_text(const std::vector<long long>& shape) {
   return s + "]";
 }
 
+// The entry points the lab runs, for element type T (kernel_instances.cu's lab_*_<t>,
+// executor.cuh's vouch_*_<t>).
+template <class T>
+struct Lab;
+#define LAB_ENTRY_POINTS(T, SUFFIX)                                 \
+  template <>                                                       \
+  struct Lab<T> {                                                   \
+    static constexpr auto fill = lab_fill##SUFFIX;                  \
+    static constexpr auto relu = lab_relu##SUFFIX;                  \
+    static constexpr auto add_relu = lab_add_relu##SUFFIX;          \
+    static constexpr auto mul_sub = lab_mul_sub##SUFFIX;            \
+    static constexpr auto sub_scale_mul = lab_sub_scale_mul##SUFFIX; \
+    static constexpr auto tanh_ = lab_tanh##SUFFIX;                 \
+    static constexpr auto reduce = lab_reduce##SUFFIX;              \
+    static constexpr auto column_sum = lab_column_sum##SUFFIX;      \
+    static constexpr auto mse = lab_mse_loss##SUFFIX;               \
+    static constexpr auto gather = lab_gather##SUFFIX;              \
+    static constexpr auto small_product = lab_small_product##SUFFIX; \
+    static constexpr auto small_linear = lab_small_linear##SUFFIX;  \
+    static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
+    static constexpr auto select_batch = vouch_select_batch##SUFFIX; \
+  };
+LAB_ENTRY_POINTS(float, _f32)
+LAB_ENTRY_POINTS(double, _f64)
+#undef LAB_ENTRY_POINTS
+
 // ------------------------------------------------------------------------ pointwise
 
-template <class T>
-struct Pointwise;
-template <>
-struct Pointwise<float> {
-  static constexpr auto fill = lab_fill_f32;
-  static constexpr auto relu = lab_relu_f32;
-  static constexpr auto add_relu = lab_add_relu_f32;
-  static constexpr auto mul_sub = lab_mul_sub_f32;
-  static constexpr auto sub_scale_mul = lab_sub_scale_mul_f32;
-  static constexpr auto tanh_ = lab_tanh_f32;
-};
-template <>
-struct Pointwise<double> {
-  static constexpr auto fill = lab_fill_f64;
-  static constexpr auto relu = lab_relu_f64;
-  static constexpr auto add_relu = lab_add_relu_f64;
-  static constexpr auto mul_sub = lab_mul_sub_f64;
-  static constexpr auto sub_scale_mul = lab_sub_scale_mul_f64;
-  static constexpr auto tanh_ = lab_tanh_f64;
-};
 
 // `offset` elements past a 256-byte boundary: 1 makes every pointer misaligned for the
 // 128-bit path, so the kernel must take the scalar one.
 template <class T>
 void test_pointwise(long long n, int offset, bool one_block) {
-  using K = Pointwise<T>;
+  using K = Lab<T>;
   const std::string tag = std::string(type_name<T>()) + " n=" + std::to_string(n) +
                           (offset ? " misaligned" : "") + (one_block ? " grid=1" : "");
   const unsigned grid = one_block ? 1 : pointwise_grid(n);
@@ -262,26 +268,6 @@ void test_pointwise(long long n, int offset, bool one_block) {
 
 // ----------------------------------------------------------------------- reductions
 
-template <class T>
-struct Reduce;
-template <>
-struct Reduce<float> {
-  static constexpr auto reduce = lab_reduce_f32;
-  static constexpr auto column_sum = lab_column_sum_f32;
-  static constexpr auto mse = lab_mse_loss_f32;
-  static constexpr auto gather = lab_gather_f32;
-  static constexpr auto small_product = lab_small_product_f32;
-  static constexpr auto small_linear = lab_small_linear_f32;
-};
-template <>
-struct Reduce<double> {
-  static constexpr auto reduce = lab_reduce_f64;
-  static constexpr auto column_sum = lab_column_sum_f64;
-  static constexpr auto mse = lab_mse_loss_f64;
-  static constexpr auto gather = lab_gather_f64;
-  static constexpr auto small_product = lab_small_product_f64;
-  static constexpr auto small_linear = lab_small_linear_f64;
-};
 
 long long host_offset(long long flat, const vouch::Dims& d) {
   long long off = 0;
@@ -324,7 +310,7 @@ void test_reduce(const std::vector<long long>& shape, const std::vector<int>& ax
 
   const std::vector<T> x = random_vector<T>(numel);
   DeviceArray<T> din(x), dout(outputs);
-  Reduce<T>::reduce<<<reduce_grid(outputs), 256>>>(din.p, dout.p, kept, red, outputs, count,
+  Lab<T>::reduce<<<reduce_grid(outputs), 256>>>(din.p, dout.p, kept, red, outputs, count,
                                                    divisor);
   LAB_LAUNCHED();
   const std::vector<T> got = dout.download();
@@ -368,7 +354,7 @@ void test_column_sum(long long rows, long long cols, bool mean) {
   const std::vector<T> x = random_vector<T>(rows * cols);
   const long long divisor = mean ? rows : 1;
   DeviceArray<T> din(x), dout(cols);
-  Reduce<T>::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(din.p, dout.p, rows, cols,
+  Lab<T>::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(din.p, dout.p, rows, cols,
                                                                      divisor);
   LAB_LAUNCHED();
   const std::vector<T> got = dout.download();
@@ -393,7 +379,7 @@ void test_mse(long long n) {
   const std::string tag = std::string("mse_loss ") + type_name<T>() + " n=" + std::to_string(n);
   const std::vector<T> p = random_vector<T>(n), t = random_vector<T>(n);
   DeviceArray<T> dp(p), dt(t), dout(1);
-  Reduce<T>::mse<<<1, 256>>>(dp.p, dt.p, dout.p, n);
+  Lab<T>::mse<<<1, 256>>>(dp.p, dt.p, dout.p, n);
   LAB_LAUNCHED();
   const std::vector<T> got = dout.download();
   double want = 0;
@@ -429,9 +415,9 @@ void test_small_product(long long batch, long long m, long long n, long long k, 
   DeviceArray<T> da(a), db(b), dbias(bias), dc(batch * m * n);
   const unsigned grid = unsigned(std::min<long long>((batch * m * n + 255) / 256, 1056));
   if (linear)
-    Reduce<T>::small_linear<<<grid, 256>>>(da.p, db.p, dbias.p, dc.p, m, n, k);
+    Lab<T>::small_linear<<<grid, 256>>>(da.p, db.p, dbias.p, dc.p, m, n, k);
   else
-    Reduce<T>::small_product<<<grid, 256>>>(da.p, db.p, dc.p, batch, m, n, k, m * k, k * n,
+    Lab<T>::small_product<<<grid, 256>>>(da.p, db.p, dc.p, batch, m, n, k, m * k, k * n,
                                             ta, tb);
   LAB_LAUNCHED();
   const std::vector<T> got = dc.download();
@@ -474,7 +460,7 @@ void test_permute(const std::vector<long long>& in_shape, const std::vector<int>
                           " perm " + p + ")";
   const std::vector<T> x = random_vector<T>(n);
   DeviceArray<T> din(x), dout(n);
-  Reduce<T>::gather<<<elementwise_grid(n), 256>>>(din.p, dout.p, make_dims(res, source), n);
+  Lab<T>::gather<<<elementwise_grid(n), 256>>>(din.p, dout.p, make_dims(res, source), n);
   LAB_LAUNCHED();
   // Reference: result coordinate c reads the input at coordinate c' with c'[perm[k]] = c[k].
   std::vector<double> want(n);
@@ -509,7 +495,7 @@ void test_broadcast(const std::vector<long long>& in_shape, const std::vector<lo
                           shape_text(in_shape) + " -> " + shape_text(res);
   const std::vector<T> x = random_vector<T>(in_n);
   DeviceArray<T> din(x), dout(n);
-  Reduce<T>::gather<<<elementwise_grid(n), 256>>>(din.p, dout.p, make_dims(res, source), n);
+  Lab<T>::gather<<<elementwise_grid(n), 256>>>(din.p, dout.p, make_dims(res, source), n);
   LAB_LAUNCHED();
   std::vector<double> want(n);
   std::vector<long long> c(res.size());
@@ -529,18 +515,6 @@ void test_broadcast(const std::vector<long long>& in_shape, const std::vector<lo
 
 // ------------------------------------------------------------------------ optimizer
 
-template <class T>
-struct Executor;
-template <>
-struct Executor<float> {
-  static constexpr auto optimizer = vouch_optimizer_f32;
-  static constexpr auto select_batch = vouch_select_batch_f32;
-};
-template <>
-struct Executor<double> {
-  static constexpr auto optimizer = vouch_optimizer_f64;
-  static constexpr auto select_batch = vouch_select_batch_f64;
-};
 
 struct Hyper {
   int kind;
@@ -609,7 +583,7 @@ void test_optimizer(const Hyper& h, int steps) {
       dg[k]->upload(g);
       cpu_optimizer(p[k], g, m[k], v[k], s, h);
     }
-    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, int(sizes.size()), dstep.p, h.kind, h.lr,
+    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, int(sizes.size()), dstep.p, h.kind, h.lr,
                                           h.beta1, h.beta2, h.eps, h.weight_decay, h.momentum,
                                           loss.p, ring.p, 2,
                                           reinterpret_cast<unsigned*>(dstep.p + 1));
@@ -653,7 +627,7 @@ void test_executor(long long x_elems, long long y_elems) {
   double err_x = 0, err_y = 0;
   std::vector<double> want_ring(capacity, NAN);
   for (long long s = 0; s < steps; ++s) {
-    Executor<T>::select_batch<<<elementwise_grid(std::max(x_elems, y_elems)), 256>>>(
+    Lab<T>::select_batch<<<elementwise_grid(std::max(x_elems, y_elems)), 256>>>(
         dx.p, dy.p, x.p, y.p, step.p, batches, x_elems, y_elems);
     LAB_LAUNCHED();
     const long long b = s % batches;
@@ -665,7 +639,7 @@ void test_executor(long long x_elems, long long y_elems) {
     loss.upload({l});
     // The optimizer of a model with no params (grid (3, 1): three blocks take
     // tickets) ends the step alone.
-    Executor<T>::optimizer<<<3, 256>>>(nullptr, 0, step.p, 1, 0.1, 0.9, 0.999, 1e-8, 0, 0,
+    Lab<T>::optimizer<<<3, 256>>>(nullptr, 0, step.p, 1, 0.1, 0.9, 0.999, 1e-8, 0, 0,
                                        loss.p, ring.p, capacity,
                                        reinterpret_cast<unsigned*>(step.p + 1));
     LAB_LAUNCHED();
@@ -762,8 +736,8 @@ void bench(const char* what, double bytes, F launch, int reps = 20) {
 
 template <class T>
 void run_bench() {
-  using K = Pointwise<T>;
-  using R = Reduce<T>;
+  using K = Lab<T>;
+  using R = Lab<T>;
   const std::string t = type_name<T>();
   const long long n = 1LL << 26;  // 256 MiB of f32 per operand: well past the L2
   DeviceArray<T> a(random_vector<T>(n)), b(random_vector<T>(n)), o(n + 4), o1(n + 4);
@@ -822,7 +796,7 @@ void run_bench() {
   DeviceArray<T> loss(1), ring(1);
   const dim3 grid(unsigned(std::min<long long>((sizes[0] + 255) / 256, 1024)), 3);
   bench((t + " optimizer adam, 3 params, 2^26 elements").c_str(), 7.0 * n * sizeof(T), [&] {
-    Executor<T>::optimizer<<<grid, 256>>>(dslots.p, 3, step.p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0,
+    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, 3, step.p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0,
                                           loss.p, ring.p, 1,
                                           reinterpret_cast<unsigned*>(step.p + 1));
   });

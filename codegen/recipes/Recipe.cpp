@@ -81,11 +81,4 @@ uint32_t gridStrideBlocks(int64_t lanes) {
       std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));
 }
 
-std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
-
 } // namespace vouch::codegen

@@ -16,14 +16,14 @@ struct NativeBuildOptions {
   bool cuda = false;
 };
 
-/// Writes `source` as model.cpp, compiles the embedded runtime once into a
-/// cache ($VOUCH_CACHE_DIR, else ~/.cache/vouch; keyed by a hash of its
-/// sources and flags) and links the executable. The output is replaced
-/// atomically. On failure returns false with the compiler's log in `error`.
 /// Where built runtimes and compiled kernels are cached: $VOUCH_CACHE_DIR,
 /// else $XDG_CACHE_HOME/vouch, else ~/.cache/vouch.
 std::string cacheRoot();
 
+/// Writes `source` as model.cpp, compiles the embedded runtime once into the
+/// cache (cacheRoot(); keyed by a hash of its sources and flags) and links
+/// the executable. The output is replaced atomically. On failure returns
+/// false with the compiler's log in `error`.
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error);
 

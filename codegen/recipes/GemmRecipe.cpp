@@ -58,13 +58,11 @@ public:
     GemmDims d = *getGemmDims(op);
     auto [a, b] = productOperands(op);
     if (auto lin = dyn_cast<LinearOp>(op)) {
-      builder.addLinearStep(d.m, d.k, d.n, a, b, lin.getBias(),
-                            lin.getResult(),
+      builder.addLinearStep(d, a, b, lin.getBias(), lin.getResult(),
                             cuda ? entry->call : "vouch::rt::linear<T>");
       return success();
     }
-    builder.addGemmStep(d.transA, d.transB, d.batch, d.m, d.n, d.k, a,
-                        d.strideA, b, d.strideB, op->getResult(0),
+    builder.addGemmStep(d, a, b, op->getResult(0),
                         cuda ? entry->call : "vouch::rt::matmul<T>");
     return success();
   }

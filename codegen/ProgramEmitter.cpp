@@ -8,6 +8,7 @@
 #include "codegen/ModelDescription.h"
 #include "codegen/recipes/Recipe.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "passes/Passes.h"
 #include "passes/TapeLayout.h"
@@ -126,13 +127,7 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     } else {
       schedule += " (" + group.ops.front()->getName().stripDialect().str() + ")";
     }
-    schedule += " [";
-    bool first = true;
-    for (const std::string &c : capsuleNames) {
-      schedule += (first ? "" : ", ") + c;
-      first = false;
-    }
-    schedule += "]\n";
+    schedule += " [" + llvm::join(capsuleNames, ", ") + "]\n";
   }
   for (auto [op, entry] : llvm::zip(group.ops, group.planned))
     nodes[op] = {entry->capsule, what, builder->stepCount() - 1};

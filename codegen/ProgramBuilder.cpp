@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
@@ -98,8 +99,7 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
       desc.value = arg.integerValue;
       break;
     case rt::ArgDesc::Real:
-      desc.real = arg.realValue;
-      break;
+      llvm_unreachable("no recipe passes a real: KernelArg makes none");
     case rt::ArgDesc::Dims:
       desc.value = static_cast<int64_t>(ints_.size());
       desc.count = static_cast<int32_t>(arg.extents.size());

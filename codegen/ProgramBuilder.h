@@ -26,18 +26,16 @@ enum class Target { Cpu, Cuda };
 
 /// One argument of a kernel step, before it is written out.
 struct KernelArg {
-  static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, 0, {}, {}}; }
-  static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, 0, {}, {}}; }
-  static KernelArg real(double r) { return {rt::ArgDesc::Real, {}, 0, r, {}, {}}; }
+  static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, {}, {}}; }
+  static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, {}, {}}; }
   static KernelArg dims(llvm::ArrayRef<int64_t> extents,
                         llvm::ArrayRef<int64_t> strides) {
-    return {rt::ArgDesc::Dims, {}, 0, 0, {extents.begin(), extents.end()},
+    return {rt::ArgDesc::Dims, {}, 0, {extents.begin(), extents.end()},
             {strides.begin(), strides.end()}};
   }
   rt::ArgDesc::Kind kind;
   mlir::Value value;
   int64_t integerValue;
-  double realValue;
   std::vector<int64_t> extents, strides;
 };
 

@@ -115,8 +115,7 @@ std::vector<int32_t> ProgramBuilder::markWritten(int32_t firstStep,
                                                  ArrayRef<Value> written) {
   std::vector<int32_t> outputs, unwritten;
   for (Value v : written)
-    if (bufferOf_.count(v))
-      outputs.push_back(buffer(v));
+    outputs.push_back(buffer(v));
   for (int32_t s = firstStep; s < stepCount(); ++s) {
     rt::StepDesc &step = steps_[s];
     if (step.kind != rt::StepKind::Kernel)

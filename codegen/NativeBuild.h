@@ -27,6 +27,12 @@ std::string cacheRoot();
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error);
 
+/// Writes `text` to `path` by way of `path`.partial and a rename, so `path`
+/// is never half written (buildExecutable installs its output the same way).
+/// On failure removes the partial file and returns false with `error`.
+bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error);
+
 } // namespace vouch::codegen
 
 #endif // VOUCH_CODEGEN_NATIVEBUILD_H

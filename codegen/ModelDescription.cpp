@@ -1,8 +1,9 @@
 //===- ModelDescription.cpp - a model's declarations for the runtime ------===//
 //
 // Reads the typed attributes of the clauses (ir/VouchAttrs.h). Nothing has a
-// default here: a model without a train or data clause, or a clause without
-// one of its callee's arguments, is a diagnostic. The runtime's enums
+// default here: a model without a train or data clause is a diagnostic, and
+// a clause holds exactly its callee's arguments (TrainAttr::verify and
+// DataAttr::verify check them when it is built). The runtime's enums
 // (InitKind, OptimizerConfig::Kind, DataSpec::Kind) are ir's with the same
 // names and values, which //ir:clause_names_test checks.
 //
@@ -51,10 +52,7 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
   for (const SignatureParam &p : parseSignature(facts ? facts->params : "")) {
     std::optional<double> value = train.getHyperParameter(p.name);
     double *field = fields.lookup(p.name);
-    if (!value || !field)
-      return model.emitOpError("the train clause's optimizer '")
-             << optimizer << "' has no value for its hyper-parameter '"
-             << p.name << "'";
+    assert(value && field && "TrainAttr::verify: the signature's values");
     *field = *value;
   }
   d.steps = train.getSteps();
@@ -70,26 +68,17 @@ LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
         "has no data clause: an executable reads the data it names (e.g. "
         "`data regression_grid()`, `data csv(\"train.csv\")`)");
   spec.kind = static_cast<rt::DataSpec::Kind>(data.getKind());
-  auto missing = [&](StringRef arg) {
-    return model.emitOpError("the data clause '")
-           << stringifyDataKind(data.getKind()) << "' has no '" << arg << "'";
-  };
+  // DataAttr::verify: the source's arguments are set.
   switch (data.getKind()) {
   case DataKind::RegressionGrid:
-    if (!data.getLo() || !data.getHi() || !data.getN())
-      return missing(!data.getLo() ? "lo" : !data.getHi() ? "hi" : "n");
     spec.lo = data.getLo()->convertToDouble();
     spec.hi = data.getHi()->convertToDouble();
     spec.n = *data.getN();
     return success();
   case DataKind::Csv:
-    if (!data.getPath())
-      return missing("path");
     spec.path = data.getPath().str();
     return success();
   case DataKind::Npy:
-    if (!data.getX() || !data.getY())
-      return missing(!data.getX() ? "x" : "y");
     spec.path = data.getX().str() + "," + data.getY().str();
     return success();
   }

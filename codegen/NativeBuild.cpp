@@ -63,6 +63,20 @@ bool writeFile(const fs::path &path, const std::string &text,
   return true;
 }
 
+/// Renames `partial` to `path` (replacing it at once); on failure removes
+/// `partial` and returns false with `error`.
+bool moveIntoPlace(const fs::path &partial, const fs::path &path,
+                   std::string &error) {
+  std::error_code ec;
+  fs::rename(partial, path, ec);
+  if (ec) {
+    fs::remove(partial, ec);
+    error = "cannot write " + path.string() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 /// The runtime compiled into an archive, once per (sources, compiler, flags).
 /// Returns the directory holding runtime/ headers and libvouch_runtime.a.
 bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
@@ -183,13 +197,18 @@ bool buildExecutable(const std::string &source,
             log;
     return false;
   }
-  fs::rename(partial, output, ec);
-  if (ec) {
+  return moveIntoPlace(partial, output, error);
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error) {
+  fs::path partial = path + ".partial";
+  if (!writeFile(partial, text, error)) {
+    std::error_code ec;
     fs::remove(partial, ec);
-    error = "cannot write " + output.string() + ": " + ec.message();
     return false;
   }
-  return true;
+  return moveIntoPlace(partial, path, error);
 }
 
 } // namespace vouch::codegen

@@ -16,16 +16,22 @@ struct NativeBuildOptions {
   bool cuda = false;
 };
 
-/// Writes `source` as model.cpp, compiles the embedded runtime once into a
-/// cache ($VOUCH_CACHE_DIR, else ~/.cache/vouch; keyed by a hash of its
-/// sources and flags) and links the executable. The output is replaced
-/// atomically. On failure returns false with the compiler's log in `error`.
 /// Where built runtimes and compiled kernels are cached: $VOUCH_CACHE_DIR,
 /// else $XDG_CACHE_HOME/vouch, else ~/.cache/vouch.
 std::string cacheRoot();
 
+/// Writes `source` as model.cpp, compiles the embedded runtime once into the
+/// cache (cacheRoot(); keyed by a hash of its sources and flags) and links
+/// the executable. The output is replaced atomically. On failure returns
+/// false with the compiler's log in `error`.
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error);
+
+/// Writes `text` to `path` by way of `path`.partial and a rename, so `path`
+/// is never half written (buildExecutable installs its output the same way).
+/// On failure removes the partial file and returns false with `error`.
+bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error);
 
 } // namespace vouch::codegen
 

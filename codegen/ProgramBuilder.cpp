@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
@@ -68,18 +69,26 @@ std::string ProgramBuilder::kernelSources() const {
   return out;
 }
 
+rt::StepDesc &ProgramBuilder::appendStep(rt::StepKind kind,
+                                         const std::string &what) {
+  rt::StepDesc &step = steps_.emplace_back();
+  step.kind = kind;
+  step.kernel = -1;
+  step.a = step.b = step.c = step.bias = -1;
+  whats_.push_back(what);
+  return step;
+}
+
 void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
                                    uint32_t grid, uint32_t blockX,
                                    uint32_t blockY) {
-  rt::StepDesc step{};
-  step.kind = rt::StepKind::Kernel;
+  rt::StepDesc &step = appendStep(rt::StepKind::Kernel, kernels_[kernel].name);
   step.kernel = kernel;
   step.first_arg = static_cast<int32_t>(args_.size());
   step.num_args = static_cast<int32_t>(args.size());
   step.grid_x = grid;
   step.block_x = blockX;
   step.block_y = blockY;
-  step.a = step.b = step.c = step.bias = -1;
   for (const KernelArg &arg : args) {
     rt::ArgDesc desc{arg.kind, 0, 0, 0.0};
     switch (arg.kind) {
@@ -90,8 +99,7 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
       desc.value = arg.integerValue;
       break;
     case rt::ArgDesc::Real:
-      desc.real = arg.realValue;
-      break;
+      llvm_unreachable("no recipe passes a real: KernelArg makes none");
     case rt::ArgDesc::Dims:
       desc.value = static_cast<int64_t>(ints_.size());
       desc.count = static_cast<int32_t>(arg.extents.size());
@@ -101,16 +109,13 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
     }
     args_.push_back(desc);
   }
-  steps_.push_back(step);
-  whats_.push_back(kernels_[kernel].name);
 }
 
 std::vector<int32_t> ProgramBuilder::markWritten(int32_t firstStep,
                                                  ArrayRef<Value> written) {
   std::vector<int32_t> outputs, unwritten;
   for (Value v : written)
-    if (bufferOf_.count(v))
-      outputs.push_back(buffer(v));
+    outputs.push_back(buffer(v));
   for (int32_t s = firstStep; s < stepCount(); ++s) {
     rt::StepDesc &step = steps_[s];
     if (step.kind != rt::StepKind::Kernel)
@@ -130,45 +135,35 @@ std::vector<int32_t> ProgramBuilder::markWritten(int32_t firstStep,
   return unwritten;
 }
 
-void ProgramBuilder::addGemmStep(bool transA, bool transB, int64_t batch,
-                                 int64_t m, int64_t n, int64_t k, Value a,
-                                 int64_t strideA, Value b, int64_t strideB,
-                                 Value c, const std::string &what) {
-  rt::StepDesc step{};
-  step.kind = rt::StepKind::Gemm;
-  step.kernel = -1;
-  step.trans_a = transA;
-  step.trans_b = transB;
-  step.batch = batch;
-  step.m = m;
-  step.n = n;
-  step.k = k;
-  step.stride_a = strideA;
-  step.stride_b = strideB;
+void ProgramBuilder::addGemmStep(const GemmDims &d, Value a, Value b, Value c,
+                                 const std::string &what) {
+  rt::StepDesc &step = appendStep(rt::StepKind::Gemm, what);
+  step.trans_a = d.transA;
+  step.trans_b = d.transB;
+  step.batch = d.batch;
+  step.m = d.m;
+  step.n = d.n;
+  step.k = d.k;
+  step.stride_a = d.strideA;
+  step.stride_b = d.strideB;
   step.a = buffer(a);
   step.b = buffer(b);
   step.c = buffer(c);
-  step.bias = -1;
-  steps_.push_back(step);
-  whats_.push_back(what);
 }
 
-void ProgramBuilder::addLinearStep(int64_t rows, int64_t in, int64_t out,
-                                   Value x, Value w, Value bias, Value y,
+void ProgramBuilder::addLinearStep(const GemmDims &d, Value x, Value w,
+                                   Value bias, Value y,
                                    const std::string &what) {
-  rt::StepDesc step{};
-  step.kind = rt::StepKind::Linear;
-  step.kernel = -1;
+  rt::StepDesc &step = appendStep(rt::StepKind::Linear, what);
   step.batch = 1;
-  step.m = rows;
-  step.n = out;
-  step.k = in;
+  step.m = d.m;
+  step.n = d.n;
+  step.k = d.k;
   step.a = buffer(x);
   step.b = buffer(w);
   step.c = buffer(y);
-  step.bias = bias ? buffer(bias) : -1;
-  steps_.push_back(step);
-  whats_.push_back(what);
+  if (bias)
+    step.bias = buffer(bias);
 }
 
 void ProgramBuilder::addNode(int64_t id, StringRef op, StringRef capsule,

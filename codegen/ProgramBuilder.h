@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/GemmDims.h"
 #include "ir/VouchOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "runtime/program.h"
@@ -25,18 +26,16 @@ enum class Target { Cpu, Cuda };
 
 /// One argument of a kernel step, before it is written out.
 struct KernelArg {
-  static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, 0, {}, {}}; }
-  static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, 0, {}, {}}; }
-  static KernelArg real(double r) { return {rt::ArgDesc::Real, {}, 0, r, {}, {}}; }
+  static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, {}, {}}; }
+  static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, {}, {}}; }
   static KernelArg dims(llvm::ArrayRef<int64_t> extents,
                         llvm::ArrayRef<int64_t> strides) {
-    return {rt::ArgDesc::Dims, {}, 0, 0, {extents.begin(), extents.end()},
+    return {rt::ArgDesc::Dims, {}, 0, {extents.begin(), extents.end()},
             {strides.begin(), strides.end()}};
   }
   rt::ArgDesc::Kind kind;
   mlir::Value value;
   int64_t integerValue;
-  double realValue;
   std::vector<int64_t> extents, strides;
 };
 
@@ -73,13 +72,13 @@ public:
   /// of them (an emitter bug, reported by the caller).
   std::vector<int32_t> markWritten(int32_t firstStep,
                                    llvm::ArrayRef<mlir::Value> written);
-  void addGemmStep(bool transA, bool transB, int64_t batch, int64_t m,
-                   int64_t n, int64_t k, mlir::Value a, int64_t strideA,
-                   mlir::Value b, int64_t strideB, mlir::Value c,
-                   const std::string &what);
-  void addLinearStep(int64_t rows, int64_t in, int64_t out, mlir::Value x,
-                     mlir::Value w, mlir::Value bias, mlir::Value y,
-                     const std::string &what);
+  /// C = op(A)·op(B) with `d`'s transpose flags, extents and strides.
+  void addGemmStep(const GemmDims &d, mlir::Value a, mlir::Value b,
+                   mlir::Value c, const std::string &what);
+  /// y = x·Wᵀ + bias (bias may be null) with `d`'s m (rows), k (in) and n
+  /// (out).
+  void addLinearStep(const GemmDims &d, mlir::Value x, mlir::Value w,
+                     mlir::Value bias, mlir::Value y, const std::string &what);
   int32_t stepCount() const { return static_cast<int32_t>(steps_.size()); }
   /// What step `step` runs: its kernel symbol or library call.
   const std::string &stepWhat(int32_t step) const { return whats_[step]; }
@@ -103,6 +102,8 @@ private:
   struct Kernel {
     std::string name, source;
   };
+  /// A new step of `kind` that runs `what`: no kernel, no buffers yet.
+  rt::StepDesc &appendStep(rt::StepKind kind, const std::string &what);
   std::string modelName_;
   Target target_;
   std::vector<rt::BufferDesc> buffers_;

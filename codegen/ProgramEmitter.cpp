@@ -7,6 +7,8 @@
 #include "capsules/Binding.h"
 #include "codegen/ModelDescription.h"
 #include "codegen/recipes/Recipe.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "passes/Passes.h"
 #include "passes/TapeLayout.h"
@@ -52,29 +54,37 @@ private:
   LogicalResult emitGroup(StepGroup &group, const std::string &phase,
                           std::string &schedule);
   std::vector<std::string> savedNames(ArrayRef<Operation *> vjp) const;
+  /// `op`'s entry in the plan, by its kernel symbol; null when it has none.
+  const capsules::PlannedOp *plannedEntry(Operation *op) const;
 
   ModelOp model;
   const AcceptedGraphPlan &plan;
   Target target;
   std::unique_ptr<ProgramBuilder> builder;
   llvm::StringMap<const capsules::PlannedOp *> planned;
+  /// The recipe of each planned op, looked up once through its capsule's
+  /// provider: aliasing and emission use the same one.
+  llvm::DenseMap<Operation *, const KernelRecipe *> recipes;
   std::map<Operation *, NodeRecord> nodes;
 };
+
+const capsules::PlannedOp *Emitter::plannedEntry(Operation *op) const {
+  auto symbol = op->getAttrOfType<StringAttr>(kKernelAttr);
+  return symbol ? planned.lookup(symbol.getValue()) : nullptr;
+}
 
 LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
                                  std::string &schedule) {
   const KernelRecipe *recipe = nullptr;
   std::set<std::string> capsuleNames;
   for (Operation *op : group.ops) {
-    auto symbol = op->getAttrOfType<StringAttr>(kKernelAttr);
-    const capsules::PlannedOp *entry =
-        symbol ? planned.lookup(symbol.getValue()) : nullptr;
+    const capsules::PlannedOp *entry = plannedEntry(op);
     if (!entry)
       return op->emitOpError("has no entry in the accepted plan");
     group.planned.push_back(entry);
     const capsules::KernelCapsule &capsule = plan.capsule(*entry);
     capsuleNames.insert(capsule.name);
-    const KernelRecipe *mine = recipeFor(op, target, capsule.provider);
+    const KernelRecipe *mine = recipes.lookup(op);
     if (!mine)
       return op->emitOpError("capsule `")
              << capsule.name << "` (provider " << toString(capsule.provider)
@@ -117,13 +127,7 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     } else {
       schedule += " (" + group.ops.front()->getName().stripDialect().str() + ")";
     }
-    schedule += " [";
-    bool first = true;
-    for (const std::string &c : capsuleNames) {
-      schedule += (first ? "" : ", ") + c;
-      first = false;
-    }
-    schedule += "]\n";
+    schedule += " [" + llvm::join(capsuleNames, ", ") + "]\n";
   }
   for (auto [op, entry] : llvm::zip(group.ops, group.planned))
     nodes[op] = {entry->capsule, what, builder->stepCount() - 1};
@@ -167,8 +171,15 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
     if (isStructuralOp(&op))
       continue;
     // A result its recipe computes as a view of an operand shares that
-    // operand's storage.
-    const KernelRecipe *recipe = recipeFor(&op);
+    // operand's storage. A planned op's recipe is the one that computes it
+    // as its capsule's provider (emitGroup binds and emits that one); an op
+    // without a plan entry, which emitGroup refuses, is read by family.
+    const KernelRecipe *recipe;
+    if (const capsules::PlannedOp *entry = plannedEntry(&op))
+      recipe = recipes[&op] =
+          recipeFor(&op, target, plan.capsule(*entry).provider);
+    else
+      recipe = recipeFor(&op);
     Value alias = recipe ? recipe->aliasOf(&op) : Value();
     for (Value r : op.getResults())
       builder->addValue(r, alias);

@@ -183,15 +183,7 @@ int runBuild(const std::vector<std::string> &args) {
   timer.done("emit C++", std::to_string(source.size() / 1024) + " KiB");
 
   if (emit == "cpp") {
-    std::string partial = cl.get("output") + ".partial";
-    std::ofstream out(partial, std::ios::binary);
-    out << source;
-    out.close();
-    std::error_code ec;
-    if (out)
-      std::filesystem::rename(partial, cl.get("output"), ec);
-    if (!out || ec) {
-      std::filesystem::remove(partial, ec);
+    if (!codegen::writeFileAtomically(cl.get("output"), source, error)) {
       std::fprintf(stderr, "error: cannot write '%s'\n",
                    cl.get("output").c_str());
       return 1;

@@ -19,7 +19,24 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
-class LibraryGemmRecipe final : public KernelRecipe {
+/// The two operands a product reads: a matmul's lhs and rhs, a linear's
+/// input and weight.
+std::pair<Value, Value> productOperands(Operation *op) {
+  if (auto lin = dyn_cast<LinearOp>(op))
+    return {lin.getInput(), lin.getWeight()};
+  auto mm = cast<MatmulOp>(op);
+  return {mm.getLhs(), mm.getRhs()};
+}
+
+/// Both recipes compute the Gemm family (matmul, linear).
+class GemmFamilyRecipe : public KernelRecipe {
+public:
+  bool handles(Operation *op) const override {
+    return familyOf(op) == OpFamily::Gemm;
+  }
+};
+
+class LibraryGemmRecipe final : public GemmFamilyRecipe {
 public:
   StringRef name() const override { return "gemm"; }
   capsules::Provider provider(Operation *op, Target target) const override {
@@ -27,9 +44,6 @@ public:
       return capsules::Provider::Reference;
     return isa<LinearOp>(op) ? capsules::Provider::Cublaslt
                              : capsules::Provider::Cublas;
-  }
-  bool handles(Operation *op) const override {
-    return familyOf(op) == OpFamily::Gemm;
   }
 
   LogicalResult emit(const StepGroup &group,
@@ -41,19 +55,15 @@ public:
       return op->emitOpError("the plan names no library call for capsule `")
                  << entry->capsule << "`",
              failure();
-    if (auto mm = dyn_cast<MatmulOp>(op)) {
-      GemmDims d = getGemmDims(mm);
-      builder.addGemmStep(d.transA, d.transB, d.batch, d.m, d.n, d.k,
-                          mm.getLhs(), d.strideA, mm.getRhs(), d.strideB,
-                          mm.getResult(),
-                          cuda ? entry->call : "vouch::rt::matmul<T>");
+    GemmDims d = *getGemmDims(op);
+    auto [a, b] = productOperands(op);
+    if (auto lin = dyn_cast<LinearOp>(op)) {
+      builder.addLinearStep(d, a, b, lin.getBias(), lin.getResult(),
+                            cuda ? entry->call : "vouch::rt::linear<T>");
       return success();
     }
-    auto lin = cast<LinearOp>(op);
-    GemmDims d = getGemmDims(lin);
-    builder.addLinearStep(d.m, d.k, d.n, lin.getInput(), lin.getWeight(),
-                          lin.getBias(), lin.getResult(),
-                          cuda ? entry->call : "vouch::rt::linear<T>");
+    builder.addGemmStep(d, a, b, op->getResult(0),
+                        cuda ? entry->call : "vouch::rt::matmul<T>");
     return success();
   }
 };
@@ -76,28 +86,27 @@ extern "C" __global__ void @NAME@_f64(const double* x, const double* w, const do
 }
 )cu";
 
-class NativeGemmRecipe final : public KernelRecipe {
+class NativeGemmRecipe final : public GemmFamilyRecipe {
 public:
   StringRef name() const override { return "small-gemm"; }
   capsules::Provider provider(Operation *, Target) const override {
     return capsules::Provider::NativeCuda;
   }
-  bool handles(Operation *op) const override {
-    return familyOf(op) == OpFamily::Gemm;
-  }
 
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
     Operation *op = group.ops.front();
-    if (builder.target() != Target::Cuda)
-      return op->emitOpError("vouch's product kernel runs on cuda only");
+    // On cpu, binding refuses this recipe first: its handler runs on the
+    // target's device, and the gate plans native_cuda capsules on cuda only.
+    assert(builder.target() == Target::Cuda && "bound to a cpu plan");
+    GemmDims d = *getGemmDims(op);
+    auto [a, b] = productOperands(op);
     auto lin = dyn_cast<LinearOp>(op);
     if (lin && lin.getBias()) {
-      GemmDims d = getGemmDims(lin);
       int32_t kernel = builder.kernel("small_linear", kLinearSource);
       builder.addKernelStep(
           kernel,
-          {KernelArg::buffer(lin.getInput()), KernelArg::buffer(lin.getWeight()),
+          {KernelArg::buffer(a), KernelArg::buffer(b),
            KernelArg::buffer(lin.getBias()), KernelArg::buffer(lin.getResult()),
            KernelArg::integer(d.m), KernelArg::integer(d.n),
            KernelArg::integer(d.k)},
@@ -105,9 +114,6 @@ public:
       return success();
     }
     // A matmul, or a linear without bias: x·Wᵀ.
-    GemmDims d = *getGemmDims(op);
-    Value a = lin ? lin.getInput() : cast<MatmulOp>(op).getLhs();
-    Value b = lin ? lin.getWeight() : cast<MatmulOp>(op).getRhs();
     int32_t kernel = builder.kernel("small_product", kProductSource);
     builder.addKernelStep(
         kernel,

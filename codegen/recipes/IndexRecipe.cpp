@@ -10,6 +10,7 @@
 #include "codegen/recipes/Recipe.h"
 
 #include "codegen/EmitSupport.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 
@@ -83,7 +84,7 @@ public:
                             0, 0, 0);
       return success();
     }
-    std::vector<int64_t> inStrides = rowMajorStrides(in);
+    SmallVector<int64_t> inStrides = computeStrides(in);
     std::vector<int64_t> source(res.size(), 0);
     if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
       ArrayRef<int64_t> dims = broadcast.getDims();

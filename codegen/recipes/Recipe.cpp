@@ -2,6 +2,7 @@
 #include "codegen/recipes/Recipe.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "passes/Attributes.h"
 
@@ -44,34 +45,40 @@ const std::vector<const KernelRecipe *> &kernelRecipes() {
   return recipes;
 }
 
-const KernelRecipe *recipeFor(Operation *op) {
+namespace {
+
+/// The first recipe that computes `op` (handles it and, for an op of a fused
+/// group, computes fused groups) as `provider` on `target`; without a
+/// provider, or when none matches, the first that computes it at all.
+const KernelRecipe *findRecipe(Operation *op, Target target,
+                               std::optional<capsules::Provider> provider) {
   bool fused = op->hasAttr(kFusionGroupAttr);
-  for (const KernelRecipe *r : kernelRecipes())
-    if (r->handles(op) && (!fused || r->computesFusedGroups()))
+  const KernelRecipe *first = nullptr;
+  for (const KernelRecipe *r : kernelRecipes()) {
+    if (!r->handles(op) || (fused && !r->computesFusedGroups()))
+      continue;
+    if (!provider || r->provider(op, target) == *provider)
       return r;
-  return nullptr;
+    if (!first)
+      first = r;
+  }
+  return first;
+}
+
+} // namespace
+
+const KernelRecipe *recipeFor(Operation *op) {
+  return findRecipe(op, Target::Cpu, std::nullopt);
 }
 
 const KernelRecipe *recipeFor(Operation *op, Target target,
                               capsules::Provider provider) {
-  bool fused = op->hasAttr(kFusionGroupAttr);
-  for (const KernelRecipe *r : kernelRecipes())
-    if (r->handles(op) && (!fused || r->computesFusedGroups()) &&
-        r->provider(op, target) == provider)
-      return r;
-  return recipeFor(op);
+  return findRecipe(op, target, provider);
 }
 
 uint32_t gridStrideBlocks(int64_t lanes) {
   return static_cast<uint32_t>(
       std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));
-}
-
-std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
 }
 
 } // namespace vouch::codegen

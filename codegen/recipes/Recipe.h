@@ -84,9 +84,6 @@ OpFamily familyOf(mlir::Operation *op);
 /// threads a block, at most 1056 blocks: 8 per SM of an H200).
 uint32_t gridStrideBlocks(int64_t lanes);
 
-/// Row-major strides of `shape`.
-std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
-
 } // namespace vouch::codegen
 
 #endif // VOUCH_CODEGEN_RECIPES_RECIPE_H

@@ -11,6 +11,7 @@
 #include "codegen/recipes/Recipe.h"
 
 #include "codegen/EmitSupport.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 
@@ -108,7 +109,7 @@ public:
                             static_cast<uint32_t>((outputs + 31) / 32), 32, 32);
       return success();
     }
-    std::vector<int64_t> strides = rowMajorStrides(in);
+    SmallVector<int64_t> strides = computeStrides(in);
     std::vector<int64_t> keptExt, keptStr, redExt, redStr;
     for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
       bool reduced = llvm::is_contained(axes, i);

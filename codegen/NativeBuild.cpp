@@ -70,8 +70,9 @@ bool moveIntoPlace(const fs::path &partial, const fs::path &path,
   std::error_code ec;
   fs::rename(partial, path, ec);
   if (ec) {
-    fs::remove(partial, ec);
     error = "cannot write " + path.string() + ": " + ec.message();
+    std::error_code ignored; // the reason is the rename's, not the cleanup's
+    fs::remove(partial, ignored);
     return false;
   }
   return true;

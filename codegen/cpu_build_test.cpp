@@ -169,3 +169,26 @@ TEST_F(CpuBuild, TapeHasOneNodePerForwardOp) {
 }
 
 } // namespace
+
+namespace {
+
+// writeFileAtomically writes PATH.partial, then renames it into place; when the
+// rename fails (here: PATH is a non-empty directory) the error gives the rename's
+// reason, the partial file is gone, and PATH is untouched.
+TEST(WriteFileAtomically, ARefusedRenameNamesItsReasonAndLeavesNothing) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / "atomic";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "taken" / "child");
+  std::string error;
+  EXPECT_TRUE(vouch::codegen::writeFileAtomically((dir / "ok.cpp").string(), "int x;\n", error))
+      << error;
+  EXPECT_EQ(fs::file_size(dir / "ok.cpp"), 7u);
+  EXPECT_FALSE(vouch::codegen::writeFileAtomically((dir / "taken").string(), "int x;\n", error));
+  EXPECT_EQ(error.rfind("cannot write " + (dir / "taken").string() + ": ", 0), 0u) << error;
+  EXPECT_EQ(error.find("Success"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(dir / "taken.partial"));
+  EXPECT_TRUE(fs::is_directory(dir / "taken" / "child"));
+}
+
+} // namespace

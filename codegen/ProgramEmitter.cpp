@@ -219,7 +219,7 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
   // The executor's own launches (batch selection, optimizer, loss ring)
   // are named by the runtime, which makes them.
   std::string schedule =
-      cuda ? "one training step (one CUDA graph, replayed for every batch):\n"
+      cuda ? "one training step (captured in a CUDA graph, replayed for every batch):\n"
            : "one training step:\n";
   schedule += forward + prologue;
   for (auto it = vjpLines.rbegin(); it != vjpLines.rend(); ++it)

@@ -91,17 +91,17 @@ struct CompiledModel {
   // They keep params, gradients, optimizer state and the whole dataset on the device
   // and run a whole training step there (batch selection, forward recording the tape,
   // the tape's VJPs, one optimizer kernel, the loss into a ring buffer, the step
-  // counter), possibly replayed as one CUDA graph. train_main then calls these instead
+  // counter), possibly replayed from a CUDA graph. train_main then calls these instead
   // of forward/backward and the host Optimizer:
   //
   //   configure(run); upload_params(); upload_data(x, y, num_batches);
-  //   for k in [0, steps): enqueue_step(opt, k == 0 ? &tape : nullptr);
+  //   enqueue_steps(opt, 1, &tape); then enqueue_steps(opt, n, nullptr) for the rest;
   //       ... read_losses(first, count, out) when it needs losses (log points, the last
   //       step, and before loss_capacity() unread steps would be overwritten);
   //   download_params().
   //
-  // enqueue_step only enqueues: it never waits for the device, so steps pipeline and
-  // the host reads losses only when asked. Step k (the k-th enqueue_step since
+  // enqueue_steps only enqueues: it never waits for the device, so steps pipeline and
+  // the host reads losses only when asked. Step k (the k-th step enqueued since
   // upload_params, from 0) trains on batch k % num_batches and keeps its loss (before
   // its update) in ring slot k % loss_capacity() until step k + loss_capacity()
   // overwrites it.
@@ -114,11 +114,14 @@ struct CompiledModel {
   virtual Status upload_data(const T* /*x*/, const T* /*y*/, int64_t /*num_batches*/) {
     return Status::Ok();
   }
-  // Enqueues the next training step and returns without waiting for it. When `tape`
-  // is given it receives the step's tape (the same every step: the program is static).
-  virtual Status enqueue_step(const OptimizerConfig&, Tape* /*tape*/) {
+  // Enqueues the next `count` training steps and returns without waiting for them
+  // (several at once let the cuda executor replay them as fewer, larger CUDA graphs).
+  // When `tape` is given it receives the step's tape (the same every step: the program
+  // is static).
+  virtual Status enqueue_steps(const OptimizerConfig&, int64_t /*count*/, Tape* /*tape*/) {
     return Status::Error("this model is not device-resident");
   }
+  Status enqueue_step(const OptimizerConfig& o, Tape* tape) { return enqueue_steps(o, 1, tape); }
   // How many consecutive steps' losses the device keeps (> 0 for a device-resident
   // model).
   virtual int64_t loss_capacity() const { return 0; }

@@ -208,12 +208,20 @@ class Run {
     std::vector<double> ms_per_step;  // --time: one sample per flush interval
     int64_t pending = 0;              // the first step not flushed yet
     auto interval_start = std::chrono::steady_clock::now();
+    auto is_flush = [&](int64_t k) {
+      return k % o_.log_every == 0 || k + 1 == o_.steps ||
+             (trace_ != nullptr && k + 1 - pending >= capacity);
+    };
     for (int64_t k = 0; k < o_.steps; k++) {
       if (device) {
-        // The first step records the tape (later steps may replay a CUDA graph).
+        // Every step up to the next flush point at once (the device may replay them as
+        // fewer CUDA graphs); the first step (a flush point) records the tape.
+        int64_t last = k;
+        while (!is_flush(last)) last++;
         Tape* recorded = k == 0 ? &tape : nullptr;
-        Status st = model_->enqueue_step(m_.optimizer, recorded);
+        Status st = model_->enqueue_steps(m_.optimizer, last - k + 1, recorded);
         if (!st.ok()) return fail(kExitDevice, st.message());
+        k = last;
       } else {
         int64_t b = k % num_batches_;
         tape.clear();
@@ -223,9 +231,7 @@ class Run {
       }
       if (k == 0) show_first_step(tape);
 
-      const bool flush = k % o_.log_every == 0 || k + 1 == o_.steps ||
-                         (trace_ != nullptr && k + 1 - pending >= capacity);
-      if (!flush) continue;
+      if (!is_flush(k)) continue;
       const int64_t first = trace_ ? pending : k;
       const double* flushed;  // the losses of the steps [first, k]
       if (device) {

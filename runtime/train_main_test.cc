@@ -331,7 +331,7 @@ struct DeviceLog {
 
 // A device-resident model whose "device" is the host: the same LinearModel math and
 // host Optimizer (so its numbers equal the host path's bit for bit), driven through
-// enqueue_step / read_losses with a loss ring of `capacity` slots. Reading a step that
+// enqueue_steps / read_losses with a loss ring of `capacity` slots. Reading a step that
 // was not enqueued yet or whose slot was overwritten is an error, as the contract says.
 template <class T, int B>
 class FakeDeviceModel : public CompiledModel<T> {
@@ -359,7 +359,15 @@ class FakeDeviceModel : public CompiledModel<T> {
     num_batches_ = num_batches;
     return Status::Ok();
   }
-  Status enqueue_step(const OptimizerConfig& o, Tape* tape) override {
+  Status enqueue_steps(const OptimizerConfig& o, int64_t count, Tape* tape) override {
+    log_->calls.push_back("enqueue " + std::to_string(count));
+    for (int64_t k = 0; k < count; k++) {
+      Status st = one_step(o, k == 0 ? tape : nullptr);
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+  Status one_step(const OptimizerConfig& o, Tape* tape) {
     if (o.kind != opt_.kind || o.lr != opt_.lr) return Status::Error("unexpected optimizer");
     int64_t b = steps_ % num_batches_;
     Tape local;
@@ -418,12 +426,13 @@ RunOutput run_device(std::vector<std::string> args, DeviceLog* log, int64_t capa
   });
 }
 
-std::vector<std::string> reads_of(const DeviceLog& log) {
-  std::vector<std::string> reads;
+std::vector<std::string> calls_of(const DeviceLog& log, const std::string& prefix) {
+  std::vector<std::string> calls;
   for (const std::string& c : log.calls)
-    if (c.rfind("read ", 0) == 0) reads.push_back(c);
-  return reads;
+    if (c.rfind(prefix, 0) == 0) calls.push_back(c);
+  return calls;
 }
+std::vector<std::string> reads_of(const DeviceLog& log) { return calls_of(log, "read "); }
 
 TEST(TrainMainDeviceTest, ReadsOneLossPerLogPointAndTheLastStep) {
   DeviceLog log;
@@ -437,6 +446,12 @@ TEST(TrainMainDeviceTest, ReadsOneLossPerLogPointAndTheLastStep) {
             (std::vector<std::string>{"read 0 1", "read 25 1", "read 50 1", "read 75 1",
                                       "read 100 1", "read 125 1", "read 150 1", "read 175 1",
                                       "read 199 1"}));
+  // Every step up to the next read goes to the device at once (step 0 alone: it records
+  // the tape; then 1..25, 26..50, ..., 151..175, 176..199).
+  std::vector<std::string> enqueues{"enqueue 1"};
+  for (int i = 0; i < 7; i++) enqueues.push_back("enqueue 25");
+  enqueues.push_back("enqueue 24");
+  EXPECT_EQ(calls_of(log, "enqueue "), enqueues);
 }
 
 TEST(TrainMainDeviceTest, LogEveryOneReadsEveryStep) {
@@ -470,6 +485,7 @@ TEST(TrainMainDeviceTest, TraceReadsEveryStepInBulkBeforeTheRingOverflows) {
             (std::vector<std::string>{"read 0 1", "read 1 8", "read 9 8", "read 17 8",
                                       "read 25 1", "read 26 8", "read 34 8", "read 42 8",
                                       "read 50 1", "read 51 8", "read 59 1"}));
+  EXPECT_EQ(calls_of(log, "enqueue ").size(), reads_of(log).size());  // one batch per read
 }
 
 TEST(TrainMainDeviceTest, ShowTapePrecedesTheFirstLossAndZeroStepsReadNothing) {

@@ -133,6 +133,7 @@ template <class T>
 CudaProgramModel<T>::~CudaProgramModel() {
   if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());
   graph_.reset();
+  unrolled_.reset();
   if (host_ring_) (void)cudaFreeHost(host_ring_);
   data_x_ = DeviceBuffer();
   data_y_ = DeviceBuffer();
@@ -208,6 +209,9 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     largest = std::max(largest, n);
   }
   optimizer_blocks_ = grid_for(largest, 256, 1024);
+  // A step launches about every program step once, plus batch selection and the optimizer.
+  steps_per_graph_ =
+      std::clamp<int64_t>(kMaxUnrolledLaunches / (int64_t(p.num_steps) + 2), 1, kMaxStepsPerGraph);
   if (!slots.empty()) {
     Result<DeviceBuffer> b =
         DeviceBuffer::allocate(sizeof(vouch::ParamSlot<T>) * slots.size(), stream_.get());
@@ -475,27 +479,49 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
 }
 
 template <class T>
-Status CudaProgramModel<T>::enqueue_step(const OptimizerConfig& o, Tape* tape) {
-  VOUCH_RETURN_IF_ERROR(status_);
-  if (num_batches_ <= 0) return Status::Error("enqueue_step: no data uploaded");
-  OptimizerArgs before = optimizer_args_;
-  pack_optimizer(o);
-  bool changed = before.hyper_parameters() != optimizer_args_.hyper_parameters();
-  // A captured graph holds the arguments it was captured with: capture again.
-  if (changed && graph_) VOUCH_RETURN_IF_ERROR(fail(graph_->reset()));
-  if (!graph_)
-    graph_ = std::make_unique<StepGraph>(
+Status CudaProgramModel<T>::drop_graphs() {
+  for (StepGraph* g : {graph_.get(), unrolled_.get()})
+    if (g) VOUCH_RETURN_IF_ERROR(fail(g->reset()));
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::enqueue_through(std::unique_ptr<StepGraph>& graph, int64_t steps) {
+  if (!graph)
+    graph = std::make_unique<StepGraph>(
         stream_.get(), run_.cuda_graph ? StepGraph::Mode::Graph : StepGraph::Mode::Disabled);
   // The body runs at capture (or every step without a graph) and records the tape;
   // a failure poisons the model, so a half-recorded tape is never read.
-  Status st = graph_->run([this] {
-    recorded_.clear();
-    return step_body(recorded_);
+  Status st = graph->run([this, steps] {
+    for (int64_t k = 0; k < steps; k++) {
+      recorded_.clear();
+      VOUCH_RETURN_IF_ERROR(step_body(recorded_));
+    }
+    return Status::Ok();
   });
   if (!st.ok()) return fail(Status::Error("training step " + std::to_string(enqueued_) + ": " +
                                           st.message()));
-  if (tape) *tape = recorded_;
-  enqueued_++;
+  enqueued_ += steps;
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::enqueue_steps(const OptimizerConfig& o, int64_t count, Tape* tape) {
+  VOUCH_RETURN_IF_ERROR(status_);
+  if (num_batches_ <= 0) return Status::Error("enqueue_steps: no data uploaded");
+  if (count < 0) return Status::Error("enqueue_steps: " + std::to_string(count) + " steps");
+  OptimizerArgs before = optimizer_args_;
+  pack_optimizer(o);
+  // A captured graph holds the arguments it was captured with: capture again.
+  if (before.hyper_parameters() != optimizer_args_.hyper_parameters())
+    VOUCH_RETURN_IF_ERROR(drop_graphs());
+  int64_t left = count;
+  for (; left >= steps_per_graph_ && steps_per_graph_ > 1; left -= steps_per_graph_)
+    VOUCH_RETURN_IF_ERROR(enqueue_through(unrolled_, steps_per_graph_));
+  for (; left > 0; left--) VOUCH_RETURN_IF_ERROR(enqueue_through(graph_, 1));
+  // Every step's tape is the same (the program is static); the last body that ran on the
+  // host recorded it.
+  if (tape && count > 0) *tape = recorded_;
   return Status::Ok();
 }
 
@@ -577,7 +603,10 @@ T* CudaProgramModel<T>::grad(int i) {
 template <class T>
 Status CudaProgramModel<T>::configure(const RunConfig& run) {
   if (run.deterministic) set_deterministic_reductions(true);
-  if (graph_ && run.cuda_graph != run_.cuda_graph) graph_.reset();
+  if (run.cuda_graph != run_.cuda_graph) {  // made again in the new mode
+    graph_.reset();
+    unrolled_.reset();
+  }
   run_ = run;
   return status_;
 }
@@ -623,8 +652,8 @@ Status CudaProgramModel<T>::upload_data(const T* x, const T* y, int64_t num_batc
   const Program& p = program_;
   cudaStream_t s = stream_.get();
   const int64_t x_elems = p.buffers[p.input].numel, y_elems = p.buffers[p.target].numel;
-  // The graph reads the old data's addresses: drop it before they go.
-  graph_.reset();
+  // The graphs read the old data's addresses: drop them before they go.
+  VOUCH_RETURN_IF_ERROR(drop_graphs());
   VOUCH_RETURN_IF_ERROR(fail(stream_.synchronize()));
   for (auto [buffer, host, elems] : {std::tuple{&data_x_, x, x_elems}, std::tuple{&data_y_, y, y_elems}}) {
     size_t count = size_t(num_batches * elems);
@@ -642,11 +671,17 @@ Status CudaProgramModel<T>::upload_data(const T* x, const T* y, int64_t num_batc
 
 template <class T>
 std::string CudaProgramModel<T>::memory_report() const {
-  // The step graph's counts: one capture serves every batch.
-  std::string graphs = "cuda graph: " +
-                       std::to_string(graph_ ? graph_->captures() : 0) + " captured, " +
-                       std::to_string(graph_ ? graph_->launches() : 0) + " launches for " +
-                       std::to_string(num_batches_) + " batches\n";
+  // The step graphs' counts: one capture serves every batch.
+  auto count = [](const std::unique_ptr<StepGraph>& g, int64_t (StepGraph::*what)() const) {
+    return g ? (g.get()->*what)() : 0;
+  };
+  std::string graphs =
+      "cuda graph: " +
+      std::to_string(count(graph_, &StepGraph::captures) + count(unrolled_, &StepGraph::captures)) +
+      " captured, " + std::to_string(count(unrolled_, &StepGraph::launches)) + " launches of " +
+      std::to_string(steps_per_graph_) + " steps and " +
+      std::to_string(count(graph_, &StepGraph::launches)) + " of 1 for " +
+      std::to_string(num_batches_) + " batches\n";
   return graphs + format(stats());
 }
 
@@ -668,8 +703,10 @@ Backend cuda_program_backend(const Program& program, const void* cubin, size_t c
   b.ready = [] { return require_native_cuda(); };
   b.header = std::move(header);
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
-  b.header += std::string("\n  each step (one CUDA graph, launches ordered by the buffers "
-                          "they read and write): ") +
+  b.header += std::string("\n  each step (in a CUDA graph of 1 step, or of up to ") +
+              std::to_string(CudaProgramModel<float>::kMaxStepsPerGraph) +
+              " back-to-back steps between loss reads; launches ordered by the buffers they "
+              "read and write): " +
               kSelectBatchKernel + "_<t> first; then the steps above; then " +
               kOptimizerKernel +
               "_<t> (one launch for every param; its last block puts the loss into the "

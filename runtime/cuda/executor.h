@@ -12,16 +12,20 @@
 // optimizer state (m, v) per parameter, the ParamSlot array, the device step counter
 // and the loss ring. A launch is then just launch(kernel, grid, block, args) (module.h).
 //
-// One training step (enqueue_step) is one CUDA graph, whatever the number of batches:
+// A training step is a fixed sequence of launches, whatever the number of batches:
 //   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
 //                            into the input and target buffers (reads the device step)
 //   forward steps (recording the tape), prologue steps, the tape's VJPs (last first)
 //   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param); its
 //                            last block to finish stores the loss into ring slot
 //                            step % capacity, then advances the step
-// captured once (StepGraph) and replayed; RunConfig::cuda_graph = false
-// (--no-cuda-graph) enqueues the same work eagerly. No step waits for the device: the
-// host reads losses only through read_losses. Evaluation (forward) uploads a host
+// captured once (StepGraph) and replayed. enqueue_steps(count) replays a graph of
+// steps_per_graph() consecutive steps while count allows and the one-step graph for the
+// rest: a graph launch costs about 1 µs of device time beyond its nodes on the H200
+// (tools/bench/graph_overhead.cu), which a launch-bound model pays once per graph, not
+// per step. RunConfig::cuda_graph = false (--no-cuda-graph) enqueues the same work
+// eagerly. No step waits for the device: the host reads losses only through
+// read_losses. Evaluation (forward) uploads a host
 // batch, runs the forward steps and downloads the loss and prediction (it synchronizes).
 #ifndef VOUCH_RUNTIME_CUDA_EXECUTOR_H_
 #define VOUCH_RUNTIME_CUDA_EXECUTOR_H_
@@ -96,7 +100,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   T forward(const T* x, const T* y, Tape* tape) override;
   const T* prediction() const override { return prediction_.data(); }
   // The prologue, then tape.backward on the device, then a synchronization (for tests;
-  // training uses enqueue_step).
+  // training uses enqueue_steps).
   void backward(Tape& tape) override;
 
   bool device_resident() const override { return true; }
@@ -104,7 +108,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status upload_params() override;
   Status download_params() override;
   Status upload_data(const T* x, const T* y, int64_t num_batches) override;
-  Status enqueue_step(const OptimizerConfig& optimizer, Tape* tape) override;
+  Status enqueue_steps(const OptimizerConfig& optimizer, int64_t count, Tape* tape) override;
   int64_t loss_capacity() const override { return loss_capacity_; }
   Status read_losses(int64_t first, int64_t count, double* out) override;
   Status status() const override { return status_; }
@@ -114,6 +118,12 @@ class CudaProgramModel final : public CompiledModel<T> {
   T* device_buffer(int32_t b) const;  // aliases resolved; nullptr when out of range
   int64_t steps_enqueued() const { return enqueued_; }
   const StepGraph* step_graph() const { return graph_.get(); }
+  // The graph of steps_per_graph() steps; null until enqueue_steps used it.
+  const StepGraph* unrolled_graph() const { return unrolled_.get(); }
+  // Steps per unrolled graph: up to kMaxStepsPerGraph, fewer for a program with many
+  // launches so an unrolled graph stays under kMaxUnrolledLaunches nodes; 1 = none.
+  int64_t steps_per_graph() const { return steps_per_graph_; }
+  static constexpr int64_t kMaxStepsPerGraph = 8, kMaxUnrolledLaunches = 512;
   cudaStream_t stream() const { return stream_.get(); }
 
  private:
@@ -126,6 +136,10 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_step(int32_t s);
   Status linear(const StepDesc& st);
   Status step_body(Tape& tape);
+  // Runs `steps` step bodies through `graph` (created on first use; a captured graph
+  // replays them); advances enqueued_.
+  Status enqueue_through(std::unique_ptr<StepGraph>& graph, int64_t steps);
+  Status drop_graphs();  // the next enqueue captures again (the counts stay)
   // The prologue (constant gradients), then the tape's VJPs, last node first.
   Status run_backward(const Tape& tape);
   static void vjp(void* self, int node_id);
@@ -184,7 +198,9 @@ class CudaProgramModel final : public CompiledModel<T> {
     }
   } optimizer_args_;
   unsigned optimizer_blocks_ = 1;
-  std::unique_ptr<StepGraph> graph_;
+  std::unique_ptr<StepGraph> graph_;     // one step
+  std::unique_ptr<StepGraph> unrolled_;  // steps_per_graph_ steps
+  int64_t steps_per_graph_ = 1;
   ProgramTape tape_nodes_;
   Tape recorded_;            // the tape of the last step whose body ran on the host
   Status vjp_status_ = Status::Ok();

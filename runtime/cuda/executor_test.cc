@@ -216,13 +216,14 @@ template <class T>
 struct GpuRun {
   std::vector<double> losses;
   std::vector<std::vector<T>> params;
-  int64_t captures = 0, launches = 0;
+  int64_t captures = 0, launches = 0, steps_per_graph = 0;
   std::string tape;
 };
 
 template <class T>
 GpuRun<T> train_on_gpu(const MlpProgram& mlp, const OptimizerConfig& o, const std::vector<T>& x,
-                       const std::vector<T>& y, int64_t batches, int64_t steps, bool graph) {
+                       const std::vector<T>& y, int64_t batches, int64_t steps, bool graph,
+                       int64_t chunk = 1) {
   GpuRun<T> r;
   std::unique_ptr<CudaProgramModel<T>> gpu = make_cuda<T>(mlp.program, 64);
   EXPECT_TRUE(gpu->status().ok()) << gpu->status().message();
@@ -232,11 +233,12 @@ GpuRun<T> train_on_gpu(const MlpProgram& mlp, const OptimizerConfig& o, const st
   set_params(*gpu, mlp);
   EXPECT_TRUE(gpu->upload_params().ok());
   EXPECT_TRUE(gpu->upload_data(x.data(), y.data(), batches).ok());
-  for (int64_t k = 0; k < steps; k++) {
+  for (int64_t k = 0; k < steps; k += chunk) {
+    const int64_t n = std::min(chunk, steps - k);
     Tape tape;
-    Status st = gpu->enqueue_step(o, k == steps - 1 ? &tape : nullptr);
+    Status st = gpu->enqueue_steps(o, n, k + n == steps ? &tape : nullptr);
     EXPECT_TRUE(st.ok()) << st.message();
-    if (k == steps - 1) {
+    if (k + n == steps) {
       std::ostringstream s;
       tape.print(s);
       r.tape = s.str();
@@ -249,10 +251,12 @@ GpuRun<T> train_on_gpu(const MlpProgram& mlp, const OptimizerConfig& o, const st
   for (int i = 0; i < 5; i++)
     r.params.emplace_back(gpu->param(i),
                           gpu->param(i) + mlp.buffers[size_t(mlp.params[size_t(i)])].numel);
-  if (gpu->step_graph()) {
-    r.captures = gpu->step_graph()->captures();
-    r.launches = gpu->step_graph()->launches();
+  for (const StepGraph* g : {gpu->step_graph(), gpu->unrolled_graph()}) {
+    if (!g) continue;
+    r.captures += g->captures();
+    r.launches += g->launches();
   }
+  r.steps_per_graph = gpu->steps_per_graph();
   return r;
 }
 
@@ -282,6 +286,27 @@ TYPED_TEST(CudaExecutorDeviceTest, TrainingGraphEqualsEagerAndTracksTheCpu) {
   for (int i = 0; i < 5; i++)
     expect_near(graph.params[size_t(i)].data(), cpu_params[size_t(i)].data(),
                 int64_t(cpu_params[size_t(i)].size()), tol, "param " + std::to_string(i));
+}
+
+TYPED_TEST(CudaExecutorDeviceTest, StepsReplayedAsUnrolledGraphsEqualSingleSteps) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor, several steps per CUDA graph");
+  using T = TypeParam;
+  MlpProgram mlp(2, 2, 6, 2);
+  const int64_t batches = 3, steps = 21;
+  std::vector<T> x = values<T>(batches * 4, 3), y = values<T>(batches * 4, 4);
+  OptimizerConfig adam;
+  adam.lr = 0.01;
+  GpuRun<T> single = train_on_gpu<T>(mlp, adam, x, y, batches, steps, false);
+  // 21 steps in one call: two graphs of 8 steps, then the one-step graph 5 times (the
+  // step graph's dependencies must carry from one step to the next inside a capture).
+  GpuRun<T> unrolled = train_on_gpu<T>(mlp, adam, x, y, batches, steps, true, steps);
+  ASSERT_EQ(unrolled.steps_per_graph, 8);
+  EXPECT_EQ(unrolled.captures, 2);
+  EXPECT_EQ(unrolled.launches, 2 + 5);
+  EXPECT_EQ(unrolled.losses, single.losses);  // bit for bit, every step's loss
+  EXPECT_EQ(unrolled.params, single.params);
+  EXPECT_EQ(unrolled.tape, single.tape);
+  EXPECT_NE(unrolled.losses[15], unrolled.losses[16]);  // steps differ, so an order slip shows
 }
 
 TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {
@@ -351,6 +376,14 @@ TEST(CudaExecutorGpuTest, AChangedOptimizerConfigIsCapturedAgain) {
   double moved = 0;
   for (int e = 0; e < 6; e++) moved = std::max(moved, std::fabs(gpu->param(0)[e] - after_two[e]));
   EXPECT_GT(moved, 0.05);
+  // The unrolled graph too: captured with a, dropped on the change to b, captured again.
+  ASSERT_TRUE(gpu->enqueue_steps(a, 8, nullptr).ok());
+  ASSERT_NE(gpu->unrolled_graph(), nullptr);
+  EXPECT_EQ(gpu->unrolled_graph()->captures(), 1);
+  ASSERT_TRUE(gpu->enqueue_steps(b, 8, nullptr).ok());
+  EXPECT_EQ(gpu->unrolled_graph()->captures(), 2);
+  EXPECT_EQ(gpu->unrolled_graph()->launches(), 2);
+  EXPECT_EQ(gpu->step_graph()->captures(), 2);  // not used by these two calls
 }
 
 TEST(CudaExecutorGpuTest, TheLossRingKeepsTheLastCapacitySteps) {
@@ -445,8 +478,9 @@ TEST(CudaExecutorGpuTest, QuickstartThroughTrainMainMatchesTheGolden) {
                                "--show-backend"});
   EXPECT_EQ(traced.code, 0) << traced.err;
   EXPECT_TRUE(contains(traced.out, "backend: cuda (test)\ntest schedule: 14 steps\n  each step "
-                                   "(one CUDA graph, launches ordered by the buffers they read "
-                                   "and write): vouch_select_batch_<t> first"))
+                                   "(in a CUDA graph of 1 step, or of up to 8 back-to-back "
+                                   "steps between loss reads; launches ordered by the buffers "
+                                   "they read and write): vouch_select_batch_<t> first"))
       << traced.out;
   FILE* f = std::fopen(trace.c_str(), "r");
   ASSERT_NE(f, nullptr);

@@ -80,6 +80,16 @@ Status CaptureDependencies::begin(int32_t num_buffers) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   VOUCH_CUDA_CHECK(cudaStreamIsCapturing(stream_, &status));
   active_ = status == cudaStreamCaptureStatusActive;
+  // A capture of several steps: this step's first launches follow the previous step's
+  // ends (what finish() left as the capture's dependencies; none at a capture's start).
+  after_previous_.clear();
+  if (active_) {
+    const cudaGraphNode_t* ends = nullptr;
+    size_t count = 0;
+    VOUCH_CUDA_CHECK(
+        cudaStreamGetCaptureInfo(stream_, &status, nullptr, nullptr, &ends, nullptr, &count));
+    after_previous_.assign(ends, ends + count);
+  }
   writer_.assign(size_t(num_buffers), {});
   readers_.assign(size_t(num_buffers), {});
   leaves_.clear();
@@ -103,6 +113,9 @@ Status CaptureDependencies::before(const std::vector<int32_t>& reads,
     append_unique(pending_, writer_[size_t(b)]);
     append_unique(pending_, readers_[size_t(b)]);
   }
+  // Nothing of this step to follow: follow the previous step (every launch of a step
+  // then comes after the previous one's, directly or through its dependencies).
+  if (pending_.empty()) pending_ = after_previous_;
   VOUCH_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream_, pending_.data(), nullptr,
                                                        pending_.size(),
                                                        cudaStreamSetCaptureDependencies));
@@ -132,6 +145,7 @@ Status CaptureDependencies::after(const std::vector<int32_t>& reads,
 
 Status CaptureDependencies::finish() {
   if (!active_) return Status::Ok();  // (the end of a step outside a capture)
+  if (leaves_.empty()) leaves_ = after_previous_;  // a step that launched nothing
   VOUCH_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream_, leaves_.data(), nullptr,
                                                        leaves_.size(),
                                                        cudaStreamSetCaptureDependencies));

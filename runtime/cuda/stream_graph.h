@@ -2,7 +2,8 @@
 //
 // Shapes are static, so a training step issues the same work every time: StepGraph
 // captures the step's callable once (cudaStreamBeginCapture ... cudaStreamEndCapture,
-// cudaGraphInstantiate) and replays it with one cudaGraphLaunch per step. In Disabled
+// cudaGraphInstantiate) and replays it with one cudaGraphLaunch per call (the callable
+// may enqueue several steps: the executor's unrolled graph). In Disabled
 // mode (`--no-cuda-graph`) it simply calls the callable, so results are identical
 // either way. The callable must only enqueue work on the stream: buffers are allocated
 // before the first run (cudaMalloc is refused during a capture), and host-side reads of
@@ -82,6 +83,8 @@ class CaptureDependencies {
  public:
   explicit CaptureDependencies(cudaStream_t stream) : stream_(stream) {}
   // Starts a step: forgets the previous one's nodes; active when the stream captures.
+  // Several steps may follow each other in one capture: a launch with nothing of its
+  // own step to follow follows the previous step's ends.
   Status begin(int32_t num_buffers);
   // Before a launch that reads `reads` and writes `writes`: sets the capture's
   // dependencies to exactly the nodes it must follow.
@@ -98,6 +101,7 @@ class CaptureDependencies {
   bool active_ = false;
   std::vector<std::vector<cudaGraphNode_t>> writer_, readers_;  // per buffer
   std::vector<cudaGraphNode_t> leaves_, pending_;
+  std::vector<cudaGraphNode_t> after_previous_;  // the previous step's ends (same capture)
 };
 
 }  // namespace vouch::rt::cuda

@@ -157,6 +157,58 @@ TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
   cudaFree(d);
 }
 
+// Two steps in one capture (the executor's unrolled graph): the second step's launches
+// with nothing of their own step to follow (a', b') follow the first step's end (d, the
+// only node nothing depended on). Without that they would be roots, racing step 1.
+TEST(StepGraphDeviceTest, ASecondStepInTheSameCaptureFollowsTheFirst) {
+  VOUCH_REQUIRE_CUDA_DEVICE("two captured steps as one dependency graph");
+  AddOneKernel kernel;
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  cudaStream_t st = stream.value().get();
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 2 * 256 * sizeof(float)), cudaSuccess);
+  float* halves[2] = {d, d + 256};
+  unsigned count = 256;
+  CaptureDependencies deps(st);
+  ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  struct Launch {
+    std::vector<int32_t> reads, writes;
+    int buffer;
+  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}, {{}, {1}, 1}};
+  for (int step = 0; step < 2; step++) {
+    ASSERT_TRUE(deps.begin(2).ok());
+    for (const Launch& l : launches) {
+      void* args[] = {&halves[l.buffer], &count};
+      EXPECT_TRUE(deps.before(l.reads, l.writes).ok());
+      EXPECT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
+      EXPECT_TRUE(deps.after(l.reads, l.writes).ok());
+    }
+    EXPECT_TRUE(deps.finish().ok());
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
+  size_t nodes = 0, roots = 0, edges = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  ASSERT_EQ(cudaGraphGetRootNodes(graph, nullptr, &roots), cudaSuccess);
+  ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+  EXPECT_EQ(nodes, 8u);
+  EXPECT_EQ(roots, 2u);   // step 1's a and b only
+  EXPECT_EQ(edges, 10u);  // 4 per step, and d -> a', d -> b'
+  // Replayed, every element of both halves is added to once per launch: 4 each.
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaMemsetAsync(d, 0, 2 * 256 * sizeof(float), st), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, st), cudaSuccess);
+  std::vector<float> out(512);
+  ASSERT_TRUE(download(out.data(), d, 512, st).ok());
+  ASSERT_TRUE(stream.value().synchronize().ok());
+  for (float v : out) EXPECT_EQ(v, 4.0f);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaFree(d);
+}
+
 TEST(StepGraphDeviceTest, CublasGemmInsideTheGraph) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS GEMM captured in a CUDA graph");
   Result<Stream> stream = Stream::create();

@@ -83,7 +83,7 @@ for want in "backend: cuda, profile checked_cuda" "linear: native_cuda.linear pr
             "= fused sub scale fill mul [native_cuda.fill, native_cuda.mul, native_cuda.scale, native_cuda.sub]" \
             "vouch_small_product (matmul) [native_cuda.matmul]" \
             "vouch_optimizer_<t> (one launch for every param; its last block puts the loss into the ring" \
-            "one training step (one CUDA graph, replayed for every batch)"; do
+            "one training step (captured in a CUDA graph, replayed for every batch)"; do
   grep -qF "$want" "$TEST_TMPDIR/show.txt" || { echo "missing: $want"; rc=1; }
 done
 grep -qE "live|cache" "$TEST_TMPDIR/show.txt" || { echo "missing: allocator stats"; rc=1; }
@@ -101,12 +101,14 @@ done
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/show_library.txt"
 result "--show-backend names cuBLAS calls with their flags (ops_library)" $rc
 
-echo "== one CUDA graph for every batch; losses read only at log points"
+echo "== one CUDA graph for every batch (and one of 8 steps); losses read only at log points"
 bin/quickstart_mlp --device cuda --steps 100 --mem-stats >"$TEST_TMPDIR/graph.txt" 2>&1
 rc=$?
-grep -qF "cuda graph: 1 captured, 100 launches for 25 batches" "$TEST_TMPDIR/graph.txt" || rc=1
+# Flushes at 0, 25, 50, 75, 99: enqueued as 1, 25, 25, 25, 24 steps = 12 x 8 + 4 x 1.
+grep -qF "cuda graph: 2 captured, 12 launches of 8 steps and 4 of 1 for 25 batches" \
+  "$TEST_TMPDIR/graph.txt" || rc=1
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/graph.txt"
-result "25 batches, 100 steps: one graph captured, replayed 100 times" $rc
+result "25 batches, 100 steps: two graphs captured (1 step, 8 steps), 16 launches" $rc
 bin/quickstart_mlp --device cuda --steps 60 --log-every 1 --trace "$TEST_TMPDIR/every.trace" >/dev/null 2>&1 &&
 bin/quickstart_mlp --device cuda --steps 60 --log-every 50 --trace "$TEST_TMPDIR/some.trace" >/dev/null 2>&1 &&
 cmp -s "$TEST_TMPDIR/every.trace" "$TEST_TMPDIR/some.trace"

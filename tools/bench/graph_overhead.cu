@@ -1,7 +1,8 @@
 // graph_overhead.cu: what a node of a CUDA graph costs on this GPU, to budget a
 // training step's node count (docs/performance.md). Replays graphs of N serial tiny
 // kernels (one thread writing one value) and prints microseconds per graph and per
-// node; then the same N nodes as two parallel branches.
+// node; then the same N nodes as two parallel branches; then 12-node steps unrolled
+// U to a graph.
 //   nvcc -O2 -arch=native graph_overhead.cu -o graph_overhead && ./graph_overhead
 #include <cstdio>
 #include <vector>
@@ -69,6 +70,22 @@ int main() {
       CHECK(cudaGraphExecDestroy(exec));
       CHECK(cudaGraphDestroy(g));
     }
+  }
+  // The same 12 serial nodes replayed as one graph per "step", or with U steps unrolled
+  // into one graph: what a graph launch itself costs beyond its nodes.
+  for (int unroll : {1, 2, 4, 8, 16}) {
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    for (int u = 0; u < unroll; u++)
+      for (int i = 0; i < 12; i++) tiny<<<1, 1, 0, s>>>(p, i);
+    CHECK(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t exec;
+    CHECK(cudaGraphInstantiate(&exec, g, 0));
+    double us = 0;
+    if (time_graph(exec, s, &us)) return 1;
+    std::printf("UNROLL 12-node steps x %2d per graph: %.2f us/step\n", unroll, us / unroll);
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(g));
   }
   return 0;
 }

@@ -13,10 +13,22 @@ namespace vouch::codegen {
 ProgramBuilder::ProgramBuilder(ModelOp model, Target target)
     : modelName_(model.getSymName().str()), target_(target) {}
 
+namespace {
+/// "[8, 2]" ("[]" for rank 0): how the tape shows a saved buffer's shape.
+std::string shapeText(Value v) {
+  std::string text = "[";
+  for (auto [i, extent] :
+       llvm::enumerate(cast<ShapedType>(v.getType()).getShape()))
+    text += (i ? ", " : "") + std::to_string(extent);
+  return text + "]";
+}
+} // namespace
+
 void ProgramBuilder::addNamed(Value v, StringRef name) {
   bufferOf_[v] = static_cast<int32_t>(buffers_.size());
-  buffers_.push_back({numel(v), -1, nullptr});
+  buffers_.push_back({numel(v), -1, nullptr, nullptr});
   bufferNames_.push_back(name.str());
+  bufferShapes_.push_back(shapeText(v));
 }
 
 void ProgramBuilder::addParam(Value v, StringRef name) {
@@ -32,8 +44,9 @@ void ProgramBuilder::addValue(Value v, Value aliasOf) {
       alias = buffers_[alias].alias_of;
   }
   bufferOf_[v] = static_cast<int32_t>(buffers_.size());
-  buffers_.push_back({numel(v), alias, nullptr});
+  buffers_.push_back({numel(v), alias, nullptr, nullptr});
   bufferNames_.push_back("v" + std::to_string(buffers_.size() - 1));
+  bufferShapes_.push_back(shapeText(v));
 }
 
 int32_t ProgramBuilder::buffer(Value v) const {
@@ -76,7 +89,13 @@ rt::StepDesc &ProgramBuilder::appendStep(rt::StepKind kind,
   step.kernel = -1;
   step.a = step.b = step.c = step.bias = -1;
   whats_.push_back(what);
+  capsules_.emplace_back();
   return step;
+}
+
+void ProgramBuilder::setCapsule(int32_t firstStep, const std::string &capsule) {
+  for (int32_t s = firstStep; s < stepCount(); ++s)
+    capsules_[s] = capsule;
 }
 
 void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
@@ -240,9 +259,10 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
   for (size_t i = 0; i < buffers_.size(); ++i)
     bufferIndex[i] = i;
   writeArray(out, "const vouch::rt::BufferDesc " + name + "_buffers[]",
-             bufferIndex, "{0, -1, \"\"}", [&](size_t i) {
+             bufferIndex, "{0, -1, \"\", nullptr}", [&](size_t i) {
                out << "{" << buffers_[i].numel << ", " << buffers_[i].alias_of
-                   << ", " << cppStringLiteral(bufferNames_[i]) << "}";
+                   << ", " << cppStringLiteral(bufferNames_[i]) << ", "
+                   << cppStringLiteral(bufferShapes_[i]) << "}";
              });
   auto ints = [&](const std::string &decl, const std::vector<int32_t> &v) {
     writeArray(out, decl, v, "-1", [&](int32_t i) { out << i; });
@@ -263,7 +283,8 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
                    << ", " << s.m << ", " << s.n << ", " << s.k << ", "
                    << s.stride_a << ", " << s.stride_b << ", " << s.a << ", "
                    << s.b << ", " << s.c << ", " << s.bias << ", "
-                   << cppStringLiteral(whats_[i]) << "}";
+                   << cppStringLiteral(whats_[i]) << ", "
+                   << cppStringLiteral(capsules_[i]) << "}";
              });
   writeArray(out, "const vouch::rt::ArgDesc " + name + "_args[]", args_, "{}",
              [&](const rt::ArgDesc &a) {
@@ -301,7 +322,8 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
       << "_ints, " << name << "_nodes, " << nodes_.size() << ", " << name
       << "_kernels, " << kernels_.size() << ",\n  "
       << cppStringLiteral(schedule_) << ",\n  " << args_.size() << ", "
-      << ints_.size() << "};\n\n";
+      << ints_.size() << ", " << cppStringLiteral(batchCapsule_) << ", "
+      << cppStringLiteral(optimizerCapsule_) << "};\n\n";
   return out.str();
 }
 

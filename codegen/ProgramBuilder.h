@@ -80,6 +80,13 @@ public:
   void addLinearStep(const GemmDims &d, mlir::Value x, mlir::Value w,
                      mlir::Value bias, mlir::Value y, const std::string &what);
   int32_t stepCount() const { return static_cast<int32_t>(steps_.size()); }
+  /// The capsule the steps from `firstStep` on run under (StepDesc::capsule).
+  void setCapsule(int32_t firstStep, const std::string &capsule);
+  /// The capsules of the executor's own work (Program::batch_capsule, ...).
+  void setStepWorkCapsules(std::string batch, std::string optimizer) {
+    batchCapsule_ = std::move(batch);
+    optimizerCapsule_ = std::move(optimizer);
+  }
   /// What step `step` runs: its kernel symbol or library call.
   const std::string &stepWhat(int32_t step) const { return whats_[step]; }
 
@@ -107,7 +114,7 @@ private:
   std::string modelName_;
   Target target_;
   std::vector<rt::BufferDesc> buffers_;
-  std::vector<std::string> bufferNames_;
+  std::vector<std::string> bufferNames_, bufferShapes_;
   llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
   std::vector<int32_t> params_, grads_;
   int32_t input_ = -1, targetBuffer_ = -1, loss_ = -1, output_ = -1;
@@ -115,7 +122,8 @@ private:
   std::map<std::string, int32_t> kernelBySource_;
   std::map<std::string, int> nameUses_;
   std::vector<rt::StepDesc> steps_;
-  std::vector<std::string> whats_;
+  std::vector<std::string> whats_, capsules_;
+  std::string batchCapsule_, optimizerCapsule_;
   std::vector<rt::ArgDesc> args_;
   std::vector<int64_t> ints_;
   struct Node {

@@ -106,6 +106,7 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
   if (failed(recipe->emit(group, *builder)))
     return failure();
   int32_t after = builder->stepCount();
+  builder->setCapsule(before, llvm::join(capsuleNames, ", "));
   llvm::SmallVector<Value> results;
   for (Operation *op : group.ops)
     results.append(op->result_begin(), op->result_end());
@@ -128,6 +129,11 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
       schedule += " (" + group.ops.front()->getName().stripDialect().str() + ")";
     }
     schedule += " [" + llvm::join(capsuleNames, ", ") + "]\n";
+  } else {
+    schedule += "  " + phase + " no launch: " +
+                group.ops.front()->getName().stripDialect().str() + " aliases " +
+                builder->bufferName(group.ops.front()->getOperand(0)) +
+                " (the same values) [" + llvm::join(capsuleNames, ", ") + "]\n";
   }
   for (auto [op, entry] : llvm::zip(group.ops, group.planned))
     nodes[op] = {entry->capsule, what, builder->stepCount() - 1};

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "runtime/cpu_kernels.h"
@@ -186,24 +187,50 @@ int32_t storage_owner(const Program& program, int32_t b) {
   return b;
 }
 
-void ProgramTape::build(const Program& p, VjpFn vjp) {
+void ProgramTape::build(const Program& p, VjpFn vjp, const char* dtype,
+                        int64_t element_bytes) {
   std::vector<int32_t> order(size_t(p.num_nodes));
   for (int32_t i = 0; i < p.num_nodes; i++) order[size_t(i)] = i;
   std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
     return p.nodes[x].after_step < p.nodes[y].after_step;
   });
+  std::unordered_map<std::string, int32_t> buffer_named;
+  for (int32_t b = 0; b < p.num_buffers; b++)
+    if (p.buffers[b].name) buffer_named.emplace(p.buffers[b].name, b);
   begin_.assign(size_t(p.forward_end) + 1, 0);
   nodes_.clear();
   by_id_.clear();
-  for (int32_t i : order) {
-    const NodeDesc& n = p.nodes[i];
+  // Filled completely before any TapeNode takes a view of them.
+  saved_.assign(order.size(), {});
+  vjp_ran_.assign(order.size(), {});
+  for (size_t k = 0; k < order.size(); k++) {
+    const NodeDesc& n = p.nodes[order[k]];
+    for (int32_t j = 0; j < n.num_saved; j++) {
+      SavedBuffer s{n.saved[j]};
+      auto it = buffer_named.find(n.saved[j]);
+      if (it != buffer_named.end()) {
+        s.shape = p.buffers[it->second].shape;
+        s.dtype = dtype;
+        s.bytes = p.buffers[it->second].numel * element_bytes;
+      }
+      saved_[k].push_back(s);
+    }
+    for (int32_t v = n.vjp_begin; v < n.vjp_end; v++) {
+      const StepDesc& st = p.steps[v];
+      vjp_ran_[k] += std::string(vjp_ran_[k].empty() ? "" : ", ") + (st.what ? st.what : "?") +
+                     " [" + (st.capsule ? st.capsule : "unassigned") + "]";
+    }
+  }
+  for (size_t k = 0; k < order.size(); k++) {
+    const NodeDesc& n = p.nodes[order[k]];
     TapeNode t;
     t.op = n.op;
     t.capsule = n.capsule;
     t.node_id = n.id;
-    t.saved = {n.saved, size_t(n.num_saved)};
+    t.saved = saved_[k];
     t.vjp = n.vjp_begin < n.vjp_end ? vjp : nullptr;
     t.kernel = n.kernel ? n.kernel : "";
+    t.vjp_ran = vjp_ran_[k].c_str();
     nodes_.push_back(std::move(t));
     begin_[size_t(n.after_step) + 1]++;
     by_id_[n.id] = &n;
@@ -259,7 +286,7 @@ Status CpuProgramModel<T>::init() {
     }
   }
 
-  tape_.build(p, &CpuProgramModel::vjp);
+  tape_.build(p, &CpuProgramModel::vjp, sizeof(T) == 8 ? "f64" : "f32", int64_t(sizeof(T)));
   return Status::Ok();
 }
 

@@ -50,8 +50,10 @@ int32_t storage_owner(const Program& program, int32_t b);
 class ProgramTape {
  public:
   // Precondition: check_program(program).ok(). `vjp` goes into every node that has VJP
-  // steps (vjp_begin < vjp_end); the others get nullptr.
-  void build(const Program& program, VjpFn vjp);
+  // steps (vjp_begin < vjp_end); the others get nullptr. Saved buffers get their shape
+  // and bytes from the buffer of that name (`dtype`, `element_bytes`: the run's type);
+  // each node's vjp_ran lists its VJP steps' `what [capsule]`.
+  void build(const Program& program, VjpFn vjp, const char* dtype, int64_t element_bytes);
   // Records the nodes completed by step `step` (none for a step >= forward_end).
   void record_after(int32_t step, Tape* tape) const {
     if (tape == nullptr || step < 0 || size_t(step) + 1 >= begin_.size()) return;
@@ -68,6 +70,9 @@ class ProgramTape {
   std::vector<int32_t> begin_;    // per forward step s: nodes_[begin_[s], begin_[s+1])
   std::vector<TapeNode> nodes_;
   std::unordered_map<int, const NodeDesc*> by_id_;
+  // What nodes_ point at (filled before any node takes a view, never resized after).
+  std::vector<std::vector<SavedBuffer>> saved_;
+  std::vector<std::string> vjp_ran_;
 };
 
 template <class T>

@@ -168,11 +168,18 @@ TEST(CpuExecutorTest, TapeRecordsEveryNodeAfterItsStepInProgramOrder) {
   std::ostringstream printed;
   tape.print(printed);
   EXPECT_EQ(printed.str(),
-            "  #0 linear capsule=test.linear node=3 saved=[x]\n"
-            "  #1 relu capsule=test.relu node=5 saved=[h_pre]\n"
-            "  #2 linear capsule=test.linear node=8 saved=[h, W2]\n"
-            "  #3 reshape capsule=test.view node=9 saved=[]\n"
-            "  #4 mse_loss capsule=test.mse_loss node=13 saved=[pred, y]\n");
+            // Bytes from the buffers of those names (f64); the test program's buffers
+            // have no shape text, and its steps no capsule.
+            "  #0 linear capsule=test.linear node=3 ran=linear(x, W1, b1) saved=[x 32 B] "
+            "vjp=[gemm [unassigned], mlp_reduce_sum [unassigned]]\n"
+            "  #1 relu capsule=test.relu node=5 ran=mlp_relu saved=[h_pre 48 B] "
+            "vjp=[mlp_step [unassigned], mlp_mul [unassigned]]\n"
+            "  #2 linear capsule=test.linear node=8 ran=linear(h, W2, b2) "
+            "saved=[h 48 B, W2 24 B] "
+            "vjp=[gemm [unassigned], mlp_reduce_sum [unassigned], gemm [unassigned]]\n"
+            "  #3 reshape capsule=test.view node=9 ran=view saved=[]\n"
+            "  #4 mse_loss capsule=test.mse_loss node=13 ran=mlp_mse_loss "
+            "saved=[pred 16 B, y 16 B] vjp=[mlp_sub [unassigned], mlp_scale [unassigned]]\n");
   EXPECT_STREQ(tape.nodes()[2].kernel, "linear(h, W2, b2)");
   EXPECT_STREQ(tape.nodes()[4].kernel, "mlp_mse_loss");
   EXPECT_EQ(tape.nodes()[3].vjp, nullptr);  // the view: nothing to propagate
@@ -369,7 +376,8 @@ TEST(CpuProgramBackendTest, ShowBackendPrintsHeaderScheduleAndReportsAtFirstUse)
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out,
                        "tape of step 0 (5 nodes, backward runs them last to first):\n"
-                       "  #0 linear capsule=test.linear node=3 saved=[x]\n"))
+                       "  #0 linear capsule=test.linear node=3 ran=linear(x, W1, b1) "
+                       "saved=[x 16 B] "))
       << r.out;
   EXPECT_TRUE(contains(r.out,
                        "backend: cpu (test)\n"

@@ -27,6 +27,7 @@ struct BufferDesc {
   int64_t numel;     // elements (a rank-0 value has 1)
   int32_t alias_of;  // -1: owns storage; else the buffer whose storage it shares
   const char* name;  // the model's name for it ("w1", "x") or "v<N>"
+  const char* shape;  // "[8, 2]" ("[]" for rank 0); may be null (then not shown)
 };
 
 // One argument of a kernel step, in the kernel's parameter order.
@@ -69,6 +70,8 @@ struct StepDesc {
   // What runs, as the tape and --show-backend name it: the kernel symbol, or the
   // library call (e.g. "cublasGemmEx(transa=T, transb=N)").
   const char* what;
+  // The capsule it runs under (the plan's); may be null (then "unassigned").
+  const char* capsule;
 };
 
 // One forward node: what the tape records once forward step `after_step` has run.
@@ -107,6 +110,10 @@ struct Program {
   // check every step's argument range and every Dims against them.
   int32_t num_args;
   int32_t num_ints;
+  // The capsules of the step's own work besides the steps above (the plan's; may be
+  // null): batch selection and the optimizer.
+  const char* batch_capsule;
+  const char* optimizer_capsule;
 };
 
 // cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.

@@ -21,11 +21,11 @@ namespace {
 
 constexpr int kIn = 2, kHidden = 8, kOut = 1, kBatch = 1;
 
-// The tape nodes' saved names (a TapeNode points at them, so they are static).
-const char* const kSavedLinear1[] = {"x", "W1"};
-const char* const kSavedRelu[] = {"h_pre"};
-const char* const kSavedLinear2[] = {"h", "W2"};
-const char* const kSavedMse[] = {"pred", "y"};
+// The tape nodes' saved buffers (a TapeNode points at them, so they are static).
+const SavedBuffer kSavedLinear1[] = {{"x"}, {"W1"}};
+const SavedBuffer kSavedRelu[] = {{"h_pre"}};
+const SavedBuffer kSavedLinear2[] = {{"h"}, {"W2"}};
+const SavedBuffer kSavedMse[] = {{"pred"}, {"y"}};
 
 class QuickstartMlp : public CompiledModel<double> {
  public:

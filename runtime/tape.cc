@@ -12,10 +12,18 @@ void Tape::print(std::ostream& os) const {
   for (size_t i = 0; i < nodes_.size(); i++) {
     const TapeNode& n = nodes_[i];
     os << "  #" << i << " " << (n.op ? n.op : "?")
-       << " capsule=" << (n.capsule ? n.capsule : "unassigned") << " node=" << n.node_id
-       << " saved=[";
-    for (size_t j = 0; j < n.saved.size(); j++) os << (j ? ", " : "") << n.saved[j];
-    os << "]\n";
+       << " capsule=" << (n.capsule ? n.capsule : "unassigned") << " node=" << n.node_id;
+    if (n.kernel && *n.kernel) os << " ran=" << n.kernel;
+    os << " saved=[";
+    for (size_t j = 0; j < n.saved.size(); j++) {
+      const SavedBuffer& b = n.saved[j];
+      os << (j ? ", " : "") << b.name;
+      if (b.shape) os << " " << (b.dtype ? b.dtype : "") << b.shape;
+      if (b.bytes >= 0) os << " " << b.bytes << " B";
+    }
+    os << "]";
+    if (n.vjp_ran && *n.vjp_ran) os << " vjp=[" << n.vjp_ran << "]";
+    os << "\n";
   }
 }
 

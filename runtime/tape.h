@@ -9,6 +9,7 @@
 #define VOUCH_RUNTIME_TAPE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <span>
 #include <utility>
@@ -22,15 +23,27 @@ namespace vouch::rt {
 // can serve every node of a table-driven model (runtime/executor.h).
 using VjpFn = void (*)(void* ctx, int node_id);
 
+// A buffer the node's VJP reads. `shape` ("[8, 2]") and `dtype` ("f32") may be null
+// and `bytes` negative where the recorder does not know them (a hand-written model).
+struct SavedBuffer {
+  const char* name = "";
+  const char* shape = nullptr;
+  const char* dtype = nullptr;
+  int64_t bytes = -1;
+};
+
 struct TapeNode {
   const char* op = "";                   // e.g. "matmul"
   const char* capsule = "unassigned";    // the planned capsule it ran under
   int node_id = -1;                      // the node in the compiled graph
-  // Names of the buffers the VJP reads: a view, not a copy, of static data (the
-  // Program's NodeDesc::saved, a test's array) that outlives the tape.
-  std::span<const char* const> saved;
+  // The buffers the VJP reads: a view, not a copy, of data that outlives the tape
+  // (the executor's ProgramTape, a test's static array).
+  std::span<const SavedBuffer> saved;
   VjpFn vjp = nullptr;                   // nullptr: nothing to propagate
   const char* kernel = "";               // the kernel (or library call) that ran it
+  // What the VJP launches, in order, each with its capsule ("" when unknown; the
+  // executor's ProgramTape keeps the text).
+  const char* vjp_ran = "";
 };
 
 class Tape {
@@ -41,7 +54,9 @@ class Tape {
   void clear() { nodes_.clear(); }
   size_t size() const { return nodes_.size(); }
   const std::vector<TapeNode>& nodes() const { return nodes_; }
-  // One line per node: "  #<index> <op> capsule=<capsule> node=<id> saved=[a, b]".
+  // One line per node: "  #<index> <op> capsule=<capsule> node=<id>", then " ran=<kernel>"
+  // when known, " saved=[a f32[8, 2] 64 B, ...]" (name only where the shape is
+  // unknown), and " vjp=[...]" when known.
   void print(std::ostream& os) const;
 
  private:

@@ -20,10 +20,10 @@ void vjp_a(void* ctx, int node_id) { log_call(ctx, "a", node_id); }
 void vjp_b(void* ctx, int node_id) { log_call(ctx, "b", node_id); }
 void vjp_c(void* ctx, int node_id) { log_call(ctx, "c", node_id); }
 
-// Saved names live in static arrays: a TapeNode only points at them.
-const char* const kXW1[] = {"x", "W1"};
-const char* const kPredY[] = {"pred", "y"};
-const char* const kH[] = {"h"};
+// Saved buffers live in static arrays: a TapeNode only points at them.
+const SavedBuffer kXW1[] = {{"x"}, {"W1"}};
+const SavedBuffer kPredY[] = {{"pred"}, {"y"}};
+const SavedBuffer kH[] = {{"h"}};
 
 TEST(TapeTest, BackwardRunsVjpsLastToFirst) {
   Tape tape;
@@ -61,6 +61,20 @@ TEST(TapeTest, PrintsOneLinePerNode) {
             "  #0 matmul capsule=native_cpu.matmul node=4 saved=[x, W1]\n"
             "  #1 relu capsule=unassigned node=5 saved=[h]\n");
   EXPECT_EQ(tape.nodes()[1].node_id, 5);
+}
+
+TEST(TapeTest, PrintsWhatRanAndTheSavedShapesWhenKnown) {
+  static const SavedBuffer saved[] = {{"x", "[1, 2]", "f32", 8}, {"w1", "[8, 2]", "f32", 64}};
+  Tape tape;
+  TapeNode node{"linear", "native_cuda.linear", 0, saved, vjp_a, "vouch_small_linear",
+                "vouch_small_product [native_cuda.matmul]"};
+  tape.record(node);
+  std::ostringstream out;
+  tape.print(out);
+  EXPECT_EQ(out.str(),
+            "  #0 linear capsule=native_cuda.linear node=0 ran=vouch_small_linear "
+            "saved=[x f32[1, 2] 8 B, w1 f32[8, 2] 64 B] "
+            "vjp=[vouch_small_product [native_cuda.matmul]]\n");
 }
 
 TEST(TapeTest, DefaultCapsuleIsUnassigned) {

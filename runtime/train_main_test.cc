@@ -30,9 +30,9 @@ using namespace test_run;
 using test_files::temp_path;
 using test_files::write_temp;
 
-// The tape nodes' saved names (a TapeNode points at them, so they are static).
-const char* const kSavedLinear[] = {"x", "W"};
-const char* const kSavedMse[] = {"pred", "y"};
+// The tape nodes' saved buffers (a TapeNode points at them, so they are static).
+const SavedBuffer kSavedLinear[] = {{"x"}, {"W"}};
+const SavedBuffer kSavedMse[] = {{"pred"}, {"y"}};
 
 // pred[r] = W . x[r] + b, loss = mean (pred - y)^2, over a batch of B rows.
 template <class T, int B>

@@ -279,7 +279,9 @@ TYPED_TEST(CudaExecutorDeviceTest, TrainingGraphEqualsEagerAndTracksTheCpu) {
   EXPECT_EQ(graph.losses, eager.losses);  // bit for bit
   EXPECT_EQ(graph.params, eager.params);
   EXPECT_EQ(graph.tape, eager.tape);
-  EXPECT_TRUE(contains(graph.tape, "  #4 mse_loss capsule=test.mse_loss node=13 saved=[pred, y]\n"))
+  const std::string bytes = std::to_string(4 * sizeof(T));  // pred and y: 4 elements
+  EXPECT_TRUE(contains(graph.tape, "  #4 mse_loss capsule=test.mse_loss node=13 ran=mlp_mse_loss "
+                                   "saved=[pred " + bytes + " B, y " + bytes + " B] vjp=["))
       << graph.tape;
   const double tol = sizeof(T) == 8 ? 1e-11 : 1e-4;
   expect_near(graph.losses.data(), cpu_losses.data(), steps, tol, "loss");

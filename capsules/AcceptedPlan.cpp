@@ -21,18 +21,30 @@ std::string_view toString(Direction d) {
 AcceptedGraphPlan::AcceptedGraphPlan(std::string model, BackendProfile profile,
                                      const GateOptions &options,
                                      std::vector<PlannedOp> ops,
+                                     std::vector<StepWork> stepWork,
                                      std::vector<KernelCapsule> capsules)
     : model_(std::move(model)), profile_(std::move(profile)),
       deterministic_(options.deterministic),
       requireEvidence_(options.requireEvidence), ops_(std::move(ops)),
-      capsules_(std::move(capsules)) {}
+      stepWork_(std::move(stepWork)), capsules_(std::move(capsules)) {}
+
+namespace {
+const KernelCapsule &named(const std::vector<KernelCapsule> &capsules,
+                           const std::string &name) {
+  for (const KernelCapsule &c : capsules)
+    if (c.name == name)
+      return c;
+  assert(false && "the gate keeps every capsule the plan uses");
+  return capsules.front();
+}
+} // namespace
 
 const KernelCapsule &AcceptedGraphPlan::capsule(const PlannedOp &op) const {
-  for (const KernelCapsule &c : capsules_)
-    if (c.name == op.capsule)
-      return c;
-  assert(false && "the gate keeps every planned op's capsule");
-  return capsules_.front();
+  return named(capsules_, op.capsule);
+}
+
+const KernelCapsule &AcceptedGraphPlan::capsule(const StepWork &work) const {
+  return named(capsules_, work.capsule);
 }
 
 std::vector<CoalescedGroup> AcceptedGraphPlan::coalesced() const {

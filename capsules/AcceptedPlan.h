@@ -87,6 +87,13 @@ struct PlannedOp {
   std::string call;
 };
 
+/// The training step's own work besides the model's ops, in the order a
+/// step runs it: batch selection first, the optimizer's update last.
+struct StepWork {
+  std::string role;    ///< "batch selection", "optimizer adam"
+  std::string capsule; ///< the capsule's name; its entry is in capsules()
+};
+
 /// Adjacent planned ops with one capsule: what one lowering step covers.
 struct CoalescedGroup {
   std::string capsule;
@@ -101,6 +108,11 @@ public:
   bool deterministic() const { return deterministic_; }
   bool requireEvidence() const { return requireEvidence_; }
   const std::vector<PlannedOp> &ops() const { return ops_; }
+  /// Batch selection and the optimizer (empty for a model without a train
+  /// clause).
+  const std::vector<StepWork> &stepWork() const { return stepWork_; }
+  /// The capsule of a step's own work.
+  const KernelCapsule &capsule(const StepWork &work) const;
   /// Every capsule the plan uses, once, in order of first use.
   const std::vector<KernelCapsule> &capsules() const { return capsules_; }
   /// The capsule a planned op uses.
@@ -112,12 +124,14 @@ private:
   friend class ::vouch::AssuranceGate;
   AcceptedGraphPlan(std::string model, BackendProfile profile,
                     const GateOptions &options, std::vector<PlannedOp> ops,
+                    std::vector<StepWork> stepWork,
                     std::vector<KernelCapsule> capsules);
 
   std::string model_;
   BackendProfile profile_;
   bool deterministic_ = false, requireEvidence_ = false;
   std::vector<PlannedOp> ops_;
+  std::vector<StepWork> stepWork_;
   std::vector<KernelCapsule> capsules_;
 };
 

@@ -295,7 +295,155 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   return c;
 }
 
+//===----------------------------------------------------------------------===//
+// The step's own work: batch selection and the optimizer
+//===----------------------------------------------------------------------===//
+
+/// What each optimizer computes per element (the train clause's
+/// hyper-parameters; t is the 1-based step count).
+struct OptimizerRule {
+  std::string_view name;
+  const char *formula;
+};
+const OptimizerRule kOptimizerRules[] = {
+    {"sgd", "g' = g + wd·p (when wd ≠ 0); buf = g' at t = 1, else momentum·buf "
+            "+ g' (when momentum ≠ 0, else buf = g'); p -= lr·buf (PyTorch's "
+            "SGD)"},
+    {"adam", "g' = g + wd·p (L2, when wd ≠ 0); m = β1·m + (1-β1)·g'; v = β2·v "
+             "+ (1-β2)·g'²; p -= lr·(m/(1-β1^t)) / (√(v/(1-β2^t)) + eps) "
+             "(PyTorch's Adam)"},
+    {"adamw", "p -= lr·wd·p first (decoupled decay), then Adam's update "
+              "without L2 (PyTorch's AdamW)"},
+};
+
+KernelCapsule stepCapsule(Device device, std::string op) {
+  Provider provider = *stepProvider(device);
+  KernelCapsule c;
+  c.name = capsuleName(provider, op);
+  c.op = std::move(op);
+  c.provider = provider;
+  c.device = device;
+  c.trust = TrustLevel::Checked;
+  c.supportsForward = true;
+  c.vjpMode = VjpMode::None;
+  c.maxRank = 0;
+  c.vjp = contract("no VJP: the step's own work is not differentiated", "",
+                   uncitedEvidence(EvidenceKind::NotApplicable));
+  c.numeric.round = Rounding::NearestEven;
+  c.numeric.reduce = ReductionOrder::None;
+  if (device == Device::Cuda) {
+    c.numeric.subnormal = Subnormals::ImplementationDefined;
+    c.numeric.contract = Contraction::ImplementationDefined;
+  } else {
+    c.numeric.subnormal = Subnormals::Preserved;
+    c.numeric.contract = Contraction::None;
+  }
+  return c;
+}
+
+KernelCapsule selectBatchCapsule(Device device) {
+  KernelCapsule c = stepCapsule(device, std::string(kSelectBatchWork));
+  bool cuda = device == Device::Cuda;
+  Provenance where =
+      cuda ? Provenance{"runtime/cuda/kernels/executor.cuh",
+                        "vouch_select_batch_<t>",
+                        "one launch per step; the batch index is read from "
+                        "the device step counter"}
+           : Provenance{"runtime/executor.cc", "CpuProgramModel<T>::forward",
+                        "std::copy of the host batch"};
+  Evidence tested = citedEvidence(EvidenceKind::TestSuite,
+                                  cuda ? "cuda-executor" : "cpu-executor");
+  c.shape = contract("the model's input and target shapes; the dataset holds "
+                     "num_batches whole batches",
+                     "checked when the data are loaded", tested, where);
+  c.layout = contract(cuda ? "dense row-major device buffers; the whole dataset "
+                             "resident on the device, uploaded once"
+                           : "dense row-major host buffers",
+                      "a flat element copy", tested, where);
+  c.value = contract("step k trains on batch k mod num_batches: its input and "
+                     "target rows copied exactly into the input and target "
+                     "buffers",
+                     cuda ? "a copy (no arithmetic); training matches the cpu "
+                            "executor step by step"
+                          : "a copy (no arithmetic)",
+                     tested, where);
+  return c;
+}
+
+KernelCapsule optimizerCapsule(Device device, const OptimizerRule &rule) {
+  KernelCapsule c = stepCapsule(device, optimizerWork(rule.name));
+  bool cuda = device == Device::Cuda;
+  Provenance where =
+      cuda ? Provenance{"runtime/cuda/kernels/optimizer.cuh, "
+                        "runtime/cuda/kernels/executor.cuh",
+                        "vouch_optimizer_<t>",
+                        "one launch for every parameter (blockIdx.y selects "
+                        "it); its last block to finish stores the step's loss "
+                        "into the loss ring (pinned host memory, read by the "
+                        "host after cudaStreamSynchronize at log points: no "
+                        "copy call) and advances the device step counter"}
+           : Provenance{"runtime/optim.cc", "vouch::rt::Optimizer<T>::step",
+                        "a loop over every parameter's elements"};
+  Evidence tested = citedEvidence(EvidenceKind::TestSuite,
+                                  cuda ? "cuda-executor" : "optimizer");
+  c.shape = contract("every parameter and its gradient, m and v of the same "
+                     "element count",
+                     cuda ? "the executor sizes the state from the program's "
+                            "parameter table"
+                          : "the optimizer is built from the parameter sizes",
+                     tested, where);
+  c.layout = contract(cuda ? "dense device buffers, one ParamSlot (p, g, m, v, "
+                             "n) per parameter, 64-bit element indices"
+                           : "dense host buffers, 64-bit element indices",
+                      "elementwise: each element updated independently",
+                      tested, where);
+  c.value = contract(std::string(rule.formula) +
+                         "; hyper-parameters in double, element math in the "
+                         "element type",
+                     cuda ? "matches the host optimizer (runtime/optim.cc) "
+                            "for every optimizer kind"
+                          : "two steps of each kind against values computed "
+                            "in Python (float64)",
+                     tested, where);
+  return c;
+}
+
 } // namespace
+
+const std::vector<std::string_view> &stepOptimizers() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const OptimizerRule &rule : kOptimizerRules)
+      out.push_back(rule.name);
+    return out;
+  }();
+  return names;
+}
+
+std::string optimizerWork(std::string_view optimizer) {
+  return std::string(optimizer) + "_step";
+}
+
+std::optional<Provider> stepProvider(Device device) {
+  switch (device) {
+  case Device::Cpu:
+    return Provider::Reference;
+  case Device::Cuda:
+    return Provider::NativeCuda;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::vector<KernelCapsule> stepCatalog() {
+  std::vector<KernelCapsule> out;
+  for (Device device : {Device::Cpu, Device::Cuda}) {
+    out.push_back(selectBatchCapsule(device));
+    for (const OptimizerRule &rule : kOptimizerRules)
+      out.push_back(optimizerCapsule(device, rule));
+  }
+  return out;
+}
 
 std::vector<KernelCapsule> referenceCatalog() {
   std::vector<KernelCapsule> out;

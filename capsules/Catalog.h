@@ -14,6 +14,7 @@
 #ifndef VOUCH_CAPSULES_CATALOG_H
 #define VOUCH_CAPSULES_CATALOG_H
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,21 @@ std::vector<KernelCapsule> referenceCatalog();
 /// order. A provider without a capsule template for the op ships nothing
 /// (the catalog test then fails).
 std::vector<KernelCapsule> cudaCatalog();
+
+/// The training step's own work besides the model's ops, per device:
+/// `<provider>.select_batch` (the batch a step trains on) and
+/// `<provider>.<optimizer>_step` (the update of every parameter), provider
+/// `reference` on cpu (runtime/executor.cc, runtime/optim.cc) and
+/// `native-cuda` on cuda (runtime/cuda/kernels/executor.cuh, optimizer.cuh).
+std::vector<KernelCapsule> stepCatalog();
+/// The optimizers the step catalog covers, by the train clause's spelling.
+const std::vector<std::string_view> &stepOptimizers();
+/// The "op" of a step capsule: "select_batch", or "<optimizer>_step".
+inline constexpr std::string_view kSelectBatchWork = "select_batch";
+std::string optimizerWork(std::string_view optimizer);
+/// The provider of the step's own work on `device` (reference on cpu,
+/// native-cuda on cuda); nothing for a device without an executor.
+std::optional<Provider> stepProvider(Device device);
 
 } // namespace vouch::capsules
 

@@ -22,6 +22,9 @@ const std::vector<Citation> &citations() {
     {"gate", "//passes:gate_test", "the assurance gate's obligations, one rejection case each (UInt32 ABI, ranks, identity, trust, VJP, numerics)"},
     {"gemm-flags", "//capsules:catalog_test", "row-major transpose flags map to cuBLAS transa/transb with swapped operands"},
     {"nvrtc", "//tests:nvrtc_kernels_test", "every kernel emitted for the examples compiles with NVRTC for sm_90 and every entry point is in the PTX"},
+    {"optimizer", "//runtime:optim_test", "two steps of every optimizer kind against values computed in Python (float64)"},
+    {"cpu-executor", "//runtime:executor_test", "the cpu executor runs a Program's tables: batches, forward, tape, VJPs, against hand-written references"},
+    {"cuda-executor", "//runtime/cuda:executor_test", "on a GPU: the cuda executor's training steps (batch selection, every optimizer kind, the loss ring) against the host optimizer and the cpu executor"},
     {"gpu-suite", "tests/gpu/run.sh", "on an H200: every op of tests/gpu/*.vouch and the examples, forward and VJP, cuda f64 within 1e-12 and f32 within 1e-5 of the cpu f64 reference; runs bitwise equal; graph = no graph; memcheck clean"},
   };
   // clang-format on

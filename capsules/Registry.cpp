@@ -65,7 +65,7 @@ CapsuleRegistry::forOp(std::string_view op, Device device) const {
 
 CapsuleRegistry makeDefaultRegistry() {
   CapsuleRegistry registry;
-  for (auto catalog : {referenceCatalog(), cudaCatalog()})
+  for (auto catalog : {referenceCatalog(), cudaCatalog(), stepCatalog()})
     for (KernelCapsule &c : catalog) {
       Status added = registry.add(std::move(c));
       if (!added) { // the catalogs are code: a clash is a programming error

@@ -123,6 +123,16 @@ std::string renderText(const AcceptedGraphPlan &plan) {
     out += " @ " + op.location + "\n";
   }
 
+  if (!plan.stepWork().empty()) {
+    out += "\nthe step's own work (every training step, besides the ops):\n";
+    for (const StepWork &work : plan.stepWork()) {
+      const Provenance &where = plan.capsule(work).value.provenance;
+      out += "  " + work.role + " -> " + where.nativeSymbol + " [" +
+             work.capsule + "]" +
+             (where.note.empty() ? "" : ": " + where.note) + "\n";
+    }
+  }
+
   out += "\nlowering (adjacent ops with one capsule coalesced):\n";
   for (const CoalescedGroup &g : plan.coalesced()) {
     out += "  " + g.capsule + ":";
@@ -249,6 +259,15 @@ std::string renderJson(const AcceptedGraphPlan &plan) {
   for (size_t i = 0; i < plan.ops().size(); ++i)
     ops.push(opJson(i, plan.ops()[i]));
   out.set("ops", std::move(ops));
+  JsonValue step = JsonValue::array();
+  for (const StepWork &work : plan.stepWork()) {
+    JsonValue item = JsonValue::object();
+    item.set("role", work.role);
+    item.set("capsule", work.capsule);
+    item.set("kernel", plan.capsule(work).value.provenance.nativeSymbol);
+    step.push(std::move(item));
+  }
+  out.set("step", std::move(step));
   JsonValue lowering = JsonValue::array();
   for (const CoalescedGroup &g : plan.coalesced()) {
     JsonValue group = JsonValue::object();
@@ -267,6 +286,7 @@ std::string renderRejectionJson(const GateRejection &rejection) {
                              rejection.device, false);
   out.set("capsules", JsonValue::array());
   out.set("ops", JsonValue::array());
+  out.set("step", JsonValue::array());
   out.set("lowering", JsonValue::array());
   JsonValue failures = JsonValue::array();
   for (const GateFailure &f : rejection.failures) {

@@ -80,7 +80,9 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
       EXPECT_TRUE(key.empty() || findCitation(key))
           << op << " cites the unknown evidence key " << key;
   }
-  EXPECT_EQ(registry.all().size(), 2 * ops.size() + 2); // + the native products
+  // + the native products, + the step's own work on cpu and cuda.
+  EXPECT_EQ(registry.all().size(),
+            2 * ops.size() + 2 + 2 * (1 + stepOptimizers().size()));
   // The shipped set, by name: a changed provider or a lost op shows here.
   for (const char *op : {"fill", "matmul", "linear", "add", "sub", "mul",
                          "relu", "step", "scale", "broadcast", "reshape",
@@ -88,6 +90,33 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
     EXPECT_NE(registry.find("reference." + std::string(op)), nullptr) << op;
     EXPECT_NE(registry.find(cudaName(op)), nullptr) << op;
   }
+}
+
+TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
+  const CapsuleRegistry &registry = defaultRegistry();
+  EXPECT_EQ(stepOptimizers(),
+            (std::vector<std::string_view>{"sgd", "adam", "adamw"}));
+  for (Device device : {Device::Cpu, Device::Cuda}) {
+    Provider provider = *stepProvider(device);
+    std::vector<std::string> work = {std::string(kSelectBatchWork)};
+    for (std::string_view optimizer : stepOptimizers())
+      work.push_back(optimizerWork(optimizer));
+    for (const std::string &what : work) {
+      const KernelCapsule *c = registry.find(capsuleName(provider, what));
+      ASSERT_NE(c, nullptr) << what;
+      EXPECT_EQ(c->op, what);
+      EXPECT_EQ(c->device, device);
+      EXPECT_EQ(c->vjpMode, VjpMode::None) << c->name;
+      EXPECT_EQ(c->numeric.reduce, ReductionOrder::None) << c->name;
+      // Every contract cites a test, and the value contract names the symbol.
+      for (const ContractDescriptor *d : {&c->shape, &c->layout, &c->value})
+        EXPECT_EQ(d->evidence.kind, EvidenceKind::TestSuite) << c->name;
+      EXPECT_FALSE(c->value.provenance.nativeSymbol.empty()) << c->name;
+    }
+  }
+  EXPECT_EQ(registry.find("native_cuda.adam_step")->value.provenance.nativeSymbol,
+            "vouch_optimizer_<t>");
+  EXPECT_EQ(stepProvider(Device::Metal), std::nullopt);
 }
 
 TEST(Catalog, CapsuleNamesSpellTheProvider) {

@@ -221,20 +221,30 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
   builder->setSignature(sig->grads, sig->input.getResult(),
                         sig->target.getResult(), sig->loss, sig->output);
 
-  // The step as it runs: the tape walks the VJPs last node first.
-  // The executor's own launches (batch selection, optimizer, loss ring)
-  // are named by the runtime, which makes them.
+  // The step as it runs: its batch, the forward ops, the tape's VJPs last
+  // node first, the optimizer; the step's own work under the capsules the
+  // gate accepted for it.
   std::string schedule =
       cuda ? "one training step (captured in a CUDA graph, replayed for every batch):\n"
            : "one training step:\n";
+  auto stepWorkLine = [&](const capsules::StepWork &work) {
+    const capsules::Provenance &where = plan.capsule(work).value.provenance;
+    return "  " + work.role + " " + where.nativeSymbol + " [" + work.capsule +
+           "]" + (where.note.empty() ? "" : ": " + where.note) + "\n";
+  };
+  const std::vector<capsules::StepWork> &work = plan.stepWork();
+  if (!work.empty())
+    schedule += stepWorkLine(work.front());
   schedule += forward + prologue;
   for (auto it = vjpLines.rbegin(); it != vjpLines.rend(); ++it)
     schedule += *it;
-  if (!cuda)
-    schedule += "  update the host optimizer (runtime/optim.cc)";
-  else if (!schedule.empty() && schedule.back() == '\n')
-    schedule.pop_back(); // the runtime appends its own launches on a new line
+  for (size_t i = 1; i < work.size(); ++i)
+    schedule += stepWorkLine(work[i]);
+  if (!schedule.empty() && schedule.back() == '\n')
+    schedule.pop_back();
   builder->appendSchedule(schedule);
+  if (work.size() == 2)
+    builder->setStepWorkCapsules(work[0].capsule, work[1].capsule);
   return std::move(builder);
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "capsules/Catalog.h"
 #include "capsules/GemmCall.h"
 #include "capsules/Registry.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -82,7 +83,10 @@ private:
 
   void checkProfile();
   void checkShapes(Operation *op);
-  void checkIdentity(Operation *op, const KernelCapsule &c);
+  void checkIdentity(Operation *op, StringRef name, StringRef prefix,
+                     const KernelCapsule &c);
+  std::vector<capsules::StepWork>
+  checkStepWork(std::vector<KernelCapsule> &used);
   void checkCapsuleShape(Operation *op, const KernelCapsule &c);
   void checkPolicy(Operation *op, const KernelCapsule &c);
   void checkVjp(Operation *op, const PlanPosition &position,
@@ -218,13 +222,16 @@ const KernelCapsule *AssuranceGate::checkCapsule(Operation *op) {
   return c;
 }
 
-void AssuranceGate::checkIdentity(Operation *op, const KernelCapsule &c) {
-  StringRef name = op->getName().stripDialect();
+/// `name`: what the capsule must implement, the op's dialect name or the
+/// step's own work (e.g. "adam_step"); `prefix` is how messages spell it
+/// ("vouch." for ops).
+void AssuranceGate::checkIdentity(Operation *op, StringRef name,
+                                  StringRef prefix, const KernelCapsule &c) {
   std::string provider(toString(c.provider));
   if (c.op != name)
     fail(op, Obligation::Identity,
-         "capsule " + quoted(c.name) + " implements vouch." + c.op +
-             ", not vouch." + name.str());
+         "capsule " + quoted(c.name) + " implements " + prefix.str() + c.op +
+             ", not " + prefix.str() + name.str());
   if (c.device != profile.device)
     fail(op, Obligation::Identity,
          "capsule " + quoted(c.name) + " runs on device " +
@@ -351,6 +358,52 @@ void AssuranceGate::checkSymbol(Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
+// The step's own work: batch selection and the optimizer
+//===----------------------------------------------------------------------===//
+
+/// A training step also selects its batch and updates every parameter: the
+/// capsules of that work (capsules::stepCatalog) pass the same obligations
+/// as an op's, failures located at the model.
+std::vector<capsules::StepWork>
+AssuranceGate::checkStepWork(std::vector<KernelCapsule> &used) {
+  std::vector<capsules::StepWork> work;
+  TrainAttr train = model.getTrainAttr();
+  if (!train)
+    return work; // nothing trains: no step
+  std::optional<Provider> provider = capsules::stepProvider(profile.device);
+  if (!provider) {
+    fail(model, Obligation::Capsule,
+         "no executor runs a training step on device " +
+             str(toString(profile.device)));
+    return work;
+  }
+  std::string optimizer = stringifyOptimizerKind(train.getOptimizer()).str();
+  for (auto [role, what] :
+       {std::pair{std::string("batch selection"),
+                  std::string(capsules::kSelectBatchWork)},
+        std::pair{"optimizer " + optimizer,
+                  capsules::optimizerWork(optimizer)}}) {
+    std::string name = capsules::capsuleName(*provider, what);
+    const KernelCapsule *c = registry.find(name);
+    if (!c) {
+      fail(model, Obligation::Capsule,
+           "no capsule " + quoted(name) + " for the step's " + role +
+               " in the registry");
+      continue;
+    }
+    checkIdentity(model, what, "", *c);
+    checkPolicy(model, *c);
+    checkEvidence(model, *c);
+    work.push_back({role, c->name});
+    if (llvm::none_of(used, [&](const KernelCapsule &u) {
+          return u.name == c->name;
+        }))
+      used.push_back(*c);
+  }
+  return work;
+}
+
+//===----------------------------------------------------------------------===//
 // The plan, the report of failures, and the run
 //===----------------------------------------------------------------------===//
 
@@ -435,7 +488,7 @@ FailureOr<AcceptedGraphPlan> AssuranceGate::run(GateRejection *rejection) {
     const KernelCapsule *c = checkCapsule(op);
     if (!c)
       continue;
-    checkIdentity(op, *c);
+    checkIdentity(op, op->getName().stripDialect(), "vouch.", *c);
     checkCapsuleShape(op, *c);
     checkPolicy(op, *c);
     checkVjp(op, position, *c);
@@ -450,12 +503,15 @@ FailureOr<AcceptedGraphPlan> AssuranceGate::run(GateRejection *rejection) {
       used.push_back(*c);
   }
 
+  std::vector<capsules::StepWork> stepWork = checkStepWork(used);
+
   if (!failures.empty()) {
     report(rejection);
     return failure();
   }
   return AcceptedGraphPlan(model.getSymName().str(), profile, options,
-                           std::move(planned), std::move(used));
+                           std::move(planned), std::move(stepWork),
+                           std::move(used));
 }
 
 //===----------------------------------------------------------------------===//

@@ -139,6 +139,7 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                   {"abi", Kind::String},
                   {"capsules", Kind::Array},
                   {"ops", Kind::Array},
+                  {"step", Kind::Array},
                   {"lowering", Kind::Array},
                   {"rejections", Kind::Array}},
                  "report");
@@ -213,6 +214,23 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"transpose_rhs", Kind::Bool},
                     {"call", Kind::String}},
                    "op", {"call", "fusion"});
+    // The step's own work: batch selection, then the quickstart's Adam.
+    const std::vector<JsonValue> &step = doc.find("step")->items;
+    ASSERT_EQ(step.size(), 2u);
+    for (const JsonValue &work : step)
+      expectFields(work,
+                   {{"role", Kind::String},
+                    {"capsule", Kind::String},
+                    {"kernel", Kind::String}},
+                   "step");
+    bool cuda = std::string(spec) == "checked_cuda";
+    EXPECT_EQ(step[0].find("capsule")->text,
+              cuda ? "native_cuda.select_batch" : "reference.select_batch");
+    EXPECT_EQ(step[1].find("role")->text, "optimizer adam");
+    EXPECT_EQ(step[1].find("capsule")->text,
+              cuda ? "native_cuda.adam_step" : "reference.adam_step");
+    EXPECT_EQ(step[1].find("kernel")->text,
+              cuda ? "vouch_optimizer_<t>" : "vouch::rt::Optimizer<T>::step");
     for (const JsonValue &g : doc.find("lowering")->items)
       expectFields(g,
                    {{"capsule", Kind::String},
@@ -254,6 +272,7 @@ TEST_F(Report, JsonOfARejectionListsEveryFailure) {
                 {"accepted", Kind::Bool},
                 {"capsules", Kind::Array},
                 {"ops", Kind::Array},
+                {"step", Kind::Array},
                 {"lowering", Kind::Array},
                 {"rejections", Kind::Array}},
                "rejection report");

@@ -10,6 +10,7 @@
 // removed or replaced.
 //
 //===----------------------------------------------------------------------===//
+#include <map>
 #include <type_traits>
 
 #include "capsules/Registry.h"
@@ -35,7 +36,7 @@ static_assert(!std::is_default_constructible_v<AcceptedGraphPlan>);
 static_assert(!std::is_constructible_v<
               AcceptedGraphPlan, std::string, BackendProfile,
               const GateOptions &, std::vector<capsules::PlannedOp>,
-              std::vector<KernelCapsule>>);
+              std::vector<capsules::StepWork>, std::vector<KernelCapsule>>);
 static_assert(std::is_copy_constructible_v<AcceptedGraphPlan>);
 
 BackendProfile profile(const char *spec) {
@@ -156,6 +157,63 @@ TEST_F(Gate, AcceptsTheQuickstartOnCudaWithLibraryCalls) {
                 "quickstart_mlp_b0_0_matmul cublasGemmEx(transa=N, transb=T, "
                 "A=rhs, B=lhs)",
             }));
+}
+
+// A model that trains also selects its batch and runs an optimizer each step:
+// the gate plans those under the step catalog's capsules, for every optimizer
+// the train clause can name, on cpu and cuda.
+TEST_F(Gate, PlansTheStepsOwnWorkForEveryOptimizer) {
+  const std::map<std::string, std::string> hyperParameters = {
+      {"sgd", "lr = 1.000000e-01, weight_decay = 0.000000e+00, momentum = 9.000000e-01"},
+      {"adam", "lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 9.990000e-01, "
+               "eps = 1.000000e-08, weight_decay = 0.000000e+00"},
+      {"adamw", "lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 9.990000e-01, "
+                "eps = 1.000000e-08, weight_decay = 1.000000e-02"}};
+  for (unsigned k = 0; k <= getMaxEnumValForOptimizerKind(); ++k) {
+    std::string optimizer = stringifyOptimizerKind(*symbolizeOptimizerKind(k)).str();
+    ASSERT_TRUE(hyperParameters.count(optimizer)) << optimizer;
+    std::string text = kQuickstartMlp;
+    size_t from = text.find("optimizer = "), to = text.find(", steps = ");
+    text.replace(from, to - from,
+                 "optimizer = " + optimizer + ", " + hyperParameters.at(optimizer));
+    for (auto [spec, provider] : {std::pair{"checked_cpu", "reference"},
+                                  std::pair{"checked_cuda", "native_cuda"}}) {
+      auto plan = gate(parse(text, /*differentiate=*/true), spec);
+      ASSERT_TRUE(mlir::succeeded(plan)) << optimizer << " " << spec << ": " << joined();
+      const std::vector<capsules::StepWork> &work = plan->stepWork();
+      ASSERT_EQ(work.size(), 2u);
+      EXPECT_EQ(work[0].role, "batch selection");
+      EXPECT_EQ(work[0].capsule, std::string(provider) + ".select_batch");
+      EXPECT_EQ(work[1].role, "optimizer " + optimizer);
+      EXPECT_EQ(work[1].capsule, std::string(provider) + "." + optimizer + "_step");
+      EXPECT_EQ(plan->capsule(work[1]).name, work[1].capsule);  // in capsules()
+    }
+  }
+  // No train clause: no step.
+  auto plan = gate(parse(testing::kWideLinear), "checked_cuda");
+  ASSERT_TRUE(mlir::succeeded(plan)) << joined();
+  EXPECT_TRUE(plan->stepWork().empty());
+}
+
+TEST_F(Gate, RejectsATrainingModelWithoutAnOptimizerCapsule) {
+  CapsuleRegistry registry = capsules::makeDefaultRegistry();
+  ASSERT_TRUE(registry.remove("native_cuda.adam_step").ok());
+  // The step's capsules pass the same policy checks as an op's.
+  CapsuleRegistry external = replaced("native_cuda.select_batch", [](KernelCapsule &c) {
+    c.trust = capsules::TrustLevel::TrustedExternal;
+  });
+  std::string text = kQuickstartMlp;  // trained with Adam
+  GateOptions options;
+  options.registry = &registry;
+  EXPECT_TRUE(mlir::failed(gate(parse(text, /*differentiate=*/true), "checked_cuda", options)));
+  EXPECT_EQ(failures(), (std::vector<std::string>{
+                            "[capsule] no capsule `native_cuda.adam_step` for the step's "
+                            "optimizer adam in the registry"}));
+  options.registry = &external;
+  EXPECT_TRUE(mlir::failed(gate(parse(text, /*differentiate=*/true), "checked_cuda", options)));
+  ASSERT_EQ(failures().size(), 1u);
+  EXPECT_EQ(failures()[0].rfind("[trust] capsule `native_cuda.select_batch`", 0), 0u)
+      << failures()[0];
 }
 
 TEST_F(Gate, CoalescesAdjacentOpsWithOneCapsule) {

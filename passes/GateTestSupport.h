@@ -24,8 +24,8 @@
 namespace vouch::testing {
 
 /// The quickstart MLP of BRIEF.md in the dialect, batch 1: Linear(2→8),
-/// ReLU, Linear(8→1), MSE.
-inline const char *kQuickstartMlp = R"mlir(vouch.model "quickstart_mlp" attributes {batch = 1 : i64} {
+/// ReLU, Linear(8→1), MSE, trained with Adam.
+inline const char *kQuickstartMlp = R"mlir(vouch.model "quickstart_mlp" attributes {batch = 1 : i64, train = #vouch.train<optimizer = adam, lr = 3.000000e-02, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 0.000000e+00, steps = 200, log_every = 25>} {
   %x = vouch.input "x" : tensor<1x2xf32>
   %y = vouch.target "y" : tensor<1x1xf32>
   %w1 = vouch.param "w1" = "xavier_uniform" : tensor<8x2xf32>

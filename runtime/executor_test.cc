@@ -369,7 +369,8 @@ TEST(CpuProgramBackendTest, ShowBackendPrintsHeaderScheduleAndReportsAtFirstUse)
   MlpProgram mlp(1, 2, 8, 1);
   Backend cpu = cpu_program_backend(mlp.program, nullptr, kMlpCpuKernels<double>,
                                     "backend: cpu (test)",
-                                    {{"test.linear", "linear: test.linear report\n"}});
+                                    {{"test.linear", "linear: test.linear report\n"},
+                                     {"test.adam_step", "adam_step: test.adam_step report\n"}});
   EXPECT_EQ(cpu.device, Device::Cpu);
   EXPECT_FALSE(bool(cpu.make_f32));
   RunOutput r = run(cpu, {"--steps", "1", "--show-backend", "--show-tape"});
@@ -390,6 +391,9 @@ TEST(CpuProgramBackendTest, ShowBackendPrintsHeaderScheduleAndReportsAtFirstUse)
                        "  ran: view\n"
                        "mse_loss: test.mse_loss (no report recorded)\n"
                        "  ran: mlp_mse_loss\n"
+                       // A capsule no forward node ran under: printed after them.
+                       "the other capsules of the step (VJPs, batch, optimizer):\n"
+                       "adam_step: test.adam_step report\n"
                        "step 0: loss="))
       << r.out;
 

@@ -293,6 +293,15 @@ class Run {
         std::printf("%s", it->second.c_str());
       std::printf("  ran: %s\n", node.kernel);
     }
+    // The capsules no forward node ran under (the VJPs' ops, batch selection,
+    // the optimizer): each launch of the schedule above names one of them.
+    bool first = true;
+    for (const auto& [name, report] : backend_.capsule_reports) {
+      if (shown[name]) continue;
+      if (first) std::printf("the other capsules of the step (VJPs, batch, optimizer):\n");
+      first = false;
+      std::printf("%s", report.c_str());
+    }
   }
 
   // Row 0 of the prediction for a batch whose every row is (x1, x2), target t.

@@ -703,14 +703,10 @@ Backend cuda_program_backend(const Program& program, const void* cubin, size_t c
   b.ready = [] { return require_native_cuda(); };
   b.header = std::move(header);
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
-  b.header += std::string("\n  each step (in a CUDA graph of 1 step, or of up to ") +
+  b.header += "\n  replayed as a CUDA graph of 1 step, or of up to " +
               std::to_string(CudaProgramModel<float>::kMaxStepsPerGraph) +
               " back-to-back steps between loss reads; launches ordered by the buffers they "
-              "read and write): " +
-              kSelectBatchKernel + "_<t> first; then the steps above; then " +
-              kOptimizerKernel +
-              "_<t> (one launch for every param; its last block puts the loss into the "
-              "ring and advances the step counter)";
+              "read and write (<t> = f32 or f64, the run's dtype)";
   b.capsule_reports = std::move(capsule_reports);
   return b;
 }

@@ -82,7 +82,10 @@ for want in "backend: cuda, profile checked_cuda" "linear: native_cuda.linear pr
             "  ran: vouch_small_linear" "  ran: vouch_pointwise_relu" \
             "= fused sub scale fill mul [native_cuda.fill, native_cuda.mul, native_cuda.scale, native_cuda.sub]" \
             "vouch_small_product (matmul) [native_cuda.matmul]" \
-            "vouch_optimizer_<t> (one launch for every param; its last block puts the loss into the ring" \
+            "  batch selection vouch_select_batch_<t> [native_cuda.select_batch]" \
+            "  optimizer adam vouch_optimizer_<t> [native_cuda.adam_step]: one launch for every parameter" \
+            "adam_step: native_cuda.adam_step provider=native-cuda" \
+            "select_batch: native_cuda.select_batch provider=native-cuda" \
             "one training step (captured in a CUDA graph, replayed for every batch)"; do
   grep -qF "$want" "$TEST_TMPDIR/show.txt" || { echo "missing: $want"; rc=1; }
 done

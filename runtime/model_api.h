@@ -65,6 +65,7 @@ struct ModelDescription {
 struct RunConfig {
   bool cuda_graph = true;      // --no-cuda-graph turns it off
   bool deterministic = false;  // --deterministic or TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1
+  bool audit_launches = false;  // --audit-launches: audit the first captured step's graph
 };
 
 template <class T>
@@ -122,6 +123,11 @@ struct CompiledModel {
     return Status::Error("this model is not device-resident");
   }
   Status enqueue_step(const OptimizerConfig& o, Tape* tape) { return enqueue_steps(o, 1, tape); }
+  // With RunConfig::audit_launches, after the first step: every node of its CUDA graph
+  // and the named launch that made it, then a summary line (empty when nothing was
+  // audited); and how many nodes no named launch made or that are not the kernel named.
+  virtual std::string launch_audit() const { return ""; }
+  virtual int64_t launch_audit_problems() const { return 0; }
   // How many consecutive steps' losses the device keeps (> 0 for a device-resident
   // model).
   virtual int64_t loss_capacity() const { return 0; }

@@ -26,7 +26,7 @@ bool takes_value(std::string_view name) {
 bool is_switch(std::string_view name) {
   return name == "init-only" || name == "show-tape" || name == "help" ||
          name == "show-backend" || name == "mem-stats" || name == "no-cuda-graph" ||
-         name == "deterministic" || name == "time";
+         name == "deterministic" || name == "time" || name == "audit-launches";
 }
 
 Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
@@ -83,6 +83,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       if (name == "no-cuda-graph") o.run.cuda_graph = false;
       if (name == "deterministic") o.run.deterministic = true;
       if (name == "time") o.time = true;
+      if (name == "audit-launches") o.run.audit_launches = true;
       continue;
     }
     if (!takes_value(name)) return Status::Error("unknown flag '--" + name + "'");
@@ -140,6 +141,9 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --no-cuda-graph     launch each step's kernels one by one (cuda; same results)\n"
     << "  --deterministic     fixed-order reductions (cuda; also\n"
     << "                      TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1)\n"
+    << "  --audit-launches    cuda: list every node of the first step's CUDA graph with\n"
+    << "                      the named launch that made it; exit 1 if a node is\n"
+    << "                      unnamed or not the kernel its launch names\n"
     << "  --time              print the median and minimum wall time per training step,\n"
     << "                      each measured over the steps between two loss reads (one\n"
     << "                      step with --log-every 1), after warm-up\n"

@@ -29,7 +29,7 @@ struct TrainOptions {
   bool show_backend = false;  // capsules of the ops that ran, at first use
   bool mem_stats = false;     // allocator telemetry after the run (cuda)
   bool time = false;          // wall time per step (benchmarks)
-  RunConfig run;              // --no-cuda-graph, --deterministic
+  RunConfig run;              // --no-cuda-graph, --deterministic, --audit-launches
 };
 
 // Parses argv[1..argc) (`--flag V` or `--flag=V`). Errors name the flag and the

@@ -68,6 +68,9 @@ class Run {
       : o_(o), m_(m), backend_(backend), model_(std::move(model)) {}
 
   int run() {
+    if (o_.run.audit_launches && (!model_->device_resident() || !o_.run.cuda_graph))
+      return fail(kExitUsage, "--audit-launches audits a step's CUDA graph: it needs "
+                              "--device cuda and no --no-cuda-graph");
     Status configured = model_->configure(o_.run);
     if (!configured.ok()) return fail(kExitDevice, configured.message());
     initialise();
@@ -229,7 +232,15 @@ class Run {
         model_->backward(tape);
         optimizer->step();
       }
-      if (k == 0) show_first_step(tape);
+      if (k == 0) {
+        show_first_step(tape);
+        if (o_.run.audit_launches) {
+          std::fputs(model_->launch_audit().c_str(), stdout);
+          if (int64_t problems = model_->launch_audit_problems())
+            return fail(kExitInternal, "the launch audit found " + std::to_string(problems) +
+                                           " graph node(s) no named launch accounts for");
+        }
+      }
 
       if (!is_flush(k)) continue;
       const int64_t first = trace_ ? pending : k;

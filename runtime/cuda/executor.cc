@@ -426,8 +426,10 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
   for (int32_t s = begin; s < end; s++) {
     const StepAccess& a = access_[size_t(s)];
     VOUCH_RETURN_IF_ERROR(deps_.before(a.reads, a.writes));
+    if (audit_.active()) VOUCH_RETURN_IF_ERROR(audit_before_step(s));
     Status st = run_step(s);
     if (st.ok()) st = deps_.after(a.reads, a.writes);
+    if (st.ok()) st = audit_.after();
     if (!st.ok()) {
       const char* what = program_.steps[s].what;
       return Status::Error("step " + std::to_string(s) + " (" + (what ? what : "?") + "): " +
@@ -453,7 +455,15 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   const Program& p = program_;
   // Launch dependencies matter only in a captured graph (a stream runs in order).
   if (run_.cuda_graph) VOUCH_RETURN_IF_ERROR(deps_.begin(p.num_buffers + 2));
+  // The first captured step is audited when asked (--audit-launches).
+  if (run_.audit_launches && !audit_.done()) VOUCH_RETURN_IF_ERROR(audit_.begin(s));
+  const std::string suffix = audit_.active() ? element_suffix<T>() : "";
+  auto named = [](const char* capsule) { return capsule ? capsule : "unassigned"; };
   VOUCH_RETURN_IF_ERROR(deps_.before(select_access_.reads, select_access_.writes));
+  if (audit_.active())
+    VOUCH_RETURN_IF_ERROR(audit_.before(kSelectBatchKernel + suffix + " [" +
+                                            named(p.batch_capsule) + "]",
+                                        kSelectBatchKernel + suffix));
   void* select[] = {&select_args_.data_x, &select_args_.data_y, &select_args_.x,
                     &select_args_.y,      &select_args_.step,   &select_args_.num_batches,
                     &select_args_.x_elems, &select_args_.y_elems};
@@ -461,9 +471,14 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
       grid_for(std::max(select_args_.x_elems, select_args_.y_elems), 256, 1024);
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
   VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
+  VOUCH_RETURN_IF_ERROR(audit_.after());
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
   VOUCH_RETURN_IF_ERROR(run_backward(tape));
   VOUCH_RETURN_IF_ERROR(deps_.before(optimizer_access_.reads, optimizer_access_.writes));
+  if (audit_.active())
+    VOUCH_RETURN_IF_ERROR(audit_.before(kOptimizerKernel + suffix + " [" +
+                                            named(p.optimizer_capsule) + "]",
+                                        kOptimizerKernel + suffix));
   void* opt[] = {&optimizer_args_.slots,    &optimizer_args_.num_params,
                  &optimizer_args_.step,     &optimizer_args_.kind,
                  &optimizer_args_.lr,       &optimizer_args_.beta1,
@@ -475,7 +490,21 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
                                dim3(optimizer_blocks_, unsigned(std::max(p.num_params, 1))),
                                dim3(256), 0, s, opt));
   VOUCH_RETURN_IF_ERROR(deps_.after(optimizer_access_.reads, optimizer_access_.writes));
-  return deps_.finish();
+  VOUCH_RETURN_IF_ERROR(audit_.after());
+  VOUCH_RETURN_IF_ERROR(deps_.finish());
+  return audit_.finish();
+}
+
+template <class T>
+Status CudaProgramModel<T>::audit_before_step(int32_t s) {
+  const StepDesc& st = program_.steps[s];
+  std::string label = std::string(st.what ? st.what : "?") + " [" +
+                      (st.capsule ? st.capsule : "unassigned") + "]";
+  // A kernel step runs exactly its kernel; a library call, whatever the library runs.
+  std::string expected =
+      st.kind == StepKind::Kernel ? std::string(program_.kernel_names[st.kernel]) + element_suffix<T>()
+                                  : std::string();
+  return audit_.before("step " + std::to_string(s) + " " + label, expected);
 }
 
 template <class T>

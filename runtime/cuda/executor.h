@@ -113,6 +113,8 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status read_losses(int64_t first, int64_t count, double* out) override;
   Status status() const override { return status_; }
   std::string memory_report() const override;
+  std::string launch_audit() const override { return audit_.text(); }
+  int64_t launch_audit_problems() const override { return audit_.problems(); }
 
   // For tests and tools.
   T* device_buffer(int32_t b) const;  // aliases resolved; nullptr when out of range
@@ -136,6 +138,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_step(int32_t s);
   Status linear(const StepDesc& st);
   Status step_body(Tape& tape);
+  Status audit_before_step(int32_t s);
   // Runs `steps` step bodies through `graph` (created on first use; a captured graph
   // replays them); advances enqueued_.
   Status enqueue_through(std::unique_ptr<StepGraph>& graph, int64_t steps);
@@ -146,6 +149,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status fail(Status s);  // keeps the first error in status_
   // Orders the captured launches by the buffers they read and write (stream_graph.h).
   CaptureDependencies deps_{nullptr};
+  LaunchAudit audit_;  // of the first captured step, with RunConfig::audit_launches
   std::vector<StepAccess> access_;  // per Program step
   StepAccess select_access_, optimizer_access_;
 

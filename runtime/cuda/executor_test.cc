@@ -311,6 +311,35 @@ TYPED_TEST(CudaExecutorDeviceTest, StepsReplayedAsUnrolledGraphsEqualSingleSteps
   EXPECT_NE(unrolled.losses[15], unrolled.losses[16]);  // steps differ, so an order slip shows
 }
 
+// --audit-launches on the test MLP (kernel steps and cuBLAS calls): every node of the
+// first step's graph is made by a named launch, and each kernel step by its kernel.
+TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
+  VOUCH_REQUIRE_CUDA_DEVICE("the launch audit of the cuda executor");
+  MlpProgram mlp(2, 2, 6, 2);
+  std::unique_ptr<CudaProgramModel<float>> gpu = make_cuda<float>(mlp.program);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  RunConfig run;
+  run.audit_launches = true;
+  ASSERT_TRUE(gpu->configure(run).ok());
+  set_params(*gpu, mlp);
+  std::vector<float> x = values<float>(8, 3), y = values<float>(8, 4);
+  ASSERT_TRUE(gpu->upload_params().ok());
+  ASSERT_TRUE(gpu->upload_data(x.data(), y.data(), 2).ok());
+  ASSERT_TRUE(gpu->enqueue_steps(OptimizerConfig{}, 1, nullptr).ok());
+  const std::string text = gpu->launch_audit();
+  EXPECT_EQ(gpu->launch_audit_problems(), 0) << text;
+  EXPECT_TRUE(contains(text, "kernel vouch_select_batch_f32 <- vouch_select_batch_f32 [unassigned]\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "kernel mlp_relu_f32 <- step 1 mlp_relu [unassigned]\n")) << text;
+  EXPECT_TRUE(contains(text, "kernel vouch_optimizer_f32 <- vouch_optimizer_f32 [unassigned]\n"))
+      << text;
+  EXPECT_TRUE(contains(text, " unreported, 0 not the kernel named\n")) << text;
+  EXPECT_TRUE(contains(text, " made by named launches, 0 unreported")) << text;
+  // Audited once: later steps replay the graph.
+  ASSERT_TRUE(gpu->enqueue_steps(OptimizerConfig{}, 9, nullptr).ok());
+  EXPECT_EQ(gpu->launch_audit(), text);
+}
+
 TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuda executor with SGD (momentum, weight decay) and AdamW");
   MlpProgram mlp(2, 2, 4, 1);

@@ -153,4 +153,126 @@ Status CaptureDependencies::finish() {
   return Status::Ok();
 }
 
+Status LaunchAudit::begin(cudaStream_t stream) {
+  stream_ = stream;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  VOUCH_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  active_ = status == cudaStreamCaptureStatusActive;
+  seen_.clear();
+  launches_.clear();
+  stray_.clear();
+  text_.clear();
+  unreported_ = mismatched_ = 0;
+  return Status::Ok();
+}
+
+Result<std::vector<cudaGraphNode_t>> LaunchAudit::new_nodes() {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  VOUCH_CUDA_CHECK(
+      cudaStreamGetCaptureInfo(stream_, &status, nullptr, &graph, nullptr, nullptr, nullptr));
+  size_t count = 0;
+  VOUCH_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> all(count);
+  if (count > 0) VOUCH_CUDA_CHECK(cudaGraphGetNodes(graph, all.data(), &count));
+  std::vector<cudaGraphNode_t> fresh;
+  for (cudaGraphNode_t n : all)
+    if (!std::binary_search(seen_.begin(), seen_.end(), n)) fresh.push_back(n);
+  seen_.insert(seen_.end(), fresh.begin(), fresh.end());
+  std::sort(seen_.begin(), seen_.end());
+  return fresh;
+}
+
+Status LaunchAudit::before(std::string label, std::string expected_kernel) {
+  if (!active_) return Status::Ok();
+  Result<std::vector<cudaGraphNode_t>> stray = new_nodes();
+  if (!stray.ok()) return stray.status();
+  stray_.insert(stray_.end(), stray.value().begin(), stray.value().end());
+  launches_.push_back({std::move(label), std::move(expected_kernel), {}});
+  return Status::Ok();
+}
+
+Status LaunchAudit::after() {
+  if (!active_ || launches_.empty()) return Status::Ok();
+  Result<std::vector<cudaGraphNode_t>> made = new_nodes();
+  if (!made.ok()) return made.status();
+  launches_.back().nodes = made.value();
+  return Status::Ok();
+}
+
+namespace {
+// "kernel NAME" (or "kernel ?" when the runtime cannot name it), "memset", ...
+std::string describe_node(cudaGraphNode_t node, std::string* kernel_name) {
+  kernel_name->clear();
+  cudaGraphNodeType type;
+  if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "node of unknown type";
+  }
+  switch (type) {
+    case cudaGraphNodeTypeKernel: {
+      cudaKernelNodeParams params{};
+      const char* name = nullptr;
+      if (cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess &&
+          cudaFuncGetName(&name, params.func) == cudaSuccess && name != nullptr)
+        *kernel_name = name;
+      (void)cudaGetLastError();
+      return "kernel " + (kernel_name->empty() ? std::string("?") : *kernel_name);
+    }
+    case cudaGraphNodeTypeMemcpy: return "memcpy";
+    case cudaGraphNodeTypeMemset: return "memset";
+    case cudaGraphNodeTypeHost: return "host function";
+    case cudaGraphNodeTypeEmpty: return "empty (a join)";
+    case cudaGraphNodeTypeEventRecord: return "event record";
+    case cudaGraphNodeTypeWaitEvent: return "event wait";
+    default: return "node of type " + std::to_string(int(type));
+  }
+}
+}  // namespace
+
+Status LaunchAudit::finish() {
+  if (!active_) return Status::Ok();
+  Result<std::vector<cudaGraphNode_t>> stray = new_nodes();
+  if (!stray.ok()) return stray.status();
+  stray_.insert(stray_.end(), stray.value().begin(), stray.value().end());
+  std::string out;
+  int64_t index = 0, named = 0;
+  std::string name;
+  for (const Launch& l : launches_) {
+    int64_t kernels = 0;
+    bool vouch_in_library = false, wrong_kernel = false;
+    for (cudaGraphNode_t n : l.nodes) {
+      std::string what = describe_node(n, &name);
+      if (what.rfind("kernel", 0) == 0) kernels++;
+      if (!l.expected.empty() && name != l.expected) wrong_kernel = true;
+      if (l.expected.empty() && name.rfind("vouch_", 0) == 0) vouch_in_library = true;
+      out += "  node " + std::to_string(index++) + " " + what + " <- " + l.label + "\n";
+      named++;
+    }
+    std::string problem;
+    if (!l.expected.empty() && (l.nodes.size() != 1 || kernels != 1 || wrong_kernel))
+      problem = "expected exactly one node running " + l.expected + ", got " +
+                std::to_string(l.nodes.size()) + " node(s)";
+    else if (l.expected.empty() && l.nodes.empty())
+      problem = "the library call made no node";
+    else if (vouch_in_library)
+      problem = "a library call ran a vouch kernel";
+    if (!problem.empty()) {
+      mismatched_++;
+      out += "  MISMATCH " + l.label + ": " + problem + "\n";
+    }
+  }
+  for (cudaGraphNode_t n : stray_) {
+    out += "  node " + std::to_string(index++) + " " + describe_node(n, &name) +
+           " <- UNREPORTED (made outside every named launch)\n";
+    unreported_++;
+  }
+  out += "launch audit: " + std::to_string(index) + " graph nodes, " + std::to_string(named) +
+         " made by named launches, " + std::to_string(unreported_) + " unreported, " +
+         std::to_string(mismatched_) + " not the kernel named\n";
+  text_ = std::move(out);
+  active_ = false;
+  return Status::Ok();
+}
+
 }  // namespace vouch::rt::cuda

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/cuda/check.h"
@@ -102,6 +103,44 @@ class CaptureDependencies {
   std::vector<std::vector<cudaGraphNode_t>> writer_, readers_;  // per buffer
   std::vector<cudaGraphNode_t> leaves_, pending_;
   std::vector<cudaGraphNode_t> after_previous_;  // the previous step's ends (same capture)
+};
+
+// Which launch made each node of a captured step (an executable's --audit-launches):
+// proof that every node of the graph belongs to a launch the schedule names, and that
+// a launch of vouch's own kernel made exactly one kernel node running that kernel.
+// Used while the stream captures: before(label) and after() bracket each launch; the
+// nodes the capture gained in between are that launch's. Nodes gained outside a
+// bracket are unreported. Library calls (expected kernel "") may make any number of
+// nodes, none of them a vouch kernel (a name starting "vouch_").
+class LaunchAudit {
+ public:
+  // Starts an audit when `stream` captures (else does nothing: active() is false).
+  Status begin(cudaStream_t stream);
+  Status before(std::string label, std::string expected_kernel);
+  Status after();
+  // Claims what no bracket did, and writes the text.
+  Status finish();
+  bool active() const { return active_; }
+  bool done() const { return !text_.empty(); }
+  // One line per node ("  node 3 kernel vouch_small_linear_f32 <- label"), then the
+  // summary: "launch audit: N graph nodes, N made by named launches, U unreported,
+  // M not the kernel named".
+  const std::string& text() const { return text_; }
+  int64_t problems() const { return unreported_ + mismatched_; }
+
+ private:
+  struct Launch {
+    std::string label, expected;
+    std::vector<cudaGraphNode_t> nodes;
+  };
+  Result<std::vector<cudaGraphNode_t>> new_nodes();
+  cudaStream_t stream_ = nullptr;
+  bool active_ = false;
+  std::vector<cudaGraphNode_t> seen_;  // sorted
+  std::vector<Launch> launches_;
+  std::vector<cudaGraphNode_t> stray_;
+  std::string text_;
+  int64_t unreported_ = 0, mismatched_ = 0;
 };
 
 }  // namespace vouch::rt::cuda

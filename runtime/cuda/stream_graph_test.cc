@@ -209,6 +209,47 @@ TEST(StepGraphDeviceTest, ASecondStepInTheSameCaptureFollowsTheFirst) {
   cudaFree(d);
 }
 
+// The launch audit: every node made inside a bracket belongs to its launch; a
+// launch made outside every bracket is unreported; a bracket that names another
+// kernel than the one launched is a mismatch. All three must show.
+TEST(StepGraphDeviceTest, TheLaunchAuditFindsUnnamedAndMisnamedLaunches) {
+  VOUCH_REQUIRE_CUDA_DEVICE("the launch audit of a captured step");
+  AddOneKernel kernel;
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  cudaStream_t st = stream.value().get();
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 256 * sizeof(float)), cudaSuccess);
+  unsigned count = 256;
+  void* args[] = {&d, &count};
+  LaunchAudit audit;
+  ASSERT_TRUE(audit.begin(st).ok());
+  EXPECT_FALSE(audit.active());  // not capturing: nothing to audit
+  ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_TRUE(audit.begin(st).ok());
+  ASSERT_TRUE(audit.active());
+  ASSERT_TRUE(audit.before("first [test.add_one]", "vouch_test_add_one").ok());
+  ASSERT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
+  ASSERT_TRUE(audit.after().ok());
+  ASSERT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());  // unnamed
+  ASSERT_TRUE(audit.before("second [test.axpy]", "vouch_test_axpy").ok());
+  ASSERT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());  // not axpy
+  ASSERT_TRUE(audit.after().ok());
+  ASSERT_TRUE(audit.finish().ok());
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
+  const std::string& text = audit.text();
+  EXPECT_TRUE(contains(text, "  node 0 kernel vouch_test_add_one <- first [test.add_one]\n")) << text;
+  EXPECT_TRUE(contains(text, "  MISMATCH second [test.axpy]: expected exactly one node running "
+                             "vouch_test_axpy")) << text;
+  EXPECT_TRUE(contains(text, "kernel vouch_test_add_one <- UNREPORTED")) << text;
+  EXPECT_TRUE(contains(text, "launch audit: 3 graph nodes, 2 made by named launches, "
+                             "1 unreported, 1 not the kernel named\n")) << text;
+  EXPECT_EQ(audit.problems(), 2);
+  cudaGraphDestroy(graph);
+  cudaFree(d);
+}
+
 TEST(StepGraphDeviceTest, CublasGemmInsideTheGraph) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS GEMM captured in a CUDA graph");
   Result<Stream> stream = Stream::create();

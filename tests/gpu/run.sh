@@ -71,6 +71,17 @@ for exe in bin/*; do
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32ng.trace" "$d/cuda32ng.st" 0 0
   # (No check of --deterministic: it changes no kernel yet, so a run with it would
   # repeat "two cuda runs bitwise equal" and could not fail; issue 9.)
+  # Every node of a step's CUDA graph is made by a launch the schedule names (and
+  # each vouch kernel launch by that kernel), in both dtypes: 0 unreported.
+  for dt in f32 f64; do
+    "$exe" --device cuda --dtype $dt --steps 1 --audit-launches >"$d/audit$dt.out" 2>&1
+    rc=$?
+    grep -qE "^launch audit: [0-9]+ graph nodes, [0-9]+ made by named launches, 0 unreported, 0 not the kernel named$" \
+      "$d/audit$dt.out" || rc=1
+    [ $rc -eq 0 ] || cat "$d/audit$dt.out"
+    cat "$d/audit$dt.out" >>"$log"
+    result "$name: launch audit $dt, 0 unreported" $rc
+  done
 done
 
 echo "== report of a cuda run"

@@ -68,8 +68,8 @@ std::string_view toString(Subnormals s) {
 }
 
 std::string_view toString(Contraction c) {
-  static constexpr std::array<std::string_view, 2> names = {
-      "none", "implementation-defined"};
+  static constexpr std::array<std::string_view, 3> names = {
+      "none", "fma", "implementation-defined"};
   return lookupName(names, c);
 }
 

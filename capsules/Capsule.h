@@ -48,7 +48,10 @@ enum class EvidenceKind {
 
 enum class Rounding { NearestEven, ImplementationDefined };
 enum class Subnormals { Preserved, FlushToZero, ImplementationDefined };
-enum class Contraction { None, ImplementationDefined };
+/// none: every operation rounds on its own. fma: the compiler may fuse a·b + c
+/// into one rounding (NVRTC's -fmad=true). implementation-defined: a library
+/// decides (cuBLAS).
+enum class Contraction { None, FusedMultiplyAdd, ImplementationDefined };
 /// none: the op sums nothing. left-fold: sequential from index 0, starting
 /// at 0 (the reference interpreter's order). fixed-order-tree: a reduction
 /// tree fixed by the kernel's source (vouch's CUDA block reductions: no

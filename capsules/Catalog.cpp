@@ -79,6 +79,11 @@ ContractDescriptor vjpContract(const OpFacts &spec) {
                   {"ir/VouchOps.cpp", "VJPOpInterface::buildVJP", ""});
 }
 
+/// What NVRTC's -fmad (kNativeCudaFmad) lets vouch's kernels do.
+Contraction nativeContraction() {
+  return kNativeCudaFmad ? Contraction::FusedMultiplyAdd : Contraction::None;
+}
+
 /// vouch's own cuda kernel for an op family: where it comes from (its
 /// recipe and the kernel library template it instantiates), what the GPU
 /// suite checks of its values, and the order in which it sums.
@@ -279,10 +284,13 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   NativeKernel native = nativeKernel(spec.family);
   c.acceptsTransposeFlags = spec.transposeFlags;
   c.numeric.reduce = native.reduce;
+  c.numeric.contract = nativeContraction();
   c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
                      "checked at compile time by the assurance gate", gate,
                      gateSource);
-  std::string layout = "dense row-major device buffers, UInt32 flat indices";
+  std::string layout = "dense row-major device buffers; flat indices in 64-bit "
+                       "(long long) arithmetic, divided in 32 bits where both "
+                       "operands fit";
   if (c.acceptsTransposeFlags)
     layout += "; lhs and rhs read through trans_a / trans_b, never copied";
   c.layout = contract(layout,
@@ -333,7 +341,7 @@ KernelCapsule stepCapsule(Device device, std::string op) {
   c.numeric.reduce = ReductionOrder::None;
   if (device == Device::Cuda) {
     c.numeric.subnormal = Subnormals::ImplementationDefined;
-    c.numeric.contract = Contraction::ImplementationDefined;
+    c.numeric.contract = nativeContraction();
   } else {
     c.numeric.subnormal = Subnormals::Preserved;
     c.numeric.contract = Contraction::None;

@@ -24,6 +24,13 @@
 
 namespace vouch::capsules {
 
+/// Whether NVRTC may contract a·b + c into one FMA in vouch's CUDA kernels:
+/// codegen/Nvrtc.cpp passes -fmad accordingly, and the native capsules say
+/// contract=fma (or none) from this one fact.
+inline constexpr bool kNativeCudaFmad = true;
+inline constexpr const char *kNativeCudaFmadOption =
+    kNativeCudaFmad ? "-fmad=true" : "-fmad=false";
+
 /// The ops that get capsules: every row of the op table but the structural
 /// ones, in ODS order.
 std::vector<const OpFacts *> computeOpFacts();

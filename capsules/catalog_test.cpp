@@ -152,7 +152,7 @@ TEST(Catalog, ReductionOrders) {
   }
   EXPECT_EQ(formatNumericalPolicy(r.find("native_cuda.mse_loss")->numeric),
             "numeric=[round=nearest-even,subnormal=implementation-defined,"
-            "contract=implementation-defined,reduce=fixed-order-tree]");
+            "contract=fma,reduce=fixed-order-tree]");
   for (const char *op : {"add", "relu", "reshape", "fill"})
     for (Device d : {Device::Cpu, Device::Cuda})
       EXPECT_EQ(r.forOp(op, d)[0]->numeric.reduce, ReductionOrder::None) << op;
@@ -168,8 +168,7 @@ TEST(Catalog, SeedFormat) {
   EXPECT_EQ(formatCapsuleHeadline(*r.find("native_cuda.relu")),
             "relu: native_cuda.relu provider=native-cuda trust=checked "
             "vjp=backend-vjp numeric=[round=nearest-even,subnormal="
-            "implementation-defined,contract=implementation-defined,"
-            "reduce=none]");
+            "implementation-defined,contract=fma,reduce=none]");
   EXPECT_EQ(formatCapsuleHeadline(*r.find("reference.fill")),
             "fill: reference.fill provider=reference trust=checked vjp=none "
             "numeric=[round=nearest-even,subnormal=preserved,contract=none,"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "capsules/Catalog.h"
 #include "codegen/ContentHash.h"
 #include "codegen/RuntimeSources.h"
 
@@ -43,8 +44,10 @@ std::string annotateLog(const std::string &log, const std::string &source,
 }
 
 // No fast-math: the kernels' numeric policy is the capsules' (IEEE
-// rounding; FMA contraction is implementation-defined and says so).
-const char *const kOptions[] = {"-std=c++17", "-default-device", "-lineinfo"};
+// rounding; FMA contraction as capsules::kNativeCudaFmad says, which the
+// native capsules state as contract=fma).
+const char *const kOptions[] = {"-std=c++17", "-default-device", "-lineinfo",
+                                capsules::kNativeCudaFmadOption};
 
 bool compileOnce(const std::string &source, const std::string &name,
                  const std::string &archOption, const CudaHeaders &headers,

@@ -291,8 +291,7 @@ void AssuranceGate::checkPolicy(Operation *op, const KernelCapsule &c) {
   if (n.subnormal != capsules::Subnormals::Preserved &&
       !allow.subnormalFlushOrImplementationDefined)
     numerics("subnormal", toString(n.subnormal), "subnormal=preserved");
-  if (n.contract == capsules::Contraction::ImplementationDefined &&
-      !allow.contraction)
+  if (n.contract != capsules::Contraction::None && !allow.contraction)
     numerics("contract", toString(n.contract), "contract=none");
   if ((n.reduce == capsules::ReductionOrder::ImplementationDefined ||
        n.reduce == capsules::ReductionOrder::FixedTree) &&

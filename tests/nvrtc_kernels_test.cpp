@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "capsules/Catalog.h"
 #include "capsules/Profile.h"
 #include "passes/Gate.h"
 #include "passes/Passes.h"
@@ -86,6 +87,25 @@ TEST(Nvrtc, FailedCompileShowsTheGeneratedSourceLine) {
   EXPECT_NE(error.find("bad.cu(2)"), std::string::npos) << error;
   EXPECT_NE(error.find("    |   x[0] = undefined_name;"), std::string::npos)
       << error;
+}
+
+// The native capsules' contract= comes from capsules::kNativeCudaFmad; the
+// options NVRTC really gets must agree: a·b + c compiles to one fma
+// instruction exactly when the capsules say contract=fma.
+TEST(Nvrtc, ContractionIsWhatTheNativeCapsulesState) {
+  vouch::codegen::CudaBinary binary;
+  std::string error;
+  std::string source =
+      "extern \"C\" __global__ void k(const float* a, const float* b, "
+      "const float* c, float* d) {\n  d[0] = a[0] * b[0] + c[0];\n}\n";
+  ASSERT_TRUE(vouch::codegen::compileCuda(source, "fma.cu", "sm_90", {},
+                                          binary, error))
+      << error;
+  bool fused = binary.ptx.find("fma.rn.f32") != std::string::npos;
+  EXPECT_EQ(fused, vouch::capsules::kNativeCudaFmad) << binary.ptx;
+  EXPECT_EQ(binary.ptx.find("mul.rn.f32") == std::string::npos,
+            vouch::capsules::kNativeCudaFmad)
+      << binary.ptx;
 }
 
 // Identical kernels are compiled once: a second compile of the same source

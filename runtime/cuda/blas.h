@@ -26,7 +26,8 @@
 //    output serialised through counters, is excluded: cublasLt.h promises its
 //    "sequentiality", not an order. One algorithm per (shape, bias, tf32, alignment),
 //    chosen at its first call and reused by every later one.
-//  * one stream, and calls serialised by a mutex.
+//  * one call at a time: calls are serialised by a mutex, and the executor never puts
+//    two side by side in a graph (they share the workspaces).
 // The configuration is the same with and without deterministic mode (deterministic.h),
 // so the cuBLAS capsules can state it for every run.
 #ifndef VOUCH_RUNTIME_CUDA_BLAS_H_

@@ -32,8 +32,9 @@ class CapsuleRegistry;
 
 /// What the gate is asked to enforce beyond the profile.
 struct GateOptions {
-  /// Reject capsules whose reduction order is implementation-defined (the
-  /// CUDA reductions until deterministic mode exists, cuBLAS).
+  /// Reject capsules whose reduction order may change from run to run
+  /// (reduce=implementation-defined); none, left-fold, fixed-order-tree and
+  /// library-fixed are the same every run.
   bool deterministic = false;
   /// Reject contracts whose evidence is `not-provided`.
   bool requireEvidence = false;

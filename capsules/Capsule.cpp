@@ -74,8 +74,9 @@ std::string_view toString(Contraction c) {
 }
 
 std::string_view toString(ReductionOrder r) {
-  static constexpr std::array<std::string_view, 4> names = {
-      "none", "left-fold", "fixed-order-tree", "implementation-defined"};
+  static constexpr std::array<std::string_view, 5> names = {
+      "none", "left-fold", "fixed-order-tree", "library-fixed",
+      "implementation-defined"};
   return lookupName(names, r);
 }
 

@@ -56,8 +56,18 @@ enum class Contraction { None, FusedMultiplyAdd, ImplementationDefined };
 /// at 0 (the reference interpreter's order). fixed-order-tree: a reduction
 /// tree fixed by the kernel's source (vouch's CUDA block reductions: no
 /// atomics), so every run gives the same bits, though not the left fold's.
-/// implementation-defined: the library picks the tree (cuBLAS).
-enum class ReductionOrder { None, LeftFold, FixedTree, ImplementationDefined };
+/// library-fixed: the library's own order (cuBLAS / cuBLASLt), the same
+/// run to run on one GPU model with one toolkit version under the
+/// configuration the capsule's value contract names; not the left fold's,
+/// and not promised across GPU models or versions. implementation-defined:
+/// an order that may change from run to run.
+enum class ReductionOrder {
+  None,
+  LeftFold,
+  FixedTree,
+  LibraryFixed,
+  ImplementationDefined
+};
 
 std::string_view toString(Provider);
 std::string_view toString(Device);

@@ -205,13 +205,21 @@ const char *kCudaShapeClaim =
     " verifier requires; rank ≤ 8; every axis, index and element count "
     "fits the UInt32 CUDA ABI";
 
+/// The cuBLAS handle's configuration, under which its summation order is
+/// the same run to run (runtime/cuda/blas.h).
+const char *kCublasConfiguration =
+    "atomics off (CUBLAS_ATOMICS_NOT_ALLOWED), the handle's fixed 32 MiB "
+    "workspace, one call at a time (never side by side in a graph)";
+
 /// The BLAS calls vouch makes for products (capsules/GemmCall.h): which
-/// entry points, and how they read row-major operands.
+/// entry points, how they read row-major operands, and the configuration
+/// of the calls (every cuBLAS call shares the handle's).
 struct BlasTemplate {
   Provider provider;
   const char *op;
   const char *symbol;
   const char *layout;
+  const char *configuration = kCublasConfiguration;
 };
 const BlasTemplate kBlasTemplates[] = {
     {Provider::Cublas, "matmul", "cublasGemmEx / cublasGemmStridedBatchedEx",
@@ -221,7 +229,11 @@ const BlasTemplate kBlasTemplates[] = {
     {Provider::Cublaslt, "linear", "cublasLtMatmul",
      "row-major x [rows, in] and W [out, in] read in place: y = "
      "x·Wᵀ + b as cublasLtMatmul(transa=T, transb=N, A=weight, "
-     "B=input) with the bias epilogue"},
+     "B=input) with the bias epilogue",
+     "a fixed 32 MiB workspace, split-K reductions none, compute-type or "
+     "output-type only (in-place excluded), one algorithm pinned per shape, "
+     "one call at a time; a refused epilogue falls back to "
+     "cublasGemmEx with atomics off"},
 };
 
 /// The cuda capsule of `spec` by `provider`, or nothing where no template
@@ -256,7 +268,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
       return std::nullopt;
     c.acceptsTransposeFlags = true;
     c.numeric.tf32Allowed = true;
-    c.numeric.reduce = ReductionOrder::ImplementationDefined;
+    c.numeric.reduce = ReductionOrder::LibraryFixed;
     Provenance library{"runtime/cuda/executor.cc, runtime/cuda/blas.cc",
                        blas.symbol,
                        "NVIDIA's library: a trusted boundary below the "
@@ -272,9 +284,17 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
         {"capsules/GemmCall.cpp", blas.symbol, ""});
     c.value = contract(std::string(spec.formula) +
                            ", in f32; TF32 products only under the profile's "
-                           "tf32 option",
-                       "computed by cuBLAS (a trusted boundary); compared "
-                       "with the cpu f64 reference by the GPU suite",
+                           "tf32 option; summed in the library's own order, "
+                           "the same bits run to run on one GPU model with "
+                           "one toolkit version under vouch's configuration: " +
+                           blas.configuration +
+                           "; not promised across GPU models or toolkit "
+                           "versions, nor equal to the cpu left fold",
+                       "computed by cuBLAS, a trusted boundary whose "
+                       "run-to-run reproducibility under this configuration "
+                       "NVIDIA documents; compared with the cpu f64 "
+                       "reference, and split-K-prone products run twice "
+                       "bitwise, by the GPU suite",
                        value, library);
     return c;
   }

@@ -46,6 +46,9 @@ struct NumericsAllowance {
   bool implementationDefinedRounding = false;
   bool subnormalFlushOrImplementationDefined = false;
   bool contraction = false;
+  /// Any reduction order but left-fold and none: fixed-order-tree,
+  /// library-fixed, implementation-defined (whether the order may change
+  /// run to run is the determinism obligation's business).
   bool implementationDefinedReduction = false;
 };
 

@@ -23,9 +23,14 @@
 namespace vouch::capsules {
 namespace {
 
+/// The seed's numeric line (cuda-runtime-guide 5.3.1), and the cuBLAS
+/// capsules' (whose order is fixed under vouch's configuration).
 const char *kSeedNumeric =
     "numeric=[round=nearest-even,subnormal=implementation-defined,"
     "contract=implementation-defined,reduce=implementation-defined]";
+const char *kBlasNumeric =
+    "numeric=[round=nearest-even,subnormal=implementation-defined,"
+    "contract=implementation-defined,reduce=library-fixed]";
 
 std::string cudaName(std::string_view op) {
   if (op == "matmul")
@@ -144,12 +149,31 @@ TEST(Catalog, ReductionOrders) {
                          "linear"}) {
     EXPECT_EQ(r.forOp(op, Device::Cpu)[0]->numeric.reduce,
               ReductionOrder::LeftFold) << op;
-    // vouch's CUDA reductions are fixed trees; cuBLAS picks its own.
+    // vouch's CUDA reductions are fixed trees; cuBLAS sums in its own
+    // order, fixed under the configuration the value contract names.
     bool library = std::string(op) == "matmul" || std::string(op) == "linear";
     EXPECT_EQ(r.forOp(op, Device::Cuda)[0]->numeric.reduce,
-              library ? ReductionOrder::ImplementationDefined
+              library ? ReductionOrder::LibraryFixed
                       : ReductionOrder::FixedTree) << op;
   }
+  for (const char *name : {"cublas.matmul", "cublaslt.linear"}) {
+    const std::string &claim = r.find(name)->value.claim;
+    for (const char *part :
+         {"summed in the library's own order, the same bits run to run on "
+          "one GPU model with one toolkit version under vouch's "
+          "configuration: ",
+          "32 MiB workspace", "one call at a time",
+          "; not promised across GPU models or toolkit versions, nor equal "
+          "to the cpu left fold"})
+      EXPECT_NE(claim.find(part), std::string::npos) << name << ": " << claim;
+  }
+  EXPECT_NE(r.find("cublas.matmul")->value.claim.find(
+                "atomics off (CUBLAS_ATOMICS_NOT_ALLOWED)"),
+            std::string::npos);
+  EXPECT_NE(r.find("cublaslt.linear")->value.claim.find(
+                "split-K reductions none, compute-type or output-type only "
+                "(in-place excluded), one algorithm pinned per shape"),
+            std::string::npos);
   EXPECT_EQ(formatNumericalPolicy(r.find("native_cuda.mse_loss")->numeric),
             "numeric=[round=nearest-even,subnormal=implementation-defined,"
             "contract=fma,reduce=fixed-order-tree]");
@@ -159,12 +183,22 @@ TEST(Catalog, ReductionOrders) {
   EXPECT_EQ(formatNumericalPolicy(r.find("reference.reduce_sum")->numeric),
             "numeric=[round=nearest-even,subnormal=preserved,contract=none,"
             "reduce=left-fold]");
+  // Every shipped capsule sums in an order that is the same run to run, so
+  // `--deterministic` refuses none of them.
+  for (const KernelCapsule &c : r.all())
+    EXPECT_NE(c.numeric.reduce, ReductionOrder::ImplementationDefined)
+        << c.name;
 }
 
 TEST(Catalog, SeedFormat) {
   const CapsuleRegistry &r = defaultRegistry();
+  NumericalPolicy seed;
+  seed.subnormal = Subnormals::ImplementationDefined;
+  seed.contract = Contraction::ImplementationDefined;
+  seed.reduce = ReductionOrder::ImplementationDefined;
+  EXPECT_EQ(formatNumericalPolicy(seed), kSeedNumeric);
   EXPECT_EQ(formatNumericalPolicy(r.find("cublas.matmul")->numeric),
-            kSeedNumeric);
+            kBlasNumeric);
   EXPECT_EQ(formatCapsuleHeadline(*r.find("native_cuda.relu")),
             "relu: native_cuda.relu provider=native-cuda trust=checked "
             "vjp=backend-vjp numeric=[round=nearest-even,subnormal="
@@ -197,7 +231,7 @@ TEST(Catalog, CapsuleEntryHasFourContractsAndProvenance) {
   EXPECT_EQ(entry.find("tf32"), std::string::npos);
   std::string gemm =
       renderCapsuleEntry(*defaultRegistry().find("cublas.matmul"), true);
-  EXPECT_NE(gemm.find(std::string(kSeedNumeric) + " tf32=on\n"),
+  EXPECT_NE(gemm.find(std::string(kBlasNumeric) + " tf32=on\n"),
             std::string::npos);
 }
 

@@ -110,7 +110,8 @@ std::string emitModelSource(const ModelSourceInput &input) {
         "backend: cuda, profile " + plan.profile().spec() + " (NVRTC " +
         nvrtcVersionString() + ", " + input.cuda.binary->arch +
         " cubin + PTX; cuBLAS/cuBLASLt; reductions: vouch kernels "
-        "fixed-order-tree, cuBLAS implementation-defined)";
+        "fixed-order-tree or left-fold, cuBLAS library-fixed" +
+        (plan.deterministic() ? "; built --deterministic)" : ")");
     out << "Backend cuda_backend() {\n  return vouch::rt::cuda::cuda_program_backend("
            "kCudaProgram, kCubin, sizeof(kCubin) - 1, kPtx, "
         << (plan.profile().tf32 ? "true" : "false") << ",\n      "

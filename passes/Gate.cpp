@@ -293,16 +293,20 @@ void AssuranceGate::checkPolicy(Operation *op, const KernelCapsule &c) {
     numerics("subnormal", toString(n.subnormal), "subnormal=preserved");
   if (n.contract != capsules::Contraction::None && !allow.contraction)
     numerics("contract", toString(n.contract), "contract=none");
-  if ((n.reduce == capsules::ReductionOrder::ImplementationDefined ||
-       n.reduce == capsules::ReductionOrder::FixedTree) &&
+  if (n.reduce != capsules::ReductionOrder::None &&
+      n.reduce != capsules::ReductionOrder::LeftFold &&
       !allow.implementationDefinedReduction)
     numerics("reduce", toString(n.reduce), "reduce=left-fold or none");
 
+  // A fixed tree or a library's fixed order gives the same bits every run
+  // (on one GPU model and toolkit); only an order that may change does not.
   if (options.deterministic &&
       n.reduce == capsules::ReductionOrder::ImplementationDefined)
     fail(op, Obligation::Determinism,
          "determinism was requested, but capsule " + quoted(c.name) +
-             " reduces in an implementation-defined order");
+             " declares reduce=implementation-defined: its summation order "
+             "may change from run to run (determinism accepts none, "
+             "left-fold, fixed-order-tree, library-fixed)");
 }
 
 //===----------------------------------------------------------------------===//

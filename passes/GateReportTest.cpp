@@ -88,7 +88,7 @@ TEST_F(Report, Tf32IsReported) {
   EXPECT_NE(text.find("  tf32=on: cuBLAS GEMMs may round their inputs to TF32 "
                       "(10-bit mantissa)\n"),
             std::string::npos);
-  EXPECT_NE(text.find("reduce=implementation-defined] tf32=on\n"),
+  EXPECT_NE(text.find("reduce=library-fixed] tf32=on\n"),
             std::string::npos);
 }
 
@@ -254,7 +254,7 @@ TEST_F(Report, JsonOfTheCudaPlanNamesKernelsAndCalls) {
   EXPECT_EQ(doc.find("capsules")->items.front().find("numeric")->find("text")
                 ->text,
             "numeric=[round=nearest-even,subnormal=implementation-defined,"
-            "contract=implementation-defined,reduce=implementation-defined]");
+            "contract=implementation-defined,reduce=library-fixed]");
 }
 
 TEST_F(Report, JsonOfARejectionListsEveryFailure) {

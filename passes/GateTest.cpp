@@ -472,6 +472,18 @@ TEST_F(Gate, RejectsNumericsTheProfileDoesNotAllow) {
                 "[numerics] capsule `reference.reduce_sum` declares "
                 "reduce=implementation-defined; profile `checked_cpu` requires "
                 "reduce=left-fold or none"}));
+  // A library's fixed order is not the left fold either.
+  CapsuleRegistry library =
+      replaced("reference.reduce_sum", [](KernelCapsule &c) {
+        c.numeric.reduce = capsules::ReductionOrder::LibraryFixed;
+      });
+  options.registry = &library;
+  EXPECT_TRUE(mlir::failed(gate(model, "checked_cpu", options)));
+  EXPECT_EQ(failures(),
+            (std::vector<std::string>{
+                "[numerics] capsule `reference.reduce_sum` declares "
+                "reduce=library-fixed; profile `checked_cpu` requires "
+                "reduce=left-fold or none"}));
 }
 
 TEST_F(Gate, DeterminismWhenRequested) {
@@ -483,15 +495,55 @@ TEST_F(Gate, DeterminismWhenRequested) {
   // On cuda the quickstart's products are vouch's left folds: accepted.
   EXPECT_TRUE(mlir::succeeded(gate(model, "checked_cuda", deterministic)))
       << joined();
-  EXPECT_TRUE(mlir::failed(gate(model, libraryProductsCuda(), deterministic)));
-  std::vector<std::string> f = failures();
-  ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0], "[determinism] determinism was requested, but capsule "
-                  "`cublaslt.linear` reduces in an implementation-defined "
-                  "order");
-  for (const capsules::GateFailure &failure : rejection.failures)
-    EXPECT_EQ(failure.obligation, Obligation::Determinism);
-  EXPECT_TRUE(mlir::succeeded(gate(model, libraryProductsCuda()))) << joined();
+  // cuBLAS(Lt) products sum in the library's order, fixed under vouch's
+  // configuration (reduce=library-fixed): accepted too, forward (cublaslt)
+  // and backward (cublas).
+  auto library = gate(model, libraryProductsCuda(), deterministic);
+  ASSERT_TRUE(mlir::succeeded(library)) << joined();
+  bool lt = false, gemm = false;
+  for (const KernelCapsule &c : library->capsules()) {
+    lt |= c.name == "cublaslt.linear";
+    gemm |= c.name == "cublas.matmul";
+  }
+  EXPECT_TRUE(lt && gemm);
+  EXPECT_TRUE(library->deterministic());
+  // A linear too large for the small-product rule, under the plain profile.
+  auto wide = gate(parse(testing::kWideLinear), "checked_cuda", deterministic);
+  ASSERT_TRUE(mlir::succeeded(wide)) << joined();
+  ASSERT_EQ(wide->ops().size(), 1u);
+  EXPECT_EQ(wide->ops()[0].capsule, "cublaslt.linear");
+  EXPECT_EQ(wide->capsules()[0].numeric.reduce,
+            capsules::ReductionOrder::LibraryFixed);
+}
+
+TEST_F(Gate, DeterminismRejectsAnImplementationDefinedOrder) {
+  CapsuleRegistry registry =
+      replaced("cublaslt.linear", [](KernelCapsule &c) {
+        c.numeric.reduce = capsules::ReductionOrder::ImplementationDefined;
+      });
+  GateOptions deterministic;
+  deterministic.deterministic = true;
+  deterministic.registry = &registry;
+  ModelOp model = parse(testing::kWideLinear);
+  EXPECT_TRUE(mlir::failed(gate(model, "checked_cuda", deterministic)));
+  EXPECT_EQ(failures(),
+            (std::vector<std::string>{
+                "[determinism] determinism was requested, but capsule "
+                "`cublaslt.linear` declares reduce=implementation-defined: "
+                "its summation order may change from run to run "
+                "(determinism accepts none, left-fold, fixed-order-tree, "
+                "library-fixed)"}));
+  EXPECT_TRUE(hasDiagnostic(
+      "gate.mlir:5:8: assurance gate [determinism]: determinism was "
+      "requested, but capsule `cublaslt.linear` declares "
+      "reduce=implementation-defined: its summation order may change from "
+      "run to run (determinism accepts none, left-fold, fixed-order-tree, "
+      "library-fixed)"))
+      << joined();
+  // Without the request the profile allows it.
+  GateOptions plain;
+  plain.registry = &registry;
+  EXPECT_TRUE(mlir::succeeded(gate(model, "checked_cuda", plain))) << joined();
 }
 
 TEST_F(Gate, EvidenceWhenRequested) {

@@ -64,7 +64,7 @@ struct ModelDescription {
 // Choices of a run that a model implementation may need (the cuda target).
 struct RunConfig {
   bool cuda_graph = true;      // --no-cuda-graph turns it off
-  bool deterministic = false;  // --deterministic or TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1
+  bool deterministic = false;  // --deterministic (the cuda runtime also reads its env var)
   bool audit_launches = false;  // --audit-launches: audit the first captured step's graph
 };
 

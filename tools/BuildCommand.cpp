@@ -89,6 +89,9 @@ int runBuild(const std::vector<std::string> &args) {
             "cpu");
   cl.flag("tf32", "cuda: let cuBLAS GEMMs compute in TF32 (profile "
                   "checked_cuda+tf32; the report says so)");
+  cl.flag("deterministic", "gate the plans under the determinism "
+                           "obligation: refuse any capsule whose summation "
+                           "order may change from run to run");
   cl.option("emit", "exe|cpp", "write an executable, or only its C++ source",
             "exe");
   cl.option("emit-dir", "DIR", "keep the generated sources in DIR");
@@ -124,11 +127,14 @@ int runBuild(const std::vector<std::string> &args) {
     return 1;
   timer.done("parse, verify, autodiff");
 
+  capsules::GateOptions gate;
+  gate.deterministic = cl.has("deterministic");
   // Planning records its choices on the ops: the cpu backend is planned on
   // a copy when the cuda backend is planned on the original.
   OwningOpRef<ModuleOp> cpuModule = cuda ? module->clone() : OwningOpRef<ModuleOp>();
   ModelOp cpuModel = getModel(cuda ? *cpuModule : *module);
-  auto cpuPlan = planForProfile(cpuModel, *capsules::parseProfileSpec("checked_cpu"), {});
+  auto cpuPlan =
+      planForProfile(cpuModel, *capsules::parseProfileSpec("checked_cpu"), gate);
   if (failed(cpuPlan))
     return 1; // the gate printed every failed obligation
   auto cpuProgram = codegen::buildProgram(cpuModel, *cpuPlan, codegen::Target::Cpu);
@@ -150,7 +156,7 @@ int runBuild(const std::vector<std::string> &args) {
         model,
         *capsules::parseProfileSpec(cl.has("tf32") ? "checked_cuda+tf32"
                                                     : "checked_cuda"),
-        {});
+        gate);
     if (failed(cudaPlan))
       return 1;
     auto built = codegen::buildProgram(model, *cudaPlan, codegen::Target::Cuda);

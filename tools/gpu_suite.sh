@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packages the GPU suite into .gpu-suite/ (git-ignored, no Bazel needed to
 # run it): cuda-target executables of the examples, the per-op test models
-# and the benchmark model; the CUDA runtime's test binaries; the kernel lab
+# and the benchmark model (also built --deterministic: packaging fails if the
+# gate refuses its cuBLAS products); the CUDA runtime's test binaries; the kernel lab
 # (runtime/cuda/kernels/kernel_lab.cu, built by nvcc); the runner
 # (tests/gpu/run.sh) and the benchmark (tools/bench/bench.py). On a GPU host:
 #   .gpu-suite/run.sh            # ends with "gpu-suite: N passed, N failed"
@@ -11,12 +12,14 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 bazel build //tools:vouch //runtime/cuda/...
 out=.gpu-suite
-rm -rf "$out"; mkdir -p "$out/bin" "$out/rt"
+rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch tests/gpu/*.vouch \
              tools/bench/wide_mlp.vouch; do
   name=$(basename "$model" .vouch)
   bazel-bin/tools/vouch build "$model" --target cuda -o "$out/bin/$name"
 done
+bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --deterministic \
+  -o "$out/det/wide_mlp"
 for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \
          bazel-bin/runtime/cuda/cuda_info; do
   [ -f "$t" ] && [ ! -L "$t" ] || continue

@@ -15,6 +15,10 @@
 
 namespace vouch::rt::cuda {
 
+static_assert(kLtReductionSchemeMask ==
+                  (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE),
+              "kLtReductionSchemeMask: the two schemes that reduce in a separate step");
+
 namespace {
 
 // A cached cuBLASLt plan for one (shape, bias, tf32, alignment) key.
@@ -22,6 +26,7 @@ struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  size_t workspace_bytes = 0;  // the algorithm's, as the heuristic reported it
   bool refused = false;
   std::string refusal;  // why, when refused
 };
@@ -94,6 +99,11 @@ Status init_locked(BlasState& s) {
   if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasSetStream"));
   st = cublasSetWorkspace(handle, ws, kBlasWorkspaceBytes);
   if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasSetWorkspace"));
+  // The default today, set so that no library default can change it: routines with an
+  // atomics-based variant are not bitwise reproducible (cuBLAS documentation).
+  st = cublasSetAtomicsMode(handle, CUBLAS_ATOMICS_NOT_ALLOWED);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return fail(check_cublas(st, "cublasSetAtomicsMode(CUBLAS_ATOMICS_NOT_ALLOWED)"));
   s.handle = handle;
   s.lt = lt;
   s.workspace = ws;
@@ -167,8 +177,20 @@ int alignment_of(const void* p) {
 // that needs no workspace when the heuristic offers one (see build_lt_plan).
 constexpr int64_t kSmallProductMacs = int64_t(1) << 20;
 
-// Fills `plan` (descriptors, layouts, and the heuristic's algorithm or its refusal).
-Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan) {
+uint32_t reduction_scheme_of(const cublasLtMatmulAlgo_t& algo) {
+  uint32_t scheme = 0;
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                           &scheme, sizeof scheme,
+                                           &written) != CUBLAS_STATUS_SUCCESS)
+    return CUBLASLT_REDUCTION_SCHEME_MASK;  // unknown: allowed by no mask but the full one
+  return scheme;
+}
+
+// Fills `plan` (descriptors, layouts, and the heuristic's algorithm or its refusal),
+// offering the heuristic only the split-K reductions of `scheme_mask`.
+Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t scheme_mask,
+                     LtPlan& plan) {
   const std::string what = c.to_string();
   if (s.refuse_for_testing) {
     plan.refused = true;
@@ -205,6 +227,9 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan)
   const uint32_t al = uint32_t(align);
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                              &scheme_mask, sizeof scheme_mask);
   for (cublasLtMatmulPreferenceAttributes_t attr :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
@@ -221,26 +246,56 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, LtPlan& plan)
   st = cublasLtMatmulAlgoGetHeuristic(s.lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 8,
                                       results, &found);
   (void)cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS) found = 0;
+  // The mask's guard: an algorithm whose split-K reduction the mask excludes is never
+  // used, even if the heuristic offered one.
+  auto allowed = [&](int i) {
+    uint32_t scheme = reduction_scheme_of(results[i].algo);
+    return scheme == CUBLASLT_REDUCTION_SCHEME_NONE || (scheme & scheme_mask) == scheme;
+  };
+  int chosen = -1;
+  for (int i = 0; i < found && chosen < 0; i++)
+    if (allowed(i)) chosen = i;
   // A small product is launch-bound: prefer the best algorithm that needs no
   // workspace, since the ones that do split K into extra kernels (a split-K
   // reduce and a separate epilogue: three graph nodes where one will do).
-  cublasLtMatmulHeuristicResult_t result = results[0];
   if (int64_t(c.m) * c.n * c.k <= kSmallProductMacs)  // int fields: 2048³ overflows
     for (int i = 0; i < found; i++)
-      if (results[i].workspaceSize == 0) {
-        result = results[i];
+      if (results[i].workspaceSize == 0 && allowed(i)) {
+        chosen = i;
         break;
       }
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && chosen < 0)) {
     plan.refused = true;
-    plan.refusal = "cublasLtMatmulAlgoGetHeuristic found no algorithm (" +
-                   cublas_status_name(st) + ")";
+    plan.refusal = found > 0 ? "cublasLtMatmulAlgoGetHeuristic offered no algorithm with an "
+                               "allowed split-K reduction"
+                             : "cublasLtMatmulAlgoGetHeuristic found no algorithm (" +
+                                   cublas_status_name(st) + ")";
   } else if (st != CUBLAS_STATUS_SUCCESS) {
     return Status::Error(format_cublas_error("cublasLtMatmulAlgoGetHeuristic for " + what, st));
   } else {
-    plan.algo = result.algo;
+    plan.algo = results[chosen].algo;
+    plan.workspace_bytes = results[chosen].workspaceSize;
   }
   return Status::Ok();
+}
+
+LtAlgorithm describe_plan(const LtPlan& p) {
+  LtAlgorithm a;
+  a.refused = p.refused;
+  a.refusal = p.refusal;
+  if (p.refused) return a;
+  size_t written = 0;
+  int32_t id = -1, split_k = 1;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
+                                           &written) == CUBLAS_STATUS_SUCCESS)
+    a.id = id;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k,
+                                           sizeof split_k, &written) == CUBLAS_STATUS_SUCCESS)
+    a.split_k = split_k;
+  a.reduction_scheme = reduction_scheme_of(p.algo);
+  a.workspace_bytes = p.workspace_bytes;
+  return a;
 }
 
 Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
@@ -248,7 +303,7 @@ Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
   auto it = s.plans.find(key);
   if (it != s.plans.end()) return &it->second;
   LtPlan plan;
-  Status built = build_lt_plan(s, c, align, plan);
+  Status built = build_lt_plan(s, c, align, kLtReductionSchemeMask, plan);
   if (!built.ok()) {
     destroy_plan(plan);
     return built;
@@ -356,6 +411,72 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float*
   }
   if (path != nullptr) *path = LinearPath::GemmFallback;
   return Status::Ok();
+}
+
+Result<BlasConfiguration> blas_configuration() {
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+  BlasConfiguration c;
+  cublasAtomicsMode_t mode = CUBLAS_ATOMICS_ALLOWED;
+  VOUCH_CUBLAS_CHECK(cublasGetAtomicsMode(s.handle, &mode));
+  c.atomics_allowed = mode != CUBLAS_ATOMICS_NOT_ALLOWED;
+  VOUCH_CUBLAS_CHECK(cublasGetStream(s.handle, &c.stream));
+  c.workspace_bytes = kBlasWorkspaceBytes;
+  c.lt_workspace_bytes = kBlasWorkspaceBytes;
+  c.lt_reduction_scheme_mask = kLtReductionSchemeMask;
+  return c;
+}
+
+std::string lt_reduction_scheme_name(uint32_t scheme) {
+  switch (scheme) {
+    case CUBLASLT_REDUCTION_SCHEME_NONE: return "none";
+    case CUBLASLT_REDUCTION_SCHEME_INPLACE: return "inplace";
+    case CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE: return "compute-type";
+    case CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE: return "output-type";
+  }
+  return std::to_string(scheme);
+}
+
+namespace {
+
+Result<LinearCall> lt_linear_call(int64_t rows, int64_t in, int64_t out, bool with_bias,
+                                  bool allow_tf32) {
+  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, allow_tf32);
+  if (call.ok() && call.value().api != LinearCall::Api::LtMatmul)
+    return Status::Error("linear(rows=" + std::to_string(rows) + ", in=" + std::to_string(in) +
+                         ", out=" + std::to_string(out) + ") makes no cublasLtMatmul call");
+  return call;
+}
+
+}  // namespace
+
+Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool with_bias,
+                                     bool allow_tf32, int align) {
+  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, allow_tf32);
+  if (!call.ok()) return call.status();
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+  Result<LtPlan*> plan = lt_plan_locked(s, call.value(), align);
+  if (!plan.ok()) return plan.status();
+  return describe_plan(*plan.value());
+}
+
+Result<LtAlgorithm> linear_heuristic_for_testing(int64_t rows, int64_t in, int64_t out,
+                                                 bool with_bias, bool allow_tf32,
+                                                 uint32_t reduction_scheme_mask) {
+  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, allow_tf32);
+  if (!call.ok()) return call.status();
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+  LtPlan plan;
+  Status built = build_lt_plan(s, call.value(), 16, reduction_scheme_mask, plan);
+  LtAlgorithm a = describe_plan(plan);
+  destroy_plan(plan);
+  if (!built.ok()) return built;
+  return a;
 }
 
 void set_lt_refusal_for_testing(bool refuse) {

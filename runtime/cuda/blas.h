@@ -10,9 +10,26 @@
 // copies or transposes an operand: the mapping onto cuBLAS's column-major convention is
 // described (and unit-tested) in gemm_call.h. The numeric policy: CUBLAS_COMPUTE_32F
 // (fp32 products and sums; no TF32) unless allow_tf32, then
-// CUBLAS_COMPUTE_32F_FAST_TF32; f64 always CUBLAS_COMPUTE_64F. Summation order inside
-// cuBLAS is implementation-defined (reproducible run to run on one GPU model, not
-// bitwise equal to the CPU's left fold).
+// CUBLAS_COMPUTE_32F_FAST_TF32; f64 always CUBLAS_COMPUTE_64F.
+//
+// Reproducibility: the summation order inside cuBLAS is the library's own (not the
+// CPU's left fold), and the handles are always in the configuration under which NVIDIA
+// documents it as fixed run to run for one toolkit and one GPU model (same SM count):
+//  * cuBLAS: atomics mode CUBLAS_ATOMICS_NOT_ALLOWED, set explicitly; the handle's own
+//    fixed workspace, set again after every cublasSetStream (cuBLAS otherwise picks
+//    from an internal pool, which its documentation names as a source of
+//    nondeterminism).
+//  * cuBLASLt: a fixed, user-owned workspace and a fixed workspace limit for the
+//    heuristic; only algorithms whose split-K reduction is NONE, COMPUTE_TYPE or
+//    OUTPUT_TYPE (partial sums staged in the workspace and added by a separate step in a
+//    fixed order; kLtReductionSchemeMask). INPLACE, which adds the partial sums into the
+//    output serialised through counters, is excluded: cublasLt.h promises its
+//    "sequentiality", not an order. One algorithm per (shape, bias, tf32, alignment),
+//    chosen at its first call and reused by every later one.
+//  * one call at a time: calls are serialised by a mutex, and the executor never puts
+//    two side by side in a graph (they share the workspaces).
+// The configuration is the same with and without deterministic mode (deterministic.h),
+// so the cuBLAS capsules can state it for every run.
 #ifndef VOUCH_RUNTIME_CUDA_BLAS_H_
 #define VOUCH_RUNTIME_CUDA_BLAS_H_
 
@@ -20,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/gemm_call.h"
@@ -28,6 +46,44 @@ namespace vouch::rt::cuda {
 
 // Bytes of each handle's workspace (NVIDIA's recommendation for Hopper).
 inline constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
+// The split-K reductions cuBLASLt's heuristic may offer
+// (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK): COMPUTE_TYPE | OUTPUT_TYPE; NONE (no
+// split) always passes. blas.cc checks the values against cublasLt.h.
+inline constexpr uint32_t kLtReductionSchemeMask = 0x6;
+
+// The configuration actually applied, read back where cuBLAS can report it.
+struct BlasConfiguration {
+  bool atomics_allowed = true;  // cublasGetAtomicsMode of the cuBLAS handle
+  cudaStream_t stream = nullptr;  // cublasGetStream of the cuBLAS handle
+  size_t workspace_bytes = 0;   // set on the cuBLAS handle (cuBLAS has no getter)
+  size_t lt_workspace_bytes = 0;  // passed to every cublasLtMatmul
+  uint32_t lt_reduction_scheme_mask = 0;  // given to every cuBLASLt heuristic query
+};
+// Creates the handles if needed (a device is required).
+Result<BlasConfiguration> blas_configuration();
+
+// One cuBLASLt algorithm, as its configuration attributes describe it.
+struct LtAlgorithm {
+  bool refused = false;      // the heuristic offered nothing usable (see linear_bias_row_major)
+  std::string refusal;       // why, when refused
+  int id = -1;               // CUBLASLT_ALGO_CONFIG_ID
+  int split_k = 1;           // CUBLASLT_ALGO_CONFIG_SPLITK_NUM
+  uint32_t reduction_scheme = 0;  // CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME
+  size_t workspace_bytes = 0;     // what the heuristic said it needs
+};
+// "none", "inplace", "compute-type", "output-type" (or the number).
+std::string lt_reduction_scheme_name(uint32_t scheme);
+
+// The algorithm linear_bias_row_major uses for this linear with operands aligned to
+// `align` bytes (chosen now if this is the shape's first use, then pinned).
+Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool with_bias,
+                                     bool allow_tf32, int align = 16);
+// Tests only: the heuristic's first choice for that linear under another reduction
+// scheme mask (CUBLASLT_REDUCTION_SCHEME_MASK: every scheme); never pinned nor used.
+Result<LtAlgorithm> linear_heuristic_for_testing(int64_t rows, int64_t in, int64_t out,
+                                                 bool with_bias, bool allow_tf32,
+                                                 uint32_t reduction_scheme_mask);
 
 // Creates the handles (if needed) and binds them to `stream` (the session's stream).
 Status set_blas_stream(cudaStream_t stream);

@@ -1,14 +1,19 @@
 // Tests for blas.h: cuBLAS / cuBLASLt GEMMs against runtime/cpu_kernels.h on random
 // inputs (all transpose flags, batches with broadcast, accumulate, TF32, f64,
 // degenerate shapes, the bias epilogue and its fallback, a CUDA graph capture is in
-// stream_graph_test). Outputs are poisoned (NaN) before each run. Without a device:
-// the errors (argument checks first, then the clear no-device message).
+// stream_graph_test), and the reproducible configuration: atomics off on the handle,
+// the cuBLASLt algorithm of a split-K-prone shape reducing in an allowed scheme and
+// pinned, two runs of such products bitwise equal. Outputs are poisoned (NaN) before
+// each run. Without a device: the errors (argument checks first, then the clear
+// no-device message).
 #include "runtime/cuda/blas.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -99,6 +104,18 @@ TEST(BlasTest, WithoutADeviceTheErrorSaysSo) {
                                     "usable CUDA device is visible"))
       << s.message();
   EXPECT_FALSE(set_blas_stream(nullptr).ok());
+  EXPECT_FALSE(blas_configuration().ok());
+  EXPECT_FALSE(linear_algorithm(2, 2, 2, true, false).ok());
+}
+
+TEST(BlasTest, ReductionSchemeMaskExcludesInPlace) {
+  // Only the schemes that stage partial sums and add them in a separate step.
+  EXPECT_EQ(lt_reduction_scheme_name(0), "none");
+  EXPECT_EQ(lt_reduction_scheme_name(1), "inplace");
+  EXPECT_EQ(lt_reduction_scheme_name(2), "compute-type");
+  EXPECT_EQ(lt_reduction_scheme_name(4), "output-type");
+  EXPECT_EQ(lt_reduction_scheme_name(8), "8");
+  EXPECT_EQ(kLtReductionSchemeMask, 2u | 4u);
 }
 
 template <class T>
@@ -220,6 +237,134 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
       << err;
   EXPECT_EQ(err.find("note:"), err.rfind("note:")) << err;  // once per shape
   check_linear(9, 6, 10, true, false, LinearPath::LtEpilogue, 302);
+}
+
+// A product with a long K and a small output: a few output tiles for 132 SMs, the shape
+// split-K exists for. The test prints the unrestricted heuristic's choice beside the
+// algorithm used.
+constexpr int64_t kSplitKRows = 64, kSplitKIn = int64_t(1) << 18, kSplitKOut = 64;
+
+bool scheme_allowed(uint32_t scheme) {
+  return scheme == 0 || (scheme & kLtReductionSchemeMask) == scheme;
+}
+
+std::string describe(const LtAlgorithm& a) {
+  if (a.refused) return "refused: " + a.refusal;
+  return "algo " + std::to_string(a.id) + ", split-K " + std::to_string(a.split_k) +
+         ", reduction " + lt_reduction_scheme_name(a.reduction_scheme) + ", workspace " +
+         std::to_string(a.workspace_bytes) + " bytes";
+}
+
+TEST(BlasDeviceTest, ReproducibleConfigurationIsApplied) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS atomics off, cuBLASLt split-K reductions restricted");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  Result<BlasConfiguration> config = blas_configuration();
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_FALSE(config.value().atomics_allowed);
+  EXPECT_EQ(config.value().stream, nullptr);
+  EXPECT_EQ(config.value().workspace_bytes, kBlasWorkspaceBytes);
+  EXPECT_EQ(config.value().lt_workspace_bytes, kBlasWorkspaceBytes);
+  EXPECT_EQ(config.value().lt_reduction_scheme_mask, kLtReductionSchemeMask);
+  // Rebinding the stream keeps the configuration (cublasSetStream resets the workspace,
+  // which set_blas_stream sets again; the atomics mode stays).
+  Result<Stream> stream = Stream::create();
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE(set_blas_stream(stream.value().get()).ok());
+  config = blas_configuration();
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_FALSE(config.value().atomics_allowed);
+  EXPECT_EQ(config.value().stream, stream.value().get());
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+
+  // The algorithm pinned for split-K-prone linears (with and without the bias
+  // epilogue, and TF32) reduces in an allowed scheme; a second query returns the same
+  // pinned algorithm.
+  for (bool with_bias : {true, false}) {
+    for (bool tf32 : {false, true}) {
+      Result<LtAlgorithm> used =
+          linear_algorithm(kSplitKRows, kSplitKIn, kSplitKOut, with_bias, tf32);
+      ASSERT_TRUE(used.ok()) << used.status().message();
+      Result<LtAlgorithm> unrestricted = linear_heuristic_for_testing(
+          kSplitKRows, kSplitKIn, kSplitKOut, with_bias, tf32, 0x7);
+      ASSERT_TRUE(unrestricted.ok()) << unrestricted.status().message();
+      std::printf("linear(rows=%lld, in=%lld, out=%lld, bias=%d, tf32=%d): used %s; "
+                  "unrestricted heuristic: %s\n",
+                  (long long)kSplitKRows, (long long)kSplitKIn, (long long)kSplitKOut,
+                  int(with_bias), int(tf32), describe(used.value()).c_str(),
+                  describe(unrestricted.value()).c_str());
+      ASSERT_FALSE(used.value().refused) << used.value().refusal;
+      EXPECT_TRUE(scheme_allowed(used.value().reduction_scheme)) << describe(used.value());
+      EXPECT_NE(used.value().reduction_scheme, 1u) << "in-place split-K reduction";
+      if (used.value().split_k > 1) {
+        EXPECT_NE(used.value().reduction_scheme, 0u) << describe(used.value());
+      }
+      Result<LtAlgorithm> again =
+          linear_algorithm(kSplitKRows, kSplitKIn, kSplitKOut, with_bias, tf32);
+      ASSERT_TRUE(again.ok());
+      EXPECT_EQ(describe(again.value()), describe(used.value()));
+    }
+  }
+  std::fflush(stdout);
+}
+
+// Bitwise equality of two device arrays, with the first differing element.
+template <class T>
+void expect_bitwise_equal(const std::vector<T>& a, const std::vector<T>& b,
+                          const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); i++) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) {
+      ADD_FAILURE() << what << ": element " << i << " differs between two runs: " << a[i]
+                    << " vs " << b[i];
+      return;
+    }
+  }
+}
+
+TEST(BlasDeviceTest, SplitKProneProductsAreBitwiseReproducible) {
+  VOUCH_REQUIRE_CUDA_DEVICE("two runs of a split-K-prone GEMM and linear, bitwise equal");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  const int64_t M = kSplitKRows, N = kSplitKOut, K = kSplitKIn;
+  // Values of mixed sign: any change of summation order changes low bits.
+  std::vector<float> A = random_values<float>(size_t(M * K), 900),
+                     B = random_values<float>(size_t(K * N), 901),
+                     bias = random_values<float>(size_t(N), 902);
+  DeviceArray<float> dA(A), dB(B), dbias(bias), dW(random_values<float>(size_t(N * K), 903));
+  const std::vector<float> poison(size_t(M * N), std::numeric_limits<float>::quiet_NaN());
+
+  // C = A · B through cublasGemmEx, twice, another product between the two runs.
+  DeviceArray<float> c1(poison), c2(poison), other(std::vector<float>(64 * 64, 0.f));
+  ASSERT_TRUE(gemm_row_major(false, false, 1, M, N, K, dA.ptr, 0, dB.ptr, 0, c1.ptr, false,
+                             false)
+                  .ok());
+  ASSERT_TRUE(gemm_row_major(false, true, 1, 64, 64, 64, dA.ptr, 0, dA.ptr, 0, other.ptr, false,
+                             false)
+                  .ok());
+  ASSERT_TRUE(gemm_row_major(false, false, 1, M, N, K, dA.ptr, 0, dB.ptr, 0, c2.ptr, false,
+                             false)
+                  .ok());
+  std::vector<float> g1 = c1.read();
+  expect_bitwise_equal(g1, c2.read(), "cublasGemmEx m=n=64, k=2^18");
+  std::vector<double> want(size_t(M * N));
+  matmul(false, false, 1, M, N, K, to_double(A).data(), 0, to_double(B).data(), 0, want.data());
+  expect_close(g1, want, 1e-5 * std::sqrt(double(K)), "cublasGemmEx m=n=64, k=2^18");
+
+  // y = x · Wᵀ + b through cublasLtMatmul with the bias epilogue (and without), twice.
+  for (bool with_bias : {true, false}) {
+    DeviceArray<float> y1(poison), y2(poison);
+    const float* b = with_bias ? dbias.ptr : nullptr;
+    LinearPath p1 = LinearPath::None, p2 = LinearPath::None;
+    ASSERT_TRUE(linear_bias_row_major(M, K, N, dA.ptr, dW.ptr, b, y1.ptr, false, &p1).ok());
+    ASSERT_TRUE(gemm_row_major(false, true, 1, 64, 64, 64, dA.ptr, 0, dA.ptr, 0, other.ptr,
+                               false, false)
+                    .ok());
+    ASSERT_TRUE(linear_bias_row_major(M, K, N, dA.ptr, dW.ptr, b, y2.ptr, false, &p2).ok());
+    EXPECT_EQ(p1, LinearPath::LtEpilogue) << linear_path_name(p1);
+    EXPECT_EQ(p2, p1);
+    expect_bitwise_equal(y1.read(), y2.read(),
+                         std::string("cublasLtMatmul rows=64, in=2^18, out=64") +
+                             (with_bias ? ", epilogue=BIAS" : ""));
+  }
 }
 
 TEST(BlasDeviceTest, BoundToASessionStream) {

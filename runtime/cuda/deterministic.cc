@@ -2,7 +2,6 @@
 #include "runtime/cuda/deterministic.h"
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 
 namespace vouch::rt::cuda {
@@ -13,33 +12,14 @@ namespace {
 std::atomic<int> g_explicit{-1};
 
 bool env_mode() {
-  static const bool enabled = [] {
-    DeterministicEnvParse p = parse_deterministic_env(std::getenv(kDeterministicEnv));
-    if (!p.warning.empty()) {
-      std::fprintf(stderr, "%s\n", p.warning.c_str());
-      std::fflush(stderr);
-    }
-    return p.enabled;
-  }();
+  static const bool enabled = parse_deterministic_env(std::getenv(kDeterministicEnv));
   return enabled;
 }
 
 }  // namespace
 
-DeterministicEnvParse parse_deterministic_env(const char* text) {
-  DeterministicEnvParse out;
-  if (text == nullptr) return out;
-  std::string v(text);
-  if (v.empty() || v == "0") return out;
-  if (v == "1") {
-    out.enabled = true;
-    return out;
-  }
-  std::string shown;
-  for (char c : v) shown += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
-  out.warning = std::string("warning: ") + kDeterministicEnv + "=\"" + shown +
-                "\" is neither 0 nor 1; ignored; reductions are implementation-defined";
-  return out;
+bool parse_deterministic_env(const char* text) {
+  return text != nullptr && text[0] != '\0' && !(text[0] == '0' && text[1] == '\0');
 }
 
 bool deterministic_reductions() {

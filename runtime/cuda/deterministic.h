@@ -1,31 +1,28 @@
 // deterministic.h: the deterministic reduction mode switch.
 //
-// On: the generated CUDA code uses fixed-order (block/warp tree in a fixed shape, no
-// atomics) reductions, so two runs on the same GPU model are bitwise equal. Off: the
-// fastest reductions, whose summation order is implementation-defined. The mode is on
-// when TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS=1 (read once, at first query) or when
-// set_deterministic_reductions(true) was called (an executable's `--deterministic`);
-// an explicit set_deterministic_reductions call wins over the environment. It does not
-// make cuBLAS bitwise-reproducible across GPU models, nor seeded RNG unnecessary.
+// The mode records that a run requires reductions whose order is fixed run to run, so a
+// training log can say so. It changes no kernel: vouch's generated CUDA kernels always
+// reduce in a fixed order (block trees of a fixed shape or left folds, no atomics), and
+// the cuBLAS / cuBLASLt handles are always in their reproducible configuration
+// (blas.h); the assurance gate under `deterministic` is what refuses a capsule whose
+// order is implementation-defined. The mode is on when
+// TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS is set to any non-empty value other than `0`
+// (read once, at first query) or when set_deterministic_reductions(true) was called (an
+// executable's `--deterministic`); an explicit call wins over the environment. It does
+// not make results equal across GPU models or toolkit versions, nor seeded RNG
+// unnecessary.
 #ifndef VOUCH_RUNTIME_CUDA_DETERMINISTIC_H_
 #define VOUCH_RUNTIME_CUDA_DETERMINISTIC_H_
-
-#include <string>
 
 namespace vouch::rt::cuda {
 
 inline constexpr const char kDeterministicEnv[] = "TORCHLEAN_CUDA_DETERMINISTIC_REDUCTIONS";
 
-struct DeterministicEnvParse {
-  bool enabled = false;
-  std::string warning;  // empty, or one line for stderr (no newline)
-};
+// nullptr, "" and "0" -> off; any other value (" 0", "yes", "false" included) -> on,
+// as the runtime guide specifies.
+bool parse_deterministic_env(const char* text);
 
-// nullptr / "" / "0" -> off; "1" -> on; anything else -> off with a warning.
-DeterministicEnvParse parse_deterministic_env(const char* text);
-
-// The active mode (thread-safe). The environment's warning, if any, is printed to
-// stderr once, at the first query.
+// The active mode (thread-safe).
 bool deterministic_reductions();
 void set_deterministic_reductions(bool enabled);
 

@@ -69,8 +69,6 @@ for exe in bin/*; do
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32b.trace" "$d/cuda32b.st" 0 0
   check "$name: graph replay = no graph, bitwise" python3 compare.py "$name graph vs --no-cuda-graph" \
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32ng.trace" "$d/cuda32ng.st" 0 0
-  # (No check of --deterministic: it changes no kernel yet, so a run with it would
-  # repeat "two cuda runs bitwise equal" and could not fail; issue 9.)
   # Every node of a step's CUDA graph is made by a launch the schedule names (and
   # each vouch kernel launch by that kernel), in both dtypes: 0 unreported.
   for dt in f32 f64; do
@@ -83,6 +81,30 @@ for exe in bin/*; do
     result "$name: launch audit $dt, 0 unreported" $rc
   done
 done
+
+echo "== deterministic: the wide model built --deterministic (cuBLAS(Lt) products gated library-fixed)"
+# Its 4096-wide products run in cuBLASLt (forward) and cuBLAS (VJPs); the last
+# layer's weight gradient (m = 1, n = 4096, k = 4096) is the shape split-K is
+# for. Two runs must agree bit for bit: a reduction whose order changed run to
+# run (atomics, an in-place split-K, a re-chosen algorithm) would show here.
+d="$TEST_TMPDIR/det"; mkdir -p "$d"
+det/wide_mlp --device cuda --steps 2 --show-backend >"$d/show.txt" 2>&1
+rc=$?
+for want in "built --deterministic)" "linear: cublaslt.linear provider=cublaslt" \
+            "matmul: cublas.matmul provider=cublas"; do
+  grep -qF "$want" "$d/show.txt" || { echo "missing: $want"; rc=1; }
+done
+[ "$(grep -c 'reduce=library-fixed]' "$d/show.txt")" -ge 2 ] || { echo "missing: reduce=library-fixed"; rc=1; }
+[ $rc -eq 0 ] || cat "$d/show.txt"
+result "wide_mlp built --deterministic: cuBLAS(Lt) capsules reduce=library-fixed" $rc
+for run in 1 2; do
+  det/wide_mlp --device cuda --dtype f32 --deterministic --seed "$seed" --steps 20 \
+    --trace "$d/run$run.trace" --save-params "$d/run$run.st" >"$d/run$run.out" 2>&1 ||
+    { tail -5 "$d/run$run.out"; }
+done
+check "wide_mlp --deterministic: two runs bitwise equal" python3 compare.py \
+  "wide_mlp --deterministic run 1 vs run 2" \
+  "$d/run1.trace" "$d/run1.st" "$d/run2.trace" "$d/run2.st" 0 0
 
 echo "== report of a cuda run"
 bin/quickstart_mlp --device cuda --steps 2 --show-backend --mem-stats >"$TEST_TMPDIR/show.txt" 2>&1

@@ -232,8 +232,10 @@ const BlasTemplate kBlasTemplates[] = {
      "B=input) with the bias epilogue",
      "a fixed 32 MiB workspace, split-K reductions none, compute-type or "
      "output-type only (in-place excluded), one algorithm pinned per shape, "
-     "one call at a time; a refused epilogue falls back to "
-     "cublasGemmEx with atomics off"},
+     "one call at a time; where cuBLASLt offers no such algorithm for the "
+     "bias epilogue (its answer for that shape and type), the step runs "
+     "cublasGemmEx plus a bias-broadcast GEMM with atomics off instead, "
+     "and the tape and --audit-launches say so with cuBLASLt's reason"},
 };
 
 /// The cuda capsule of `spec` by `provider`, or nothing where no template
@@ -283,8 +285,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
         citedEvidence(EvidenceKind::TestSuite, "gemm-flags"),
         {"capsules/GemmCall.cpp", blas.symbol, ""});
     c.value = contract(std::string(spec.formula) +
-                           ", in f32; TF32 products only under the profile's "
-                           "tf32 option; summed in the library's own order, "
+                           ", in the element type (f32: CUBLAS_COMPUTE_32F, "
+                           "TF32 products only under the profile's tf32 "
+                           "option; f64: CUBLAS_COMPUTE_64F); summed in the "
+                           "library's own order, "
                            "the same bits run to run on one GPU model with "
                            "one toolkit version under vouch's configuration: " +
                            blas.configuration +

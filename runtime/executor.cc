@@ -238,6 +238,15 @@ void ProgramTape::build(const Program& p, VjpFn vjp, const char* dtype,
   for (size_t s = 1; s < begin_.size(); s++) begin_[s] += begin_[s - 1];
 }
 
+void ProgramTape::note_ran(int32_t step, const std::string& ran) {
+  if (step < 0 || size_t(step) + 1 >= begin_.size()) return;
+  for (int32_t i = begin_[size_t(step)]; i < begin_[size_t(step) + 1]; i++) {
+    if (ran == nodes_[size_t(i)].kernel) continue;
+    notes_.push_back(std::make_unique<std::string>(ran));
+    nodes_[size_t(i)].kernel = notes_.back()->c_str();
+  }
+}
+
 // ---- CpuProgramModel ---------------------------------------------------------------
 
 template <class T>

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -60,6 +61,9 @@ class ProgramTape {
     for (int32_t i = begin_[size_t(step)]; i < begin_[size_t(step) + 1]; i++)
       tape->record(nodes_[size_t(i)]);
   }
+  // What the nodes completed by `step` report as ran (TapeNode::kernel) from now on:
+  // a step that ran other calls than its table names (a cuBLASLt fallback) says so.
+  void note_ran(int32_t step, const std::string& ran);
   // The NodeDesc with this id, or nullptr.
   const NodeDesc* node(int id) const {
     auto it = by_id_.find(id);
@@ -73,6 +77,7 @@ class ProgramTape {
   // What nodes_ point at (filled before any node takes a view, never resized after).
   std::vector<std::vector<SavedBuffer>> saved_;
   std::vector<std::string> vjp_ran_;
+  std::vector<std::unique_ptr<std::string>> notes_;  // note_ran's texts (stable addresses)
 };
 
 template <class T>

@@ -171,12 +171,13 @@ TEST(CpuExecutorTest, TapeRecordsEveryNodeAfterItsStepInProgramOrder) {
             // Bytes from the buffers of those names (f64); the test program's buffers
             // have no shape text, and its steps no capsule.
             "  #0 linear capsule=test.linear node=3 ran=linear(x, W1, b1) saved=[x 32 B] "
-            "vjp=[gemm [unassigned], mlp_reduce_sum [unassigned]]\n"
+            "vjp=[cublasGemmEx(test gemm) [unassigned], mlp_reduce_sum [unassigned]]\n"
             "  #1 relu capsule=test.relu node=5 ran=mlp_relu saved=[h_pre 48 B] "
             "vjp=[mlp_step [unassigned], mlp_mul [unassigned]]\n"
             "  #2 linear capsule=test.linear node=8 ran=linear(h, W2, b2) "
             "saved=[h 48 B, W2 24 B] "
-            "vjp=[gemm [unassigned], mlp_reduce_sum [unassigned], gemm [unassigned]]\n"
+            "vjp=[cublasGemmEx(test gemm) [unassigned], mlp_reduce_sum [unassigned], "
+            "cublasGemmEx(test gemm) [unassigned]]\n"
             "  #3 reshape capsule=test.view node=9 ran=view saved=[]\n"
             "  #4 mse_loss capsule=test.mse_loss node=13 ran=mlp_mse_loss "
             "saved=[pred 16 B, y 16 B] vjp=[mlp_sub [unassigned], mlp_scale [unassigned]]\n");

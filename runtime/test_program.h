@@ -179,7 +179,7 @@ struct MlpProgram {
     s.b = w;
     s.bias = bias;
     s.c = y;
-    s.what = "linear";
+    s.what = "cublasLtMatmul(test linear)";
     steps.push_back(s);
   }
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int32_t a, int32_t b, int32_t c) {
@@ -197,7 +197,7 @@ struct MlpProgram {
     s.b = b;
     s.c = c;
     s.bias = -1;
-    s.what = "gemm";
+    s.what = "cublasGemmEx(test gemm)";
     steps.push_back(s);
   }
 

@@ -19,6 +19,8 @@ static_assert(kLtReductionSchemeMask ==
                   (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE),
               "kLtReductionSchemeMask: the two schemes that reduce in a separate step");
 
+void log_blas_call(const char* api);  // BlasCallLog's friend, defined below
+
 namespace {
 
 // A cached cuBLASLt plan for one (shape, bias, tf32, alignment) key.
@@ -38,7 +40,11 @@ void destroy_plan(LtPlan& p) {
   p = LtPlan{};
 }
 
-using LtKey = std::tuple<int, int, int, bool, bool, int>;  // m, n, k, bias, tf32, align
+using LtKey = std::tuple<int, int, int, bool, bool, int, bool>;  // m, n, k, bias, tf32, align, f64
+
+// The innermost live BlasCallLog of this thread (nullptr: nobody is listening).
+thread_local BlasCallLog* current_log = nullptr;
+void log_call(const char* api) { log_blas_call(api); }
 
 struct BlasState {
   std::mutex mu;
@@ -48,6 +54,7 @@ struct BlasState {
   void* workspace = nullptr;     // cuBLAS's
   void* lt_workspace = nullptr;  // cuBLASLt's
   float* one_f32 = nullptr;      // a device 1.0f, the "ones" operand of the bias GEMM
+  double* one_f64 = nullptr;     // and 1.0 for f64
   cudaStream_t stream = nullptr;
   std::map<LtKey, LtPlan> plans;
   bool refuse_for_testing = false;
@@ -90,11 +97,17 @@ Status init_locked(BlasState& s) {
   if (e != cudaSuccess)
     return fail(cuda_failure("cudaMalloc(" + std::to_string(kBlasWorkspaceBytes) +
                              " bytes) for the cuBLASLt workspace", e));
-  e = cudaMalloc(reinterpret_cast<void**>(&one), sizeof(float));
-  if (e != cudaSuccess) return fail(cuda_failure("cudaMalloc(4 bytes) for the constant 1.0f", e));
-  const float host_one = 1.0f;
-  e = cudaMemcpy(one, &host_one, sizeof(float), cudaMemcpyHostToDevice);
-  if (e != cudaSuccess) return fail(cuda_failure("cudaMemcpy(constant 1.0f, host to device)", e));
+  // The constants 1.0f (bytes 0-3) and 1.0 (bytes 8-15): the bias GEMM's "ones".
+  e = cudaMalloc(reinterpret_cast<void**>(&one), 16);
+  if (e != cudaSuccess) return fail(cuda_failure("cudaMalloc(16 bytes) for the constant 1", e));
+  struct {
+    float f32;
+    float pad;
+    double f64;
+  } host_one{1.0f, 0.0f, 1.0};
+  static_assert(sizeof host_one == 16);
+  e = cudaMemcpy(one, &host_one, 16, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) return fail(cuda_failure("cudaMemcpy(constant 1, host to device)", e));
   st = cublasSetStream(handle, s.stream);
   if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasSetStream"));
   st = cublasSetWorkspace(handle, ws, kBlasWorkspaceBytes);
@@ -109,6 +122,7 @@ Status init_locked(BlasState& s) {
   s.workspace = ws;
   s.lt_workspace = lt_ws;
   s.one_f32 = one;
+  s.one_f64 = reinterpret_cast<double*>(reinterpret_cast<char*>(one) + 8);
   s.initialized = true;
   return Status::Ok();
 }
@@ -131,15 +145,18 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
     case GemmCall::Api::None:
       return Status::Ok();
     case GemmCall::Api::MemsetZero:
+      log_call("cudaMemsetAsync");
       VOUCH_CUDA_CHECK_WHAT(cudaMemsetAsync(out, 0, c.zero_bytes, s.stream), c.to_string());
       return Status::Ok();
     case GemmCall::Api::GemmEx:
+      log_call("cublasGemmEx");
       VOUCH_CUBLAS_CHECK_WHAT(cublasGemmEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt,
                                            c.lda, b, dt, c.ldb, beta, out, dt, c.ldc, ct,
                                            CUBLAS_GEMM_DEFAULT),
                               c.to_string());
       return Status::Ok();
     case GemmCall::Api::GemmStridedBatchedEx:
+      log_call("cublasGemmStridedBatchedEx");
       VOUCH_CUBLAS_CHECK_WHAT(
           cublasGemmStridedBatchedEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt, c.lda,
                                      c.stride_a, b, dt, c.ldb, c.stride_b, beta, out, dt,
@@ -197,8 +214,12 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
     plan.refusal = "refused for testing (set_lt_refusal_for_testing)";
     return Status::Ok();
   }
-  const cublasComputeType_t ct = c.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, CUDA_R_32F),
+  const bool f64 = c.dtype == GemmDType::F64;
+  const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
+  const cublasComputeType_t ct = f64      ? CUBLAS_COMPUTE_64F
+                                 : c.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, dt),
                           "cublasLtMatmulDescCreate for " + what);
   const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
   const cublasLtEpilogue_t epilogue = c.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -213,11 +234,11 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
                                      sizeof epilogue),
       "cublasLtMatmulDescSetAttribute(EPILOGUE) for " + what);
   // op(A) = W: stored column-major [k, m] (ld = in); B = xᵀ: [k, n]; C = yᵀ: [m, n].
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_32F, c.k, c.m, c.lda),
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.a, dt, c.k, c.m, c.lda),
                           "cublasLtMatrixLayoutCreate(W) for " + what);
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_32F, c.k, c.n, c.ldb),
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, dt, c.k, c.n, c.ldb),
                           "cublasLtMatrixLayoutCreate(x) for " + what);
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.c, CUDA_R_32F, c.m, c.n, c.ldc),
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.c, dt, c.m, c.n, c.ldc),
                           "cublasLtMatrixLayoutCreate(y) for " + what);
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -299,7 +320,7 @@ LtAlgorithm describe_plan(const LtPlan& p) {
 }
 
 Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
-  LtKey key{c.m, c.n, c.k, c.bias, c.tf32, align};
+  LtKey key{c.m, c.n, c.k, c.bias, c.tf32, align, c.dtype == GemmDType::F64};
   auto it = s.plans.find(key);
   if (it != s.plans.end()) return &it->second;
   LtPlan plan;
@@ -353,13 +374,20 @@ const char* linear_path_name(LinearPath path) {
   return "?";
 }
 
-Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
-                             const float* W, const float* bias, float* y, bool allow_tf32,
-                             LinearPath* path) {
-  Result<LinearCall> call = describe_linear(rows, in, out, bias != nullptr, allow_tf32);
+namespace {
+
+template <class T>
+Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W,
+                   const T* bias, T* y, bool allow_tf32, LinearPath* path,
+                   std::string* refusal) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
+  Result<LinearCall> call =
+      describe_linear(rows, in, out, bias != nullptr, allow_tf32, dtype);
   if (!call.ok()) return call.status();
   const LinearCall& c = call.value();
   if (path != nullptr) *path = LinearPath::None;
+  if (refusal != nullptr) refusal->clear();
   if (c.api == LinearCall::Api::None) return Status::Ok();
 
   BlasState& s = state();
@@ -369,7 +397,8 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float*
   if (c.api == LinearCall::Api::LtMatmul) {
     int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
                           bias != nullptr ? alignment_of(bias) : 16});
-    bool new_plan = s.plans.find(LtKey{c.m, c.n, c.k, c.bias, c.tf32, align}) == s.plans.end();
+    bool new_plan =
+        s.plans.find(LtKey{c.m, c.n, c.k, c.bias, c.tf32, align, f64}) == s.plans.end();
     Result<LtPlan*> plan = lt_plan_locked(s, c, align);
     if (!plan.ok()) return plan.status();
     LtPlan& p = *plan.value();
@@ -381,7 +410,8 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float*
                                            sizeof bias_ptr),
             "cublasLtMatmulDescSetAttribute(BIAS_POINTER) for " + c.to_string());
       }
-      const float alpha = 1.0f, beta = 0.0f;
+      const T alpha = 1, beta = 0;
+      log_call("cublasLtMatmul");
       VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmul(s.lt, p.desc, &alpha, W, p.a, x, p.b, &beta, y, p.c,
                                              y, p.c, &p.algo, s.lt_workspace,
                                              kBlasWorkspaceBytes, s.stream),
@@ -389,28 +419,51 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float*
       if (path != nullptr) *path = LinearPath::LtEpilogue;
       return Status::Ok();
     }
+    if (refusal != nullptr) *refusal = p.refusal;
     if (new_plan) {
       std::fprintf(stderr,
-                   "note: cuBLASLt refused %s for linear(rows=%lld, in=%lld, out=%lld): %s; "
+                   "note: cuBLASLt refused %s for linear(rows=%lld, in=%lld, out=%lld, %s): %s; "
                    "using cublasGemmEx + a bias broadcast GEMM instead\n",
                    c.bias ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul", (long long)rows,
-                   (long long)in, (long long)out, p.refusal.c_str());
+                   (long long)in, (long long)out, f64 ? "f64" : "f32", p.refusal.c_str());
       std::fflush(stderr);
     }
   }
 
   // Fallback (or in = 0): y = x · Wᵀ, then y[r,:] += bias for every row.
-  Result<GemmCall> gemm = describe_gemm(false, true, 1, rows, out, in, 0, 0, false, allow_tf32,
-                                        GemmDType::F32);
+  Result<GemmCall> gemm =
+      describe_gemm(false, true, 1, rows, out, in, 0, 0, false, allow_tf32, dtype);
   if (!gemm.ok()) return gemm.status();
   VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
   if (bias != nullptr) {
-    Result<GemmCall> bc = describe_bias_broadcast(rows, out);
+    Result<GemmCall> bc = describe_bias_broadcast(rows, out, dtype);
     if (!bc.ok()) return bc.status();
-    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, s.one_f32, y));
+    const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
+    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
   }
   if (path != nullptr) *path = LinearPath::GemmFallback;
   return Status::Ok();
+}
+
+}  // namespace
+
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
+                             const float* W, const float* bias, float* y, bool allow_tf32,
+                             LinearPath* path, std::string* refusal) {
+  return linear_impl(rows, in, out, x, W, bias, y, allow_tf32, path, refusal);
+}
+
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double* x,
+                             const double* W, const double* bias, double* y, bool allow_tf32,
+                             LinearPath* path, std::string* refusal) {
+  return linear_impl(rows, in, out, x, W, bias, y, allow_tf32, path, refusal);
+}
+
+BlasCallLog::BlasCallLog() : outer_(current_log) { current_log = this; }
+BlasCallLog::~BlasCallLog() { current_log = outer_; }
+
+void log_blas_call(const char* api) {
+  if (current_log != nullptr) current_log->calls_.push_back(api);
 }
 
 Result<BlasConfiguration> blas_configuration() {

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/gemm_call.h"
@@ -109,16 +110,37 @@ enum class LinearPath {
 };
 const char* linear_path_name(LinearPath path);  // "none", "cublasLt-epilogue", "gemm-fallback"
 
-// y[rows,out] = x[rows,in] · W[out,in]ᵀ + bias[out] (bias may be nullptr), float only,
-// as one cuBLASLt matmul with CUBLASLT_EPILOGUE_BIAS (describe_linear). If cuBLASLt
-// refuses the epilogue for this shape / alignment (its heuristic returns no
-// algorithm), the call falls back to gemm_row_major plus one strided-batched GEMM that
-// adds the bias to every row (describe_bias_broadcast), and says so once per shape on
-// stderr ("note: cuBLASLt refused ..."); `path`, when given, receives the path taken.
-// Never a silent fallback. in = 0 gives y = bias (or 0).
+// y[rows,out] = x[rows,in] · W[out,in]ᵀ + bias[out] (bias may be nullptr), as one
+// cuBLASLt matmul with CUBLASLT_EPILOGUE_BIAS (describe_linear; f64 in
+// CUBLAS_COMPUTE_64F, allow_tf32 ignored). If cuBLASLt refuses the epilogue for this
+// shape / type / alignment (its heuristic returns no allowed algorithm), the call falls
+// back to gemm_row_major plus one GEMM that adds the bias to every row
+// (describe_bias_broadcast), and says so once per shape on stderr ("note: cuBLASLt
+// refused ..."); `path`, when given, receives the path taken and `refusal` cuBLASLt's
+// reason. Never a silent fallback. in = 0 gives y = bias (or 0).
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
                              const float* W, const float* bias, float* y, bool allow_tf32,
-                             LinearPath* path = nullptr);
+                             LinearPath* path = nullptr, std::string* refusal = nullptr);
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double* x,
+                             const double* W, const double* bias, double* y, bool allow_tf32,
+                             LinearPath* path = nullptr, std::string* refusal = nullptr);
+
+// The library entry points called by this thread while a BlasCallLog is alive, in
+// order ("cublasGemmEx", "cublasGemmStridedBatchedEx", "cublasLtMatmul",
+// "cudaMemsetAsync"): what --audit-launches compares with the call a step names.
+class BlasCallLog {
+ public:
+  BlasCallLog();
+  ~BlasCallLog();
+  BlasCallLog(const BlasCallLog&) = delete;
+  BlasCallLog& operator=(const BlasCallLog&) = delete;
+  const std::vector<std::string>& calls() const { return calls_; }
+
+ private:
+  friend void log_blas_call(const char* api);  // blas.cc: appends to the innermost log
+  std::vector<std::string> calls_;
+  BlasCallLog* outer_;
+};
 
 // Tests only: pretend cuBLASLt refuses every epilogue, to exercise the fallback.
 void set_lt_refusal_for_testing(bool refuse);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <type_traits>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -91,7 +92,8 @@ TEST(BlasTest, ArgumentErrorsComeFirstAndNameTheExtent) {
                              nullptr, 0, nullptr, false, false)
                   .ok());
   LinearPath path = LinearPath::LtEpilogue;
-  EXPECT_TRUE(linear_bias_row_major(0, 2, 8, nullptr, nullptr, nullptr, nullptr, false, &path).ok());
+  EXPECT_TRUE(linear_bias_row_major(0, 2, 8, static_cast<const float*>(nullptr), nullptr, nullptr,
+                                    static_cast<float*>(nullptr), false, &path).ok());
   EXPECT_EQ(path, LinearPath::None);
 }
 
@@ -188,24 +190,66 @@ TEST(BlasDeviceTest, DegenerateShapes) {
   EXPECT_EQ(dD.read(), ones);
 }
 
-void check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, bool tf32,
-                  LinearPath expected, uint32_t seed) {
-  std::vector<float> x = random_values<float>(size_t(rows * in), seed),
-                     W = random_values<float>(size_t(out * in), seed + 1),
-                     b = random_values<float>(size_t(out), seed + 2);
+// One linear against the host reference; returns the path taken. `expected` None:
+// either path (f64: whether cuBLASLt offers the f64 bias epilogue is its own answer),
+// but the calls made must be the ones of the path taken, and a fallback says why.
+template <class T = float>
+LinearPath check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, bool tf32,
+                        LinearPath expected, uint32_t seed) {
+  std::vector<T> x = random_values<T>(size_t(rows * in), seed),
+                 W = random_values<T>(size_t(out * in), seed + 1),
+                 b = random_values<T>(size_t(out), seed + 2);
   std::vector<double> want(size_t(rows * out));
   std::vector<double> xd = to_double(x), Wd = to_double(W), bd = to_double(b);
   linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
-  DeviceArray<float> dx(x), dW(W), db(b),
-      dy(std::vector<float>(size_t(rows * out), std::numeric_limits<float>::quiet_NaN()));
+  DeviceArray<T> dx(x), dW(W), db(b),
+      dy(std::vector<T>(size_t(rows * out), std::numeric_limits<T>::quiet_NaN()));
   LinearPath path = LinearPath::None;
+  std::string refusal;
+  BlasCallLog calls;
   Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr, with_bias ? db.ptr : nullptr,
-                                   dy.ptr, tf32, &path);
-  ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(path, expected) << linear_path_name(path);
-  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, tf32);
-  expect_close(dy.read(), want, (tf32 ? 5e-3 : 1e-5) * std::sqrt(double(std::max<int64_t>(in, 1))),
-               call.value().to_string() + " via " + linear_path_name(path));
+                                   dy.ptr, tf32, &path, &refusal);
+  if (!s.ok()) {
+    ADD_FAILURE() << s.message();
+    return path;
+  }
+  if (expected != LinearPath::None) EXPECT_EQ(path, expected) << linear_path_name(path);
+  if (path == LinearPath::LtEpilogue) {
+    EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"});
+    EXPECT_EQ(refusal, "");
+  } else {
+    EXPECT_FALSE(calls.calls().empty()) << linear_path_name(path);
+    for (const std::string& c : calls.calls()) EXPECT_NE(c, "cublasLtMatmul");
+    if (in > 0) EXPECT_NE(refusal, "") << "a fallback says why";
+  }
+  constexpr bool f64 = std::is_same_v<T, double>;
+  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, tf32,
+                                            f64 ? GemmDType::F64 : GemmDType::F32);
+  double tol = f64 ? 1e-12 : (tf32 ? 5e-3 : 1e-5) * std::sqrt(double(std::max<int64_t>(in, 1)));
+  expect_close(dy.read(), want, tol, call.value().to_string() + " via " + linear_path_name(path));
+  return path;
+}
+
+// f64 linears take the same road: cuBLASLt with the bias epilogue in CUBLAS_COMPUTE_64F
+// where cuBLASLt offers it, else the visible fallback; printed, so the log says which.
+TEST(BlasDeviceTest, LinearF64TakesTheCublasLtRoadOrFallsBackVisibly) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt linear in f64");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 400;
+  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1, 2, 8}, {25, 2, 8},
+                               {64, 128, 96}, {7, 13, 5}})
+    for (bool with_bias : {true, false}) {
+      LinearPath path = check_linear<double>(rows, in, out, with_bias, false, LinearPath::None,
+                                             seed++);
+      std::printf("f64 linear(rows=%lld, in=%lld, out=%lld, bias=%d): %s\n", (long long)rows,
+                  (long long)in, (long long)out, int(with_bias), linear_path_name(path));
+    }
+  set_lt_refusal_for_testing(true);
+  testing::internal::CaptureStderr();
+  check_linear<double>(5, 3, 4, true, false, LinearPath::GemmFallback, 500);
+  std::string err = testing::internal::GetCapturedStderr();
+  set_lt_refusal_for_testing(false);
+  EXPECT_TRUE(contains(err, "out=4, f64): refused for testing")) << err;
 }
 
 TEST(BlasDeviceTest, LinearWithBiasEpilogue) {
@@ -233,7 +277,7 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
   std::string err = testing::internal::GetCapturedStderr();
   set_lt_refusal_for_testing(false);
   EXPECT_TRUE(contains(err, "note: cuBLASLt refused CUBLASLT_EPILOGUE_BIAS for linear(rows=9, "
-                            "in=6, out=10)"))
+                            "in=6, out=10, f32)"))
       << err;
   EXPECT_EQ(err.find("note:"), err.rfind("note:")) << err;  // once per shape
   check_linear(9, 6, 10, true, false, LinearPath::LtEpilogue, 302);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -235,18 +236,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   VOUCH_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&ring_), host_ring_, 0));
   std::memset(host_ring_, 0xff, sizeof(T) * size_t(loss_capacity_));
 
-  // f64 linear adds its bias as a rank-1 GEMM over a ones vector of the most rows.
-  if constexpr (sizeof(T) == 8) {
-    int64_t rows = 0;
-    for (int32_t s = 0; s < p.num_steps; s++)
-      if (p.steps[s].kind == StepKind::Linear && p.steps[s].bias != -1)
-        rows = std::max(rows, p.steps[s].m);
-    if (rows > 0) {
-      std::vector<T> ones(size_t(rows), T(1));
-      VOUCH_RETURN_IF_ERROR(allocate(ones_, rows));
-      VOUCH_RETURN_IF_ERROR(upload(ones_, ones.data(), ones.size(), stream_.get()));
-    }
-  }
+  fallback_.assign(size_t(p.num_steps), {});
 
   VOUCH_RETURN_IF_ERROR(pack_arguments());
   select_args_.x = pointers_[size_t(p.input)];
@@ -387,20 +377,30 @@ T* CudaProgramModel<T>::device_buffer(int32_t b) const {
 }
 
 template <class T>
-Status CudaProgramModel<T>::linear(const StepDesc& st) {
+Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
   const T* x = pointers_[size_t(st.a)];
   const T* w = pointers_[size_t(st.b)];
   const T* bias = st.bias == -1 ? nullptr : pointers_[size_t(st.bias)];
   T* y = pointers_[size_t(st.c)];
-  if constexpr (sizeof(T) == 4) {
-    return linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, tf32_);
-  } else {
-    VOUCH_RETURN_IF_ERROR(
-        gemm_row_major(false, true, 1, st.m, st.n, st.k, x, 0, w, 0, y, false, false));
-    if (bias == nullptr) return Status::Ok();
-    // y += ones[rows, 1] · bias[1, n]: the bias as a rank-1 GEMM update.
-    return gemm_row_major(false, false, 1, st.m, st.n, 1, ones_, 0, bias, 0, y, true, false);
+  LinearPath path = LinearPath::None;
+  std::string refusal;
+  VOUCH_RETURN_IF_ERROR(
+      linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, tf32_, &path, &refusal));
+  // cuBLASLt refused its epilogue for this shape and type: the step ran other calls
+  // than the one it names, which the tape and the launch audit say, with the reason.
+  Fallback& f = fallback_[size_t(s)];
+  if (path == LinearPath::GemmFallback && f.ran.empty()) {
+    Result<GemmCall> bias_call = describe_bias_broadcast(std::max<int64_t>(st.m, 1), st.n);
+    f.calls = {"cublasGemmEx"};
+    if (bias != nullptr && bias_call.ok())
+      f.calls.push_back(bias_call.value().api == GemmCall::Api::GemmEx
+                            ? "cublasGemmEx"
+                            : "cublasGemmStridedBatchedEx");
+    f.ran = std::string(st.what ? st.what : "?") + " FELL BACK to " +
+            (bias != nullptr ? "cublasGemmEx + a bias broadcast GEMM" : "cublasGemmEx") +
+            " (cuBLASLt: " + refusal + ")";
   }
+  return Status::Ok();
 }
 
 template <class T>
@@ -416,7 +416,7 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
                             static_cast<const T*>(pointers_[size_t(st.b)]), st.stride_b,
                             pointers_[size_t(st.c)], false, tf32_);
     case StepKind::Linear:
-      return linear(st);
+      return linear(st, s);
   }
   return Status::Error("step " + std::to_string(s) + ": unknown step kind");
 }
@@ -427,9 +427,14 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
     const StepAccess& a = access_[size_t(s)];
     VOUCH_RETURN_IF_ERROR(deps_.before(a.reads, a.writes));
     if (audit_.active()) VOUCH_RETURN_IF_ERROR(audit_before_step(s));
+    std::optional<BlasCallLog> calls;  // the library calls the audit compares
+    if (audit_.active()) calls.emplace();
     Status st = run_step(s);
     if (st.ok()) st = deps_.after(a.reads, a.writes);
-    if (st.ok()) st = audit_.after();
+    const Fallback& f = fallback_[size_t(s)];
+    if (st.ok() && calls) st = audit_.after(calls->calls(), f.ran, f.calls);
+    calls.reset();
+    if (st.ok() && !f.ran.empty()) tape_nodes_.note_ran(s, f.ran);
     if (!st.ok()) {
       const char* what = program_.steps[s].what;
       return Status::Error("step " + std::to_string(s) + " (" + (what ? what : "?") + "): " +
@@ -463,7 +468,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   if (audit_.active())
     VOUCH_RETURN_IF_ERROR(audit_.before(kSelectBatchKernel + suffix + " [" +
                                             named(p.batch_capsule) + "]",
-                                        kSelectBatchKernel + suffix));
+                                        kSelectBatchKernel + suffix, {}));
   void* select[] = {&select_args_.data_x, &select_args_.data_y, &select_args_.x,
                     &select_args_.y,      &select_args_.step,   &select_args_.num_batches,
                     &select_args_.x_elems, &select_args_.y_elems};
@@ -478,7 +483,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   if (audit_.active())
     VOUCH_RETURN_IF_ERROR(audit_.before(kOptimizerKernel + suffix + " [" +
                                             named(p.optimizer_capsule) + "]",
-                                        kOptimizerKernel + suffix));
+                                        kOptimizerKernel + suffix, {}));
   void* opt[] = {&optimizer_args_.slots,    &optimizer_args_.num_params,
                  &optimizer_args_.step,     &optimizer_args_.kind,
                  &optimizer_args_.lr,       &optimizer_args_.beta1,
@@ -500,11 +505,14 @@ Status CudaProgramModel<T>::audit_before_step(int32_t s) {
   const StepDesc& st = program_.steps[s];
   std::string label = std::string(st.what ? st.what : "?") + " [" +
                       (st.capsule ? st.capsule : "unassigned") + "]";
-  // A kernel step runs exactly its kernel; a library call, whatever the library runs.
-  std::string expected =
-      st.kind == StepKind::Kernel ? std::string(program_.kernel_names[st.kernel]) + element_suffix<T>()
-                                  : std::string();
-  return audit_.before("step " + std::to_string(s) + " " + label, expected);
+  // A kernel step runs exactly its kernel; a library step exactly the call it names
+  // (the entry point before the "(" of `what`), whatever kernels the library runs.
+  if (st.kind == StepKind::Kernel)
+    return audit_.before("step " + std::to_string(s) + " " + label,
+                         std::string(program_.kernel_names[st.kernel]) + element_suffix<T>(), {});
+  std::string what = st.what ? st.what : "";
+  return audit_.before("step " + std::to_string(s) + " " + label, "",
+                       {what.substr(0, what.find('('))});
 }
 
 template <class T>

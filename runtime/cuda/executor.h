@@ -136,7 +136,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   void pack_optimizer(const OptimizerConfig& o);
   Status run_steps(int32_t begin, int32_t end, Tape* tape);
   Status run_step(int32_t s);
-  Status linear(const StepDesc& st);
+  Status linear(const StepDesc& st, int32_t s);
   Status step_body(Tape& tape);
   Status audit_before_step(int32_t s);
   // Runs `steps` step bodies through `graph` (created on first use; a captured graph
@@ -150,6 +150,12 @@ class CudaProgramModel final : public CompiledModel<T> {
   // Orders the captured launches by the buffers they read and write (stream_graph.h).
   CaptureDependencies deps_{nullptr};
   LaunchAudit audit_;  // of the first captured step, with RunConfig::audit_launches
+  // Per step: a linear whose cuBLASLt epilogue was refused, what it ran instead.
+  struct Fallback {
+    std::string ran;                 // empty: none
+    std::vector<std::string> calls;  // the library calls it makes
+  };
+  std::vector<Fallback> fallback_;
   std::vector<StepAccess> access_;  // per Program step
   StepAccess select_access_, optimizer_access_;
 
@@ -171,7 +177,6 @@ class CudaProgramModel final : public CompiledModel<T> {
   long long* step_ = nullptr;            // the device step counter, then the optimizer's
                                          // block ticket (an unsigned in the next 8 bytes)
   T* ring_ = nullptr;                    // host_ring_'s device address
-  T* ones_ = nullptr;                    // f64 linear: the bias as a rank-1 GEMM
   DeviceBuffer data_x_, data_y_;         // the dataset (upload_data)
   // Packed kernel arguments: storage, one pointer per Program::args entry.
   std::unique_ptr<unsigned char[]> arg_storage_;

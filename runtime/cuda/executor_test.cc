@@ -7,6 +7,7 @@
 //
 // Without a usable device (CI) the device tests print `SKIPPED (no CUDA device): ...`
 // and the runtime-status test checks the error every entry point gives.
+#include "runtime/cuda/blas.h"
 #include "runtime/cuda/executor.h"
 
 #include <gtest/gtest.h>
@@ -338,6 +339,49 @@ TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
   // Audited once: later steps replay the graph.
   ASSERT_TRUE(gpu->enqueue_steps(OptimizerConfig{}, 9, nullptr).ok());
   EXPECT_EQ(gpu->launch_audit(), text);
+}
+
+// A linear whose cuBLASLt epilogue is refused runs cublasGemmEx + a bias GEMM: the
+// tape says so with cuBLASLt's reason, and the launch audit holds the step to the
+// calls of the fallback it names (the step's table names cublasLtMatmul). Both dtypes.
+template <class T>
+void expect_visible_fallback() {
+  MlpProgram mlp(2, 2, 6, 2);
+  std::unique_ptr<CudaProgramModel<T>> gpu = make_cuda<T>(mlp.program);
+  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
+  RunConfig run;
+  run.audit_launches = true;
+  ASSERT_TRUE(gpu->configure(run).ok());
+  set_params(*gpu, mlp);
+  std::vector<T> x = values<T>(8, 3), y = values<T>(8, 4);
+  ASSERT_TRUE(gpu->upload_params().ok());
+  ASSERT_TRUE(gpu->upload_data(x.data(), y.data(), 2).ok());
+  set_lt_refusal_for_testing(true);
+  Tape tape;
+  testing::internal::CaptureStderr();
+  Status st = gpu->enqueue_steps(OptimizerConfig{}, 1, &tape);
+  std::string err = testing::internal::GetCapturedStderr();
+  set_lt_refusal_for_testing(false);
+  ASSERT_TRUE(st.ok()) << st.message();
+  const std::string text = gpu->launch_audit();
+  EXPECT_EQ(gpu->launch_audit_problems(), 0) << text;
+  EXPECT_TRUE(contains(text, "step 0 cublasLtMatmul(test linear) [unassigned] — "
+                             "cublasLtMatmul(test linear) FELL BACK to cublasGemmEx + a bias "
+                             "broadcast GEMM (cuBLASLt: refused for testing"))
+      << text;
+  std::ostringstream printed;
+  tape.print(printed);
+  EXPECT_TRUE(contains(printed.str(), "#0 linear capsule=test.linear node=3 ran=cublasLtMatmul("
+                                      "test linear) FELL BACK to cublasGemmEx + a bias "
+                                      "broadcast GEMM (cuBLASLt: refused for testing"))
+      << printed.str();
+  EXPECT_TRUE(contains(err, "note: cuBLASLt refused")) << err;
+}
+
+TEST(CudaExecutorGpuTest, ACublasLtFallbackIsOnTheTapeAndInTheAudit) {
+  VOUCH_REQUIRE_CUDA_DEVICE("a cuBLASLt fallback on the tape");
+  expect_visible_fallback<float>();
+  expect_visible_fallback<double>();
 }
 
 TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {

@@ -116,7 +116,7 @@ std::string GemmCall::to_string_with_policy() const {
 }
 
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   bool allow_tf32) {
+                                   bool allow_tf32, GemmDType dtype) {
   for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"in", in},
                          {"out", out}}) {
     Status s = check_extent("linear", name, v);
@@ -124,8 +124,11 @@ Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool h
   }
   LinearCall c;
   c.bias = has_bias;
-  c.tf32 = allow_tf32;
-  c.compute_type = allow_tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+  c.dtype = dtype;
+  c.tf32 = allow_tf32 && dtype == GemmDType::F32;
+  c.compute_type = dtype == GemmDType::F64 ? "CUBLAS_COMPUTE_64F"
+                   : c.tf32                ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                           : "CUBLAS_COMPUTE_32F";
   // Column-major yᵀ[out,rows] = op_T(W stored as col-major [in,out]) · (xᵀ col-major [in,rows]).
   c.m = int(out);
   c.n = int(rows);
@@ -158,7 +161,7 @@ std::string LinearCall::to_string() const {
   return "?";
 }
 
-Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out) {
+Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out, GemmDType dtype) {
   for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"out", out}}) {
     Status s = check_extent("bias broadcast", name, v);
     if (!s.ok()) return s;
@@ -179,6 +182,9 @@ Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out) {
   c.stride_c = out;
   c.batch = int(rows);
   c.accumulate = true;
+  c.dtype = dtype;
+  c.data_type = dtype == GemmDType::F64 ? "CUDA_R_64F" : "CUDA_R_32F";
+  c.compute_type = dtype == GemmDType::F64 ? "CUBLAS_COMPUTE_64F" : "CUBLAS_COMPUTE_32F";
   return c;
 }
 

@@ -80,18 +80,21 @@ struct LinearCall {
   int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;  // opA = T, opB = N
   bool bias = false;
   bool tf32 = false;
-  const char* compute_type = "CUBLAS_COMPUTE_32F";
+  GemmDType dtype = GemmDType::F32;
+  const char* compute_type = "CUBLAS_COMPUTE_32F";  // or ..._FAST_TF32, ..._64F
   // "cublasLtMatmul(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8, epilogue=BIAS)".
   std::string to_string() const;
 };
 
+// f64: CUBLAS_COMPUTE_64F, allow_tf32 ignored.
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   bool allow_tf32);
+                                   bool allow_tf32, GemmDType dtype = GemmDType::F32);
 
 // The bias broadcast of the fallback path (y[r,:] += bias for every row r), as one
 // strided-batched GEMM: per row, column-major y_r[out,1] += bias[out,1] · one[1,1], with
 // strideA = strideB = 0 and strideC = out. `rows` and `out` must be > 0.
-Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out);
+Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out,
+                                         GemmDType dtype = GemmDType::F32);
 
 }  // namespace vouch::rt::cuda
 

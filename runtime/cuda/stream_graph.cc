@@ -183,20 +183,29 @@ Result<std::vector<cudaGraphNode_t>> LaunchAudit::new_nodes() {
   return fresh;
 }
 
-Status LaunchAudit::before(std::string label, std::string expected_kernel) {
+Status LaunchAudit::before(std::string label, std::string expected_kernel,
+                           std::vector<std::string> expected_calls) {
   if (!active_) return Status::Ok();
   Result<std::vector<cudaGraphNode_t>> stray = new_nodes();
   if (!stray.ok()) return stray.status();
   stray_.insert(stray_.end(), stray.value().begin(), stray.value().end());
-  launches_.push_back({std::move(label), std::move(expected_kernel), {}});
+  launches_.push_back(
+      {std::move(label), std::move(expected_kernel), std::move(expected_calls), {}, {}});
   return Status::Ok();
 }
 
-Status LaunchAudit::after() {
+Status LaunchAudit::after(std::vector<std::string> calls, std::string fallback,
+                          std::vector<std::string> fallback_calls) {
   if (!active_ || launches_.empty()) return Status::Ok();
   Result<std::vector<cudaGraphNode_t>> made = new_nodes();
   if (!made.ok()) return made.status();
-  launches_.back().nodes = made.value();
+  Launch& l = launches_.back();
+  l.nodes = made.value();
+  l.calls = std::move(calls);
+  if (!fallback.empty()) {
+    l.label += " — " + fallback;
+    l.expected_calls = std::move(fallback_calls);
+  }
   return Status::Ok();
 }
 
@@ -249,10 +258,19 @@ Status LaunchAudit::finish() {
       out += "  node " + std::to_string(index++) + " " + what + " <- " + l.label + "\n";
       named++;
     }
+    auto joined = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s.empty() ? std::string("none") : s;
+    };
     std::string problem;
     if (!l.expected.empty() && (l.nodes.size() != 1 || kernels != 1 || wrong_kernel))
       problem = "expected exactly one node running " + l.expected + ", got " +
                 std::to_string(l.nodes.size()) + " node(s)";
+    else if (!l.expected.empty() && !l.calls.empty())
+      problem = "a kernel launch made library calls (" + joined(l.calls) + ")";
+    else if (l.expected.empty() && l.calls != l.expected_calls)
+      problem = "names " + joined(l.expected_calls) + " but called " + joined(l.calls);
     else if (l.expected.empty() && l.nodes.empty())
       problem = "the library call made no node";
     else if (vouch_in_library)

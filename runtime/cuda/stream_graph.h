@@ -110,14 +110,19 @@ class CaptureDependencies {
 // a launch of vouch's own kernel made exactly one kernel node running that kernel.
 // Used while the stream captures: before(label) and after() bracket each launch; the
 // nodes the capture gained in between are that launch's. Nodes gained outside a
-// bracket are unreported. Library calls (expected kernel "") may make any number of
-// nodes, none of them a vouch kernel (a name starting "vouch_").
+// bracket are unreported. A library step (expected kernel "") must make exactly the
+// library calls it names (blas.h's BlasCallLog tells which were made), and may make
+// any number of nodes, none of them a vouch kernel (a name starting "vouch_").
 class LaunchAudit {
  public:
   // Starts an audit when `stream` captures (else does nothing: active() is false).
   Status begin(cudaStream_t stream);
-  Status before(std::string label, std::string expected_kernel);
-  Status after();
+  Status before(std::string label, std::string expected_kernel,
+                std::vector<std::string> expected_calls);
+  // `calls`: the library calls the launch made. A launch that ran other calls than it
+  // names, and says so (`fallback`: what it ran and why), is held to `fallback_calls`.
+  Status after(std::vector<std::string> calls = {}, std::string fallback = "",
+               std::vector<std::string> fallback_calls = {});
   // Claims what no bracket did, and writes the text.
   Status finish();
   bool active() const { return active_; }
@@ -131,6 +136,7 @@ class LaunchAudit {
  private:
   struct Launch {
     std::string label, expected;
+    std::vector<std::string> expected_calls, calls;
     std::vector<cudaGraphNode_t> nodes;
   };
   Result<std::vector<cudaGraphNode_t>> new_nodes();

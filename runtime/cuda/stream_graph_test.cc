@@ -228,11 +228,11 @@ TEST(StepGraphDeviceTest, TheLaunchAuditFindsUnnamedAndMisnamedLaunches) {
   ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   ASSERT_TRUE(audit.begin(st).ok());
   ASSERT_TRUE(audit.active());
-  ASSERT_TRUE(audit.before("first [test.add_one]", "vouch_test_add_one").ok());
+  ASSERT_TRUE(audit.before("first [test.add_one]", "vouch_test_add_one", {}).ok());
   ASSERT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
   ASSERT_TRUE(audit.after().ok());
   ASSERT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());  // unnamed
-  ASSERT_TRUE(audit.before("second [test.axpy]", "vouch_test_axpy").ok());
+  ASSERT_TRUE(audit.before("second [test.axpy]", "vouch_test_axpy", {}).ok());
   ASSERT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());  // not axpy
   ASSERT_TRUE(audit.after().ok());
   ASSERT_TRUE(audit.finish().ok());

@@ -113,9 +113,10 @@ ok() { [ $verbose -eq 1 ] && echo "  ok      $*"; return 0; }
 # exists; a plans citation's models are planned once each (cached by model
 # and profile across citations).
 declare -A usable planned report
+capsule_names='import json, sys; print(" ".join(c["name"] for c in json.load(sys.stdin)["capsules"]))'
 errors=$(mktemp)
 trap 'rm -f "$errors"' EXIT
-missing=0
+unusable=0   # citations missing, vague or broken
 for ref in "${refs[@]}"; do
   case $ref in
     //*:*) label_exists "$ref" ;;
@@ -124,34 +125,38 @@ for ref in "${refs[@]}"; do
   esac
   if [ $? -ne 0 ]; then
     fail "MISSING $ref (cited as evidence in capsules/Evidence.cpp, key ${key[$ref]})"
-    missing=$((missing + 1))
+    unusable=$((unusable + 1))
     continue
   fi
   if [ -n "${models[$ref]}" ] && [ -n "${profiles[$ref]}" ]; then
-    set=" " broken=0
+    seen=" " broken=0
     for profile in ${profiles[$ref]}; do
       for model in ${models[$ref]}; do   # unquoted: globs expand in the tree
         if [ -z "${report[$model|$profile]+x}" ]; then
-          if ! json=$("$vouch" report "$model" --profile "$profile" --format json 2>"$errors"); then
-            fail "BROKEN  citation ${key[$ref]} ($ref): \`vouch report $model --profile $profile\` failed: $(head -1 "$errors")"
+          # The report's `capsules`: every capsule the plan uses.
+          if ! names=$("$vouch" report "$model" --profile "$profile" --format json 2>"$errors" |
+                       python3 -c "$capsule_names" 2>>"$errors"); then
+            why=$(grep -m1 . "$errors") || why="no message"
+            fail "BROKEN  citation ${key[$ref]} ($ref): \`vouch report $model --profile $profile\` failed: $why"
             broken=1
             continue
           fi
-          report[$model|$profile]=$(printf '%s\n' "$json" | sed -nE 's/^ *"name": "([^"]+)".*/\1/p' | tr '\n' ' ')
+          report[$model|$profile]=$names
         fi
-        set+="${report[$model|$profile]} "
+        seen+="${report[$model|$profile]} "
       done
     done
-    [ $broken -eq 0 ] || continue
-    planned[$ref]=$set
+    [ $broken -eq 0 ] || { unusable=$((unusable + 1)); continue; }
+    planned[$ref]=$seen
   elif [ -n "${sources[$ref]}" ] && [ -n "${pattern[$ref]}" ]; then
     absent=0
     for source in ${sources[$ref]}; do
       [ -f "$source" ] || { fail "MISSING $source, a source of citation ${key[$ref]} ($ref)"; absent=1; }
     done
-    [ $absent -eq 0 ] || continue
+    [ $absent -eq 0 ] || { unusable=$((unusable + 1)); continue; }
   else
     fail "VAGUE   citation ${key[$ref]} ($ref) says neither which models it plans nor what its sources name"
+    unusable=$((unusable + 1))
     continue
   fi
   usable[$ref]=1
@@ -170,7 +175,7 @@ for entry in "${contracts[@]}"; do
     unexercised=$((unexercised + 1))
     continue
   fi
-  [ -n "${usable[$ref]+x}" ] || continue   # reported above
+  [ -n "${usable[$ref]+x}" ] || continue   # its citation is reported above
   if [ -n "${planned[$ref]+x}" ]; then
     if [[ ${planned[$ref]} == *" $capsule "* ]]; then
       ok "$what"
@@ -204,5 +209,5 @@ for entry in "${contracts[@]}"; do
   fi
 done
 
-echo "evidence: ${#refs[@]} citations, $missing missing; $cited cited contracts, $unexercised not exercised"
+echo "evidence: ${#refs[@]} citations, $unusable unusable; $cited cited contracts, $unexercised not exercised"
 [ $failed -eq 0 ]

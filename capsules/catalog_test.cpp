@@ -7,6 +7,9 @@
 // transpose flags of row-major storage.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <string>
@@ -16,6 +19,7 @@
 #include "capsules/Evidence.h"
 #include "capsules/GemmCall.h"
 #include "capsules/JsonWriter.h"
+#include "capsules/Profile.h"
 #include "capsules/Registry.h"
 #include "capsules/Report.h"
 #include "gtest/gtest.h"
@@ -240,7 +244,7 @@ TEST(Catalog, CapsuleEntryHasFourContractsAndProvenance) {
 //===----------------------------------------------------------------------===//
 
 TEST(Evidence, TableIsWellFormed) {
-  // tools/check_evidence.sh greps references of exactly these two shapes.
+  // tools/check_evidence.sh finds references of exactly these shapes.
   std::regex label(R"(//[a-z_/]+:[A-Za-z0-9_]+)");
   std::regex lit(R"(tests/lit/[A-Za-z0-9_/.-]+\.mlir|tests/gpu/[A-Za-z0-9_.-]+\.sh)");
   std::set<std::string_view> keys, references;
@@ -253,6 +257,59 @@ TEST(Evidence, TableIsWellFormed) {
     EXPECT_FALSE(c.covers.empty()) << c.key;
   }
   EXPECT_EQ(findCitation("no-such-key"), nullptr);
+}
+
+// tools/check_evidence.sh tells what a test exercises from its citation:
+// the models it plans, or what its sources name; exactly one of the two.
+TEST(Evidence, EveryCitationSaysWhatItExercises) {
+  for (const Citation &c : citations()) {
+    const Exercises &e = c.exercises;
+    bool plans = !e.profiles.empty() && !e.models.empty();
+    bool names = !e.sources.empty() && !e.names.empty();
+    EXPECT_TRUE(plans != names)
+        << c.key << ": give either profiles and models or sources and names";
+    EXPECT_TRUE(plans || (e.profiles.empty() && e.models.empty())) << c.key;
+    EXPECT_TRUE(names || (e.sources.empty() && e.names.empty())) << c.key;
+    for (std::string_view profile : splitWords(e.profiles)) {
+      Expected<BackendProfile> p = parseProfileSpec(profile);
+      EXPECT_TRUE(p.ok()) << c.key << ": " << p.error();
+    }
+    if (names) {
+      std::string_view n = e.names;
+      EXPECT_TRUE(n.find("{op}") != n.npos || n.find("{capsule}") != n.npos ||
+                  n.find("{symbol}") != n.npos)
+          << c.key << ": `" << n << "` names no capsule";
+    }
+    // The dump separates fields with '|' and records with newlines.
+    for (std::string_view field : {c.key, c.reference, e.profiles, e.models,
+                                   e.sources, e.names})
+      EXPECT_EQ(field.find_first_of("|\n"), std::string_view::npos)
+          << c.key << ": " << field;
+  }
+  for (const KernelCapsule &c : defaultRegistry().all())
+    for (const ContractDescriptor *d : {&c.shape, &c.layout, &c.value, &c.vjp})
+      for (std::string_view field : {std::string_view(c.name),
+                                     std::string_view(c.op),
+                                     std::string_view(d->evidence.reference),
+                                     std::string_view(d->provenance.nativeSymbol)})
+        EXPECT_EQ(field.find_first_of("|\n"), std::string_view::npos)
+            << c.name << ": " << field;
+}
+
+TEST(Evidence, CitedModelsExpandStarsInName) {
+  namespace fs = std::filesystem;
+  const char *tmp = std::getenv("TEST_TMPDIR");
+  fs::path root = fs::path(tmp ? tmp : fs::temp_directory_path().string()) /
+                  "cited-models";
+  fs::create_directories(root / "m");
+  for (const char *f : {"m/b.vouch", "m/a.vouch", "m/a.txt"})
+    std::ofstream(root / f) << "\n";
+  Citation c{"k", "//x:y", "z",
+             plans("checked_cuda", "top.vouch  m/*.vouch m/none*.vouch")};
+  EXPECT_EQ(citedModels(c, root.string() + "/"),
+            (std::vector<std::string>{"top.vouch", "m/a.vouch", "m/b.vouch",
+                                      "m/none*.vouch"}));
+  EXPECT_EQ(splitWords(" a  b "), (std::vector<std::string_view>{"a", "b"}));
 }
 
 TEST(Evidence, ContractsCiteOnlyTheTableAndEveryEntryIsCited) {

@@ -356,6 +356,9 @@ RunOutput run(const Backend& backend, std::vector<std::string> args) {
 }
 
 TEST(CpuProgramBackendTest, QuickstartMatchesTheGoldenRun) {
+  // 25 batches, each step on batch k mod 25: evidence for reference.select_batch
+  // (capsules/Evidence.cpp, key "cpu-executor").
+  SCOPED_TRACE("reference.select_batch");
   MlpProgram mlp(1, 2, 8, 1);
   Backend cpu = cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
                                     "backend: cpu (test)", {});

@@ -47,7 +47,10 @@ OptimizerConfig make(OptimizerConfig::Kind kind, double lr, double wd, double mo
   return c;
 }
 
+// Each test names the capsule whose value contract it is evidence for
+// (capsules/Evidence.cpp, key "optimizer").
 TEST(OptimTest, Adam) {
+  SCOPED_TRACE("reference.adam_step");
   Trace want = {{0.900000002, -1.9000000039999998}, {0.8196959063846518, -1.914294476547747}};
   expect_trace(run_two_steps<double>(make(OptimizerConfig::Adam, 0.1, 0)), want, 1e-15);
   expect_trace(run_two_steps<float>(make(OptimizerConfig::Adam, 0.1, 0)), want, 2e-6);
@@ -60,12 +63,14 @@ TEST(OptimTest, AdamWithL2WeightDecay) {
 }
 
 TEST(OptimTest, AdamWDecouplesWeightDecay) {
+  SCOPED_TRACE("reference.adamw_step");
   Trace want = {{0.890000002, -1.8800000039999998}, {0.8007959063646517, -1.875494476507747}};
   expect_trace(run_two_steps<double>(make(OptimizerConfig::AdamW, 0.1, 0.1)), want, 1e-15);
   expect_trace(run_two_steps<float>(make(OptimizerConfig::AdamW, 0.1, 0.1)), want, 2e-6);
 }
 
 TEST(OptimTest, SgdWithMomentumAndWeightDecay) {
+  SCOPED_TRACE("reference.sgd_step");
   Trace want = {{0.949, -1.973}, {0.8921509999999999, -1.9767270000000001}};
   expect_trace(run_two_steps<double>(make(OptimizerConfig::Sgd, 0.1, 0.01, 0.9)), want, 1e-15);
 }

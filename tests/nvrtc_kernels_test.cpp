@@ -1,14 +1,21 @@
 //===- nvrtc_kernels_test.cpp - every emitted kernel compiles ------------===//
 //
-// Runs without a GPU (NVRTC needs none): each example goes through the
-// frontend, autodiff and fusion; its CUDA kernels, instantiated from the
-// kernel library, must compile with NVRTC for sm_90, and the PTX must define
-// both entry points of every kernel the program names and of the executor's.
+// Runs without a GPU (NVRTC needs none): each model this test's citation
+// names (capsules/Evidence.cpp, key "nvrtc": the GPU suite's models) goes
+// through the frontend, autodiff and fusion and is planned under each of
+// its profiles; its CUDA kernels, instantiated from the kernel library,
+// must compile with NVRTC for sm_90, and the PTX must define both entry
+// points of every kernel the program names and of the executor's. Taking
+// the models from the citation keeps what the test runs and what
+// tools/check_evidence.sh says it exercises one list.
 //
 //===----------------------------------------------------------------------===//
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "codegen/ModelSource.h"
 #include "codegen/Nvrtc.h"
@@ -20,6 +27,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "capsules/Catalog.h"
+#include "capsules/Evidence.h"
 #include "capsules/Profile.h"
 #include "passes/Gate.h"
 #include "passes/Passes.h"
@@ -28,10 +36,44 @@ using namespace mlir;
 
 namespace {
 
-class NvrtcKernels : public ::testing::TestWithParam<std::string> {};
+struct Case {
+  std::string profile, path;
+};
+
+/// Every model of the citation under every profile of it.
+std::vector<Case> citedCases() {
+  const vouch::capsules::Citation *nvrtc =
+      vouch::capsules::findCitation("nvrtc");
+  if (!nvrtc)
+    return {};
+  std::vector<Case> cases;
+  for (std::string_view profile :
+       vouch::capsules::splitWords(nvrtc->exercises.profiles))
+    for (const std::string &path : vouch::capsules::citedModels(*nvrtc))
+      cases.push_back({std::string(profile), path});
+  return cases;
+}
+
+/// `ops_shape` of tests/gpu/ops_shape.vouch, plus the profile.
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  std::string name = info.param.path;
+  name = name.substr(name.rfind('/') + 1);
+  name = name.substr(0, name.find('.')) + "_" + info.param.profile;
+  for (char &c : name)
+    if (!isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name;
+}
+
+TEST(NvrtcKernelsCitation, NamesModelsAndProfiles) {
+  // The citation's models exist here (the BUILD file's data holds them).
+  EXPECT_GE(citedCases().size(), 2u);
+}
+
+class NvrtcKernels : public ::testing::TestWithParam<Case> {};
 
 TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
-  std::string path = "examples/" + GetParam() + ".vouch";
+  const std::string &path = GetParam().path;
   MLIRContext context;
   vouch::registerVouchDialect(context);
   llvm::SourceMgr sourceMgr;
@@ -45,17 +87,19 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
   pm.addNestedPass<vouch::ModelOp>(vouch::createFusePointwise());
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto model = *module->getOps<vouch::ModelOp>().begin();
-  auto plan = vouch::planAndGate(
-      model, *vouch::capsules::parseProfileSpec("checked_cuda"));
-  ASSERT_TRUE(succeeded(plan));
+  auto profile = vouch::capsules::parseProfileSpec(GetParam().profile);
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  auto plan = vouch::planAndGate(model, *profile);
+  ASSERT_TRUE(succeeded(plan)) << path;
   auto program =
       vouch::codegen::buildProgram(model, *plan, vouch::codegen::Target::Cuda);
   ASSERT_TRUE(succeeded(program));
   std::string source = vouch::codegen::cudaKernelSource(**program);
   vouch::codegen::CudaBinary binary;
   std::string error;
+  std::string name = path.substr(path.rfind('/') + 1);
   ASSERT_TRUE(vouch::codegen::compileCuda(
-      source, GetParam() + ".cu", "sm_90",
+      source, name.substr(0, name.find('.')) + ".cu", "sm_90",
       vouch::codegen::kernelLibraryHeaders(), binary, error))
       << error << "\n" << source;
   EXPECT_GT(binary.cubin.size(), 1000u);
@@ -72,8 +116,8 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
           << symbol << suffix << " missing from the PTX";
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, NvrtcKernels,
-                         ::testing::Values("quickstart_mlp", "residual_mlp"));
+INSTANTIATE_TEST_SUITE_P(CitedModels, NvrtcKernels,
+                         ::testing::ValuesIn(citedCases()), caseName);
 
 // A compile error in generated code comes back with NVRTC's log and the
 // offending generated line quoted under it.

@@ -1,25 +1,92 @@
 #!/usr/bin/env bash
-# Checks that every test a capsule cites as evidence exists in the tree.
+# Checks the tests capsules cite as evidence: every test of the citation
+# table (capsules/Evidence.cpp) exists in the tree, and every contract that
+# cites a test is exercised by it.
 #
-# The citations live in one table, capsules/Evidence.cpp, one entry a line:
-#   {"key", "//pkg:name", "what it covers"},   a Bazel test target
-#   {"key", "tests/lit/....mlir", "..."},      a lit test file (or a tests/gpu/ script)
-# (//capsules:catalog_test checks that capsules cite nothing outside the
-# table and that every reference has one of these two shapes.) A label
-# exists when pkg/BUILD.bazel (or pkg/BUILD) declares `name = "name"`, or
-# generates it from a list as `name + "<suffix>"` over a list holding
-# "<name without suffix>". A lit path exists when the file does.
+# The table and every capsule's contracts come from //capsules:evidence_dump
+# (whatever capsules the default registry holds, so new ones are covered
+# without an edit here). A reference exists when it is
+#   //pkg:name        declared in pkg/BUILD.bazel (or pkg/BUILD) as
+#                     `name = "name"`, or generated from a list as
+#                     `name = base + "<suffix>"` over a list holding
+#                     "<name without suffix>";
+#   tests/lit/..., tests/gpu/...   a file.
+# Each citation says what its test exercises (capsules/Evidence.h):
+#   plans: the capsules that `vouch report MODEL --profile P --format json`
+#          lists for each of its models under each of its profiles;
+#   names: the capsules for which one of its sources contains its pattern,
+#          with {op}, {capsule} and {symbol} (the citing contract's
+#          provenance symbol: its last `::` part, no template arguments)
+#          replaced.
+# A contract whose cited test does not exercise its capsule fails, one line
+# each, e.g.
+#   NOT EXERCISED capsule native_cuda.permute, layout contract: cites
+#   //tests:nvrtc_kernels_test, whose models plan no native_cuda.permute (...)
 #
-# Usage: tools/check_evidence.sh [-v]   (from anywhere; -v lists each one)
-# Exit status 1, with one line per missing citation, when any is missing.
+# Usage: tools/check_evidence.sh [-v] [--root DIR] [--table FILE] [--vouch BIN]
+#   -v            also list what passes
+#   --root DIR    the tree to check (default: this script's repository)
+#   --table FILE  check this dump instead of building //capsules:evidence_dump
+#   --vouch BIN   plan with this driver instead of building //tools:vouch
+# Exit status 1, with one line per failure, when anything fails; 2 when the
+# check cannot run.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
-verbose=${1:-}
-table=capsules/Evidence.cpp
-[ -f "$table" ] || { echo "check_evidence: $table not found" >&2; exit 2; }
 
-refs=$(grep -oE '^ *\{"[A-Za-z0-9_-]+", "[^"]+"' "$table" | sed -E 's/.*, "([^"]+)"$/\1/')
-[ -n "$refs" ] || { echo "check_evidence: no citations found in $table" >&2; exit 2; }
+usage() {
+  echo "usage: tools/check_evidence.sh [-v] [--root DIR] [--table FILE] [--vouch BIN]" >&2
+  exit 2
+}
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+
+repo=$(cd "$(dirname "$0")/.." && pwd) || exit 2
+root=$repo verbose=0 table="" vouch=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    -v) verbose=1 ;;
+    --root) [ $# -ge 2 ] || usage; root=$(absolute "$2"); shift ;;
+    --table) [ $# -ge 2 ] || usage; table=$(absolute "$2"); shift ;;
+    --vouch) [ $# -ge 2 ] || usage; vouch=$(absolute "$2"); shift ;;
+    *) usage ;;
+  esac
+  shift
+done
+
+# Build what was not given, in this script's repository.
+targets=()
+[ -n "$table" ] || targets+=(//capsules:evidence_dump)
+[ -n "$vouch" ] || targets+=(//tools:vouch)
+if [ ${#targets[@]} -gt 0 ]; then
+  log=$(mktemp)
+  if ! (cd "$repo" && bazel build "${targets[@]}") >"$log" 2>&1; then
+    tail -20 "$log" >&2
+    rm -f "$log"
+    echo "check_evidence: bazel build ${targets[*]} failed" >&2
+    exit 2
+  fi
+  rm -f "$log"
+fi
+if [ -n "$table" ]; then
+  dump=$(cat "$table") || { echo "check_evidence: cannot read $table" >&2; exit 2; }
+else
+  dump=$("$repo/bazel-bin/capsules/evidence_dump") ||
+    { echo "check_evidence: //capsules:evidence_dump failed" >&2; exit 2; }
+fi
+[ -n "$vouch" ] || vouch=$repo/bazel-bin/tools/vouch
+cd "$root" || exit 2
+
+declare -A key profiles models sources pattern
+refs=() contracts=()
+while IFS='|' read -r kind a b c d e f; do
+  case $kind in
+    citation)
+      refs+=("$b")
+      key[$b]=$a profiles[$b]=$c models[$b]=$d sources[$b]=$e pattern[$b]=$f ;;
+    contract) contracts+=("$a|$b|$c|$d|$e|$f") ;;
+    "") ;;
+    *) echo "check_evidence: not a line of //capsules:evidence_dump: $kind|$a|..." >&2; exit 2 ;;
+  esac
+done <<<"$dump"
+[ ${#refs[@]} -gt 0 ] || { echo "check_evidence: the table has no citations" >&2; exit 2; }
 
 label_exists() {
   local pkg=${1#//}; pkg=${pkg%%:*}
@@ -38,20 +105,109 @@ label_exists() {
   return 1
 }
 
-total=0 missing=0
-for ref in $refs; do
-  total=$((total + 1))
+failed=0
+fail() { echo "  $*"; failed=$((failed + 1)); }
+ok() { [ $verbose -eq 1 ] && echo "  ok      $*"; return 0; }
+
+# Citations: the test exists, says what it exercises, and what it names
+# exists; a plans citation's models are planned once each (cached by model
+# and profile across citations).
+declare -A usable planned report
+capsule_names='import json, sys; print(" ".join(c["name"] for c in json.load(sys.stdin)["capsules"]))'
+errors=$(mktemp)
+trap 'rm -f "$errors"' EXIT
+unusable=0   # citations missing, vague or broken
+for ref in "${refs[@]}"; do
   case $ref in
-    //*:*) if label_exists "$ref"; then ok=1; else ok=0; fi ;;
-    tests/lit/*|tests/gpu/*) if [ -f "$ref" ]; then ok=1; else ok=0; fi ;;
-    *) ok=0 ;;
+    //*:*) label_exists "$ref" ;;
+    tests/lit/*|tests/gpu/*) [ -f "$ref" ] ;;
+    *) false ;;
   esac
-  if [ $ok -eq 1 ]; then
-    [ "$verbose" = "-v" ] && echo "  ok      $ref"
+  if [ $? -ne 0 ]; then
+    fail "MISSING $ref (cited as evidence in capsules/Evidence.cpp, key ${key[$ref]})"
+    unusable=$((unusable + 1))
+    continue
+  fi
+  if [ -n "${models[$ref]}" ] && [ -n "${profiles[$ref]}" ]; then
+    seen=" " broken=0
+    for profile in ${profiles[$ref]}; do
+      for model in ${models[$ref]}; do   # unquoted: globs expand in the tree
+        if [ -z "${report[$model|$profile]+x}" ]; then
+          # The report's `capsules`: every capsule the plan uses.
+          if ! names=$("$vouch" report "$model" --profile "$profile" --format json 2>"$errors" |
+                       python3 -c "$capsule_names" 2>>"$errors"); then
+            why=$(grep -m1 . "$errors") || why="no message"
+            fail "BROKEN  citation ${key[$ref]} ($ref): \`vouch report $model --profile $profile\` failed: $why"
+            broken=1
+            continue
+          fi
+          report[$model|$profile]=$names
+        fi
+        seen+="${report[$model|$profile]} "
+      done
+    done
+    [ $broken -eq 0 ] || { unusable=$((unusable + 1)); continue; }
+    planned[$ref]=$seen
+  elif [ -n "${sources[$ref]}" ] && [ -n "${pattern[$ref]}" ]; then
+    absent=0
+    for source in ${sources[$ref]}; do
+      [ -f "$source" ] || { fail "MISSING $source, a source of citation ${key[$ref]} ($ref)"; absent=1; }
+    done
+    [ $absent -eq 0 ] || { unusable=$((unusable + 1)); continue; }
   else
-    echo "  MISSING $ref (cited as evidence in $table)"
-    missing=$((missing + 1))
+    fail "VAGUE   citation ${key[$ref]} ($ref) says neither which models it plans nor what its sources name"
+    unusable=$((unusable + 1))
+    continue
+  fi
+  usable[$ref]=1
+  ok "$ref"
+done
+
+# Contracts: each cited test exercises the capsule.
+cited=0 unexercised=0
+for entry in "${contracts[@]}"; do
+  IFS='|' read -r capsule op contract kind ref symbol <<<"$entry"
+  [ -n "$ref" ] || continue
+  cited=$((cited + 1))
+  what="capsule $capsule, $contract contract: cites $ref"
+  if [ -z "${key[$ref]+x}" ]; then
+    fail "UNKNOWN $what, which the citation table (capsules/Evidence.cpp) does not hold"
+    unexercised=$((unexercised + 1))
+    continue
+  fi
+  [ -n "${usable[$ref]+x}" ] || continue   # its citation is reported above
+  if [ -n "${planned[$ref]+x}" ]; then
+    if [[ ${planned[$ref]} == *" $capsule "* ]]; then
+      ok "$what"
+    else
+      fail "NOT EXERCISED $what, whose models plan no $capsule (${profiles[$ref]}: ${models[$ref]})"
+      unexercised=$((unexercised + 1))
+    fi
+    continue
+  fi
+  text=${pattern[$ref]}
+  if [[ $text == *"{symbol}"* ]]; then
+    name=${symbol%%<*}; name=${name##*::}
+    if [ -z "$name" ]; then
+      fail "NOT EXERCISED $what, whose sources are searched for its provenance symbol, and the contract names none"
+      unexercised=$((unexercised + 1))
+      continue
+    fi
+    text=${text//"{symbol}"/"$name"}
+  fi
+  text=${text//"{op}"/"$op"}
+  text=${text//"{capsule}"/"$capsule"}
+  found=0
+  for source in ${sources[$ref]}; do
+    grep -qF -- "$text" "$source" && { found=1; break; }
+  done
+  if [ $found -eq 1 ]; then
+    ok "$what"
+  else
+    fail "NOT EXERCISED $what, whose sources never say \`$text\` (${sources[$ref]})"
+    unexercised=$((unexercised + 1))
   fi
 done
-echo "evidence: $total citations, $missing missing"
-[ $missing -eq 0 ]
+
+echo "evidence: ${#refs[@]} citations, $unusable unusable; $cited cited contracts, $unexercised not exercised"
+[ $failed -eq 0 ]

@@ -262,6 +262,9 @@ GpuRun<T> train_on_gpu(const MlpProgram& mlp, const OptimizerConfig& o, const st
 }
 
 TYPED_TEST(CudaExecutorDeviceTest, TrainingGraphEqualsEagerAndTracksTheCpu) {
+  // Evidence for native_cuda.select_batch (3 batches, 12 steps) and native_cuda.adam_step
+  // (capsules/Evidence.cpp, key "cuda-executor").
+  SCOPED_TRACE("native_cuda.select_batch, native_cuda.adam_step");
   VOUCH_REQUIRE_CUDA_DEVICE("cuda executor training steps, graph vs eager vs cpu");
   using T = TypeParam;
   MlpProgram mlp(2, 2, 6, 2);
@@ -385,6 +388,7 @@ TEST(CudaExecutorGpuTest, ACublasLtFallbackIsOnTheTapeAndInTheAudit) {
 }
 
 TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {
+  SCOPED_TRACE("native_cuda.sgd_step, native_cuda.adamw_step");  // Evidence.cpp "cuda-executor"
   VOUCH_REQUIRE_CUDA_DEVICE("cuda executor with SGD (momentum, weight decay) and AdamW");
   MlpProgram mlp(2, 2, 4, 1);
   const int64_t batches = 2, steps = 7;

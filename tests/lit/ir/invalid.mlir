@@ -204,3 +204,66 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.input' op result #0 must be statically shaped tensor}}
   %x = vouch.input "x" : tensor<?x2xf32>
 }
+
+// -----
+
+// Every compute op's shape rule has a case here: the reference capsules'
+// shape contracts cite this file for each op (tools/check_evidence.sh
+// checks that an `'vouch.<op>' op` error is expected for every one).
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.sub' op operands 'tensor<2x3xf32>' and 'tensor<3x2xf32>' differ in shape}}
+  %c = vouch.sub %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+// Pointwise operands share an element type.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<2x3xf64>
+  // expected-error @+1 {{'vouch.mul' op element types differ: 'tensor<2x3xf32>' and 'tensor<2x3xf64>'}}
+  %c = vouch.mul %a, %b : (tensor<2x3xf32>, tensor<2x3xf64>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.tanh' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.tanh %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.exp' op result 'tensor<6xf32>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.exp %a : (tensor<2x3xf32>) -> tensor<6xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.step' op result 'tensor<3x2xf32>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.step %a : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.scale' op result 'tensor<2xf32>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.scale %a by 2.0 : (tensor<2x3xf32>) -> tensor<2xf32>
+}
+
+// -----
+
+// A fill makes a static float tensor, nothing else.
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.fill' op result #0 must be statically shaped tensor of 32-bit float or 64-bit float values, but got 'tensor<2x3xi32>'}}
+  %a = vouch.fill 1.0 : tensor<2x3xi32>
+}

@@ -1,0 +1,79 @@
+// RUN: not %vouch-opt %s --pass-pipeline='builtin.module(vouch.model(vouch-gate))' 2>&1 | FileCheck %s
+
+// Every cuda capsule, planned (by hand, as vouch-plan would record it) on an
+// op beyond the bounds its shape contract states, is rejected by the gate:
+// rank 9 for vouch's own kernels (rank ≤ 8), an element count beyond the
+// UInt32 CUDA ABI where the op's verifier caps the rank (matmul), an extent
+// beyond int for cuBLAS(Lt). The cuda capsules' shape contracts cite this
+// file (capsules/Evidence.cpp, key `gate`), and tools/check_evidence.sh
+// checks that each of them is named here (`vouch.capsule = "<name>"`): a
+// new cuda capsule needs a case. //passes:gate_test words each obligation's
+// failure once; this file shows it for every capsule.
+
+vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"} {
+  %a = vouch.input "a" : tensor<1x1x1x1x1x1x1x1x2xf32>
+  %v = vouch.input "v" : tensor<2xf32>
+  %w = vouch.input "w" : tensor<3x2xf32>
+  %b = vouch.input "b" : tensor<3xf32>
+  %big = vouch.input "big" : tensor<65536x65536xf32>
+  %col = vouch.input "col" : tensor<65536x1xf32>
+  %row = vouch.input "row" : tensor<1x2147483648xf32>
+  %deep = vouch.input "deep" : tensor<2147483648x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.fill` handles rank ≤ 8
+  %f = vouch.fill 1.0 {vouch.capsule = "native_cuda.fill", vouch.kernel = "bounds_fill"} : tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.linear` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.linear` handles rank ≤ 8
+  %l = vouch.linear %a, %w, %b {vouch.capsule = "native_cuda.linear", vouch.kernel = "bounds_linear"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<1x1x1x1x1x1x1x1x3xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 0 (tensor<65536x65536xf32>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  %m = vouch.matmul %big, %col {vouch.capsule = "native_cuda.matmul", vouch.kernel = "bounds_matmul"} : (tensor<65536x65536xf32>, tensor<65536x1xf32>) -> tensor<65536x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 1 of operand 0 has extent 2147483648; cublas takes int extents (≤ 2147483647)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 0 of operand 1 has extent 2147483648; cublas takes int extents (≤ 2147483647)
+  %bm = vouch.matmul %row, %deep {vouch.capsule = "cublas.matmul", vouch.kernel = "bounds_cublas_matmul"} : (tensor<1x2147483648xf32>, tensor<2147483648x1xf32>) -> tensor<1x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 1 of operand 0 has extent 2147483648; cublaslt takes int extents (≤ 2147483647)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 1 of operand 1 has extent 2147483648; cublaslt takes int extents (≤ 2147483647)
+  %bl = vouch.linear %row, %row {vouch.capsule = "cublaslt.linear", vouch.kernel = "bounds_cublaslt_linear"} : (tensor<1x2147483648xf32>, tensor<1x2147483648xf32>) -> tensor<1x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.relu` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.relu` handles rank ≤ 8
+  %r = vouch.relu %a {vouch.capsule = "native_cuda.relu", vouch.kernel = "bounds_relu"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.add` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.add` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.add` handles rank ≤ 8
+  %ad = vouch.add %a, %a {vouch.capsule = "native_cuda.add", vouch.kernel = "bounds_add"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.sub` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.sub` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.sub` handles rank ≤ 8
+  %s = vouch.sub %a, %a {vouch.capsule = "native_cuda.sub", vouch.kernel = "bounds_sub"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.mul` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.mul` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.mul` handles rank ≤ 8
+  %mu = vouch.mul %a, %a {vouch.capsule = "native_cuda.mul", vouch.kernel = "bounds_mul"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.tanh` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.tanh` handles rank ≤ 8
+  %t = vouch.tanh %a {vouch.capsule = "native_cuda.tanh", vouch.kernel = "bounds_tanh"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.exp` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.exp` handles rank ≤ 8
+  %e = vouch.exp %a {vouch.capsule = "native_cuda.exp", vouch.kernel = "bounds_exp"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.step` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.step` handles rank ≤ 8
+  %st = vouch.step %a {vouch.capsule = "native_cuda.step", vouch.kernel = "bounds_step"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.scale` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.scale` handles rank ≤ 8
+  %sc = vouch.scale %a by 2.0 {vouch.capsule = "native_cuda.scale", vouch.kernel = "bounds_scale"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.reshape` handles rank ≤ 8
+  %rs = vouch.reshape %a {vouch.capsule = "native_cuda.reshape", vouch.kernel = "bounds_reshape"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.permute` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.permute` handles rank ≤ 8
+  %p = vouch.permute %a perm [0, 1, 2, 3, 4, 5, 6, 8, 7] {vouch.capsule = "native_cuda.permute", vouch.kernel = "bounds_permute"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x2x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.broadcast` handles rank ≤ 8
+  %br = vouch.broadcast %v dims [8] {vouch.capsule = "native_cuda.broadcast", vouch.kernel = "bounds_broadcast"} : (tensor<2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.reduce_sum` handles rank ≤ 8
+  %rsum = vouch.reduce_sum %a axes [8] {vouch.capsule = "native_cuda.reduce_sum", vouch.kernel = "bounds_reduce_sum"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.reduce_mean` handles rank ≤ 8
+  %rmean = vouch.reduce_mean %a axes [8] {vouch.capsule = "native_cuda.reduce_mean", vouch.kernel = "bounds_reduce_mean"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.mse_loss` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.mse_loss` handles rank ≤ 8
+  %mse = vouch.mse_loss %a, %a {vouch.capsule = "native_cuda.mse_loss", vouch.kernel = "bounds_mse_loss"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<f32>
+}
+
+// The summary comes last and counts every failure above, no more.
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 35 failed obligations (shape ×30, uint32-abi ×5)

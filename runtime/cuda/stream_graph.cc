@@ -1,7 +1,10 @@
 // stream_graph.cc: streams and captured step graphs (stream_graph.h).
 #include "runtime/cuda/stream_graph.h"
 
+#include <cuda.h>
+
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 namespace vouch::rt::cuda {
@@ -210,7 +213,51 @@ Status LaunchAudit::after(std::vector<std::string> calls, std::string fallback,
 }
 
 namespace {
-// "kernel NAME" (or "kernel ?" when the runtime cannot name it), "memset", ...
+// The name of a kernel node's function. The runtime API cannot name kernels loaded
+// from a library (cudaFuncGetName answers for registered entry points only), so the
+// driver's cuGraphKernelNodeGetParams / cuFuncGetName / cuKernelGetName are looked up
+// through the runtime (cudaGetDriverEntryPointByVersion: no link against libcuda).
+// Empty when no way answers.
+std::string kernel_node_name(cudaGraphNode_t node) {
+  using GetParams = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*);
+  using FuncName = CUresult (*)(const char**, CUfunction);
+  using KernelName = CUresult (*)(const char**, CUkernel);
+  static GetParams get_params = nullptr;
+  static FuncName func_name = nullptr;
+  static KernelName kernel_name = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto entry = [](const char* symbol, void** fn) {
+      cudaDriverEntryPointQueryResult found{};
+      if (cudaGetDriverEntryPointByVersion(symbol, fn, 12030, cudaEnableDefault, &found) !=
+              cudaSuccess ||
+          found != cudaDriverEntryPointSuccess)
+        *fn = nullptr;
+      (void)cudaGetLastError();
+    };
+    entry("cuGraphKernelNodeGetParams", reinterpret_cast<void**>(&get_params));
+    entry("cuFuncGetName", reinterpret_cast<void**>(&func_name));
+    entry("cuKernelGetName", reinterpret_cast<void**>(&kernel_name));
+  });
+  const char* name = nullptr;
+  CUDA_KERNEL_NODE_PARAMS params{};
+  if (get_params != nullptr && get_params(node, &params) == CUDA_SUCCESS) {
+    if (params.func != nullptr && func_name != nullptr &&
+        func_name(&name, params.func) == CUDA_SUCCESS && name != nullptr)
+      return name;
+    if (params.kern != nullptr && kernel_name != nullptr &&
+        kernel_name(&name, params.kern) == CUDA_SUCCESS && name != nullptr)
+      return name;
+  }
+  cudaKernelNodeParams runtime_params{};
+  if (cudaGraphKernelNodeGetParams(node, &runtime_params) == cudaSuccess &&
+      cudaFuncGetName(&name, runtime_params.func) == cudaSuccess && name != nullptr)
+    return name;
+  (void)cudaGetLastError();
+  return "";
+}
+
+// "kernel NAME" (or "kernel ?" when nothing can name it), "memset", ...
 std::string describe_node(cudaGraphNode_t node, std::string* kernel_name) {
   kernel_name->clear();
   cudaGraphNodeType type;
@@ -219,15 +266,9 @@ std::string describe_node(cudaGraphNode_t node, std::string* kernel_name) {
     return "node of unknown type";
   }
   switch (type) {
-    case cudaGraphNodeTypeKernel: {
-      cudaKernelNodeParams params{};
-      const char* name = nullptr;
-      if (cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess &&
-          cudaFuncGetName(&name, params.func) == cudaSuccess && name != nullptr)
-        *kernel_name = name;
-      (void)cudaGetLastError();
+    case cudaGraphNodeTypeKernel:
+      *kernel_name = kernel_node_name(node);
       return "kernel " + (kernel_name->empty() ? std::string("?") : *kernel_name);
-    }
     case cudaGraphNodeTypeMemcpy: return "memcpy";
     case cudaGraphNodeTypeMemset: return "memset";
     case cudaGraphNodeTypeHost: return "host function";

@@ -128,7 +128,10 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     } else {
       schedule += " (" + group.ops.front()->getName().stripDialect().str() + ")";
     }
-    schedule += " [" + llvm::join(capsuleNames, ", ") + "]\n";
+    // The binding ExecutableKernel::bind checked above: the recipe that emitted
+    // the launch computes the capsule's op, as its provider, on its device.
+    schedule += " [" + llvm::join(capsuleNames, ", ") + "] bound to recipe " +
+                recipe->name().str() + "\n";
   } else {
     schedule += "  " + phase + " no launch: " +
                 group.ops.front()->getName().stripDialect().str() + " aliases " +

@@ -31,7 +31,7 @@ lit_fail=$(sed -nE 's/^ *Failed *: *([0-9]+).*/\1/p' "$log" | tail -1)
 lit_pass=${lit_pass:-0}; lit_fail=${lit_fail:-0}
 if [ "$lit_rc" -ne 0 ] && [ "$lit_fail" -eq 0 ]; then lit_fail=1; fi
 
-echo "== capsule evidence: every cited test exists"
+echo "== capsule evidence: every cited test exists and exercises the capsule citing it"
 tools/check_evidence.sh
 evidence_rc=$?
 evidence_pass=$((evidence_rc == 0 ? 1 : 0))

@@ -11,7 +11,9 @@ int main() {
   using namespace vouch::rt::cuda;
   const RuntimeStatus& s = probe_runtime();
   std::fputs(format(s).c_str(), stdout);
-  std::printf("  reduce=%s\n", reduction_mode_name());
+  std::printf("  deterministic=%s (reductions are fixed-order either way: vouch's kernels "
+              "fixed-order-tree or left-fold, cuBLAS library-fixed)\n",
+              deterministic_mode_name());
   const uint64_t cap = process_cache_cap_bytes();
   std::printf("  cache_cap_bytes=%llu%s\n", static_cast<unsigned long long>(cap),
               cap == 0 ? " (unbounded)" : "");

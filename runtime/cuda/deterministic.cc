@@ -32,10 +32,12 @@ void set_deterministic_reductions(bool enabled) {
   g_explicit.store(enabled ? 1 : 0, std::memory_order_relaxed);
 }
 
-const char* reduction_mode_name(bool deterministic) {
-  return deterministic ? "fixed-order" : "implementation-defined";
+const char* deterministic_mode_name(bool deterministic) {
+  return deterministic ? "required" : "not required";
 }
 
-const char* reduction_mode_name() { return reduction_mode_name(deterministic_reductions()); }
+const char* deterministic_mode_name() {
+  return deterministic_mode_name(deterministic_reductions());
+}
 
 }  // namespace vouch::rt::cuda

@@ -26,9 +26,10 @@ bool parse_deterministic_env(const char* text);
 bool deterministic_reductions();
 void set_deterministic_reductions(bool enabled);
 
-// "fixed-order" or "implementation-defined": the `reduce=` field of the report.
-const char* reduction_mode_name(bool deterministic);
-const char* reduction_mode_name();  // of the active mode
+// "required" or "not required": cuda_info's `deterministic=` line. Not a reduction
+// order: every reduction is in a fixed order either way (see above).
+const char* deterministic_mode_name(bool deterministic);
+const char* deterministic_mode_name();  // of the active mode
 
 }  // namespace vouch::rt::cuda
 

@@ -25,15 +25,15 @@ TEST(DeterministicTest, ExplicitSwitchAndReportName) {
   // runner sets it, the default is whatever it says.
   if (std::getenv(kDeterministicEnv) == nullptr) {
     EXPECT_FALSE(deterministic_reductions());
-    EXPECT_STREQ(reduction_mode_name(), "implementation-defined");
+    EXPECT_STREQ(deterministic_mode_name(), "not required");
   }
   set_deterministic_reductions(true);
   EXPECT_TRUE(deterministic_reductions());
-  EXPECT_STREQ(reduction_mode_name(), "fixed-order");
+  EXPECT_STREQ(deterministic_mode_name(), "required");
   set_deterministic_reductions(false);
   EXPECT_FALSE(deterministic_reductions());
-  EXPECT_STREQ(reduction_mode_name(true), "fixed-order");
-  EXPECT_STREQ(reduction_mode_name(false), "implementation-defined");
+  EXPECT_STREQ(deterministic_mode_name(true), "required");
+  EXPECT_STREQ(deterministic_mode_name(false), "not required");
 }
 
 }  // namespace

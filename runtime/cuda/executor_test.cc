@@ -315,20 +315,28 @@ TYPED_TEST(CudaExecutorDeviceTest, StepsReplayedAsUnrolledGraphsEqualSingleSteps
   EXPECT_NE(unrolled.losses[15], unrolled.losses[16]);  // steps differ, so an order slip shows
 }
 
-// --audit-launches on the test MLP (kernel steps and cuBLAS calls): every node of the
-// first step's graph is made by a named launch, and each kernel step by its kernel.
-TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
-  VOUCH_REQUIRE_CUDA_DEVICE("the launch audit of the cuda executor");
-  MlpProgram mlp(2, 2, 6, 2);
-  std::unique_ptr<CudaProgramModel<float>> gpu = make_cuda<float>(mlp.program);
+// The test MLP on the GPU, configured with --audit-launches and its data uploaded.
+template <class T>
+void make_audited(std::unique_ptr<CudaProgramModel<T>>& gpu, const MlpProgram& mlp) {
+  gpu = make_cuda<T>(mlp.program);
   ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
   RunConfig run;
   run.audit_launches = true;
   ASSERT_TRUE(gpu->configure(run).ok());
   set_params(*gpu, mlp);
-  std::vector<float> x = values<float>(8, 3), y = values<float>(8, 4);
+  std::vector<T> x = values<T>(8, 3), y = values<T>(8, 4);
   ASSERT_TRUE(gpu->upload_params().ok());
   ASSERT_TRUE(gpu->upload_data(x.data(), y.data(), 2).ok());
+}
+
+// --audit-launches on the test MLP (kernel steps and cuBLAS calls): every node of the
+// first step's graph is made by a named launch, and each kernel step by its kernel.
+TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
+  VOUCH_REQUIRE_CUDA_DEVICE("the launch audit of the cuda executor");
+  MlpProgram mlp(2, 2, 6, 2);
+  std::unique_ptr<CudaProgramModel<float>> gpu;
+  make_audited(gpu, mlp);
+  if (testing::Test::HasFatalFailure()) return;
   ASSERT_TRUE(gpu->enqueue_steps(OptimizerConfig{}, 1, nullptr).ok());
   const std::string text = gpu->launch_audit();
   EXPECT_EQ(gpu->launch_audit_problems(), 0) << text;
@@ -350,15 +358,9 @@ TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
 template <class T>
 void expect_visible_fallback() {
   MlpProgram mlp(2, 2, 6, 2);
-  std::unique_ptr<CudaProgramModel<T>> gpu = make_cuda<T>(mlp.program);
-  ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
-  RunConfig run;
-  run.audit_launches = true;
-  ASSERT_TRUE(gpu->configure(run).ok());
-  set_params(*gpu, mlp);
-  std::vector<T> x = values<T>(8, 3), y = values<T>(8, 4);
-  ASSERT_TRUE(gpu->upload_params().ok());
-  ASSERT_TRUE(gpu->upload_data(x.data(), y.data(), 2).ok());
+  std::unique_ptr<CudaProgramModel<T>> gpu;
+  make_audited(gpu, mlp);
+  if (testing::Test::HasFatalFailure()) return;
   set_lt_refusal_for_testing(true);
   Tape tape;
   testing::internal::CaptureStderr();

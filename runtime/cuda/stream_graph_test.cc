@@ -111,11 +111,29 @@ TEST(StepGraphDeviceTest, CapturedOnceReplayedEveryStepSameResultAsDisabled) {
   for (float v : with_graph) EXPECT_EQ(v, 10.0f);
 }
 
-// CaptureDependencies: launches that share no buffer get no edge; a launch gets an
-// edge from the last writer of what it reads or writes, and from the readers since of
-// what it writes. Four launches on two buffers: a writes 0, b writes 1 (independent:
+// The step both dependency tests capture, one CaptureDependencies step: four
+// launches of add_one on two halves of a buffer. a writes 0, b writes 1 (independent:
 // two roots), c reads 1 and writes 0 (after a and b), d writes 1 (after b, its last
 // writer, and c, which read it): four edges, and nothing else.
+void capture_four_launch_step(CaptureDependencies& deps, const AddOneKernel& kernel,
+                              cudaStream_t st, float* const halves[2]) {
+  unsigned count = 256;
+  struct Launch {
+    std::vector<int32_t> reads, writes;
+    int buffer;
+  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}, {{}, {1}, 1}};
+  EXPECT_TRUE(deps.begin(2).ok());
+  EXPECT_TRUE(deps.active());
+  for (const Launch& l : launches) {
+    float* buffer = halves[l.buffer];
+    void* args[] = {&buffer, &count};
+    EXPECT_TRUE(deps.before(l.reads, l.writes).ok());
+    EXPECT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
+    EXPECT_TRUE(deps.after(l.reads, l.writes).ok());
+  }
+  EXPECT_TRUE(deps.finish().ok());
+}
+
 TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
   VOUCH_REQUIRE_CUDA_DEVICE("a captured step as a dependency graph");
   AddOneKernel kernel;
@@ -124,23 +142,10 @@ TEST(StepGraphDeviceTest, CaptureDependenciesLinkOnlyWhatSharesABuffer) {
   cudaStream_t st = stream.value().get();
   float* d = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 2 * 256 * sizeof(float)), cudaSuccess);
-  float* halves[2] = {d, d + 256};
-  unsigned count = 256;
+  float* const halves[2] = {d, d + 256};
   CaptureDependencies deps(st);
   ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  ASSERT_TRUE(deps.begin(2).ok());
-  EXPECT_TRUE(deps.active());
-  struct Launch {
-    std::vector<int32_t> reads, writes;
-    int buffer;
-  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}, {{}, {1}, 1}};
-  for (const Launch& l : launches) {
-    void* args[] = {&halves[l.buffer], &count};
-    EXPECT_TRUE(deps.before(l.reads, l.writes).ok());
-    EXPECT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
-    EXPECT_TRUE(deps.after(l.reads, l.writes).ok());
-  }
-  EXPECT_TRUE(deps.finish().ok());
+  capture_four_launch_step(deps, kernel, st, halves);
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
   size_t roots = 0, edges = 0;
@@ -168,24 +173,10 @@ TEST(StepGraphDeviceTest, ASecondStepInTheSameCaptureFollowsTheFirst) {
   cudaStream_t st = stream.value().get();
   float* d = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 2 * 256 * sizeof(float)), cudaSuccess);
-  float* halves[2] = {d, d + 256};
-  unsigned count = 256;
+  float* const halves[2] = {d, d + 256};
   CaptureDependencies deps(st);
   ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  struct Launch {
-    std::vector<int32_t> reads, writes;
-    int buffer;
-  } launches[] = {{{}, {0}, 0}, {{}, {1}, 1}, {{1}, {0}, 0}, {{}, {1}, 1}};
-  for (int step = 0; step < 2; step++) {
-    ASSERT_TRUE(deps.begin(2).ok());
-    for (const Launch& l : launches) {
-      void* args[] = {&halves[l.buffer], &count};
-      EXPECT_TRUE(deps.before(l.reads, l.writes).ok());
-      EXPECT_TRUE(launch(kernel.k, dim3(1), dim3(256), 0, st, args).ok());
-      EXPECT_TRUE(deps.after(l.reads, l.writes).ok());
-    }
-    EXPECT_TRUE(deps.finish().ok());
-  }
+  for (int step = 0; step < 2; step++) capture_four_launch_step(deps, kernel, st, halves);
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
   size_t nodes = 0, roots = 0, edges = 0;

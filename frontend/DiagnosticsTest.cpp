@@ -363,8 +363,8 @@ TEST_F(DiagnosticsTest, ArgumentKinds) {
   f = reshape(x, 6)
   g = reshape(x, [2.5, 2])
   h = x + [1, 2]
-  k = x / x
-  l = 2 / x
+  k = x / d
+  l = 2 / i
   n = x / 0
   o = [x]
   p = -"s"
@@ -382,10 +382,10 @@ TEST_F(DiagnosticsTest, ArgumentKinds) {
                 "10:19: error: an entry of 'shape' of 'reshape' must be an "
                 "integer, got 2.5",
                 "11:11: error: '+' needs numbers or tensors, got a list",
-                "12:9: error: cannot divide by a tensor: there is no "
-                "elementwise division op",
-                "13:9: error: cannot divide by a tensor: there is no "
-                "elementwise division op",
+                "12:9: error: '/': element types differ: 'tensor<2x3xf32>' and "
+                "'tensor<2x3xf64>'",
+                "13:11: error: '/' needs an f32 or f64 tensor for its right "
+                "operand, got 'tensor<2x3xi32>'",
                 "14:11: error: cannot divide by 0",
                 "15:8: error: list elements must be numbers, got "
                 "'tensor<2x3xf32>'",

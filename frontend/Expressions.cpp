@@ -384,7 +384,7 @@ namespace {
 const struct {
   char op;
   std::string_view mnemonic;
-} kInfixOperators[] = {{'+', "add"}, {'-', "sub"}, {'*', "mul"}};
+} kInfixOperators[] = {{'+', "add"}, {'-', "sub"}, {'*', "mul"}, {'/', "div"}};
 } // namespace
 
 std::optional<char> Lowering::infixOperatorOf(std::string_view mnemonic) {
@@ -422,12 +422,9 @@ ExprValue Lowering::lowerArithmetic(char op, const ExprValue &lhs,
         foldArithmetic(op, lhs.getNumber(), rhs.getNumber(), loc);
     return result ? ExprValue::number(*result, loc) : ExprValue::invalid();
   }
-  if (op == '/') {
-    if (rhs.isTensor()) {
-      error(loc) << "cannot divide by a tensor: there is no elementwise "
-                    "division op";
-      return ExprValue::invalid();
-    }
+  // tensor / number: a scale by its reciprocal. Anything else divided by a
+  // tensor is vouch.div (a number becoming a filled tensor), below.
+  if (op == '/' && !rhs.isTensor()) {
     mlir::Value tensor = requireFloatTensor(lhs, opName, "its left operand");
     if (!tensor)
       return ExprValue::invalid();

@@ -521,6 +521,196 @@ LogicalResult ExpOp::buildVJP(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+// The elementwise building blocks the VJP rules below compose.
+static Value ones(OpBuilder &b, Location loc, Type t) {
+  return b.create<FillOp>(loc, t, b.getF64FloatAttr(1.0));
+}
+/// [x > y] elementwise, as a float tensor (0 or 1).
+static Value greater(OpBuilder &b, Location loc, Type t, Value x, Value y) {
+  return b.create<StepOp>(loc, t, b.create<SubOp>(loc, t, x, y));
+}
+
+// div(a, b) = a / b: da = dy / b, db = -dy·y / b, from the forward result y
+std::string DivOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "(" + x[0] + " / " + x[1] + ")";
+}
+double DivOp::evaluateScalar(ArrayRef<double> x) { return x[0] / x[1]; }
+LogicalResult DivOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value da = b.create<DivOp>(loc, t, dy[0], getRhs());
+  grads.push_back(da);
+  grads.push_back(buildScale(b, loc, b.create<MulOp>(loc, t, da, getResult()), -1.0));
+  return success();
+}
+
+// maximum(a, b): NaN propagates (torch.maximum). da = dy·w, db = dy·(1 - w)
+// with w = [a > b] + ½[a == b] = ½ + ½([a > b] - [b > a]): ties split the
+// gradient half and half, as PyTorch does.
+std::string MaximumOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "((" + x[0] + " != " + x[0] + " || " + x[0] + " > " + x[1] + ") ? " +
+         x[0] + " : " + x[1] + ")";
+}
+double MaximumOp::evaluateScalar(ArrayRef<double> x) {
+  return (std::isnan(x[0]) || x[0] > x[1]) ? x[0] : x[1];
+}
+/// ½ + ½([x > y] - [y > x]): 1 where x > y, 0 where y > x, ½ at ties. The
+/// lhs's share of maximum's gradient (x = lhs, y = rhs) and of minimum's
+/// (x = rhs, y = lhs).
+static Value tieSplitShare(OpBuilder &b, Location loc, Type t, Value x, Value y) {
+  Value lead = b.create<SubOp>(loc, t, greater(b, loc, t, x, y),
+                               greater(b, loc, t, y, x));
+  Value half = b.create<FillOp>(loc, t, b.getF64FloatAttr(0.5));
+  return b.create<AddOp>(loc, t, half, buildScale(b, loc, lead, 0.5));
+}
+LogicalResult MaximumOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value w = tieSplitShare(b, loc, t, getLhs(), getRhs());
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], w));
+  grads.push_back(b.create<SubOp>(loc, t, dy[0], grads.back()));
+  return success();
+}
+
+// minimum(a, b): maximum's rule with the roles of a and b in the comparison
+// swapped (the smaller one wins; ties split half and half).
+std::string MinimumOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "((" + x[0] + " != " + x[0] + " || " + x[0] + " < " + x[1] + ") ? " +
+         x[0] + " : " + x[1] + ")";
+}
+double MinimumOp::evaluateScalar(ArrayRef<double> x) {
+  return (std::isnan(x[0]) || x[0] < x[1]) ? x[0] : x[1];
+}
+LogicalResult MinimumOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value w = tieSplitShare(b, loc, t, getRhs(), getLhs());
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], w));
+  grads.push_back(b.create<SubOp>(loc, t, dy[0], grads.back()));
+  return success();
+}
+
+// abs(a): da = dy·sign(a), sign(a) = [a > 0] - [-a > 0] (0 at 0, as PyTorch)
+std::string AbsOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "fabs(" + x[0] + ")";
+}
+double AbsOp::evaluateScalar(ArrayRef<double> x) { return std::fabs(x[0]); }
+LogicalResult AbsOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value a = getInput();
+  Value sign = b.create<SubOp>(loc, t, b.create<StepOp>(loc, t, a),
+                               b.create<StepOp>(loc, t, buildScale(b, loc, a, -1.0)));
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], sign));
+  return success();
+}
+
+// sqrt(a): da = dy / (2y), from the forward result y
+std::string SqrtOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "sqrt(" + x[0] + ")";
+}
+double SqrtOp::evaluateScalar(ArrayRef<double> x) { return std::sqrt(x[0]); }
+LogicalResult SqrtOp::buildVJP(OpBuilder &b, ValueRange dy,
+                               SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  grads.push_back(
+      buildScale(b, loc, b.create<DivOp>(loc, getType(), dy[0], getResult()), 0.5));
+  return success();
+}
+
+// log(a): da = dy / a
+std::string LogOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "log(" + x[0] + ")";
+}
+double LogOp::evaluateScalar(ArrayRef<double> x) { return std::log(x[0]); }
+LogicalResult LogOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<DivOp>(getLoc(), getType(), dy[0], getInput()));
+  return success();
+}
+
+// sin(a): da = dy·cos(a)
+std::string SinOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "sin(" + x[0] + ")";
+}
+double SinOp::evaluateScalar(ArrayRef<double> x) { return std::sin(x[0]); }
+LogicalResult SinOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], b.create<CosOp>(loc, t, getInput())));
+  return success();
+}
+
+// cos(a): da = -dy·sin(a)
+std::string CosOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "cos(" + x[0] + ")";
+}
+double CosOp::evaluateScalar(ArrayRef<double> x) { return std::cos(x[0]); }
+LogicalResult CosOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value slope = b.create<MulOp>(loc, t, dy[0], b.create<SinOp>(loc, t, getInput()));
+  grads.push_back(buildScale(b, loc, slope, -1.0));
+  return success();
+}
+
+// sigmoid(a) = 1 / (1 + exp(-a)): da = dy·y·(1 - y), from the forward result y
+std::string SigmoidOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "(T(1) / (T(1) + exp(-" + x[0] + ")))";
+}
+double SigmoidOp::evaluateScalar(ArrayRef<double> x) {
+  return 1.0 / (1.0 + std::exp(-x[0]));
+}
+LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value y = getResult();
+  Value slope = b.create<MulOp>(loc, t, y, b.create<SubOp>(loc, t, ones(b, loc, t), y));
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], slope));
+  return success();
+}
+
+// silu(a) = a·s, s = sigmoid(a): da = dy·(s + a·s·(1 - s))
+std::string SiluOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "(" + x[0] + " / (T(1) + exp(-" + x[0] + ")))";
+}
+double SiluOp::evaluateScalar(ArrayRef<double> x) {
+  return x[0] / (1.0 + std::exp(-x[0]));
+}
+LogicalResult SiluOp::buildVJP(OpBuilder &b, ValueRange dy,
+                               SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value a = getInput();
+  Value s = b.create<SigmoidOp>(loc, t, a);
+  Value rest = b.create<MulOp>(loc, t, b.create<MulOp>(loc, t, a, s),
+                               b.create<SubOp>(loc, t, ones(b, loc, t), s));
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], b.create<AddOp>(loc, t, s, rest)));
+  return success();
+}
+
+// inv(a) = 1 / a: da = -dy·y², from the forward result y
+std::string InvOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "(T(1) / " + x[0] + ")";
+}
+double InvOp::evaluateScalar(ArrayRef<double> x) { return 1.0 / x[0]; }
+LogicalResult InvOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value y = getResult();
+  Value slope = b.create<MulOp>(loc, t, dy[0], b.create<MulOp>(loc, t, y, y));
+  grads.push_back(buildScale(b, loc, slope, -1.0));
+  return success();
+}
+
 // step(a) = [a > 0]: piecewise constant, so no gradient flows (zero a.e.).
 std::string StepOp::emitScalarExpr(ArrayRef<std::string> x) {
   return "(" + x[0] + " > T(0) ? T(1) : T(0))";

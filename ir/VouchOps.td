@@ -286,8 +286,43 @@ def Vouch_ReluOp : Vouch_UnaryOp<"relu", "max(x, 0)"> {
 def Vouch_AddOp : Vouch_BinaryOp<"add", "lhs + rhs">;
 def Vouch_SubOp : Vouch_BinaryOp<"sub", "lhs - rhs">;
 def Vouch_MulOp : Vouch_BinaryOp<"mul", "lhs * rhs">;
+def Vouch_DivOp : Vouch_BinaryOp<"div", "lhs / rhs"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+// NaN when either operand is NaN, as torch.maximum / torch.minimum; where
+// lhs == rhs the gradient is split half and half between them (PyTorch's rule).
+def Vouch_MaximumOp : Vouch_BinaryOp<"maximum", "max(lhs, rhs)"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_MinimumOp : Vouch_BinaryOp<"minimum", "min(lhs, rhs)"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
 def Vouch_TanhOp : Vouch_UnaryOp<"tanh", "tanh(x)">;
 def Vouch_ExpOp : Vouch_UnaryOp<"exp", "exp(x)">;
+def Vouch_AbsOp : Vouch_UnaryOp<"abs", "|x|"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_SqrtOp : Vouch_UnaryOp<"sqrt", "sqrt(x)"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_LogOp : Vouch_UnaryOp<"log", "ln(x)"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_SinOp : Vouch_UnaryOp<"sin", "sin(x)"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_CosOp : Vouch_UnaryOp<"cos", "cos(x)"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_SigmoidOp : Vouch_UnaryOp<"sigmoid", "1 / (1 + exp(-x))"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_SiluOp : Vouch_UnaryOp<"silu", "x / (1 + exp(-x))"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+def Vouch_InvOp : Vouch_UnaryOp<"inv", "1 / x"> {
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
 // Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
     "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {

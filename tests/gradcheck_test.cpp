@@ -112,6 +112,43 @@ const std::vector<GradCase> &cases() {
       {"exp", {{"a", {2, 3}}},
        "  %out = vouch.exp %a : (tensor<2x3xf64>) -> tensor<2x3xf64>",
        {2, 3}, 1e-8, 1e-7},
+      {"div", {{"a", {2, 3}}, {"b", {2, 3}}},
+       "  %out = vouch.div %a, %b : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-7, 1e-6},
+      // Independent draws: no ties (where the gradient is split, not differentiable).
+      {"maximum", {{"a", {2, 3}}, {"b", {2, 3}}},
+       "  %out = vouch.maximum %a, %b : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
+      {"minimum", {{"a", {2, 3}}, {"b", {2, 3}}},
+       "  %out = vouch.minimum %a, %b : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
+      {"abs", {{"a", {2, 4}}},
+       "  %out = vouch.abs %a : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      // sqrt and log of a² (≥ 0.01: the params are in ±[0.1, 1]).
+      {"sqrt", {{"a", {2, 3}}},
+       "  %sq = vouch.mul %a, %a : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>\n"
+       "  %out = vouch.sqrt %sq : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-7, 1e-6},
+      {"log", {{"a", {2, 3}}},
+       "  %sq = vouch.mul %a, %a : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>\n"
+       "  %out = vouch.log %sq : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-6, 1e-6},
+      {"sin", {{"a", {2, 3}}},
+       "  %out = vouch.sin %a : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
+      {"cos", {{"a", {2, 3}}},
+       "  %out = vouch.cos %a : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
+      {"sigmoid", {{"a", {2, 4}}},
+       "  %out = vouch.sigmoid %a : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"silu", {{"a", {2, 4}}},
+       "  %out = vouch.silu %a : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"inv", {{"a", {2, 3}}},
+       "  %out = vouch.inv %a : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-6, 1e-6},
       {"step", {{"a", {5}}},
        "  %out = vouch.step %a : (tensor<5xf64>) -> tensor<5xf64>",
        {5}, 1e-8, 1e-7},
@@ -209,6 +246,39 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<size_t> &info) {
       return cases()[info.param].name + "_" + std::to_string(info.param);
     });
+
+// Where maximum's / minimum's operands tie, the gradient is split half and half
+// (PyTorch's rule; finite differences cannot check it: the function has a kink
+// there). Elements 0 and 2 tie, 1 does not; the loss is Σ out ⊙ r.
+TEST(GradCheckTies, MaximumAndMinimumSplitTheGradientAtTies) {
+  for (const char *op : {"maximum", "minimum"}) {
+    MLIRContext context;
+    vouch::registerVouchDialect(context);
+    GradCase c{op, {{"a", {3}}, {"b", {3}}},
+               std::string("  %out = vouch.") + op +
+                   " %a, %b : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>",
+               {3}, 0, 0};
+    std::string text = modelText(c);
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    ASSERT_TRUE(module) << text;
+    PassManager pm(&context);
+    pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
+    ASSERT_TRUE(succeeded(pm.run(*module))) << text;
+    vouch::ModelOp model = *module->getOps<vouch::ModelOp>().begin();
+    std::map<std::string, vouch::HostTensor> feeds;
+    feeds["r"] = {{3}, {2.0, 3.0, -4.0}};
+    feeds["a"] = {{3}, {0.5, 0.9, -0.25}};
+    feeds["b"] = {{3}, {0.5, 0.1, -0.25}};
+    auto result = vouch::interpret(model, feeds);
+    ASSERT_TRUE(succeeded(result));
+    bool max = std::string(op) == "maximum";
+    // Element 1: a = 0.9 > b = 0.1, so maximum's gradient goes to a, minimum's to b.
+    EXPECT_EQ(result->paramGrads.at("a").data,
+              (std::vector<double>{1.0, max ? 3.0 : 0.0, -2.0})) << op;
+    EXPECT_EQ(result->paramGrads.at("b").data,
+              (std::vector<double>{1.0, max ? 0.0 : 3.0, -2.0})) << op;
+  }
+}
 
 // A new op with a VJP rule must come with a gradient check here.
 TEST(GradCheckCoverage, EveryDifferentiableOpHasACase) {

@@ -88,10 +88,22 @@ def residual_forward(p, x):
     return h @ p["w_out"].T + p["b_out"]
 
 
+def activations_forward(p, x):
+    h = x @ p["w1"].T + p["b1"]
+    g = x @ p["w2"].T + p["b2"]
+    a = torch.nn.functional.silu(h) + torch.sigmoid(g) * torch.sin(h) - 0.5 * torch.cos(g)
+    c = (torch.abs(h) + torch.sqrt(g * g + 1) + torch.log(torch.sigmoid(h) + 0.5) +
+         torch.reciprocal(torch.abs(g) + 1))
+    d = (torch.maximum(a, 0.3 * c) - torch.minimum(h, torch.relu(h)) +
+         0.5 * torch.maximum(g, torch.relu(g)) + a / (c + 2))
+    return d @ p["w3"].T + p["b3"]
+
+
 MODELS = {
     # name: (forward, Adam learning rate, batch)
     "quickstart_mlp": (quickstart_forward, 0.03, 1),
     "residual_mlp": (residual_forward, 0.01, 5),
+    "activations_mlp": (activations_forward, 0.01, 5),
 }
 
 

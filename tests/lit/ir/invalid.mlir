@@ -267,3 +267,94 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.fill' op result #0 must be statically shaped tensor of 32-bit float or 64-bit float values, but got 'tensor<2x3xi32>'}}
   %a = vouch.fill 1.0 : tensor<2x3xi32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.abs' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.abs %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.sqrt' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.sqrt %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.log' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.log %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.sin' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.sin %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.cos' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.cos %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.sigmoid' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.sigmoid %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.silu' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.silu %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.inv' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.inv %a : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.div' op operands 'tensor<2x3xf32>' and 'tensor<3x2xf32>' differ in shape}}
+  %c = vouch.div %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.maximum' op operands 'tensor<2x3xf32>' and 'tensor<3x2xf32>' differ in shape}}
+  %c = vouch.maximum %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.minimum' op operands 'tensor<2x3xf32>' and 'tensor<3x2xf32>' differ in shape}}
+  %c = vouch.minimum %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}

@@ -39,7 +39,6 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
   } special[] = {
       {"linear", &Lowering::lowerLinear},
       {"matmul", &Lowering::lowerMatmul},
-      {"scale", &Lowering::lowerScale},
       {"reshape", &Lowering::lowerReshape},
       {"permute", &Lowering::lowerPermute},
       {"broadcast", &Lowering::lowerBroadcast},
@@ -50,9 +49,7 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       return s.lower;
   switch (op.family) {
   case OpFamily::Pointwise:
-    return arity == 1   ? &Lowering::lowerUnaryPointwise
-           : arity == 2 ? &Lowering::lowerBinaryPointwise
-                        : nullptr;
+    return arity >= 1 ? &Lowering::lowerPointwise : nullptr;
   case OpFamily::Reduction:
     return &Lowering::lowerReduction;
   default:
@@ -145,6 +142,11 @@ std::optional<Number> Lowering::numberArg(const BuiltinCall &call,
   const ExprValue &value = call.args[index];
   if (value.is(ExprValue::Kind::Number))
     return value.getNumber();
+  // Left out: the signature's default as the op table writes it ("beta = 1").
+  double defaultValue = 0;
+  if (value.is(ExprValue::Kind::Absent) &&
+      !call.spec.params[index].defaultText.getAsDouble(defaultValue))
+    return Number::real(defaultValue);
   error(value.getLoc()) << call.opName() << " expects a number for "
                         << call.paramName(index) << ", got "
                         << value.describe();
@@ -205,28 +207,52 @@ static mlir::RankedTensorType typeOf(mlir::Value value) {
 // Generic lowerings, by family
 //===----------------------------------------------------------------------===//
 
-// f(x) for a unary pointwise op: the result has x's type.
-ExprValue Lowering::lowerUnaryPointwise(const BuiltinCall &call) {
+// f(tensors..., numbers...) for a pointwise op. A parameter named like one
+// of the op's attributes (its ODS record) is a number, which becomes that
+// F64 attribute; the others are tensors. One tensor and numbers: the
+// result has x's shape (scale, softplus, clamp, ...). Two tensors: NumPy
+// broadcasting, and an op with an infix operator lowers as `a + b` does.
+ExprValue Lowering::lowerPointwise(const BuiltinCall &call) {
+  const OpFacts &op = *call.spec.op;
+  mlir::OperationName name(
+      (VouchDialect::getDialectNamespace() + "." + op.mnemonic).str(), &context);
+  auto isNumber = [&](unsigned i) {
+    return llvm::any_of(name.getAttributeNames(), [&](mlir::StringAttr attr) {
+      return attr.getValue() == call.spec.params[i].name;
+    });
+  };
+  unsigned tensors = 0;
+  while (tensors < call.args.size() && !isNumber(tensors))
+    ++tensors;
+  if (tensors == 2 && call.args.size() == 2) {
+    if (std::optional<char> infix = infixOperatorOf(op.mnemonic))
+      return lowerArithmetic(*infix, call.args[0], call.args[1], call.getLoc(),
+                             call.opName());
+    return lowerBinaryOp(op, call.args[0], call.args[1], call.getLoc(),
+                         call.opName());
+  }
+  assert(tensors == 1 && "a pointwise builtin takes one tensor and numbers, "
+                         "or two tensors");
   mlir::Value x = tensorArg(call, 0);
-  if (!x)
+  llvm::SmallVector<mlir::NamedAttribute> attributes;
+  bool numbers = true;
+  for (unsigned i = 1; i < call.args.size(); ++i) {
+    std::optional<Number> value = numberArg(call, i);
+    numbers &= value.has_value();
+    if (value)
+      attributes.push_back(builder.getNamedAttr(
+          call.spec.params[i].name, builder.getF64FloatAttr(value->value)));
+  }
+  if (!x || !numbers)
     return ExprValue::invalid();
   mlir::RankedTensorType type =
       checkShapeRule(call, inferPointwiseType({typeOf(x)}));
   if (!type)
     return ExprValue::invalid();
-  return ExprValue::tensor(buildOp(*call.spec.op, call.getLoc(), {x}, type),
-                           call.getLoc());
-}
-
-// f(lhs, rhs) for a binary pointwise op, broadcasting included. An op the
-// language also spells as an operator is exactly that operator: add(a, b)
-// is `a + b` (numbers fold, `*` by a number is a scale).
-ExprValue Lowering::lowerBinaryPointwise(const BuiltinCall &call) {
-  if (std::optional<char> op = infixOperatorOf(call.spec.op->mnemonic))
-    return lowerArithmetic(*op, call.args[0], call.args[1], call.getLoc(),
-                           call.opName());
-  return lowerBinaryOp(*call.spec.op, call.args[0], call.args[1],
-                       call.getLoc(), call.opName());
+  mlir::Value result = buildOp(op, call.getLoc(), {x}, type, attributes);
+  if (!result)
+    return ExprValue::invalid();
+  return ExprValue::tensor(result, call.getLoc());
 }
 
 // f(x, axes = all) for a reduction: the axes (a list or one number,
@@ -310,24 +336,6 @@ ExprValue Lowering::lowerMatmul(const BuiltinCall &call) {
     return ExprValue::invalid();
   auto op = builder.create<MatmulOp>(getLoc(call.getLoc()), type, a, b, *tl,
                                      *tr);
-  return ExprValue::tensor(op, call.getLoc());
-}
-
-//===----------------------------------------------------------------------===//
-// Pointwise with an attribute
-//===----------------------------------------------------------------------===//
-
-ExprValue Lowering::lowerScale(const BuiltinCall &call) {
-  mlir::Value x = tensorArg(call, 0);
-  std::optional<Number> factor = numberArg(call, 1);
-  if (!x || !factor)
-    return ExprValue::invalid();
-  mlir::RankedTensorType type =
-      checkShapeRule(call, inferPointwiseType({typeOf(x)}));
-  if (!type)
-    return ExprValue::invalid();
-  auto op = builder.create<ScaleOp>(getLoc(call.getLoc()), type, x,
-                                    builder.getF64FloatAttr(factor->value));
   return ExprValue::tensor(op, call.getLoc());
 }
 

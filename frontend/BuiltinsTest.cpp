@@ -13,6 +13,8 @@
 #include "frontend/TestSupport.h"
 #include "gtest/gtest.h"
 #include "ir/OpTable.h"
+#include "ir/VouchDialect.h"
+#include "mlir/IR/OperationSupport.h"
 
 using namespace vouch;
 using namespace vouch::frontend;
@@ -59,6 +61,7 @@ TEST(Builtins, SignaturesAreTheTables) {
 /// The op each generic builtin lowers to, built by its registered name.
 TEST(Builtins, GenericLoweringsBuildTheirRowsOp) {
   mlir::MLIRContext context;
+  vouch::registerVouchDialect(context);
   int generic = 0;
   for (const OpFacts &op : opTable()) {
     if (op.builtin.empty() ||
@@ -66,13 +69,20 @@ TEST(Builtins, GenericLoweringsBuildTheirRowsOp) {
       continue;
     std::vector<SignatureParam> params = parseSignature(op.builtinParams);
     std::string call = std::string(op.builtin) + "(x";
-    if (op.family == OpFamily::Pointwise && params.size() == 2 &&
-        params[1].name != "factor")
-      call += ", x";
-    else if (op.family == OpFamily::Pointwise && params.size() == 2)
-      call += ", 2";
-    else if (op.family == OpFamily::Reduction)
+    if (op.family == OpFamily::Pointwise) {
+      // A parameter named like one of the op's attributes takes a number
+      // (0.5 suits every one: a factor, beta, eps, p, min = max); the others
+      // a tensor.
+      mlir::OperationName name("vouch." + std::string(op.mnemonic), &context);
+      for (size_t i = 1; i < params.size(); ++i) {
+        bool number = llvm::any_of(name.getAttributeNames(), [&](mlir::StringAttr a) {
+          return a.getValue() == llvm::StringRef(params[i].name);
+        });
+        call += number ? ", 0.5" : ", x";
+      }
+    } else if (op.family == OpFamily::Reduction) {
       call += ", axes = 0";
+    }
     call += ")";
     ImportResult result = importSource(
         context, "model m {\n  input x : f32[batch, 2]\n  y = " + call +

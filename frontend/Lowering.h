@@ -221,13 +221,11 @@ private:
   ExprValue lowerBuiltin(const BuiltinSpec &spec, const ast::CallExpr &call,
                          llvm::ArrayRef<ExprValue> args);
   // Generic, by family: a new op of these families needs no code here.
-  ExprValue lowerUnaryPointwise(const BuiltinCall &call);
-  ExprValue lowerBinaryPointwise(const BuiltinCall &call);
+  ExprValue lowerPointwise(const BuiltinCall &call);
   ExprValue lowerReduction(const BuiltinCall &call);
   // Ops whose builtins take attributes or follow the language's own rules.
   ExprValue lowerLinear(const BuiltinCall &call);
   ExprValue lowerMatmul(const BuiltinCall &call);
-  ExprValue lowerScale(const BuiltinCall &call);
   ExprValue lowerReshape(const BuiltinCall &call);
   ExprValue lowerPermute(const BuiltinCall &call);
   ExprValue lowerBroadcast(const BuiltinCall &call);

@@ -11,6 +11,7 @@
 #include "ir/VouchOps.h"
 
 #include <cmath>
+#include <sstream>
 #include <cstdio>
 #include <optional>
 
@@ -708,6 +709,149 @@ LogicalResult InvOp::buildVJP(OpBuilder &b, ValueRange dy,
   Value y = getResult();
   Value slope = b.create<MulOp>(loc, t, dy[0], b.create<MulOp>(loc, t, y, y));
   grads.push_back(buildScale(b, loc, slope, -1.0));
+  return success();
+}
+
+// The number parameters of the ops below, checked once by their verifiers.
+static double attr(FloatAttr a) { return a.getValueAsDouble(); }
+/// How a verifier message shows a number: "0", "-1.5", "1e-12".
+static std::string shown(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+static std::string literal(FloatAttr a) {
+  return "T(" + exactLiteral(attr(a)) + ")";
+}
+/// [x ≥ c] elementwise, as 1 - [c > x] (1 at x = c, as PyTorch's clamp).
+static Value atLeast(OpBuilder &b, Location loc, Type t, Value x, double c) {
+  Value below = b.create<StepOp>(
+      loc, t, b.create<SubOp>(loc, t, b.create<FillOp>(loc, t, b.getF64FloatAttr(c)), x));
+  return b.create<SubOp>(loc, t, ones(b, loc, t), below);
+}
+
+// softplus(a) = log1p(exp(βa)) / β, a where βa > threshold (PyTorch's):
+// da = dy·s + dy·[βa > threshold]·(1 - s), s = sigmoid(βa)
+LogicalResult SoftplusOp::verify() {
+  if (!std::isfinite(attr(getBetaAttr())) || attr(getBetaAttr()) == 0)
+    return emitOpError("beta must be a finite non-zero number, got ")
+           << shown(attr(getBetaAttr()));
+  if (!std::isfinite(attr(getThresholdAttr())))
+    return emitOpError("threshold must be finite, got ") << shown(attr(getThresholdAttr()));
+  return success();
+}
+std::string SoftplusOp::emitScalarExpr(ArrayRef<std::string> x) {
+  std::string beta = literal(getBetaAttr()), z = "(" + x[0] + " * " + beta + ")";
+  return "(" + z + " > " + literal(getThresholdAttr()) + " ? " + x[0] +
+         " : log1p(exp(" + z + ")) / " + beta + ")";
+}
+double SoftplusOp::evaluateScalar(ArrayRef<double> x) {
+  double beta = attr(getBetaAttr()), z = x[0] * beta;
+  return z > attr(getThresholdAttr()) ? x[0] : std::log1p(std::exp(z)) / beta;
+}
+LogicalResult SoftplusOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                   SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value z = buildScale(b, loc, getInput(), attr(getBetaAttr()));
+  Value s = b.create<SigmoidOp>(loc, t, z);
+  Value linear = b.create<StepOp>(
+      loc, t, b.create<SubOp>(loc, t, z,
+                              b.create<FillOp>(loc, t, getThresholdAttr())));
+  Value slope = b.create<AddOp>(
+      loc, t, s, b.create<MulOp>(loc, t, linear, b.create<SubOp>(loc, t, ones(b, loc, t), s)));
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], slope));
+  return success();
+}
+
+// safe_log(a) = log(max(a, eps)): da = dy·[a ≥ eps] / max(a, eps), the
+// denominator written [a ≥ eps]·a + (1 - [a ≥ eps])·eps so that it never
+// divides by the clamped-away values (PyTorch's log(clamp(a, min = eps))).
+LogicalResult SafeLogOp::verify() {
+  double eps = attr(getEpsAttr());
+  if (!std::isfinite(eps) || eps <= 0)
+    return emitOpError("eps must be a finite positive number, got ") << shown(eps);
+  return success();
+}
+std::string SafeLogOp::emitScalarExpr(ArrayRef<std::string> x) {
+  std::string eps = literal(getEpsAttr());
+  return "log((" + x[0] + " != " + x[0] + " || " + x[0] + " >= " + eps + ") ? " +
+         x[0] + " : " + eps + ")";
+}
+double SafeLogOp::evaluateScalar(ArrayRef<double> x) {
+  double eps = attr(getEpsAttr());
+  return std::log((std::isnan(x[0]) || x[0] >= eps) ? x[0] : eps);
+}
+LogicalResult SafeLogOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  double eps = attr(getEpsAttr());
+  Value a = getInput();
+  Value kept = atLeast(b, loc, t, a, eps);
+  Value clamped = b.create<AddOp>(
+      loc, t, b.create<MulOp>(loc, t, kept, a),
+      buildScale(b, loc, b.create<SubOp>(loc, t, ones(b, loc, t), kept), eps));
+  grads.push_back(
+      b.create<DivOp>(loc, t, b.create<MulOp>(loc, t, dy[0], kept), clamped));
+  return success();
+}
+
+// clamp(a, min, max): da = dy·[a ≥ min]·[a ≤ max] (PyTorch's clamp backward)
+LogicalResult ClampOp::verify() {
+  double lo = attr(getMinAttr()), hi = attr(getMaxAttr());
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    return emitOpError("min and max must be finite, got ") << shown(lo) << " and " << shown(hi);
+  if (lo > hi)
+    return emitOpError("min (") << shown(lo) << ") must not exceed max (" << shown(hi) << ")";
+  return success();
+}
+std::string ClampOp::emitScalarExpr(ArrayRef<std::string> x) {
+  std::string lo = literal(getMinAttr()), hi = literal(getMaxAttr());
+  return "(" + x[0] + " < " + lo + " ? " + lo + " : (" + x[0] + " > " + hi + " ? " +
+         hi + " : " + x[0] + "))";
+}
+double ClampOp::evaluateScalar(ArrayRef<double> x) {
+  double lo = attr(getMinAttr()), hi = attr(getMaxAttr());
+  return x[0] < lo ? lo : (x[0] > hi ? hi : x[0]);
+}
+LogicalResult ClampOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value a = getInput();
+  Value aboveMin = atLeast(b, loc, t, a, attr(getMinAttr()));
+  // [a ≤ max] = [-a ≥ -max]
+  Value belowMax = atLeast(b, loc, t, buildScale(b, loc, a, -1.0), -attr(getMaxAttr()));
+  grads.push_back(b.create<MulOp>(loc, t, dy[0],
+                                  b.create<MulOp>(loc, t, aboveMin, belowMax)));
+  return success();
+}
+
+// pow(a, p) = a^p: da = dy·p·a^(p-1); none for p = 0 (a constant 1, as
+// PyTorch's pow backward, which masks that case)
+LogicalResult PowOp::verify() {
+  if (!std::isfinite(attr(getPAttr())))
+    return emitOpError("p must be finite, got ") << shown(attr(getPAttr()));
+  return success();
+}
+std::string PowOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return "pow(" + x[0] + ", " + literal(getPAttr()) + ")";
+}
+double PowOp::evaluateScalar(ArrayRef<double> x) {
+  return std::pow(x[0], attr(getPAttr()));
+}
+LogicalResult PowOp::buildVJP(OpBuilder &b, ValueRange dy,
+                              SmallVectorImpl<Value> &grads) {
+  double p = attr(getPAttr());
+  if (p == 0) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Type t = getType();
+  Value lower = b.create<PowOp>(loc, t, getInput(), b.getF64FloatAttr(p - 1));
+  grads.push_back(buildScale(b, loc, b.create<MulOp>(loc, t, dy[0], lower), p));
   return success();
 }
 

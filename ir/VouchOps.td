@@ -323,6 +323,50 @@ def Vouch_SiluOp : Vouch_UnaryOp<"silu", "x / (1 + exp(-x))"> {
 def Vouch_InvOp : Vouch_UnaryOp<"inv", "1 / x"> {
   let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
 }
+// Pointwise ops with number parameters: the builtin's parameters after x are
+// F64 attributes of the same names (the frontend's generic pointwise lowering).
+class Vouch_PointwiseWithNumbers<string mnemonic, string claim, string params,
+                                 dag numbers, string format>
+    : Vouch_PointwiseOp<mnemonic> {
+  let summary = "Elementwise " # claim;
+  let formula = claim # ", elementwise";
+  let builtin = mnemonic;
+  let builtinParams = params;
+  let description = [{
+    ```mlir
+    %r = vouch.}] # mnemonic # [{ %a }] # format # [{ : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = !con((ins Vouch_FloatTensor:$input), numbers);
+  let results = (outs Vouch_FloatTensor:$result);
+  let hasVerifier = 1;
+  let cpuEvidence = "golden-torch";  // examples/activations_mlp.vouch
+}
+
+def Vouch_SoftplusOp : Vouch_PointwiseWithNumbers<"softplus",
+    "log(1 + exp(beta·x)) / beta, or x where beta·x > threshold (PyTorch's softplus)",
+    "x, beta = 1, threshold = 20", (ins F64Attr:$beta, F64Attr:$threshold),
+    "beta 1.0 threshold 20.0"> {
+  let assemblyFormat = "$input `beta` $beta `threshold` $threshold attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+def Vouch_SafeLogOp : Vouch_PointwiseWithNumbers<"safe_log",
+    "ln(max(x, eps)) (TorchLean's safe_log)", "x, eps = 1e-12",
+    (ins F64Attr:$eps), "eps 1.0e-12"> {
+  let assemblyFormat = "$input `eps` $eps attr-dict `:` functional-type(operands, results)";
+}
+def Vouch_ClampOp : Vouch_PointwiseWithNumbers<"clamp",
+    "min(max(x, min), max) (torch.clamp; NaN stays NaN)", "x, min, max",
+    (ins F64Attr:$min, F64Attr:$max), "min -1.0 max 1.0"> {
+  let assemblyFormat = "$input `min` $min `max` $max attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+def Vouch_PowOp : Vouch_PointwiseWithNumbers<"pow",
+    "x raised to the number p (std::pow; torch.pow with a number exponent)", "x, p",
+    (ins F64Attr:$p), "p 3.0"> {
+  let assemblyFormat = "$input `p` $p attr-dict `:` functional-type(operands, results)";
+}
+
 // Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
     "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {

@@ -149,6 +149,20 @@ const std::vector<GradCase> &cases() {
       {"inv", {{"a", {2, 3}}},
        "  %out = vouch.inv %a : (tensor<2x3xf64>) -> tensor<2x3xf64>",
        {2, 3}, 1e-6, 1e-6},
+      // beta·a crosses the threshold for a > 0.5: both branches are checked.
+      {"softplus", {{"a", {2, 4}}},
+       "  %out = vouch.softplus %a beta 2.0 threshold 1.0 : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      // eps = 0.3: the negative and small draws are clamped (zero gradient).
+      {"safe_log", {{"a", {2, 4}}},
+       "  %out = vouch.safe_log %a eps 0.3 : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-7, 1e-6},
+      {"clamp", {{"a", {2, 4}}},
+       "  %out = vouch.clamp %a min -0.5 max 0.6 : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"pow", {{"a", {2, 3}}},
+       "  %out = vouch.pow %a p 3.0 : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-7, 1e-6},
       {"step", {{"a", {5}}},
        "  %out = vouch.step %a : (tensor<5xf64>) -> tensor<5xf64>",
        {5}, 1e-8, 1e-7},
@@ -277,6 +291,45 @@ TEST(GradCheckTies, MaximumAndMinimumSplitTheGradientAtTies) {
               (std::vector<double>{1.0, max ? 3.0 : 0.0, -2.0})) << op;
     EXPECT_EQ(result->paramGrads.at("b").data,
               (std::vector<double>{1.0, max ? 0.0 : 3.0, -2.0})) << op;
+  }
+}
+
+// pow with a fractional exponent (of a² > 0) and with p = 0 (a constant 1:
+// no gradient, as PyTorch's pow backward), against finite differences.
+TEST(GradCheckPow, FractionalAndZeroExponents) {
+  for (const char *p : {"0.5", "-1.5", "0.0"}) {
+    MLIRContext context;
+    vouch::registerVouchDialect(context);
+    GradCase c{"pow", {{"a", {4}}},
+               std::string("  %sq = vouch.mul %a, %a : (tensor<4xf64>, tensor<4xf64>) -> "
+                           "tensor<4xf64>\n  %out = vouch.pow %sq p ") +
+                   p + " : (tensor<4xf64>) -> tensor<4xf64>",
+               {4}, 1e-6, 1e-6};
+    std::string text = modelText(c);
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    ASSERT_TRUE(module) << text;
+    PassManager pm(&context);
+    pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
+    ASSERT_TRUE(succeeded(pm.run(*module))) << text;
+    vouch::ModelOp model = *module->getOps<vouch::ModelOp>().begin();
+    std::mt19937_64 rng(7);
+    std::map<std::string, vouch::HostTensor> feeds;
+    feeds["r"] = randomTensor({4}, rng);
+    feeds["a"] = randomTensor({4}, rng);
+    auto analytic = vouch::interpret(model, feeds);
+    ASSERT_TRUE(succeeded(analytic));
+    for (int i = 0; i < 4; ++i) {
+      auto plus = feeds, minus = feeds;
+      plus["a"].data[i] += 1e-6;
+      minus["a"].data[i] -= 1e-6;
+      double fd = (vouch::interpret(model, plus)->loss - vouch::interpret(model, minus)->loss) /
+                  2e-6;
+      double vjp = analytic->paramGrads.at("a").data[i];
+      EXPECT_NEAR(vjp, fd, 1e-6 + 1e-6 * std::abs(fd)) << "p = " << p << ", element " << i;
+      if (std::string(p) == "0.0") {
+        EXPECT_EQ(vjp, 0.0);
+      }
+    }
   }
 }
 

@@ -106,10 +106,22 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.inv` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.inv` handles rank ≤ 8
   %u_inv = vouch.inv %a {vouch.capsule = "native_cuda.inv", vouch.kernel = "bounds_inv"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.softplus` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.softplus` handles rank ≤ 8
+  %n_softplus = vouch.softplus %a beta 1.0 threshold 20.0 {vouch.capsule = "native_cuda.softplus", vouch.kernel = "bounds_softplus"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.safe_log` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.safe_log` handles rank ≤ 8
+  %n_safe_log = vouch.safe_log %a eps 1.0e-12 {vouch.capsule = "native_cuda.safe_log", vouch.kernel = "bounds_safe_log"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.clamp` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.clamp` handles rank ≤ 8
+  %n_clamp = vouch.clamp %a min -1.0 max 1.0 {vouch.capsule = "native_cuda.clamp", vouch.kernel = "bounds_clamp"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.pow` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.pow` handles rank ≤ 8
+  %n_pow = vouch.pow %a p 2.0 {vouch.capsule = "native_cuda.pow", vouch.kernel = "bounds_pow"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.mse_loss` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.mse_loss` handles rank ≤ 8
   %mse = vouch.mse_loss %a, %a {vouch.capsule = "native_cuda.mse_loss", vouch.kernel = "bounds_mse_loss"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<f32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 60 failed obligations (shape ×55, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 68 failed obligations (shape ×63, uint32-abi ×5)

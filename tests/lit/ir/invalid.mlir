@@ -358,3 +358,59 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.minimum' op operands 'tensor<2x3xf32>' and 'tensor<3x2xf32>' differ in shape}}
   %c = vouch.minimum %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.softplus' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.softplus %a beta 1.0 threshold 20.0 : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.safe_log' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.safe_log %a eps 1.0e-12 : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.clamp' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.clamp %a min -1.0 max 1.0 : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.pow' op result 'tensor<2x3xf64>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.pow %a p 2.0 : (tensor<2x3xf32>) -> tensor<2x3xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.softplus' op beta must be a finite non-zero number, got 0}}
+  %b = vouch.softplus %a beta 0.0 threshold 20.0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.safe_log' op eps must be a finite positive number, got 0}}
+  %b = vouch.safe_log %a eps 0.0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.clamp' op min (1) must not exceed max (-1)}}
+  %b = vouch.clamp %a min 1.0 max -1.0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}

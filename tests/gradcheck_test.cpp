@@ -212,19 +212,29 @@ const std::vector<GradCase> &cases() {
   return all;
 }
 
+/// The case's model, differentiated by vouch-autodiff (kept alive by `module`).
+vouch::ModelOp differentiated(MLIRContext &context, const GradCase &c,
+                              OwningOpRef<ModuleOp> &module) {
+  vouch::registerVouchDialect(context);
+  std::string text = modelText(c);
+  module = parseSourceString<ModuleOp>(text, &context);
+  EXPECT_TRUE(module) << text;
+  if (!module)
+    return {};
+  PassManager pm(&context);
+  pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
+  EXPECT_TRUE(succeeded(pm.run(*module))) << text;
+  return *module->getOps<vouch::ModelOp>().begin();
+}
+
 class GradCheck : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
   const GradCase &c = cases()[GetParam()];
   MLIRContext context;
-  vouch::registerVouchDialect(context);
-  std::string text = modelText(c);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module) << text;
-  PassManager pm(&context);
-  pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
-  ASSERT_TRUE(succeeded(pm.run(*module))) << text;
-  vouch::ModelOp model = *module->getOps<vouch::ModelOp>().begin();
+  OwningOpRef<ModuleOp> module;
+  vouch::ModelOp model = differentiated(context, c, module);
+  ASSERT_TRUE(model);
 
   std::mt19937_64 rng(GetParam() + 2026);
   std::map<std::string, vouch::HostTensor> feeds;
@@ -267,18 +277,13 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GradCheckTies, MaximumAndMinimumSplitTheGradientAtTies) {
   for (const char *op : {"maximum", "minimum"}) {
     MLIRContext context;
-    vouch::registerVouchDialect(context);
     GradCase c{op, {{"a", {3}}, {"b", {3}}},
                std::string("  %out = vouch.") + op +
                    " %a, %b : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>",
                {3}, 0, 0};
-    std::string text = modelText(c);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-    ASSERT_TRUE(module) << text;
-    PassManager pm(&context);
-    pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
-    ASSERT_TRUE(succeeded(pm.run(*module))) << text;
-    vouch::ModelOp model = *module->getOps<vouch::ModelOp>().begin();
+    OwningOpRef<ModuleOp> module;
+    vouch::ModelOp model = differentiated(context, c, module);
+    ASSERT_TRUE(model);
     std::map<std::string, vouch::HostTensor> feeds;
     feeds["r"] = {{3}, {2.0, 3.0, -4.0}};
     feeds["a"] = {{3}, {0.5, 0.9, -0.25}};
@@ -299,19 +304,14 @@ TEST(GradCheckTies, MaximumAndMinimumSplitTheGradientAtTies) {
 TEST(GradCheckPow, FractionalAndZeroExponents) {
   for (const char *p : {"0.5", "-1.5", "0.0"}) {
     MLIRContext context;
-    vouch::registerVouchDialect(context);
     GradCase c{"pow", {{"a", {4}}},
                std::string("  %sq = vouch.mul %a, %a : (tensor<4xf64>, tensor<4xf64>) -> "
                            "tensor<4xf64>\n  %out = vouch.pow %sq p ") +
                    p + " : (tensor<4xf64>) -> tensor<4xf64>",
                {4}, 1e-6, 1e-6};
-    std::string text = modelText(c);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-    ASSERT_TRUE(module) << text;
-    PassManager pm(&context);
-    pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
-    ASSERT_TRUE(succeeded(pm.run(*module))) << text;
-    vouch::ModelOp model = *module->getOps<vouch::ModelOp>().begin();
+    OwningOpRef<ModuleOp> module;
+    vouch::ModelOp model = differentiated(context, c, module);
+    ASSERT_TRUE(model);
     std::mt19937_64 rng(7);
     std::map<std::string, vouch::HostTensor> feeds;
     feeds["r"] = randomTensor({4}, rng);

@@ -17,6 +17,8 @@
 #include <algorithm>
 
 #include "frontend/Lowering.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "frontend/Shapes.h"
 #include "ir/VouchOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -250,8 +252,25 @@ ExprValue Lowering::lowerPointwise(const BuiltinCall &call) {
   if (!type)
     return ExprValue::invalid();
   mlir::Value result = buildOp(op, call.getLoc(), {x}, type, attributes);
-  if (!result)
+  // The op's verifier checks its numbers' ranges (clamp's min ≤ max, ...):
+  // a failure is the builtin's error at the call, like any argument error.
+  std::string why;
+  mlir::LogicalResult verified = mlir::success();
+  {
+    mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
+      if (why.empty())
+        why = d.str();
+      return mlir::success();
+    });
+    verified = mlir::verify(result.getDefiningOp());
+  }
+  if (mlir::failed(verified)) {
+    result.getDefiningOp()->erase();
+    size_t prefix = why.find(" op ");
+    error(call.getLoc()) << call.opName() << ": "
+                         << (prefix == std::string::npos ? why : why.substr(prefix + 4));
     return ExprValue::invalid();
+  }
   return ExprValue::tensor(result, call.getLoc());
 }
 

@@ -351,6 +351,23 @@ TEST_F(DiagnosticsTest, ArityAndKeywords) {
   EXPECT_EQ(notesOf(3), (std::vector<std::string>{"6:17: note: first given here"}));
 }
 
+// A pointwise builtin's numbers out of range: every one is reported at its
+// call, under the builtin's name (the op's verifier says what is wrong).
+TEST_F(DiagnosticsTest, NumberParametersOutOfRange) {
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[2, 3]
+  a = clamp(x, 1, -1)
+  b = softplus(x, beta = 0)
+  c = safe_log(x, eps = -1)
+  d = clamp(x, -1, 1) + softplus(x) + safe_log(x) + pow(x, 2)
+})"),
+            (Errors{
+                "3:7: error: 'clamp': min (1) must not exceed max (-1)",
+                "4:7: error: 'softplus': beta must be a finite non-zero number, got 0",
+                "5:7: error: 'safe_log': eps must be a finite positive number, got -1",
+            }));
+}
+
 TEST_F(DiagnosticsTest, ArgumentKinds) {
   EXPECT_EQ(errorsOf(R"(model m {
   input x : f32[2, 3]

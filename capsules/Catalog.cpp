@@ -102,7 +102,9 @@ NativeKernel nativeKernel(OpFamily family) {
   switch (family) {
   case OpFamily::Reduction:
     return {{"codegen/recipes/ReductionRecipe.cpp, runtime/cuda/kernels/reduce.cuh",
-             "vouch::reduce_sum_kernel / vouch::column_sum_kernel", nvrtc},
+             "vouch::reduce_sum_kernel / vouch::column_sum_kernel / "
+             "vouch::reduce_extreme_kernel",
+             nvrtc},
             tree, ReductionOrder::FixedTree};
   case OpFamily::Index:
     return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
@@ -183,7 +185,8 @@ KernelCapsule referenceCapsule(const OpFacts &spec) {
       inKernels ? citedEvidence(EvidenceKind::TestSuite, "cpu-kernels") : value,
       where);
   std::string summary = sums(spec.family)
-                            ? "sums fold left from index 0, starting at 0"
+                            ? "folds left from index 0 in row-major order "
+                              "(sums start at 0)"
                             : "one loop, one rounding per element";
   c.value = contract(std::string(spec.formula) + ", in f32 or f64", summary,
                      value, where);

@@ -1000,7 +1000,8 @@ LogicalResult PermuteOp::buildVJP(OpBuilder &b, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
-// Reductions: the family's shape rule, ReduceSumOp, ReduceMeanOp
+// Reductions: the family's shape rule, ReduceSumOp, ReduceMeanOp,
+// ReduceMaxOp, ReduceMinOp
 //===----------------------------------------------------------------------===//
 
 // `axes` (strictly increasing) are removed from the input's shape. The
@@ -1057,6 +1058,35 @@ LogicalResult ReduceMeanOp::buildVJP(OpBuilder &b, ValueRange dy,
   Value spread = broadcastBackReduced(b, getLoc(), dy[0], in, getAxes());
   grads.push_back(
       buildScale(b, getLoc(), spread, 1.0 / reducedCount(in, getAxes())));
+  return success();
+}
+
+/// reduce_max / reduce_min (x reduced to y over `axes`): dx = [x == y]·
+/// broadcast(dy / n), n the number of elements of the slice equal to its
+/// extreme, so ties share the gradient evenly (torch.amax / torch.amin).
+static void extremeVJP(OpBuilder &b, Location loc, Value x, Value y,
+                       ArrayRef<int64_t> axes, Value dy,
+                       SmallVectorImpl<Value> &grads) {
+  RankedTensorType in = tensorOf(x);
+  Value extreme = broadcastBackReduced(b, loc, y, in, axes);
+  Value equal = b.create<SubOp>(
+      loc, in, b.create<SubOp>(loc, in, ones(b, loc, in), greater(b, loc, in, x, extreme)),
+      greater(b, loc, in, extreme, x));
+  Value ties = buildReduceSum(b, loc, equal, axes);
+  Value share = b.create<DivOp>(loc, y.getType(), dy, ties);
+  grads.push_back(
+      b.create<MulOp>(loc, in, equal, broadcastBackReduced(b, loc, share, in, axes)));
+}
+
+LogicalResult ReduceMaxOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                    SmallVectorImpl<Value> &grads) {
+  extremeVJP(b, getLoc(), getInput(), getResult(), getAxes(), dy[0], grads);
+  return success();
+}
+
+LogicalResult ReduceMinOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                    SmallVectorImpl<Value> &grads) {
+  extremeVJP(b, getLoc(), getInput(), getResult(), getAxes(), dy[0], grads);
   return success();
 }
 

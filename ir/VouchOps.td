@@ -522,6 +522,19 @@ def Vouch_ReduceMeanOp : Vouch_ReduceOp<"reduce_mean", "Arithmetic mean"> {
   let cpuKernelNote = "then divides by the reduced element count";
 }
 
+// torch.amax / torch.amin: NaN if an element of the slice is NaN; the
+// gradient is split evenly among the elements equal to the result.
+def Vouch_ReduceMaxOp : Vouch_ReduceOp<"reduce_max", "Maximum"> {
+  let formula = "maximum over `axes` (NaN where a reduced element is NaN)";
+  let cpuKernel = "vouch::rt::reduce_max<T>";
+  let cpuEvidence = "golden-torch";
+}
+def Vouch_ReduceMinOp : Vouch_ReduceOp<"reduce_min", "Minimum"> {
+  let formula = "minimum over `axes` (NaN where a reduced element is NaN)";
+  let cpuKernel = "vouch::rt::reduce_min<T>";
+  let cpuEvidence = "golden-torch";
+}
+
 def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "Mean of squared differences, a rank-0 tensor";

@@ -1,6 +1,10 @@
 //===- Interpreter.cpp - the float64 reference interpreter ------*- C++ -*-===//
 #include "passes/Interpreter.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "ir/GemmDims.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -120,6 +124,28 @@ HostTensor reduceSum(const HostTensor &x, ArrayRef<int64_t> axes,
   return y;
 }
 
+/// The maximum (or minimum) of each slice: NaN if one of its elements is NaN
+/// (torch.amax / torch.amin), the elements visited in row-major order.
+HostTensor reduceExtreme(const HostTensor &x, ArrayRef<int64_t> axes,
+                         Value result, bool max) {
+  HostTensor y = zerosLike(result);
+  std::fill(y.data.begin(), y.data.end(),
+            max ? -std::numeric_limits<double>::infinity()
+                : std::numeric_limits<double>::infinity());
+  std::vector<int64_t> outStrides = stridesOf(y.shape);
+  for (size_t flat = 0; flat < x.data.size(); ++flat) {
+    std::vector<int64_t> index = unflatten(flat, x.shape);
+    int64_t target = 0, k = 0;
+    for (size_t i = 0; i < index.size(); ++i)
+      if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
+        target += index[i] * outStrides[k++];
+    double v = x.data[flat], &out = y.data[target];
+    if (!std::isnan(out) && (std::isnan(v) || (max ? v > out : v < out)))
+      out = v;
+  }
+  return y;
+}
+
 float roundToF32(double v) { return static_cast<float>(v); }
 
 } // namespace
@@ -188,6 +214,16 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             .Case([&](ReduceSumOp o) {
               values[o.getResult()] =
                   reduceSum(get(o.getInput()), o.getAxes(), o.getResult());
+              return success();
+            })
+            .Case([&](ReduceMaxOp o) {
+              values[o.getResult()] =
+                  reduceExtreme(get(o.getInput()), o.getAxes(), o.getResult(), true);
+              return success();
+            })
+            .Case([&](ReduceMinOp o) {
+              values[o.getResult()] =
+                  reduceExtreme(get(o.getInput()), o.getAxes(), o.getResult(), false);
               return success();
             })
             .Case([&](ReduceMeanOp o) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace vouch::rt {
@@ -130,6 +131,45 @@ void reduce_sum(const T* in, const std::vector<int64_t>& in_shape,
     out[dst] += in[i];
     kernel_detail::advance(coord, in_shape, dst_strides, dst);
   }
+}
+
+// out = the maximum (max = true) or minimum of in over axes: each output element
+// visits its inputs in row-major order, from -inf (+inf); a NaN input makes it NaN
+// (torch.amax / torch.amin).
+template <class T>
+void reduce_extreme(const T* in, const std::vector<int64_t>& in_shape,
+                    const std::vector<int64_t>& axes, T* out, bool max) {
+  std::vector<int64_t> out_shape;
+  std::vector<bool> reduced(in_shape.size(), false);
+  for (int64_t a : axes) reduced[a] = true;
+  for (size_t d = 0; d < in_shape.size(); d++)
+    if (!reduced[d]) out_shape.push_back(in_shape[d]);
+  std::vector<int64_t> out_strides = kernel_detail::strides_of(out_shape);
+  std::vector<int64_t> dst_strides(in_shape.size(), 0);
+  for (size_t d = 0, k = 0; d < in_shape.size(); d++)
+    if (!reduced[d]) dst_strides[d] = out_strides[k++];
+  const T start = max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  int64_t n_out = kernel_detail::numel_of(out_shape);
+  for (int64_t o = 0; o < n_out; o++) out[o] = start;
+  std::vector<int64_t> coord(in_shape.size(), 0);
+  int64_t dst = 0;
+  int64_t n = kernel_detail::numel_of(in_shape);
+  for (int64_t i = 0; i < n; i++) {
+    const T v = in[i];
+    T& o = out[dst];
+    if (o == o && (v != v || (max ? v > o : v < o))) o = v;
+    kernel_detail::advance(coord, in_shape, dst_strides, dst);
+  }
+}
+template <class T>
+void reduce_max(const T* in, const std::vector<int64_t>& in_shape,
+                const std::vector<int64_t>& axes, T* out) {
+  reduce_extreme(in, in_shape, axes, out, true);
+}
+template <class T>
+void reduce_min(const T* in, const std::vector<int64_t>& in_shape,
+                const std::vector<int64_t>& axes, T* out) {
+  reduce_extreme(in, in_shape, axes, out, false);
 }
 
 // out = in with its dims permuted: out.shape[i] = in_shape[perm[i]].

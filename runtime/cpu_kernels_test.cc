@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace vouch::rt {
@@ -132,6 +134,41 @@ TEST(CpuKernelsTest, ReduceSum) {
   std::vector<double> big = {1e16, 1, -1e16}, folded(1);
   reduce_sum<double>(big.data(), {3}, {0}, folded.data());
   EXPECT_EQ(folded[0], 0.0);
+}
+
+// reduce_max / reduce_min against loops written here, on values in scrambled order
+// (so the extreme is not always the last element); NaN wins in its slice only.
+TEST(CpuKernelsTest, ReduceMaxAndReduceMin) {
+  const int64_t D0 = 2, D1 = 3, D2 = 4;
+  std::vector<double> in(D0 * D1 * D2);
+  for (size_t i = 0; i < in.size(); i++) in[i] = double((i * 7) % 11) - 5.0;
+  auto at = [&](int64_t i, int64_t j, int64_t k) { return in[(i * D1 + j) * D2 + k]; };
+  std::vector<double> max1(D0 * D2), min1(D0 * D2), max02(D1), min_all(1);
+  reduce_max<double>(in.data(), {D0, D1, D2}, {1}, max1.data());
+  reduce_min<double>(in.data(), {D0, D1, D2}, {1}, min1.data());
+  reduce_max<double>(in.data(), {D0, D1, D2}, {0, 2}, max02.data());
+  reduce_min<double>(in.data(), {D0, D1, D2}, {0, 1, 2}, min_all.data());
+  for (int64_t i = 0; i < D0; i++)
+    for (int64_t k = 0; k < D2; k++) {
+      double hi = at(i, 0, k), lo = at(i, 0, k);
+      for (int64_t j = 1; j < D1; j++) {
+        hi = std::max(hi, at(i, j, k));
+        lo = std::min(lo, at(i, j, k));
+      }
+      EXPECT_EQ(max1[i * D2 + k], hi);
+      EXPECT_EQ(min1[i * D2 + k], lo);
+    }
+  for (int64_t j = 0; j < D1; j++) {
+    double hi = at(0, j, 0);
+    for (int64_t i = 0; i < D0; i++)
+      for (int64_t k = 0; k < D2; k++) hi = std::max(hi, at(i, j, k));
+    EXPECT_EQ(max02[j], hi);
+  }
+  EXPECT_EQ(min_all[0], *std::min_element(in.begin(), in.end()));
+  std::vector<double> with_nan = {1, std::nan(""), 3, 4}, out(2);
+  reduce_max<double>(with_nan.data(), {2, 2}, {1}, out.data());  // rows {1, NaN}, {3, 4}
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(out[1], 4.0);
 }
 
 TEST(CpuKernelsTest, Permute) {

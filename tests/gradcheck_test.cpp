@@ -205,6 +205,13 @@ const std::vector<GradCase> &cases() {
       {"reduce_mean", {{"a", {2, 3, 4}}},
        "  %out = vouch.reduce_mean %a axes [0, 2] : (tensor<2x3x4xf64>) -> tensor<3xf64>",
        {3}, 1e-8, 1e-7},
+      // Independent draws: one extreme per slice (ties are checked below).
+      {"reduce_max", {{"a", {2, 3, 4}}},
+       "  %out = vouch.reduce_max %a axes [1] : (tensor<2x3x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"reduce_min", {{"a", {2, 3, 4}}},
+       "  %out = vouch.reduce_min %a axes [0, 2] : (tensor<2x3x4xf64>) -> tensor<3xf64>",
+       {3}, 1e-8, 1e-7},
       {"mse_loss", {{"p", {3, 2}}, {"t", {3, 2}}},
        "  %out = vouch.mse_loss %p, %t : (tensor<3x2xf64>, tensor<3x2xf64>) -> tensor<f64>",
        {}, 1e-8, 1e-7},
@@ -330,6 +337,33 @@ TEST(GradCheckPow, FractionalAndZeroExponents) {
         EXPECT_EQ(vjp, 0.0);
       }
     }
+  }
+}
+
+// reduce_max / reduce_min split a slice's gradient evenly among the elements
+// equal to its extreme (torch.amax / torch.amin).
+TEST(GradCheckTies, ReduceMaxAndMinShareTheGradientAmongTies) {
+  for (const char *op : {"reduce_max", "reduce_min"}) {
+    MLIRContext context;
+    GradCase c{op, {{"a", {2, 3}}},
+               std::string("  %out = vouch.") + op +
+                   " %a axes [1] : (tensor<2x3xf64>) -> tensor<2xf64>",
+               {2}, 0, 0};
+    OwningOpRef<ModuleOp> module;
+    vouch::ModelOp model = differentiated(context, c, module);
+    ASSERT_TRUE(model);
+    bool max = std::string(op) == "reduce_max";
+    std::map<std::string, vouch::HostTensor> feeds;
+    feeds["r"] = {{2}, {3.0, -2.0}};
+    // Row 0: the extreme (0.5 for max, -0.5 for min) twice; row 1: once.
+    feeds["a"] = {{2, 3},
+                  max ? std::vector<double>{0.5, 0.1, 0.5, 0.2, 0.9, 0.3}
+                      : std::vector<double>{-0.5, 0.1, -0.5, 0.2, -0.9, 0.3}};
+    auto result = vouch::interpret(model, feeds);
+    ASSERT_TRUE(succeeded(result));
+    EXPECT_EQ(result->paramGrads.at("a").data,
+              (std::vector<double>{1.5, 0.0, 1.5, 0.0, -2.0, 0.0}))
+        << op;
   }
 }
 

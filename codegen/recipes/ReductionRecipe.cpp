@@ -1,11 +1,12 @@
-//===- ReductionRecipe.cpp - reduce_sum and reduce_mean ---------*- C++ -*-===//
+//===- ReductionRecipe.cpp - reduce_sum, _mean, _max, _min -----*- C++ -*-===//
 //
 // cuda: runtime/cuda/kernels/reduce.cuh, one block per output with a
 // fixed-order tree (no atomics: every run gives the same bits), or coalesced
-// column sums when the leading axes are reduced (bias gradients). Extents
-// and strides are arguments, so one kernel serves every reduction. cpu:
-// runtime/cpu_kernels.h's reduce_sum (a left fold in row-major order), then
-// the division of a mean.
+// column sums when the leading axes of a sum are reduced (bias gradients);
+// max / min through reduce_extreme_kernel. Extents and strides are
+// arguments, so one kernel serves every reduction of a kind. cpu:
+// runtime/cpu_kernels.h's reduce_sum (a left fold in row-major order, then
+// the division of a mean) or reduce_extreme.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -19,10 +20,32 @@ namespace vouch::codegen {
 namespace {
 
 ArrayRef<int64_t> axesOf(Operation *op) {
-  if (auto sum = dyn_cast<ReduceSumOp>(op))
-    return sum.getAxes();
-  return cast<ReduceMeanOp>(op).getAxes();
+  return op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
 }
+
+/// reduce_max / reduce_min: the extreme of each slice (no division, no column
+/// kernel); the others sum (reduce_mean then divides).
+bool isExtreme(Operation *op) { return isa<ReduceMaxOp, ReduceMinOp>(op); }
+
+const char *kCpuExtremeSource = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  const vouch::rt::DimsRef& shape = args[2].dims;
+  const vouch::rt::DimsRef& axes = args[3].dims;
+  vouch::rt::reduce_extreme<T>(static_cast<const T*>(args[0].ptr),
+                               std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
+                               std::vector<int64_t>(axes.extent, axes.extent + axes.rank),
+                               static_cast<T*>(args[1].ptr), args[4].i != 0);
+}
+)cpp";
+
+const char *kCudaExtreme = R"cu(#include "reduce.cuh"
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long max) {
+  vouch::reduce_extreme_kernel<float>(in, out, kept, reduced, outputs, count, max != 0);
+}
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long max) {
+  vouch::reduce_extreme_kernel<double>(in, out, kept, reduced, outputs, count, max != 0);
+}
+)cu";
 
 const char *kCpuSource = R"cpp(template <class T>
 void @NAME@(const vouch::rt::ArgValue* args) {
@@ -63,8 +86,9 @@ public:
     return familyOf(op) == OpFamily::Reduction;
   }
 
-  /// A sum over axes of extent 1 adds each element to zero: the same values
-  /// in another shape (a bias gradient at batch 1), so no kernel runs.
+  /// A reduction over axes of extent 1 (a sum adding each element to zero,
+  /// the max of one element) gives the same values in another shape (a bias
+  /// gradient at batch 1), so no kernel runs.
   Value aliasOf(Operation *op) const override {
     Value input = op->getOperand(0);
     ArrayRef<int64_t> in = shapeOf(input);
@@ -83,8 +107,21 @@ public:
     int64_t outputs = numel(result);
     int64_t count = numel(input) / std::max<int64_t>(outputs, 1);
     int64_t divisor = isa<ReduceMeanOp>(op) ? count : 1;
+    bool extreme = isExtreme(op);
+    int64_t max = isa<ReduceMaxOp>(op) ? 1 : 0;
     if (builder.target() == Target::Cpu) {
       std::vector<int64_t> none(std::max(in.size(), axes.size()), 0);
+      if (extreme) {
+        int32_t kernel = builder.kernel("reduce_extreme", kCpuExtremeSource);
+        builder.addKernelStep(
+            kernel,
+            {KernelArg::buffer(input), KernelArg::buffer(result),
+             KernelArg::dims(in, ArrayRef(none).take_front(in.size())),
+             KernelArg::dims(axes, ArrayRef(none).take_front(axes.size())),
+             KernelArg::integer(max)},
+            0, 0, 0);
+        return success();
+      }
       int32_t kernel = builder.kernel("reduce_sum", kCpuSource);
       builder.addKernelStep(
           kernel,
@@ -98,7 +135,7 @@ public:
     bool leading = !axes.empty();
     for (size_t i = 0; i < axes.size(); ++i)
       leading = leading && axes[i] == static_cast<int64_t>(i);
-    if (leading && outputs >= 32) {
+    if (leading && outputs >= 32 && !extreme) {
       // in is [count, outputs] row-major: coalesced column sums.
       int32_t kernel = builder.kernel("column_sum", kCudaColumns);
       builder.addKernelStep(kernel,
@@ -116,13 +153,14 @@ public:
       (reduced ? redExt : keptExt).push_back(in[i]);
       (reduced ? redStr : keptStr).push_back(strides[i]);
     }
-    int32_t kernel = builder.kernel("reduce_sum", kCudaTree);
+    int32_t kernel = extreme ? builder.kernel("reduce_extreme", kCudaExtreme)
+                             : builder.kernel("reduce_sum", kCudaTree);
     builder.addKernelStep(
         kernel,
         {KernelArg::buffer(input), KernelArg::buffer(result),
          KernelArg::dims(keptExt, keptStr), KernelArg::dims(redExt, redStr),
          KernelArg::integer(outputs), KernelArg::integer(count),
-         KernelArg::integer(divisor)},
+         KernelArg::integer(extreme ? max : divisor)},
         static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(outputs, 4096))),
         256, 1);
     return success();

@@ -82,6 +82,18 @@ __device__ inline void block_sum_tree(T* partial, T value) {
   }
 }
 
+// The same fixed tree for another associative combine (reduce.cuh's max / min).
+template <class T, class Combine>
+__device__ inline void block_tree(T* partial, T value, Combine combine) {
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s)
+      partial[threadIdx.x] = combine(partial[threadIdx.x], partial[threadIdx.x + s]);
+    __syncthreads();
+  }
+}
+
 }  // namespace vouch
 
 #endif  // VOUCH_RUNTIME_CUDA_KERNELS_COMMON_CUH_

@@ -149,6 +149,18 @@ extern "C" __global__ void lab_reduce_f64(const double* in, double* out, vouch::
                                           long long count, long long divisor) {
   vouch::reduce_sum_kernel<double>(in, out, kept, reduced, outputs, count, divisor);
 }
+extern "C" __global__ void lab_reduce_extreme_f32(const float* in, float* out,
+                                                  vouch::Dims kept, vouch::Dims reduced,
+                                                  long long outputs, long long count,
+                                                  long long max) {
+  vouch::reduce_extreme_kernel<float>(in, out, kept, reduced, outputs, count, max != 0);
+}
+extern "C" __global__ void lab_reduce_extreme_f64(const double* in, double* out,
+                                                  vouch::Dims kept, vouch::Dims reduced,
+                                                  long long outputs, long long count,
+                                                  long long max) {
+  vouch::reduce_extreme_kernel<double>(in, out, kept, reduced, outputs, count, max != 0);
+}
 extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long long rows,
                                               long long cols, long long divisor) {
   vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);

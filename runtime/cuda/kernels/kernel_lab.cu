@@ -172,6 +172,7 @@ struct Lab;
     static constexpr auto sub_scale_mul = lab_sub_scale_mul##SUFFIX; \
     static constexpr auto tanh_ = lab_tanh##SUFFIX;                 \
     static constexpr auto reduce = lab_reduce##SUFFIX;              \
+    static constexpr auto reduce_extreme = lab_reduce_extreme##SUFFIX; \
     static constexpr auto column_sum = lab_column_sum##SUFFIX;      \
     static constexpr auto mse = lab_mse_loss##SUFFIX;               \
     static constexpr auto gather = lab_gather##SUFFIX;              \
@@ -345,6 +346,60 @@ void test_reduce(const std::vector<long long>& shape, const std::vector<int>& ax
     order[o] = divisor > 1 ? sum / T(divisor) : sum;
   }
   report_bitwise(tag + " order", bit_mismatches(got, order), outputs);
+}
+
+// reduce_extreme_kernel: the maximum (minimum) of every slice, exactly (no rounding
+// in a max), against a plain loop; a NaN in one slice makes that output NaN only.
+template <class T>
+void test_reduce_extreme(const std::vector<long long>& shape, const std::vector<int>& axes,
+                         bool max, bool with_nan) {
+  const std::vector<long long> strides = row_major_strides(shape);
+  std::vector<long long> ke, ks, re, rs;
+  long long numel = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    numel *= shape[i];
+    const bool reduced = std::find(axes.begin(), axes.end(), int(i)) != axes.end();
+    (reduced ? re : ke).push_back(shape[i]);
+    (reduced ? rs : ks).push_back(strides[i]);
+  }
+  long long outputs = 1, count = 1;
+  for (long long e : ke) outputs *= e;
+  for (long long e : re) count *= e;
+  std::string ax = "{";
+  for (size_t i = 0; i < axes.size(); ++i) ax += (i ? "," : "") + std::to_string(axes[i]);
+  const std::string tag = std::string(max ? "reduce_max " : "reduce_min ") + type_name<T>() +
+                          " " + shape_text(shape) + " axes " + ax + "}" +
+                          (with_nan ? " with a NaN" : "");
+  std::vector<T> x = random_vector<T>(numel);
+  if (with_nan) x[numel / 2] = std::numeric_limits<T>::quiet_NaN();
+  DeviceArray<T> din(x), dout(outputs);
+  Lab<T>::reduce_extreme<<<reduce_grid(outputs), 256>>>(din.p, dout.p, make_dims(ke, ks),
+                                                          make_dims(re, rs), outputs, count,
+                                                          max ? 1 : 0);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+  std::vector<T> want(outputs, max ? -std::numeric_limits<T>::infinity()
+                                   : std::numeric_limits<T>::infinity());
+  std::vector<long long> coord(shape.size());
+  for (long long flat = 0; flat < numel; ++flat) {
+    long long rest = flat, o = 0, weight = 1;
+    for (int i = int(shape.size()) - 1; i >= 0; --i) {
+      coord[i] = rest % shape[i];
+      rest /= shape[i];
+    }
+    for (int i = int(shape.size()) - 1; i >= 0; --i)
+      if (std::find(axes.begin(), axes.end(), i) == axes.end()) {
+        o += coord[i] * weight;
+        weight *= shape[i];
+      }
+    const T v = x[flat];
+    if (std::isnan(v) || std::isnan(want[o])) {
+      want[o] = std::numeric_limits<T>::quiet_NaN();
+    } else if (max ? v > want[o] : v < want[o]) {
+      want[o] = v;
+    }
+  }
+  report_bitwise(tag, bit_mismatches(got, want), outputs);
 }
 
 template <class T>
@@ -663,6 +718,12 @@ void validate() {
   test_pointwise<T>(1000003, 0, true);     // one block: the grid-stride loop
   test_pointwise<T>(1 << 20, 0, true);
 
+  for (bool max : {true, false}) {
+    test_reduce_extreme<T>({7, 33, 5}, {1}, max, false);
+    test_reduce_extreme<T>({300, 513}, {1}, max, false);   // count > 256
+    test_reduce_extreme<T>({4099, 3}, {1}, max, false);    // grid-stride outputs
+    test_reduce_extreme<T>({3, 4, 5, 6}, {0, 2}, max, true);
+  }
   for (bool mean : {false, true}) {
     test_reduce<T>({7, 33, 5}, {0}, mean);        // leading
     test_reduce<T>({7, 33, 5}, {2}, mean);        // trailing

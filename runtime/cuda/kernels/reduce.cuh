@@ -1,4 +1,5 @@
-// reduce.cuh: reduce_sum / reduce_mean over any set of axes, in a fixed order.
+// reduce.cuh: reduce_sum / reduce_mean / reduce_max / reduce_min over any set of axes,
+// in a fixed order.
 //
 // Why fixed order: every result must be bitwise the same from run to run and with or
 // without CUDA graphs, so there are no atomics; each output is one block's per-thread
@@ -12,8 +13,10 @@
 //  column_sum_kernel   leading axes of a [rows, cols] row-major matrix (bias gradients):
 //                      32 consecutive outputs per block, so each warp reads 128
 //                      contiguous bytes. Launch: block (32, 32), grid ceil(cols / 32).
+//  reduce_extreme_kernel  max (or min) over any axes, one block per output, the same
+//                      launch and tree as reduce_sum_kernel; NaN wins (torch.amax).
 // Codegen picks column_sum when the reduced axes are the leading ones and there are at
-// least 32 outputs (codegen/recipes/ReductionRecipe.cpp).
+// least 32 outputs (codegen/recipes/ReductionRecipe.cpp), for sums only.
 //
 // Generated entry points:
 //   extern "C" __global__ void k_f32(const float* in, float* out, vouch::Dims kept,
@@ -46,6 +49,52 @@ __device__ void reduce_sum_kernel(const T* in, T* out, const Dims& kept, const D
       sum += in[base + dims_offset(r, reduced)];
     block_sum_tree(partial, sum);
     if (threadIdx.x == 0) out[o] = divisor > 1 ? partial[0] / T(divisor) : partial[0];
+    __syncthreads();  // partial is rewritten by the next output
+  }
+}
+
+// +inf of T (from its bits: NVRTC has no <limits>).
+template <class T>
+__device__ inline T positive_infinity();
+template <>
+__device__ inline float positive_infinity<float>() {
+  return __int_as_float(0x7f800000);
+}
+template <>
+__device__ inline double positive_infinity<double>() {
+  return __longlong_as_double(0x7ff0000000000000LL);
+}
+
+// The larger (max) or smaller of a and b; NaN if either is NaN.
+template <class T>
+struct Extreme {
+  bool max;
+  __device__ T operator()(T a, T b) const {
+    if (a != a) return a;
+    if (b != b) return b;
+    return (max ? b > a : b < a) ? b : a;
+  }
+};
+
+// out[o] = max (or min) of the reduced elements of output o: each thread folds its
+// strided elements (ascending), then the fixed tree combines the 256 partials. The
+// result is exact (no rounding), so the order only decides which NaN propagates.
+template <class T>
+__device__ void reduce_extreme_kernel(const T* in, T* out, const Dims& kept,
+                                      const Dims& reduced, long long outputs,
+                                      long long count, bool max) {
+  __shared__ T partial[256];
+  const Extreme<T> combine{max};
+  for (long long o = blockIdx.x; o < outputs; o += gridDim.x) {
+    const long long base = dims_offset(o, kept);
+    // Every thread starts from the slice's first element (a member of the slice,
+    // so it changes no extreme); an empty slice gives -inf (+inf), as the fold's
+    // identity.
+    T acc = count > 0 ? in[base] : (max ? -positive_infinity<T>() : positive_infinity<T>());
+    for (long long r = threadIdx.x; r < count; r += blockDim.x)
+      acc = combine(acc, in[base + dims_offset(r, reduced)]);
+    block_tree(partial, acc, combine);
+    if (threadIdx.x == 0) out[o] = partial[0];
     __syncthreads();  // partial is rewritten by the next output
   }
 }

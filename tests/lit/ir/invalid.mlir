@@ -414,3 +414,19 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.clamp' op min (1) must not exceed max (-1)}}
   %b = vouch.clamp %a min 1.0 max -1.0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.reduce_max' op result 'tensor<2xf32>' differs from the inferred 'tensor<3xf32>'}}
+  %b = vouch.reduce_max %a axes [0] : (tensor<2x3xf32>) -> tensor<2xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.reduce_min' op axes must be strictly increasing axes of 'tensor<2x3xf32>', got [1, 0]}}
+  %b = vouch.reduce_min %a axes [1, 0] : (tensor<2x3xf32>) -> tensor<f32>
+}

@@ -108,19 +108,28 @@ HostTensor permute(const HostTensor &x, ArrayRef<int64_t> perm, Value result) {
 
 /// Sums over `axes` in increasing flat order of the input (a left fold per
 /// output element).
-HostTensor reduceSum(const HostTensor &x, ArrayRef<int64_t> axes,
-                     Value result) {
-  HostTensor y = zerosLike(result);
-  std::vector<int64_t> outShape = y.shape;
-  std::vector<int64_t> outStrides = stridesOf(outShape);
+/// Calls visit(flat, target) for each element of x in row-major order: target
+/// is the element of `y` (x reduced over `axes`) it falls into.
+template <class Visit>
+void forEachReduced(const HostTensor &x, ArrayRef<int64_t> axes,
+                    const HostTensor &y, Visit visit) {
+  std::vector<int64_t> outStrides = stridesOf(y.shape);
   for (size_t flat = 0; flat < x.data.size(); ++flat) {
     std::vector<int64_t> index = unflatten(flat, x.shape);
     int64_t target = 0, k = 0;
     for (size_t i = 0; i < index.size(); ++i)
       if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
         target += index[i] * outStrides[k++];
-    y.data[target] += x.data[flat];
+    visit(flat, target);
   }
+}
+
+HostTensor reduceSum(const HostTensor &x, ArrayRef<int64_t> axes,
+                     Value result) {
+  HostTensor y = zerosLike(result);
+  forEachReduced(x, axes, y, [&](size_t flat, int64_t target) {
+    y.data[target] += x.data[flat];
+  });
   return y;
 }
 
@@ -132,17 +141,11 @@ HostTensor reduceExtreme(const HostTensor &x, ArrayRef<int64_t> axes,
   std::fill(y.data.begin(), y.data.end(),
             max ? -std::numeric_limits<double>::infinity()
                 : std::numeric_limits<double>::infinity());
-  std::vector<int64_t> outStrides = stridesOf(y.shape);
-  for (size_t flat = 0; flat < x.data.size(); ++flat) {
-    std::vector<int64_t> index = unflatten(flat, x.shape);
-    int64_t target = 0, k = 0;
-    for (size_t i = 0; i < index.size(); ++i)
-      if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
-        target += index[i] * outStrides[k++];
+  forEachReduced(x, axes, y, [&](size_t flat, int64_t target) {
     double v = x.data[flat], &out = y.data[target];
     if (!std::isnan(out) && (std::isnan(v) || (max ? v > out : v < out)))
       out = v;
-  }
+  });
   return y;
 }
 

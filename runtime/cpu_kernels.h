@@ -47,6 +47,23 @@ inline void advance(std::vector<int64_t>& coord, const std::vector<int64_t>& sha
   }
 }
 
+// A reduction of in_shape over axes: the output's step per input dim (0 along a
+// reduced one, for `advance`), and the output's element count.
+inline int64_t reduction_layout(const std::vector<int64_t>& in_shape,
+                                const std::vector<int64_t>& axes,
+                                std::vector<int64_t>& dst_strides) {
+  std::vector<int64_t> out_shape;
+  std::vector<bool> reduced(in_shape.size(), false);
+  for (int64_t a : axes) reduced[a] = true;
+  for (size_t d = 0; d < in_shape.size(); d++)
+    if (!reduced[d]) out_shape.push_back(in_shape[d]);
+  std::vector<int64_t> out_strides = strides_of(out_shape);
+  dst_strides.assign(in_shape.size(), 0);
+  for (size_t d = 0, k = 0; d < in_shape.size(); d++)
+    if (!reduced[d]) dst_strides[d] = out_strides[k++];
+  return numel_of(out_shape);
+}
+
 }  // namespace kernel_detail
 
 // C[b] = op(A[b]) op(B[b]) for b < batch, row-major. op(A) is [M,K]: A[b] is stored
@@ -113,16 +130,8 @@ void broadcast_in_dim(const T* in, const std::vector<int64_t>& in_shape, T* out,
 template <class T>
 void reduce_sum(const T* in, const std::vector<int64_t>& in_shape,
                 const std::vector<int64_t>& axes, T* out) {
-  std::vector<int64_t> out_shape;
-  std::vector<bool> reduced(in_shape.size(), false);
-  for (int64_t a : axes) reduced[a] = true;
-  for (size_t d = 0; d < in_shape.size(); d++)
-    if (!reduced[d]) out_shape.push_back(in_shape[d]);
-  std::vector<int64_t> out_strides = kernel_detail::strides_of(out_shape);
-  std::vector<int64_t> dst_strides(in_shape.size(), 0);  // output step per input dim
-  for (size_t d = 0, k = 0; d < in_shape.size(); d++)
-    if (!reduced[d]) dst_strides[d] = out_strides[k++];
-  int64_t n_out = kernel_detail::numel_of(out_shape);
+  std::vector<int64_t> dst_strides;
+  int64_t n_out = kernel_detail::reduction_layout(in_shape, axes, dst_strides);
   for (int64_t o = 0; o < n_out; o++) out[o] = T(0);
   std::vector<int64_t> coord(in_shape.size(), 0);
   int64_t dst = 0;
@@ -139,17 +148,9 @@ void reduce_sum(const T* in, const std::vector<int64_t>& in_shape,
 template <class T>
 void reduce_extreme(const T* in, const std::vector<int64_t>& in_shape,
                     const std::vector<int64_t>& axes, T* out, bool max) {
-  std::vector<int64_t> out_shape;
-  std::vector<bool> reduced(in_shape.size(), false);
-  for (int64_t a : axes) reduced[a] = true;
-  for (size_t d = 0; d < in_shape.size(); d++)
-    if (!reduced[d]) out_shape.push_back(in_shape[d]);
-  std::vector<int64_t> out_strides = kernel_detail::strides_of(out_shape);
-  std::vector<int64_t> dst_strides(in_shape.size(), 0);
-  for (size_t d = 0, k = 0; d < in_shape.size(); d++)
-    if (!reduced[d]) dst_strides[d] = out_strides[k++];
+  std::vector<int64_t> dst_strides;
+  int64_t n_out = kernel_detail::reduction_layout(in_shape, axes, dst_strides);
   const T start = max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  int64_t n_out = kernel_detail::numel_of(out_shape);
   for (int64_t o = 0; o < n_out; o++) out[o] = start;
   std::vector<int64_t> coord(in_shape.size(), 0);
   int64_t dst = 0;

@@ -288,26 +288,56 @@ T tree_sum(std::vector<T> partial) {
   return partial[0];
 }
 
+// A reduction of `shape` over `axes`, as the kernels take it: the kept and the
+// reduced axes (extents and row-major input strides), output and slice sizes, and
+// the output each input element falls into.
+struct ReductionSplit {
+  std::vector<long long> ke, ks, re, rs;
+  long long numel = 1, outputs = 1, count = 1;
+  std::string axes_text = "{";
+  ReductionSplit(const std::vector<long long>& shape, const std::vector<int>& axes)
+      : shape_(shape), axes_(axes) {
+    const std::vector<long long> strides = row_major_strides(shape);
+    for (size_t i = 0; i < shape.size(); ++i) {
+      numel *= shape[i];
+      const bool reduced = std::find(axes.begin(), axes.end(), int(i)) != axes.end();
+      (reduced ? re : ke).push_back(shape[i]);
+      (reduced ? rs : ks).push_back(strides[i]);
+    }
+    for (long long e : ke) outputs *= e;
+    for (long long e : re) count *= e;
+    for (size_t i = 0; i < axes.size(); ++i)
+      axes_text += (i ? "," : "") + std::to_string(axes[i]);
+    axes_text += "}";
+  }
+  long long output_of(long long flat) const {
+    std::vector<long long> coord(shape_.size());
+    long long o = 0, weight = 1;
+    for (int i = int(shape_.size()) - 1; i >= 0; --i) {
+      coord[i] = flat % shape_[i];
+      flat /= shape_[i];
+    }
+    for (int i = int(shape_.size()) - 1; i >= 0; --i)
+      if (std::find(axes_.begin(), axes_.end(), i) == axes_.end()) {
+        o += coord[i] * weight;
+        weight *= shape_[i];
+      }
+    return o;
+  }
+
+ private:
+  std::vector<long long> shape_;
+  std::vector<int> axes_;
+};
+
 template <class T>
 void test_reduce(const std::vector<long long>& shape, const std::vector<int>& axes, bool mean) {
-  const std::vector<long long> strides = row_major_strides(shape);
-  std::vector<long long> ke, ks, re, rs;
-  long long numel = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    numel *= shape[i];
-    const bool reduced = std::find(axes.begin(), axes.end(), int(i)) != axes.end();
-    (reduced ? re : ke).push_back(shape[i]);
-    (reduced ? rs : ks).push_back(strides[i]);
-  }
-  long long outputs = 1, count = 1;
-  for (long long e : ke) outputs *= e;
-  for (long long e : re) count *= e;
-  const vouch::Dims kept = make_dims(ke, ks), red = make_dims(re, rs);
+  const ReductionSplit split(shape, axes);
+  const long long numel = split.numel, outputs = split.outputs, count = split.count;
+  const vouch::Dims kept = make_dims(split.ke, split.ks), red = make_dims(split.re, split.rs);
   const long long divisor = mean ? count : 1;
-  std::string ax = "{";
-  for (size_t i = 0; i < axes.size(); ++i) ax += (i ? "," : "") + std::to_string(axes[i]);
   const std::string tag = std::string(mean ? "reduce_mean " : "reduce_sum ") + type_name<T>() +
-                          " " + shape_text(shape) + " axes " + ax + "}";
+                          " " + shape_text(shape) + " axes " + split.axes_text;
 
   const std::vector<T> x = random_vector<T>(numel);
   DeviceArray<T> din(x), dout(outputs);
@@ -318,20 +348,7 @@ void test_reduce(const std::vector<long long>& shape, const std::vector<int>& ax
 
   // Plain reference: every input element added, in double, into its output.
   std::vector<double> want(outputs, 0.0);
-  std::vector<long long> coord(shape.size());
-  for (long long flat = 0; flat < numel; ++flat) {
-    long long rest = flat, o = 0, weight = 1;
-    for (int i = int(shape.size()) - 1; i >= 0; --i) {
-      coord[i] = rest % shape[i];
-      rest /= shape[i];
-    }
-    for (int i = int(shape.size()) - 1; i >= 0; --i)
-      if (std::find(axes.begin(), axes.end(), i) == axes.end()) {
-        o += coord[i] * weight;
-        weight *= shape[i];
-      }
-    want[o] += double(x[flat]);
-  }
+  for (long long flat = 0; flat < numel; ++flat) want[split.output_of(flat)] += double(x[flat]);
   for (double& w : want) w /= double(divisor);
   // |x| <= 1: any order's error is within count roundings of at most `count`.
   report(tag, max_abs_err(got, want), eps<T>() * count / double(divisor) * 2 + eps<T>());
@@ -353,45 +370,23 @@ void test_reduce(const std::vector<long long>& shape, const std::vector<int>& ax
 template <class T>
 void test_reduce_extreme(const std::vector<long long>& shape, const std::vector<int>& axes,
                          bool max, bool with_nan) {
-  const std::vector<long long> strides = row_major_strides(shape);
-  std::vector<long long> ke, ks, re, rs;
-  long long numel = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    numel *= shape[i];
-    const bool reduced = std::find(axes.begin(), axes.end(), int(i)) != axes.end();
-    (reduced ? re : ke).push_back(shape[i]);
-    (reduced ? rs : ks).push_back(strides[i]);
-  }
-  long long outputs = 1, count = 1;
-  for (long long e : ke) outputs *= e;
-  for (long long e : re) count *= e;
-  std::string ax = "{";
-  for (size_t i = 0; i < axes.size(); ++i) ax += (i ? "," : "") + std::to_string(axes[i]);
+  const ReductionSplit split(shape, axes);
+  const long long numel = split.numel, outputs = split.outputs, count = split.count;
   const std::string tag = std::string(max ? "reduce_max " : "reduce_min ") + type_name<T>() +
-                          " " + shape_text(shape) + " axes " + ax + "}" +
+                          " " + shape_text(shape) + " axes " + split.axes_text +
                           (with_nan ? " with a NaN" : "");
   std::vector<T> x = random_vector<T>(numel);
   if (with_nan) x[numel / 2] = std::numeric_limits<T>::quiet_NaN();
   DeviceArray<T> din(x), dout(outputs);
-  Lab<T>::reduce_extreme<<<reduce_grid(outputs), 256>>>(din.p, dout.p, make_dims(ke, ks),
-                                                          make_dims(re, rs), outputs, count,
-                                                          max ? 1 : 0);
+  Lab<T>::reduce_extreme<<<reduce_grid(outputs), 256>>>(
+      din.p, dout.p, make_dims(split.ke, split.ks), make_dims(split.re, split.rs), outputs,
+      count, max ? 1 : 0);
   LAB_LAUNCHED();
   const std::vector<T> got = dout.download();
   std::vector<T> want(outputs, max ? -std::numeric_limits<T>::infinity()
                                    : std::numeric_limits<T>::infinity());
-  std::vector<long long> coord(shape.size());
   for (long long flat = 0; flat < numel; ++flat) {
-    long long rest = flat, o = 0, weight = 1;
-    for (int i = int(shape.size()) - 1; i >= 0; --i) {
-      coord[i] = rest % shape[i];
-      rest /= shape[i];
-    }
-    for (int i = int(shape.size()) - 1; i >= 0; --i)
-      if (std::find(axes.begin(), axes.end(), i) == axes.end()) {
-        o += coord[i] * weight;
-        weight *= shape[i];
-      }
+    const long long o = split.output_of(flat);
     const T v = x[flat];
     if (std::isnan(v) || std::isnan(want[o])) {
       want[o] = std::numeric_limits<T>::quiet_NaN();

@@ -4,9 +4,9 @@
 // fixed-order tree (no atomics: every run gives the same bits), or coalesced
 // column sums when the leading axes of a sum are reduced (bias gradients);
 // max / min through reduce_extreme_kernel. Extents and strides are
-// arguments, so one kernel serves every reduction of a kind. cpu:
-// runtime/cpu_kernels.h's reduce_sum (a left fold in row-major order, then
-// the division of a mean) or reduce_extreme.
+// arguments, so one kernel serves every reduction of a kind. cpu: the
+// runtime/cpu_kernels.h function the op table names (reduce_sum, a left fold
+// in row-major order, then the division of a mean; reduce_max; reduce_min).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -27,17 +27,6 @@ ArrayRef<int64_t> axesOf(Operation *op) {
 /// kernel); the others sum (reduce_mean then divides).
 bool isExtreme(Operation *op) { return isa<ReduceMaxOp, ReduceMinOp>(op); }
 
-const char *kCpuExtremeSource = R"cpp(template <class T>
-void @NAME@(const vouch::rt::ArgValue* args) {
-  const vouch::rt::DimsRef& shape = args[2].dims;
-  const vouch::rt::DimsRef& axes = args[3].dims;
-  vouch::rt::reduce_extreme<T>(static_cast<const T*>(args[0].ptr),
-                               std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
-                               std::vector<int64_t>(axes.extent, axes.extent + axes.rank),
-                               static_cast<T*>(args[1].ptr), args[4].i != 0);
-}
-)cpp";
-
 const char *kCudaExtreme = R"cu(#include "reduce.cuh"
 extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims kept, vouch::Dims reduced, long long outputs, long long count, long long max) {
   vouch::reduce_extreme_kernel<float>(in, out, kept, reduced, outputs, count, max != 0);
@@ -47,14 +36,17 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims
 }
 )cu";
 
+/// The cpu kernel: the op's row of the op table names the function it calls
+/// (`cpuKernel`, as its reference capsule reports it: reduce_sum<T>,
+/// reduce_max<T>, ...); a mean then divides.
 const char *kCpuSource = R"cpp(template <class T>
 void @NAME@(const vouch::rt::ArgValue* args) {
   const vouch::rt::DimsRef& shape = args[2].dims;
   const vouch::rt::DimsRef& axes = args[3].dims;
   T* out = static_cast<T*>(args[1].ptr);
-  vouch::rt::reduce_sum<T>(static_cast<const T*>(args[0].ptr),
-                           std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
-                           std::vector<int64_t>(axes.extent, axes.extent + axes.rank), out);
+  @KERNEL@(static_cast<const T*>(args[0].ptr),
+           std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
+           std::vector<int64_t>(axes.extent, axes.extent + axes.rank), out);
   const int64_t outputs = args[4].i, divisor = args[5].i;
   if (divisor > 1)
     for (int64_t i = 0; i < outputs; ++i) out[i] /= T(divisor);
@@ -111,18 +103,14 @@ public:
     int64_t max = isa<ReduceMaxOp>(op) ? 1 : 0;
     if (builder.target() == Target::Cpu) {
       std::vector<int64_t> none(std::max(in.size(), axes.size()), 0);
-      if (extreme) {
-        int32_t kernel = builder.kernel("reduce_extreme", kCpuExtremeSource);
-        builder.addKernelStep(
-            kernel,
-            {KernelArg::buffer(input), KernelArg::buffer(result),
-             KernelArg::dims(in, ArrayRef(none).take_front(in.size())),
-             KernelArg::dims(axes, ArrayRef(none).take_front(axes.size())),
-             KernelArg::integer(max)},
-            0, 0, 0);
-        return success();
-      }
-      int32_t kernel = builder.kernel("reduce_sum", kCpuSource);
+      // vouch::rt::reduce_sum<T> -> the call, and "reduce_sum" for the name
+      // (reduce_mean shares reduce_sum's kernel).
+      std::string call(findOpFacts(op->getName().stripDialect())->cpuKernel);
+      std::string base = call.substr(call.rfind("::") + 2);
+      base = base.substr(0, base.find('<'));
+      std::string source = kCpuSource;
+      source.replace(source.find("@KERNEL@"), 8, call);
+      int32_t kernel = builder.kernel(base, source);
       builder.addKernelStep(
           kernel,
           {KernelArg::buffer(input), KernelArg::buffer(result),

@@ -725,9 +725,8 @@ static std::string literal(FloatAttr a) {
 }
 /// [x ≥ c] elementwise, as 1 - [c > x] (1 at x = c, as PyTorch's clamp).
 static Value atLeast(OpBuilder &b, Location loc, Type t, Value x, double c) {
-  Value below = b.create<StepOp>(
-      loc, t, b.create<SubOp>(loc, t, b.create<FillOp>(loc, t, b.getF64FloatAttr(c)), x));
-  return b.create<SubOp>(loc, t, ones(b, loc, t), below);
+  Value bound = b.create<FillOp>(loc, t, b.getF64FloatAttr(c));
+  return b.create<SubOp>(loc, t, ones(b, loc, t), greater(b, loc, t, bound, x));
 }
 
 // softplus(a) = log1p(exp(βa)) / β, a where βa > threshold (PyTorch's):

@@ -56,6 +56,13 @@ std::vector<std::pair<std::string, Type>> valueTypes(Operation *op) {
   return out;
 }
 
+/// Appends `c` to the capsules a plan uses unless it is there already (each
+/// capsule once, in order of first use).
+void keepOnce(std::vector<KernelCapsule> &used, const KernelCapsule &c) {
+  if (llvm::none_of(used, [&](const KernelCapsule &u) { return u.name == c.name; }))
+    used.push_back(c);
+}
+
 std::string typeString(Type t) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -398,10 +405,7 @@ AssuranceGate::checkStepWork(std::vector<KernelCapsule> &used) {
     checkPolicy(model, *c);
     checkEvidence(model, *c);
     work.push_back({role, c->name});
-    if (llvm::none_of(used, [&](const KernelCapsule &u) {
-          return u.name == c->name;
-        }))
-      used.push_back(*c);
+    keepOnce(used, *c);
   }
   return work;
 }
@@ -499,11 +503,7 @@ FailureOr<AcceptedGraphPlan> AssuranceGate::run(GateRejection *rejection) {
     if (!failures.empty())
       continue; // no plan will be made: only keep checking
     planned.push_back(describe(op, position, *c));
-    bool seen = false;
-    for (const KernelCapsule &u : used)
-      seen |= u.name == c->name;
-    if (!seen)
-      used.push_back(*c);
+    keepOnce(used, *c);
   }
 
   std::vector<capsules::StepWork> stepWork = checkStepWork(used);

@@ -187,8 +187,8 @@ int32_t storage_owner(const Program& program, int32_t b) {
   return b;
 }
 
-void ProgramTape::build(const Program& p, VjpFn vjp, const char* dtype,
-                        int64_t element_bytes) {
+void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
+  const char* dtype = element_bytes == 8 ? "f64" : "f32";
   std::vector<int32_t> order(size_t(p.num_nodes));
   for (int32_t i = 0; i < p.num_nodes; i++) order[size_t(i)] = i;
   std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
@@ -295,7 +295,7 @@ Status CpuProgramModel<T>::init() {
     }
   }
 
-  tape_.build(p, &CpuProgramModel::vjp, sizeof(T) == 8 ? "f64" : "f32", int64_t(sizeof(T)));
+  tape_.build(p, &CpuProgramModel::vjp, int64_t(sizeof(T)));
   return Status::Ok();
 }
 

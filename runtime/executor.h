@@ -52,9 +52,9 @@ class ProgramTape {
  public:
   // Precondition: check_program(program).ok(). `vjp` goes into every node that has VJP
   // steps (vjp_begin < vjp_end); the others get nullptr. Saved buffers get their shape
-  // and bytes from the buffer of that name (`dtype`, `element_bytes`: the run's type);
-  // each node's vjp_ran lists its VJP steps' `what [capsule]`.
-  void build(const Program& program, VjpFn vjp, const char* dtype, int64_t element_bytes);
+  // and bytes from the buffer of that name, in the run's element type (4 bytes: f32,
+  // 8: f64); each node's vjp_ran lists its VJP steps' `what [capsule]`.
+  void build(const Program& program, VjpFn vjp, int64_t element_bytes);
   // Records the nodes completed by step `step` (none for a step >= forward_end).
   void record_after(int32_t step, Tape* tape) const {
     if (tape == nullptr || step < 0 || size_t(step) + 1 >= begin_.size()) return;

@@ -44,7 +44,6 @@ using LtKey = std::tuple<int, int, int, bool, bool, int, bool>;  // m, n, k, bia
 
 // The innermost live BlasCallLog of this thread (nullptr: nobody is listening).
 thread_local BlasCallLog* current_log = nullptr;
-void log_call(const char* api) { log_blas_call(api); }
 
 struct BlasState {
   std::mutex mu;
@@ -145,18 +144,18 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
     case GemmCall::Api::None:
       return Status::Ok();
     case GemmCall::Api::MemsetZero:
-      log_call("cudaMemsetAsync");
+      log_blas_call("cudaMemsetAsync");
       VOUCH_CUDA_CHECK_WHAT(cudaMemsetAsync(out, 0, c.zero_bytes, s.stream), c.to_string());
       return Status::Ok();
     case GemmCall::Api::GemmEx:
-      log_call("cublasGemmEx");
+      log_blas_call("cublasGemmEx");
       VOUCH_CUBLAS_CHECK_WHAT(cublasGemmEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt,
                                            c.lda, b, dt, c.ldb, beta, out, dt, c.ldc, ct,
                                            CUBLAS_GEMM_DEFAULT),
                               c.to_string());
       return Status::Ok();
     case GemmCall::Api::GemmStridedBatchedEx:
-      log_call("cublasGemmStridedBatchedEx");
+      log_blas_call("cublasGemmStridedBatchedEx");
       VOUCH_CUBLAS_CHECK_WHAT(
           cublasGemmStridedBatchedEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt, c.lda,
                                      c.stride_a, b, dt, c.ldb, c.stride_b, beta, out, dt,
@@ -411,7 +410,7 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W
             "cublasLtMatmulDescSetAttribute(BIAS_POINTER) for " + c.to_string());
       }
       const T alpha = 1, beta = 0;
-      log_call("cublasLtMatmul");
+      log_blas_call("cublasLtMatmul");
       VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmul(s.lt, p.desc, &alpha, W, p.a, x, p.b, &beta, y, p.c,
                                              y, p.c, &p.algo, s.lt_workspace,
                                              kBlasWorkspaceBytes, s.stream),

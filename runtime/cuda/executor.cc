@@ -251,7 +251,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   optimizer_args_.ring = ring_;
   optimizer_args_.capacity = loss_capacity_;
   optimizer_args_.done = reinterpret_cast<unsigned*>(step_ + 1);
-  tape_nodes_.build(p, &CudaProgramModel::vjp, sizeof(T) == 8 ? "f64" : "f32", int64_t(sizeof(T)));
+  tape_nodes_.build(p, &CudaProgramModel::vjp, int64_t(sizeof(T)));
   // Two pseudo-buffers after the real ones: the device step counter (select reads
   // it, the optimizer's last block writes it) and the BLAS handles' workspace.
   const int32_t step_counter = p.num_buffers, blas_workspace = p.num_buffers + 1;

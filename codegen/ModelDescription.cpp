@@ -60,6 +60,56 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
   return success();
 }
 
+std::string shapeList(const std::vector<int64_t> &shape) {
+  std::string s = "{";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "}";
+}
+
+/// The name and value of a data field (an input or a target).
+StringRef fieldName(Operation *op) {
+  if (auto i = dyn_cast<InputOp>(op))
+    return i.getName();
+  return cast<TargetOp>(op).getName();
+}
+
+/// The model's inputs, then its targets, in declaration order, each with the
+/// batch as its first axis and an element type the runtime stores (f32, f64:
+/// the run's real type; i32), or a diagnostic.
+FailureOr<SmallVector<Operation *>> dataFields(ModelOp model) {
+  SmallVector<Operation *> inputs, targets;
+  for (Operation &op : model.getBlock()) {
+    if (isa<InputOp>(op))
+      inputs.push_back(&op);
+    else if (isa<TargetOp>(op))
+      targets.push_back(&op);
+  }
+  if (inputs.empty() || targets.empty())
+    return model.emitOpError("an executable feeds at least one input and one "
+                             "target, this model has ")
+               << inputs.size() << " and " << targets.size(),
+           failure();
+  SmallVector<Operation *> fields(inputs);
+  fields.append(targets);
+  for (Operation *f : fields) {
+    Value v = f->getResult(0);
+    Type element = cast<ShapedType>(v.getType()).getElementType();
+    if (!element.isF32() && !element.isF64() && !element.isInteger(32))
+      return f->emitOpError("'")
+                 << fieldName(f) << "' is " << v.getType()
+                 << ": an executable feeds f32, f64 or i32 data",
+             failure();
+    if (shapeOf(v).empty() || shapeOf(v)[0] != model.getBatch())
+      return f->emitOpError("'")
+                 << fieldName(f) << "' must have the batch ("
+                 << model.getBatch() << ") as its first axis, got "
+                 << v.getType(),
+             failure();
+  }
+  return fields;
+}
+
 /// The runtime's description of the data clause, or a diagnostic.
 LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
   DataAttr data = model.getDataAttr();
@@ -78,38 +128,28 @@ LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
   case DataKind::Csv:
     spec.path = data.getPath().str();
     return success();
-  case DataKind::Npy:
-    spec.path = data.getX().str() + "," + data.getY().str();
+  case DataKind::Npy: {
+    // One file per field, in field order (the runtime's comma-separated form).
+    FailureOr<SmallVector<Operation *>> fields = dataFields(model);
+    if (failed(fields))
+      return failure();
+    for (Operation *f : *fields) {
+      auto file = data.getFiles().getAs<StringAttr>(fieldName(f));
+      if (!file)
+        return model.emitOpError("the npy data clause names no file for '")
+                   << fieldName(f) << "'",
+               failure();
+      if (file.getValue().contains(','))
+        return model.emitOpError("npy file '")
+                   << file.getValue()
+                   << "': a comma in a data file's path is not supported",
+               failure();
+      spec.path += (spec.path.empty() ? "" : ",") + file.str();
+    }
     return success();
+  }
   }
   return model.emitOpError("has a data clause of unknown kind");
-}
-
-std::string shapeList(const std::vector<int64_t> &shape) {
-  std::string s = "{";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "}";
-}
-
-/// The model's one input and one target, or a diagnostic.
-LogicalResult singleInputAndTarget(ModelOp model, InputOp &input,
-                                   TargetOp &target) {
-  int inputs = 0, targets = 0;
-  for (Operation &op : model.getBlock()) {
-    if (auto i = dyn_cast<InputOp>(op)) {
-      input = i;
-      ++inputs;
-    } else if (auto t = dyn_cast<TargetOp>(op)) {
-      target = t;
-      ++targets;
-    }
-  }
-  if (inputs == 1 && targets == 1)
-    return success();
-  return model.emitOpError("an executable feeds exactly one input and one "
-                           "target, this model has ")
-         << inputs << " and " << targets;
 }
 
 } // namespace
@@ -118,9 +158,8 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
   rt::ModelDescription d;
   d.name = model.getSymName().str();
   d.batch = model.getBatch();
-  InputOp input;
-  TargetOp target;
-  if (failed(singleInputAndTarget(model, input, target)))
+  FailureOr<SmallVector<Operation *>> fields = dataFields(model);
+  if (failed(fields))
     return failure();
   for (Operation &op : model.getBlock()) {
     if (auto p = dyn_cast<ParamOp>(op)) {
@@ -136,13 +175,16 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
                           numel(p.getResult()), init.value()});
     }
   }
-  for (Value v : {input.getResult(), target.getResult()})
-    if (shapeOf(v).empty() || shapeOf(v)[0] != d.batch)
-      return model.emitOpError("input and target must have the batch (")
-                 << d.batch << ") as their first axis, got " << v.getType(),
-             failure();
-  d.in_features = numel(input.getResult()) / d.batch;
-  d.out_features = numel(target.getResult()) / d.batch;
+  for (Operation *f : *fields) {
+    Value v = f->getResult(0);
+    bool target = isa<TargetOp>(f);
+    bool integer = cast<ShapedType>(v.getType()).getElementType().isInteger(32);
+    int64_t rowElems = numel(v) / d.batch;
+    d.fields.push_back({fieldName(f).str(),
+                        integer ? rt::DType::I32 : rt::DType::Real, rowElems,
+                        target});
+    (target ? d.out_features : d.in_features) += rowElems;
+  }
 
   if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)))
     return failure();
@@ -151,8 +193,10 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
 
 FailureOr<TrainingSignature> trainingSignature(ModelOp model) {
   TrainingSignature s;
-  if (failed(singleInputAndTarget(model, s.input, s.target)))
+  FailureOr<SmallVector<Operation *>> fields = dataFields(model);
+  if (failed(fields))
     return failure();
+  s.fields = *fields;
   int outputs = 0, losses = 0;
   llvm::StringMap<Value> grads;
   for (Operation &op : model.getBlock()) {
@@ -195,6 +239,10 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
         << enumerator(ClauseKind::Initializer, static_cast<int>(p.init.kind))
         << ", " << exact(p.init.a) << ", "
         << exact(p.init.b) << "}});\n";
+  for (const rt::FieldInfo &f : d.fields)
+    out << "  d.fields.push_back({" << cppStringLiteral(f.name) << ", DType::"
+        << (f.dtype == rt::DType::I32 ? "I32" : "Real") << ", " << f.row_elems
+        << ", " << (f.target ? "true" : "false") << "});\n";
   out << "  d.batch = " << d.batch << ";\n"
       << "  d.in_features = " << d.in_features << ";\n"
       << "  d.out_features = " << d.out_features << ";\n";

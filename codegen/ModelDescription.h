@@ -17,20 +17,19 @@
 namespace vouch::codegen {
 
 /// The runtime's description of `model`. Fails with a diagnostic on the
-/// model unless it has exactly one input and one target whose first axis is
-/// the batch (what the runtime's training loop feeds).
+/// model unless it has at least one input and one target, each f32, f64 or i32
+/// with the batch as its first axis (what the runtime's training loop feeds).
 mlir::FailureOr<rt::ModelDescription> describeModel(ModelOp model);
 
 /// The values an executable is built around, after vouch-autodiff.
 struct TrainingSignature {
   llvm::SmallVector<ParamOp> params;     ///< declaration order
   llvm::SmallVector<mlir::Value> grads;  ///< grads[i]: params[i]'s gradient
-  InputOp input;
-  TargetOp target;
+  llvm::SmallVector<mlir::Operation *> fields;  ///< the inputs, then the targets
   mlir::Value loss, output;
 };
 
-/// The signature of a differentiated model, checked: one input, one target,
+/// The signature of a differentiated model, checked: its data fields,
 /// one output, a loss, a gradient per param (diagnostics on failure).
 mlir::FailureOr<TrainingSignature> trainingSignature(ModelOp model);
 

@@ -24,15 +24,27 @@ std::string shapeText(Value v) {
 }
 } // namespace
 
+/// The runtime's storage class of `v`'s elements.
+static rt::DType dtypeOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType().isInteger(32)
+             ? rt::DType::I32
+             : rt::DType::Real;
+}
+
 void ProgramBuilder::addNamed(Value v, StringRef name) {
   bufferOf_[v] = static_cast<int32_t>(buffers_.size());
-  buffers_.push_back({numel(v), -1, nullptr, nullptr});
+  buffers_.push_back({numel(v), -1, nullptr, nullptr, dtypeOf(v)});
   bufferNames_.push_back(name.str());
   bufferShapes_.push_back(shapeText(v));
 }
 
 void ProgramBuilder::addParam(Value v, StringRef name) {
   params_.push_back(static_cast<int32_t>(buffers_.size()));
+  addNamed(v, name);
+}
+
+void ProgramBuilder::addField(Value v, StringRef name) {
+  fields_.push_back(static_cast<int32_t>(buffers_.size()));
   addNamed(v, name);
 }
 
@@ -44,7 +56,7 @@ void ProgramBuilder::addValue(Value v, Value aliasOf) {
       alias = buffers_[alias].alias_of;
   }
   bufferOf_[v] = static_cast<int32_t>(buffers_.size());
-  buffers_.push_back({numel(v), alias, nullptr, nullptr});
+  buffers_.push_back({numel(v), alias, nullptr, nullptr, dtypeOf(v)});
   bufferNames_.push_back("v" + std::to_string(buffers_.size() - 1));
   bufferShapes_.push_back(shapeText(v));
 }
@@ -193,12 +205,10 @@ void ProgramBuilder::addNode(int64_t id, StringRef op, StringRef capsule,
                     vjpBegin, vjpEnd, std::move(saved)});
 }
 
-void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value input,
-                                  Value target, Value loss, Value output) {
+void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value loss,
+                                  Value output) {
   for (Value g : grads)
     grads_.push_back(buffer(g));
-  input_ = buffer(input);
-  targetBuffer_ = buffer(target);
   loss_ = buffer(loss);
   output_ = buffer(output);
 }
@@ -262,13 +272,16 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
              bufferIndex, "{0, -1, \"\", nullptr}", [&](size_t i) {
                out << "{" << buffers_[i].numel << ", " << buffers_[i].alias_of
                    << ", " << cppStringLiteral(bufferNames_[i]) << ", "
-                   << cppStringLiteral(bufferShapes_[i]) << "}";
+                   << cppStringLiteral(bufferShapes_[i]) << ", vouch::rt::DType::"
+                   << (buffers_[i].dtype == rt::DType::I32 ? "I32" : "Real")
+                   << "}";
              });
   auto ints = [&](const std::string &decl, const std::vector<int32_t> &v) {
     writeArray(out, decl, v, "-1", [&](int32_t i) { out << i; });
   };
   ints("const int32_t " + name + "_params[]", params_);
   ints("const int32_t " + name + "_grads[]", grads_);
+  ints("const int32_t " + name + "_fields[]", fields_);
   std::vector<size_t> stepIndex(steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i)
     stepIndex[i] = i;
@@ -315,15 +328,15 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
   out << "const vouch::rt::Program " << name << " = {\n  "
       << cppStringLiteral(modelName()) << ", " << name << "_buffers, "
       << buffers_.size() << ", " << name << "_params, " << name << "_grads, "
-      << params_.size() << ",\n  " << input_ << ", " << targetBuffer_ << ", "
-      << loss_ << ", " << output_ << ", " << name << "_steps, "
+      << params_.size() << ",\n  " << loss_ << ", " << output_ << ", " << name << "_steps, "
       << steps_.size() << ", " << forwardEnd_ << ", " << prologueBegin_
       << ", " << prologueEnd_ << ",\n  " << name << "_args, " << name
       << "_ints, " << name << "_nodes, " << nodes_.size() << ", " << name
       << "_kernels, " << kernels_.size() << ",\n  "
       << cppStringLiteral(schedule_) << ",\n  " << args_.size() << ", "
       << ints_.size() << ", " << cppStringLiteral(batchCapsule_) << ", "
-      << cppStringLiteral(optimizerCapsule_) << "};\n\n";
+      << cppStringLiteral(optimizerCapsule_) << ",\n  " << name << "_fields, "
+      << fields_.size() << "};\n\n";
   return out.str();
 }
 

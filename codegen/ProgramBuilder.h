@@ -46,9 +46,11 @@ public:
   Target target() const { return target_; }
   const std::string &modelName() const { return modelName_; }
 
-  /// Buffers: params (declaration order), then the input and target, then
-  /// every compute op's result in op order. A view aliases its source.
+  /// Buffers: params (declaration order), then the data fields (inputs, then
+  /// targets), then every compute op's result in op order. A view aliases its
+  /// source. A buffer's dtype follows its value's element type (i32: I32).
   void addParam(mlir::Value v, llvm::StringRef name);
+  void addField(mlir::Value v, llvm::StringRef name);
   void addNamed(mlir::Value v, llvm::StringRef name);
   void addValue(mlir::Value v, mlir::Value aliasOf = {});
   int32_t buffer(mlir::Value v) const;
@@ -97,8 +99,8 @@ public:
   void addNode(int64_t id, llvm::StringRef op, llvm::StringRef capsule,
                llvm::StringRef kernel, int32_t afterStep, int32_t vjpBegin,
                int32_t vjpEnd, std::vector<std::string> saved);
-  void setSignature(llvm::ArrayRef<mlir::Value> grads, mlir::Value input,
-                    mlir::Value target, mlir::Value loss, mlir::Value output);
+  void setSignature(llvm::ArrayRef<mlir::Value> grads, mlir::Value loss,
+                    mlir::Value output);
   void appendSchedule(const std::string &line) { schedule_ += line; }
 
   /// The tables as C++ definitions of `const vouch::rt::Program <name>` and
@@ -117,7 +119,8 @@ private:
   std::vector<std::string> bufferNames_, bufferShapes_;
   llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
   std::vector<int32_t> params_, grads_;
-  int32_t input_ = -1, targetBuffer_ = -1, loss_ = -1, output_ = -1;
+  std::vector<int32_t> fields_;  // the data fields' buffers (addField order)
+  int32_t loss_ = -1, output_ = -1;
   std::vector<Kernel> kernels_;
   std::map<std::string, int32_t> kernelBySource_;
   std::map<std::string, int> nameUses_;

@@ -174,8 +174,9 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
     return failure();
   for (ParamOp p : sig->params)
     builder->addParam(p.getResult(), p.getName());
-  builder->addNamed(sig->input.getResult(), sig->input.getName());
-  builder->addNamed(sig->target.getResult(), sig->target.getName());
+  for (Operation *field : sig->fields)
+    builder->addField(field->getResult(0),
+                      field->getAttrOfType<mlir::StringAttr>("name").getValue());
   for (Operation &op : model.getBlock()) {
     if (isStructuralOp(&op))
       continue;
@@ -221,8 +222,7 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
                      vjpRanges[i].first, vjpRanges[i].second,
                      savedNames(node.vjp));
   }
-  builder->setSignature(sig->grads, sig->input.getResult(),
-                        sig->target.getResult(), sig->loss, sig->output);
+  builder->setSignature(sig->grads, sig->loss, sig->output);
 
   // The step as it runs: its batch, the forward ops, the tape's VJPs last
   // node first, the optimizer; the step's own work under the capsules the

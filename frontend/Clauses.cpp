@@ -311,13 +311,15 @@ DataAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
                         dataSources());
     return nullptr;
   }
+  auto kind = static_cast<DataKind>(spec->value);
+  auto emitError = [&] { return error(call.getLoc()); };
+  if (kind == DataKind::Npy)
+    return lowerNpyClause(call);
   Signature signature{spec->name, spec->params};
   std::optional<llvm::SmallVector<ExprValue>> args =
       evaluateClauseArgs(signature, call, globals);
   if (!args)
     return nullptr;
-  auto kind = static_cast<DataKind>(spec->value);
-  auto emitError = [&] { return error(call.getLoc()); };
 
   if (kind == DataKind::RegressionGrid) {
     Number lo = defaultNumber(spec->params[0]),
@@ -348,19 +350,97 @@ DataAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
     return DataAttr::getChecked(
         emitError, &context, kind, std::optional(llvm::APFloat(lo.value)),
         std::optional(llvm::APFloat(hi.value)), std::optional(*count),
-        mlir::StringAttr(), mlir::StringAttr(), mlir::StringAttr());
+        mlir::StringAttr(), mlir::DictionaryAttr());
   }
 
-  // csv(path) and npy(x, y): file paths.
-  llvm::StringMap<mlir::StringAttr> files;
-  for (unsigned i = 0; i < args->size(); ++i) {
-    std::string path;
-    if (!clauseString(signature, i, (*args)[i], path))
-      return nullptr;
-    files[spec->params[i].name] = builder.getStringAttr(resolveDataPath(path));
-  }
+  // csv(path): the file.
+  std::string path;
+  if (!clauseString(signature, 0, (*args)[0], path))
+    return nullptr;
   std::optional<llvm::APFloat> noBound;
   return DataAttr::getChecked(emitError, &context, kind, noBound, noBound,
-                              std::optional<int64_t>(), files.lookup("path"),
-                              files.lookup("x"), files.lookup("y"));
+                              std::optional<int64_t>(),
+                              builder.getStringAttr(resolveDataPath(path)),
+                              mlir::DictionaryAttr());
+}
+
+// npy(NAME = "file.npy", ...): one file per input and target, named by the
+// field (`npy(x = "x.npy", labels = "y.npy")`), or positional in declaration
+// order (inputs first, then targets).
+DataAttr Lowering::lowerNpyClause(const ast::CallExpr &call) {
+  llvm::SmallVector<StringRef> fields;
+  for (bool targets : {false, true})
+    for (const ast::StmtPtr &item : model->body)
+      if (auto *decl = llvm::dyn_cast<ast::TensorDeclStmt>(item.get()))
+        if ((decl->getKind() == ast::Stmt::Kind::Target) == targets)
+          fields.push_back(decl->name);
+  auto known = [&] {
+    std::string names;
+    for (StringRef f : fields)
+      names += (names.empty() ? "" : ", ") + f.str();
+    return names.empty() ? std::string("none") : names;
+  };
+  llvm::StringMap<mlir::Attribute> files;
+  bool ok = true;
+  for (auto [index, arg] : llvm::enumerate(call.args)) {
+    StringRef field;
+    if (!arg.keyword.empty()) {
+      field = arg.keyword;
+      if (!llvm::is_contained(fields, field)) {
+        error(arg.keywordLoc) << "'npy': '" << field
+                              << "' is not an input or target of the model "
+                                 "(its inputs and targets: "
+                              << known() << ")";
+        ok = false;
+        continue;
+      }
+    } else if (index < fields.size()) {
+      field = fields[index];
+    } else {
+      error(arg.getLoc()) << "'npy': " << call.args.size()
+                          << " files for the model's " << fields.size()
+                          << " inputs and targets (" << known() << ")";
+      ok = false;
+      continue;
+    }
+    ExprValue value = lowerExpr(*arg.value, globals);
+    if (value.isInvalid()) {
+      ok = false;
+      continue;
+    }
+    if (!value.is(ExprValue::Kind::String) || value.getString().empty()) {
+      error(value.getLoc()) << "'npy': the file of '" << field
+                            << "' must be a non-empty string such as "
+                               "\"x.npy\", got "
+                            << value.describe();
+      ok = false;
+      continue;
+    }
+    if (files.count(field)) {
+      error(arg.getLoc()) << "'npy': '" << field << "' is given twice";
+      ok = false;
+      continue;
+    }
+    files[field] = builder.getStringAttr(resolveDataPath(value.getString()));
+  }
+  if (!ok)
+    return nullptr;
+  std::string missing;
+  for (StringRef f : fields)
+    if (!files.count(f))
+      missing += (missing.empty() ? "'" : ", '") + f.str() + "'";
+  if (!missing.empty()) {
+    error(call.getLoc()) << "'npy' needs a file for every input and target; "
+                            "none for "
+                         << missing;
+    return nullptr;
+  }
+  llvm::SmallVector<mlir::NamedAttribute> entries;
+  for (StringRef f : fields)
+    entries.push_back(builder.getNamedAttr(f, files[f]));
+  std::optional<llvm::APFloat> noBound;
+  return DataAttr::getChecked([&] { return error(call.getLoc()); }, &context,
+                              DataKind::Npy, noBound, noBound,
+                              std::optional<int64_t>(), mlir::StringAttr(),
+                              builder.getDictionaryAttr(entries));
 }

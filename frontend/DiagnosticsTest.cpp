@@ -632,6 +632,40 @@ TEST_F(DiagnosticsTest, DataClause) {
             (Errors{"2:44: error: 'regression_grid': n must be at least 1, got 0"}));
 }
 
+// npy names one file per input and target; each mistake is reported where it is.
+TEST_F(DiagnosticsTest, NpyDataClause) {
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[batch, 2]
+  target labels : i32[batch]
+  data npy(x = "x.npy", lables = "y.npy", x = "z.npy")
+})"),
+            (Errors{
+                "4:25: error: 'npy': 'lables' is not an input or target of "
+                "the model (its inputs and targets: x, labels)",
+                "4:43: error: 'npy': 'x' is given twice",
+            }));
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[batch, 2]
+  target labels : i32[batch]
+  data npy(x = 3)
+})"),
+            (Errors{"4:16: error: 'npy': the file of 'x' must be a non-empty "
+                    "string such as \"x.npy\", got the number 3"}));
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[batch, 2]
+  target labels : i32[batch]
+  data npy(x = "x.npy")
+})"),
+            (Errors{"4:8: error: 'npy' needs a file for every input and "
+                    "target; none for 'labels'"}));
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[batch, 2]
+  data npy("x.npy", "y.npy")
+})"),
+            (Errors{"3:21: error: 'npy': 2 files for the model's 1 inputs and "
+                    "targets (x)"}));
+}
+
 //===----------------------------------------------------------------------===//
 // Blocks and repeat
 //===----------------------------------------------------------------------===//

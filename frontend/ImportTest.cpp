@@ -88,9 +88,10 @@ protected:
     if (auto data = llvm::dyn_cast_or_null<DataAttr>(clause)) {
       if (key == "kind")
         return stringifyDataKind(data.getKind()).str();
-      mlir::StringAttr file = key == "path" ? data.getPath()
-                              : key == "x"  ? data.getX()
-                                            : data.getY();
+      mlir::StringAttr file =
+          key == "path" ? data.getPath()
+          : data.getFiles() ? data.getFiles().getAs<mlir::StringAttr>(key)
+                            : mlir::StringAttr();
       if (file)
         return file.str();
     }
@@ -674,13 +675,21 @@ TEST_F(ImportTest, DataPathsAreRelativeToTheDescription) {
   EXPECT_EQ(string(csv.getDataAttr(), "kind"), "csv");
   EXPECT_EQ(string(csv.getDataAttr(), "path"), "models/demo/data/train.csv");
 
-  ModelOp npy = lower(
-      "model m {\n  data npy(x = \"x.npy\", y = \"/abs/y.npy\")\n}\n", {},
-      "m.vouch");
+  ModelOp npy = lower("model m {\n  input x : f32[1, 2]\n  target labels : "
+                      "i32[1]\n  data npy(x = \"x.npy\", labels = "
+                      "\"/abs/y.npy\")\n}\n",
+                      {}, "m.vouch");
   ASSERT_TRUE(npy);
   EXPECT_EQ(string(npy.getDataAttr(), "kind"), "npy");
   EXPECT_EQ(string(npy.getDataAttr(), "x"), "x.npy");
-  EXPECT_EQ(string(npy.getDataAttr(), "y"), "/abs/y.npy");
+  EXPECT_EQ(string(npy.getDataAttr(), "labels"), "/abs/y.npy");
+  // Positional: the inputs, then the targets, in declaration order.
+  ModelOp positional =
+      lower("model m {\n  target y : f32[1, 1]\n  input a : f32[1, 2]\n  "
+            "data npy(\"a.npy\", \"y.npy\")\n}\n");
+  ASSERT_TRUE(positional);
+  EXPECT_EQ(string(positional.getDataAttr(), "a"), "a.npy");
+  EXPECT_EQ(string(positional.getDataAttr(), "y"), "y.npy");
 
   ModelOp grid = lower("model m {\n  data regression_grid(n = 3)\n}\n");
   ASSERT_TRUE(grid);

@@ -264,6 +264,7 @@ private:
   /// The train clause's attribute; sets `trainBatch` from its batch option.
   TrainAttr lowerTrainClause(const ast::TrainStmt &train);
   DataAttr lowerDataClause(const ast::DataStmt &data);
+  DataAttr lowerNpyClause(const ast::CallExpr &call);
   /// Binds and evaluates the numeric arguments of a clause call.
   std::optional<llvm::SmallVector<ExprValue>>
   evaluateClauseArgs(const Signature &signature, const ast::CallExpr &call,

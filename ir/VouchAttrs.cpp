@@ -157,7 +157,7 @@ LogicalResult DataAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                DataKind kind, std::optional<APFloat> lo,
                                std::optional<APFloat> hi,
                                std::optional<int64_t> n, StringAttr path,
-                               StringAttr x, StringAttr y) {
+                               DictionaryAttr files) {
   StringRef name = stringifyDataKind(kind);
   if (failed(checkPresence(emitError, name,
                            clauseSignature(ClauseKind::DataSource, name),
@@ -165,16 +165,25 @@ LogicalResult DataAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             {"hi", hi.has_value()},
                             {"n", n.has_value()},
                             {"path", static_cast<bool>(path)},
-                            {"x", static_cast<bool>(x)},
-                            {"y", static_cast<bool>(y)}})))
+                            {"files", static_cast<bool>(files)}})))
     return failure();
   if (lo && hi && !(lo->convertToDouble() < hi->convertToDouble()))
     return emitError() << "'" << name << "' needs lo < hi";
   if (n && *n < 1)
     return emitError() << "'" << name << "' needs n >= 1, got " << *n;
-  for (StringAttr file : {path, x, y})
-    if (file && file.getValue().empty())
-      return emitError() << "'" << name << "' needs non-empty file names";
+  if (path && path.getValue().empty())
+    return emitError() << "'" << name << "' needs non-empty file names";
+  if (files) {
+    if (files.empty())
+      return emitError() << "'" << name << "' needs a file per input and target";
+    for (NamedAttribute entry : files) {
+      auto file = llvm::dyn_cast<StringAttr>(entry.getValue());
+      if (!file || file.getValue().empty())
+        return emitError() << "'" << name << "': the file of '"
+                           << entry.getName().getValue()
+                           << "' must be a non-empty string";
+    }
+  }
   return success();
 }
 

@@ -64,7 +64,7 @@ def Vouch_DataKind : Vouch_ClauseEnum<"DataKind",
   Vouch_ClauseCase<"RegressionGrid", 0, "regression_grid",
       "lo = -1.0, hi = 1.0, n = 5">,
   Vouch_ClauseCase<"Csv", 1, "csv", "path">,
-  Vouch_ClauseCase<"Npy", 2, "npy", "x, y">,
+  Vouch_ClauseCase<"Npy", 2, "npy", "files">,
 ]>;
 
 //===----------------------------------------------------------------------===//
@@ -153,13 +153,15 @@ def Vouch_DataAttr : Vouch_Attr<"Data", "data"> {
   let summary = "The data clause: a source and its arguments";
   let description = [{
     Exactly the arguments of the source's signature are present: `lo`,
-    `hi`, `n` for regression_grid, `path` for csv, `x` and `y` for npy.
-    Paths are resolved against the description's directory.
+    `hi`, `n` for regression_grid, `path` for csv, `files` for npy (one file
+    per input and target, by the field's name: the language's
+    `npy(x = "x.npy", labels = "y.npy")`). Paths are resolved against the
+    description's directory.
 
     ```mlir
     data = #vouch.data<kind = regression_grid, lo = -1.000000e+00,
                        hi = 1.000000e+00, n = 5>
-    data = #vouch.data<kind = npy, x = "data/x.npy", y = "data/y.npy">
+    data = #vouch.data<kind = npy, files = {labels = "data/y.npy", x = "data/x.npy"}>
     ```
   }];
   let parameters = (ins
@@ -168,8 +170,8 @@ def Vouch_DataAttr : Vouch_Attr<"Data", "data"> {
     Vouch_OptionalF64Parameter<"regression_grid: upper end">:$hi,
     Vouch_OptionalI64Parameter<"regression_grid: points per axis">:$n,
     Vouch_OptionalStringParameter<"csv: the file">:$path,
-    Vouch_OptionalStringParameter<"npy: the inputs">:$x,
-    Vouch_OptionalStringParameter<"npy: the targets">:$y
+    OptionalParameter<"::mlir::DictionaryAttr",
+        "npy: each input's and target's file, by name">:$files
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -1,6 +1,7 @@
 // dataset.cc: the regression grid, the CSV loader and the NPY pair loader (dataset.h).
 #include "runtime/dataset.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -168,17 +169,85 @@ Result<Dataset> load_npy_pair(const std::string& x_path, const std::string& y_pa
   return d;
 }
 
-Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
-                               int64_t out_features) {
-  size_t comma = spec.find(',');
-  if (comma != std::string::npos) {
-    std::string x_path = spec.substr(0, comma), y_path = spec.substr(comma + 1);
-    if (ends_with(x_path, ".npy") && ends_with(y_path, ".npy"))
-      return load_npy_pair(x_path, y_path, in_features, out_features);
-  } else if (ends_with(spec, ".csv")) {
-    return load_csv(spec, in_features, out_features);
+Result<Dataset> load_npy_fields(const std::vector<std::string>& paths,
+                                const std::vector<int64_t>& row_elems, size_t inputs) {
+  if (paths.size() != row_elems.size())
+    return Status::Error("expected " + std::to_string(row_elems.size()) +
+                         " .npy files (one per input and target), got " +
+                         std::to_string(paths.size()));
+  Dataset d;
+  std::vector<NpyArray> arrays;
+  for (size_t f = 0; f < paths.size(); f++) {
+    const std::string& path = paths[f];
+    Result<NpyArray> a = load_npy(path);
+    if (!a.ok()) return a.status();
+    arrays.push_back(std::move(a.value()));
+    const NpyArray& arr = arrays.back();
+    int64_t trailing = 1;
+    for (size_t k = 1; k < arr.shape.size(); k++) trailing *= arr.shape[k];
+    if (arr.shape.empty() || trailing != row_elems[f] ||
+        (arr.shape.size() == 1 && row_elems[f] != 1))
+      return Status::Error(path + ": expected [rows, ...] with " + std::to_string(row_elems[f]) +
+                           " element(s) per row, got shape " + shape_string(arr.shape));
+    const int64_t rows = arr.shape[0];
+    if (rows == 0) return Status::Error(path + ": no data rows");
+    if (f == 0) d.rows = rows;
+    if (rows != d.rows)
+      return Status::Error(path + " has " + std::to_string(rows) + " rows but " + paths[0] +
+                           " has " + std::to_string(d.rows));
+    for (size_t i = 0; i < arr.data.size(); i++)
+      if (!std::isfinite(arr.data[i]))
+        return Status::Error(path + ": element " + std::to_string(i) + " (row " +
+                             std::to_string(int64_t(i) / row_elems[f]) + ") is not finite");
+    (f < inputs ? d.in_features : d.out_features) += row_elems[f];
   }
-  return Status::Error("data '" + spec + "': expected file.csv or x.npy,y.npy");
+  // Row-major tables: each row holds its fields' columns side by side.
+  d.x.assign(size_t(d.rows * d.in_features), 0.0);
+  d.y.assign(size_t(d.rows * d.out_features), 0.0);
+  int64_t x_col = 0, y_col = 0;
+  for (size_t f = 0; f < paths.size(); f++) {
+    const NpyArray& arr = arrays[f];
+    const bool input = f < inputs;
+    std::vector<double>& table = input ? d.x : d.y;
+    const int64_t cols = input ? d.in_features : d.out_features;
+    int64_t& col = input ? x_col : y_col;
+    for (int64_t r = 0; r < d.rows; r++)
+      std::copy_n(arr.data.begin() + r * row_elems[f], row_elems[f],
+                  table.begin() + r * cols + col);
+    col += row_elems[f];
+  }
+  d.description = "npy ";
+  for (size_t f = 0; f < paths.size(); f++) d.description += (f ? "," : "") + paths[f];
+  d.description += ": " + std::to_string(d.rows) + " rows";
+  return d;
+}
+
+Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
+                               int64_t out_features, const std::vector<int64_t>& row_elems,
+                               size_t inputs) {
+  std::vector<std::string> paths;
+  for (size_t begin = 0;;) {
+    size_t comma = spec.find(',', begin);
+    paths.push_back(spec.substr(begin, comma == std::string::npos ? comma : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  bool all_npy = paths.size() >= 2;
+  for (const std::string& p : paths) all_npy = all_npy && ends_with(p, ".npy");
+  if (all_npy) {
+    if (row_elems.empty()) {
+      if (paths.size() != 2)
+        return Status::Error("data '" + spec + "': expected x.npy,y.npy");
+      return load_npy_pair(paths[0], paths[1], in_features, out_features);
+    }
+    return load_npy_fields(paths, row_elems, inputs);
+  }
+  if (paths.size() == 1 && ends_with(spec, ".csv")) {
+    Result<Dataset> d = load_csv(spec, in_features, out_features);
+    return d;
+  }
+  return Status::Error("data '" + spec + "': expected file.csv or one .npy per input and "
+                       "target, comma-separated (x.npy,y.npy)");
 }
 
 }  // namespace vouch::rt

@@ -36,9 +36,18 @@ Result<Dataset> load_csv(const std::string& path, int64_t in_features, int64_t o
 Result<Dataset> load_npy_pair(const std::string& x_path, const std::string& y_path,
                               int64_t in_features, int64_t out_features);
 
-// spec: "file.csv" or "x.npy,y.npy".
+// One .npy file per data field, in field order: field i's array is [rows, ...] with
+// row_elems[i] elements after the first axis ([rows] where row_elems[i] == 1); the
+// first `inputs` fields fill x's columns, the others y's. Non-finite values are refused.
+Result<Dataset> load_npy_fields(const std::vector<std::string>& paths,
+                                const std::vector<int64_t>& row_elems, size_t inputs);
+
+// spec: "file.csv", or one .npy per field, comma-separated ("x.npy,labels.npy").
+// Without `row_elems`, the fields are one input of in_features and one target of
+// out_features.
 Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
-                               int64_t out_features);
+                               int64_t out_features,
+                               const std::vector<int64_t>& row_elems = {}, size_t inputs = 1);
 
 }  // namespace vouch::rt
 

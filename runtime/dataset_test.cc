@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "runtime/test_files.h"
 
 namespace vouch::rt {
@@ -121,9 +123,49 @@ TEST(DataFileTest, DispatchesOnSpec) {
 
   Result<Dataset> single = load_data_file(x, 2, 1);
   ASSERT_FALSE(single.ok());
-  EXPECT_NE(single.status().message().find("expected file.csv or x.npy,y.npy"), std::string::npos);
+  EXPECT_NE(single.status().message().find("expected file.csv or one .npy per input and target"),
+            std::string::npos)
+      << single.status().message();
   EXPECT_FALSE(load_data_file("data.txt", 2, 1).ok());
   EXPECT_FALSE(load_data_file("a.csv,b.csv", 2, 1).ok());
+}
+
+// One file per field: images [rows, 2, 2] (4 per row), ids [rows], labels [rows, 1];
+// x gets the inputs' columns side by side, y the target's.
+TEST(DataFileTest, OneNpyPerField) {
+  std::string images = write_temp("fi.npy", npy_bytes("<f4", {2, 2, 2},
+      raw<float>(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8})));
+  std::string ids = write_temp("fid.npy", npy_bytes("<i8", {2}, raw<int64_t>(std::vector<int64_t>{9, 10})));
+  std::string labels = write_temp("fl.npy", npy_bytes("<i4", {2, 1}, raw<int32_t>(std::vector<int32_t>{0, 3})));
+  Result<Dataset> d = load_data_file(images + "," + ids + "," + labels, 0, 0, {4, 1, 1}, 2);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d.value().rows, 2);
+  EXPECT_EQ(d.value().in_features, 5);
+  EXPECT_EQ(d.value().out_features, 1);
+  EXPECT_EQ(d.value().x, (std::vector<double>{1, 2, 3, 4, 9, 5, 6, 7, 8, 10}));
+  EXPECT_EQ(d.value().y, (std::vector<double>{0, 3}));
+
+  Result<Dataset> count = load_data_file(images + "," + labels, 0, 0, {4, 1, 1}, 2);
+  ASSERT_FALSE(count.ok());
+  EXPECT_NE(count.status().message().find("expected 3 .npy files"), std::string::npos);
+  Result<Dataset> shape = load_data_file(images + "," + ids + "," + labels, 0, 0, {3, 1, 1}, 2);
+  ASSERT_FALSE(shape.ok());
+  EXPECT_NE(shape.status().message().find(images + ": expected [rows, ...] with 3 element(s) "
+                                          "per row, got shape (2, 2, 2)"),
+            std::string::npos)
+      << shape.status().message();
+  std::string three = write_temp("f3.npy", npy_bytes("<i4", {3}, raw<int32_t>(std::vector<int32_t>{0, 1, 2})));
+  Result<Dataset> rows = load_data_file(images + "," + ids + "," + three, 0, 0, {4, 1, 1}, 2);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.status().message().find(three + " has 3 rows but " + images + " has 2"),
+            std::string::npos)
+      << rows.status().message();
+  std::string inf = write_temp("finf.npy", npy_bytes("<f8", {2}, raw<double>(std::vector<double>{1, INFINITY})));
+  Result<Dataset> nonfinite = load_data_file(images + "," + inf + "," + labels, 0, 0, {4, 1, 1}, 2);
+  ASSERT_FALSE(nonfinite.ok());
+  EXPECT_NE(nonfinite.status().message().find(inf + ": element 1 (row 1) is not finite"),
+            std::string::npos)
+      << nonfinite.status().message();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -77,6 +78,16 @@ Status check_step(const Program& p, int32_t s) {
 
 }  // namespace
 
+Status two_real_fields(const Program& p) {
+  if (p.num_fields == 2 && p.buffers[p.fields[0]].dtype == DType::Real &&
+      p.buffers[p.fields[1]].dtype == DType::Real)
+    return Status::Ok();
+  return Status::Error(std::string("program `") + p.name + "` feeds " +
+                       std::to_string(p.num_fields) +
+                       " data fields, not one real input and one real target: pass every "
+                       "field (forward_fields / upload_fields)");
+}
+
 Status check_program(const Program& p) {
   const std::string name = p.name ? p.name : "?";
   auto error = [&](const std::string& what) {
@@ -111,11 +122,21 @@ Status check_program(const Program& p) {
       return error("param " + std::to_string(i) + " (" + p.buffers[p.params[i]].name +
                    ") and its gradient differ in size");
   }
-  const std::pair<const char*, int32_t> roles[] = {
-      {"input", p.input}, {"target", p.target}, {"loss", p.loss}, {"output", p.output}};
+  const std::pair<const char*, int32_t> roles[] = {{"loss", p.loss}, {"output", p.output}};
   for (const auto& [role, b] : roles)
     if (!in_range(b)) return error(std::string(role) + " buffer " + std::to_string(b) +
                                    " is out of range");
+  if (p.num_fields < 1 || !p.fields) return error("no data fields");
+  for (int32_t f = 0; f < p.num_fields; f++) {
+    if (!in_range(p.fields[f]))
+      return error("data field " + std::to_string(f) + ": buffer " +
+                   std::to_string(p.fields[f]) + " is out of range");
+    if (p.buffers[p.fields[f]].alias_of != -1)
+      return error("data field " + std::to_string(f) + " (" + p.buffers[p.fields[f]].name +
+                   ") is a view; a field owns its storage");
+  }
+  if (p.buffers[p.loss].dtype != DType::Real || p.buffers[p.output].dtype != DType::Real)
+    return error("the loss and the output must be real");
   if (p.buffers[p.loss].numel < 1) return error("the loss buffer is empty");
   if (p.num_kernels < 0 || (p.num_kernels > 0 && !p.kernel_names))
     return error("no kernel name table");
@@ -209,9 +230,10 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
       SavedBuffer s{n.saved[j]};
       auto it = buffer_named.find(n.saved[j]);
       if (it != buffer_named.end()) {
-        s.shape = p.buffers[it->second].shape;
-        s.dtype = dtype;
-        s.bytes = p.buffers[it->second].numel * element_bytes;
+        const BufferDesc& d = p.buffers[it->second];
+        s.shape = d.shape;
+        s.dtype = d.dtype == DType::I32 ? "i32" : dtype;
+        s.bytes = d.numel * rt::element_bytes(d.dtype, element_bytes);
       }
       saved_[k].push_back(s);
     }
@@ -343,12 +365,25 @@ void CpuProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
 
 template <class T>
 T CpuProgramModel<T>::forward(const T* x, const T* y, Tape* tape) {
+  Status fits = two_real_fields(program_);
+  if (!fits.ok()) {
+    if (status_.ok()) status_ = fits;
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const void* fields[] = {x, y};
+  return forward_fields(fields, tape);
+}
+
+template <class T>
+T CpuProgramModel<T>::forward_fields(const void* const* fields, Tape* tape) {
   if (!status_.ok()) return std::numeric_limits<T>::quiet_NaN();
   const Program& p = program_;
-  T* in = pointers_[size_t(p.input)];
-  T* target = pointers_[size_t(p.target)];
-  if (x != in) std::copy_n(x, p.buffers[p.input].numel, in);
-  if (y != target) std::copy_n(y, p.buffers[p.target].numel, target);
+  for (int32_t f = 0; f < p.num_fields; f++) {
+    const BufferDesc& d = p.buffers[p.fields[f]];
+    void* to = pointers_[size_t(p.fields[f])];
+    if (fields[f] != to)
+      std::memcpy(to, fields[f], size_t(d.numel * element_bytes(d.dtype, sizeof(T))));
+  }
   run_steps(0, p.forward_end, tape);
   return pointers_[size_t(p.loss)][0];
 }

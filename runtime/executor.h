@@ -80,6 +80,10 @@ class ProgramTape {
   std::vector<std::unique_ptr<std::string>> notes_;  // note_ran's texts (stable addresses)
 };
 
+// Ok when `p` feeds exactly two real fields (one input, one target): the programs
+// CompiledModel::forward(x, y) and upload_data(x, y) can serve.
+Status two_real_fields(const Program& p);
+
 template <class T>
 class CpuProgramModel final : public CompiledModel<T> {
  public:
@@ -93,9 +97,11 @@ class CpuProgramModel final : public CompiledModel<T> {
 
   T* param(int i) override;  // nullptr when i is out of range or status() is an error
   T* grad(int i) override;
-  // Copies x and y into the input and target buffers, runs the forward steps; returns
-  // the loss (NaN when status() is an error).
+  // Copies the fields' rows into their buffers, runs the forward steps; returns the
+  // loss (NaN when status() is an error). forward(x, y) serves a program of one real
+  // input and one real target (else status() says why).
   T forward(const T* x, const T* y, Tape* tape) override;
+  T forward_fields(const void* const* fields, Tape* tape) override;
   const T* prediction() const override;  // the output buffer
   void backward(Tape& tape) override;
   Status configure(const RunConfig&) override { return status_; }

@@ -34,6 +34,7 @@
 #include "runtime/init.h"
 #include "runtime/status.h"
 #include "runtime/optim.h"
+#include "runtime/program.h"
 #include "runtime/tape.h"
 
 namespace vouch::rt {
@@ -49,12 +50,25 @@ struct DataSpec {
   enum Kind { RegressionGrid, Csv, Npy } kind = RegressionGrid;
   double lo = -1, hi = 1;  // RegressionGrid: linspace(lo, hi, n) squared
   int64_t n = 5;
-  std::string path;        // Csv: "file.csv"; Npy: "x.npy,y.npy"
+  std::string path;        // Csv: "file.csv"; Npy: one file per field, comma-separated,
+                           // in field order ("x.npy,labels.npy")
+};
+
+// One data field: an input or a target, fed [batch, ...] rows at a time.
+struct FieldInfo {
+  std::string name;
+  DType dtype = DType::Real;  // Real: the run's element type; I32: int32 in every run
+  int64_t row_elems = 1;      // elements per row (the product of the axes after batch)
+  bool target = false;
 };
 
 struct ModelDescription {
   std::string name;
   std::vector<ParamInfo> params;  // declaration order: param i is seeded with index i
+  // The inputs, then the targets, in declaration order. in_features / out_features
+  // are their rows' element counts summed: a dataset row holds the inputs' columns,
+  // then the targets' (runtime/dataset.h).
+  std::vector<FieldInfo> fields;
   int64_t batch = 1, in_features = 0, out_features = 0;
   DataSpec data;
   OptimizerConfig optimizer;
@@ -75,9 +89,16 @@ struct CompiledModel {
   // Device-resident models return host mirrors (see upload/download_params).
   virtual T* param(int i) = 0;
   virtual T* grad(int i) = 0;
-  // One batch: x [batch, in_features], y [batch, out_features]. Records one tape node
-  // per executed op when tape != nullptr. Returns the loss.
+  // One batch of a model with one real input and one real target: x [batch,
+  // in_features], y [batch, out_features]. Records one tape node per executed op when
+  // tape != nullptr. Returns the loss.
   virtual T forward(const T* x, const T* y, Tape* tape) = 0;
+  // One batch of any model: fields[i] holds field i's [batch, row_elems] rows
+  // (ModelDescription::fields order) as T (DType::Real) or int32_t (DType::I32).
+  // The default serves models of one real input and one real target.
+  virtual T forward_fields(const void* const* fields, Tape* tape) {
+    return forward(static_cast<const T*>(fields[0]), static_cast<const T*>(fields[1]), tape);
+  }
   // [batch, out_features]: the prediction of the last forward.
   virtual const T* prediction() const = 0;
   // The VJPs of the last forward (tape.backward on the model's state, last node
@@ -95,7 +116,7 @@ struct CompiledModel {
   // counter), possibly replayed from a CUDA graph. train_main then calls these instead
   // of forward/backward and the host Optimizer:
   //
-  //   configure(run); upload_params(); upload_data(x, y, num_batches);
+  //   configure(run); upload_params(); upload_fields(fields, num_batches);
   //   enqueue_steps(opt, 1, &tape); then enqueue_steps(opt, n, nullptr) for the rest;
   //       ... read_losses(first, count, out) when it needs losses (log points, the last
   //       step, and before loss_capacity() unread steps would be overwritten);
@@ -114,6 +135,12 @@ struct CompiledModel {
   // The whole dataset: x [num_batches * batch, in_features], y likewise, uploaded once.
   virtual Status upload_data(const T* /*x*/, const T* /*y*/, int64_t /*num_batches*/) {
     return Status::Ok();
+  }
+  // The whole dataset of any model: fields[i] holds field i's num_batches * batch rows,
+  // stored as forward_fields takes them. The default serves one real input and target.
+  virtual Status upload_fields(const void* const* fields, int64_t num_batches) {
+    return upload_data(static_cast<const T*>(fields[0]), static_cast<const T*>(fields[1]),
+                       num_batches);
   }
   // Enqueues the next `count` training steps and returns without waiting for them
   // (several at once let the cuda executor replay them as fewer, larger CUDA graphs).

@@ -1,14 +1,61 @@
 // model_data.cc: see model_data.h.
 #include "runtime/model_data.h"
 
+#include <cmath>
+#include <cstdio>
+
 #include "runtime/init.h"
 
 namespace vouch::rt {
 
+std::vector<FieldInfo> model_fields(const ModelDescription& m) {
+  if (!m.fields.empty()) return m.fields;
+  return {FieldInfo{"x", DType::Real, m.in_features, false},
+          FieldInfo{"y", DType::Real, m.out_features, true}};
+}
+
+namespace {
+
+std::string format_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Every value of an integer field is an int32: the executors store it as one.
+Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
+  int64_t x_col = 0, y_col = 0;
+  for (const FieldInfo& f : model_fields(m)) {
+    int64_t& col = f.target ? y_col : x_col;
+    const int64_t cols = f.target ? d.out_features : d.in_features;
+    const std::vector<double>& table = f.target ? d.y : d.x;
+    if (f.dtype == DType::I32) {
+      for (int64_t r = 0; r < d.rows; r++)
+        for (int64_t j = 0; j < f.row_elems; j++) {
+          const double v = table[size_t(r * cols + col + j)];
+          if (!(v == std::floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
+            return Status::Error(d.description + ": field '" + f.name + "' is i32, but row " +
+                                 std::to_string(r) + " holds " + format_double(v) +
+                                 " (not an integer in the int32 range)");
+        }
+    }
+    col += f.row_elems;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path) {
   Result<Dataset> data = Status::Error("no data");
+  std::vector<int64_t> row_elems;
+  size_t inputs = 0;
+  for (const FieldInfo& f : model_fields(m)) {
+    row_elems.push_back(f.row_elems);
+    inputs += f.target ? 0 : 1;
+  }
   if (!override_path.empty()) {
-    data = load_data_file(override_path, m.in_features, m.out_features);
+    data = load_data_file(override_path, m.in_features, m.out_features, row_elems, inputs);
   } else if (m.data.kind == DataSpec::RegressionGrid) {
     if (m.in_features != 2 || m.out_features != 1)
       return Status::Error("the regression grid has 2 inputs and 1 output, but model `" +
@@ -16,9 +63,11 @@ Result<Dataset> load_model_data(const ModelDescription& m, const std::string& ov
                            std::to_string(m.out_features));
     data = regression_grid(m.data.lo, m.data.hi, m.data.n);
   } else {
-    data = load_data_file(m.data.path, m.in_features, m.out_features);
+    data = load_data_file(m.data.path, m.in_features, m.out_features, row_elems, inputs);
   }
   if (!data.ok()) return data;
+  Status ints = check_integer_fields(m, data.value());
+  if (!ints.ok()) return ints;
   if (data.value().rows % m.batch != 0)
     return Status::Error("the data has " + std::to_string(data.value().rows) +
                          " rows, not a multiple of the batch size " + std::to_string(m.batch));

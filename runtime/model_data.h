@@ -17,10 +17,16 @@
 
 namespace vouch::rt {
 
-// The model's dataset: `override_path` (file.csv or x.npy,y.npy) when not empty,
-// else its data clause. Refused with the reason when the regression grid does
-// not fit the model's features or the rows are not a multiple of the batch.
+// The model's dataset: `override_path` (file.csv, or one .npy per field,
+// comma-separated in field order) when not empty, else its data clause. Refused with
+// the reason when the regression grid does not fit the model's features, the rows are
+// not a multiple of the batch, or an integer field holds a value that is not an int32.
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path);
+
+// The model's data fields: ModelDescription::fields, or, for a description that
+// lists none (hand-written ones), one real input of in_features and one real target
+// of out_features.
+std::vector<FieldInfo> model_fields(const ModelDescription& m);
 
 // Every parameter initialised in float64, in declaration order: parameter i
 // from init_tensor(its InitSpec, param_seed(seed, i)).

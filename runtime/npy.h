@@ -1,7 +1,7 @@
 // npy.h: a reader for NumPy's .npy files (format versions 1.0 and 2.0).
 //
-// Training data may come as x.npy,y.npy pairs. Only what numpy.save writes for plain
-// numeric arrays is accepted: little-endian <f4, <f8, <i4, <i8 in C order. Anything
+// Training data may come as one .npy file per data field. Only what numpy.save writes for plain
+// numeric arrays is accepted: little-endian <f4, <f8, <i4, <i8 and |u1 (uint8) in C order. Anything
 // else (Fortran order, big-endian, other dtypes, truncated data) is refused with the
 // reason, never reinterpreted.
 #ifndef VOUCH_RUNTIME_NPY_H_

@@ -66,6 +66,15 @@ TEST(NpyTest, MissingFile) {
   EXPECT_NE(r.status().message().find("does_not_exist.npy"), std::string::npos);
 }
 
+TEST(NpyTest, ReadsUint8) {
+  std::string path =
+      write_temp("u8.npy", npy_bytes("|u1", {2, 3}, std::string("\x00\x01\x07\x10\x80\xff", 6)));
+  Result<NpyArray> r = load_npy(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value().shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(r.value().data, (std::vector<double>{0, 1, 7, 16, 128, 255}));
+}
+
 TEST(NpyTest, Refusals) {
   std::string d6 = raw<double>(std::vector<double>(6, 1.0));
   expect_error("magic.npy", "PK\x03\x04 this is a zip file", "bad magic");
@@ -73,7 +82,7 @@ TEST(NpyTest, Refusals) {
   expect_error("fortran.npy", npy_bytes("<f8", {3, 2}, d6, /*fortran=*/true), "fortran_order");
   expect_error("big.npy", npy_bytes(">f8", {3, 2}, d6), "big-endian");
   expect_error("dtype.npy", npy_bytes("<c16", {3}, d6), "unsupported dtype '<c16'");
-  expect_error("u1.npy", npy_bytes("|u1", {6}, "abcdef"), "unsupported dtype '|u1'");
+  expect_error("i2.npy", npy_bytes("<i2", {3}, "abcdef"), "unsupported dtype '<i2'");
   expect_error("trunc.npy", npy_bytes("<f8", {3, 2}, d6.substr(0, 40)),
                "truncated data: shape needs 48 bytes, file has 40");
   expect_error("extra.npy", npy_bytes("<f8", {3, 2}, d6 + "xx"), "unexpected bytes");

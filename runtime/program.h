@@ -21,14 +21,27 @@ namespace vouch::rt {
 // The most axes a Dims argument carries (the capsules' rank limit).
 inline constexpr int kMaxDims = 8;
 
+// The element type of a buffer: the run's real type T (f32 or f64, chosen when the
+// executable runs), or 32-bit integers (labels, ids), which stay int32 in every run.
+enum class DType : uint8_t { Real = 0, I32 = 1 };
+
 // The storage of one value. A view (reshape) shares the storage of the buffer it
-// aliases; every other value, param, input and target owns its own.
+// aliases; every other value, param, input and target owns its own. The executors
+// give every buffer numel * sizeof(T) bytes whatever its dtype (an I32 buffer uses the
+// first 4 * numel of them), so aliasing and allocation stay dtype-blind.
 struct BufferDesc {
   int64_t numel;     // elements (a rank-0 value has 1)
   int32_t alias_of;  // -1: owns storage; else the buffer whose storage it shares
   const char* name;  // the model's name for it ("w1", "x") or "v<N>"
   const char* shape;  // "[8, 2]" ("[]" for rank 0); may be null (then not shown)
+  DType dtype;        // Real unless an integer input, target or value
 };
+
+// Bytes of one element of a buffer of dtype `d` in a run whose real type has
+// `real_bytes` bytes.
+inline int64_t element_bytes(DType d, int64_t real_bytes) {
+  return d == DType::I32 ? 4 : real_bytes;
+}
 
 // One argument of a kernel step, in the kernel's parameter order.
 //  Buffer: the element pointer of buffer `value` (T*; T = the run's element type);
@@ -93,7 +106,7 @@ struct Program {
   const int32_t* params;  // buffer of param i (declaration order)
   const int32_t* grads;   // buffer of param i's gradient
   int32_t num_params;
-  int32_t input, target, loss, output;  // buffers
+  int32_t loss, output;  // buffers
   const StepDesc* steps;
   int32_t num_steps;
   int32_t forward_end;                   // steps [0, forward_end): the forward pass
@@ -114,6 +127,10 @@ struct Program {
   // null): batch selection and the optimizer.
   const char* batch_capsule;
   const char* optimizer_capsule;
+  // The data fields each batch fills: the inputs, then the targets, in declaration
+  // order (ModelDescription::fields); their buffers hold [batch, ...] rows.
+  const int32_t* fields;
+  int32_t num_fields;
 };
 
 // cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.

@@ -129,6 +129,7 @@ struct MlpProgram {
   int64_t B, I, H, O;
   std::vector<BufferDesc> buffers;
   std::vector<int32_t> params, grads;
+  static constexpr int32_t kFields[] = {kX, kY};
   std::vector<StepDesc> steps;
   std::vector<ArgDesc> args;
   std::vector<int64_t> ints;
@@ -254,8 +255,8 @@ struct MlpProgram {
     program.params = params.data();
     program.grads = grads.data();
     program.num_params = int32_t(params.size());
-    program.input = kX;
-    program.target = kY;
+    program.fields = kFields;
+    program.num_fields = 2;
     program.loss = kLoss;
     program.output = kPred;
     program.steps = steps.data();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -43,11 +44,6 @@ Status check_description(const ModelDescription& m) {
   return check_optimizer_config(m.optimizer);
 }
 
-template <class T>
-std::vector<T> converted(const std::vector<double>& v) {
-  return std::vector<T>(v.begin(), v.end());
-}
-
 // "a, b, c" with %f, row 0 of the model's prediction.
 template <class T>
 std::string format_row(const T* values, int64_t n) {
@@ -83,12 +79,11 @@ class Run {
     Result<Dataset> data = load_model_data(m_, o_.data);
     if (!data.ok()) return fail(kExitData, data.status().message());
     const Dataset& d = data.value();
-    x_ = converted<T>(d.x);
-    y_ = converted<T>(d.y);
+    store_fields(d);
     num_batches_ = d.rows / m_.batch;
     if (model_->device_resident()) {
       Status up = model_->upload_params();
-      if (up.ok()) up = model_->upload_data(x_.data(), y_.data(), num_batches_);
+      if (up.ok()) up = model_->upload_fields(batch_fields(0).data(), num_batches_);
       if (!up.ok()) return fail(kExitDevice, up.message());
     }
     const bool grid = o_.data.empty() && m_.data.kind == DataSpec::RegressionGrid;
@@ -169,14 +164,49 @@ class Run {
     return kExitOk;
   }
 
-  const T* batch_x(int64_t b) const { return x_.data() + b * m_.batch * m_.in_features; }
-  const T* batch_y(int64_t b) const { return y_.data() + b * m_.batch * m_.out_features; }
+  // Each field's columns of the dataset in the field's storage: T for real fields,
+  // int32_t for integer ones (load_model_data checked those are int32 values).
+  void store_fields(const Dataset& d) {
+    fields_.clear();
+    int64_t x_col = 0, y_col = 0;
+    for (const FieldInfo& f : model_fields(m_)) {
+      const std::vector<double>& table = f.target ? d.y : d.x;
+      const int64_t cols = f.target ? d.out_features : d.in_features;
+      int64_t& col = f.target ? y_col : x_col;
+      FieldData out;
+      out.row_bytes = size_t(f.row_elems * element_bytes(f.dtype, sizeof(T)));
+      out.bytes.resize(out.row_bytes * size_t(d.rows));
+      for (int64_t r = 0; r < d.rows; r++) {
+        const double* row = table.data() + r * cols + col;
+        unsigned char* to = out.bytes.data() + size_t(r) * out.row_bytes;
+        for (int64_t j = 0; j < f.row_elems; j++) {
+          if (f.dtype == DType::I32) {
+            const int32_t v = int32_t(row[j]);
+            std::memcpy(to + 4 * j, &v, 4);
+          } else {
+            const T v = T(row[j]);
+            std::memcpy(to + sizeof(T) * j, &v, sizeof(T));
+          }
+        }
+      }
+      col += f.row_elems;
+      fields_.push_back(std::move(out));
+    }
+  }
+
+  // Field i's rows of batch b (and every batch after it).
+  std::vector<const void*> batch_fields(int64_t b) const {
+    std::vector<const void*> out;
+    for (const FieldData& f : fields_)
+      out.push_back(f.bytes.data() + size_t(b * m_.batch) * f.row_bytes);
+    return out;
+  }
 
   // Mean over the batches, in order, of each batch's loss.
   double mean_loss() {
     double sum = 0;
     for (int64_t b = 0; b < num_batches_; b++)
-      sum += double(model_->forward(batch_x(b), batch_y(b), nullptr));
+      sum += double(model_->forward_fields(batch_fields(b).data(), nullptr));
     return sum / double(num_batches_);
   }
 
@@ -228,7 +258,7 @@ class Run {
       } else {
         int64_t b = k % num_batches_;
         tape.clear();
-        host_losses.push_back(double(model_->forward(batch_x(b), batch_y(b), &tape)));
+        host_losses.push_back(double(model_->forward_fields(batch_fields(b).data(), &tape)));
         model_->backward(tape);
         optimizer->step();
       }
@@ -330,7 +360,11 @@ class Run {
   const ModelDescription& m_;
   const Backend& backend_;
   std::unique_ptr<CompiledModel<T>> model_;
-  std::vector<T> x_, y_;
+  struct FieldData {
+    std::vector<unsigned char> bytes;  // every row, in the field's storage
+    size_t row_bytes = 0;
+  };
+  std::vector<FieldData> fields_;  // ModelDescription::fields order
   int64_t num_batches_ = 0;
   FILE* trace_ = nullptr;
 };

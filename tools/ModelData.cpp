@@ -23,19 +23,28 @@ bool feedBatch(ModelOp model, const rt::Dataset &data, int64_t batchIndex,
             " rows, fewer than one batch of " + std::to_string(batch);
     return false;
   }
+  // A dataset row holds the inputs' columns, then the targets', each field's
+  // in declaration order (runtime/dataset.h).
+  int64_t xColumn = 0, yColumn = 0;
   auto feed = [&](StringRef name, Value v, const std::vector<double> &all,
-                  int64_t width) {
+                  int64_t width, int64_t &column) {
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    int64_t rowElems = cast<RankedTensorType>(v.getType()).getNumElements() / batch;
     HostTensor t{{shape.begin(), shape.end()}, {}};
-    auto first = all.begin() + batchIndex * batch * width;
-    t.data.assign(first, first + batch * width);
+    for (int64_t r = batchIndex * batch; r < (batchIndex + 1) * batch; ++r) {
+      auto first = all.begin() + r * width + column;
+      t.data.insert(t.data.end(), first, first + rowElems);
+    }
+    column += rowElems;
     feeds[name.str()] = std::move(t);
   };
   for (Operation &op : model.getBlock()) {
     if (auto input = dyn_cast<InputOp>(op))
-      feed(input.getName(), input.getResult(), data.x, data.in_features);
-    else if (auto target = dyn_cast<TargetOp>(op))
-      feed(target.getName(), target.getResult(), data.y, data.out_features);
+      feed(input.getName(), input.getResult(), data.x, data.in_features, xColumn);
+  }
+  for (Operation &op : model.getBlock()) {
+    if (auto target = dyn_cast<TargetOp>(op))
+      feed(target.getName(), target.getResult(), data.y, data.out_features, yColumn);
   }
   return true;
 }

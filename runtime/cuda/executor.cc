@@ -136,8 +136,7 @@ CudaProgramModel<T>::~CudaProgramModel() {
   graph_.reset();
   unrolled_.reset();
   if (host_ring_) (void)cudaFreeHost(host_ring_);
-  data_x_ = DeviceBuffer();
-  data_y_ = DeviceBuffer();
+  data_ = DeviceBuffer();
   owned_.clear();
 }
 
@@ -189,10 +188,29 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   module_ = std::move(module.value());
   VOUCH_RETURN_IF_ERROR(load_kernels());
 
-  // Device buffers: one per owner; aliases share their owner's storage.
+  // Device buffers: one per owner; aliases share their owner's storage. The data
+  // fields share one block, each at a 16-byte aligned offset (batch selection copies
+  // the block as words).
   pointers_.assign(size_t(p.num_buffers), nullptr);
+  std::vector<bool> is_field(size_t(p.num_buffers), false);
+  size_t field_bytes = 0;
+  field_offset_.clear();
+  for (int32_t f = 0; f < p.num_fields; f++) {
+    const BufferDesc& d = p.buffers[p.fields[f]];
+    is_field[size_t(p.fields[f])] = true;
+    field_offset_.push_back(field_bytes);
+    field_bytes += (size_t(d.numel * element_bytes(d.dtype, sizeof(T))) + 15) / 16 * 16;
+  }
+  batch_words_ = int64_t(std::max<size_t>(field_bytes, 16) / 4);
+  T* block = nullptr;
+  VOUCH_RETURN_IF_ERROR(allocate(block, (batch_words_ * 4 + sizeof(T) - 1) / sizeof(T)));
+  batch_ = reinterpret_cast<unsigned*>(block);
+  for (int32_t f = 0; f < p.num_fields; f++)
+    pointers_[size_t(p.fields[f])] =
+        reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(block) + field_offset_[size_t(f)]);
   for (int32_t b = 0; b < p.num_buffers; b++)
-    if (p.buffers[b].alias_of == -1) VOUCH_RETURN_IF_ERROR(allocate(pointers_[size_t(b)], p.buffers[b].numel));
+    if (p.buffers[b].alias_of == -1 && !is_field[size_t(b)])
+      VOUCH_RETURN_IF_ERROR(allocate(pointers_[size_t(b)], p.buffers[b].numel));
   for (int32_t b = 0; b < p.num_buffers; b++)
     pointers_[size_t(b)] = pointers_[size_t(storage_owner(p, b))];
 
@@ -239,11 +257,9 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   fallback_.assign(size_t(p.num_steps), {});
 
   VOUCH_RETURN_IF_ERROR(pack_arguments());
-  select_args_.x = pointers_[size_t(p.input)];
-  select_args_.y = pointers_[size_t(p.target)];
+  select_args_.batch = batch_;
   select_args_.step = step_;
-  select_args_.x_elems = p.buffers[p.input].numel;
-  select_args_.y_elems = p.buffers[p.target].numel;
+  select_args_.words = batch_words_;
   optimizer_args_.slots = slots_;
   optimizer_args_.num_params = p.num_params;
   optimizer_args_.step = step_;
@@ -256,7 +272,8 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   // it, the optimizer's last block writes it) and the BLAS handles' workspace.
   const int32_t step_counter = p.num_buffers, blas_workspace = p.num_buffers + 1;
   access_ = step_access(p, blas_workspace);
-  select_access_ = {{step_counter}, {storage_owner(p, p.input), storage_owner(p, p.target)}};
+  select_access_ = {{step_counter}, {}};
+  for (int32_t f = 0; f < p.num_fields; f++) select_access_.writes.push_back(p.fields[f]);
   // The optimizer reads every gradient and the loss and writes every parameter; its
   // last block reads the step counter's value and advances it.
   optimizer_access_ = {{storage_owner(p, p.loss), step_counter}, {step_counter}};
@@ -295,7 +312,7 @@ Status CudaProgramModel<T>::load_kernels() {
       i64{sizeof(long long), "long long"}, f64{sizeof(double), "double"},
       i32{sizeof(int), "int"};
   VOUCH_RETURN_IF_ERROR(check_parameters(select_batch_, kSelectBatchKernel + suffix,
-                                         Sizes{ptr, ptr, ptr, ptr, ptr, i64, i64, i64},
+                                         Sizes{ptr, ptr, ptr, i64, i64},
                                          "executor"));
   VOUCH_RETURN_IF_ERROR(check_parameters(
       optimizer_, kOptimizerKernel + suffix,
@@ -469,11 +486,9 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
     VOUCH_RETURN_IF_ERROR(audit_.before(kSelectBatchKernel + suffix + " [" +
                                             named(p.batch_capsule) + "]",
                                         kSelectBatchKernel + suffix, {}));
-  void* select[] = {&select_args_.data_x, &select_args_.data_y, &select_args_.x,
-                    &select_args_.y,      &select_args_.step,   &select_args_.num_batches,
-                    &select_args_.x_elems, &select_args_.y_elems};
-  unsigned select_grid =
-      grid_for(std::max(select_args_.x_elems, select_args_.y_elems), 256, 1024);
+  void* select[] = {&select_args_.data, &select_args_.batch, &select_args_.step,
+                    &select_args_.num_batches, &select_args_.words};
+  unsigned select_grid = grid_for(select_args_.words, 256, 1024);
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
   VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
   VOUCH_RETURN_IF_ERROR(audit_.after());
@@ -585,11 +600,26 @@ Status CudaProgramModel<T>::read_losses(int64_t first, int64_t count, double* ou
 
 template <class T>
 T CudaProgramModel<T>::forward(const T* x, const T* y, Tape* tape) {
+  Status fits = two_real_fields(program_);
+  if (!fits.ok()) {
+    fail(fits);
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const void* fields[] = {x, y};
+  return forward_fields(fields, tape);
+}
+
+template <class T>
+T CudaProgramModel<T>::forward_fields(const void* const* fields, Tape* tape) {
   const Program& p = program_;
   cudaStream_t s = stream_.get();
   Status st = status_;
-  if (st.ok()) st = upload(pointers_[size_t(p.input)], x, size_t(p.buffers[p.input].numel), s);
-  if (st.ok()) st = upload(pointers_[size_t(p.target)], y, size_t(p.buffers[p.target].numel), s);
+  for (int32_t f = 0; f < p.num_fields && st.ok(); f++) {
+    const BufferDesc& d = p.buffers[p.fields[f]];
+    st = upload(reinterpret_cast<unsigned char*>(pointers_[size_t(p.fields[f])]),
+                static_cast<const unsigned char*>(fields[f]),
+                size_t(d.numel * element_bytes(d.dtype, sizeof(T))), s);
+  }
   if (st.ok()) st = run_steps(0, p.forward_end, tape);
   if (st.ok())
     st = download(prediction_.data(), static_cast<const T*>(pointers_[size_t(p.output)]),
@@ -683,24 +713,39 @@ Status CudaProgramModel<T>::download_params() {
 
 template <class T>
 Status CudaProgramModel<T>::upload_data(const T* x, const T* y, int64_t num_batches) {
+  VOUCH_RETURN_IF_ERROR(fail(two_real_fields(program_)));
+  const void* fields[] = {x, y};
+  return upload_fields(fields, num_batches);
+}
+
+template <class T>
+Status CudaProgramModel<T>::upload_fields(const void* const* fields, int64_t num_batches) {
   VOUCH_RETURN_IF_ERROR(status_);
   if (num_batches <= 0)
-    return Status::Error("upload_data: " + std::to_string(num_batches) + " batches");
+    return Status::Error("upload_fields: " + std::to_string(num_batches) + " batches");
   const Program& p = program_;
   cudaStream_t s = stream_.get();
-  const int64_t x_elems = p.buffers[p.input].numel, y_elems = p.buffers[p.target].numel;
-  // The graphs read the old data's addresses: drop them before they go.
+  // Packed on the host as the device block is laid out (init): batch b's block holds
+  // every field's rows of batch b at the field's offset.
+  const size_t block_bytes = size_t(batch_words_) * 4;
+  std::vector<unsigned char> packed(size_t(num_batches) * block_bytes, 0);
+  for (int32_t f = 0; f < p.num_fields; f++) {
+    const BufferDesc& d = p.buffers[p.fields[f]];
+    const size_t bytes = size_t(d.numel * element_bytes(d.dtype, sizeof(T)));
+    const auto* from = static_cast<const unsigned char*>(fields[f]);
+    for (int64_t b = 0; b < num_batches; b++)
+      std::memcpy(packed.data() + size_t(b) * block_bytes + field_offset_[size_t(f)],
+                  from + size_t(b) * bytes, bytes);
+  }
+  // The graphs read the old data's address: drop them before it goes.
   VOUCH_RETURN_IF_ERROR(drop_graphs());
   VOUCH_RETURN_IF_ERROR(fail(stream_.synchronize()));
-  for (auto [buffer, host, elems] : {std::tuple{&data_x_, x, x_elems}, std::tuple{&data_y_, y, y_elems}}) {
-    size_t count = size_t(num_batches * elems);
-    Result<DeviceBuffer> b = DeviceBuffer::allocate(sizeof(T) * std::max<size_t>(count, 1), s);
-    if (!b.ok()) return fail(b.status());
-    *buffer = std::move(b.value());
-    VOUCH_RETURN_IF_ERROR(fail(upload(buffer->template as<T>(), host, count, s)));
-  }
-  select_args_.data_x = data_x_.template as<T>();
-  select_args_.data_y = data_y_.template as<T>();
+  Result<DeviceBuffer> b = DeviceBuffer::allocate(packed.size(), s);
+  if (!b.ok()) return fail(b.status());
+  data_ = std::move(b.value());
+  VOUCH_RETURN_IF_ERROR(
+      fail(upload(data_.template as<unsigned char>(), packed.data(), packed.size(), s)));
+  select_args_.data = data_.template as<unsigned>();
   select_args_.num_batches = num_batches;
   num_batches_ = num_batches;
   return fail(stream_.synchronize());

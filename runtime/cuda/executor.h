@@ -54,9 +54,8 @@ namespace vouch::rt::cuda {
 // The executor's own kernels (runtime/cuda/kernels/executor.cuh, compiled by NVRTC into
 // every model's module). Base names: the element type's suffix is appended ("_f32",
 // "_f64"), except to the step counter, which has none. Signatures (t = float / double):
-//   vouch_select_batch_<t>(const t* data_x, const t* data_y, t* x, t* y,
-//                          const long long* step, long long num_batches,
-//                          long long x_elems, long long y_elems)
+//   vouch_select_batch_<t>(const unsigned* data, unsigned* batch, const long long* step,
+//                          long long num_batches, long long words)
 //   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, int num_params, long long* step,
 //                       int kind, double lr, double beta1, double beta2, double eps,
 //                       double weight_decay, double momentum,   // kind 0 SGD, 1 Adam, 2 AdamW
@@ -98,6 +97,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   // Evaluation: uploads x and y, runs the forward steps (recording into `tape` if
   // given), downloads loss and prediction; NaN (and status()) on an error.
   T forward(const T* x, const T* y, Tape* tape) override;
+  T forward_fields(const void* const* fields, Tape* tape) override;
   const T* prediction() const override { return prediction_.data(); }
   // The prologue, then tape.backward on the device, then a synchronization (for tests;
   // training uses enqueue_steps).
@@ -108,6 +108,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status upload_params() override;
   Status download_params() override;
   Status upload_data(const T* x, const T* y, int64_t num_batches) override;
+  Status upload_fields(const void* const* fields, int64_t num_batches) override;
   Status enqueue_steps(const OptimizerConfig& optimizer, int64_t count, Tape* tape) override;
   int64_t loss_capacity() const override { return loss_capacity_; }
   Status read_losses(int64_t first, int64_t count, double* out) override;
@@ -177,18 +178,21 @@ class CudaProgramModel final : public CompiledModel<T> {
   long long* step_ = nullptr;            // the device step counter, then the optimizer's
                                          // block ticket (an unsigned in the next 8 bytes)
   T* ring_ = nullptr;                    // host_ring_'s device address
-  DeviceBuffer data_x_, data_y_;         // the dataset (upload_data)
+  // The data fields' buffers share one block: field f at byte field_offset_[f] of
+  // batch_ (batch_words_ 32-bit words), so one launch selects a batch of every field.
+  unsigned* batch_ = nullptr;
+  std::vector<size_t> field_offset_;
+  int64_t batch_words_ = 0;
+  DeviceBuffer data_;                    // the dataset: num_batches packed blocks
   // Packed kernel arguments: storage, one pointer per Program::args entry.
   std::unique_ptr<unsigned char[]> arg_storage_;
   std::vector<void*> arg_pointers_;
   // The executor kernels' arguments (their addresses are what the launches read).
   struct SelectBatchArgs {
-    const T* data_x = nullptr;
-    const T* data_y = nullptr;
-    T* x = nullptr;
-    T* y = nullptr;
+    const unsigned* data = nullptr;
+    unsigned* batch = nullptr;
     const long long* step = nullptr;
-    long long num_batches = 0, x_elems = 0, y_elems = 0;
+    long long num_batches = 0, words = 0;
   } select_args_;
   struct OptimizerArgs {
     const vouch::ParamSlot<T>* slots = nullptr;

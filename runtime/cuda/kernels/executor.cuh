@@ -9,7 +9,7 @@
 // graph per training step replays with no host update.
 //
 // Entry points and launch shapes (block 256 unless said):
-//   vouch_select_batch_f32/_f64  grid max(1, min(ceil(max(x_elems, y_elems) / 256), 1024))
+//   vouch_select_batch_f32/_f64  grid max(1, min(ceil(words / 256), 1024))
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
@@ -20,21 +20,17 @@
 
 namespace vouch {
 
-// Batch b = *step % num_batches of the uploaded data set: x <- data_x + b * x_elems,
-// y <- data_y + b * y_elems; one grid-stride loop copies both.
-template <class T>
-__device__ void select_batch_kernel(const T* data_x, const T* data_y, T* x, T* y,
-                                    const long long* step, long long num_batches,
-                                    long long x_elems, long long y_elems) {
+// Batch b = *step % num_batches of the uploaded data set: the executor keeps the
+// data fields' buffers (every input and target, whatever its dtype) in one block of
+// `words` 32-bit words and the dataset as num_batches such blocks, packed alike, so
+// one grid-stride copy of words fills every field.
+__device__ inline void select_batch_kernel(const unsigned* data, unsigned* batch,
+                                           const long long* step, long long num_batches,
+                                           long long words) {
   const long long s = *step;
   const long long b = s - index_div(s, num_batches) * num_batches;
-  const T* from_x = data_x + b * x_elems;
-  const T* from_y = data_y + b * y_elems;
-  const long long n = x_elems > y_elems ? x_elems : y_elems;
-  for (long long i = grid_stride_begin(); i < n; i += grid_stride_step()) {
-    if (i < x_elems) x[i] = from_x[i];
-    if (i < y_elems) y[i] = from_y[i];
-  }
+  const unsigned* from = data + b * words;
+  for (long long i = grid_stride_begin(); i < words; i += grid_stride_step()) batch[i] = from[i];
 }
 
 // The end of a step, run by the step's last kernel (the optimizer) once all of its
@@ -63,17 +59,17 @@ __device__ void end_step_after_last_block(const T* loss, T* ring, long long* ste
 
 }  // namespace vouch
 
-extern "C" __global__ void vouch_select_batch_f32(const float* data_x, const float* data_y,
-                                                  float* x, float* y, const long long* step,
-                                                  long long num_batches, long long x_elems,
-                                                  long long y_elems) {
-  vouch::select_batch_kernel<float>(data_x, data_y, x, y, step, num_batches, x_elems, y_elems);
+// One word copy serves both element types; the two names keep the executor's
+// "<base>_<t>" convention (the capsules name them per run).
+extern "C" __global__ void vouch_select_batch_f32(const unsigned* data, unsigned* batch,
+                                                  const long long* step,
+                                                  long long num_batches, long long words) {
+  vouch::select_batch_kernel(data, batch, step, num_batches, words);
 }
-extern "C" __global__ void vouch_select_batch_f64(const double* data_x, const double* data_y,
-                                                  double* x, double* y, const long long* step,
-                                                  long long num_batches, long long x_elems,
-                                                  long long y_elems) {
-  vouch::select_batch_kernel<double>(data_x, data_y, x, y, step, num_batches, x_elems, y_elems);
+extern "C" __global__ void vouch_select_batch_f64(const unsigned* data, unsigned* batch,
+                                                  const long long* step,
+                                                  long long num_batches, long long words) {
+  vouch::select_batch_kernel(data, batch, step, num_batches, words);
 }
 
 extern "C" __global__ void vouch_optimizer_f32(const vouch::ParamSlot<float>* slots,

@@ -183,8 +183,8 @@ vouch.model "m" attributes {batch = 1 : i64, train = #vouch.train<optimizer = ad
 // -----
 
 // A data attribute holds exactly its source's arguments.
-// expected-error @+1 {{'csv' takes no argument 'x'}}
-vouch.model "m" attributes {batch = 1 : i64, data = #vouch.data<kind = csv, path = "a.csv", x = "b.npy">} {
+// expected-error @+1 {{'csv' takes no argument 'files'}}
+vouch.model "m" attributes {batch = 1 : i64, data = #vouch.data<kind = csv, path = "a.csv", files = {x = "b.npy"}>} {
 }
 
 // -----

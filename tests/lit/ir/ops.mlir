@@ -68,9 +68,9 @@ vouch.model "quoted_init" attributes {batch = 1 : i64} {
   %w = vouch.param "w" = "kaiming_uniform" : tensor<3x2xf32>
 }
 
-// sgd keeps momentum and has no betas; npy names two files.
+// sgd keeps momentum and has no betas; npy names a file per field.
 // CHECK-LABEL: vouch.model "sgd_npy"
-// CHECK-SAME: data = #vouch.data<kind = npy, x = "x.npy", y = "y.npy">
+// CHECK-SAME: data = #vouch.data<kind = npy, files = {x = "x.npy", y = "y.npy"}>
 // CHECK-SAME: train = #vouch.train<optimizer = sgd, lr = 5.000000e-01, weight_decay = 0.000000e+00, momentum = 9.000000e-01, steps = 1, log_every = 1>}
-vouch.model "sgd_npy" attributes {batch = 1 : i64, data = #vouch.data<kind = npy, x = "x.npy", y = "y.npy">, train = #vouch.train<optimizer = sgd, lr = 0.5, momentum = 0.9, weight_decay = 0.0, steps = 1, log_every = 1>} {
+vouch.model "sgd_npy" attributes {batch = 1 : i64, data = #vouch.data<kind = npy, files = {x = "x.npy", y = "y.npy"}>, train = #vouch.train<optimizer = sgd, lr = 0.5, momentum = 0.9, weight_decay = 0.0, steps = 1, log_every = 1>} {
 }

@@ -107,8 +107,12 @@ NativeKernel nativeKernel(OpFamily family) {
              nvrtc},
             tree, ReductionOrder::FixedTree};
   case OpFamily::Index:
-    return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
-             "vouch::gather_kernel",
+    return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh; "
+             "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh, "
+             "concat.cuh",
+             "vouch::gather_kernel (broadcast, permute) / "
+             "vouch::slice_kernel, vouch::slice_scatter_kernel (slice, "
+             "slice_scatter) / vouch::concat_kernel (concat)",
              "NVRTC: sm_90 cubin plus PTX; a rank-0 input is broadcast inside "
              "a fused pointwise kernel instead"},
             compared, ReductionOrder::None};
@@ -311,7 +315,11 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   NativeKernel native = nativeKernel(spec.family);
   c.acceptsTransposeFlags = spec.transposeFlags;
   c.numeric.reduce = native.reduce;
-  c.numeric.contract = nativeContraction();
+  // An op whose record says contraction "none" writes its formula with
+  // intrinsics NVRTC never contracts (gelu: runtime/cuda/kernels/gelu.cuh),
+  // so -fmad does not reach it, fused or alone.
+  bool uncontracted = spec.contraction == "none";
+  c.numeric.contract = uncontracted ? Contraction::None : nativeContraction();
   c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
                      "checked at compile time by the assurance gate", gate,
                      gateSource);
@@ -325,8 +333,14 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
                       "runs them against the cpu f64 reference",
                       citedEvidence(EvidenceKind::TestSuite, "nvrtc"),
                       native.provenance);
+  std::string valueSummary = native.valueSummary;
+  if (uncontracted)
+    valueSummary += "; every product and sum of the formula rounds on its own "
+                    "(__fmul_rn / __fadd_rn / __dmul_rn / __dadd_rn, never "
+                    "contracted by NVRTC; the PTX is checked for fma by "
+                    "//tests:nvrtc_kernels_test)";
   c.value = contract(std::string(spec.formula) + ", in the element type",
-                     native.valueSummary, value, native.provenance);
+                     valueSummary, value, native.provenance);
   return c;
 }
 

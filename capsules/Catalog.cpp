@@ -107,12 +107,8 @@ NativeKernel nativeKernel(OpFamily family) {
              nvrtc},
             tree, ReductionOrder::FixedTree};
   case OpFamily::Index:
-    return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh; "
-             "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh, "
-             "concat.cuh",
-             "vouch::gather_kernel (broadcast, permute) / "
-             "vouch::slice_kernel, vouch::slice_scatter_kernel (slice, "
-             "slice_scatter) / vouch::concat_kernel (concat)",
+    return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
+             "vouch::gather_kernel",
              "NVRTC: sm_90 cubin plus PTX; a rank-0 input is broadcast inside "
              "a fused pointwise kernel instead"},
             compared, ReductionOrder::None};
@@ -313,6 +309,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
     return std::nullopt;
 
   NativeKernel native = nativeKernel(spec.family);
+  // An op with a kernel of its own, not its family's (slice, concat).
+  if (!spec.cudaKernel.empty())
+    native.provenance = {std::string(spec.cudaKernelSource),
+                         std::string(spec.cudaKernel), "NVRTC: sm_90 cubin plus PTX"};
   c.acceptsTransposeFlags = spec.transposeFlags;
   c.numeric.reduce = native.reduce;
   // An op whose record says contraction "none" writes its formula with

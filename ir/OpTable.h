@@ -65,6 +65,10 @@ struct OpFacts {
   /// when its native cuda kernel contracts as every other one does
   /// (capsules::kNativeCudaFmad).
   std::string_view contraction;
+  /// The native cuda kernel's source files and symbol where they are not its
+  /// family's ("" when the family's recipe and header compute it).
+  std::string_view cudaKernelSource;
+  std::string_view cudaKernel;
 
   bool isStructural() const { return family == OpFamily::Structural; }
 };

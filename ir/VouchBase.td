@@ -89,6 +89,10 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // (written with the __fmul_rn / __fadd_rn intrinsics, which NVRTC never
   // contracts), which its native capsule then claims (contract=none).
   string contraction = "";
+  // The native cuda kernel, where it is not its family's (the capsule's
+  // provenance): the recipe and kernel-library files, and the symbol.
+  string cudaKernelSource = "";
+  string cudaKernel = "";
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

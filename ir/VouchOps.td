@@ -401,6 +401,9 @@ def Vouch_GeluOp : Vouch_PointwiseOp<"gelu"> {
   let builtinParams = "x, approximate = \"tanh\"";
   let cpuEvidence = "golden-torch-slice";  // examples/slice_mlp.vouch
   let contraction = "none";
+  let cudaKernelSource = "codegen/recipes/PointwiseRecipe.cpp, "
+                         "runtime/cuda/kernels/pointwise.cuh, gelu.cuh";
+  let cudaKernel = "vouch::pointwise_kernel calling vouch::gelu_tanh / vouch::gelu_erf";
 }
 
 // gelu's derivative, built by gelu's VJP only (dx = dy·gelu_grad(x)), with
@@ -429,6 +432,10 @@ def Vouch_GeluGradOp : Vouch_PointwiseOp<"gelu_grad"> {
                 "every product and sum rounded on its own";
   let cpuEvidence = "golden-torch-slice";  // examples/slice_mlp.vouch
   let contraction = "none";
+  let cudaKernelSource = "codegen/recipes/PointwiseRecipe.cpp, "
+                         "runtime/cuda/kernels/pointwise.cuh, gelu.cuh";
+  let cudaKernel = "vouch::pointwise_kernel calling vouch::gelu_tanh_grad / "
+                   "vouch::gelu_erf_grad";
 }
 
 // Built by relu's VJP only: not a builtin of the language.
@@ -578,6 +585,9 @@ def Vouch_SliceOp : Vouch_Op<"slice", [Pure,
   let builtinParams = "x, axis, start, end, step = 1";
   let cpuKernel = "vouch::rt::slice<T>";
   let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh";
+  let cudaKernel = "vouch::slice_kernel";
 }
 
 // slice's VJP: the gradient scattered into zeros of the sliced tensor's
@@ -605,6 +615,9 @@ def Vouch_SliceScatterOp : Vouch_Op<"slice_scatter", [Pure,
                 "index j";
   let cpuKernel = "vouch::rt::slice_scatter<T>";
   let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh";
+  let cudaKernel = "vouch::slice_scatter_kernel";
 }
 
 // torch.cat: the inputs one after another along `axis`.
@@ -636,6 +649,9 @@ def Vouch_ConcatOp : Vouch_Op<"concat", [Pure,
   let builtinParams = "tensors, axis";
   let cpuKernel = "vouch::rt::concat<T>";
   let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/concat.cuh";
+  let cudaKernel = "vouch::concat_kernel";
 }
 
 //===----------------------------------------------------------------------===//

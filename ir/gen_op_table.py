@@ -123,6 +123,8 @@ def op_rows(records):
         if r["contraction"] not in ("", "none"):
             fail(name + ": contraction '" + r["contraction"] +
                  "' is neither \"\" (the provider's) nor \"none\"")
+        if bool(r["cudaKernel"]) != bool(r["cudaKernelSource"]):
+            fail(name + ": cudaKernel and cudaKernelSource go together")
         arguments = argument_names(r)
         rows.append({
             "mnemonic": c_string(r["opName"]),
@@ -142,6 +144,8 @@ def op_rows(records):
             "cpuEvidence": c_string(r["cpuEvidence"]),
             "cudaEvidence": c_string(r["cudaEvidence"]),
             "contraction": c_string(r["contraction"]),
+            "cudaKernelSource": c_string(r["cudaKernelSource"]),
+            "cudaKernel": c_string(r["cudaKernel"]),
         })
     return rows
 

@@ -309,9 +309,17 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
     return std::nullopt;
 
   NativeKernel native = nativeKernel(spec.family);
+  // An op with a kernel of its own, not its family's (slice, concat).
+  if (!spec.cudaKernel.empty())
+    native.provenance = {std::string(spec.cudaKernelSource),
+                         std::string(spec.cudaKernel), "NVRTC: sm_90 cubin plus PTX"};
   c.acceptsTransposeFlags = spec.transposeFlags;
   c.numeric.reduce = native.reduce;
-  c.numeric.contract = nativeContraction();
+  // An op whose record says contraction "none" writes its formula with
+  // intrinsics NVRTC never contracts (gelu: runtime/cuda/kernels/gelu.cuh),
+  // so -fmad does not reach it, fused or alone.
+  bool uncontracted = spec.contraction == "none";
+  c.numeric.contract = uncontracted ? Contraction::None : nativeContraction();
   c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
                      "checked at compile time by the assurance gate", gate,
                      gateSource);
@@ -325,8 +333,14 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
                       "runs them against the cpu f64 reference",
                       citedEvidence(EvidenceKind::TestSuite, "nvrtc"),
                       native.provenance);
+  std::string valueSummary = native.valueSummary;
+  if (uncontracted)
+    valueSummary += "; every product and sum of the formula rounds on its own "
+                    "(__fmul_rn / __fadd_rn / __dmul_rn / __dadd_rn, never "
+                    "contracted by NVRTC; the PTX is checked for fma by "
+                    "//tests:nvrtc_kernels_test)";
   c.value = contract(std::string(spec.formula) + ", in the element type",
-                     native.valueSummary, value, native.provenance);
+                     valueSummary, value, native.provenance);
   return c;
 }
 

@@ -128,6 +128,27 @@ TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
   EXPECT_EQ(stepProvider(Device::Metal), std::nullopt);
 }
 
+// The contraction claim is per op: a row with contraction "none" (gelu,
+// gelu_grad) has a native capsule saying contract=none whatever -fmad does;
+// every other native capsule says what -fmad allows.
+TEST(Catalog, TheContractionClaimIsTheOpTablesPerOp) {
+  int uncontracted = 0;
+  for (const KernelCapsule &c : cudaCatalog()) {
+    if (c.provider != Provider::NativeCuda)
+      continue;
+    const OpFacts *facts = findOpFacts(c.op);
+    ASSERT_NE(facts, nullptr) << c.name;
+    bool none = facts->contraction == "none";
+    uncontracted += none;
+    Contraction want = none || !kNativeCudaFmad ? Contraction::None
+                                                : Contraction::FusedMultiplyAdd;
+    EXPECT_EQ(toString(c.numeric.contract), toString(want)) << c.name;
+  }
+  EXPECT_EQ(findOpFacts("gelu")->contraction, "none");
+  EXPECT_EQ(findOpFacts("gelu_grad")->contraction, "none");
+  EXPECT_GE(uncontracted, 2);
+}
+
 TEST(Catalog, CapsuleNamesSpellTheProvider) {
   EXPECT_EQ(capsuleName(Provider::NativeCuda, "relu"), "native_cuda.relu");
   EXPECT_EQ(capsuleName(Provider::Cublaslt, "linear"), "cublaslt.linear");

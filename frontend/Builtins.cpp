@@ -45,6 +45,9 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"permute", &Lowering::lowerPermute},
       {"broadcast", &Lowering::lowerBroadcast},
       {"mse_loss", &Lowering::lowerMseLoss},
+      {"gelu", &Lowering::lowerGelu},
+      {"slice", &Lowering::lowerSlice},
+      {"concat", &Lowering::lowerConcat},
   };
   for (const auto &s : special)
     if (s.op == op.mnemonic)
@@ -199,6 +202,19 @@ Lowering::integerListArg(const BuiltinCall &call, unsigned index,
   if (!ok)
     return std::nullopt;
   return result;
+}
+
+std::optional<int64_t> Lowering::integerArg(const BuiltinCall &call,
+                                            unsigned index) {
+  std::optional<Number> number = numberArg(call, index);
+  if (!number)
+    return std::nullopt;
+  SMLoc loc = call.args[index].is(ExprValue::Kind::Absent)
+                  ? call.getLoc()
+                  : call.args[index].getLoc();
+  return requireInteger(*number, loc,
+                        call.paramName(index) + " of " + call.opName(),
+                        INT64_MIN);
 }
 
 static mlir::RankedTensorType typeOf(mlir::Value value) {
@@ -493,5 +509,138 @@ ExprValue Lowering::lowerMseLoss(const BuiltinCall &call) {
   if (!type)
     return ExprValue::invalid();
   auto op = builder.create<MseLossOp>(getLoc(call.getLoc()), type, p, t);
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Activations with a mode
+//===----------------------------------------------------------------------===//
+
+// gelu(x, approximate = "tanh"): "tanh" or "none" (erf), as PyTorch spells
+// them; the mode becomes the op's `approximate` attribute.
+ExprValue Lowering::lowerGelu(const BuiltinCall &call) {
+  mlir::Value x = tensorArg(call, 0);
+  const ExprValue &mode = call.args[1];
+  std::string approximate = "tanh";
+  if (mode.is(ExprValue::Kind::String)) {
+    approximate = mode.getString();
+    if (approximate != "tanh" && approximate != "none") {
+      error(mode.getLoc()) << call.opName() << ": " << call.paramName(1)
+                           << " must be \"tanh\" or \"none\", got \""
+                           << approximate << "\"";
+      return ExprValue::invalid();
+    }
+  } else if (!mode.is(ExprValue::Kind::Absent)) {
+    error(mode.getLoc()) << call.opName() << " expects \"tanh\" or \"none\" for "
+                         << call.paramName(1) << ", got " << mode.describe();
+    return ExprValue::invalid();
+  }
+  if (!x)
+    return ExprValue::invalid();
+  mlir::RankedTensorType type =
+      checkShapeRule(call, inferPointwiseType({typeOf(x)}));
+  if (!type)
+    return ExprValue::invalid();
+  auto op = builder.create<GeluOp>(getLoc(call.getLoc()), type, x,
+                                   builder.getStringAttr(approximate));
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Slices and joins
+//===----------------------------------------------------------------------===//
+
+// slice(x, axis, start, end, step = 1): Python's x[..., start:end:step, ...]
+// on one axis. Negative bounds count from the end, then both are clamped to
+// [0, extent]; the step is at least 1 and the slice must select something.
+// The whole axis with step 1 is x itself (no op).
+ExprValue Lowering::lowerSlice(const BuiltinCall &call) {
+  mlir::Value x = tensorArg(call, 0);
+  std::optional<int64_t> axis = integerArg(call, 1), start = integerArg(call, 2),
+                         end = integerArg(call, 3), step = integerArg(call, 4);
+  if (!x || !axis || !start || !end || !step)
+    return ExprValue::invalid();
+  mlir::RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  std::optional<int64_t> dim = normalizeAxis(*axis, rank);
+  if (!dim) {
+    error(call.args[1].getLoc()) << call.opName() << ": axis " << *axis
+                                 << " is out of range for " << xt << " (rank "
+                                 << rank << ")";
+    return ExprValue::invalid();
+  }
+  if (*step < 1) {
+    SMLoc at = call.args[4].is(ExprValue::Kind::Absent) ? call.getLoc()
+                                                        : call.args[4].getLoc();
+    error(at) << call.opName() << ": step must be at least 1, got " << *step;
+    return ExprValue::invalid();
+  }
+  int64_t extent = xt.getDimSize(*dim);
+  auto clamp = [&](int64_t bound) {
+    if (bound < 0)
+      bound = bound < -extent ? 0 : bound + extent;
+    return std::min(bound, extent);
+  };
+  int64_t from = clamp(*start), to = clamp(*end);
+  if (from >= to) {
+    error(call.getLoc()) << call.opName() << ": " << *start << ":" << *end
+                         << " selects no element of axis " << *axis
+                         << " (extent " << extent << ") of " << xt
+                         << " (start " << from << ", end " << to
+                         << " after Python's rules)";
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type =
+      checkShapeRule(call, SliceOp::inferResultType(xt, *dim, from, to, *step));
+  if (!type)
+    return ExprValue::invalid();
+  if (type == xt)
+    return ExprValue::tensor(x, call.getLoc());
+  auto op = builder.create<SliceOp>(getLoc(call.getLoc()), type, x, *dim, from,
+                                    to, *step);
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+// concat([a, b, ...], axis): torch.cat. The tensors agree but on `axis`
+// (negative counts from the end of their rank); one tensor is itself.
+ExprValue Lowering::lowerConcat(const BuiltinCall &call) {
+  const ExprValue &list = call.args[0];
+  std::optional<int64_t> axis = integerArg(call, 1);
+  if (!list.is(ExprValue::Kind::TensorList)) {
+    if (list.is(ExprValue::Kind::List) && list.getList().empty())
+      error(list.getLoc()) << call.opName() << " needs at least one tensor";
+    else
+      error(list.getLoc()) << call.opName()
+                           << " expects a list of tensors such as [a, b] for "
+                           << call.paramName(0) << ", got " << list.describe();
+    return ExprValue::invalid();
+  }
+  llvm::SmallVector<mlir::Value> inputs;
+  llvm::SmallVector<mlir::RankedTensorType> types;
+  for (const ExprValue &element : list.getTensorList()) {
+    mlir::Value v = requireFloatTensor(element, call.opName(),
+                                       "an element of " + call.paramName(0));
+    if (!v)
+      return ExprValue::invalid();
+    inputs.push_back(v);
+    types.push_back(typeOf(v));
+  }
+  if (!axis)
+    return ExprValue::invalid();
+  int64_t rank = types.front().getRank();
+  std::optional<int64_t> dim = normalizeAxis(*axis, rank);
+  if (!dim) {
+    error(call.args[1].getLoc()) << call.opName() << ": axis " << *axis
+                                 << " is out of range for " << types.front()
+                                 << " (rank " << rank << ")";
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type =
+      checkShapeRule(call, ConcatOp::inferResultType(types, *dim));
+  if (!type)
+    return ExprValue::invalid();
+  if (inputs.size() == 1)
+    return ExprValue::tensor(inputs.front(), call.getLoc());
+  auto op = builder.create<ConcatOp>(getLoc(call.getLoc()), type, inputs, *dim);
   return ExprValue::tensor(op, call.getLoc());
 }

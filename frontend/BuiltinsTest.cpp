@@ -71,14 +71,17 @@ TEST(Builtins, GenericLoweringsBuildTheirRowsOp) {
     std::string call = std::string(op.builtin) + "(x";
     if (op.family == OpFamily::Pointwise) {
       // A parameter named like one of the op's attributes takes a number
-      // (0.5 suits every one: a factor, beta, eps, p, min = max); the others
-      // a tensor.
+      // (0.5 suits every one: a factor, beta, eps, p, min = max), or its
+      // default where that is a string (gelu's "tanh"); the others a tensor.
       mlir::OperationName name("vouch." + std::string(op.mnemonic), &context);
       for (size_t i = 1; i < params.size(); ++i) {
         bool number = llvm::any_of(name.getAttributeNames(), [&](mlir::StringAttr a) {
           return a.getValue() == llvm::StringRef(params[i].name);
         });
-        call += number ? ", 0.5" : ", x";
+        if (number && params[i].defaultText.starts_with("\""))
+          call += ", " + std::string(params[i].defaultText);
+        else
+          call += number ? ", 0.5" : ", x";
       }
     } else if (op.family == OpFamily::Reduction) {
       call += ", axes = 0";

@@ -383,7 +383,7 @@ TEST_F(DiagnosticsTest, ArgumentKinds) {
   k = x / d
   l = 2 / i
   n = x / 0
-  o = [x]
+  o = [1, x]
   p = -"s"
 })"),
             (Errors{
@@ -404,9 +404,53 @@ TEST_F(DiagnosticsTest, ArgumentKinds) {
                 "13:11: error: '/' needs an f32 or f64 tensor for its right "
                 "operand, got 'tensor<2x3xi32>'",
                 "14:11: error: cannot divide by 0",
-                "15:8: error: list elements must be numbers, got "
+                "15:11: error: list elements must be numbers, got "
                 "'tensor<2x3xf32>'",
                 "16:8: error: unary '-' needs a number or a tensor, got a string",
+            }));
+}
+
+// gelu's mode, slice's bounds and step, concat's list and shapes: each error
+// names the builtin, at the argument at fault where there is one.
+TEST_F(DiagnosticsTest, GeluSliceAndConcatArguments) {
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[2, 8]
+  input y : f32[3, 4]
+  a = gelu(x, approximate = "fast")
+  b = gelu(x, approximate = 1)
+  c = slice(x, 1, 0, 8, step = 0)
+  d = slice(x, 2, 0, 1)
+  e = slice(x, 1, 5, 2)
+  f = slice(x, 1, 0.5, 2)
+  g = concat([x, y], axis = 1)
+  h = concat(x, 0)
+  i = concat([x, 1], 0)
+  j = concat([x, x], 2)
+  k = concat([], 0)
+  o = [x]
+})"),
+            (Errors{
+                "4:29: error: 'gelu': 'approximate' must be \"tanh\" or "
+                "\"none\", got \"fast\"",
+                "5:29: error: 'gelu' expects \"tanh\" or \"none\" for "
+                "'approximate', got the number 1",
+                "6:32: error: 'slice': step must be at least 1, got 0",
+                "7:16: error: 'slice': axis 2 is out of range for "
+                "'tensor<2x8xf32>' (rank 2)",
+                "8:7: error: 'slice': 5:2 selects no element of axis 1 (extent "
+                "8) of 'tensor<2x8xf32>' (start 5, end 2 after Python's rules)",
+                "9:19: error: 'start' of 'slice' must be an integer, got 0.5",
+                "10:7: error: 'concat': shapes must agree except on axis 1, got "
+                "'tensor<2x8xf32>', 'tensor<3x4xf32>'",
+                "11:14: error: 'concat' expects a list of tensors such as [a, b] "
+                "for 'tensors', got 'tensor<2x8xf32>'",
+                "12:18: error: list elements must all be tensors (as in "
+                "concat([a, b], axis)), got the number 1",
+                "13:22: error: 'concat': axis 2 is out of range for "
+                "'tensor<2x8xf32>' (rank 2)",
+                "14:14: error: 'concat' needs at least one tensor",
+                "15:7: error: 'o' must be a tensor, got a list of tensors; "
+                "tensors are joined with concat([…], axis)",
             }));
 }
 

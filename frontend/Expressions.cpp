@@ -115,22 +115,39 @@ void Lowering::reportUnknownName(StringRef name, SMLoc loc, Scope &scope) {
     diag << "; did you mean '" << *close << "'?";
 }
 
+// A list of numbers, or of tensors (concat's argument) when its first valid
+// element is a tensor; the other elements must be of that one's kind.
 ExprValue Lowering::lowerList(const ast::ListExpr &expr, Scope &scope) {
   std::vector<ListItem> items;
-  bool ok = true;
+  std::vector<ExprValue> tensors;
+  bool ok = true, ofTensors = false, kindKnown = false;
   for (const ast::ExprPtr &element : expr.elements) {
     ExprValue value = lowerExpr(*element, scope);
-    if (value.is(ExprValue::Kind::Number)) {
+    if (!kindKnown && !value.isInvalid()) {
+      ofTensors = value.isTensor();
+      kindKnown = true;
+    }
+    if (!ofTensors && value.is(ExprValue::Kind::Number)) {
       items.push_back({value.getNumber(), element->getLoc()});
       continue;
     }
+    if (ofTensors && value.isTensor()) {
+      tensors.push_back(value);
+      continue;
+    }
     if (!value.isInvalid())
-      error(element->getLoc()) << "list elements must be numbers, got "
-                               << value.describe();
+      error(element->getLoc())
+          << (ofTensors ? "list elements must all be tensors (as in "
+                          "concat([a, b], axis)), got "
+                        : "list elements must be numbers, got ")
+          << value.describe();
     ok = false;
   }
-  return ok ? ExprValue::list(std::move(items), expr.getLoc())
-            : ExprValue::invalid();
+  if (!ok)
+    return ExprValue::invalid();
+  if (ofTensors)
+    return ExprValue::tensorList(std::move(tensors), expr.getLoc());
+  return ExprValue::list(std::move(items), expr.getLoc());
 }
 
 ExprValue Lowering::lowerCall(const ast::CallExpr &call, Scope &scope) {

@@ -380,9 +380,12 @@ void Lowering::lowerAssign(const ast::AssignStmt &stmt, Scope &scope) {
     return;
   ExprValue value = lowerExpr(*stmt.value, scope);
   if (!value.isInvalid() && !value.isTensor()) {
-    error(stmt.value->getLoc())
-        << "'" << stmt.name << "' must be a tensor, got " << value.describe()
-        << "; constants are declared with 'config " << stmt.name << " = …'";
+    mlir::InFlightDiagnostic diag = error(stmt.value->getLoc());
+    diag << "'" << stmt.name << "' must be a tensor, got " << value.describe();
+    if (value.is(ExprValue::Kind::TensorList))
+      diag << "; tensors are joined with concat([…], axis)";
+    else
+      diag << "; constants are declared with 'config " << stmt.name << " = …'";
     value = ExprValue::invalid();
   }
   if (isLoss && value.isTensor()) {

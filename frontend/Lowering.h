@@ -230,6 +230,9 @@ private:
   ExprValue lowerPermute(const BuiltinCall &call);
   ExprValue lowerBroadcast(const BuiltinCall &call);
   ExprValue lowerMseLoss(const BuiltinCall &call);
+  ExprValue lowerGelu(const BuiltinCall &call);
+  ExprValue lowerSlice(const BuiltinCall &call);
+  ExprValue lowerConcat(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,
@@ -248,6 +251,8 @@ private:
   mlir::Value tensorArg(const BuiltinCall &call, unsigned index);
   std::optional<Number> numberArg(const BuiltinCall &call, unsigned index);
   std::optional<bool> boolArg(const BuiltinCall &call, unsigned index);
+  /// A number argument that is an integer (or its default).
+  std::optional<int64_t> integerArg(const BuiltinCall &call, unsigned index);
   /// A list (or a single number) of integers.
   std::optional<llvm::SmallVector<int64_t>>
   integerListArg(const BuiltinCall &call, unsigned index, bool allowScalar);

@@ -49,6 +49,9 @@ std::string ExprValue::describe() const {
   case Kind::List:
     os << "a list";
     break;
+  case Kind::TensorList:
+    os << "a list of tensors";
+    break;
   case Kind::Tensor:
     // Quoted, as MLIR's diagnostics quote the types streamed into them.
     os << "'" << tensorValue.getType() << "'";

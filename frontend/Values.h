@@ -48,7 +48,7 @@ struct ListItem {
 
 class ExprValue {
 public:
-  enum class Kind { Invalid, Absent, Number, Bool, String, List, Tensor };
+  enum class Kind { Invalid, Absent, Number, Bool, String, List, Tensor, TensorList };
 
   static ExprValue invalid() { return ExprValue(Kind::Invalid, {}); }
   /// An optional argument that was not given.
@@ -78,6 +78,13 @@ public:
     v.tensorValue = value;
     return v;
   }
+  /// A list literal of tensors (`[a, b]`, concat's argument), each element
+  /// a Tensor value at its own location.
+  static ExprValue tensorList(std::vector<ExprValue> tensors, llvm::SMLoc loc) {
+    ExprValue v(Kind::TensorList, loc);
+    v.tensorListValue = std::move(tensors);
+    return v;
+  }
 
   Kind getKind() const { return kind; }
   bool is(Kind k) const { return kind == k; }
@@ -89,6 +96,7 @@ public:
   const std::string &getString() const { return stringValue; }
   const std::vector<ListItem> &getList() const { return listValue; }
   mlir::Value getTensor() const { return tensorValue; }
+  const std::vector<ExprValue> &getTensorList() const { return tensorListValue; }
   mlir::RankedTensorType getTensorType() const {
     return llvm::cast<mlir::RankedTensorType>(tensorValue.getType());
   }
@@ -115,6 +123,7 @@ private:
   std::string stringValue;
   std::vector<ListItem> listValue;
   mlir::Value tensorValue;
+  std::vector<ExprValue> tensorListValue;
 };
 
 } // namespace vouch::frontend

@@ -60,6 +60,15 @@ struct OpFacts {
   /// reference (cpu) and the native cuda capsules ("" when none is cited).
   std::string_view cpuEvidence;
   std::string_view cudaEvidence;
+  /// "none" when the op's formula rounds every product and sum on its own on
+  /// every backend (its native cuda capsule then claims contract=none); ""
+  /// when its native cuda kernel contracts as every other one does
+  /// (capsules::kNativeCudaFmad).
+  std::string_view contraction;
+  /// The native cuda kernel's source files and symbol where they are not its
+  /// family's ("" when the family's recipe and header compute it).
+  std::string_view cudaKernelSource;
+  std::string_view cudaKernel;
 
   bool isStructural() const { return family == OpFamily::Structural; }
 };

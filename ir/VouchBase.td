@@ -83,6 +83,16 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // the op's cpu (reference) and native cuda capsules; "" = not provided.
   string cpuEvidence = "";
   string cudaEvidence = "gpu-suite";
+  // Whether the native cuda kernel may contract a·b + c into one FMA: ""
+  // as every native kernel (NVRTC's -fmad, capsules::kNativeCudaFmad);
+  // "none" when the op's formula rounds every product and sum on its own
+  // (written with the __fmul_rn / __fadd_rn intrinsics, which NVRTC never
+  // contracts), which its native capsule then claims (contract=none).
+  string contraction = "";
+  // The native cuda kernel, where it is not its family's (the capsule's
+  // provenance): the recipe and kernel-library files, and the symbol.
+  string cudaKernelSource = "";
+  string cudaKernel = "";
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

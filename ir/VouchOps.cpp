@@ -854,6 +854,95 @@ LogicalResult PowOp::buildVJP(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+// gelu(a), approximate "tanh" or "none" (erf): da = dy·gelu_grad(a). The
+// cpu and cuda code call vouch::gelu_tanh / gelu_erf (runtime/cpu_kernels.h,
+// runtime/cuda/kernels/gelu.cuh), which round every product and sum on
+// their own; the float64 value below is the interpreter's reference.
+static constexpr double kGeluBeta = 0.7978845608028654; // √(2/π)
+static constexpr double kGeluKappa = 0.044715;
+static constexpr double kInvSqrt2 = 0.7071067811865476;    // 1/√2
+static constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1/√(2π)
+
+static LogicalResult verifyApproximate(Operation *op, StringRef approximate) {
+  if (approximate != "tanh" && approximate != "none")
+    return op->emitOpError("approximate must be \"tanh\" or \"none\", got \"")
+           << approximate << "\"";
+  return success();
+}
+
+LogicalResult GeluOp::verify() { return verifyApproximate(*this, getApproximate()); }
+std::string GeluOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return (isTanh() ? "vouch::gelu_tanh(" : "vouch::gelu_erf(") + x[0] + ")";
+}
+double GeluOp::evaluateScalar(ArrayRef<double> x) {
+  double a = x[0];
+  if (isTanh())
+    return 0.5 * a * (1 + std::tanh(kGeluBeta * (a + kGeluKappa * a * a * a)));
+  return 0.5 * a * (1 + std::erf(a * kInvSqrt2));
+}
+LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange dy,
+                               SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value slope = b.create<GeluGradOp>(loc, t, getInput(), getApproximateAttr());
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], slope));
+  return success();
+}
+
+// gelu_grad(a) = gelu'(a):
+//   "tanh": ½(1 + t) + ½a(1 - t²)u', t = tanh(u), u = β(a + κa³), u' = β(1 + 3κa²)
+//   "none": Φ(a) + a·φ(a)
+// Its VJP: da = dy·gelu''(a), from the ops below:
+//   "tanh": gelu'' = (1 - t²)(u' + ½a(u'' - 2t·u'²)), u'' = 6βκa
+//   "none": gelu'' = φ(a)(2 - a²), φ(a) = exp(-a²/2)/√(2π)
+LogicalResult GeluGradOp::verify() {
+  return verifyApproximate(*this, getApproximate());
+}
+std::string GeluGradOp::emitScalarExpr(ArrayRef<std::string> x) {
+  return (isTanh() ? "vouch::gelu_tanh_grad(" : "vouch::gelu_erf_grad(") + x[0] + ")";
+}
+double GeluGradOp::evaluateScalar(ArrayRef<double> x) {
+  double a = x[0];
+  if (isTanh()) {
+    double t = std::tanh(kGeluBeta * (a + kGeluKappa * a * a * a));
+    double du = kGeluBeta * (1 + 3 * kGeluKappa * a * a);
+    return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * du;
+  }
+  return 0.5 * (1 + std::erf(a * kInvSqrt2)) +
+         a * std::exp(-0.5 * a * a) * kInvSqrt2Pi;
+}
+LogicalResult GeluGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                   SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Type t = getType();
+  Value a = getInput();
+  Value a2 = b.create<MulOp>(loc, t, a, a);
+  auto fill = [&](double v) { return b.create<FillOp>(loc, t, b.getF64FloatAttr(v)); };
+  Value second;
+  if (isTanh()) {
+    Value a3 = b.create<MulOp>(loc, t, a2, a);
+    Value u = buildScale(
+        b, loc, b.create<AddOp>(loc, t, a, buildScale(b, loc, a3, kGeluKappa)), kGeluBeta);
+    Value th = b.create<TanhOp>(loc, t, u);
+    Value du = buildScale(
+        b, loc, b.create<AddOp>(loc, t, fill(1), buildScale(b, loc, a2, 3 * kGeluKappa)),
+        kGeluBeta);
+    Value ddu = buildScale(b, loc, a, 6 * kGeluBeta * kGeluKappa);
+    Value bend = b.create<SubOp>(
+        loc, t, ddu, buildScale(b, loc, b.create<MulOp>(loc, t, th, b.create<MulOp>(loc, t, du, du)), 2));
+    Value inner = b.create<AddOp>(loc, t, du,
+                                  b.create<MulOp>(loc, t, buildScale(b, loc, a, 0.5), bend));
+    Value sech2 = b.create<SubOp>(loc, t, fill(1), b.create<MulOp>(loc, t, th, th));
+    second = b.create<MulOp>(loc, t, sech2, inner);
+  } else {
+    Value density = buildScale(b, loc, b.create<ExpOp>(loc, t, buildScale(b, loc, a2, -0.5)),
+                               kInvSqrt2Pi);
+    second = b.create<MulOp>(loc, t, density, b.create<SubOp>(loc, t, fill(2), a2));
+  }
+  grads.push_back(b.create<MulOp>(loc, t, dy[0], second));
+  return success();
+}
+
 // step(a) = [a > 0]: piecewise constant, so no gradient flows (zero a.e.).
 std::string StepOp::emitScalarExpr(ArrayRef<std::string> x) {
   return "(" + x[0] + " > T(0) ? T(1) : T(0))";
@@ -995,6 +1084,125 @@ LogicalResult PermuteOp::buildVJP(OpBuilder &b, ValueRange dy,
     inverse[perm[i]] = i;
   grads.push_back(b.create<PermuteOp>(getLoc(), getInput().getType(), dy[0],
                                       b.getDenseI64ArrayAttr(inverse)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp, SliceScatterOp, ConcatOp
+//===----------------------------------------------------------------------===//
+
+// Normalised bounds (0 ≤ start < end ≤ extent, step ≥ 1; the frontend applies
+// Python's rules first): ceil((end - start) / step) entries along `axis`.
+InferredType SliceOp::inferResultType(RankedTensorType input, int64_t axis,
+                                      int64_t start, int64_t end, int64_t step) {
+  if (axis < 0 || axis >= input.getRank())
+    return InferredType::failure("axis " + std::to_string(axis) +
+                                 " is not an axis of " + quoted(input));
+  int64_t extent = input.getDimSize(axis);
+  if (step < 1)
+    return InferredType::failure("step must be at least 1, got " +
+                                 std::to_string(step));
+  if (start < 0 || start >= end || end > extent)
+    return InferredType::failure(
+        "start " + std::to_string(start) + " and end " + std::to_string(end) +
+        " must satisfy 0 ≤ start < end ≤ " + std::to_string(extent) +
+        " (axis " + std::to_string(axis) + " of " + quoted(input) + ")");
+  SmallVector<int64_t> shape(input.getShape());
+  shape[axis] = (end - start + step - 1) / step;
+  return tensorLike(input, shape);
+}
+
+LogicalResult SliceOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), getAxis(), getStart(),
+                             getEnd(), getStep()));
+}
+
+// slice: dx = slice_scatter(dy), dy written back where the slice read.
+LogicalResult SliceOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SliceScatterOp>(getLoc(), getInput().getType(), dy[0],
+                                           getAxisAttr(), getStartAttr(),
+                                           getEndAttr(), getStepAttr()));
+  return success();
+}
+
+// The result is what slice reads from: slicing it gives the input's type.
+LogicalResult SliceScatterOp::verify() {
+  RankedTensorType input = tensorOf(getInput()), result = tensorOf(getResult());
+  InferredType sliced = SliceOp::inferResultType(result, getAxis(), getStart(),
+                                                 getEnd(), getStep());
+  if (!sliced)
+    return emitOpError(sliced.message);
+  if (sliced.type != input)
+    return emitOpError("input ")
+           << input << " differs from the slice of the result, "
+           << sliced.type;
+  return success();
+}
+
+// slice_scatter is linear: da = slice(dy) with the same bounds.
+LogicalResult SliceScatterOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SliceOp>(getLoc(), getInput().getType(), dy[0],
+                                    getAxisAttr(), getStartAttr(), getEndAttr(),
+                                    getStepAttr()));
+  return success();
+}
+
+// At least one input; one rank and element type; every extent but axis's
+// equal; the result's extent on axis is the sum of theirs.
+InferredType ConcatOp::inferResultType(ArrayRef<RankedTensorType> inputs,
+                                       int64_t axis) {
+  if (inputs.empty())
+    return InferredType::failure("needs at least one tensor");
+  RankedTensorType first = inputs.front();
+  if (axis < 0 || axis >= first.getRank())
+    return InferredType::failure("axis " + std::to_string(axis) +
+                                 " is not an axis of " + quoted(first));
+  if (std::optional<InferredType> differ = differingElementTypes(inputs))
+    return *differ;
+  auto listed = [&] {
+    std::string text;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      text += (i ? ", " : "") + quoted(inputs[i]);
+    return text;
+  };
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (RankedTensorType t : inputs) {
+    bool agree = t.getRank() == first.getRank();
+    for (int64_t d = 0; agree && d < first.getRank(); ++d)
+      agree = d == axis || t.getDimSize(d) == first.getDimSize(d);
+    if (!agree)
+      return InferredType::failure("shapes must agree except on axis " +
+                                   std::to_string(axis) + ", got " + listed());
+    shape[axis] += t.getDimSize(axis);
+  }
+  return tensorLike(first, shape);
+}
+
+LogicalResult ConcatOp::verify() {
+  SmallVector<RankedTensorType> inputs;
+  for (Value v : getInputs())
+    inputs.push_back(tensorOf(v));
+  return verifyInferredType(*this, inferResultType(inputs, getAxis()));
+}
+
+// concat: each input's gradient is dy's slice at that input's place.
+LogicalResult ConcatOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                 SmallVectorImpl<Value> &grads) {
+  int64_t axis = getAxis(), offset = 0;
+  for (Value input : getInputs()) {
+    RankedTensorType t = tensorOf(input);
+    int64_t extent = t.getDimSize(axis);
+    if (t == tensorOf(dy[0]))
+      grads.push_back(dy[0]);
+    else
+      grads.push_back(b.create<SliceOp>(getLoc(), t, dy[0], axis, offset,
+                                        offset + extent, 1));
+    offset += extent;
+  }
   return success();
 }
 

@@ -367,6 +367,77 @@ def Vouch_PowOp : Vouch_PointwiseWithNumbers<"pow",
   let assemblyFormat = "$input `p` $p attr-dict `:` functional-type(operands, results)";
 }
 
+// GELU (PyTorch's gelu): approximate "tanh" is TorchLean's form, "none" the
+// erf form. Both are evaluated without FMA contraction on every backend:
+// the formula is a call of vouch::gelu_tanh / gelu_erf (runtime/cpu_kernels.h
+// on cpu, built with -ffp-contract=off; runtime/cuda/kernels/gelu.cuh on
+// cuda, written with __fmul_rn / __fadd_rn), so it rounds the same way
+// inside a fused chain as alone.
+def Vouch_GeluOp : Vouch_PointwiseOp<"gelu"> {
+  let summary = "Elementwise GELU, tanh-approximate or exact (erf)";
+  let description = [{
+    `approximate` is "tanh": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), or
+    "none": 0.5·x·(1 + erf(x/√2)). Every multiplication and addition of the
+    formula rounds on its own (no FMA contraction).
+
+    ```mlir
+    %r = vouch.gelu %a approximate "tanh" : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, StrAttr:$approximate);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `approximate` $approximate attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether `approximate` is "tanh" (else "none", the erf form).
+    bool isTanh() { return getApproximate() == "tanh"; }
+  }];
+
+  let formula = "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (approximate "
+                "\"tanh\") or 0.5·x·(1 + erf(x/√2)) (\"none\"), elementwise, "
+                "every product and sum rounded on its own (PyTorch's gelu)";
+  let builtin = "gelu";
+  let builtinParams = "x, approximate = \"tanh\"";
+  let cpuEvidence = "golden-torch-slice";  // examples/slice_mlp.vouch
+  let contraction = "none";
+  let cudaKernelSource = "codegen/recipes/PointwiseRecipe.cpp, "
+                         "runtime/cuda/kernels/pointwise.cuh, gelu.cuh";
+  let cudaKernel = "vouch::pointwise_kernel calling vouch::gelu_tanh / vouch::gelu_erf";
+}
+
+// gelu's derivative, built by gelu's VJP only (dx = dy·gelu_grad(x)), with
+// the same no-contraction evaluation.
+def Vouch_GeluGradOp : Vouch_PointwiseOp<"gelu_grad"> {
+  let summary = "Elementwise derivative of gelu";
+  let description = [{
+    "tanh": 0.5·(1 + t) + 0.5·x·(1 - t²)·√(2/π)·(1 + 3·0.044715·x²), t the
+    tanh of gelu's formula; "none": Φ(x) + x·φ(x), the standard normal's
+    cdf and density.
+
+    ```mlir
+    %g = vouch.gelu_grad %a approximate "none" : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, StrAttr:$approximate);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `approximate` $approximate attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isTanh() { return getApproximate() == "tanh"; }
+  }];
+
+  let formula = "d gelu / dx for approximate \"tanh\" or \"none\", elementwise, "
+                "every product and sum rounded on its own";
+  let cpuEvidence = "golden-torch-slice";  // examples/slice_mlp.vouch
+  let contraction = "none";
+  let cudaKernelSource = "codegen/recipes/PointwiseRecipe.cpp, "
+                         "runtime/cuda/kernels/pointwise.cuh, gelu.cuh";
+  let cudaKernel = "vouch::pointwise_kernel calling vouch::gelu_tanh_grad / "
+                   "vouch::gelu_erf_grad";
+}
+
 // Built by relu's VJP only: not a builtin of the language.
 def Vouch_StepOp : Vouch_UnaryOp<"step",
     "Heaviside step: 1 where x > 0, else 0 (ReLU's derivative)"> {
@@ -478,6 +549,109 @@ def Vouch_BroadcastOp : Vouch_Op<"broadcast", [Pure,
   let builtinParams = "x, shape";
   let cpuKernel = "vouch::rt::broadcast_in_dim<T>";
   let cpuEvidence = "cpu-kernels";
+}
+
+// Python slicing of one axis (x[..., start:end:step, ...]); the frontend
+// normalises negative and out-of-range bounds as Python does.
+def Vouch_SliceOp : Vouch_Op<"slice", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Every step-th element of one axis from start up to end";
+  let description = [{
+    Result index j of `axis` reads input index start + j·step; the result
+    has ceil((end - start) / step) entries there. The bounds are normalised:
+    0 ≤ start < end ≤ the axis's extent, step ≥ 1.
+
+    ```mlir
+    %s = vouch.slice %a axis 1 start 1 end 8 step 2 : (tensor<4x8xf32>) -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, I64Attr:$axis, I64Attr:$start,
+                       I64Attr:$end, I64Attr:$step);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` $axis `start` $start `end` $end `step` $step "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify(), slice_scatter's verifier and the
+    /// frontend (which normalises the bounds first).
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, int64_t axis, int64_t start,
+        int64_t end, int64_t step);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "result index j of `axis` is input index start + j·step";
+  let builtin = "slice";
+  let builtinParams = "x, axis, start, end, step = 1";
+  let cpuKernel = "vouch::rt::slice<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh";
+  let cudaKernel = "vouch::slice_kernel";
+}
+
+// slice's VJP: the gradient scattered into zeros of the sliced tensor's
+// shape (torch.slice_scatter of zeros). Not a builtin.
+def Vouch_SliceScatterOp : Vouch_Op<"slice_scatter", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Zeros with `input` written at a slice's positions";
+  let description = [{
+    The result is zero but at the positions `vouch.slice` with the same
+    attributes reads, which hold `input`'s elements: slice(result) = input.
+
+    ```mlir
+    %g = vouch.slice_scatter %d axis 1 start 1 end 8 step 2 : (tensor<4x4xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, I64Attr:$axis, I64Attr:$start,
+                       I64Attr:$end, I64Attr:$step);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` $axis `start` $start `end` $end `step` $step "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Index;
+  let formula = "zeros, but result index start + j·step of `axis` is input "
+                "index j";
+  let cpuKernel = "vouch::rt::slice_scatter<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh";
+  let cudaKernel = "vouch::slice_scatter_kernel";
+}
+
+// torch.cat: the inputs one after another along `axis`.
+def Vouch_ConcatOp : Vouch_Op<"concat", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Inputs joined along one axis (torch.cat)";
+  let description = [{
+    The inputs agree in rank, element type and every extent but `axis`'s;
+    the result's extent there is their sum.
+
+    ```mlir
+    %c = vouch.concat %a, %b axis 1 : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Vouch_FloatTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$inputs `axis` $axis attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::llvm::ArrayRef<::mlir::RankedTensorType> inputs, int64_t axis);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "the inputs one after another along `axis`";
+  let builtin = "concat";
+  let builtinParams = "tensors, axis";
+  let cpuKernel = "vouch::rt::concat<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/concat.cuh";
+  let cudaKernel = "vouch::concat_kernel";
 }
 
 //===----------------------------------------------------------------------===//

@@ -120,6 +120,11 @@ def op_rows(records):
                 fail(name + " and " + builtins[r["builtin"]] +
                      " both claim the builtin '" + r["builtin"] + "'")
             builtins[r["builtin"]] = name
+        if r["contraction"] not in ("", "none"):
+            fail(name + ": contraction '" + r["contraction"] +
+                 "' is neither \"\" (the provider's) nor \"none\"")
+        if bool(r["cudaKernel"]) != bool(r["cudaKernelSource"]):
+            fail(name + ": cudaKernel and cudaKernelSource go together")
         arguments = argument_names(r)
         rows.append({
             "mnemonic": c_string(r["opName"]),
@@ -138,6 +143,9 @@ def op_rows(records):
             "cpuKernelNote": c_string(r["cpuKernelNote"]),
             "cpuEvidence": c_string(r["cpuEvidence"]),
             "cudaEvidence": c_string(r["cudaEvidence"]),
+            "contraction": c_string(r["contraction"]),
+            "cudaKernelSource": c_string(r["cudaKernelSource"]),
+            "cudaKernel": c_string(r["cudaKernel"]),
         })
     return rows
 

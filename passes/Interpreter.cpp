@@ -149,6 +149,30 @@ HostTensor reduceExtreme(const HostTensor &x, ArrayRef<int64_t> axes,
   return y;
 }
 
+/// slice (scatter = false: y[.., j, ..] = x[.., start + j·step, ..]) or
+/// slice_scatter (scatter = true: y zero but y[.., start + j·step, ..] =
+/// x[.., j, ..]), by coordinates: each element of the smaller tensor is
+/// mapped to its place in the larger one.
+HostTensor sliceOrScatter(const HostTensor &x, int64_t axis, int64_t start,
+                          int64_t step, Value result, bool scatter) {
+  HostTensor y = zerosLike(result);
+  const HostTensor &small = scatter ? x : y;
+  const std::vector<int64_t> &large = scatter ? y.shape : x.shape;
+  std::vector<int64_t> largeStrides = stridesOf(large);
+  for (size_t flat = 0; flat < small.data.size(); ++flat) {
+    std::vector<int64_t> index = unflatten(flat, small.shape);
+    index[axis] = start + index[axis] * step;
+    int64_t at = 0;
+    for (size_t i = 0; i < index.size(); ++i)
+      at += index[i] * largeStrides[i];
+    if (scatter)
+      y.data[at] = x.data[flat];
+    else
+      y.data[flat] = x.data[at];
+  }
+  return y;
+}
+
 float roundToF32(double v) { return static_cast<float>(v); }
 
 } // namespace
@@ -212,6 +236,39 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             .Case([&](PermuteOp o) {
               values[o.getResult()] =
                   permute(get(o.getInput()), o.getPerm(), o.getResult());
+              return success();
+            })
+            .Case([&](SliceOp o) {
+              values[o.getResult()] =
+                  sliceOrScatter(get(o.getInput()), o.getAxis(), o.getStart(),
+                                 o.getStep(), o.getResult(), false);
+              return success();
+            })
+            .Case([&](SliceScatterOp o) {
+              values[o.getResult()] =
+                  sliceOrScatter(get(o.getInput()), o.getAxis(), o.getStart(),
+                                 o.getStep(), o.getResult(), true);
+              return success();
+            })
+            .Case([&](ConcatOp o) {
+              // Each input's elements go to their coordinates shifted by the
+              // extents of the inputs before it along the axis.
+              HostTensor y = zerosLike(o.getResult());
+              std::vector<int64_t> strides = stridesOf(y.shape);
+              int64_t axis = o.getAxis(), offset = 0;
+              for (Value input : o.getInputs()) {
+                const HostTensor &x = get(input);
+                for (size_t flat = 0; flat < x.data.size(); ++flat) {
+                  std::vector<int64_t> index = unflatten(flat, x.shape);
+                  index[axis] += offset;
+                  int64_t at = 0;
+                  for (size_t i = 0; i < index.size(); ++i)
+                    at += index[i] * strides[i];
+                  y.data[at] = x.data[flat];
+                }
+                offset += x.shape[axis];
+              }
+              values[o.getResult()] = y;
               return success();
             })
             .Case([&](ReduceSumOp o) {

@@ -8,6 +8,7 @@
 #ifndef VOUCH_RUNTIME_CPU_KERNELS_H_
 #define VOUCH_RUNTIME_CPU_KERNELS_H_
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -192,6 +193,68 @@ void permute(const T* in, const std::vector<int64_t>& in_shape,
   }
 }
 
+namespace kernel_detail {
+
+// The extents before, at and after `axis`: a row-major tensor as [outer, n, inner].
+inline void split_at_axis(const std::vector<int64_t>& shape, int64_t axis, int64_t& outer,
+                          int64_t& inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < axis; d++) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); d++) inner *= shape[d];
+}
+
+}  // namespace kernel_detail
+
+// out = in[..., start:end:step, ...] along axis (0 <= start < end <= in_shape[axis],
+// step >= 1): out index j of the axis reads in index start + j*step.
+template <class T>
+void slice(const T* in, const std::vector<int64_t>& in_shape, int64_t axis, int64_t start,
+           int64_t end, int64_t step, T* out) {
+  int64_t outer, inner;
+  kernel_detail::split_at_axis(in_shape, axis, outer, inner);
+  const int64_t n = in_shape[axis], m = (end - start + step - 1) / step;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < m; j++)
+      for (int64_t i = 0; i < inner; i++)
+        out[(o * m + j) * inner + i] = in[(o * n + start + j * step) * inner + i];
+}
+
+// slice's inverse embedding: out (of out_shape) is zero but at the positions slice
+// reads, which get in's elements (torch.slice_scatter of zeros).
+template <class T>
+void slice_scatter(const T* in, const std::vector<int64_t>& out_shape, int64_t axis,
+                   int64_t start, int64_t end, int64_t step, T* out) {
+  int64_t outer, inner;
+  kernel_detail::split_at_axis(out_shape, axis, outer, inner);
+  const int64_t n = out_shape[axis], m = (end - start + step - 1) / step;
+  for (int64_t k = 0, total = outer * n * inner; k < total; k++) out[k] = T(0);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < m; j++)
+      for (int64_t i = 0; i < inner; i++)
+        out[(o * n + start + j * step) * inner + i] = in[(o * m + j) * inner + i];
+}
+
+// torch.cat: out (of out_shape) holds ins[0], ins[1], ... one after another along axis;
+// input k has extents[k] entries there and out_shape's extents elsewhere.
+template <class T>
+void concat(const std::vector<const T*>& ins, const std::vector<int64_t>& extents,
+            const std::vector<int64_t>& out_shape, int64_t axis, T* out) {
+  int64_t outer, inner;
+  kernel_detail::split_at_axis(out_shape, axis, outer, inner);
+  const int64_t n = out_shape[axis];
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t offset = 0;
+    for (size_t k = 0; k < ins.size(); k++) {
+      const int64_t e = extents[k];
+      for (int64_t j = 0; j < e; j++)
+        for (int64_t i = 0; i < inner; i++)
+          out[(o * n + offset + j) * inner + i] = ins[k][(o * e + j) * inner + i];
+      offset += e;
+    }
+  }
+}
+
 // Mean of (pred[i] - target[i])^2 over n > 0 elements.
 template <class T>
 T mse_loss(int64_t n, const T* pred, const T* target) {
@@ -204,5 +267,46 @@ T mse_loss(int64_t n, const T* pred, const T* target) {
 }
 
 }  // namespace vouch::rt
+
+// The scalar helpers emitted pointwise formulas call: gelu's formula and derivative,
+// with the same names and steps as runtime/cuda/kernels/gelu.cuh's device versions (one
+// emitted expression serves both targets, hence namespace vouch). Every product and sum
+// rounds on its own: generated cpu code is compiled with -ffp-contract=off
+// (codegen/NativeBuild.cpp), so nothing here is fused into an FMA, as on cuda.
+namespace vouch {
+
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): TorchLean's (and PyTorch's "tanh") form.
+template <class T>
+T gelu_tanh(T x) {
+  const T x3 = (x * x) * x;
+  const T u = T(0.7978845608028654) * (x + T(0.044715) * x3);
+  return (T(0.5) * x) * (T(1) + std::tanh(u));
+}
+
+// 0.5·x·(1 + erf(x/√2)): PyTorch's exact ("none") form.
+template <class T>
+T gelu_erf(T x) {
+  return (T(0.5) * x) * (T(1) + std::erf(x * T(0.7071067811865476)));
+}
+
+// d gelu_tanh / dx = ½(1 + t) + ½x(1 - t²)·√(2/π)(1 + 3·0.044715·x²), t = tanh(u).
+template <class T>
+T gelu_tanh_grad(T x) {
+  const T x2 = x * x;
+  const T u = T(0.7978845608028654) * (x + T(0.044715) * (x2 * x));
+  const T t = std::tanh(u);
+  const T du = T(0.7978845608028654) * (T(1) + T(0.134145) * x2);
+  return T(0.5) * (T(1) + t) + (T(0.5) * x) * ((T(1) - t * t) * du);
+}
+
+// d gelu_erf / dx = Φ(x) + x·φ(x).
+template <class T>
+T gelu_erf_grad(T x) {
+  const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.7071067811865476)));
+  const T pdf = std::exp(T(-0.5) * (x * x)) * T(0.3989422804014327);
+  return cdf + x * pdf;
+}
+
+}  // namespace vouch
 
 #endif  // VOUCH_RUNTIME_CPU_KERNELS_H_

@@ -186,6 +186,113 @@ TEST(CpuKernelsTest, Permute) {
   EXPECT_EQ(mt, (std::vector<double>{1, 4, 2, 5, 3, 6}));
 }
 
+// slice against a loop over every multi-index of the result, for each axis of a
+// rank-3 tensor, with steps 1..3.
+TEST(CpuKernelsTest, SliceEveryAxisAndStep) {
+  const std::vector<int64_t> shape = {3, 5, 4};
+  std::vector<double> in = iota_values(3 * 5 * 4, 0.25);
+  for (int64_t i = 0; i < 60; i++) in[i] += double(i);  // every element distinct
+  for (int64_t axis = 0; axis < 3; axis++)
+    for (int64_t step = 1; step <= 3; step++) {
+      const int64_t start = 1, end = shape[axis];
+      const int64_t m = (end - start + step - 1) / step;
+      std::vector<int64_t> out_shape = shape;
+      out_shape[axis] = m;
+      std::vector<double> out(out_shape[0] * out_shape[1] * out_shape[2], -1);
+      slice<double>(in.data(), shape, axis, start, end, step, out.data());
+      for (int64_t a = 0; a < out_shape[0]; a++)
+        for (int64_t b = 0; b < out_shape[1]; b++)
+          for (int64_t c = 0; c < out_shape[2]; c++) {
+            int64_t idx[3] = {a, b, c};
+            idx[axis] = start + idx[axis] * step;
+            EXPECT_EQ(out[(a * out_shape[1] + b) * out_shape[2] + c],
+                      in[(idx[0] * 5 + idx[1]) * 4 + idx[2]])
+                << "axis " << axis << " step " << step;
+          }
+    }
+}
+
+// slice_scatter: zeros but at the sliced positions, and slice(slice_scatter(x)) = x.
+TEST(CpuKernelsTest, SliceScatterIsZeroOffTheSlice) {
+  const std::vector<int64_t> shape = {2, 7};
+  const int64_t start = 2, end = 7, step = 2;  // entries 2, 4, 6
+  std::vector<double> small = {1, 2, 3, 4, 5, 6};
+  std::vector<double> out(14, -1);
+  slice_scatter<double>(small.data(), shape, 1, start, end, step, out.data());
+  const std::vector<double> expected = {0, 0, 1, 0, 2, 0, 3, 0, 0, 4, 0, 5, 0, 6};
+  EXPECT_EQ(out, expected);
+  std::vector<double> back(6, -1);
+  slice<double>(out.data(), shape, 1, start, end, step, back.data());
+  EXPECT_EQ(back, small);
+}
+
+// concat of three inputs along each axis of rank-2 tensors, against a loop that
+// picks the input from the coordinate.
+TEST(CpuKernelsTest, ConcatThreeInputsAlongEachAxis) {
+  for (int64_t axis = 0; axis < 2; axis++) {
+    const std::vector<int64_t> extents = {1, 3, 2};
+    std::vector<std::vector<double>> inputs;
+    for (int64_t k = 0; k < 3; k++) {
+      std::vector<double> t(extents[k] * 4);
+      for (size_t i = 0; i < t.size(); i++) t[i] = 100.0 * double(k) + double(i);
+      inputs.push_back(t);
+    }
+    std::vector<int64_t> out_shape = {4, 4};
+    out_shape[axis] = 6;
+    std::vector<double> out(24, -1);
+    concat<double>({inputs[0].data(), inputs[1].data(), inputs[2].data()}, extents,
+                   out_shape, axis, out.data());
+    for (int64_t r = 0; r < out_shape[0]; r++)
+      for (int64_t c = 0; c < out_shape[1]; c++) {
+        int64_t along = axis == 0 ? r : c, k = 0;
+        while (along >= extents[k]) along -= extents[k++];
+        const int64_t cols = axis == 0 ? 4 : extents[k];
+        const int64_t rr = axis == 0 ? along : r, cc = axis == 0 ? c : along;
+        EXPECT_EQ(out[r * out_shape[1] + c], inputs[k][rr * cols + cc])
+            << "axis " << axis << " at " << r << "," << c;
+      }
+  }
+}
+
+// gelu's cpu helpers round every product and sum on its own: bit for bit equal to a
+// reference in which each step is forced through a volatile (so no compiler can fuse
+// it), and not equal, for some input, to the same formula with one product-sum fused
+// (std::fma), so the comparison would notice a contraction.
+TEST(CpuKernelsTest, GeluHelpersAreUncontracted) {
+  auto stepwise = [](float x) {
+    volatile float x2 = x * x;
+    volatile float x3 = x2 * x;
+    volatile float kx3 = 0.044715f * x3;
+    volatile float sum = x + kx3;
+    volatile float u = 0.7978845608028654f * sum;
+    volatile float t = std::tanh(float(u));
+    volatile float half = 0.5f * x;
+    volatile float one_t = 1.0f + t;
+    return float(half * one_t);
+  };
+  auto fused = [](float x) {
+    const float u = 0.7978845608028654f * std::fma(0.044715f, (x * x) * x, x);
+    return (0.5f * x) * (1.0f + std::tanh(u));
+  };
+  int differs = 0;
+  for (int i = -4000; i <= 4000; i++) {
+    const float x = float(i) / 997.0f;
+    EXPECT_EQ(gelu_tanh(x), stepwise(x)) << "x = " << x;
+    differs += gelu_tanh(x) != fused(x);
+    // The erf form and the derivatives against float64 (1e-6 relative-ish).
+    const double xd = x;
+    EXPECT_NEAR(gelu_erf(x), 0.5 * xd * (1 + std::erf(xd / std::sqrt(2.0))), 1e-6);
+    EXPECT_NEAR(gelu_erf_grad(xd),
+                0.5 * (1 + std::erf(xd / std::sqrt(2.0))) +
+                    xd * std::exp(-0.5 * xd * xd) / std::sqrt(2 * M_PI),
+                1e-14);
+    const double h = 1e-6;
+    EXPECT_NEAR(gelu_tanh_grad(xd), (gelu_tanh(xd + h) - gelu_tanh(xd - h)) / (2 * h), 1e-8)
+        << "x = " << xd;
+  }
+  EXPECT_GT(differs, 0) << "no input tells a fused product-sum from the stepwise one";
+}
+
 TEST(CpuKernelsTest, MseLoss) {
   std::vector<double> pred = {1, 2, 3}, target = {1.5, 2, 1};
   EXPECT_DOUBLE_EQ(mse_loss<double>(3, pred.data(), target.data()), (0.25 + 0 + 4) / 3);

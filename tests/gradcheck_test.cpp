@@ -212,6 +212,33 @@ const std::vector<GradCase> &cases() {
       {"reduce_min", {{"a", {2, 3, 4}}},
        "  %out = vouch.reduce_min %a axes [0, 2] : (tensor<2x3x4xf64>) -> tensor<3xf64>",
        {3}, 1e-8, 1e-7},
+      // gelu and its derivative in both forms, on 3·a (inputs in ±[0.3, 3]).
+      {"gelu", {{"a", {2, 4}}},
+       "  %s = vouch.scale %a by 3.0 : (tensor<2x4xf64>) -> tensor<2x4xf64>\n"
+       "  %out = vouch.gelu %s approximate \"tanh\" : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"gelu", {{"a", {2, 4}}},
+       "  %s = vouch.scale %a by 3.0 : (tensor<2x4xf64>) -> tensor<2x4xf64>\n"
+       "  %out = vouch.gelu %s approximate \"none\" : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"gelu_grad", {{"a", {2, 4}}},
+       "  %s = vouch.scale %a by 3.0 : (tensor<2x4xf64>) -> tensor<2x4xf64>\n"
+       "  %out = vouch.gelu_grad %s approximate \"tanh\" : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"gelu_grad", {{"a", {2, 4}}},
+       "  %s = vouch.scale %a by 3.0 : (tensor<2x4xf64>) -> tensor<2x4xf64>\n"
+       "  %out = vouch.gelu_grad %s approximate \"none\" : (tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      // Entries 1, 3 of axis 1, then 0..2 of axis 0.
+      {"slice", {{"a", {3, 5}}},
+       "  %out = vouch.slice %a axis 1 start 1 end 5 step 2 : (tensor<3x5xf64>) -> tensor<3x2xf64>",
+       {3, 2}, 1e-8, 1e-7},
+      {"slice_scatter", {{"a", {3, 2}}},
+       "  %out = vouch.slice_scatter %a axis 1 start 1 end 5 step 2 : (tensor<3x2xf64>) -> tensor<3x5xf64>",
+       {3, 5}, 1e-8, 1e-7},
+      {"concat", {{"a", {2, 1, 2}}, {"b", {2, 3, 2}}, {"c", {2, 2, 2}}},
+       "  %out = vouch.concat %a, %b, %c axis 1 : (tensor<2x1x2xf64>, tensor<2x3x2xf64>, tensor<2x2x2xf64>) -> tensor<2x6x2xf64>",
+       {2, 6, 2}, 1e-8, 1e-7},
       {"mse_loss", {{"p", {3, 2}}, {"t", {3, 2}}},
        "  %out = vouch.mse_loss %p, %t : (tensor<3x2xf64>, tensor<3x2xf64>) -> tensor<f64>",
        {}, 1e-8, 1e-7},

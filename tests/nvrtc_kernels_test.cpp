@@ -152,6 +152,45 @@ TEST(Nvrtc, ContractionIsWhatTheNativeCapsulesState) {
       << binary.ptx;
 }
 
+// gelu's native capsule says contract=none (its ODS record), though NVRTC gets
+// -fmad=true for every kernel: the arithmetic of its formula (gelu.cuh's
+// gelu_tanh_inner and gelu_outer, all of it but tanh / erf) is written with
+// __fmul_rn / __fadd_rn, which are never contracted. Their PTX holds no fma;
+// the same arithmetic written plainly does (the control), so a contraction
+// would be seen.
+TEST(Nvrtc, GeluArithmeticIsNotContracted) {
+  ASSERT_TRUE(vouch::capsules::kNativeCudaFmad)
+      << "the control below expects -fmad=true";
+  for (std::string type : {"float", "double"}) {
+    std::string width = type == "float" ? "f32" : "f64";
+    std::string head = "#include \"gelu.cuh\"\nextern \"C\" __global__ void k(const " +
+                       type + "* x, const " + type + "* t, " + type + "* u, " +
+                       type + "* g) {\n  using T = " + type + ";\n";
+    std::string helpers = head + "  u[0] = vouch::gelu_tanh_inner(x[0]);\n"
+                                 "  g[0] = vouch::gelu_outer(x[0], t[0]);\n}\n";
+    std::string plain = head + "  u[0] = T(0.7978845608028654) * (x[0] + "
+                               "T(0.044715) * ((x[0] * x[0]) * x[0]));\n"
+                               "  g[0] = (T(0.5) * x[0]) * (T(1) + t[0]);\n}\n";
+    vouch::codegen::CudaBinary uncontracted, control;
+    std::string error;
+    ASSERT_TRUE(vouch::codegen::compileCuda(helpers, "gelu.cu", "sm_90",
+                                            vouch::codegen::kernelLibraryHeaders(),
+                                            uncontracted, error))
+        << error;
+    ASSERT_TRUE(vouch::codegen::compileCuda(plain, "plain.cu", "sm_90",
+                                            vouch::codegen::kernelLibraryHeaders(),
+                                            control, error))
+        << error;
+    EXPECT_EQ(uncontracted.ptx.find("fma.rn."), std::string::npos)
+        << type << ":\n" << uncontracted.ptx;
+    EXPECT_NE(uncontracted.ptx.find("mul.rn." + width), std::string::npos)
+        << type << ":\n" << uncontracted.ptx;
+    EXPECT_NE(control.ptx.find("fma.rn." + width), std::string::npos)
+        << type << ": the control has no fma, so the check proves nothing:\n"
+        << control.ptx;
+  }
+}
+
 // Identical kernels are compiled once: a second compile of the same source
 // is answered by the cache, and a changed source is not.
 TEST(Nvrtc, TheCacheAnswersAnIdenticalCompileOnly) {

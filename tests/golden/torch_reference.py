@@ -103,11 +103,20 @@ def activations_forward(p, x):
     return f @ p["w3"].T + p["b3"]
 
 
+def slice_forward(p, x):
+    gelu = torch.nn.functional.gelu
+    h = gelu(x @ p["w1"].T + p["b1"], approximate="tanh")
+    g = gelu(x @ p["w2"].T + p["b2"], approximate="none")
+    f = torch.cat([h[:, 1::2], g[:, -4:-1], h[:, -3:100], g[:, -100:2]], dim=1)
+    return (f + 0.5 * gelu(f, approximate="tanh")) @ p["w3"].T + p["b3"]
+
+
 MODELS = {
     # name: (forward, Adam learning rate, batch)
     "quickstart_mlp": (quickstart_forward, 0.03, 1),
     "residual_mlp": (residual_forward, 0.01, 5),
     "activations_mlp": (activations_forward, 0.01, 5),
+    "slice_mlp": (slice_forward, 0.01, 5),
 }
 
 

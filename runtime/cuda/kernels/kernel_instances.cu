@@ -7,12 +7,14 @@
 // nvrtc_compile_test with NVRTC under codegen's options (the headers given by name),
 // and kernel_lab.cu includes it, so the lab runs these very entry points.
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
+#include "concat.cuh"
 #include "executor.cuh"
 #include "index.cuh"
 #include "loss.cuh"
 #include "matmul.cuh"
 #include "pointwise.cuh"
 #include "reduce.cuh"
+#include "slice.cuh"
 
 // ------------------------------------------------------------ pointwise (generated)
 
@@ -219,4 +221,90 @@ extern "C" __global__ void lab_gather_f32(const float* in, float* out, vouch::Di
 extern "C" __global__ void lab_gather_f64(const double* in, double* out, vouch::Dims map,
                                           long long n) {
   vouch::gather_kernel<double>(in, out, map, n);
+}
+
+// ------------------------------------------------------------ gelu (gelu.cuh)
+
+// NIn = 1, NOut = 4: gelu's helpers as the pointwise functors call them.
+struct lab_gelu_op {
+  template <class T>
+  __device__ void operator()(const T* a, T* r) const {
+    r[0] = vouch::gelu_tanh(a[0]);
+    r[1] = vouch::gelu_erf(a[0]);
+    r[2] = vouch::gelu_tanh_grad(a[0]);
+    r[3] = vouch::gelu_erf_grad(a[0]);
+  }
+};
+extern "C" __global__ void lab_gelu_f32(float* o0, float* o1, float* o2, float* o3,
+                                        const float* i0, long long n,
+                                        unsigned long long scalar_mask) {
+  float* out[] = {o0, o1, o2, o3};
+  const float* in[] = {i0};
+  vouch::pointwise_kernel<4, 1>(lab_gelu_op{}, out, in, n, scalar_mask);
+}
+extern "C" __global__ void lab_gelu_f64(double* o0, double* o1, double* o2, double* o3,
+                                        const double* i0, long long n,
+                                        unsigned long long scalar_mask) {
+  double* out[] = {o0, o1, o2, o3};
+  const double* in[] = {i0};
+  vouch::pointwise_kernel<4, 1>(lab_gelu_op{}, out, in, n, scalar_mask);
+}
+// gelu's arithmetic without tanh / erf (whose insides are CUDA's): u = gelu_tanh_inner(x)
+// and gelu_outer(x, t). The kernel lab compares them bit for bit with a cpu loop that
+// rounds every step; an FMA anywhere would change some of the bits.
+extern "C" __global__ void lab_gelu_arith_f32(const float* x, const float* t, float* inner,
+                                              float* outer, long long n) {
+  for (long long i = vouch::grid_stride_begin(); i < n; i += vouch::grid_stride_step()) {
+    inner[i] = vouch::gelu_tanh_inner(x[i]);
+    outer[i] = vouch::gelu_outer(x[i], t[i]);
+  }
+}
+extern "C" __global__ void lab_gelu_arith_f64(const double* x, const double* t,
+                                              double* inner, double* outer, long long n) {
+  for (long long i = vouch::grid_stride_begin(); i < n; i += vouch::grid_stride_step()) {
+    inner[i] = vouch::gelu_tanh_inner(x[i]);
+    outer[i] = vouch::gelu_outer(x[i], t[i]);
+  }
+}
+
+// ------------------------------------------------------------ slice, slice_scatter, concat
+
+extern "C" __global__ void lab_slice_f32(const float* in, float* out, long long outer,
+                                         long long n, long long inner, long long start,
+                                         long long step, long long m) {
+  vouch::slice_kernel<float>(in, out, outer, n, inner, start, step, m);
+}
+extern "C" __global__ void lab_slice_f64(const double* in, double* out, long long outer,
+                                         long long n, long long inner, long long start,
+                                         long long step, long long m) {
+  vouch::slice_kernel<double>(in, out, outer, n, inner, start, step, m);
+}
+extern "C" __global__ void lab_slice_scatter_f32(const float* in, float* out, long long outer,
+                                                 long long n, long long inner,
+                                                 long long start, long long step,
+                                                 long long m) {
+  vouch::slice_scatter_kernel<float>(in, out, outer, n, inner, start, step, m);
+}
+extern "C" __global__ void lab_slice_scatter_f64(const double* in, double* out,
+                                                 long long outer, long long n,
+                                                 long long inner, long long start,
+                                                 long long step, long long m) {
+  vouch::slice_scatter_kernel<double>(in, out, outer, n, inner, start, step, m);
+}
+// Three inputs, as codegen emits concat([a, b, c], axis).
+extern "C" __global__ void lab_concat3_f32(float* out, const float* i0, const float* i1,
+                                           const float* i2, long long e0, long long e1,
+                                           long long e2, long long outer, long long n,
+                                           long long inner) {
+  const float* in[] = {i0, i1, i2};
+  const long long extent[] = {e0, e1, e2};
+  vouch::concat_kernel<3>(out, in, extent, outer, n, inner);
+}
+extern "C" __global__ void lab_concat3_f64(double* out, const double* i0, const double* i1,
+                                           const double* i2, long long e0, long long e1,
+                                           long long e2, long long outer, long long n,
+                                           long long inner) {
+  const double* in[] = {i0, i1, i2};
+  const long long extent[] = {e0, e1, e2};
+  vouch::concat_kernel<3>(out, in, extent, outer, n, inner);
 }

@@ -176,6 +176,11 @@ struct Lab;
     static constexpr auto column_sum = lab_column_sum##SUFFIX;      \
     static constexpr auto mse = lab_mse_loss##SUFFIX;               \
     static constexpr auto gather = lab_gather##SUFFIX;              \
+    static constexpr auto gelu = lab_gelu##SUFFIX;                  \
+    static constexpr auto gelu_arith = lab_gelu_arith##SUFFIX;      \
+    static constexpr auto slice = lab_slice##SUFFIX;                \
+    static constexpr auto slice_scatter = lab_slice_scatter##SUFFIX; \
+    static constexpr auto concat3 = lab_concat3##SUFFIX;            \
     static constexpr auto small_product = lab_small_product##SUFFIX; \
     static constexpr auto small_linear = lab_small_linear##SUFFIX;  \
     static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
@@ -529,6 +534,108 @@ void test_permute(const std::vector<long long>& in_shape, const std::vector<int>
   report(tag, max_abs_err(dout.download(), want), 0);
 }
 
+// ------------------------------------------------------------ gelu, slice, concat
+
+// gelu's helpers (gelu.cuh) against float64 formulas, within 64 ulps of the largest
+// value (|x| ≤ 6); and their arithmetic without tanh / erf (gelu_tanh_inner,
+// gelu_outer) bit for bit against a cpu loop that rounds every step through a volatile:
+// an FMA contraction on the device would change some of these bits (gelu's capsule
+// claims contract=none).
+template <class T>
+void test_gelu(long long n) {
+  using K = Lab<T>;
+  const std::string tag = std::string("gelu ") + type_name<T>() + " n=" + std::to_string(n);
+  const std::vector<T> x = random_vector<T>(n, -6, 6), t = random_vector<T>(n);
+  DeviceArray<T> dx(x), dt(t), o0(n), o1(n), o2(n), o3(n), inner(n), outer(n);
+  T* outs[] = {o0.p, o1.p, o2.p, o3.p};
+  K::gelu<<<pointwise_grid(n), 256>>>(outs[0], outs[1], outs[2], outs[3], dx.p, n, 0);
+  LAB_LAUNCHED();
+  K::gelu_arith<<<elementwise_grid(n), 256>>>(dx.p, dt.p, inner.p, outer.p, n);
+  LAB_LAUNCHED();
+  const double beta = 0.7978845608028654, kappa = 0.044715;
+  std::vector<double> want[4];
+  std::vector<T> want_inner(n), want_outer(n);
+  for (long long i = 0; i < n; ++i) {
+    const double a = x[i], th = std::tanh(beta * (a + kappa * a * a * a));
+    const double cdf = 0.5 * (1 + std::erf(a / std::sqrt(2.0)));
+    want[0].push_back(0.5 * a * (1 + th));
+    want[1].push_back(a * cdf);
+    want[2].push_back(0.5 * (1 + th) + 0.5 * a * (1 - th * th) * beta * (1 + 3 * kappa * a * a));
+    want[3].push_back(cdf + a * std::exp(-0.5 * a * a) / std::sqrt(2 * M_PI));
+    volatile T x2 = x[i] * x[i];
+    volatile T x3 = x2 * x[i];
+    volatile T kx3 = T(kappa) * x3;
+    volatile T sum = x[i] + kx3;
+    want_inner[i] = T(beta) * sum;
+    volatile T half = T(0.5) * x[i];
+    volatile T one_t = T(1) + t[i];
+    want_outer[i] = half * one_t;
+  }
+  const char* names[] = {"tanh", "erf", "tanh grad", "erf grad"};
+  const DeviceArray<T>* got[] = {&o0, &o1, &o2, &o3};
+  for (int k = 0; k < 4; ++k)
+    report(tag + " " + names[k], max_abs_err(got[k]->download(), want[k]), 64 * eps<T>() * 6);
+  report_bitwise(tag + " inner (no fma)", bit_mismatches(inner.download(), want_inner), n);
+  report_bitwise(tag + " outer (no fma)", bit_mismatches(outer.download(), want_outer), n);
+}
+
+// slice of [outer, n, inner] at start + j·step (a copy: exact), then slice_scatter of a
+// fresh [outer, m, inner] back into [outer, n, inner] (zeros elsewhere: exact).
+template <class T>
+void test_slice(long long outer, long long n, long long inner, long long start,
+                long long end, long long step, bool one_block) {
+  using K = Lab<T>;
+  const long long m = (end - start + step - 1) / step, big = outer * n * inner,
+                  small = outer * m * inner;
+  const std::string tag = std::string("slice ") + type_name<T>() + " [" +
+                          std::to_string(outer) + "," + std::to_string(n) + "," +
+                          std::to_string(inner) + "] " + std::to_string(start) + ":" +
+                          std::to_string(end) + ":" + std::to_string(step) +
+                          (one_block ? " grid=1" : "");
+  const std::vector<T> x = random_vector<T>(big), d = random_vector<T>(small);
+  DeviceArray<T> dx(x), dy(small), dd(d), dg(big);
+  K::slice<<<one_block ? 1 : elementwise_grid(small), 256>>>(dx.p, dy.p, outer, n, inner,
+                                                              start, step, m);
+  LAB_LAUNCHED();
+  K::slice_scatter<<<one_block ? 1 : elementwise_grid(big), 256>>>(dd.p, dg.p, outer, n,
+                                                                   inner, start, step, m);
+  LAB_LAUNCHED();
+  std::vector<double> want_y(small), want_g(big, 0.0);
+  for (long long o = 0; o < outer; ++o)
+    for (long long j = 0; j < m; ++j)
+      for (long long i = 0; i < inner; ++i) {
+        const long long at = (o * n + start + j * step) * inner + i;
+        want_y[(o * m + j) * inner + i] = x[at];
+        want_g[at] = d[(o * m + j) * inner + i];
+      }
+  report(tag, max_abs_err(dy.download(), want_y), 0);
+  report(tag + " scatter", max_abs_err(dg.download(), want_g), 0);
+}
+
+// concat of three inputs [outer, e_k, inner] along the middle axis (a copy: exact).
+template <class T>
+void test_concat(long long outer, const long long (&e)[3], long long inner, bool one_block) {
+  using K = Lab<T>;
+  const long long n = e[0] + e[1] + e[2], total = outer * n * inner;
+  const std::string tag = std::string("concat ") + type_name<T>() + " outer=" +
+                          std::to_string(outer) + " extents " + std::to_string(e[0]) + "," +
+                          std::to_string(e[1]) + "," + std::to_string(e[2]) + " inner=" +
+                          std::to_string(inner) + (one_block ? " grid=1" : "");
+  const std::vector<T> a = random_vector<T>(outer * e[0] * inner),
+                       b = random_vector<T>(outer * e[1] * inner),
+                       c = random_vector<T>(outer * e[2] * inner);
+  DeviceArray<T> da(a), db(b), dc(c), dout(total);
+  K::concat3<<<one_block ? 1 : elementwise_grid(total), 256>>>(
+      dout.p, da.p, db.p, dc.p, e[0], e[1], e[2], outer, n, inner);
+  LAB_LAUNCHED();
+  const std::vector<T>* ins[] = {&a, &b, &c};
+  std::vector<double> want;
+  for (long long o = 0; o < outer; ++o)
+    for (int k = 0; k < 3; ++k)
+      for (long long j = 0; j < e[k] * inner; ++j) want.push_back((*ins[k])[o * e[k] * inner + j]);
+  report(tag, max_abs_err(dout.download(), want), 0);
+}
+
 // broadcast(in, result shape, dims): input axis k becomes result axis dims[k]; an input
 // axis of extent 1 and every result axis not in dims repeat (stride 0).
 template <class T>
@@ -753,6 +860,15 @@ void validate() {
   test_broadcast<T>({}, {6, 7}, {});            // rank-0 to a matrix
   test_broadcast<T>({2, 1, 3}, {2, 5, 3}, {0, 1, 2});
   test_broadcast<T>({4}, {4, 9}, {0});          // trailing repeat
+
+  for (long long n : {1LL, 1000LL, 100003LL}) test_gelu<T>(n);
+  test_slice<T>(4, 8, 1, 1, 8, 2, false);        // h[:, 1::2]
+  test_slice<T>(5, 6, 7, 2, 5, 1, false);        // a middle axis
+  test_slice<T>(1, 1000, 3, 0, 1000, 7, false);
+  test_slice<T>(300, 70, 11, 69, 70, 1, true);   // one block: the grid-stride loop
+  test_concat<T>(5, {4, 3, 2}, 1, false);        // features of a batch
+  test_concat<T>(1, {2, 5, 1}, 6, false);        // the leading axis
+  test_concat<T>(70, {33, 1, 64}, 9, true);
 
   const Hyper hypers[] = {
       {0, 0.05, 0, 0, 0, 0, 0, "sgd"},

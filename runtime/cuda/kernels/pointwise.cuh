@@ -28,6 +28,7 @@
 #define VOUCH_RUNTIME_CUDA_KERNELS_POINTWISE_CUH_
 
 #include "common.cuh"
+#include "gelu.cuh"  // the scalar helpers gelu's formulas call
 
 namespace vouch {
 

@@ -430,3 +430,90 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.reduce_min' op axes must be strictly increasing axes of 'tensor<2x3xf32>', got [1, 0]}}
   %b = vouch.reduce_min %a axes [1, 0] : (tensor<2x3xf32>) -> tensor<f32>
 }
+
+// -----
+
+// gelu's mode is "tanh" or "none".
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.gelu' op approximate must be "tanh" or "none", got "fast"}}
+  %b = vouch.gelu %a approximate "fast" : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.gelu_grad' op result 'tensor<3x2xf32>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.gelu_grad %a approximate "none" : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+
+// -----
+
+// slice's bounds are normalised: 0 ≤ start < end ≤ extent, step ≥ 1.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x5xf32>
+  // expected-error @+1 {{'vouch.slice' op start -1 and end 5 must satisfy 0 ≤ start < end ≤ 5 (axis 1 of 'tensor<2x5xf32>')}}
+  %b = vouch.slice %a axis 1 start -1 end 5 step 1 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x5xf32>
+  // expected-error @+1 {{'vouch.slice' op step must be at least 1, got 0}}
+  %b = vouch.slice %a axis 1 start 0 end 5 step 0 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x5xf32>
+  // expected-error @+1 {{'vouch.slice' op result 'tensor<2x2xf32>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.slice %a axis 1 start 0 end 5 step 2 : (tensor<2x5xf32>) -> tensor<2x2xf32>
+}
+
+// -----
+
+// slice_scatter's result is what the slice reads from.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x2xf32>
+  // expected-error @+1 {{'vouch.slice_scatter' op input 'tensor<2x2xf32>' differs from the slice of the result, 'tensor<2x3xf32>'}}
+  %b = vouch.slice_scatter %a axis 1 start 0 end 5 step 2 : (tensor<2x2xf32>) -> tensor<2x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.slice_scatter' op axis 2 is not an axis of 'tensor<2x5xf32>'}}
+  %b = vouch.slice_scatter %a axis 2 start 0 end 1 step 1 : (tensor<2x3xf32>) -> tensor<2x5xf32>
+}
+
+// -----
+
+// concat's inputs agree but on the axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x3xf32>
+  // expected-error @+1 {{'vouch.concat' op shapes must agree except on axis 1, got 'tensor<2x3xf32>', 'tensor<3x3xf32>'}}
+  %c = vouch.concat %a, %b axis 1 : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<2x1xf32>
+  // expected-error @+1 {{'vouch.concat' op result 'tensor<2x5xf32>' differs from the inferred 'tensor<2x4xf32>'}}
+  %c = vouch.concat %a, %b axis 1 : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<2x3xf64>
+  // expected-error @+1 {{'vouch.concat' op element types differ: 'tensor<2x3xf32>' and 'tensor<2x3xf64>'}}
+  %c = vouch.concat %a, %b axis 0 : (tensor<2x3xf32>, tensor<2x3xf64>) -> tensor<4x3xf32>
+}

@@ -1,0 +1,192 @@
+//===- SliceRecipe.cpp - slice, slice_scatter and concat --------*- C++ -*-===//
+//
+// Ops of the index family that move whole runs of one axis: slice (and its
+// VJP, slice_scatter) and concat. Each sees its tensors as [outer, n, inner]
+// around the axis. cuda: runtime/cuda/kernels/slice.cuh and concat.cuh, one
+// thread per output element; concat's entry point is emitted per input count
+// (its pointers and extents are arguments). cpu: runtime/cpu_kernels.h's
+// slice, slice_scatter and concat. Asked before the index recipe, which
+// covers the family's other ops (broadcast, permute).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/recipes/Recipe.h"
+
+#include <sstream>
+
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+// args: in, out, the input's (slice) or result's (slice_scatter) shape, axis,
+// start, end, step.
+const char *kCpuSlice = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  const vouch::rt::DimsRef& shape = args[2].dims;
+  vouch::rt::@KERNEL@<T>(static_cast<const T*>(args[0].ptr),
+                         std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
+                         args[3].i, args[4].i, args[5].i, args[6].i,
+                         static_cast<T*>(args[1].ptr));
+}
+)cpp";
+
+// args: out, the input count k, k inputs, their k extents on the axis, the
+// result's shape, axis.
+const char *kCpuConcat = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  const int64_t count = args[1].i;
+  std::vector<const T*> ins;
+  std::vector<int64_t> extents;
+  for (int64_t k = 0; k < count; k++) {
+    ins.push_back(static_cast<const T*>(args[2 + k].ptr));
+    extents.push_back(args[2 + count + k].i);
+  }
+  const vouch::rt::DimsRef& shape = args[2 + 2 * count].dims;
+  vouch::rt::concat<T>(ins, extents, std::vector<int64_t>(shape.extent, shape.extent + shape.rank),
+                       args[3 + 2 * count].i, static_cast<T*>(args[0].ptr));
+}
+)cpp";
+
+const char *kCudaSlice = R"cu(#include "slice.cuh"
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, long long outer, long long n, long long inner, long long start, long long step, long long m) {
+  vouch::@KERNEL@<float>(in, out, outer, n, inner, start, step, m);
+}
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long outer, long long n, long long inner, long long start, long long step, long long m) {
+  vouch::@KERNEL@<double>(in, out, outer, n, inner, start, step, m);
+}
+)cu";
+
+std::string filled(std::string text, StringRef kernel) {
+  for (size_t at; (at = text.find("@KERNEL@")) != std::string::npos;)
+    text.replace(at, 8, kernel.str());
+  return text;
+}
+
+/// concat's entry points for `count` inputs (concat.cuh's example).
+std::string cudaConcat(size_t count) {
+  std::ostringstream out;
+  out << "#include \"concat.cuh\"\n";
+  for (const char *t : {"float", "double"}) {
+    out << "extern \"C\" __global__ void @NAME@_" << (t[0] == 'f' ? "f32" : "f64")
+        << "(" << t << "* out";
+    for (size_t k = 0; k < count; ++k)
+      out << ", const " << t << "* i" << k;
+    for (size_t k = 0; k < count; ++k)
+      out << ", long long e" << k;
+    out << ", long long outer, long long n, long long inner) {\n  const " << t
+        << "* in[] = {";
+    for (size_t k = 0; k < count; ++k)
+      out << (k ? ", " : "") << "i" << k;
+    out << "};\n  const long long extent[] = {";
+    for (size_t k = 0; k < count; ++k)
+      out << (k ? ", " : "") << "e" << k;
+    out << "};\n  vouch::concat_kernel<" << count
+        << ">(out, in, extent, outer, n, inner);\n}\n";
+  }
+  return out.str();
+}
+
+/// The extents of `shape` before and after `axis`.
+void splitAt(ArrayRef<int64_t> shape, int64_t axis, int64_t &outer,
+             int64_t &inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+}
+
+KernelArg shapeArg(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> zeros(shape.size(), 0);
+  return KernelArg::dims(shape, zeros);
+}
+
+class SliceRecipe final : public KernelRecipe {
+public:
+  StringRef name() const override { return "slice"; }
+  bool handles(Operation *op) const override {
+    return isa<SliceOp, SliceScatterOp, ConcatOp>(op);
+  }
+
+  LogicalResult emit(const StepGroup &group,
+                     ProgramBuilder &builder) const override {
+    Operation *op = group.ops.front();
+    if (auto concat = dyn_cast<ConcatOp>(op))
+      return emitConcat(concat, builder);
+    bool scatter = isa<SliceScatterOp>(op);
+    Value input = op->getOperand(0), result = op->getResult(0);
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    int64_t start = op->getAttrOfType<IntegerAttr>("start").getInt();
+    int64_t end = op->getAttrOfType<IntegerAttr>("end").getInt();
+    int64_t step = op->getAttrOfType<IntegerAttr>("step").getInt();
+    // The larger tensor: slice's input, slice_scatter's result.
+    ArrayRef<int64_t> whole = shapeOf(scatter ? result : input);
+    StringRef kernelName = scatter ? "slice_scatter" : "slice";
+    if (builder.target() == Target::Cpu) {
+      int32_t kernel = builder.kernel(kernelName, filled(kCpuSlice, kernelName));
+      builder.addKernelStep(kernel,
+                            {KernelArg::buffer(input), KernelArg::buffer(result),
+                             shapeArg(whole), KernelArg::integer(axis),
+                             KernelArg::integer(start), KernelArg::integer(end),
+                             KernelArg::integer(step)},
+                            0, 0, 0);
+      return success();
+    }
+    int64_t outer, inner;
+    splitAt(whole, axis, outer, inner);
+    int64_t m = (end - start + step - 1) / step;
+    int32_t kernel = builder.kernel(
+        kernelName, filled(kCudaSlice, scatter ? "slice_scatter_kernel" : "slice_kernel"));
+    builder.addKernelStep(kernel,
+                          {KernelArg::buffer(input), KernelArg::buffer(result),
+                           KernelArg::integer(outer), KernelArg::integer(whole[axis]),
+                           KernelArg::integer(inner), KernelArg::integer(start),
+                           KernelArg::integer(step), KernelArg::integer(m)},
+                          gridStrideBlocks(numel(result)), 256, 1);
+    return success();
+  }
+
+private:
+  static LogicalResult emitConcat(ConcatOp op, ProgramBuilder &builder) {
+    Value result = op.getResult();
+    int64_t axis = op.getAxis();
+    ArrayRef<int64_t> shape = shapeOf(result);
+    size_t count = op.getInputs().size();
+    if (builder.target() == Target::Cpu) {
+      std::vector<KernelArg> args = {KernelArg::buffer(result),
+                                     KernelArg::integer(count)};
+      for (Value v : op.getInputs())
+        args.push_back(KernelArg::buffer(v));
+      for (Value v : op.getInputs())
+        args.push_back(KernelArg::integer(shapeOf(v)[axis]));
+      args.push_back(shapeArg(shape));
+      args.push_back(KernelArg::integer(axis));
+      builder.addKernelStep(builder.kernel("concat", kCpuConcat), args, 0, 0, 0);
+      return success();
+    }
+    int64_t outer, inner;
+    splitAt(shape, axis, outer, inner);
+    std::vector<KernelArg> args = {KernelArg::buffer(result)};
+    for (Value v : op.getInputs())
+      args.push_back(KernelArg::buffer(v));
+    for (Value v : op.getInputs())
+      args.push_back(KernelArg::integer(shapeOf(v)[axis]));
+    args.push_back(KernelArg::integer(outer));
+    args.push_back(KernelArg::integer(shape[axis]));
+    args.push_back(KernelArg::integer(inner));
+    builder.addKernelStep(builder.kernel("concat", cudaConcat(count)), args,
+                          gridStrideBlocks(numel(result)), 256, 1);
+    return success();
+  }
+};
+
+const SliceRecipe recipe;
+// Before the index recipe, which claims the whole index family.
+const RecipeRegistration registration(&recipe, 5);
+
+} // namespace
+
+} // namespace vouch::codegen

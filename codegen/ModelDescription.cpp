@@ -152,6 +152,31 @@ LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
   return model.emitOpError("has a data clause of unknown kind");
 }
 
+/// The values the ops reading integer field `v` accept (cross_entropy's
+/// labels: a class or its ignore_index), so the loader refuses others with
+/// the reason; views (reshape) of the field count as the field.
+void constrainIntegerField(Value v, rt::FieldInfo &field) {
+  SmallVector<Value> values{v};
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      const OpFacts *facts = findOpFacts(user->getName().stripDialect());
+      if (facts && facts->family == OpFamily::View) {
+        values.append(user->result_begin(), user->result_end());
+      } else if (auto ce = dyn_cast<CrossEntropyOp>(user)) {
+        int64_t classes =
+            cast<ShapedType>(ce.getLogits().getType()).getShape().back();
+        field.min_value = std::max<int64_t>(field.min_value, 0);
+        field.max_value = std::min<int64_t>(field.max_value, classes - 1);
+        field.also = ce.getIgnoreIndex();
+        field.use = "cross_entropy's labels (" + std::to_string(classes) +
+                    " classes, ignore_index " +
+                    std::to_string(ce.getIgnoreIndex()) + ")";
+      }
+    }
+  }
+}
+
 } // namespace
 
 FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
@@ -184,6 +209,8 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
                         integer ? rt::DType::I32 : rt::DType::Real, rowElems,
                         target});
     (target ? d.out_features : d.in_features) += rowElems;
+    if (integer)
+      constrainIntegerField(v, d.fields.back());
   }
 
   if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)))
@@ -242,7 +269,11 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
   for (const rt::FieldInfo &f : d.fields)
     out << "  d.fields.push_back({" << cppStringLiteral(f.name) << ", DType::"
         << (f.dtype == rt::DType::I32 ? "I32" : "Real") << ", " << f.row_elems
-        << ", " << (f.target ? "true" : "false") << "});\n";
+        << ", " << (f.target ? "true" : "false") << ", " << f.min_value
+        << "LL, " << f.max_value << "LL, "
+        << (f.also == INT64_MIN ? std::string("INT64_MIN")
+                                : std::to_string(f.also) + "LL")
+        << ", " << cppStringLiteral(f.use) << "});\n";
   out << "  d.batch = " << d.batch << ";\n"
       << "  d.in_features = " << d.in_features << ";\n"
       << "  d.out_features = " << d.out_features << ";\n";

@@ -14,6 +14,7 @@
 // second line of defence (importModel verifies the module it returns).
 //
 //===----------------------------------------------------------------------===//
+#include <cstdint>
 #include <algorithm>
 
 #include "frontend/Lowering.h"
@@ -45,6 +46,7 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"permute", &Lowering::lowerPermute},
       {"broadcast", &Lowering::lowerBroadcast},
       {"mse_loss", &Lowering::lowerMseLoss},
+      {"cross_entropy", &Lowering::lowerCrossEntropy},
       {"gelu", &Lowering::lowerGelu},
       {"slice", &Lowering::lowerSlice},
       {"concat", &Lowering::lowerConcat},
@@ -498,6 +500,43 @@ ExprValue Lowering::lowerBroadcast(const BuiltinCall &call) {
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
+
+// cross_entropy(logits, labels, ignore_index = -100) -> a rank-0 tensor;
+// labels are an i32 tensor (class indices).
+ExprValue Lowering::lowerCrossEntropy(const BuiltinCall &call) {
+  mlir::Value logits = tensorArg(call, 0);
+  const ExprValue &labelArg = call.args[1];
+  std::optional<int64_t> ignore = integerArg(call, 2);
+  mlir::Value labels;
+  if (!labelArg.isTensor()) {
+    error(labelArg.getLoc()) << call.opName() << " expects a tensor for "
+                             << call.paramName(1) << ", got "
+                             << labelArg.describe();
+  } else if (!labelArg.getTensorType().getElementType().isInteger(32)) {
+    error(labelArg.getLoc())
+        << call.opName() << " needs i32 class indices for "
+        << call.paramName(1) << ", got " << labelArg.getTensorType()
+        << " (declare the labels as i32, e.g. `target labels : i32[batch]`)";
+  } else {
+    labels = labelArg.getTensor();
+  }
+  if (!logits || !labels || !ignore)
+    return ExprValue::invalid();
+  if (*ignore < INT32_MIN || *ignore > INT32_MAX) {
+    error(call.args[2].getLoc()) << call.opName()
+                                 << ": ignore_index must fit in int32, got "
+                                 << *ignore;
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type = checkShapeRule(
+      call, CrossEntropyOp::inferResultType(typeOf(logits), typeOf(labels)));
+  if (!type)
+    return ExprValue::invalid();
+  auto op = builder.create<CrossEntropyOp>(getLoc(call.getLoc()), type, logits,
+                                           labels,
+                                           builder.getI64IntegerAttr(*ignore));
+  return ExprValue::tensor(op, call.getLoc());
+}
 
 // mse_loss(prediction, target) -> a rank-0 tensor.
 ExprValue Lowering::lowerMseLoss(const BuiltinCall &call) {

@@ -230,6 +230,7 @@ private:
   ExprValue lowerPermute(const BuiltinCall &call);
   ExprValue lowerBroadcast(const BuiltinCall &call);
   ExprValue lowerMseLoss(const BuiltinCall &call);
+  ExprValue lowerCrossEntropy(const BuiltinCall &call);
   ExprValue lowerGelu(const BuiltinCall &call);
   ExprValue lowerSlice(const BuiltinCall &call);
   ExprValue lowerConcat(const BuiltinCall &call);

@@ -34,6 +34,7 @@ def Vouch_Dialect : Dialect {
 // Every value the dialect computes with is a static-shape tensor.
 def Vouch_AnyTensor : StaticShapeTensorOf<[F32, F64, I32, I1]>;
 def Vouch_FloatTensor : StaticShapeTensorOf<[F32, F64]>;
+def Vouch_IntTensor : StaticShapeTensorOf<[I32]>;
 
 //===----------------------------------------------------------------------===//
 // The op table (ir/OpTable.h): what the stages outside ir/ know about an op

@@ -1333,6 +1333,60 @@ LogicalResult MseLossOp::buildVJP(OpBuilder &b, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
+// CrossEntropyOp, CrossEntropyGradOp
+//===----------------------------------------------------------------------===//
+
+// logits [..., C] (C >= 1), labels [...] of i32; a rank-0 result.
+InferredType CrossEntropyOp::inferResultType(RankedTensorType logits,
+                                             RankedTensorType labels) {
+  ArrayRef<int64_t> shape = logits.getShape();
+  if (shape.empty() || shape.back() < 1)
+    return InferredType::failure("logits " + quoted(logits) +
+                                 " need a class axis (last) of at least one "
+                                 "class");
+  if (labels.getShape() != shape.drop_back())
+    return InferredType::failure(
+        "labels " + quoted(labels) + " must have the shape of logits " +
+        quoted(logits) + " without its class axis");
+  if (!labels.getElementType().isInteger(32))
+    return InferredType::failure("labels " + quoted(labels) +
+                                 " must be i32 class indices");
+  return tensorLike(logits, {});
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyInferredType(*this, inferResultType(tensorOf(getLogits()),
+                                                   tensorOf(getLabels())));
+}
+
+// l = mean over kept positions p of logsumexp(z_p) - z_p[y_p]:
+// dz_p = dl · (softmax(z_p) - onehot(y_p)) / kept, one fused op; the labels
+// are integers and get no gradient.
+LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                       SmallVectorImpl<Value> &grads) {
+  Value dz = b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(),
+                                          getLogits(), getLabels(), dy[0],
+                                          getIgnoreIndexAttr());
+  grads.append({dz, Value()});
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  InferredType loss = CrossEntropyOp::inferResultType(tensorOf(getLogits()),
+                                                      tensorOf(getLabels()));
+  if (!loss.type)
+    return emitOpError(loss.message);
+  if (getDloss().getType() != loss.type)
+    return emitOpError("dloss ")
+           << quoted(getDloss().getType()) << " must be " << quoted(loss.type);
+  if (getResult().getType() != getLogits().getType())
+    return emitOpError("result ")
+           << quoted(getResult().getType()) << " must be the logits' type "
+           << quoted(getLogits().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // TableGen'd op definitions
 //===----------------------------------------------------------------------===//
 

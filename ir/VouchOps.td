@@ -736,4 +736,71 @@ def Vouch_MseLossOp : Vouch_Op<"mse_loss", [Pure,
   let cpuEvidence = "cpu-kernels";
 }
 
+// The classifier's loss (llm.c's fused classifier split in two kernels: the
+// loss, and dlogits from the logits, never a probability tensor).
+def Vouch_CrossEntropyOp : Vouch_Op<"cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Mean softmax cross-entropy of logits against int32 class labels";
+  let description = [{
+    `logits` is `[..., C]`, `labels` the same shape without the class axis.
+    Positions whose label is `ignore_index` do not count; the result is the
+    mean over the others (NaN when every position is ignored, as PyTorch).
+    A label outside [0, C) that is not `ignore_index` gives NaN (the data
+    loader refuses such labels before training).
+
+    ```mlir
+    %l = vouch.cross_entropy %logits, %labels {ignore_index = -100 : i64}
+        : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$logits, Vouch_IntTensor:$labels,
+                       I64Attr:$ignore_index);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType logits, ::mlir::RankedTensorType labels);
+  }];
+
+  let family = Vouch_Loss;
+  let formula = "mean over positions p with labels[p] ≠ ignore_index of "
+                "logsumexp(logits[p, :]) - logits[p, labels[p]]";
+  let builtin = "cross_entropy";
+  let builtinParams = "logits, labels, ignore_index = -100";
+  let cpuKernel = "vouch::rt::cross_entropy<T>";
+  let cpuEvidence = "golden-torch";
+  let cudaKernelSource = "codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/classifier.cuh";
+  let cudaKernel = "vouch::cross_entropy_kernel";
+}
+
+def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "The gradient of cross_entropy with respect to its logits";
+  let description = [{
+    Built by cross_entropy's VJP rule; `dloss` is the loss's rank-0
+    gradient.
+
+    ```mlir
+    %d = vouch.cross_entropy_grad %logits, %labels, %dl {ignore_index = -100 : i64}
+        : (tensor<4x10xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$logits, Vouch_IntTensor:$labels,
+                       Vouch_FloatTensor:$dloss, I64Attr:$ignore_index);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$logits `,` $labels `,` $dloss attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Loss;
+  let formula = "dloss · (softmax(logits[p, :]) - onehot(labels[p])) / "
+                "(positions not ignored), 0 on ignored positions";
+  let cpuKernel = "vouch::rt::cross_entropy_grad<T>";
+  let cpuEvidence = "golden-torch";
+  let cudaKernelSource = "codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/classifier.cuh";
+  let cudaKernel = "vouch::cross_entropy_grad_kernel";
+}
+
 #endif // VOUCH_OPS_TD

@@ -124,6 +124,43 @@ void forEachReduced(const HostTensor &x, ArrayRef<int64_t> axes,
   }
 }
 
+/// cross_entropy in float64 over rows of the last axis: the mean loss, and,
+/// when `dz` is given, dloss · (softmax - onehot) / kept into it (0 on ignored
+/// rows). A label that is not a class gives NaN, as the kernels do.
+HostTensor crossEntropy(const HostTensor &logits, const HostTensor &labels,
+                        int64_t ignore, HostTensor *dz, double dloss = 0) {
+  const int64_t classes = logits.shape.back();
+  const int64_t rows = static_cast<int64_t>(labels.data.size());
+  int64_t kept = 0;
+  for (double l : labels.data)
+    kept += static_cast<int64_t>(l) != ignore;
+  if (dz)
+    dz->data.assign(logits.data.size(), 0.0);
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t label = static_cast<int64_t>(labels.data[r]);
+    if (label == ignore)
+      continue;
+    const double *z = logits.data.data() + r * classes;
+    if (label < 0 || label >= classes) {
+      sum = std::nan("");
+      if (dz)
+        std::fill_n(dz->data.begin() + r * classes, classes, std::nan(""));
+      continue;
+    }
+    double max = *std::max_element(z, z + classes), total = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      total += std::exp(z[c] - max);
+    sum += std::log(total) + max - z[label];
+    if (dz)
+      for (int64_t c = 0; c < classes; ++c)
+        dz->data[r * classes + c] =
+            dloss * (std::exp(z[c] - max) / total - (c == label ? 1.0 : 0.0)) /
+            static_cast<double>(kept);
+  }
+  return HostTensor{{}, {sum / static_cast<double>(kept)}};
+}
+
 HostTensor reduceSum(const HostTensor &x, ArrayRef<int64_t> axes,
                      Value result) {
   HostTensor y = zerosLike(result);
@@ -305,6 +342,20 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
                 sum += (p.data[i] - t.data[i]) * (p.data[i] - t.data[i]);
               values[o.getResult()] =
                   HostTensor{{}, {sum / static_cast<double>(p.data.size())}};
+              return success();
+            })
+            .Case([&](CrossEntropyOp o) {
+              values[o.getResult()] = crossEntropy(
+                  get(o.getLogits()), get(o.getLabels()), o.getIgnoreIndex(),
+                  nullptr);
+              return success();
+            })
+            .Case([&](CrossEntropyGradOp o) {
+              HostTensor dz{get(o.getLogits()).shape, {}};
+              crossEntropy(get(o.getLogits()), get(o.getLabels()),
+                           o.getIgnoreIndex(), &dz,
+                           get(o.getDloss()).data[0]);
+              values[o.getResult()] = dz;
               return success();
             })
             .Case([&](LossOp o) {

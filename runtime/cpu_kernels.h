@@ -266,6 +266,66 @@ T mse_loss(int64_t n, const T* pred, const T* target) {
   return acc / T(n);
 }
 
+// The classifier: rows of C logits, one int32 label per row.
+// logsumexp(z) - z[label] of one row, with the max shift; NaN when `label` is not
+// a class (the loader refuses such data; a computed label must not pass silently).
+template <class T>
+T cross_entropy_row(int64_t classes, const T* z, int32_t label) {
+  if (label < 0 || label >= classes) return std::numeric_limits<T>::quiet_NaN();
+  T max = z[0];
+  for (int64_t c = 1; c < classes; c++)
+    if (z[c] > max || z[c] != z[c]) max = z[c];
+  T sum = T(0);
+  for (int64_t c = 0; c < classes; c++) sum += std::exp(z[c] - max);
+  return std::log(sum) + max - z[label];
+}
+
+// Rows whose label is not ignore_index.
+inline int64_t cross_entropy_kept(int64_t rows, const int32_t* labels, int64_t ignore_index) {
+  int64_t kept = 0;
+  for (int64_t r = 0; r < rows; r++) kept += labels[r] != ignore_index;
+  return kept;
+}
+
+// Mean over the kept rows of cross_entropy_row, summed left to right (0/0 = NaN when
+// every row is ignored, as PyTorch).
+template <class T>
+T cross_entropy(int64_t rows, int64_t classes, const T* logits, const int32_t* labels,
+                int64_t ignore_index) {
+  T sum = T(0);
+  for (int64_t r = 0; r < rows; r++)
+    if (labels[r] != ignore_index) sum += cross_entropy_row(classes, logits + r * classes, labels[r]);
+  return sum / T(cross_entropy_kept(rows, labels, ignore_index));
+}
+
+// dz[r, c] = dloss · (softmax(z[r])[c] - [c == label[r]]) / kept; 0 on ignored rows,
+// NaN on a row whose label is not a class.
+template <class T>
+void cross_entropy_grad(int64_t rows, int64_t classes, const T* logits, const int32_t* labels,
+                        T dloss, int64_t ignore_index, T* dz) {
+  const T scale = dloss / T(cross_entropy_kept(rows, labels, ignore_index));
+  for (int64_t r = 0; r < rows; r++) {
+    const T* z = logits + r * classes;
+    T* d = dz + r * classes;
+    const int32_t label = labels[r];
+    if (label == ignore_index) {
+      for (int64_t c = 0; c < classes; c++) d[c] = T(0);
+      continue;
+    }
+    if (label < 0 || label >= classes) {
+      for (int64_t c = 0; c < classes; c++) d[c] = std::numeric_limits<T>::quiet_NaN();
+      continue;
+    }
+    T max = z[0];
+    for (int64_t c = 1; c < classes; c++)
+      if (z[c] > max || z[c] != z[c]) max = z[c];
+    T sum = T(0);
+    for (int64_t c = 0; c < classes; c++) sum += std::exp(z[c] - max);
+    for (int64_t c = 0; c < classes; c++)
+      d[c] = scale * (std::exp(z[c] - max) / sum - (c == label ? T(1) : T(0)));
+  }
+}
+
 }  // namespace vouch::rt
 
 // The scalar helpers emitted pointwise formulas call: gelu's formula and derivative,

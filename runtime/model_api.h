@@ -60,6 +60,12 @@ struct FieldInfo {
   DType dtype = DType::Real;  // Real: the run's element type; I32: int32 in every run
   int64_t row_elems = 1;      // elements per row (the product of the axes after batch)
   bool target = false;
+  // I32 fields: the values the model's ops accept, [min_value, max_value] or
+  // `also` (an ignore_index); `use` says why ("cross_entropy's labels (10 classes)").
+  // The loader refuses any other value before training.
+  int64_t min_value = INT32_MIN, max_value = INT32_MAX;
+  int64_t also = INT64_MIN;  // INT64_MIN: none
+  std::string use;
 };
 
 struct ModelDescription {

@@ -37,6 +37,13 @@ Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
             return Status::Error(d.description + ": field '" + f.name + "' is i32, but row " +
                                  std::to_string(r) + " holds " + format_double(v) +
                                  " (not an integer in the int32 range)");
+          const int64_t i = int64_t(v);
+          if ((i < f.min_value || i > f.max_value) && i != f.also)
+            return Status::Error(
+                d.description + ": field '" + f.name + "', row " + std::to_string(r) +
+                " holds " + std::to_string(i) + ", but it is " + f.use + ": " +
+                std::to_string(f.min_value) + ".." + std::to_string(f.max_value) +
+                (f.also != INT64_MIN ? " or " + std::to_string(f.also) : std::string()));
         }
     }
     col += f.row_elems;

@@ -39,6 +39,8 @@ struct GradCase {
   std::string body;  ///< ops computing %out from the params
   std::vector<int64_t> outShape;
   double atol, rtol; ///< declared tolerance for this case
+  /// Fixed feeds of targets the body declares (integer labels, say).
+  std::map<std::string, vouch::HostTensor> fixed = {};
 };
 
 std::string tensorType(const std::vector<int64_t> &shape) {
@@ -242,6 +244,12 @@ const std::vector<GradCase> &cases() {
       {"mse_loss", {{"p", {3, 2}}, {"t", {3, 2}}},
        "  %out = vouch.mse_loss %p, %t : (tensor<3x2xf64>, tensor<3x2xf64>) -> tensor<f64>",
        {}, 1e-8, 1e-7},
+      // Rows [2, 3] of 4 classes; label -100 (row 1, 1) is ignored: its
+      // logits get exactly zero gradient, checked like every other entry.
+      {"cross_entropy", {{"z", {2, 3, 4}}},
+       "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
+       "  %out = vouch.cross_entropy %z, %labels {ignore_index = -100 : i64} : (tensor<2x3x4xf64>, tensor<2x3xi32>) -> tensor<f64>",
+       {}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 3, 1, 2, -100, 0}}}}},
   };
   return all;
 }
@@ -273,6 +281,8 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
   std::mt19937_64 rng(GetParam() + 2026);
   std::map<std::string, vouch::HostTensor> feeds;
   feeds["r"] = randomTensor(c.outShape, rng);
+  for (const auto &[name, tensor] : c.fixed)
+    feeds[name] = tensor;
   for (const Param &p : c.params)
     feeds[p.name] = randomTensor(p.shape, rng);
 

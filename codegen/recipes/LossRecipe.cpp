@@ -1,7 +1,8 @@
-//===- LossRecipe.cpp - mse_loss --------------------------------*- C++ -*-===//
+//===- LossRecipe.cpp - mse_loss, cross_entropy(_grad) ----------*- C++ -*-===//
 //
-// cuda: runtime/cuda/kernels/loss.cuh, one block with a fixed-order tree.
-// cpu: runtime/cpu_kernels.h's mse_loss (a left fold).
+// cuda: runtime/cuda/kernels/loss.cuh (mse_loss) and classifier.cuh
+// (cross_entropy, cross_entropy_grad), fixed-order trees, no atomics.
+// cpu: runtime/cpu_kernels.h's mse_loss, cross_entropy, cross_entropy_grad.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -29,6 +30,41 @@ extern "C" __global__ void @NAME@_f64(const double* pred, const double* target, 
 }
 )cu";
 
+const char *kCrossEntropyCpu = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  static_cast<T*>(args[2].ptr)[0] = vouch::rt::cross_entropy<T>(
+      args[3].i, args[4].i, static_cast<const T*>(args[0].ptr),
+      static_cast<const int32_t*>(args[1].ptr), args[5].i);
+}
+)cpp";
+
+const char *kCrossEntropyCuda = R"cu(#include "classifier.cuh"
+extern "C" __global__ void @NAME@_f32(const float* logits, const int* labels, float* out, long long rows, long long classes, long long ignore_index) {
+  vouch::cross_entropy_kernel<float>(logits, labels, out, rows, classes, ignore_index);
+}
+extern "C" __global__ void @NAME@_f64(const double* logits, const int* labels, double* out, long long rows, long long classes, long long ignore_index) {
+  vouch::cross_entropy_kernel<double>(logits, labels, out, rows, classes, ignore_index);
+}
+)cu";
+
+const char *kCrossEntropyGradCpu = R"cpp(template <class T>
+void @NAME@(const vouch::rt::ArgValue* args) {
+  vouch::rt::cross_entropy_grad<T>(
+      args[4].i, args[5].i, static_cast<const T*>(args[0].ptr),
+      static_cast<const int32_t*>(args[1].ptr), static_cast<const T*>(args[2].ptr)[0],
+      args[6].i, static_cast<T*>(args[3].ptr));
+}
+)cpp";
+
+const char *kCrossEntropyGradCuda = R"cu(#include "classifier.cuh"
+extern "C" __global__ void @NAME@_f32(const float* logits, const int* labels, const float* dloss, float* dlogits, long long rows, long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
+}
+extern "C" __global__ void @NAME@_f64(const double* logits, const int* labels, const double* dloss, double* dlogits, long long rows, long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
+}
+)cu";
+
 class LossRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "loss"; }
@@ -36,8 +72,39 @@ public:
 
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
-    auto op = cast<MseLossOp>(group.ops.front());
     bool cuda = builder.target() == Target::Cuda;
+    Operation *first = group.ops.front();
+    if (auto ce = dyn_cast<CrossEntropyOp>(first)) {
+      int64_t classes = cast<ShapedType>(ce.getLogits().getType()).getShape().back();
+      int32_t kernel = builder.kernel(
+          "cross_entropy", cuda ? kCrossEntropyCuda : kCrossEntropyCpu);
+      builder.addKernelStep(kernel,
+                            {KernelArg::buffer(ce.getLogits()),
+                             KernelArg::buffer(ce.getLabels()),
+                             KernelArg::buffer(ce.getResult()),
+                             KernelArg::integer(numel(ce.getLabels())),
+                             KernelArg::integer(classes),
+                             KernelArg::integer(ce.getIgnoreIndex())},
+                            cuda ? 1 : 0, cuda ? 256 : 0, cuda ? 1 : 0);
+      return success();
+    }
+    if (auto grad = dyn_cast<CrossEntropyGradOp>(first)) {
+      int64_t rows = numel(grad.getLabels());
+      int64_t classes = cast<ShapedType>(grad.getLogits().getType()).getShape().back();
+      int32_t kernel = builder.kernel("cross_entropy_grad", cuda ? kCrossEntropyGradCuda
+                                                                 : kCrossEntropyGradCpu);
+      builder.addKernelStep(kernel,
+                            {KernelArg::buffer(grad.getLogits()),
+                             KernelArg::buffer(grad.getLabels()),
+                             KernelArg::buffer(grad.getDloss()),
+                             KernelArg::buffer(grad.getResult()),
+                             KernelArg::integer(rows), KernelArg::integer(classes),
+                             KernelArg::integer(grad.getIgnoreIndex())},
+                            cuda ? uint32_t(std::min<int64_t>(rows, 65535)) : 0,
+                            cuda ? 256 : 0, cuda ? 1 : 0);
+      return success();
+    }
+    auto op = cast<MseLossOp>(first);
     int32_t kernel = builder.kernel("mse_loss", cuda ? kCudaSource : kCpuSource);
     builder.addKernelStep(kernel,
                           {KernelArg::buffer(op.getPrediction()),

@@ -141,7 +141,13 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.concat` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.concat` handles rank ≤ 8
   %concat = vouch.concat %a, %a axis 8 {vouch.capsule = "native_cuda.concat", vouch.kernel = "bounds_concat"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x4xf32>
+  %labels = vouch.target "labels" : tensor<1x1x1x1x1x1x1x1xi32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cross_entropy` handles rank ≤ 8
+  %ce = vouch.cross_entropy %a, %labels {ignore_index = -100 : i64, vouch.capsule = "native_cuda.cross_entropy", vouch.kernel = "bounds_cross_entropy"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1xi32>) -> tensor<f32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cross_entropy_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cross_entropy_grad` handles rank ≤ 8
+  %ce_grad = vouch.cross_entropy_grad %a, %labels, %ce {ignore_index = -100 : i64, vouch.capsule = "native_cuda.cross_entropy_grad", vouch.kernel = "bounds_cross_entropy_grad"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1xi32>, tensor<f32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 81 failed obligations (shape ×76, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 84 failed obligations (shape ×79, uint32-abi ×5)

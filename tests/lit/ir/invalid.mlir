@@ -127,6 +127,37 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// cross_entropy: labels are the logits' shape without the class axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %y = vouch.target "y" : tensor<2x4xi32>
+  // expected-error @+1 {{'vouch.cross_entropy' op labels 'tensor<2x4xi32>' must have the shape of logits 'tensor<2x3x4xf32>' without its class axis}}
+  %l = vouch.cross_entropy %z, %y {ignore_index = -100 : i64} : (tensor<2x3x4xf32>, tensor<2x4xi32>) -> tensor<f32>
+}
+
+// -----
+
+// cross_entropy: the logits need a class axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<f32>
+  %y = vouch.target "y" : tensor<i32>
+  // expected-error @+1 {{'vouch.cross_entropy' op logits 'tensor<f32>' need a class axis (last) of at least one class}}
+  %l = vouch.cross_entropy %z, %y {ignore_index = -100 : i64} : (tensor<f32>, tensor<i32>) -> tensor<f32>
+}
+
+// -----
+
+// cross_entropy_grad: dloss is the loss's rank-0 type.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x4xf32>
+  %y = vouch.target "y" : tensor<2xi32>
+  %d = vouch.fill 1.0 : tensor<2xf32>
+  // expected-error @+1 {{'vouch.cross_entropy_grad' op dloss 'tensor<2xf32>' must be 'tensor<f32>'}}
+  %g = vouch.cross_entropy_grad %z, %y, %d {ignore_index = -100 : i64} : (tensor<2x4xf32>, tensor<2xi32>, tensor<2xf32>) -> tensor<2x4xf32>
+}
+
+// -----
+
 // mse_loss compares equal shapes.
 vouch.model "m" attributes {batch = 1 : i64} {
   %p = vouch.fill 1.0 : tensor<2x1xf32>

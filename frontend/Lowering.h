@@ -230,6 +230,8 @@ private:
   ExprValue lowerPermute(const BuiltinCall &call);
   ExprValue lowerBroadcast(const BuiltinCall &call);
   ExprValue lowerMseLoss(const BuiltinCall &call);
+  ExprValue lowerSoftmax(const BuiltinCall &call);
+  ExprValue lowerLayerNorm(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,

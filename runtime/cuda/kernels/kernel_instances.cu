@@ -9,10 +9,12 @@
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
 #include "executor.cuh"
 #include "index.cuh"
+#include "layernorm.cuh"
 #include "loss.cuh"
 #include "matmul.cuh"
 #include "pointwise.cuh"
 #include "reduce.cuh"
+#include "softmax.cuh"
 
 // ------------------------------------------------------------ pointwise (generated)
 
@@ -168,6 +170,47 @@ extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long 
 extern "C" __global__ void lab_column_sum_f64(const double* in, double* out, long long rows,
                                               long long cols, long long divisor) {
   vouch::column_sum_kernel<double>(in, out, rows, cols, divisor);
+}
+
+// ---------------------------------------------------------------------- normalizations
+
+extern "C" __global__ void lab_softmax_f32(const float* in, float* out, long long outer,
+                                           long long n, long long inner, long long take_log) {
+  vouch::softmax_kernel<float>(in, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_softmax_f64(const double* in, double* out, long long outer,
+                                           long long n, long long inner, long long take_log) {
+  vouch::softmax_kernel<double>(in, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_softmax_grad_f32(const float* grad, const float* output,
+                                                float* out, long long outer, long long n,
+                                                long long inner, long long take_log) {
+  vouch::softmax_grad_kernel<float>(grad, output, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_softmax_grad_f64(const double* grad, const double* output,
+                                                double* out, long long outer, long long n,
+                                                long long inner, long long take_log) {
+  vouch::softmax_grad_kernel<double>(grad, output, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_layer_norm_f32(const float* x, const float* weight,
+                                              const float* bias, float* y, long long rows,
+                                              long long d, double eps) {
+  vouch::layer_norm_kernel<float>(x, weight, bias, y, rows, d, eps);
+}
+extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* weight,
+                                              const double* bias, double* y, long long rows,
+                                              long long d, double eps) {
+  vouch::layer_norm_kernel<double>(x, weight, bias, y, rows, d, eps);
+}
+extern "C" __global__ void lab_layer_norm_grad_f32(const float* grad, const float* x,
+                                                   const float* weight, float* dx,
+                                                   long long rows, long long d, double eps) {
+  vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, rows, d, eps);
+}
+extern "C" __global__ void lab_layer_norm_grad_f64(const double* grad, const double* x,
+                                                   const double* weight, double* dx,
+                                                   long long rows, long long d, double eps) {
+  vouch::layer_norm_grad_kernel<double>(grad, x, weight, dx, rows, d, eps);
 }
 
 // ------------------------------------------------------------------------------ loss

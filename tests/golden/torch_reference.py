@@ -103,19 +103,35 @@ def activations_forward(p, x):
     return f @ p["w3"].T + p["b3"]
 
 
+def norm_forward(p, x):
+    F = torch.nn.functional
+    h = x @ p["w1"].T + p["b1"]
+    a = F.layer_norm(h, [8], p["gain1"], p["b_shift1"], eps=1e-5)
+    sm = torch.softmax(a, dim=-1)
+    q = torch.log_softmax(a @ p["w2"].T + p["b2"], dim=1)
+    s = torch.softmax(h.reshape(-1, 2, 4), dim=-2).reshape(-1, 8)
+    r = F.layer_norm(h + 2 * sm, [8], eps=1e-3)
+    e = r + 0.5 * q * sm + s
+    return e @ p["w3"].T + p["b3"]
+
+
 MODELS = {
     # name: (forward, Adam learning rate, batch)
     "quickstart_mlp": (quickstart_forward, 0.03, 1),
     "residual_mlp": (residual_forward, 0.01, 5),
     "activations_mlp": (activations_forward, 0.01, 5),
+    "norm_mlp": (norm_forward, 0.01, 5),
 }
 
 
 def check_init(name, init, seed, report):
-    """Every xavier param equals the splitmix64 stream; zeros are zeros."""
+    """Every xavier param equals the splitmix64 stream; zeros are zeros, and
+    gains (layer_norm weights, named gain*) ones."""
     for index, (pname, tensor) in enumerate(init.items()):
         if pname.split(".")[-1].startswith("b"):
             expected = torch.zeros_like(tensor)
+        elif pname.split(".")[-1].startswith("gain"):
+            expected = torch.ones_like(tensor)
         else:
             expected = xavier(next_seed(seed, index), tensor.shape[0], tensor.shape[1])
         report("init " + pname, (tensor - expected).abs().max().item())

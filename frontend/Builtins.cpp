@@ -551,7 +551,7 @@ ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
     error(call.args[3].is(ExprValue::Kind::Absent) ? call.getLoc()
                                                    : call.args[3].getLoc())
         << call.opName() << ": eps must be a finite number ≥ 0, got "
-        << eps->value;
+        << eps->str();
     return ExprValue::invalid();
   }
   mlir::RankedTensorType type = checkShapeRule(

@@ -1314,7 +1314,7 @@ InferredType LayerNormOp::inferResultType(RankedTensorType input,
 
 static LogicalResult verifyEps(Operation *op, double eps) {
   if (!std::isfinite(eps) || eps < 0)
-    return op->emitOpError("eps must be a finite number ≥ 0, got ") << eps;
+    return op->emitOpError("eps must be a finite number ≥ 0, got ") << shown(eps);
   return success();
 }
 

@@ -40,42 +40,45 @@ uint32_t rowGrid(int64_t rows) {
   return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(rows, 4096)));
 }
 
+/// The element types of the cuda entry points and their suffixes.
+const std::pair<const char *, const char *> kCudaTypes[] = {{"float", "f32"},
+                                                            {"double", "f64"}};
+
 /// softmax / log_softmax (one tensor in) or their grads (grad, output in):
-/// the cpu source calling `call`, or the cuda instantiation of `kernel`.
+/// the cpu source calling `call`, or the cuda instantiation.
 std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &call) {
-  std::string ins = grad ? "const T* grad, const T* output" : "const T* in";
   if (!cuda) {
-    std::string args = grad ? "static_cast<const T*>(args[0].ptr), "
-                              "static_cast<const T*>(args[1].ptr), "
-                            : "static_cast<const T*>(args[0].ptr), ";
+    std::string ins = grad ? "static_cast<const T*>(args[0].ptr), "
+                             "static_cast<const T*>(args[1].ptr), "
+                           : "static_cast<const T*>(args[0].ptr), ";
     int k = grad ? 2 : 1;
     auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
     return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n  " +
-           call + "(" + args + "static_cast<T*>(" + at(0) + ".ptr), " + at(1) +
+           call + "(" + ins + "static_cast<T*>(" + at(0) + ".ptr), " + at(1) +
            ".i, " + at(2) + ".i, " + at(3) + ".i);\n}\n";
   }
   std::string source = "#include \"softmax.cuh\"\n";
-  for (const char *t : {"float", "double"}) {
-    std::string params = ins;
-    for (std::string from = "T*"; params.find(from) != std::string::npos;)
-      params.replace(params.find(from), 2, std::string(t) + "*");
-    std::string names = grad ? "grad, output" : "in";
-    source += std::string("extern \"C\" __global__ void @NAME@_") +
-              (t[0] == 'f' ? "f32" : "f64") + "(" + params + ", " + t +
+  for (auto [type, suffix] : kCudaTypes) {
+    std::string in = "const " + std::string(type) + "* ";
+    std::string params = grad ? in + "grad, " + in + "output" : in + "in";
+    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
+              params + ", " + type +
               "* out, long long outer, long long n, long long inner) {\n  vouch::" +
-              (grad ? "softmax_grad_kernel<" : "softmax_kernel<") + t + ">(" + names +
-              ", out, outer, n, inner, " + (log ? "true" : "false") + ");\n}\n";
+              (grad ? "softmax_grad_kernel<" : "softmax_kernel<") + type + ">(" +
+              (grad ? "grad, output" : "in") + ", out, outer, n, inner, " +
+              (log ? "true" : "false") + ");\n}\n";
   }
   return source;
 }
 
 /// layer_norm (x, [weight], [bias]) or layer_norm_grad (grad, x, [weight]):
-/// the operands given are parameters, the missing ones nullptr.
+/// the operands the op has are parameters, the others nullptr.
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
                             const std::string &call) {
-  std::vector<std::pair<std::string, bool>> ins =
-      grad ? std::vector<std::pair<std::string, bool>>{{"grad", true}, {"x", true}, {"weight", weight}}
-           : std::vector<std::pair<std::string, bool>>{{"x", true}, {"weight", weight}, {"bias", bias}};
+  using Operand = std::pair<std::string, bool>;
+  std::vector<Operand> ins =
+      grad ? std::vector<Operand>{{"grad", true}, {"x", true}, {"weight", weight}}
+           : std::vector<Operand>{{"x", true}, {"weight", weight}, {"bias", bias}};
   std::string out = grad ? "dx" : "y";
   if (!cuda) {
     std::string args;
@@ -89,17 +92,17 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
            ".i, " + at(2) + ".i, static_cast<T>(" + at(3) + ".real));\n}\n";
   }
   std::string source = "#include \"layernorm.cuh\"\n";
-  for (const char *t : {"float", "double"}) {
+  for (auto [type, suffix] : kCudaTypes) {
     std::string params, names;
     for (auto &[name, present] : ins) {
       if (present)
-        params += "const " + std::string(t) + "* " + name + ", ";
+        params += "const " + std::string(type) + "* " + name + ", ";
       names += (present ? name : std::string("nullptr")) + ", ";
     }
-    source += std::string("extern \"C\" __global__ void @NAME@_") +
-              (t[0] == 'f' ? "f32" : "f64") + "(" + params + t + "* " + out +
+    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
+              params + type + "* " + out +
               ", long long rows, long long d, double eps) {\n  vouch::" +
-              (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + t + ">(" +
+              (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + ">(" +
               names + out + ", rows, d, eps);\n}\n";
   }
   return source;

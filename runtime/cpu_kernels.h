@@ -224,7 +224,7 @@ T row_max(const T* x, int64_t n, int64_t inner) {
 }
 
 template <class T>
-void softmax_rows(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
+void softmax_rows(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool take_log) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       const T* x = in + o * n * inner + i;
@@ -234,22 +234,22 @@ void softmax_rows(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, 
       for (int64_t k = 0; k < n; k++) sum += std::exp(x[k * inner] - m);
       const T log_sum = std::log(sum);
       for (int64_t k = 0; k < n; k++)
-        y[k * inner] = log ? x[k * inner] - m - log_sum : std::exp(x[k * inner] - m) / sum;
+        y[k * inner] = take_log ? x[k * inner] - m - log_sum : std::exp(x[k * inner] - m) / sum;
     }
 }
 
 template <class T>
 void softmax_grad_rows(const T* grad, const T* output, T* out, int64_t outer, int64_t n,
-                       int64_t inner, bool log) {
+                       int64_t inner, bool take_log) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       const int64_t base = o * n * inner + i;
       const T* g = grad + base;
       const T* y = output + base;
       T s = T(0);
-      for (int64_t k = 0; k < n; k++) s += log ? g[k * inner] : g[k * inner] * y[k * inner];
+      for (int64_t k = 0; k < n; k++) s += take_log ? g[k * inner] : g[k * inner] * y[k * inner];
       for (int64_t k = 0; k < n; k++)
-        out[base + k * inner] = log ? g[k * inner] - std::exp(y[k * inner]) * s
+        out[base + k * inner] = take_log ? g[k * inner] - std::exp(y[k * inner]) * s
                                     : y[k * inner] * (g[k * inner] - s);
     }
 }

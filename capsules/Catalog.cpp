@@ -50,7 +50,7 @@ namespace {
 /// Whether the op sums (its numerical policy then fixes a reduction order).
 bool sums(OpFamily family) {
   return family == OpFamily::Reduction || family == OpFamily::Loss ||
-         family == OpFamily::Gemm;
+         family == OpFamily::Gemm || family == OpFamily::Normalization;
 }
 
 /// The evidence a table key names, or not-provided for an empty key.
@@ -126,6 +126,17 @@ NativeKernel nativeKernel(OpFamily family) {
             "bits); checked bit for bit by the kernel lab and against the cpu "
             "f64 reference by the GPU suite",
             ReductionOrder::LeftFold};
+  case OpFamily::Normalization:
+    return {{"codegen/recipes/NormalizationRecipe.cpp, "
+             "runtime/cuda/kernels/softmax.cuh, runtime/cuda/kernels/layernorm.cuh",
+             "vouch::softmax_kernel / vouch::softmax_grad_kernel / "
+             "vouch::layer_norm_kernel / vouch::layer_norm_grad_kernel",
+             nvrtc},
+            "one block per row, its statistics (max, sums) folded per thread "
+            "and combined in a fixed tree with no atomics, in the element type "
+            "(two runs give the same bits); compared with the cpu f64 "
+            "reference by the GPU suite",
+            ReductionOrder::FixedTree};
   case OpFamily::View:
     return {{"codegen/recipes/ViewRecipe.cpp", "",
              "no kernel: the result aliases the input's buffer"},

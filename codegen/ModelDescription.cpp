@@ -168,10 +168,10 @@ void constrainIntegerField(Value v, rt::FieldInfo &field) {
             cast<ShapedType>(ce.getLogits().getType()).getShape().back();
         field.min_value = std::max<int64_t>(field.min_value, 0);
         field.max_value = std::min<int64_t>(field.max_value, classes - 1);
-        field.also = ce.getIgnoreIndex();
+        field.also = static_cast<int64_t>(ce.getIgnoreIndex());
         field.use = "cross_entropy's labels (" + std::to_string(classes) +
                     " classes, ignore_index " +
-                    std::to_string(ce.getIgnoreIndex()) + ")";
+                    std::to_string(static_cast<int64_t>(ce.getIgnoreIndex())) + ")";
       }
     }
   }
@@ -213,6 +213,19 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
       constrainIntegerField(v, d.fields.back());
   }
 
+  // A classifier: the output is the logits of a cross_entropy whose labels
+  // are an integer field (then --eval prints the accuracy).
+  for (Operation &op : model.getBlock())
+    if (auto out = dyn_cast<OutputOp>(op))
+      for (Operation *user : out.getValue().getUsers())
+        if (auto ce = dyn_cast<CrossEntropyOp>(user))
+          for (auto [i, f] : llvm::enumerate(*fields))
+            if (f->getResult(0) == ce.getLabels() && ce.getLogits() == out.getValue() &&
+                cast<ShapedType>(ce.getLogits().getType()).getRank() == 2) {
+              d.label_field = static_cast<int32_t>(i);
+              d.classes = cast<ShapedType>(ce.getLogits().getType()).getShape().back();
+              d.ignore_index = static_cast<int64_t>(ce.getIgnoreIndex());
+            }
   if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)))
     return failure();
   return d;
@@ -293,7 +306,10 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
       << "  d.optimizer.weight_decay = " << exact(o.weight_decay) << ";\n"
       << "  d.optimizer.momentum = " << exact(o.momentum) << ";\n"
       << "  d.steps = " << d.steps << ";\n"
-      << "  d.log_every = " << d.log_every << ";\n  return d;\n}\n\n";
+      << "  d.log_every = " << d.log_every << ";\n"
+      << "  d.label_field = " << d.label_field << ";\n"
+      << "  d.classes = " << d.classes << ";\n"
+      << "  d.ignore_index = " << d.ignore_index << ";\n  return d;\n}\n\n";
   return out.str();
 }
 

@@ -130,7 +130,8 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
       desc.value = arg.integerValue;
       break;
     case rt::ArgDesc::Real:
-      llvm_unreachable("no recipe passes a real: KernelArg makes none");
+      desc.real = arg.realValue;
+      break;
     case rt::ArgDesc::Dims:
       desc.value = static_cast<int64_t>(ints_.size());
       desc.count = static_cast<int32_t>(arg.extents.size());

@@ -28,6 +28,8 @@ enum class Target { Cpu, Cuda };
 struct KernelArg {
   static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, {}, {}}; }
   static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, {}, {}}; }
+  /// A double (a kernel parameter `double`; layer_norm's eps).
+  static KernelArg real(double r) { return {rt::ArgDesc::Real, {}, 0, {}, {}, r}; }
   static KernelArg dims(llvm::ArrayRef<int64_t> extents,
                         llvm::ArrayRef<int64_t> strides) {
     return {rt::ArgDesc::Dims, {}, 0, {extents.begin(), extents.end()},
@@ -37,6 +39,7 @@ struct KernelArg {
   mlir::Value value;
   int64_t integerValue;
   std::vector<int64_t> extents, strides;
+  double realValue = 0;
 };
 
 class ProgramBuilder {

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include <cstdint>
 #include <algorithm>
+#include <cmath>
 
 #include "frontend/Lowering.h"
 #include "mlir/IR/Diagnostics.h"
@@ -50,6 +51,9 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"gelu", &Lowering::lowerGelu},
       {"slice", &Lowering::lowerSlice},
       {"concat", &Lowering::lowerConcat},
+      {"softmax", &Lowering::lowerSoftmax},
+      {"log_softmax", &Lowering::lowerSoftmax},
+      {"layer_norm", &Lowering::lowerLayerNorm},
   };
   for (const auto &s : special)
     if (s.op == op.mnemonic)
@@ -681,5 +685,70 @@ ExprValue Lowering::lowerConcat(const BuiltinCall &call) {
   if (inputs.size() == 1)
     return ExprValue::tensor(inputs.front(), call.getLoc());
   auto op = builder.create<ConcatOp>(getLoc(call.getLoc()), type, inputs, *dim);
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+// softmax(x, axis = -1), log_softmax(x, axis = -1): one axis, negative
+// counting from the end, becomes the op's `axis` attribute.
+ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
+  mlir::Value x = tensorArg(call, 0);
+  std::optional<Number> given = numberArg(call, 1);
+  if (!x || !given)
+    return ExprValue::invalid();
+  SMLoc axisLoc = call.args[1].is(ExprValue::Kind::Absent)
+                      ? call.getLoc()
+                      : call.args[1].getLoc();
+  std::optional<int64_t> integer = requireInteger(
+      *given, axisLoc, call.paramName(1) + " of " + call.opName(), INT64_MIN);
+  if (!integer)
+    return ExprValue::invalid();
+  mlir::RankedTensorType xt = typeOf(x);
+  std::optional<int64_t> axis = normalizeAxis(*integer, xt.getRank());
+  if (!axis) {
+    error(axisLoc) << call.opName() << ": axis " << *integer
+                   << " is out of range for " << xt << " (rank "
+                   << xt.getRank() << ")";
+    return ExprValue::invalid();
+  }
+  // Both ops share the rule (SoftmaxOp's is LogSoftmaxOp's).
+  mlir::RankedTensorType type =
+      checkShapeRule(call, SoftmaxOp::inferResultType(xt, *axis));
+  if (!type)
+    return ExprValue::invalid();
+  mlir::Value result = buildOp(
+      *call.spec.op, call.getLoc(), {x}, type,
+      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*axis))});
+  return ExprValue::tensor(result, call.getLoc());
+}
+
+// layer_norm(x, weight = none, bias = none, eps = 1e-5) over x's last axis.
+ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
+  bool hasWeight = !call.args[1].is(ExprValue::Kind::Absent);
+  bool hasBias = !call.args[2].is(ExprValue::Kind::Absent);
+  mlir::Value x = tensorArg(call, 0);
+  mlir::Value w = hasWeight ? tensorArg(call, 1) : mlir::Value();
+  mlir::Value b = hasBias ? tensorArg(call, 2) : mlir::Value();
+  std::optional<Number> eps = numberArg(call, 3);
+  if (!x || (hasWeight && !w) || (hasBias && !b) || !eps)
+    return ExprValue::invalid();
+  if (!std::isfinite(eps->value) || eps->value < 0) {
+    error(call.args[3].is(ExprValue::Kind::Absent) ? call.getLoc()
+                                                   : call.args[3].getLoc())
+        << call.opName() << ": eps must be a finite number ≥ 0, got "
+        << eps->str();
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type = checkShapeRule(
+      call, LayerNormOp::inferResultType(
+                typeOf(x), w ? typeOf(w) : mlir::RankedTensorType(),
+                b ? typeOf(b) : mlir::RankedTensorType()));
+  if (!type)
+    return ExprValue::invalid();
+  auto op = builder.create<LayerNormOp>(getLoc(call.getLoc()), type, x, w, b,
+                                        builder.getF64FloatAttr(eps->value));
   return ExprValue::tensor(op, call.getLoc());
 }

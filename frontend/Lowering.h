@@ -234,6 +234,8 @@ private:
   ExprValue lowerGelu(const BuiltinCall &call);
   ExprValue lowerSlice(const BuiltinCall &call);
   ExprValue lowerConcat(const BuiltinCall &call);
+  ExprValue lowerSoftmax(const BuiltinCall &call);
+  ExprValue lowerLayerNorm(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,

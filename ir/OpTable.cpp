@@ -15,6 +15,7 @@ std::string_view toString(OpFamily family) {
   case OpFamily::Reduction: return "reduction";
   case OpFamily::Loss: return "loss";
   case OpFamily::Gemm: return "gemm";
+  case OpFamily::Normalization: return "normalization";
   }
   return "";
 }

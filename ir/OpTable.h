@@ -30,6 +30,9 @@ enum class OpFamily {
   Reduction,  ///< sums over axes
   Loss,       ///< a rank-0 reduction of two operands (mse_loss)
   Gemm,       ///< matrix products on cuBLAS / cpu matmul (matmul, linear)
+  /// Each row along one axis normalised with its own sums (softmax,
+  /// log_softmax, layer_norm) and their gradients: one kernel per op.
+  Normalization,
 };
 
 std::string_view toString(OpFamily family);

@@ -51,6 +51,7 @@ def Vouch_Index : Vouch_OpFamily<"Index">;           // each result reads one in
 def Vouch_Reduction : Vouch_OpFamily<"Reduction">;   // sums over `axes`
 def Vouch_Loss : Vouch_OpFamily<"Loss">;             // rank-0 reduction of two
 def Vouch_Gemm : Vouch_OpFamily<"Gemm">;             // matrix products
+def Vouch_Normalization : Vouch_OpFamily<"Normalization">; // row-wise (softmax, layer_norm)
 
 // Every op of the dialect. Besides the usual ODS fields, a record sets the
 // facts of its row in the op table; ir/gen_op_table.py reads them (through

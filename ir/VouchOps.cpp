@@ -1371,6 +1371,48 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+// dz = dloss · k_p (softmax(z_p) - onehot(y_p)), k_p = [y_p kept] / kept.
+// Upstream g: dL/dz_p = dloss · k_p · softmax_grad(g_p, softmax(z_p)) (onehot
+// is constant), dL/ddloss = Σ g ⊙ cross_entropy_grad(z, y, 1). k_p is data:
+// with zero logits, cross_entropy_grad(0, y, 1)_p = k_p (1/C - onehot), whose
+// absolute values sum to k_p · 2(C-1)/C, so k is built from the labels by ops
+// (C = 1: the loss is constant, dz is 0, and so is its gradient).
+LogicalResult CrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  RankedTensorType zt = tensorOf(getLogits());
+  RankedTensorType lt = tensorOf(getDloss());
+  int64_t classAxis = zt.getRank() - 1, classes = zt.getShape().back();
+  Value one = b.create<FillOp>(loc, lt, b.getF64FloatAttr(1.0));
+  Value perUnit = b.create<CrossEntropyGradOp>(loc, zt, getLogits(), getLabels(),
+                                               one, getIgnoreIndexAttr());
+  Value ddloss = buildReduceSum(
+      b, loc, b.create<MulOp>(loc, zt, dy[0], perUnit),
+      llvm::to_vector(llvm::seq<int64_t>(0, zt.getRank())));
+  if (classes == 1) {
+    grads.append({b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0)), Value(),
+                  ddloss});
+    return success();
+  }
+  Value zero = b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0));
+  Value uniform = b.create<CrossEntropyGradOp>(loc, zt, zero, getLabels(), one,
+                                               getIgnoreIndexAttr());
+  Value absSum = buildReduceSum(b, loc, b.create<AbsOp>(loc, zt, uniform),
+                                {classAxis});
+  Value keep = buildScale(b, loc, absSum,
+                          double(classes) / (2.0 * double(classes - 1)));
+  Value p = b.create<SoftmaxOp>(loc, zt, getLogits(),
+                                b.getI64IntegerAttr(classAxis));
+  Value jvp = b.create<SoftmaxGradOp>(loc, zt, dy[0], p,
+                                      b.getI64IntegerAttr(classAxis));
+  auto rowDims = llvm::to_vector(llvm::seq<int64_t>(0, classAxis));
+  Value scale = b.create<MulOp>(
+      loc, zt, buildBroadcast(b, loc, keep, zt, rowDims),
+      buildBroadcast(b, loc, getDloss(), zt, {}));
+  grads.append({b.create<MulOp>(loc, zt, scale, jvp), Value(), ddloss});
+  return success();
+}
+
 LogicalResult CrossEntropyGradOp::verify() {
   InferredType loss = CrossEntropyOp::inferResultType(tensorOf(getLogits()),
                                                       tensorOf(getLabels()));
@@ -1392,3 +1434,273 @@ LogicalResult CrossEntropyGradOp::verify() {
 
 #define GET_OP_CLASSES
 #include "ir/VouchOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Normalizations: SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp,
+// LayerNormOp, LayerNormGradOp
+//===----------------------------------------------------------------------===//
+
+/// The VJP of f(inputs), f written as vouch ops by `build`: builds them, then
+/// applies their own VJP rules last to first (as vouch-autodiff does for the
+/// model) from `dy`, and appends one gradient per input (null where none
+/// flows). The second-order rules of the *_grad ops are this, so they are
+/// exactly as right as the first-order rules of the ops they are made of.
+static LogicalResult vjpThroughOps(OpBuilder &b, ValueRange inputs,
+                                   function_ref<Value()> build, Value dy,
+                                   SmallVectorImpl<Value> &grads) {
+  Block *block = b.getInsertionBlock();
+  Block::iterator point = b.getInsertionPoint();
+  Operation *before = point == block->begin() ? nullptr : &*std::prev(point);
+  Operation *stop = point == block->end() ? nullptr : &*point;
+  Value out = build();
+  SmallVector<Operation *> built;
+  for (Operation *op = before ? before->getNextNode() : &block->front();
+       op && op != stop; op = op->getNextNode())
+    built.push_back(op);
+  llvm::DenseMap<Value, Value> g;
+  g[out] = dy;
+  for (Operation *op : llvm::reverse(built)) {
+    Value gr = g.lookup(op->getResult(0));
+    auto vjp = dyn_cast<VJPOpInterface>(op);
+    if (!gr || !vjp) // a constant (fill) or off the path to `out`
+      continue;
+    SmallVector<Value> operandGrads;
+    if (failed(vjp.buildVJP(b, gr, operandGrads)))
+      return failure();
+    for (auto [operand, d] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!d)
+        continue;
+      Value &slot = g[operand];
+      slot = slot ? b.create<AddOp>(op->getLoc(), d.getType(), slot, d) : d;
+    }
+  }
+  for (Value input : inputs)
+    grads.push_back(g.lookup(input));
+  return success();
+}
+
+/// `value` summed along `axis` and broadcast back to its own shape.
+static Value rowSum(OpBuilder &b, Location loc, Value value, int64_t axis) {
+  return broadcastBackReduced(b, loc, buildReduceSum(b, loc, value, {axis}),
+                              tensorOf(value), {axis});
+}
+
+static InferredType inferRowType(RankedTensorType input, int64_t axis) {
+  if (input.getRank() < 1 || axis < 0 || axis >= input.getRank())
+    return InferredType::failure("axis " + std::to_string(axis) +
+                                     " is out of range for " + quoted(input) +
+                                     " (rank " +
+                                     std::to_string(input.getRank()) + ")",
+                                 /*argument=*/1);
+  return input;
+}
+
+InferredType SoftmaxOp::inferResultType(RankedTensorType input, int64_t axis) {
+  return inferRowType(input, axis);
+}
+LogicalResult SoftmaxOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), getAxis()));
+}
+// softmax: dx = y · (dy - Σ_axis dy·y), one softmax_grad op.
+LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SoftmaxGradOp>(getLoc(), getType(), dy[0],
+                                          getResult(), getAxisAttr()));
+  return success();
+}
+
+InferredType LogSoftmaxOp::inferResultType(RankedTensorType input,
+                                           int64_t axis) {
+  return inferRowType(input, axis);
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), getAxis()));
+}
+// log_softmax: dx = dy - exp(y) · Σ_axis dy, one log_softmax_grad op.
+LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                     SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<LogSoftmaxGradOp>(getLoc(), getType(), dy[0],
+                                             getResult(), getAxisAttr()));
+  return success();
+}
+
+static InferredType inferRowGradType(RankedTensorType grad,
+                                     RankedTensorType output, int64_t axis) {
+  if (grad != output)
+    return InferredType::failure("grad " + quoted(grad) +
+                                 " and output " + quoted(output) +
+                                 " must have one type");
+  return inferRowType(output, axis);
+}
+
+InferredType SoftmaxGradOp::inferResultType(RankedTensorType grad,
+                                            RankedTensorType output,
+                                            int64_t axis) {
+  return inferRowGradType(grad, output, axis);
+}
+LogicalResult SoftmaxGradOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getGrad()), tensorOf(getOutput()),
+                             getAxis()));
+}
+// dx = y · (g - Σ g·y) is linear in g and bilinear in (g, y): its VJP is
+// that of the same expression written as mul, reduce_sum, broadcast, sub.
+LogicalResult SoftmaxGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                      SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value g = getGrad(), y = getOutput();
+  Type t = getType();
+  int64_t axis = getAxis();
+  return vjpThroughOps(
+      b, {g, y},
+      [&]() -> Value {
+        Value s = rowSum(b, loc, b.create<MulOp>(loc, t, g, y), axis);
+        return b.create<MulOp>(loc, t, y, b.create<SubOp>(loc, t, g, s));
+      },
+      dy[0], grads);
+}
+
+InferredType LogSoftmaxGradOp::inferResultType(RankedTensorType grad,
+                                               RankedTensorType output,
+                                               int64_t axis) {
+  return inferRowGradType(grad, output, axis);
+}
+LogicalResult LogSoftmaxGradOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getGrad()), tensorOf(getOutput()),
+                             getAxis()));
+}
+// dx = g - exp(y) · Σ g, differentiated through those ops.
+LogicalResult LogSoftmaxGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                         SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value g = getGrad(), y = getOutput();
+  Type t = getType();
+  int64_t axis = getAxis();
+  return vjpThroughOps(
+      b, {g, y},
+      [&]() -> Value {
+        Value s = rowSum(b, loc, g, axis);
+        return b.create<SubOp>(
+            loc, t, g, b.create<MulOp>(loc, t, b.create<ExpOp>(loc, t, y), s));
+      },
+      dy[0], grads);
+}
+
+/// weight / bias of layer_norm: [D], D the input's last extent.
+static std::optional<InferredType>
+checkRowParam(RankedTensorType input, RankedTensorType param, StringRef what) {
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (param && (param.getRank() != 1 || param.getDimSize(0) != d))
+    return InferredType::failure(what.str() + " " + quoted(param) +
+                                 " does not match input " + quoted(input) +
+                                 ": expected [" + std::to_string(d) +
+                                 "] (the input's last extent)");
+  return std::nullopt;
+}
+
+InferredType LayerNormOp::inferResultType(RankedTensorType input,
+                                          RankedTensorType weight,
+                                          RankedTensorType bias) {
+  if (input.getRank() < 1)
+    return InferredType::failure("normalises the last axis of a tensor of "
+                                 "rank ≥ 1, got " + quoted(input));
+  for (auto [param, what] : {std::pair{weight, "weight"}, {bias, "bias"}})
+    if (std::optional<InferredType> wrong = checkRowParam(input, param, what))
+      return *wrong;
+  if (std::optional<InferredType> differ =
+          differingElementTypes({input, weight, bias}))
+    return *differ;
+  return input;
+}
+
+static LogicalResult verifyEps(Operation *op, double eps) {
+  if (!std::isfinite(eps) || eps < 0)
+    return op->emitOpError("eps must be a finite number ≥ 0, got ") << shown(eps);
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  Value w = getWeight(), bias = getBias();
+  if (failed(verifyEps(*this, getEps().convertToDouble())))
+    return failure();
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()),
+                             w ? tensorOf(w) : RankedTensorType(),
+                             bias ? tensorOf(bias) : RankedTensorType()));
+}
+
+/// The leading axes of `t` (all but the last): the rows of a layer norm.
+static SmallVector<int64_t> leadingAxes(RankedTensorType t) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, t.getRank() - 1));
+}
+
+// y = x̂ · w + b, x̂ normalised per row: dx = layer_norm_grad(dy, x, w) (one
+// op, the statistics recomputed); dw = Σ_rows dy · x̂, db = Σ_rows dy, with
+// x̂ a layer_norm without weight and bias (fixed-order column sums).
+LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                    SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value x = getInput(), w = getWeight(), bias = getBias();
+  RankedTensorType t = tensorOf(x);
+  grads.push_back(b.create<LayerNormGradOp>(loc, t, dy[0], x, w, getEpsAttr()));
+  if (w) {
+    Value xhat = b.create<LayerNormOp>(loc, t, x, Value(), Value(), getEpsAttr());
+    grads.push_back(buildReduceSum(b, loc, b.create<MulOp>(loc, t, dy[0], xhat),
+                                   leadingAxes(t)));
+  }
+  if (bias)
+    grads.push_back(buildReduceSum(b, loc, dy[0], leadingAxes(t)));
+  return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyEps(*this, getEps().convertToDouble())))
+    return failure();
+  RankedTensorType g = tensorOf(getGrad()), x = tensorOf(getInput());
+  if (g != x)
+    return emitOpError("grad ") << g << " and input " << x
+                                << " must have one type";
+  Value w = getWeight();
+  return verifyInferredType(
+      *this, LayerNormOp::inferResultType(
+                 x, w ? tensorOf(w) : RankedTensorType(), RankedTensorType()));
+}
+
+// The second-order rule: dx written out as reductions and pointwise ops
+// (mean, deviation, rstd = (var + eps)^-1/2, x̂, g = grad · weight, then
+// rstd · (g - mean(g) - x̂ · mean(g · x̂))) and differentiated through them.
+LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value grad = getGrad(), x = getInput(), w = getWeight();
+  RankedTensorType t = tensorOf(x);
+  int64_t last = t.getRank() - 1;
+  double inv = 1.0 / static_cast<double>(t.getDimSize(last));
+  double eps = getEps().convertToDouble();
+  SmallVector<Value> inputs{grad, x};
+  if (w)
+    inputs.push_back(w);
+  return vjpThroughOps(
+      b, inputs,
+      [&]() -> Value {
+        auto mean = [&](Value v) { return buildScale(b, loc, rowSum(b, loc, v, last), inv); };
+        Value xc = b.create<SubOp>(loc, t, x, mean(x));
+        Value var = mean(b.create<MulOp>(loc, t, xc, xc));
+        Value shifted = b.create<AddOp>(
+            loc, t, var, b.create<FillOp>(loc, t, b.getF64FloatAttr(eps)));
+        Value rstd = b.create<PowOp>(loc, t, shifted, b.getF64FloatAttr(-0.5));
+        Value xhat = b.create<MulOp>(loc, t, xc, rstd);
+        Value g = w ? b.create<MulOp>(loc, t, grad,
+                                      buildBroadcast(b, loc, w, t, {last}))
+                    : grad;
+        Value inner = b.create<SubOp>(
+            loc, t, b.create<SubOp>(loc, t, g, mean(g)),
+            b.create<MulOp>(loc, t, xhat,
+                            mean(b.create<MulOp>(loc, t, g, xhat))));
+        return b.create<MulOp>(loc, t, rstd, inner);
+      },
+      dy[0], grads);
+}

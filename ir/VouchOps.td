@@ -771,12 +771,13 @@ def Vouch_CrossEntropyOp : Vouch_Op<"cross_entropy", [Pure,
   let builtin = "cross_entropy";
   let builtinParams = "logits, labels, ignore_index = -100";
   let cpuKernel = "vouch::rt::cross_entropy<T>";
-  let cpuEvidence = "golden-torch";
+  let cpuEvidence = "golden-torch-digits";
   let cudaKernelSource = "codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/classifier.cuh";
   let cudaKernel = "vouch::cross_entropy_kernel";
 }
 
-def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure]> {
+def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "The gradient of cross_entropy with respect to its logits";
   let description = [{
     Built by cross_entropy's VJP rule; `dloss` is the loss's rank-0
@@ -798,9 +799,148 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure]> {
   let formula = "dloss · (softmax(logits[p, :]) - onehot(labels[p])) / "
                 "(positions not ignored), 0 on ignored positions";
   let cpuKernel = "vouch::rt::cross_entropy_grad<T>";
-  let cpuEvidence = "golden-torch";
+  let cpuEvidence = "golden-torch-digits";
   let cudaKernelSource = "codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/classifier.cuh";
   let cudaKernel = "vouch::cross_entropy_grad_kernel";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations: each row along one axis scaled by its own sums
+//===----------------------------------------------------------------------===//
+
+// softmax / log_softmax along `axis` (PyTorch's dim), shifted by the row's
+// maximum so exp never overflows. The VJPs are the *_grad ops below.
+class Vouch_RowSoftmaxOp<string mnemonic, string what, string claim>
+    : Vouch_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = what # " along `axis` (PyTorch's dim), max-shifted";
+  let description = [{
+    ```mlir
+    %p = vouch.}] # mnemonic # [{ %a axis 1 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `axis` $axis attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`axis` normalised).
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, int64_t axis);
+  }];
+
+  let family = Vouch_Normalization;
+  let formula = claim;
+  let builtin = mnemonic;
+  let builtinParams = "x, axis = -1";
+  let cpuKernel = "vouch::rt::" # mnemonic # "<T>";
+  let cpuEvidence = "cpu-kernels";
+}
+
+def Vouch_SoftmaxOp : Vouch_RowSoftmaxOp<"softmax", "Softmax",
+    "exp(x - max) / Σ exp(x - max) along `axis`">;
+def Vouch_LogSoftmaxOp : Vouch_RowSoftmaxOp<"log_softmax", "Log-softmax",
+    "x - max - ln Σ exp(x - max) along `axis`">;
+
+// Built by the VJPs of softmax / log_softmax only: `grad` is the gradient
+// of the result `output`; the result is the gradient of the input.
+class Vouch_RowSoftmaxGradOp<string mnemonic, string what, string claim>
+    : Vouch_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = what # "'s VJP along `axis`, from its result";
+  let description = [{
+    ```mlir
+    %dx = vouch.}] # mnemonic # [{ %dy, %p axis 1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$output,
+                       I64Attr:$axis);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $output `axis` $axis attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify().
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType grad, ::mlir::RankedTensorType output,
+        int64_t axis);
+  }];
+
+  let family = Vouch_Normalization;
+  let formula = claim;
+  let cpuKernel = "vouch::rt::" # mnemonic # "<T>";
+  let cpuEvidence = "cpu-kernels";
+}
+
+def Vouch_SoftmaxGradOp : Vouch_RowSoftmaxGradOp<"softmax_grad", "Softmax",
+    "output · (grad - Σ grad·output) along `axis`">;
+def Vouch_LogSoftmaxGradOp : Vouch_RowSoftmaxGradOp<"log_softmax_grad",
+    "Log-softmax", "grad - exp(output) · Σ grad along `axis`">;
+
+// torch.nn.functional.layer_norm(x, [D], weight, bias, eps) over the last
+// axis: biased variance, statistics in the element type.
+def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Layer normalisation over the last axis, optionally affine";
+  let description = [{
+    `input` is [..., D]; the optional `weight` and `bias` are [D]. Each row
+    r of D elements: y = (x - mean) / sqrt(var + eps) · weight + bias, var
+    the biased variance (mean of squared deviations).
+
+    ```mlir
+    %y = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input,
+                       Optional<Vouch_FloatTensor>:$weight,
+                       Optional<Vouch_FloatTensor>:$bias, F64Attr:$eps);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? `eps` $eps "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`weight`, `bias` may
+    /// be null).
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+        ::mlir::RankedTensorType bias);
+  }];
+
+  let family = Vouch_Normalization;
+  let formula = "(x - mean) / sqrt(var + eps) · weight + bias per row of the "
+                "last axis, var biased";
+  let builtin = "layer_norm";
+  let builtinParams = "x, weight = none, bias = none, eps = 1e-5";
+  let cpuKernel = "vouch::rt::layer_norm<T>";
+  let cpuEvidence = "cpu-kernels";
+}
+
+// Built by layer_norm's VJP only: the input gradient, the row statistics
+// recomputed from `input` exactly as the forward computed them.
+def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "layer_norm's input gradient over the last axis";
+  let description = [{
+    With x̂ = (x - mean) · rstd and g = grad · weight (grad without a
+    weight), each row: dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)).
+
+    ```mlir
+    %dx = vouch.layer_norm_grad %dy, %x weight %w eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input,
+                       Optional<Vouch_FloatTensor>:$weight, F64Attr:$eps);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input (`weight` $weight^)? `eps` $eps "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Normalization;
+  let formula = "rstd · (g - mean(g) - x̂ · mean(g · x̂)) per row of the last "
+                "axis, g = grad · weight";
+  let cpuKernel = "vouch::rt::layer_norm_grad<T>";
+  let cpuEvidence = "cpu-kernels";
 }
 
 #endif // VOUCH_OPS_TD

@@ -22,7 +22,7 @@ import re
 import sys
 
 FAMILIES = ["Structural", "Generator", "Pointwise", "View", "Index",
-            "Reduction", "Loss", "Gemm"]
+            "Reduction", "Loss", "Gemm", "Normalization"]
 CLAUSES = ["Initializer", "Optimizer", "DataSource"]
 
 

@@ -210,6 +210,113 @@ HostTensor sliceOrScatter(const HostTensor &x, int64_t axis, int64_t start,
   return y;
 }
 
+/// Calls f(offsets) for every row along `axis` of a tensor of `shape`: the n
+/// flat offsets of the row's elements, in order along the axis.
+void forEachRow(const std::vector<int64_t> &shape, int64_t axis,
+                llvm::function_ref<void(ArrayRef<int64_t>)> f) {
+  int64_t outer = 1, n = shape[axis], inner = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
+    if (i < axis)
+      outer *= shape[i];
+    if (i > axis)
+      inner *= shape[i];
+  }
+  std::vector<int64_t> row(n);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t k = 0; k < n; ++k)
+        row[k] = (o * n + k) * inner + i;
+      f(row);
+    }
+}
+
+/// softmax (or log_softmax) along `axis`, shifted by the row's maximum; a
+/// NaN in a row makes the row NaN.
+HostTensor softmax(const HostTensor &x, int64_t axis, bool log) {
+  HostTensor y = x;
+  forEachRow(x.shape, axis, [&](ArrayRef<int64_t> row) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t at : row)
+      if (std::isnan(x.data[at]) || x.data[at] > m)
+        m = std::isnan(m) ? m : x.data[at];
+    double sum = 0;
+    for (int64_t at : row)
+      sum += std::exp(x.data[at] - m);
+    for (int64_t at : row)
+      y.data[at] = log ? x.data[at] - m - std::log(sum)
+                       : std::exp(x.data[at] - m) / sum;
+  });
+  return y;
+}
+
+/// The VJP of softmax (y · (g - Σ g·y)) or log_softmax (g - exp(y) · Σ g)
+/// along `axis`, from the result y.
+HostTensor softmaxGrad(const HostTensor &g, const HostTensor &y, int64_t axis,
+                       bool log) {
+  HostTensor dx = g;
+  forEachRow(g.shape, axis, [&](ArrayRef<int64_t> row) {
+    double s = 0;
+    for (int64_t at : row)
+      s += log ? g.data[at] : g.data[at] * y.data[at];
+    for (int64_t at : row)
+      dx.data[at] = log ? g.data[at] - std::exp(y.data[at]) * s
+                        : y.data[at] * (g.data[at] - s);
+  });
+  return dx;
+}
+
+/// Each row of the last axis: its mean and 1 / sqrt(biased var + eps).
+void layerNormStats(ArrayRef<double> row, double eps, double &mean,
+                    double &rstd) {
+  mean = 0;
+  for (double v : row)
+    mean += v;
+  mean /= static_cast<double>(row.size());
+  double var = 0;
+  for (double v : row)
+    var += (v - mean) * (v - mean);
+  rstd = 1.0 / std::sqrt(var / static_cast<double>(row.size()) + eps);
+}
+
+HostTensor layerNorm(const HostTensor &x, const HostTensor *w,
+                     const HostTensor *b, double eps) {
+  HostTensor y = x;
+  size_t d = x.shape.back();
+  for (size_t r = 0; r < x.data.size() / d; ++r) {
+    double mean, rstd;
+    layerNormStats(ArrayRef(x.data).slice(r * d, d), eps, mean, rstd);
+    for (size_t k = 0; k < d; ++k)
+      y.data[r * d + k] = (x.data[r * d + k] - mean) * rstd *
+                              (w ? w->data[k] : 1.0) +
+                          (b ? b->data[k] : 0.0);
+  }
+  return y;
+}
+
+/// layer_norm's input gradient: rstd · (g - mean(g) - x̂ · mean(g · x̂)) per
+/// row, g = grad · weight.
+HostTensor layerNormGrad(const HostTensor &grad, const HostTensor &x,
+                         const HostTensor *w, double eps) {
+  HostTensor dx = x;
+  size_t d = x.shape.back();
+  for (size_t r = 0; r < x.data.size() / d; ++r) {
+    double mean, rstd;
+    layerNormStats(ArrayRef(x.data).slice(r * d, d), eps, mean, rstd);
+    double meanG = 0, meanGx = 0;
+    for (size_t k = 0; k < d; ++k) {
+      double g = grad.data[r * d + k] * (w ? w->data[k] : 1.0);
+      meanG += g / static_cast<double>(d);
+      meanGx += g * (x.data[r * d + k] - mean) * rstd / static_cast<double>(d);
+    }
+    for (size_t k = 0; k < d; ++k) {
+      double g = grad.data[r * d + k] * (w ? w->data[k] : 1.0);
+      double xhat = (x.data[r * d + k] - mean) * rstd;
+      dx.data[r * d + k] = rstd * (g - meanG - xhat * meanGx);
+    }
+  }
+  return dx;
+}
+
 float roundToF32(double v) { return static_cast<float>(v); }
 
 } // namespace
@@ -334,6 +441,40 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getResult()] = t;
               return success();
             })
+            .Case([&](SoftmaxOp o) {
+              values[o.getResult()] =
+                  softmax(get(o.getInput()), o.getAxis(), /*log=*/false);
+              return success();
+            })
+            .Case([&](LogSoftmaxOp o) {
+              values[o.getResult()] =
+                  softmax(get(o.getInput()), o.getAxis(), /*log=*/true);
+              return success();
+            })
+            .Case([&](SoftmaxGradOp o) {
+              values[o.getResult()] = softmaxGrad(
+                  get(o.getGrad()), get(o.getOutput()), o.getAxis(), false);
+              return success();
+            })
+            .Case([&](LogSoftmaxGradOp o) {
+              values[o.getResult()] = softmaxGrad(
+                  get(o.getGrad()), get(o.getOutput()), o.getAxis(), true);
+              return success();
+            })
+            .Case([&](LayerNormOp o) {
+              values[o.getResult()] = layerNorm(
+                  get(o.getInput()), o.getWeight() ? &get(o.getWeight()) : nullptr,
+                  o.getBias() ? &get(o.getBias()) : nullptr,
+                  o.getEps().convertToDouble());
+              return success();
+            })
+            .Case([&](LayerNormGradOp o) {
+              values[o.getResult()] = layerNormGrad(
+                  get(o.getGrad()), get(o.getInput()),
+                  o.getWeight() ? &get(o.getWeight()) : nullptr,
+                  o.getEps().convertToDouble());
+              return success();
+            })
             .Case([&](MseLossOp o) {
               const HostTensor &p = get(o.getPrediction());
               const HostTensor &t = get(o.getTarget());
@@ -346,14 +487,14 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             })
             .Case([&](CrossEntropyOp o) {
               values[o.getResult()] = crossEntropy(
-                  get(o.getLogits()), get(o.getLabels()), o.getIgnoreIndex(),
+                  get(o.getLogits()), get(o.getLabels()), static_cast<int64_t>(o.getIgnoreIndex()),
                   nullptr);
               return success();
             })
             .Case([&](CrossEntropyGradOp o) {
               HostTensor dz{get(o.getLogits()).shape, {}};
               crossEntropy(get(o.getLogits()), get(o.getLabels()),
-                           o.getIgnoreIndex(), &dz,
+                           static_cast<int64_t>(o.getIgnoreIndex()), &dz,
                            get(o.getDloss()).data[0]);
               values[o.getResult()] = dz;
               return success();

@@ -326,6 +326,137 @@ void cross_entropy_grad(int64_t rows, int64_t classes, const T* logits, const in
   }
 }
 
+// Row-wise normalisations along one axis. The axis has extent n; outer is the product
+// of the extents before it, inner of those after it. Row (o, i) is the n elements
+// (o * n + k) * inner + i, k = 0..n-1 (inner = 1 for the last axis). Statistics are
+// accumulated in T (f32 runs in f32, f64 runs in f64), each a left fold from k = 0.
+
+namespace kernel_detail {
+
+// The maximum of a row; NaN if an element is NaN (so the row comes out NaN, as in
+// PyTorch).
+template <class T>
+T row_max(const T* x, int64_t n, int64_t inner) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t k = 0; k < n; k++) {
+    const T v = x[k * inner];
+    if (m == m && !(v <= m)) m = v;
+  }
+  return m;
+}
+
+template <class T>
+void softmax_rows(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool take_log) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      const T* x = in + o * n * inner + i;
+      T* y = out + o * n * inner + i;
+      const T m = row_max(x, n, inner);
+      T sum = T(0);
+      for (int64_t k = 0; k < n; k++) sum += std::exp(x[k * inner] - m);
+      const T log_sum = std::log(sum);
+      for (int64_t k = 0; k < n; k++)
+        y[k * inner] = take_log ? x[k * inner] - m - log_sum : std::exp(x[k * inner] - m) / sum;
+    }
+}
+
+template <class T>
+void softmax_grad_rows(const T* grad, const T* output, T* out, int64_t outer, int64_t n,
+                       int64_t inner, bool take_log) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      const int64_t base = o * n * inner + i;
+      const T* g = grad + base;
+      const T* y = output + base;
+      T s = T(0);
+      for (int64_t k = 0; k < n; k++) s += take_log ? g[k * inner] : g[k * inner] * y[k * inner];
+      for (int64_t k = 0; k < n; k++)
+        out[base + k * inner] = take_log ? g[k * inner] - std::exp(y[k * inner]) * s
+                                    : y[k * inner] * (g[k * inner] - s);
+    }
+}
+
+// mean and 1 / sqrt(var + eps) of one contiguous row of d elements, var biased
+// (two passes: the mean, then the squared deviations from it).
+template <class T>
+void row_stats(const T* x, int64_t d, T eps, T& mean, T& rstd) {
+  T sum = T(0);
+  for (int64_t k = 0; k < d; k++) sum += x[k];
+  mean = sum / T(d);
+  T sq = T(0);
+  for (int64_t k = 0; k < d; k++) sq += (x[k] - mean) * (x[k] - mean);
+  rstd = T(1) / std::sqrt(sq / T(d) + eps);
+}
+
+}  // namespace kernel_detail
+
+// out = softmax of in along the axis (exp(x - max) / sum of exp(x - max) per row).
+template <class T>
+void softmax(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+  kernel_detail::softmax_rows(in, out, outer, n, inner, false);
+}
+// out = log_softmax of in along the axis (x - max - log(sum of exp(x - max)) per row).
+template <class T>
+void log_softmax(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+  kernel_detail::softmax_rows(in, out, outer, n, inner, true);
+}
+// softmax's VJP from its result y = output: out = y * (grad - sum over the row of grad*y).
+template <class T>
+void softmax_grad(const T* grad, const T* output, T* out, int64_t outer, int64_t n,
+                  int64_t inner) {
+  kernel_detail::softmax_grad_rows(grad, output, out, outer, n, inner, false);
+}
+// log_softmax's VJP from its result y: out = grad - exp(y) * sum over the row of grad.
+template <class T>
+void log_softmax_grad(const T* grad, const T* output, T* out, int64_t outer, int64_t n,
+                      int64_t inner) {
+  kernel_detail::softmax_grad_rows(grad, output, out, outer, n, inner, true);
+}
+
+// y = (x - mean) * rstd * weight + bias over each of `rows` contiguous rows of d
+// elements (torch.nn.functional.layer_norm over the last axis); weight and bias may
+// be null (then 1 and 0).
+template <class T>
+void layer_norm(const T* x, const T* weight, const T* bias, T* y, int64_t rows, int64_t d,
+                T eps) {
+  for (int64_t r = 0; r < rows; r++) {
+    const T* xr = x + r * d;
+    T mean, rstd;
+    kernel_detail::row_stats(xr, d, eps, mean, rstd);
+    for (int64_t k = 0; k < d; k++) {
+      T v = (xr[k] - mean) * rstd;
+      if (weight) v *= weight[k];
+      if (bias) v += bias[k];
+      y[r * d + k] = v;
+    }
+  }
+}
+
+// layer_norm's input gradient: with xhat = (x - mean) * rstd and g = grad * weight
+// (grad when weight is null), dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row.
+// The row statistics are recomputed exactly as layer_norm computes them.
+template <class T>
+void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, int64_t rows,
+                     int64_t d, T eps) {
+  for (int64_t r = 0; r < rows; r++) {
+    const T* xr = x + r * d;
+    const T* gr = grad + r * d;
+    T mean, rstd;
+    kernel_detail::row_stats(xr, d, eps, mean, rstd);
+    T sum_g = T(0), sum_gx = T(0);
+    for (int64_t k = 0; k < d; k++) {
+      const T g = weight ? gr[k] * weight[k] : gr[k];
+      sum_g += g;
+      sum_gx += g * (xr[k] - mean) * rstd;
+    }
+    for (int64_t k = 0; k < d; k++) {
+      const T g = weight ? gr[k] * weight[k] : gr[k];
+      const T xhat = (xr[k] - mean) * rstd;
+      dx[r * d + k] = rstd * (g - sum_g / T(d) - xhat * (sum_gx / T(d)));
+    }
+  }
+}
+
 }  // namespace vouch::rt
 
 // The scalar helpers emitted pointwise formulas call: gelu's formula and derivative,

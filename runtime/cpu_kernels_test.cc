@@ -300,5 +300,129 @@ TEST(CpuKernelsTest, MseLoss) {
   EXPECT_FLOAT_EQ(mse_loss<float>(2, pf.data(), tf.data()), 2.5f);
 }
 
+// Softmax family along the middle axis of [2, 3, 4] (strided rows) and the last one,
+// against loops written here: softmax_k = 1 / sum_j exp(x_j - x_k) (no max shift, no
+// shared code), log_softmax as its log, the VJPs through the explicit Jacobians
+// J_jk = y_j (delta_jk - y_k) and delta_jk - softmax_k. Tolerance 1e-12 (f64).
+TEST(CpuKernelsTest, SoftmaxFamilyAgainstJacobians) {
+  const double tol = 1e-12;
+  const int64_t D0 = 2, D1 = 3, D2 = 4;
+  std::vector<double> x = iota_values(D0 * D1 * D2, 0.3), g = iota_values(D0 * D1 * D2, -0.2);
+  for (int axis : {1, 2}) {
+    const int64_t n = axis == 1 ? D1 : D2, outer = axis == 1 ? D0 : D0 * D1,
+                  inner = axis == 1 ? D2 : 1;
+    std::vector<double> y(x.size()), ly(x.size()), dx(x.size()), ldx(x.size());
+    softmax<double>(x.data(), y.data(), outer, n, inner);
+    log_softmax<double>(x.data(), ly.data(), outer, n, inner);
+    softmax_grad<double>(g.data(), y.data(), dx.data(), outer, n, inner);
+    log_softmax_grad<double>(g.data(), ly.data(), ldx.data(), outer, n, inner);
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < inner; i++) {
+        auto at = [&](int64_t k) { return (o * n + k) * inner + i; };
+        std::vector<double> p(n);
+        for (int64_t k = 0; k < n; k++) {
+          double denom = 0;
+          for (int64_t j = 0; j < n; j++) denom += std::exp(x[at(j)] - x[at(k)]);
+          p[k] = 1.0 / denom;
+          EXPECT_NEAR(y[at(k)], p[k], tol) << "softmax axis " << axis << " k " << k;
+          EXPECT_NEAR(ly[at(k)], std::log(p[k]), tol) << "log_softmax axis " << axis;
+        }
+        for (int64_t k = 0; k < n; k++) {
+          double want = 0, lwant = 0;
+          for (int64_t j = 0; j < n; j++) {
+            want += g[at(j)] * p[j] * ((j == k ? 1.0 : 0.0) - p[k]);
+            lwant += g[at(j)] * ((j == k ? 1.0 : 0.0) - p[k]);
+          }
+          EXPECT_NEAR(dx[at(k)], want, tol) << "softmax_grad axis " << axis << " k " << k;
+          EXPECT_NEAR(ldx[at(k)], lwant, tol) << "log_softmax_grad axis " << axis;
+        }
+      }
+  }
+  // Large inputs do not overflow (the max shift); a NaN makes its row NaN only.
+  std::vector<double> big = {1000, 1001, std::nan(""), 0}, out(4);
+  softmax<double>(big.data(), out.data(), 2, 2, 1);
+  EXPECT_NEAR(out[0], 1 / (1 + std::exp(1.0)), tol);
+  EXPECT_NEAR(out[1], 1 / (1 + std::exp(-1.0)), tol);
+  EXPECT_TRUE(std::isnan(out[2]) && std::isnan(out[3]));
+}
+
+// layer_norm over the last axis with and without weight / bias, against mean and
+// biased variance computed here in long double; layer_norm_grad against the explicit
+// Jacobian dxhat_j/dx_k = rstd (delta_jk - 1/d - xhat_j xhat_k / d). Tolerance 1e-12.
+TEST(CpuKernelsTest, LayerNormAndItsGradient) {
+  const double tol = 1e-12, eps = 1e-5;
+  const int64_t rows = 3, d = 5;
+  std::vector<double> x = iota_values(rows * d, 0.7), g = iota_values(rows * d, 0.4);
+  std::vector<double> w = {0.5, -1.0, 2.0, 1.5, 0.25}, b = {0.1, 0.2, -0.3, 0.0, 1.0};
+  for (bool affine : {false, true}) {
+    std::vector<double> y(x.size()), dx(x.size());
+    layer_norm<double>(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr,
+                       y.data(), rows, d, eps);
+    layer_norm_grad<double>(g.data(), x.data(), affine ? w.data() : nullptr, dx.data(), rows,
+                            d, eps);
+    for (int64_t r = 0; r < rows; r++) {
+      long double mean = 0, var = 0;
+      for (int64_t k = 0; k < d; k++) mean += x[r * d + k];
+      mean /= d;
+      for (int64_t k = 0; k < d; k++) var += (x[r * d + k] - mean) * (x[r * d + k] - mean);
+      var /= d;
+      const double rstd = double(1 / std::sqrt(var + eps));
+      std::vector<double> xhat(d);
+      for (int64_t k = 0; k < d; k++) {
+        xhat[k] = double((x[r * d + k] - mean) * rstd);
+        const double want = affine ? xhat[k] * w[k] + b[k] : xhat[k];
+        EXPECT_NEAR(y[r * d + k], want, tol) << "layer_norm row " << r << " k " << k;
+      }
+      for (int64_t k = 0; k < d; k++) {
+        double want = 0;
+        for (int64_t j = 0; j < d; j++)
+          want += g[r * d + j] * (affine ? w[j] : 1.0) * rstd *
+                  ((j == k ? 1.0 : 0.0) - 1.0 / d - xhat[j] * xhat[k] / d);
+        EXPECT_NEAR(dx[r * d + k], want, tol) << "layer_norm_grad row " << r << " k " << k;
+      }
+    }
+  }
+}
+
+// cross_entropy<T> and cross_entropy_grad<T> against long-double arithmetic written
+// without the max shift (small logits: no overflow): an ignored row counts in neither,
+// a label out of range makes the loss and its row NaN, every row ignored gives NaN.
+TEST(CpuKernelsTest, CrossEntropyAndItsGradient) {
+  const int64_t rows = 4, classes = 3, ignore = -100;
+  const std::vector<double> z = {0.5, -1.0, 2.0, 0.1, 0.2, 0.3, -2.0, 1.5, 0.0, 1.0, 1.0, 1.0};
+  const std::vector<int32_t> labels = {2, 0, -100, 1};
+  long double want = 0;
+  std::vector<long double> softmax(z.size());
+  for (int64_t r = 0; r < rows; r++) {
+    long double sum = 0;
+    for (int64_t c = 0; c < classes; c++) sum += std::exp((long double)z[r * classes + c]);
+    for (int64_t c = 0; c < classes; c++)
+      softmax[r * classes + c] = std::exp((long double)z[r * classes + c]) / sum;
+    if (labels[r] != ignore) want += std::log(sum) - z[r * classes + labels[r]];
+  }
+  want /= 3;  // three kept rows
+  EXPECT_NEAR(cross_entropy<double>(rows, classes, z.data(), labels.data(), ignore),
+              double(want), 1e-15);
+  std::vector<double> dz(z.size(), -7.0);
+  cross_entropy_grad<double>(rows, classes, z.data(), labels.data(), 0.5, ignore, dz.data());
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < classes; c++) {
+      const long double expected =
+          labels[r] == ignore
+              ? 0.0L
+              : 0.5L * (softmax[r * classes + c] - (c == labels[r] ? 1 : 0)) / 3;
+      EXPECT_NEAR(dz[r * classes + c], double(expected), 1e-16) << "row " << r << " class " << c;
+    }
+  const std::vector<int32_t> bad = {2, 3, -100, 1};  // 3 is not a class of 3
+  EXPECT_TRUE(std::isnan(cross_entropy<double>(rows, classes, z.data(), bad.data(), ignore)));
+  cross_entropy_grad<double>(rows, classes, z.data(), bad.data(), 1.0, ignore, dz.data());
+  for (int64_t c = 0; c < classes; c++) EXPECT_TRUE(std::isnan(dz[classes + c]));
+  EXPECT_FALSE(std::isnan(dz[0]));
+  const std::vector<int32_t> none = {-100, -100, -100, -100};
+  EXPECT_TRUE(std::isnan(cross_entropy<float>(rows, classes,
+                                              std::vector<float>(z.begin(), z.end()).data(),
+                                              none.data(), ignore)));
+}
+
 }  // namespace
 }  // namespace vouch::rt

@@ -79,6 +79,10 @@ struct ModelDescription {
   DataSpec data;
   OptimizerConfig optimizer;
   int64_t steps = 200, log_every = 25;  // defaults of --steps and --log-every
+  // A classifier: the output holds [batch, classes] logits of cross_entropy against
+  // the integer field `label_field`; -1: not a classifier (no accuracy is printed).
+  int32_t label_field = -1;
+  int64_t classes = 0, ignore_index = -100;
 };
 
 // Choices of a run that a model implementation may need (the cuda target).

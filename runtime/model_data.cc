@@ -53,6 +53,20 @@ Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
 
 }  // namespace
 
+Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& path) {
+  std::vector<int64_t> row_elems;
+  size_t inputs = 0;
+  for (const FieldInfo& f : model_fields(m)) {
+    row_elems.push_back(f.row_elems);
+    inputs += f.target ? 0 : 1;
+  }
+  Result<Dataset> data = load_data_file(path, m.in_features, m.out_features, row_elems, inputs);
+  if (!data.ok()) return data;
+  Status ints = check_integer_fields(m, data.value());
+  if (!ints.ok()) return ints;
+  return data;
+}
+
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path) {
   Result<Dataset> data = Status::Error("no data");
   std::vector<int64_t> row_elems;

@@ -23,6 +23,10 @@ namespace vouch::rt {
 // not a multiple of the batch, or an integer field holds a value that is not an int32.
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path);
 
+// Held-out data (--eval PATH): as load_model_data, but any number of rows (the
+// evaluation pads its last batch).
+Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& path);
+
 // The model's data fields: ModelDescription::fields, or, for a description that
 // lists none (hand-written ones), one real input of in_features and one real target
 // of out_features.

@@ -20,7 +20,8 @@ bool parse_int(const std::string& text, Int* out) {
 bool takes_value(std::string_view name) {
   return name == "device" || name == "steps" || name == "seed" || name == "dtype" ||
          name == "log-every" || name == "data" || name == "save-params" ||
-         name == "load-params" || name == "trace";
+         name == "load-params" || name == "trace" || name == "eval" ||
+         name == "eval-every";
 }
 
 bool is_switch(std::string_view name) {
@@ -51,6 +52,11 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
       return Status::Error(flag + " expects a positive integer, got '" + value + "'");
   } else if (name == "data") {
     o->data = value;
+  } else if (name == "eval") {
+    o->eval = value;
+  } else if (name == "eval-every") {
+    if (!parse_int(value, &o->eval_every) || o->eval_every <= 0)
+      return Status::Error(flag + " expects a positive integer, got '" + value + "'");
   } else if (name == "trace") {
     o->trace = value;
   } else if (name == "save-params") {
@@ -99,6 +105,8 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
     Status st = apply(&o, name, value);
     if (!st.ok()) return st;
   }
+  if (o.eval_every > 0 && o.eval.empty())
+    return Status::Error("--eval-every needs --eval (the held-out data)");
   return o;
 }
 
@@ -127,8 +135,14 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --log-every K       print the loss every K steps (default: " << model.log_every << ");\n"
     << "                      on cuda the host reads losses only then (and at the last\n"
     << "                      step), so the steps between run back to back\n"
-    << "  --data PATH         file.csv or x.npy,y.npy instead of the model's data\n"
+    << "  --data PATH         file.csv, or one .npy per input and target in declaration\n"
+    << "                      order (x.npy,y.npy), instead of the model's data\n"
     << "                      (default: " << describe_data_spec(model.data) << ")\n"
+    << "  --eval PATH         held-out data, as --data: its mean loss (whole batches)\n"
+    << "                      and, for a classifier, its accuracy (every row) after\n"
+    << "                      training (default: none)\n"
+    << "  --eval-every N      with --eval, also evaluate every N steps (default: at the\n"
+    << "                      end only)\n"
     << "  --save-params PATH  write the parameters as safetensors after training\n"
     << "                      (after initialisation with --init-only; default: none)\n"
     << "  --load-params PATH  start from these safetensors parameters (default: none)\n"

@@ -79,8 +79,14 @@ class Run {
     Result<Dataset> data = load_model_data(m_, o_.data);
     if (!data.ok()) return fail(kExitData, data.status().message());
     const Dataset& d = data.value();
-    store_fields(d);
+    fields_ = store_fields(d);
     num_batches_ = d.rows / m_.batch;
+    if (!o_.eval.empty()) {
+      Result<Dataset> held_out = load_eval_data(m_, o_.eval);
+      if (!held_out.ok()) return fail(kExitData, "--eval: " + held_out.status().message());
+      eval_rows_ = held_out.value().rows;
+      eval_fields_ = store_fields(held_out.value());
+    }
     if (model_->device_resident()) {
       Status up = model_->upload_params();
       if (up.ok()) up = model_->upload_fields(batch_fields(0).data(), num_batches_);
@@ -105,6 +111,7 @@ class Run {
       trace_ = nullptr;
     }
     std::printf("mean_loss(after) = %f\n", loss1);
+    if (!o_.eval.empty()) evaluate("after training");
     std::string heldout;
     if (grid) {
       std::printf("  center: x=(%f,%f)  target=%f  pred=[%s]\n", 0.0, 0.0, 0.2,
@@ -126,6 +133,11 @@ class Run {
   }
 
  private:
+  struct FieldData {
+    std::vector<unsigned char> bytes;  // every row, in the field's storage
+    size_t row_bytes = 0;
+  };
+
   void initialise() {
     std::vector<NamedTensor> values = initial_params(m_, o_.seed);
     for (size_t i = 0; i < values.size(); i++) {
@@ -166,8 +178,8 @@ class Run {
 
   // Each field's columns of the dataset in the field's storage: T for real fields,
   // int32_t for integer ones (load_model_data checked those are int32 values).
-  void store_fields(const Dataset& d) {
-    fields_.clear();
+  std::vector<FieldData> store_fields(const Dataset& d) const {
+    std::vector<FieldData> fields;
     int64_t x_col = 0, y_col = 0;
     for (const FieldInfo& f : model_fields(m_)) {
       const std::vector<double>& table = f.target ? d.y : d.x;
@@ -190,16 +202,75 @@ class Run {
         }
       }
       col += f.row_elems;
-      fields_.push_back(std::move(out));
+      fields.push_back(std::move(out));
     }
+    return fields;
   }
 
   // Field i's rows of batch b (and every batch after it).
-  std::vector<const void*> batch_fields(int64_t b) const {
+  std::vector<const void*> batch_fields(int64_t b) const { return batch_of(fields_, b); }
+  std::vector<const void*> batch_of(const std::vector<FieldData>& fields, int64_t b) const {
     std::vector<const void*> out;
-    for (const FieldData& f : fields_)
+    for (const FieldData& f : fields)
       out.push_back(f.bytes.data() + size_t(b * m_.batch) * f.row_bytes);
     return out;
+  }
+
+  // --eval: the held-out data's mean loss over its whole batches and, for a
+  // classifier, the accuracy of the output's argmax over every row (the rows after the
+  // last whole batch run in one more batch padded with its first row; the pads are not
+  // counted). Ignored labels (ignore_index) count in neither.
+  void evaluate(const std::string& when) {
+    const int64_t B = m_.batch, whole = eval_rows_ / B, rest = eval_rows_ % B;
+    double loss = 0;
+    int64_t correct = 0, counted = 0;
+    auto score = [&](const std::vector<FieldData>& fields, int64_t b, int64_t rows) {
+      const T* logits = model_->prediction();
+      if (m_.label_field < 0) return;
+      const FieldData& labels = fields[size_t(m_.label_field)];
+      for (int64_t r = 0; r < rows; r++) {
+        int32_t label;
+        std::memcpy(&label, labels.bytes.data() + size_t(b * B + r) * 4, 4);
+        if (label == m_.ignore_index) continue;
+        const T* row = logits + r * m_.classes;
+        int64_t best = 0;
+        for (int64_t c = 1; c < m_.classes; c++)
+          if (row[c] > row[best]) best = c;
+        correct += best == label;
+        counted++;
+      }
+    };
+    for (int64_t b = 0; b < whole; b++) {
+      loss += double(model_->forward_fields(batch_of(eval_fields_, b).data(), nullptr));
+      score(eval_fields_, b, B);
+    }
+    if (rest > 0) {
+      std::vector<FieldData> tail;
+      for (const FieldData& f : eval_fields_) {
+        FieldData t;
+        t.row_bytes = f.row_bytes;
+        t.bytes.resize(size_t(B) * f.row_bytes);
+        const unsigned char* first = f.bytes.data() + size_t(whole * B) * f.row_bytes;
+        std::memcpy(t.bytes.data(), first, size_t(rest) * f.row_bytes);
+        for (int64_t r = rest; r < B; r++)
+          std::memcpy(t.bytes.data() + size_t(r) * f.row_bytes, first, f.row_bytes);
+        tail.push_back(std::move(t));
+      }
+      model_->forward_fields(batch_of(tail, 0).data(), nullptr);
+      score(tail, 0, rest);
+    }
+    std::printf("eval %s:", when.c_str());
+    if (whole > 0)
+      std::printf(" loss=%f (%lld whole batches)", loss / double(whole), (long long)whole);
+    if (m_.label_field >= 0)
+      std::printf(" accuracy=%.2f%% (%lld/%lld rows)",
+                  counted ? 100.0 * double(correct) / double(counted) : 0.0,
+                  (long long)correct, (long long)counted);
+    std::printf("\n");
+    if (trace_)
+      std::fprintf(trace_, "eval %s loss %.17g correct %lld of %lld\n", when.c_str(),
+                   whole > 0 ? loss / double(whole) : 0.0, (long long)correct,
+                   (long long)counted);
   }
 
   // Mean over the batches, in order, of each batch's loss.
@@ -241,8 +312,11 @@ class Run {
     std::vector<double> ms_per_step;  // --time: one sample per flush interval
     int64_t pending = 0;              // the first step not flushed yet
     auto interval_start = std::chrono::steady_clock::now();
+    auto is_eval = [&](int64_t k) {
+      return o_.eval_every > 0 && (k + 1) % o_.eval_every == 0 && k + 1 != o_.steps;
+    };
     auto is_flush = [&](int64_t k) {
-      return k % o_.log_every == 0 || k + 1 == o_.steps ||
+      return k % o_.log_every == 0 || k + 1 == o_.steps || is_eval(k) ||
              (trace_ != nullptr && k + 1 - pending >= capacity);
     };
     for (int64_t k = 0; k < o_.steps; k++) {
@@ -294,6 +368,7 @@ class Run {
       }
       host_losses.clear();
       pending = k + 1;
+      if (is_eval(k)) evaluate("after step " + std::to_string(k + 1));
       interval_start = std::chrono::steady_clock::now();
     }
     if (o_.time) print_timing(ms_per_step, o_.steps);
@@ -360,11 +435,9 @@ class Run {
   const ModelDescription& m_;
   const Backend& backend_;
   std::unique_ptr<CompiledModel<T>> model_;
-  struct FieldData {
-    std::vector<unsigned char> bytes;  // every row, in the field's storage
-    size_t row_bytes = 0;
-  };
   std::vector<FieldData> fields_;  // ModelDescription::fields order
+  std::vector<FieldData> eval_fields_;  // --eval's rows, likewise
+  int64_t eval_rows_ = 0;
   int64_t num_batches_ = 0;
   FILE* trace_ = nullptr;
 };

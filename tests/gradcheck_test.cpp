@@ -241,6 +241,38 @@ const std::vector<GradCase> &cases() {
       {"concat", {{"a", {2, 1, 2}}, {"b", {2, 3, 2}}, {"c", {2, 2, 2}}},
        "  %out = vouch.concat %a, %b, %c axis 1 : (tensor<2x1x2xf64>, tensor<2x3x2xf64>, tensor<2x2x2xf64>) -> tensor<2x6x2xf64>",
        {2, 6, 2}, 1e-8, 1e-7},
+      // Normalizations: an inner axis (strided rows) and the last one; the
+      // *_grad ops' own VJPs (second order) are checked the same way.
+      {"softmax", {{"a", {2, 3, 4}}},
+       "  %out = vouch.softmax %a axis 1 : (tensor<2x3x4xf64>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-8, 1e-7},
+      {"log_softmax", {{"a", {3, 4}}},
+       "  %out = vouch.log_softmax %a axis 1 : (tensor<3x4xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7},
+      {"log_softmax", {{"a", {3, 4}}},
+       "  %out = vouch.log_softmax %a axis 0 : (tensor<3x4xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7},
+      {"softmax_grad", {{"g", {2, 3, 4}}, {"y", {2, 3, 4}}},
+       "  %out = vouch.softmax_grad %g, %y axis 2 : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-8, 1e-7},
+      {"log_softmax_grad", {{"g", {3, 4}}, {"y", {3, 4}}},
+       "  %out = vouch.log_softmax_grad %g, %y axis 0 : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7},
+      {"layer_norm", {{"x", {3, 5}}, {"w", {5}}, {"b", {5}}},
+       "  %out = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>) -> tensor<3x5xf64>",
+       {3, 5}, 1e-7, 1e-6},
+      {"layer_norm", {{"x", {2, 2, 4}}},
+       "  %out = vouch.layer_norm %x eps 1.0e-05 : (tensor<2x2x4xf64>) -> tensor<2x2x4xf64>",
+       {2, 2, 4}, 1e-7, 1e-6},
+      {"layer_norm", {{"x", {6}}, {"w", {6}}},
+       "  %out = vouch.layer_norm %x weight %w eps 1.0e-03 : (tensor<6xf64>, tensor<6xf64>) -> tensor<6xf64>",
+       {6}, 1e-7, 1e-6},
+      {"layer_norm_grad", {{"g", {3, 5}}, {"x", {3, 5}}, {"w", {5}}},
+       "  %out = vouch.layer_norm_grad %g, %x weight %w eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>) -> tensor<3x5xf64>",
+       {3, 5}, 1e-6, 1e-5},
+      {"layer_norm_grad", {{"g", {2, 4}}, {"x", {2, 4}}},
+       "  %out = vouch.layer_norm_grad %g, %x eps 1.0e-05 : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-6, 1e-5},
       {"mse_loss", {{"p", {3, 2}}, {"t", {3, 2}}},
        "  %out = vouch.mse_loss %p, %t : (tensor<3x2xf64>, tensor<3x2xf64>) -> tensor<f64>",
        {}, 1e-8, 1e-7},
@@ -250,6 +282,11 @@ const std::vector<GradCase> &cases() {
        "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
        "  %out = vouch.cross_entropy %z, %labels {ignore_index = -100 : i64} : (tensor<2x3x4xf64>, tensor<2x3xi32>) -> tensor<f64>",
        {}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 3, 1, 2, -100, 0}}}}},
+      // Its gradient op, differentiated in the logits and in dloss.
+      {"cross_entropy_grad", {{"z", {2, 3, 4}}, {"dl", {}}},
+       "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
+       "  %out = vouch.cross_entropy_grad %z, %labels, %dl {ignore_index = -100 : i64} : (tensor<2x3x4xf64>, tensor<2x3xi32>, tensor<f64>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 3, 1, 2, -100, 0}}}}},
   };
   return all;
 }

@@ -10,6 +10,7 @@ packages=(
   llvm-19-dev llvm-19-tools                   # LLVM 19, FileCheck-19, lit
   googletest libgtest-dev                     # GoogleTest
   python3-torch python3-numpy                 # independent references for golden tests
+  python3-sklearn                             # the 8x8 digits (tools/data/digits.py)
 )
 
 missing=()
@@ -26,4 +27,11 @@ fi
 if [ ! -x /usr/local/cuda/bin/nvcc ] || [ ! -f /usr/local/cuda/lib64/libnvrtc.so ]; then
   echo "setup: error: the CUDA 13 toolkit is expected in /usr/local/cuda (nvcc, NVRTC, cuBLAS); it is not there" >&2
   exit 1
+fi
+
+# The digits of the examples (examples/digits_mlp.vouch reads them), from the
+# python3-sklearn package: no network needed.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -f "$root/examples/data/digits/test_y.npy" ]; then
+  /usr/bin/python3 "$root/tools/data/digits.py" "$root/examples/data/digits"
 fi

@@ -84,7 +84,7 @@ public:
                              KernelArg::buffer(ce.getResult()),
                              KernelArg::integer(numel(ce.getLabels())),
                              KernelArg::integer(classes),
-                             KernelArg::integer(ce.getIgnoreIndex())},
+                             KernelArg::integer(static_cast<int64_t>(ce.getIgnoreIndex()))},
                             cuda ? 1 : 0, cuda ? 256 : 0, cuda ? 1 : 0);
       return success();
     }
@@ -99,7 +99,7 @@ public:
                              KernelArg::buffer(grad.getDloss()),
                              KernelArg::buffer(grad.getResult()),
                              KernelArg::integer(rows), KernelArg::integer(classes),
-                             KernelArg::integer(grad.getIgnoreIndex())},
+                             KernelArg::integer(static_cast<int64_t>(grad.getIgnoreIndex()))},
                             cuda ? uint32_t(std::min<int64_t>(rows, 65535)) : 0,
                             cuda ? 256 : 0, cuda ? 1 : 0);
       return success();

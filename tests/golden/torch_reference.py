@@ -8,8 +8,11 @@ compares: the initial weights against BRIEF.md's splitmix64/Xavier semantics
 final params. Shares no code with vouch. Prints the largest error per
 quantity and exits 1 on any value beyond the declared tolerance.
 
-usage: torch_reference.py MODEL INIT.safetensors TRACE FINAL.safetensors STEPS SEED
+usage: torch_reference.py MODEL INIT.safetensors TRACE FINAL.safetensors STEPS SEED [DATA]
        torch_reference.py --forward MODEL PARAMS.safetensors INTERPRETER_OUTPUT
+
+DATA (models trained on files): the inputs' and targets' .npy files, comma-separated
+in declaration order, as the executable's --data takes them.
 """
 import json
 import math
@@ -111,20 +114,60 @@ def slice_forward(p, x):
     return (f + 0.5 * gelu(f, approximate="tanh")) @ p["w3"].T + p["b3"]
 
 
+def norm_forward(p, x):
+    F = torch.nn.functional
+    h = x @ p["w1"].T + p["b1"]
+    a = F.layer_norm(h, [8], p["gain1"], p["b_shift1"], eps=1e-5)
+    sm = torch.softmax(a, dim=-1)
+    q = torch.log_softmax(a @ p["w2"].T + p["b2"], dim=1)
+    s = torch.softmax(h.reshape(-1, 2, 4), dim=-2).reshape(-1, 8)
+    r = F.layer_norm(h + 2 * sm, [8], eps=1e-3)
+    e = r + 0.5 * q * sm + s
+    return e @ p["w3"].T + p["b3"]
+
+
+def digits_forward(p, x):
+    F = torch.nn.functional
+    h = F.layer_norm(x @ p["w1"].T + p["b1"], [64], p["gain"], p["b_shift"], eps=1e-5)
+    return F.gelu(h, approximate="tanh") @ p["w2"].T + p["b2"]
+
+
+# Models trained on files, with a loss other than the mean squared error:
+# name -> (optimizer, loss(prediction, target)).
+FILE_MODELS = {
+    "digits_mlp": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels, ignore_index=-100)),
+}
+
+
 MODELS = {
-    # name: (forward, Adam learning rate, batch)
+    # name: (forward, learning rate, batch); Adam unless FILE_MODELS says otherwise
     "quickstart_mlp": (quickstart_forward, 0.03, 1),
     "residual_mlp": (residual_forward, 0.01, 5),
     "activations_mlp": (activations_forward, 0.01, 5),
     "slice_mlp": (slice_forward, 0.01, 5),
+    "norm_mlp": (norm_forward, 0.01, 5),
+    "digits_mlp": (digits_forward, 0.001, 32),
 }
 
 
+def read_npy_fields(spec):
+    """The model's input and target from .npy files (numpy, not vouch's loader)."""
+    import numpy
+    x_path, y_path = spec.split(",")
+    x = torch.tensor(numpy.load(x_path).astype(numpy.float64))
+    y = torch.tensor(numpy.load(y_path).astype(numpy.int64))
+    return x, y
+
+
 def check_init(name, init, seed, report):
-    """Every xavier param equals the splitmix64 stream; zeros are zeros."""
+    """Every xavier param equals the splitmix64 stream; zeros are zeros, and
+    gains (layer_norm weights, named gain*) ones."""
     for index, (pname, tensor) in enumerate(init.items()):
         if pname.split(".")[-1].startswith("b"):
             expected = torch.zeros_like(tensor)
+        elif pname.split(".")[-1].startswith("gain"):
+            expected = torch.ones_like(tensor)
         else:
             expected = xavier(next_seed(seed, index), tensor.shape[0], tensor.shape[1])
         report("init " + pname, (tensor - expected).abs().max().item())
@@ -156,6 +199,7 @@ def main():
     if sys.argv[1] == "--forward":
         return forward_check(*sys.argv[2:5])
     name, init_path, trace_path, final_path, steps, seed = sys.argv[1:7]
+    data_spec = sys.argv[7] if len(sys.argv) > 7 else None
     steps, seed = int(steps), int(seed)
     forward, lr, batch = MODELS[name]
     init = read_safetensors(init_path)
@@ -176,23 +220,29 @@ def main():
             else:
                 trace[key] = float(rest[0])
 
-    x, y = regression_grid()
+    x, y = read_npy_fields(data_spec) if name in FILE_MODELS else regression_grid()
+    opt_kind, loss_of = FILE_MODELS.get(
+        name, ("adam", lambda pred, target: torch.mean((pred - target) ** 2)))
     params = {k: v.clone().requires_grad_(True) for k, v in init.items()}
-    optimizer = torch.optim.Adam(params.values(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    if opt_kind == "adamw":  # vouch's adamw: PyTorch's defaults, weight decay 0.01
+        optimizer = torch.optim.AdamW(params.values(), lr=lr, betas=(0.9, 0.999), eps=1e-8,
+                                      weight_decay=0.01)
+    else:
+        optimizer = torch.optim.Adam(params.values(), lr=lr, betas=(0.9, 0.999), eps=1e-8)
     batches = x.shape[0] // batch
 
     def mean_loss():
         with torch.no_grad():
-            return sum(torch.mean((forward(params, x[b * batch:(b + 1) * batch]) -
-                                   y[b * batch:(b + 1) * batch]) ** 2).item()
+            return sum(loss_of(forward(params, x[b * batch:(b + 1) * batch]),
+                               y[b * batch:(b + 1) * batch]).item()
                        for b in range(batches)) / batches
 
     report("mean_loss(before)", abs(mean_loss() - trace["mean_loss_before"]))
     for k in range(steps):
         b = k % batches
         optimizer.zero_grad()
-        loss = torch.mean((forward(params, x[b * batch:(b + 1) * batch]) -
-                           y[b * batch:(b + 1) * batch]) ** 2)
+        loss = loss_of(forward(params, x[b * batch:(b + 1) * batch]),
+                       y[b * batch:(b + 1) * batch])
         report("step losses", abs(loss.item() - trace[k]))
         loss.backward()
         optimizer.step()

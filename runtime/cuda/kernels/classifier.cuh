@@ -27,6 +27,13 @@
 
 namespace vouch {
 
+// A quiet NaN of T (NVRTC has no <cmath> NAN).
+template <class T>
+__device__ inline T quiet_nan() {
+  return sizeof(T) == 8 ? T(__longlong_as_double(0x7ff8000000000000ULL))
+                        : T(__int_as_float(0x7fc00000));
+}
+
 // NaN-propagating max (a NaN logit makes its row's loss NaN, as on cpu).
 template <class T>
 __device__ inline T nan_max(T a, T b) {
@@ -65,7 +72,7 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
     row_max_and_sum(z, classes, partial, max, sum);
     if (threadIdx.x == 0) {
       const bool valid = label >= 0 && label < classes;
-      total += valid ? log(sum) + max - z[valid ? label : 0] : T(NAN);
+      total += valid ? log(sum) + max - z[valid ? label : 0] : quiet_nan<T>();
     }
   }
   if (threadIdx.x == 0) out[0] = total / T(kept);
@@ -87,7 +94,7 @@ __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
     const T* z = logits + r * classes;
     T* d = dlogits + r * classes;
     if (label == ignore_index || label < 0 || label >= classes) {
-      const T fill = label == ignore_index ? T(0) : T(NAN);
+      const T fill = label == ignore_index ? T(0) : quiet_nan<T>();
       for (long long c = threadIdx.x; c < classes; c += blockDim.x) d[c] = fill;
       continue;
     }

@@ -7,14 +7,17 @@
 // nvrtc_compile_test with NVRTC under codegen's options (the headers given by name),
 // and kernel_lab.cu includes it, so the lab runs these very entry points.
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
+#include "classifier.cuh"
 #include "concat.cuh"
 #include "executor.cuh"
 #include "index.cuh"
+#include "layernorm.cuh"
 #include "loss.cuh"
 #include "matmul.cuh"
 #include "pointwise.cuh"
 #include "reduce.cuh"
 #include "slice.cuh"
+#include "softmax.cuh"
 
 // ------------------------------------------------------------ pointwise (generated)
 
@@ -163,6 +166,30 @@ extern "C" __global__ void lab_reduce_extreme_f64(const double* in, double* out,
                                                   long long max) {
   vouch::reduce_extreme_kernel<double>(in, out, kept, reduced, outputs, count, max != 0);
 }
+extern "C" __global__ void lab_cross_entropy_f32(const float* logits, const int* labels,
+                                                 float* out, long long rows, long long classes,
+                                                 long long ignore_index) {
+  vouch::cross_entropy_kernel<float>(logits, labels, out, rows, classes, ignore_index);
+}
+extern "C" __global__ void lab_cross_entropy_f64(const double* logits, const int* labels,
+                                                 double* out, long long rows, long long classes,
+                                                 long long ignore_index) {
+  vouch::cross_entropy_kernel<double>(logits, labels, out, rows, classes, ignore_index);
+}
+extern "C" __global__ void lab_cross_entropy_grad_f32(const float* logits, const int* labels,
+                                                      const float* dloss, float* dlogits,
+                                                      long long rows, long long classes,
+                                                      long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
+                                          ignore_index);
+}
+extern "C" __global__ void lab_cross_entropy_grad_f64(const double* logits, const int* labels,
+                                                      const double* dloss, double* dlogits,
+                                                      long long rows, long long classes,
+                                                      long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
+                                           ignore_index);
+}
 extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long long rows,
                                               long long cols, long long divisor) {
   vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);
@@ -170,6 +197,47 @@ extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long 
 extern "C" __global__ void lab_column_sum_f64(const double* in, double* out, long long rows,
                                               long long cols, long long divisor) {
   vouch::column_sum_kernel<double>(in, out, rows, cols, divisor);
+}
+
+// ---------------------------------------------------------------------- normalizations
+
+extern "C" __global__ void lab_softmax_f32(const float* in, float* out, long long outer,
+                                           long long n, long long inner, long long take_log) {
+  vouch::softmax_kernel<float>(in, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_softmax_f64(const double* in, double* out, long long outer,
+                                           long long n, long long inner, long long take_log) {
+  vouch::softmax_kernel<double>(in, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_softmax_grad_f32(const float* grad, const float* output,
+                                                float* out, long long outer, long long n,
+                                                long long inner, long long take_log) {
+  vouch::softmax_grad_kernel<float>(grad, output, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_softmax_grad_f64(const double* grad, const double* output,
+                                                double* out, long long outer, long long n,
+                                                long long inner, long long take_log) {
+  vouch::softmax_grad_kernel<double>(grad, output, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_layer_norm_f32(const float* x, const float* weight,
+                                              const float* bias, float* y, long long rows,
+                                              long long d, double eps) {
+  vouch::layer_norm_kernel<float>(x, weight, bias, y, rows, d, eps);
+}
+extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* weight,
+                                              const double* bias, double* y, long long rows,
+                                              long long d, double eps) {
+  vouch::layer_norm_kernel<double>(x, weight, bias, y, rows, d, eps);
+}
+extern "C" __global__ void lab_layer_norm_grad_f32(const float* grad, const float* x,
+                                                   const float* weight, float* dx,
+                                                   long long rows, long long d, double eps) {
+  vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, rows, d, eps);
+}
+extern "C" __global__ void lab_layer_norm_grad_f64(const double* grad, const double* x,
+                                                   const double* weight, double* dx,
+                                                   long long rows, long long d, double eps) {
+  vouch::layer_norm_grad_kernel<double>(grad, x, weight, dx, rows, d, eps);
 }
 
 // ------------------------------------------------------------------------------ loss

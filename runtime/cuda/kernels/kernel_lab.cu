@@ -175,6 +175,12 @@ struct Lab;
     static constexpr auto reduce_extreme = lab_reduce_extreme##SUFFIX; \
     static constexpr auto column_sum = lab_column_sum##SUFFIX;      \
     static constexpr auto mse = lab_mse_loss##SUFFIX;               \
+    static constexpr auto cross_entropy = lab_cross_entropy##SUFFIX; \
+    static constexpr auto cross_entropy_grad = lab_cross_entropy_grad##SUFFIX; \
+    static constexpr auto softmax = lab_softmax##SUFFIX;            \
+    static constexpr auto softmax_grad = lab_softmax_grad##SUFFIX;  \
+    static constexpr auto layer_norm = lab_layer_norm##SUFFIX;      \
+    static constexpr auto layer_norm_grad = lab_layer_norm_grad##SUFFIX; \
     static constexpr auto gather = lab_gather##SUFFIX;              \
     static constexpr auto gelu = lab_gelu##SUFFIX;                  \
     static constexpr auto gelu_arith = lab_gelu_arith##SUFFIX;      \
@@ -402,6 +408,66 @@ void test_reduce_extreme(const std::vector<long long>& shape, const std::vector<
   report_bitwise(tag, bit_mismatches(got, want), outputs);
 }
 
+// cross_entropy and its dlogits against a float64 loop: rows with an ignored label,
+// more classes than threads (several per thread), more rows than the grad grid
+// (grid-stride), and a label out of range (NaN loss, NaN row). Run twice: bitwise.
+template <class T>
+void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, bool bad_label) {
+  const std::string tag = std::string("cross_entropy ") + type_name<T>() + " [" +
+                          std::to_string(rows) + "," + std::to_string(classes) + "]" +
+                          (bad_label ? " label out of range" : "");
+  const long long ignore = -100;
+  std::vector<T> z = random_vector<T>(rows * classes, -4, 4);
+  std::vector<int> labels(rows);
+  for (long long r = 0; r < rows; ++r) labels[r] = r % 5 == 3 ? int(ignore) : int((r * 7) % classes);
+  if (bad_label) labels[rows / 2] = int(classes);
+  const T dloss = T(0.75);
+  DeviceArray<T> dz(z), dl(std::vector<T>{dloss}), out(1), grad(rows * classes), again(1);
+  DeviceArray<int> dlab(labels);
+  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore);
+  LAB_LAUNCHED();
+  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore);
+  LAB_LAUNCHED();
+  Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, grad.p, rows, classes,
+                                                   ignore);
+  LAB_LAUNCHED();
+  long long kept = 0;
+  for (int l : labels) kept += l != ignore;
+  double loss = 0;
+  std::vector<double> want(rows * classes, 0.0);
+  for (long long r = 0; r < rows; ++r) {
+    if (labels[r] == ignore) continue;
+    if (labels[r] < 0 || labels[r] >= classes) {
+      loss = NAN;
+      for (long long c = 0; c < classes; ++c) want[r * classes + c] = NAN;
+      continue;
+    }
+    double m = -INFINITY, s = 0;
+    for (long long c = 0; c < classes; ++c) m = std::max(m, double(z[r * classes + c]));
+    for (long long c = 0; c < classes; ++c) s += std::exp(double(z[r * classes + c]) - m);
+    loss += std::log(s) + m - double(z[r * classes + labels[r]]);
+    for (long long c = 0; c < classes; ++c)
+      want[r * classes + c] = double(dloss) *
+          (std::exp(double(z[r * classes + c]) - m) / s - (c == labels[r] ? 1.0 : 0.0)) /
+          double(kept);
+  }
+  loss /= double(kept);
+  const double eps = std::numeric_limits<T>::epsilon();
+  const std::vector<T> got = out.download();
+  if (bad_label) {
+    report(tag + ": loss is NaN", std::isnan(double(got[0])) ? 0 : 1, 0);
+    long long nan_row = 0;
+    const std::vector<T> g = grad.download();
+    for (long long c = 0; c < classes; ++c) nan_row += !std::isnan(double(g[rows / 2 * classes + c]));
+    report(tag + ": its dlogits row is NaN (elements that are not)", double(nan_row), 0);
+    return;
+  }
+  report(tag + ": loss vs float64 (relative)",
+         std::fabs(double(got[0]) - loss) / std::max(1.0, std::fabs(loss)), 64 * eps * std::log2(double(classes) + 1));
+  report(tag + ": dlogits vs float64", max_abs_err(grad.download(), want), 16 * eps / double(kept) + 16 * eps);
+  report_bitwise(tag + ": loss run twice", bit_mismatches(again.download(), got), 1);
+}
+
 template <class T>
 void test_column_sum(long long rows, long long cols, bool mean) {
   const std::string tag = std::string(mean ? "column_mean " : "column_sum ") + type_name<T>() +
@@ -451,6 +517,144 @@ void test_mse(long long n) {
   report(tag, max_abs_err(got, std::vector<double>{want}), 8 * eps<T>() * (1 + n / 256.0));
   std::vector<T> order{tree_sum(partial) / T(n)};
   report_bitwise(tag + " order", bit_mismatches(got, order), 1);
+}
+
+// ---------------------------------------------------------------------- normalizations
+
+// The launch rule of softmax.cuh and layernorm.cuh: one block per row, grid-stride.
+unsigned row_grid(long long rows) { return unsigned(std::max(1LL, std::min(rows, 4096LL))); }
+
+// Tolerance of a row statistic over n elements in T: each thread folds n / 256 terms,
+// the tree adds 8 levels; `scale` bounds the magnitudes involved.
+template <class T>
+double row_tolerance(long long n, double scale) {
+  return 64 * eps<T>() * (8 + n / 256.0) * (1 + scale);
+}
+
+// softmax_kernel (take_log: log_softmax) and softmax_grad_kernel on rows (outer, n,
+// inner) against double references written here (softmax as exp(x - max) / sum, its
+// VJPs as y (g - sum g y) and g - exp(y) sum g); both kernels run twice and must give
+// the same bits (no atomics).
+template <class T>
+void test_softmax(long long outer, long long n, long long inner, bool take_log) {
+  const std::string tag = std::string(take_log ? "log_softmax " : "softmax ") +
+                          type_name<T>() + " outer=" + std::to_string(outer) +
+                          " n=" + std::to_string(n) + " inner=" + std::to_string(inner);
+  const long long total = outer * n * inner, rows = outer * inner;
+  const std::vector<T> x = random_vector<T>(total, -3, 3), g = random_vector<T>(total);
+  std::vector<double> y(total), dx(total);
+  std::vector<T> yt(total);
+  double grad_scale = 0;
+  for (long long o = 0; o < outer; ++o)
+    for (long long i = 0; i < inner; ++i) {
+      auto at = [&](long long k) { return (o * n + k) * inner + i; };
+      double m = -INFINITY, sum = 0, s = 0, terms = 0;
+      for (long long k = 0; k < n; ++k) m = std::max(m, double(x[at(k)]));
+      for (long long k = 0; k < n; ++k) sum += std::exp(double(x[at(k)]) - m);
+      for (long long k = 0; k < n; ++k) {
+        y[at(k)] = take_log ? double(x[at(k)]) - m - std::log(sum)
+                            : std::exp(double(x[at(k)]) - m) / sum;
+        yt[at(k)] = T(y[at(k)]);
+      }
+      // The VJP is checked on the rounded forward result, as the kernel reads it.
+      for (long long k = 0; k < n; ++k) {
+        const double term = take_log ? double(g[at(k)]) : double(g[at(k)]) * double(yt[at(k)]);
+        s += term;
+        terms += std::fabs(term);
+      }
+      for (long long k = 0; k < n; ++k)
+        dx[at(k)] = take_log ? double(g[at(k)]) - std::exp(double(yt[at(k)])) * s
+                             : double(yt[at(k)]) * (double(g[at(k)]) - s);
+      grad_scale = std::max(grad_scale, terms);
+    }
+  DeviceArray<T> dxin(x), dg(g), dyt(yt), dout(total), dout2(total), dgrad(total),
+      dgrad2(total);
+  T* const forward_runs[] = {dout.p, dout2.p};
+  for (T* out : forward_runs) {
+    Lab<T>::softmax<<<row_grid(rows), 256>>>(dxin.p, out, outer, n, inner, take_log ? 1 : 0);
+    LAB_LAUNCHED();
+  }
+  T* const grad_runs[] = {dgrad.p, dgrad2.p};
+  for (T* out : grad_runs) {
+    Lab<T>::softmax_grad<<<row_grid(rows), 256>>>(dg.p, dyt.p, out, outer, n, inner,
+                                                   take_log ? 1 : 0);
+    LAB_LAUNCHED();
+  }
+  const std::vector<T> got = dout.download(), grad = dgrad.download();
+  report(tag, max_abs_err(got, y), row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+  report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
+  report(tag + " grad", max_abs_err(grad, dx), row_tolerance<T>(n, grad_scale));
+  report_bitwise(tag + " grad repeat", bit_mismatches(grad, dgrad2.download()), total);
+}
+
+// A NaN makes its own row NaN and leaves the others alone.
+template <class T>
+void test_softmax_nan() {
+  std::vector<T> x = {T(1), std::numeric_limits<T>::quiet_NaN(), T(0), T(2), T(-1), T(0.5)};
+  DeviceArray<T> din(x), dout(6);
+  Lab<T>::softmax<<<2, 256>>>(din.p, dout.p, 2, 3, 1, 0);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+  const double sum = std::exp(2.0 - 2) + std::exp(-1.0 - 2) + std::exp(0.5 - 2);
+  const std::vector<double> want = {std::exp(2.0 - 2) / sum, std::exp(-1.0 - 2) / sum,
+                                    std::exp(0.5 - 2) / sum};
+  bool nan_row = std::isnan(double(got[0])) && std::isnan(double(got[1])) &&
+                 std::isnan(double(got[2]));
+  report(std::string("softmax ") + type_name<T>() + " NaN row (the other row)",
+         max_abs_err(std::vector<T>(got.begin() + 3, got.end()), want), 8 * eps<T>());
+  report(std::string("softmax ") + type_name<T>() + " NaN row is NaN", nan_row ? 0 : 1, 0);
+}
+
+// layer_norm_kernel and layer_norm_grad_kernel over rows of d (weight and bias present
+// or null) against double references written here: mean and biased variance, then
+// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = grad weight; run twice, same bits.
+template <class T>
+void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
+  const std::string tag = std::string("layer_norm ") + type_name<T>() + " rows=" +
+                          std::to_string(rows) + " d=" + std::to_string(d) +
+                          (weight ? " weight" : "") + (bias ? " bias" : "");
+  const double eps_ln = 1e-5;
+  const std::vector<T> x = random_vector<T>(rows * d, -2, 3), g = random_vector<T>(rows * d),
+                       w = random_vector<T>(d, 0.5, 1.5), b = random_vector<T>(d);
+  std::vector<double> y(rows * d), dx(rows * d);
+  double y_scale = 0, dx_scale = 0;
+  for (long long r = 0; r < rows; ++r) {
+    double mean = 0, var = 0, mg = 0, mgx = 0;
+    for (long long k = 0; k < d; ++k) mean += double(x[r * d + k]) / d;
+    for (long long k = 0; k < d; ++k) var += (x[r * d + k] - mean) * (x[r * d + k] - mean) / d;
+    const double rstd = 1 / std::sqrt(var + eps_ln);
+    for (long long k = 0; k < d; ++k) {
+      const double xhat = (x[r * d + k] - mean) * rstd, gk = g[r * d + k] * (weight ? double(w[k]) : 1);
+      y[r * d + k] = xhat * (weight ? double(w[k]) : 1) + (bias ? double(b[k]) : 0);
+      mg += gk / d;
+      mgx += gk * xhat / d;
+      y_scale = std::max(y_scale, std::fabs(y[r * d + k]));
+    }
+    for (long long k = 0; k < d; ++k) {
+      const double xhat = (x[r * d + k] - mean) * rstd, gk = g[r * d + k] * (weight ? double(w[k]) : 1);
+      dx[r * d + k] = rstd * (gk - mg - xhat * mgx);
+      dx_scale = std::max(dx_scale, rstd * (std::fabs(gk) + std::fabs(mg) + std::fabs(xhat * mgx)));
+    }
+  }
+  DeviceArray<T> dxin(x), dg(g), dw(w), db(b), dy(rows * d), dy2(rows * d), ddx(rows * d),
+      ddx2(rows * d);
+  T* const forward_runs[] = {dy.p, dy2.p};
+  for (T* out : forward_runs) {
+    Lab<T>::layer_norm<<<row_grid(rows), 256>>>(dxin.p, weight ? dw.p : nullptr,
+                                                bias ? db.p : nullptr, out, rows, d, eps_ln);
+    LAB_LAUNCHED();
+  }
+  T* const grad_runs[] = {ddx.p, ddx2.p};
+  for (T* out : grad_runs) {
+    Lab<T>::layer_norm_grad<<<row_grid(rows), 256>>>(dg.p, dxin.p, weight ? dw.p : nullptr, out,
+                                                     rows, d, eps_ln);
+    LAB_LAUNCHED();
+  }
+  const std::vector<T> got = dy.download(), grad = ddx.download();
+  report(tag, max_abs_err(got, y), row_tolerance<T>(d, y_scale));
+  report_bitwise(tag + " repeat", bit_mismatches(got, dy2.download()), rows * d);
+  report(tag + " grad", max_abs_err(grad, dx), row_tolerance<T>(d, dx_scale));
+  report_bitwise(tag + " grad repeat", bit_mismatches(grad, ddx2.download()), rows * d);
 }
 
 // ---------------------------------------------------------------------- small products
@@ -822,6 +1026,11 @@ void validate() {
 
   for (bool max : {true, false}) {
     test_reduce_extreme<T>({7, 33, 5}, {1}, max, false);
+    if (max) {  // once per element type
+      test_cross_entropy<T>(37, 10, 16, false);     // grid-stride rows in the gradient
+      test_cross_entropy<T>(9, 1000, 65535, false);   // several classes per thread
+      test_cross_entropy<T>(12, 7, 4, true);
+    }
     test_reduce_extreme<T>({300, 513}, {1}, max, false);   // count > 256
     test_reduce_extreme<T>({4099, 3}, {1}, max, false);    // grid-stride outputs
     test_reduce_extreme<T>({3, 4, 5, 6}, {0, 2}, max, true);
@@ -843,6 +1052,19 @@ void validate() {
     test_column_sum<T>(1, 40, mean);
   }
   for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL}) test_mse<T>(n);
+  for (bool take_log : {false, true}) {
+    test_softmax<T>(7, 33, 1, take_log);
+    test_softmax<T>(3, 1000, 1, take_log);   // n > 256: several elements per thread
+    test_softmax<T>(2, 5, 3, take_log);      // an inner axis: strided rows
+    test_softmax<T>(5000, 4, 1, take_log);   // rows > 4096: grid-stride
+  }
+  test_softmax_nan<T>();
+  for (bool affine : {false, true}) {
+    test_layer_norm<T>(7, 40, affine, affine);
+    test_layer_norm<T>(3, 1000, affine, false);
+    test_layer_norm<T>(5000, 8, false, affine);
+    test_layer_norm<T>(2, 1, affine, affine);
+  }
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       test_small_product<T>(1, 8, 1, 1, ta, tb, false);  // the quickstart's weight gradient

@@ -122,6 +122,27 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.pow` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.pow` handles rank ≤ 8
   %n_pow = vouch.pow %a p 2.0 {vouch.capsule = "native_cuda.pow", vouch.kernel = "bounds_pow"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.softmax` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.softmax` handles rank ≤ 8
+  %softmax = vouch.softmax %a axis 8 {vouch.capsule = "native_cuda.softmax", vouch.kernel = "bounds_softmax"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.log_softmax` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.log_softmax` handles rank ≤ 8
+  %log_softmax = vouch.log_softmax %a axis 8 {vouch.capsule = "native_cuda.log_softmax", vouch.kernel = "bounds_log_softmax"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.softmax_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.softmax_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.softmax_grad` handles rank ≤ 8
+  %softmax_grad = vouch.softmax_grad %a, %a axis 8 {vouch.capsule = "native_cuda.softmax_grad", vouch.kernel = "bounds_softmax_grad"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.log_softmax_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.log_softmax_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.log_softmax_grad` handles rank ≤ 8
+  %log_softmax_grad = vouch.log_softmax_grad %a, %a axis 8 {vouch.capsule = "native_cuda.log_softmax_grad", vouch.kernel = "bounds_log_softmax_grad"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.layer_norm` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.layer_norm` handles rank ≤ 8
+  %layer_norm = vouch.layer_norm %a weight %v bias %v eps 1.0e-05 {vouch.capsule = "native_cuda.layer_norm", vouch.kernel = "bounds_layer_norm"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.layer_norm_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.layer_norm_grad` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.layer_norm_grad` handles rank ≤ 8
+  %layer_norm_grad = vouch.layer_norm_grad %a, %a weight %v eps 1.0e-05 {vouch.capsule = "native_cuda.layer_norm_grad", vouch.kernel = "bounds_layer_norm_grad"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.mse_loss` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.mse_loss` handles rank ≤ 8
   %mse = vouch.mse_loss %a, %a {vouch.capsule = "native_cuda.mse_loss", vouch.kernel = "bounds_mse_loss"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<f32>
@@ -150,4 +171,4 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 84 failed obligations (shape ×79, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 99 failed obligations (shape ×94, uint32-abi ×5)

@@ -548,3 +548,70 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.concat' op element types differ: 'tensor<2x3xf32>' and 'tensor<2x3xf64>'}}
   %c = vouch.concat %a, %b axis 0 : (tensor<2x3xf32>, tensor<2x3xf64>) -> tensor<4x3xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.softmax' op axis 2 is out of range for 'tensor<2x3xf32>' (rank 2)}}
+  %b = vouch.softmax %a axis 2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.log_softmax' op result 'tensor<3x2xf32>' differs from the inferred 'tensor<2x3xf32>'}}
+  %b = vouch.log_softmax %a axis 1 : (tensor<2x3xf32>) -> tensor<3x2xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.softmax_grad' op grad 'tensor<2x3xf32>' and output 'tensor<3x2xf32>' must have one type}}
+  %c = vouch.softmax_grad %a, %b axis 1 : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.log_softmax_grad' op axis -1 is out of range for 'tensor<2x3xf32>' (rank 2)}}
+  %c = vouch.log_softmax_grad %a, %a axis -1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %w = vouch.fill 1.0 : tensor<2xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op weight 'tensor<2xf32>' does not match input 'tensor<2x3xf32>': expected [3] (the input's last extent)}}
+  %b = vouch.layer_norm %a weight %w eps 1.0e-05 : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<f32>
+  // expected-error @+1 {{'vouch.layer_norm' op normalises the last axis of a tensor of rank ≥ 1, got 'tensor<f32>'}}
+  %b = vouch.layer_norm %a eps 1.0e-05 : (tensor<f32>) -> tensor<f32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op eps must be a finite number ≥ 0, got -1}}
+  %b = vouch.layer_norm %a eps -1.0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<2x3xf64>
+  // expected-error @+1 {{'vouch.layer_norm_grad' op grad 'tensor<2x3xf64>' and input 'tensor<2x3xf32>' must have one type}}
+  %c = vouch.layer_norm_grad %b, %a eps 1.0e-05 : (tensor<2x3xf64>, tensor<2x3xf32>) -> tensor<2x3xf32>
+}

@@ -1,0 +1,179 @@
+//===- NormalizationRecipe.cpp - softmax, log_softmax, layer_norm -*- C++ -*-===//
+//
+// cuda: runtime/cuda/kernels/softmax.cuh and layernorm.cuh, one block per row
+// with fixed-order trees (no atomics: every run gives the same bits). cpu: the
+// runtime/cpu_kernels.h function the op table names (cpuKernel), left folds.
+// Extents are arguments, so one kernel serves every op of a kind; a layer
+// norm's weight and bias are parameters of its entry point only where the op
+// has them (the template is given nullptr otherwise).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/recipes/Recipe.h"
+
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+/// The cpu kernel the op table names ("vouch::rt::softmax<T>").
+std::string cpuKernelOf(Operation *op) {
+  return std::string(findOpFacts(op->getName().stripDialect())->cpuKernel);
+}
+
+/// softmax and its VJPs: row (o, i) of the axis (extent n) is
+/// (o·n + k)·inner + i.
+struct Rows {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Rows rowsAlong(Value v, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(v);
+  Rows r;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    (i < axis ? r.outer : i == axis ? r.n : r.inner) *= shape[i];
+  return r;
+}
+
+uint32_t rowGrid(int64_t rows) {
+  return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(rows, 4096)));
+}
+
+/// The element types of the cuda entry points and their suffixes.
+const std::pair<const char *, const char *> kCudaTypes[] = {{"float", "f32"},
+                                                            {"double", "f64"}};
+
+/// softmax / log_softmax (one tensor in) or their grads (grad, output in):
+/// the cpu source calling `call`, or the cuda instantiation.
+std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &call) {
+  if (!cuda) {
+    std::string ins = grad ? "static_cast<const T*>(args[0].ptr), "
+                             "static_cast<const T*>(args[1].ptr), "
+                           : "static_cast<const T*>(args[0].ptr), ";
+    int k = grad ? 2 : 1;
+    auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
+    return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n  " +
+           call + "(" + ins + "static_cast<T*>(" + at(0) + ".ptr), " + at(1) +
+           ".i, " + at(2) + ".i, " + at(3) + ".i);\n}\n";
+  }
+  std::string source = "#include \"softmax.cuh\"\n";
+  for (auto [type, suffix] : kCudaTypes) {
+    std::string in = "const " + std::string(type) + "* ";
+    std::string params = grad ? in + "grad, " + in + "output" : in + "in";
+    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
+              params + ", " + type +
+              "* out, long long outer, long long n, long long inner) {\n  vouch::" +
+              (grad ? "softmax_grad_kernel<" : "softmax_kernel<") + type + ">(" +
+              (grad ? "grad, output" : "in") + ", out, outer, n, inner, " +
+              (log ? "true" : "false") + ");\n}\n";
+  }
+  return source;
+}
+
+/// layer_norm (x, [weight], [bias]) or layer_norm_grad (grad, x, [weight]):
+/// the operands the op has are parameters, the others nullptr.
+std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
+                            const std::string &call) {
+  using Operand = std::pair<std::string, bool>;
+  std::vector<Operand> ins =
+      grad ? std::vector<Operand>{{"grad", true}, {"x", true}, {"weight", weight}}
+           : std::vector<Operand>{{"x", true}, {"weight", weight}, {"bias", bias}};
+  std::string out = grad ? "dx" : "y";
+  if (!cuda) {
+    std::string args;
+    int k = 0;
+    for (auto &[name, present] : ins)
+      args += present ? "static_cast<const T*>(args[" + std::to_string(k++) + "].ptr), "
+                      : std::string("nullptr, ");
+    auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
+    return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n  " +
+           call + "(" + args + "static_cast<T*>(" + at(0) + ".ptr), " + at(1) +
+           ".i, " + at(2) + ".i, static_cast<T>(" + at(3) + ".real));\n}\n";
+  }
+  std::string source = "#include \"layernorm.cuh\"\n";
+  for (auto [type, suffix] : kCudaTypes) {
+    std::string params, names;
+    for (auto &[name, present] : ins) {
+      if (present)
+        params += "const " + std::string(type) + "* " + name + ", ";
+      names += (present ? name : std::string("nullptr")) + ", ";
+    }
+    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
+              params + type + "* " + out +
+              ", long long rows, long long d, double eps) {\n  vouch::" +
+              (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + ">(" +
+              names + out + ", rows, d, eps);\n}\n";
+  }
+  return source;
+}
+
+class NormalizationRecipe final : public KernelRecipe {
+public:
+  StringRef name() const override { return "normalization"; }
+  bool handles(Operation *op) const override {
+    return familyOf(op) == OpFamily::Normalization;
+  }
+
+  LogicalResult emit(const StepGroup &group,
+                     ProgramBuilder &builder) const override {
+    Operation *op = group.ops.front();
+    bool cuda = builder.target() == Target::Cuda;
+    uint32_t threads = cuda ? 256 : 0, height = cuda ? 1 : 0;
+    std::string call = cpuKernelOf(op);
+    std::string base(op->getName().stripDialect());
+
+    if (isa<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp>(op)) {
+      bool grad = isa<SoftmaxGradOp, LogSoftmaxGradOp>(op);
+      bool log = isa<LogSoftmaxOp, LogSoftmaxGradOp>(op);
+      int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+      Rows r = rowsAlong(op->getResult(0), axis);
+      int32_t kernel = builder.kernel(base, softmaxSource(cuda, grad, log, call));
+      SmallVector<KernelArg> args;
+      for (Value v : op->getOperands())
+        args.push_back(KernelArg::buffer(v));
+      args.append({KernelArg::buffer(op->getResult(0)), KernelArg::integer(r.outer),
+                   KernelArg::integer(r.n), KernelArg::integer(r.inner)});
+      builder.addKernelStep(kernel, args, cuda ? rowGrid(r.outer * r.inner) : 0,
+                            threads, height);
+      return success();
+    }
+
+    Value result = op->getResult(0), weight, bias;
+    double eps;
+    SmallVector<KernelArg> args;
+    bool grad = false;
+    if (auto forward = dyn_cast<LayerNormOp>(op)) {
+      weight = forward.getWeight();
+      bias = forward.getBias();
+      eps = forward.getEps().convertToDouble();
+      args.push_back(KernelArg::buffer(forward.getInput()));
+    } else {
+      auto backward = cast<LayerNormGradOp>(op);
+      grad = true;
+      weight = backward.getWeight();
+      eps = backward.getEps().convertToDouble();
+      args.append({KernelArg::buffer(backward.getGrad()),
+                   KernelArg::buffer(backward.getInput())});
+    }
+    for (Value v : {weight, bias})
+      if (v)
+        args.push_back(KernelArg::buffer(v));
+    int64_t d = shapeOf(result).back();
+    int64_t rows = numel(result) / d;
+    args.append({KernelArg::buffer(result), KernelArg::integer(rows),
+                 KernelArg::integer(d), KernelArg::real(eps)});
+    std::string variant = base + (weight ? "_w" : "") + (bias ? "_b" : "");
+    int32_t kernel = builder.kernel(
+        variant, layerNormSource(cuda, grad, bool(weight), bool(bias), call));
+    builder.addKernelStep(kernel, args, cuda ? rowGrid(rows) : 0, threads, height);
+    return success();
+  }
+};
+
+const NormalizationRecipe recipe;
+const RecipeRegistration registration(&recipe);
+
+} // namespace
+
+} // namespace vouch::codegen

@@ -16,7 +16,9 @@ rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 # The classifier models read the digits (tools/data/digits.py) from
 # tests/gpu/data, relative to the suite's folder where they run.
 /usr/bin/python3 tools/data/digits.py "$out/tests/gpu/data/digits"
-for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch tests/gpu/*.vouch \
+/usr/bin/python3 tools/data/digits.py "$out/examples/data/digits"
+for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/digits_mlp.vouch \
+             tests/gpu/*.vouch \
              tools/bench/wide_mlp.vouch; do
   name=$(basename "$model" .vouch)
   bazel-bin/tools/vouch build "$model" --target cuda -o "$out/bin/$name"
@@ -44,4 +46,9 @@ rt/kernel_lab --bench | grep -E '^BENCH|checks'
 rt/graph_overhead
 BENCH
 chmod +x "$out/bench.sh"
+# Symbols are not needed on the GPU machine; the folder must stay under the
+# device tool's 64 MiB.
+for f in "$out"/bin/* "$out"/det/* "$out"/rt/*; do
+  head -c 4 "$f" | grep -qa ELF && strip "$f"
+done
 du -sh "$out"

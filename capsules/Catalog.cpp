@@ -407,22 +407,24 @@ KernelCapsule selectBatchCapsule(Device device) {
   Provenance where =
       cuda ? Provenance{"runtime/cuda/kernels/executor.cuh",
                         "vouch_select_batch_<t>",
-                        "one launch per step; the batch index is read from "
-                        "the device step counter"}
-           : Provenance{"runtime/executor.cc", "CpuProgramModel<T>::forward",
-                        "std::copy of the host batch"};
+                        "one launch per step copies every data field (kept "
+                        "in one block, as 32-bit words); the batch index is "
+                        "read from the device step counter"}
+           : Provenance{"runtime/executor.cc",
+                        "CpuProgramModel<T>::forward_fields",
+                        "memcpy of each data field's host rows"};
   Evidence tested = citedEvidence(EvidenceKind::TestSuite,
                                   cuda ? "cuda-executor" : "cpu-executor");
-  c.shape = contract("the model's input and target shapes; the dataset holds "
-                     "num_batches whole batches",
+  c.shape = contract("the model's data fields (inputs, then targets; f32, f64 "
+                     "or i32); the dataset holds num_batches whole batches",
                      "checked when the data are loaded", tested, where);
   c.layout = contract(cuda ? "dense row-major device buffers; the whole dataset "
                              "resident on the device, uploaded once"
                            : "dense row-major host buffers",
                       "a flat element copy", tested, where);
-  c.value = contract("step k trains on batch k mod num_batches: its input and "
-                     "target rows copied exactly into the input and target "
-                     "buffers",
+  c.value = contract("step k trains on batch k mod num_batches: each field's "
+                     "rows copied exactly (int32 fields as int32) into the "
+                     "field's buffer",
                      cuda ? "a copy (no arithmetic); training matches the cpu "
                             "executor step by step"
                           : "a copy (no arithmetic)",

@@ -319,6 +319,67 @@ TEST(CheckProgramTest, RefusesInconsistentTables) {
   }
 }
 
+// Data fields: an int32 field travels as int32 into its buffer (a kernel reading it
+// as int32_t sees the labels), a real one as T; forward(x, y) is refused for a
+// program whose fields are not one real input and one real target.
+template <class T>
+void pick_kernel(const ArgValue* args) {  // loss[0] = x[labels[1]] (rows: 3 reals)
+  const T* x = static_cast<const T*>(args[0].ptr);
+  const int32_t* labels = static_cast<const int32_t*>(args[1].ptr);
+  static_cast<T*>(args[2].ptr)[0] = x[labels[1]] + T(labels[0]);
+}
+
+TEST(CpuExecutorTest, AnInt32FieldReachesItsKernelAsInt32) {
+  const BufferDesc buffers[] = {{3, -1, "x", "[1, 3]", DType::Real},
+                                {2, -1, "labels", "[2]", DType::I32},
+                                {1, -1, "loss", "[]", DType::Real}};
+  const ArgDesc args[] = {{ArgDesc::Buffer, 0, 0, 0}, {ArgDesc::Buffer, 1, 0, 0},
+                          {ArgDesc::Buffer, 2, 1, 0}};
+  StepDesc step{};
+  step.kind = StepKind::Kernel;
+  step.num_args = 3;
+  step.what = "pick";
+  const char* names[] = {"pick"};
+  const int32_t fields[] = {0, 1};
+  Program p{};
+  p.name = "fields";
+  p.buffers = buffers;
+  p.num_buffers = 3;
+  p.loss = 2;
+  p.output = 2;
+  p.steps = &step;
+  p.num_steps = 1;
+  p.forward_end = 1;
+  p.prologue_begin = p.prologue_end = 1;
+  p.args = args;
+  p.num_args = 3;
+  p.kernel_names = names;
+  p.num_kernels = 1;
+  p.fields = fields;
+  p.num_fields = 2;
+  const CpuKernelFn kernels[] = {&pick_kernel<double>};
+  CpuProgramModel<double> model(p, kernels);
+  ASSERT_TRUE(model.status().ok()) << model.status().message();
+  const double x[] = {0.5, 1.5, 2.5};
+  const int32_t labels[] = {10, 2};
+  const void* batch[] = {x, labels};
+  EXPECT_EQ(model.forward_fields(batch, nullptr), 12.5);
+  EXPECT_TRUE(std::isnan(model.forward(x, x, nullptr)));
+  EXPECT_TRUE(contains(model.status().message(), "not one real input and one real target"))
+      << model.status().message();
+
+  Program unfed = p;
+  unfed.num_fields = 0;
+  CpuProgramModel<double> none(unfed, kernels);
+  EXPECT_TRUE(contains(none.status().message(), "no data fields")) << none.status().message();
+  Program bad = p;
+  const int32_t out_of_range[] = {0, 7};
+  bad.fields = out_of_range;
+  CpuProgramModel<double> wrong(bad, kernels);
+  EXPECT_TRUE(contains(wrong.status().message(), "data field 1: buffer 7 is out of range"))
+      << wrong.status().message();
+}
+
 TEST(CheckProgramTest, AnExecutorOfARefusedProgramSaysWhyAndDoesNothing) {
   MlpProgram mlp(2, 2, 3, 1);
   mlp.program.forward_end = 20;

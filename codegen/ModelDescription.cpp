@@ -213,6 +213,11 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
       constrainIntegerField(v, d.fields.back());
   }
 
+  for (Operation &op : model.getBlock())
+    if (auto out = dyn_cast<OutputOp>(op)) {
+      ArrayRef<int64_t> shape = shapeOf(out.getValue());
+      d.output_shape.assign(shape.begin(), shape.end());
+    }
   // A classifier: the output is the logits of a cross_entropy whose labels
   // are an integer field (then --eval prints the accuracy).
   for (Operation &op : model.getBlock())
@@ -308,6 +313,7 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
       << "  d.steps = " << d.steps << ";\n"
       << "  d.log_every = " << d.log_every << ";\n"
       << "  d.label_field = " << d.label_field << ";\n"
+      << "  d.output_shape = " << shapeList(d.output_shape) << ";\n"
       << "  d.classes = " << d.classes << ";\n"
       << "  d.ignore_index = " << d.ignore_index << ";\n  return d;\n}\n\n";
   return out.str();

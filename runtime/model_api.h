@@ -82,6 +82,8 @@ struct ModelDescription {
   // A classifier: the output holds [batch, classes] logits of cross_entropy against
   // the integer field `label_field`; -1: not a classifier (no accuracy is printed).
   int32_t label_field = -1;
+  // The output's shape ([batch, ...]; --predict writes [rows, ...]).
+  std::vector<int64_t> output_shape;
   int64_t classes = 0, ignore_index = -100;
 };
 

@@ -1,9 +1,13 @@
-// npy.cc: load_npy (see npy.h). The header is a Python dict literal such as
+// npy.cc: load_npy and save_npy (see npy.h). The header is a Python dict literal such as
 //   {'descr': '<f8', 'fortran_order': False, 'shape': (25, 2), }
 // parsed here by a small recursive reader that knows only what that dict can hold.
 #include "runtime/npy.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <bit>
+#include <cstdio>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -220,6 +224,58 @@ Result<NpyArray> load_npy(const std::string& path) {
   if (h.descr == "<i8") convert<int64_t>(src, numel, out.data.data());
   if (h.descr == "|u1") convert<uint8_t>(src, numel, out.data.data());
   return out;
+}
+
+Status save_npy(const std::string& path, const std::vector<int64_t>& shape,
+                const std::vector<double>& data, bool as_f64) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return npy_error(path, "exists and is not a regular file; refusing to replace it");
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (numel != int64_t(data.size()))
+    return npy_error(path, "shape holds " + std::to_string(numel) + " elements, data " +
+                               std::to_string(data.size()));
+  std::string dims;  // numpy's tuple: "3," for one axis, "3, 4" for two
+  for (size_t i = 0; i < shape.size(); i++) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  std::string header = std::string("{'descr': '") + (as_f64 ? "<f8" : "<f4") +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64 bytes.
+  const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes.push_back(char(header.size() & 0xFF));
+  bytes.push_back(char(header.size() >> 8));
+  bytes += header;
+  for (double v : data) {
+    char buf[8];
+    if (as_f64) {
+      std::memcpy(buf, &v, 8);
+    } else {
+      const float f = float(v);
+      std::memcpy(buf, &f, 4);
+    }
+    bytes.append(buf, as_f64 ? 8 : 4);
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return npy_error(path, "cannot write " + tmp + " (" + std::strerror(errno) + ")");
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return npy_error(path, "write error on " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    return npy_error(path, "cannot rename " + tmp + " into place (" + std::strerror(e) + ")");
+  }
+  return Status::Ok();
 }
 
 }  // namespace vouch::rt

@@ -22,6 +22,12 @@ struct NpyArray {
 
 Result<NpyArray> load_npy(const std::string& path);
 
+// Writes `data` (row-major, `shape`) as a version 1.0 .npy of <f4 (as_f64 false) or
+// <f8, through a temporary file renamed into place: an existing file is replaced
+// whole or not at all. An existing path that is not a regular file is refused.
+Status save_npy(const std::string& path, const std::vector<int64_t>& shape,
+                const std::vector<double>& data, bool as_f64);
+
 }  // namespace vouch::rt
 
 #endif  // VOUCH_RUNTIME_NPY_H_

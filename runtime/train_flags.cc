@@ -21,7 +21,7 @@ bool takes_value(std::string_view name) {
   return name == "device" || name == "steps" || name == "seed" || name == "dtype" ||
          name == "log-every" || name == "data" || name == "save-params" ||
          name == "load-params" || name == "trace" || name == "eval" ||
-         name == "eval-every";
+         name == "eval-every" || name == "predict" || name == "predict-out";
 }
 
 bool is_switch(std::string_view name) {
@@ -54,6 +54,10 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
     o->data = value;
   } else if (name == "eval") {
     o->eval = value;
+  } else if (name == "predict") {
+    o->predict = value;
+  } else if (name == "predict-out") {
+    o->predict_out = value;
   } else if (name == "eval-every") {
     if (!parse_int(value, &o->eval_every) || o->eval_every <= 0)
       return Status::Error(flag + " expects a positive integer, got '" + value + "'");
@@ -105,6 +109,8 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
     Status st = apply(&o, name, value);
     if (!st.ok()) return st;
   }
+  if (!o.predict.empty() && o.init_only)
+    return Status::Error("--predict runs the forward pass; --init-only stops before it");
   if (o.eval_every > 0 && o.eval.empty())
     return Status::Error("--eval-every needs --eval (the held-out data)");
   return o;
@@ -143,6 +149,11 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      training (default: none)\n"
     << "  --eval-every N      with --eval, also evaluate every N steps (default: at the\n"
     << "                      end only)\n"
+    << "  --predict FILES     after training (--steps 0: with the initial or loaded\n"
+    << "                      params), run the forward pass on these inputs (one .npy\n"
+    << "                      per input, comma-separated, any number of rows) and write\n"
+    << "                      the output's rows as .npy in the run's dtype\n"
+    << "  --predict-out PATH  where --predict writes (default: predictions.npy)\n"
     << "  --save-params PATH  write the parameters as safetensors after training\n"
     << "                      (after initialisation with --init-only; default: none)\n"
     << "  --load-params PATH  start from these safetensors parameters (default: none)\n"

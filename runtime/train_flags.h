@@ -25,6 +25,8 @@ struct TrainOptions {
   std::string data;        // --data, empty: the model's data clause
   std::string eval;        // --eval: held-out data (same forms as --data), empty: none
   int64_t eval_every = 0;  // --eval-every: also evaluate every N steps (0: at the end)
+  std::string predict;     // --predict: the inputs' .npy files; empty: none
+  std::string predict_out = "predictions.npy";  // --predict-out
   std::string save_params, load_params;
   std::string trace;       // --trace: every loss at full precision, for golden tests
   bool init_only = false, show_tape = false, help = false;

@@ -123,6 +123,10 @@ class Run {
     std::printf("steps=%lld loss0=%f loss1=%f\n", (long long)o_.steps, loss0, loss1);
     if (grid) std::printf("predict(heldout) = [%s]\n", heldout.c_str());
     if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
+    if (!o_.predict.empty()) {
+      int code = predict();
+      if (code != kExitOk) return code;
+    }
     if (o_.mem_stats) std::printf("%s", model_->memory_report().c_str());
     std::fflush(stdout);
     if (model_->device_resident()) {
@@ -214,6 +218,61 @@ class Run {
     for (const FieldData& f : fields)
       out.push_back(f.bytes.data() + size_t(b * m_.batch) * f.row_bytes);
     return out;
+  }
+
+  // --predict: the output's rows for the inputs in o_.predict (targets zero), written
+  // as .npy [rows, ...]; the last partial batch is padded with its first row.
+  int predict() {
+    const std::vector<FieldInfo> fields = model_fields(m_);
+    std::vector<std::string> paths;
+    for (size_t begin = 0;;) {
+      const size_t comma = o_.predict.find(',', begin);
+      paths.push_back(o_.predict.substr(begin, comma == std::string::npos ? comma : comma - begin));
+      if (comma == std::string::npos) break;
+      begin = comma + 1;
+    }
+    std::vector<int64_t> row_elems;
+    for (const FieldInfo& f : fields)
+      if (!f.target) row_elems.push_back(f.row_elems);
+    Result<Dataset> inputs = load_npy_fields(paths, row_elems, row_elems.size());
+    if (!inputs.ok()) return fail(kExitData, "--predict: " + inputs.status().message());
+    const std::vector<int64_t>& out_shape = m_.output_shape;
+    if (out_shape.empty() || out_shape[0] != m_.batch)
+      return fail(kExitUsage, "--predict: the model's output has no batch axis to predict row "
+                              "by row");
+    int64_t out_row = 1;
+    for (size_t i = 1; i < out_shape.size(); i++) out_row *= out_shape[i];
+    // The targets of every row: zeros (the forward pass computes the loss too).
+    Dataset d = std::move(inputs.value());
+    d.out_features = m_.out_features;
+    d.y.assign(size_t(d.rows * d.out_features), 0.0);
+    const std::vector<FieldData> data = store_fields(d);
+    const int64_t B = m_.batch;
+    std::vector<double> out;
+    for (int64_t first = 0; first < d.rows; first += B) {
+      const int64_t rows = std::min(B, d.rows - first);
+      std::vector<FieldData> batch;
+      for (const FieldData& f : data) {
+        FieldData b;
+        b.row_bytes = f.row_bytes;
+        b.bytes.resize(size_t(B) * f.row_bytes);
+        const unsigned char* from = f.bytes.data() + size_t(first) * f.row_bytes;
+        std::memcpy(b.bytes.data(), from, size_t(rows) * f.row_bytes);
+        for (int64_t r = rows; r < B; r++)
+          std::memcpy(b.bytes.data() + size_t(r) * f.row_bytes, from, f.row_bytes);
+        batch.push_back(std::move(b));
+      }
+      model_->forward_fields(batch_of(batch, 0).data(), nullptr);
+      if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
+      const T* pred = model_->prediction();
+      out.insert(out.end(), pred, pred + rows * out_row);
+    }
+    std::vector<int64_t> shape = {d.rows};
+    shape.insert(shape.end(), out_shape.begin() + 1, out_shape.end());
+    Status st = save_npy(o_.predict_out, shape, out, /*as_f64=*/sizeof(T) == 8);
+    if (!st.ok()) return fail(kExitUsage, "--predict-out: " + st.message());
+    std::printf("predict: %lld rows -> %s\n", (long long)d.rows, o_.predict_out.c_str());
+    return kExitOk;
   }
 
   // --eval: the held-out data's mean loss over its whole batches and, for a

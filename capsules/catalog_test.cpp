@@ -104,7 +104,8 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
 TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
   const CapsuleRegistry &registry = defaultRegistry();
   EXPECT_EQ(stepOptimizers(),
-            (std::vector<std::string_view>{"sgd", "adam", "adamw"}));
+            (std::vector<std::string_view>{"sgd", "adam", "adamw", "rmsprop",
+                                           "adagrad"}));
   for (Device device : {Device::Cpu, Device::Cuda}) {
     Provider provider = *stepProvider(device);
     std::vector<std::string> work = {std::string(kSelectBatchWork)};
@@ -125,6 +126,12 @@ TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
   }
   EXPECT_EQ(registry.find("native_cuda.adam_step")->value.provenance.nativeSymbol,
             "vouch_optimizer_<t>");
+  // Clipping: a fixed-order reduction on the GPU, its own launch.
+  const KernelCapsule *clip = registry.find("native_cuda.clip_grad_norm");
+  ASSERT_NE(clip, nullptr);
+  EXPECT_EQ(clip->numeric.reduce, ReductionOrder::FixedTree);
+  EXPECT_EQ(clip->value.provenance.nativeSymbol, "vouch_grad_norm_<t>");
+  ASSERT_NE(registry.find("reference.clip_grad_norm"), nullptr);
   EXPECT_EQ(stepProvider(Device::Metal), std::nullopt);
 }
 

@@ -202,6 +202,7 @@ TEST(OptimTest, WarmupCosineSchedule) {
 }
 
 TEST(OptimTest, ClipGradNorm) {
+  SCOPED_TRACE("reference.clip_grad_norm");
   OptimizerConfig c = make(OptimizerConfig::Sgd, 0.1, 0);
   c.clip_grad_norm = 0.4;
   // Step 1: norm sqrt(0.3125) ~ 0.559 > 0.4 is clipped; step 2: norm 0.316 is not.

@@ -374,7 +374,19 @@ const OptimizerRule kOptimizerRules[] = {
              "(PyTorch's Adam)"},
     {"adamw", "p -= lr·wd·p first (decoupled decay), then Adam's update "
               "without L2 (PyTorch's AdamW)"},
+    {"rmsprop", "g' = g + wd·p (when wd ≠ 0); v = α·v + (1-α)·g'²; d = g' / "
+                "(√v + eps); buf = momentum·buf + d, d = buf (when momentum ≠ "
+                "0); p -= lr·d (PyTorch's RMSprop, centered=False)"},
+    {"adagrad", "g' = g + wd·p (when wd ≠ 0); v += g'²; p -= lr / (1 + "
+                "(t-1)·lr_decay) · g' / (√v + eps) (PyTorch's Adagrad)"},
 };
+
+// Every optimizer's lr is that of the step under the clause's schedule.
+constexpr const char *kScheduleFormula =
+    "; lr of step i = lr_at(i) (constant; step: lr·γ^⌊i/step_size⌋; "
+    "exponential: lr·γ^i; warmup_cosine: lr·i/warmup for i < warmup, then "
+    "min_lr + (lr - min_lr)·(1 + cos(π·min(1, (i-warmup)/(total-warmup))))/2), "
+    "computed in double from the step counter";
 
 KernelCapsule stepCapsule(Device device, std::string op) {
   Provider provider = *stepProvider(device);
@@ -459,13 +471,52 @@ KernelCapsule optimizerCapsule(Device device, const OptimizerRule &rule) {
                            : "dense host buffers, 64-bit element indices",
                       "elementwise: each element updated independently",
                       tested, where);
-  c.value = contract(std::string(rule.formula) +
-                         "; hyper-parameters in double, element math in the "
-                         "element type",
+  c.value = contract(std::string(rule.formula) + kScheduleFormula +
+                         (cuda ? " read from device memory" : "") +
+                         "; with clipping, g scaled by the clip_grad_norm "
+                         "coefficient first; hyper-parameters in double, "
+                         "element math in the element type",
                      cuda ? "matches the host optimizer (runtime/optim.cc) "
                             "for every optimizer kind"
                           : "two steps of each kind against values computed "
                             "in Python (float64)",
+                     tested, where);
+  return c;
+}
+
+KernelCapsule clipCapsule(Device device) {
+  KernelCapsule c = stepCapsule(device, std::string(kClipGradNormWork));
+  bool cuda = device == Device::Cuda;
+  // A sum over every gradient element: a fixed order on both devices.
+  c.numeric.reduce = cuda ? ReductionOrder::FixedTree : ReductionOrder::LeftFold;
+  Provenance where =
+      cuda ? Provenance{"runtime/cuda/kernels/optimizer.cuh, "
+                        "runtime/cuda/kernels/executor.cuh",
+                        "vouch_grad_norm_<t>",
+                        "one block of 256 threads before the optimizer: each "
+                        "thread sums a fixed share of g² in double, a fixed "
+                        "shared-memory tree combines them (no atomics); the "
+                        "norm and coefficient stay in device memory for the "
+                        "optimizer launch"}
+           : Provenance{"runtime/optim.cc", "vouch::rt::Optimizer<T>::step",
+                        "the norm summed in double in parameter order, then "
+                        "the update reads g·coef"};
+  Evidence tested = citedEvidence(EvidenceKind::TestSuite,
+                                  cuda ? "cuda-executor" : "optimizer");
+  c.shape = contract("every parameter's gradient; one scalar norm",
+                     "the parameter table", tested, where);
+  c.layout = contract(cuda ? "dense device buffers through the optimizer's "
+                             "ParamSlots; [norm, coefficient] as two doubles"
+                           : "dense host buffers",
+                      "a sum over every element", tested, where);
+  c.value = contract("norm = √(Σ over every gradient element of g²) in "
+                     "double; coef = max_norm / (norm + 1e-6) when below 1, "
+                     "else 1; the update uses g·coef (torch.nn.utils."
+                     "clip_grad_norm_); the gradients are not rewritten",
+                     cuda ? "matches the host optimizer with the same "
+                            "clipping; bitwise repeatable"
+                          : "steps against PyTorch's clip_grad_norm_ "
+                            "(float64)",
                      tested, where);
   return c;
 }
@@ -503,6 +554,7 @@ std::vector<KernelCapsule> stepCatalog() {
     out.push_back(selectBatchCapsule(device));
     for (const OptimizerRule &rule : kOptimizerRules)
       out.push_back(optimizerCapsule(device, rule));
+    out.push_back(clipCapsule(device));
   }
   return out;
 }

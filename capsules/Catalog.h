@@ -53,12 +53,16 @@ std::vector<KernelCapsule> cudaCatalog();
 /// `<provider>.select_batch` (the batch a step trains on) and
 /// `<provider>.<optimizer>_step` (the update of every parameter), provider
 /// `reference` on cpu (runtime/executor.cc, runtime/optim.cc) and
-/// `native-cuda` on cuda (runtime/cuda/kernels/executor.cuh, optimizer.cuh).
+/// `native-cuda` on cuda (runtime/cuda/kernels/executor.cuh, optimizer.cuh),
+/// and `<provider>.clip_grad_norm` (the global gradient norm and the scaling
+/// before the update, for a model that clips).
 std::vector<KernelCapsule> stepCatalog();
 /// The optimizers the step catalog covers, by the train clause's spelling.
 const std::vector<std::string_view> &stepOptimizers();
 /// The "op" of a step capsule: "select_batch", or "<optimizer>_step".
 inline constexpr std::string_view kSelectBatchWork = "select_batch";
+/// The "op" of the gradient-clipping capsule (train clause `clip_grad_norm`).
+inline constexpr std::string_view kClipGradNormWork = "clip_grad_norm";
 std::string optimizerWork(std::string_view optimizer);
 /// The provider of the step's own work on `device` (reference on cpu,
 /// native-cuda on cuda); nothing for a device without an executor.

@@ -89,9 +89,10 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
       EXPECT_TRUE(key.empty() || findCitation(key))
           << op << " cites the unknown evidence key " << key;
   }
-  // + the native products, + the step's own work on cpu and cuda.
+  // + the native products, + the step's own work on cpu and cuda (batch
+  // selection, clipping, the optimizers).
   EXPECT_EQ(registry.all().size(),
-            2 * ops.size() + 2 + 2 * (1 + stepOptimizers().size()));
+            2 * ops.size() + 2 + 2 * (2 + stepOptimizers().size()));
   // The shipped set, by name: a changed provider or a lost op shows here.
   for (const char *op : {"fill", "matmul", "linear", "add", "sub", "mul",
                          "relu", "step", "scale", "broadcast", "reshape",
@@ -104,7 +105,8 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
 TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
   const CapsuleRegistry &registry = defaultRegistry();
   EXPECT_EQ(stepOptimizers(),
-            (std::vector<std::string_view>{"sgd", "adam", "adamw"}));
+            (std::vector<std::string_view>{"sgd", "adam", "adamw", "rmsprop",
+                                           "adagrad"}));
   for (Device device : {Device::Cpu, Device::Cuda}) {
     Provider provider = *stepProvider(device);
     std::vector<std::string> work = {std::string(kSelectBatchWork)};
@@ -125,6 +127,12 @@ TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
   }
   EXPECT_EQ(registry.find("native_cuda.adam_step")->value.provenance.nativeSymbol,
             "vouch_optimizer_<t>");
+  // Clipping: a fixed-order reduction on the GPU, its own launch.
+  const KernelCapsule *clip = registry.find("native_cuda.clip_grad_norm");
+  ASSERT_NE(clip, nullptr);
+  EXPECT_EQ(clip->numeric.reduce, ReductionOrder::FixedTree);
+  EXPECT_EQ(clip->value.provenance.nativeSymbol, "vouch_grad_norm_<t>");
+  ASSERT_NE(registry.find("reference.clip_grad_norm"), nullptr);
   EXPECT_EQ(stepProvider(Device::Metal), std::nullopt);
 }
 

@@ -46,7 +46,8 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
   const llvm::StringMap<double *> fields = {
       {"lr", &o.lr},       {"beta1", &o.beta1},
       {"beta2", &o.beta2}, {"eps", &o.eps},
-      {"weight_decay", &o.weight_decay}, {"momentum", &o.momentum}};
+      {"weight_decay", &o.weight_decay}, {"momentum", &o.momentum},
+      {"alpha", &o.alpha}, {"lr_decay", &o.lr_decay}};
   StringRef optimizer = stringifyOptimizerKind(train.getOptimizer());
   const ClauseFacts *facts = findClauseFacts(ClauseKind::Optimizer, optimizer);
   for (const SignatureParam &p : parseSignature(facts ? facts->params : "")) {
@@ -57,6 +58,23 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
   }
   d.steps = train.getSteps();
   d.log_every = train.getLogEvery();
+  // The schedule: absent is constant; ScheduleAttr::verify guarantees the
+  // arguments of its kind.
+  if (ScheduleAttr schedule = train.getSchedule()) {
+    o.schedule = static_cast<rt::OptimizerConfig::Schedule>(schedule.getKind());
+    if (schedule.getStepSize())
+      o.step_size = *schedule.getStepSize();
+    if (schedule.getGamma())
+      o.gamma = schedule.getGamma()->convertToDouble();
+    if (schedule.getWarmup())
+      o.warmup = *schedule.getWarmup();
+    if (schedule.getTotal())
+      o.total = *schedule.getTotal();
+    if (schedule.getMinLr())
+      o.min_lr = schedule.getMinLr()->convertToDouble();
+  }
+  if (train.getClipGradNorm())
+    o.clip_grad_norm = train.getClipGradNorm()->convertToDouble();
   return success();
 }
 
@@ -309,8 +327,25 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
       << "  d.optimizer.beta2 = " << exact(o.beta2) << ";\n"
       << "  d.optimizer.eps = " << exact(o.eps) << ";\n"
       << "  d.optimizer.weight_decay = " << exact(o.weight_decay) << ";\n"
-      << "  d.optimizer.momentum = " << exact(o.momentum) << ";\n"
-      << "  d.steps = " << d.steps << ";\n"
+      << "  d.optimizer.momentum = " << exact(o.momentum) << ";\n";
+  // Fields past the first three optimizers' only where they matter, so the
+  // emitted description of an existing model is unchanged.
+  if (o.kind == rt::OptimizerConfig::RmsProp)
+    out << "  d.optimizer.alpha = " << exact(o.alpha) << ";\n";
+  if (o.kind == rt::OptimizerConfig::Adagrad)
+    out << "  d.optimizer.lr_decay = " << exact(o.lr_decay) << ";\n";
+  if (o.schedule != rt::OptimizerConfig::Constant)
+    out << "  d.optimizer.schedule = OptimizerConfig::"
+        << enumerator(ClauseKind::Schedule, o.schedule) << ";\n"
+        << "  d.optimizer.step_size = " << o.step_size << ";\n"
+        << "  d.optimizer.gamma = " << exact(o.gamma) << ";\n"
+        << "  d.optimizer.warmup = " << o.warmup << ";\n"
+        << "  d.optimizer.total = " << o.total << ";\n"
+        << "  d.optimizer.min_lr = " << exact(o.min_lr) << ";\n";
+  if (o.clip_grad_norm != 0)
+    out << "  d.optimizer.clip_grad_norm = " << exact(o.clip_grad_norm)
+        << ";\n";
+  out << "  d.steps = " << d.steps << ";\n"
       << "  d.log_every = " << d.log_every << ";\n"
       << "  d.label_field = " << d.label_field << ";\n"
       << "  d.output_shape = " << shapeList(d.output_shape) << ";\n"

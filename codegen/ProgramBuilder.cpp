@@ -337,7 +337,12 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
       << cppStringLiteral(schedule_) << ",\n  " << args_.size() << ", "
       << ints_.size() << ", " << cppStringLiteral(batchCapsule_) << ", "
       << cppStringLiteral(optimizerCapsule_) << ",\n  " << name << "_fields, "
-      << fields_.size() << "};\n\n";
+      << fields_.size();
+  // Only a clipping model names the field: every other program's text is as before
+  // (the field is then null by aggregate initialisation).
+  if (!clipCapsule_.empty())
+    out << ", " << cppStringLiteral(clipCapsule_);
+  out << "};\n\n";
   return out.str();
 }
 

@@ -88,9 +88,11 @@ public:
   /// The capsule the steps from `firstStep` on run under (StepDesc::capsule).
   void setCapsule(int32_t firstStep, const std::string &capsule);
   /// The capsules of the executor's own work (Program::batch_capsule, ...).
-  void setStepWorkCapsules(std::string batch, std::string optimizer) {
+  void setStepWorkCapsules(std::string batch, std::string optimizer,
+                           std::string clip = "") {
     batchCapsule_ = std::move(batch);
     optimizerCapsule_ = std::move(optimizer);
+    clipCapsule_ = std::move(clip);
   }
   /// What step `step` runs: its kernel symbol or library call.
   const std::string &stepWhat(int32_t step) const { return whats_[step]; }
@@ -130,6 +132,7 @@ private:
   std::vector<rt::StepDesc> steps_;
   std::vector<std::string> whats_, capsules_;
   std::string batchCapsule_, optimizerCapsule_;
+  std::string clipCapsule_; ///< empty: the model does not clip
   std::vector<rt::ArgDesc> args_;
   std::vector<int64_t> ints_;
   struct Node {

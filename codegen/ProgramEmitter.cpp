@@ -246,8 +246,13 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
   if (!schedule.empty() && schedule.back() == '\n')
     schedule.pop_back();
   builder->appendSchedule(schedule);
+  // The gate lists batch selection, then clipping when the model clips, then
+  // the optimizer (AssuranceGate::checkStepWork).
   if (work.size() == 2)
     builder->setStepWorkCapsules(work[0].capsule, work[1].capsule);
+  else if (work.size() == 3)
+    builder->setStepWorkCapsules(work[0].capsule, work[2].capsule,
+                                 work[1].capsule);
   return std::move(builder);
 }
 

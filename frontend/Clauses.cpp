@@ -17,6 +17,8 @@
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
+
 using namespace vouch;
 using namespace vouch::frontend;
 using llvm::SMLoc;
@@ -63,6 +65,11 @@ llvm::ArrayRef<ClauseSpec> initializers() {
 
 llvm::ArrayRef<ClauseSpec> optimizers() {
   static const std::vector<ClauseSpec> specs = specsOf(ClauseKind::Optimizer);
+  return specs;
+}
+
+llvm::ArrayRef<ClauseSpec> schedules() {
+  static const std::vector<ClauseSpec> specs = specsOf(ClauseKind::Schedule);
   return specs;
 }
 
@@ -228,15 +235,17 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
       if (value.is(ExprValue::Kind::Absent))
         continue;
       double v = number.value;
-      bool inRange = name == "lr" || name == "eps" ? v > 0
-                     : name == "weight_decay"      ? v >= 0
-                                                   : v >= 0 && v < 1;
+      bool positive = name == "lr" || name == "eps";
+      bool nonNegative = name == "weight_decay" || name == "lr_decay";
+      bool inRange = positive      ? v > 0
+                     : nonNegative ? v >= 0
+                                   : v >= 0 && v < 1;
       if (!inRange) {
         error(value.getLoc())
             << "'" << spec->name << "': " << name << " must be "
-            << (name == "lr" || name == "eps" ? "greater than 0"
-                : name == "weight_decay"      ? "at least 0"
-                                              : "in [0, 1)")
+            << (positive      ? "greater than 0"
+                : nonNegative ? "at least 0"
+                              : "in [0, 1)")
             << ", got " << number.str();
         ok = false;
       }
@@ -245,18 +254,23 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
 
   int64_t steps = kDefaultTrainSteps, logEvery = kDefaultTrainLogEvery;
   llvm::StringMap<SMLoc> seen;
+  const ast::Expr *scheduleExpr = nullptr;
+  std::optional<double> clipGradNorm;
   for (const ast::TrainStmt::Option &option : train.options) {
+    bool isSchedule = option.name == "schedule";
+    bool isClip = option.name == "clip_grad_norm";
     int64_t *slot = option.name == "batch"       ? &trainBatch
                     : option.name == "steps"     ? &steps
                     : option.name == "log_every" ? &logEvery
                                                  : nullptr;
-    if (!slot) {
-      static const StringRef known[] = {"batch", "steps", "log_every"};
+    if (!slot && !isSchedule && !isClip) {
+      static const StringRef known[] = {"batch", "steps", "log_every",
+                                        "schedule", "clip_grad_norm"};
       mlir::InFlightDiagnostic diag = error(option.loc);
       diag << "unknown train option '" << option.name << "'";
       if (std::optional<StringRef> close = findClosestName(option.name, known))
         diag << "; did you mean '" << *close << "'?";
-      diag << " (known: batch, steps, log_every)";
+      diag << " (known: batch, steps, log_every, schedule, clip_grad_norm)";
       ok = false;
       continue;
     }
@@ -268,6 +282,28 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
       ok = false;
       continue;
     }
+    if (isSchedule) {
+      // Bound once steps is known: warmup_cosine's total defaults to it.
+      scheduleExpr = option.value.get();
+      continue;
+    }
+    if (isClip) {
+      std::optional<Number> value = evaluateNumber(
+          *option.value, globals, "the train option 'clip_grad_norm'");
+      if (!value) {
+        ok = false;
+        continue;
+      }
+      if (!(value->value > 0) || !std::isfinite(value->value)) {
+        error(option.value->getLoc())
+            << "clip_grad_norm must be a finite number greater than 0, got "
+            << value->str();
+        ok = false;
+        continue;
+      }
+      clipGradNorm = value->value;
+      continue;
+    }
     std::optional<int64_t> value = evaluateInteger(
         *option.value, globals, "the train option '" + option.name.str() + "'",
         1);
@@ -277,12 +313,95 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
     }
     *slot = *value;
   }
+  ScheduleAttr schedule;
+  if (scheduleExpr && !lowerSchedule(*scheduleExpr, steps, schedule))
+    ok = false;
   if (!ok)
     return nullptr;
 
   return buildTrainAttr(&context, static_cast<OptimizerKind>(spec->value),
-                        hyperParameters, steps, logEvery,
-                        [&] { return error(call.getLoc()); });
+                        hyperParameters, steps, logEvery, schedule,
+                        clipGradNorm, [&] { return error(call.getLoc()); });
+}
+
+bool Lowering::lowerSchedule(const ast::Expr &expr, int64_t steps,
+                             ScheduleAttr &out) {
+  // `schedule constant` is a bare name; the others are calls.
+  std::optional<ast::CallExpr> bare;
+  const ast::CallExpr *call = llvm::dyn_cast<ast::CallExpr>(&expr);
+  if (const auto *name = llvm::dyn_cast<ast::NameExpr>(&expr)) {
+    bare.emplace(name->getLoc(), name->name, 1);
+    call = &*bare;
+  }
+  if (!call) {
+    error(expr.getLoc()) << "expected a schedule after 'schedule' (known: "
+                         << joinNames(clauseNames(schedules())) << ")";
+    return false;
+  }
+  const ClauseSpec *spec = findClause(schedules(), call->callee);
+  if (!spec) {
+    reportUnknownClause(error(call->getLoc()), "schedule", call->callee,
+                        schedules());
+    return false;
+  }
+  Signature signature{spec->name, spec->params, "argument"};
+  std::optional<llvm::SmallVector<ExprValue>> args =
+      evaluateClauseArgs(signature, *call, globals);
+  if (!args)
+    return false;
+  auto kind = static_cast<ScheduleKind>(spec->value);
+  if (kind == ScheduleKind::Constant) {
+    out = nullptr; // a constant schedule is no attribute
+    return true;
+  }
+  std::optional<int64_t> stepSize, warmup, total;
+  std::optional<llvm::APFloat> gamma, minLr;
+  SMLoc warmupLoc = call->getLoc();
+  for (unsigned i = 0; i < args->size(); ++i) {
+    StringRef name = spec->params[i].name;
+    const ExprValue &value = (*args)[i];
+    Number number = defaultNumber(spec->params[i]);
+    if (!clauseNumber(signature, i, value, number))
+      return false;
+    SMLoc loc = value.is(ExprValue::Kind::Absent) ? call->getLoc()
+                                                  : value.getLoc();
+    std::string what = "'" + spec->name.str() + "': " + name.str();
+    if (name == "step_size" || name == "warmup" || name == "total") {
+      if (name == "total" && value.is(ExprValue::Kind::Absent)) {
+        total = steps;
+        continue;
+      }
+      std::optional<int64_t> integer =
+          requireInteger(number, loc, what, name == "warmup" ? 0 : 1);
+      if (!integer)
+        return false;
+      (name == "step_size" ? stepSize : name == "warmup" ? warmup : total) =
+          *integer;
+      if (name == "warmup")
+        warmupLoc = loc;
+      continue;
+    }
+    double v = number.value;
+    bool inRange = name == "gamma" ? v > 0 && std::isfinite(v)
+                                   : v >= 0 && std::isfinite(v);
+    if (!inRange) {
+      error(loc) << what << " must be "
+                 << (name == "gamma" ? "greater than 0" : "at least 0")
+                 << ", got " << number.str();
+      return false;
+    }
+    (name == "gamma" ? gamma : minLr) = llvm::APFloat(v);
+  }
+  if (warmup && total && *warmup >= *total) {
+    error(warmupLoc) << "'warmup_cosine': warmup (" << *warmup
+                     << ") must be less than total (" << *total
+                     << "; it defaults to the train clause's steps)";
+    return false;
+  }
+  out = ScheduleAttr::getChecked([&] { return error(call->getLoc()); },
+                                 &context, kind, stepSize, gamma, warmup,
+                                 total, minLr);
+  return static_cast<bool>(out);
 }
 
 //===----------------------------------------------------------------------===//

@@ -609,9 +609,9 @@ TEST_F(DiagnosticsTest, TrainClause) {
 })"),
             (Errors{
                 "4:9: error: unknown optimizer 'adan'; did you mean 'adam'? "
-                "(known: sgd, adam, adamw)",
+                "(known: sgd, adam, adamw, rmsprop, adagrad)",
                 "4:24: error: unknown train option 'epochs' (known: batch, "
-                "steps, log_every)",
+                "steps, log_every, schedule, clip_grad_norm)",
             }));
   EXPECT_EQ(errorsOf(R"(model m {
   input x : f32[2]

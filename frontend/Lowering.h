@@ -271,6 +271,9 @@ private:
                                               Scope &scope);
   /// The train clause's attribute; sets `trainBatch` from its batch option.
   TrainAttr lowerTrainClause(const ast::TrainStmt &train);
+  /// The schedule option of the train clause (null for constant); false
+  /// after reporting.
+  bool lowerSchedule(const ast::Expr &expr, int64_t steps, ScheduleAttr &out);
   DataAttr lowerDataClause(const ast::DataStmt &data);
   DataAttr lowerNpyClause(const ast::CallExpr &call);
   /// Binds and evaluates the numeric arguments of a clause call.

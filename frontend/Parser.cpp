@@ -535,7 +535,8 @@ ast::StmtPtr Parser::parseTrain() {
   }
   if (!cur().atLineStart && !cur().is(TokenKind::Semicolon) &&
       !cur().is(TokenKind::RBrace) && !cur().is(TokenKind::EndOfFile))
-    errorExpected("a train option (batch, steps or log_every) or the end of "
+    errorExpected("a train option (batch, steps, log_every, schedule or "
+                  "clip_grad_norm) or the end of "
                   "the statement");
   return stmt;
 }

@@ -65,15 +65,28 @@ TEST(ClauseNames, OptimizersAgree) {
   expectSameEnumerators(ClauseKind::Optimizer,
                         {{rt::OptimizerConfig::Sgd, "Sgd"},
                          {rt::OptimizerConfig::Adam, "Adam"},
-                         {rt::OptimizerConfig::AdamW, "AdamW"}});
+                         {rt::OptimizerConfig::AdamW, "AdamW"},
+                         {rt::OptimizerConfig::RmsProp, "RmsProp"},
+                         {rt::OptimizerConfig::Adagrad, "Adagrad"}});
   // Every hyper-parameter a signature names is a field of OptimizerConfig
   // (codegen/ModelDescription.cpp sets them by these names).
   for (const ClauseFacts *row : clauseCallees(ClauseKind::Optimizer))
     for (const SignatureParam &p : parseSignature(row->params))
       EXPECT_TRUE(p.name == "lr" || p.name == "beta1" || p.name == "beta2" ||
                   p.name == "eps" || p.name == "weight_decay" ||
-                  p.name == "momentum")
+                  p.name == "momentum" || p.name == "alpha" ||
+                  p.name == "lr_decay")
           << row->name << " takes " << p.name;
+}
+
+TEST(ClauseNames, SchedulesAgree) {
+  expectSameEnumerators(
+      ClauseKind::Schedule,
+      {{rt::OptimizerConfig::Constant, "Constant"},
+       {rt::OptimizerConfig::Step, "Step"},
+       {rt::OptimizerConfig::Exponential, "Exponential"},
+       {rt::OptimizerConfig::WarmupCosine, "WarmupCosine"}});
+  EXPECT_EQ(toString(ClauseKind::Schedule), "schedule");
 }
 
 TEST(ClauseNames, DataSourcesAgree) {

@@ -22,6 +22,7 @@ enum class ClauseKind {
   Initializer, ///< `param w : f32[8, 2] = xavier_uniform` (vouch::InitKind)
   Optimizer,   ///< `train adam(lr = 0.03)` (vouch::OptimizerKind)
   DataSource,  ///< `data csv("train.csv")` (vouch::DataKind)
+  Schedule,    ///< `train ... schedule step(10)` (vouch::ScheduleKind)
 };
 
 /// "initialiser", "optimizer", "data source": how messages name the kind.

@@ -86,6 +86,7 @@ std::string_view toString(ClauseKind kind) {
   case ClauseKind::Initializer: return "initialiser";
   case ClauseKind::Optimizer: return "optimizer";
   case ClauseKind::DataSource: return "data source";
+  case ClauseKind::Schedule: return "schedule";
   }
   return "";
 }

@@ -151,7 +151,7 @@ TEST_F(OpTableTest, BuiltinsHaveSignaturesTheLoweringsCanBind) {
 }
 
 // The clause table is generated from the same ODS enums mlir-tblgen turns
-// into vouch::InitKind, OptimizerKind and DataKind.
+// into vouch::InitKind, OptimizerKind, DataKind and ScheduleKind.
 TEST(ClauseTable, IsTheOdsEnums) {
   for (const ClauseFacts &row : clauseTable()) {
     std::optional<int> value;
@@ -168,6 +168,10 @@ TEST(ClauseTable, IsTheOdsEnums) {
       if (auto kind = symbolizeDataKind(row.name))
         value = static_cast<int>(*kind);
       break;
+    case ClauseKind::Schedule:
+      if (auto kind = symbolizeScheduleKind(row.name))
+        value = static_cast<int>(*kind);
+      break;
     }
     EXPECT_EQ(value, row.value) << row.name;
   }
@@ -177,6 +181,8 @@ TEST(ClauseTable, IsTheOdsEnums) {
             clauseCallees(ClauseKind::Optimizer).size());
   EXPECT_EQ(getMaxEnumValForDataKind() + 1,
             clauseCallees(ClauseKind::DataSource).size());
+  EXPECT_EQ(getMaxEnumValForScheduleKind() + 1,
+            clauseCallees(ClauseKind::Schedule).size());
 }
 
 TEST(OpTableSupport, SignaturesAndLists) {

@@ -88,8 +88,11 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 std::optional<APFloat> beta2,
                                 std::optional<APFloat> eps,
                                 APFloat weightDecay,
-                                std::optional<APFloat> momentum, int64_t steps,
-                                int64_t logEvery) {
+                                std::optional<APFloat> momentum,
+                                std::optional<APFloat> alpha,
+                                std::optional<APFloat> lrDecay, int64_t steps,
+                                int64_t logEvery, ScheduleAttr schedule,
+                                std::optional<APFloat> clipGradNorm) {
   StringRef name = stringifyOptimizerKind(optimizer);
   if (failed(checkPresence(emitError, name,
                            clauseSignature(ClauseKind::Optimizer, name),
@@ -98,11 +101,45 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             {"beta2", beta2.has_value()},
                             {"eps", eps.has_value()},
                             {"weight_decay", true},
-                            {"momentum", momentum.has_value()}})))
+                            {"momentum", momentum.has_value()},
+                            {"alpha", alpha.has_value()},
+                            {"lr_decay", lrDecay.has_value()}})))
     return failure();
   if (steps < 1 || logEvery < 1)
     return emitError() << "steps and log_every must be at least 1, got "
                        << steps << " and " << logEvery;
+  if (clipGradNorm && !(clipGradNorm->convertToDouble() > 0))
+    return emitError() << "clip_grad_norm must be greater than 0";
+  return success();
+}
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ScheduleKind kind,
+                                   std::optional<int64_t> stepSize,
+                                   std::optional<APFloat> gamma,
+                                   std::optional<int64_t> warmup,
+                                   std::optional<int64_t> total,
+                                   std::optional<APFloat> minLr) {
+  StringRef name = stringifyScheduleKind(kind);
+  if (kind == ScheduleKind::Constant)
+    return emitError() << "a constant schedule is written as no schedule";
+  if (failed(checkPresence(emitError, name,
+                           clauseSignature(ClauseKind::Schedule, name),
+                           {{"step_size", stepSize.has_value()},
+                            {"gamma", gamma.has_value()},
+                            {"warmup", warmup.has_value()},
+                            {"total", total.has_value()},
+                            {"min_lr", minLr.has_value()}})))
+    return failure();
+  if (stepSize && *stepSize < 1)
+    return emitError() << "'step' needs step_size >= 1, got " << *stepSize;
+  if (gamma && !(gamma->convertToDouble() > 0))
+    return emitError() << "'" << name << "' needs gamma > 0";
+  if (warmup && total && !(*warmup >= 0 && *warmup < *total))
+    return emitError() << "'warmup_cosine' needs 0 <= warmup < total, got "
+                       << *warmup << " and " << *total;
+  if (minLr && !(minLr->convertToDouble() >= 0))
+    return emitError() << "'warmup_cosine' needs min_lr >= 0";
   return success();
 }
 
@@ -119,12 +156,18 @@ std::optional<double> TrainAttr::getHyperParameter(StringRef name) const {
     return toDouble(getEps());
   if (name == "momentum")
     return toDouble(getMomentum());
+  if (name == "alpha")
+    return toDouble(getAlpha());
+  if (name == "lr_decay")
+    return toDouble(getLrDecay());
   return std::nullopt;
 }
 
 TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
                                 const llvm::StringMap<double> &hyper,
                                 int64_t steps, int64_t logEvery,
+                                ScheduleAttr schedule,
+                                std::optional<double> clipGradNorm,
                                 function_ref<InFlightDiagnostic()> emitError) {
   auto get = [&](StringRef name) -> std::optional<double> {
     auto it = hyper.find(name);
@@ -132,7 +175,8 @@ TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
   };
   for (const auto &entry : hyper)
     if (!llvm::is_contained(
-            {"lr", "beta1", "beta2", "eps", "weight_decay", "momentum"},
+            {"lr", "beta1", "beta2", "eps", "weight_decay", "momentum",
+             "alpha", "lr_decay"},
             entry.getKey())) {
       emitError() << "unknown hyper-parameter '" << entry.getKey() << "'";
       return {};
@@ -146,7 +190,10 @@ TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
   return TrainAttr::getChecked(emitError, context, optimizer, APFloat(*lr),
                                toAPFloat(get("beta1")), toAPFloat(get("beta2")),
                                toAPFloat(get("eps")), APFloat(*weightDecay),
-                               toAPFloat(get("momentum")), steps, logEvery);
+                               toAPFloat(get("momentum")),
+                               toAPFloat(get("alpha")),
+                               toAPFloat(get("lr_decay")), steps, logEvery,
+                               schedule, toAPFloat(clipGradNorm));
 }
 
 //===----------------------------------------------------------------------===//

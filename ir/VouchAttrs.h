@@ -37,6 +37,8 @@ constexpr int64_t kDefaultTrainLogEvery = 10;
 TrainAttr buildTrainAttr(mlir::MLIRContext *context, OptimizerKind optimizer,
                          const llvm::StringMap<double> &hyperParameters,
                          int64_t steps, int64_t logEvery,
+                         ScheduleAttr schedule,
+                         std::optional<double> clipGradNorm,
                          llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// The names of an enum's cases, "zeros, ones, ...", for messages.

@@ -56,6 +56,21 @@ def Vouch_OptimizerKind : Vouch_ClauseEnum<"OptimizerKind",
       "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0">,
   Vouch_ClauseCase<"AdamW", 2, "adamw",
       "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01">,
+  Vouch_ClauseCase<"RmsProp", 3, "rmsprop",
+      "lr, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0">,
+  Vouch_ClauseCase<"Adagrad", 4, "adagrad",
+      "lr, lr_decay = 0, weight_decay = 0, eps = 1e-10">,
+]>;
+
+// `total` defaults to the clause's `steps` (the frontend fills it in).
+def Vouch_ScheduleKind : Vouch_ClauseEnum<"ScheduleKind",
+    "the learning-rate schedule of the train clause (runtime/optim.h lr_at)",
+    "Schedule", [
+  Vouch_ClauseCase<"Constant", 0, "constant", "">,
+  Vouch_ClauseCase<"Step", 1, "step", "step_size, gamma = 0.1">,
+  Vouch_ClauseCase<"Exponential", 2, "exponential", "gamma">,
+  Vouch_ClauseCase<"WarmupCosine", 3, "warmup_cosine",
+      "warmup, total = 0, min_lr = 0">,
 ]>;
 
 def Vouch_DataKind : Vouch_ClauseEnum<"DataKind",
@@ -115,12 +130,38 @@ class Vouch_OptionalI64Parameter<string desc>
 class Vouch_OptionalStringParameter<string desc>
     : OptionalParameter<"::mlir::StringAttr", desc>;
 
+def Vouch_ScheduleAttr : Vouch_Attr<"Schedule", "schedule"> {
+  let summary = "The learning-rate schedule of the train clause";
+  let description = [{
+    Exactly the arguments of the schedule's signature are present, defaults
+    filled in (`total` of warmup_cosine is the clause's steps unless given).
+    A constant schedule is no attribute at all.
+
+    ```mlir
+    #vouch.schedule<kind = warmup_cosine, warmup = 100, total = 1000,
+                    min_lr = 0.000000e+00>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Vouch_ScheduleKind>:$kind,
+    Vouch_OptionalI64Parameter<"step: decay period">:$step_size,
+    Vouch_OptionalF64Parameter<"step, exponential: decay factor">:$gamma,
+    Vouch_OptionalI64Parameter<"warmup_cosine: warmup steps">:$warmup,
+    Vouch_OptionalI64Parameter<"warmup_cosine: the step of min_lr">:$total,
+    Vouch_OptionalF64Parameter<"warmup_cosine: the final lr">:$min_lr
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Vouch_TrainAttr : Vouch_Attr<"Train", "train"> {
   let summary = "The train clause: optimizer, hyper-parameters, steps";
   let description = [{
     Every hyper-parameter the optimizer takes is written out (the defaults
     of its signature filled in by the frontend) and no other: `beta1`,
-    `beta2`, `eps` for adam and adamw, `momentum` for sgd.
+    `beta2`, `eps` for adam and adamw, `momentum` for sgd, `alpha`, `eps`,
+    `momentum` for rmsprop, `lr_decay`, `eps` for adagrad. A schedule other
+    than constant and gradient clipping appear only when the clause asks.
 
     ```mlir
     train = #vouch.train<optimizer = adam, lr = 3.000000e-02,
@@ -136,9 +177,13 @@ def Vouch_TrainAttr : Vouch_Attr<"Train", "train"> {
     Vouch_OptionalF64Parameter<"adam(w): second moment decay">:$beta2,
     Vouch_OptionalF64Parameter<"adam(w): denominator term">:$eps,
     Vouch_F64Parameter<"weight decay">:$weight_decay,
-    Vouch_OptionalF64Parameter<"sgd: momentum">:$momentum,
+    Vouch_OptionalF64Parameter<"sgd, rmsprop: momentum">:$momentum,
+    Vouch_OptionalF64Parameter<"rmsprop: square average decay">:$alpha,
+    Vouch_OptionalF64Parameter<"adagrad: lr decay">:$lr_decay,
     "int64_t":$steps,
-    "int64_t":$log_every
+    "int64_t":$log_every,
+    OptionalParameter<"ScheduleAttr", "the lr schedule; absent: constant">:$schedule,
+    Vouch_OptionalF64Parameter<"max global gradient norm; absent: no clipping">:$clip_grad_norm
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -23,7 +23,7 @@ import sys
 
 FAMILIES = ["Structural", "Generator", "Pointwise", "View", "Index",
             "Reduction", "Loss", "Gemm", "Normalization"]
-CLAUSES = ["Initializer", "Optimizer", "DataSource"]
+CLAUSES = ["Initializer", "Optimizer", "DataSource", "Schedule"]
 
 
 def fail(message):

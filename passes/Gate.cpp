@@ -388,11 +388,15 @@ AssuranceGate::checkStepWork(std::vector<KernelCapsule> &used) {
     return work;
   }
   std::string optimizer = stringifyOptimizerKind(train.getOptimizer()).str();
-  for (auto [role, what] :
-       {std::pair{std::string("batch selection"),
-                  std::string(capsules::kSelectBatchWork)},
-        std::pair{"optimizer " + optimizer,
-                  capsules::optimizerWork(optimizer)}}) {
+  // In launch order: batch selection, clipping (only when the clause asks),
+  // the optimizer (codegen/ProgramEmitter.cpp relies on it).
+  std::vector<std::pair<std::string, std::string>> roles = {
+      {"batch selection", std::string(capsules::kSelectBatchWork)}};
+  if (train.getClipGradNorm())
+    roles.push_back({"gradient clipping",
+                     std::string(capsules::kClipGradNormWork)});
+  roles.push_back({"optimizer " + optimizer, capsules::optimizerWork(optimizer)});
+  for (const auto &[role, what] : roles) {
     std::string name = capsules::capsuleName(*provider, what);
     const KernelCapsule *c = registry.find(name);
     if (!c) {

@@ -168,7 +168,11 @@ TEST_F(Gate, PlansTheStepsOwnWorkForEveryOptimizer) {
       {"adam", "lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 9.990000e-01, "
                "eps = 1.000000e-08, weight_decay = 0.000000e+00"},
       {"adamw", "lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 9.990000e-01, "
-                "eps = 1.000000e-08, weight_decay = 1.000000e-02"}};
+                "eps = 1.000000e-08, weight_decay = 1.000000e-02"},
+      {"rmsprop", "lr = 1.000000e-01, eps = 1.000000e-08, weight_decay = 0.000000e+00, "
+                  "momentum = 0.000000e+00, alpha = 9.900000e-01"},
+      {"adagrad", "lr = 1.000000e-01, eps = 1.000000e-10, weight_decay = 0.000000e+00, "
+                  "lr_decay = 0.000000e+00"}};
   for (unsigned k = 0; k <= getMaxEnumValForOptimizerKind(); ++k) {
     std::string optimizer = stringifyOptimizerKind(*symbolizeOptimizerKind(k)).str();
     ASSERT_TRUE(hyperParameters.count(optimizer)) << optimizer;
@@ -187,6 +191,23 @@ TEST_F(Gate, PlansTheStepsOwnWorkForEveryOptimizer) {
       EXPECT_EQ(work[1].role, "optimizer " + optimizer);
       EXPECT_EQ(work[1].capsule, std::string(provider) + "." + optimizer + "_step");
       EXPECT_EQ(plan->capsule(work[1]).name, work[1].capsule);  // in capsules()
+    }
+  }
+  // Clipping: its own capsule, planned between batch selection and the
+  // optimizer (the launch order ProgramEmitter and the executor keep).
+  {
+    std::string text = kQuickstartMlp;
+    size_t at = text.find(">", text.find("log_every = "));
+    text.insert(at, ", clip_grad_norm = 5.000000e-01");
+    for (auto [spec, provider] : {std::pair{"checked_cpu", "reference"},
+                                  std::pair{"checked_cuda", "native_cuda"}}) {
+      auto plan = gate(parse(text, /*differentiate=*/true), spec);
+      ASSERT_TRUE(mlir::succeeded(plan)) << spec << ": " << joined();
+      const std::vector<capsules::StepWork> &work = plan->stepWork();
+      ASSERT_EQ(work.size(), 3u);
+      EXPECT_EQ(work[1].role, "gradient clipping");
+      EXPECT_EQ(work[1].capsule, std::string(provider) + ".clip_grad_norm");
+      EXPECT_EQ(work[2].capsule, std::string(provider) + ".adam_step");
     }
   }
   // No train clause: no step.

@@ -131,6 +131,8 @@ struct Program {
   // order (ModelDescription::fields); their buffers hold [batch, ...] rows.
   const int32_t* fields;
   int32_t num_fields;
+  // The capsule of gradient clipping (the plan's; null when the model does not clip).
+  const char* clip_capsule;
 };
 
 // cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.

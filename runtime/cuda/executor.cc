@@ -112,6 +112,8 @@ int optimizer_kind(OptimizerConfig::Kind kind) {
     case OptimizerConfig::Sgd: return 0;
     case OptimizerConfig::Adam: return 1;
     case OptimizerConfig::AdamW: return 2;
+    case OptimizerConfig::RmsProp: return 3;
+    case OptimizerConfig::Adagrad: return 4;
   }
   return 1;
 }
@@ -246,6 +248,14 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     owned_.push_back(std::move(b.value()));
     VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, 2 * sizeof(long long), stream_.get()));
   }
+  {
+    // The grad-norm launch's [norm, clipping coefficient], read by the optimizer.
+    Result<DeviceBuffer> b = DeviceBuffer::allocate(2 * sizeof(double), stream_.get());
+    if (!b.ok()) return b.status();
+    clip_ = b.value().template as<double>();
+    owned_.push_back(std::move(b.value()));
+    VOUCH_CUDA_CHECK(cudaMemsetAsync(clip_, 0, 2 * sizeof(double), stream_.get()));
+  }
   // The loss ring lives in pinned host memory that the optimizer's last block writes
   // through its device address: reading losses is a stream synchronisation
   // and a host read, with no copy to issue after the graph.
@@ -268,18 +278,23 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   optimizer_args_.capacity = loss_capacity_;
   optimizer_args_.done = reinterpret_cast<unsigned*>(step_ + 1);
   tape_nodes_.build(p, &CudaProgramModel::vjp, int64_t(sizeof(T)));
-  // Two pseudo-buffers after the real ones: the device step counter (select reads
-  // it, the optimizer's last block writes it) and the BLAS handles' workspace.
+  // Three pseudo-buffers after the real ones: the device step counter (select reads
+  // it, the optimizer's last block writes it), the BLAS handles' workspace and the
+  // clipping scalars (the grad-norm launch writes them, the optimizer reads them).
   const int32_t step_counter = p.num_buffers, blas_workspace = p.num_buffers + 1;
+  const int32_t clip_scalars = p.num_buffers + 2;
   access_ = step_access(p, blas_workspace);
   select_access_ = {{step_counter}, {}};
   for (int32_t f = 0; f < p.num_fields; f++) select_access_.writes.push_back(p.fields[f]);
   // The optimizer reads every gradient and the loss and writes every parameter; its
   // last block reads the step counter's value and advances it.
   optimizer_access_ = {{storage_owner(p, p.loss), step_counter}, {step_counter}};
+  optimizer_access_.reads.push_back(clip_scalars);
+  grad_norm_access_ = {{}, {clip_scalars}};
   for (int32_t i = 0; i < p.num_params; i++) {
     optimizer_access_.reads.push_back(storage_owner(p, p.grads[i]));
     optimizer_access_.writes.push_back(storage_owner(p, p.params[i]));
+    grad_norm_access_.reads.push_back(storage_owner(p, p.grads[i]));
   }
 
   for (int32_t i = 0; i < p.num_params; i++) {
@@ -305,6 +320,7 @@ Status CudaProgramModel<T>::load_kernels() {
     VOUCH_RETURN_IF_ERROR(get(p.kernel_names[k] + suffix, kernels_[size_t(k)]));
   VOUCH_RETURN_IF_ERROR(get(kSelectBatchKernel + suffix, select_batch_));
   VOUCH_RETURN_IF_ERROR(get(kOptimizerKernel + suffix, optimizer_));
+  VOUCH_RETURN_IF_ERROR(get(kGradNormKernel + suffix, grad_norm_));
 
   // Every launch's argument list against the kernel's parameters.
   using Sizes = std::vector<std::pair<size_t, const char*>>;
@@ -316,7 +332,11 @@ Status CudaProgramModel<T>::load_kernels() {
                                          "executor"));
   VOUCH_RETURN_IF_ERROR(check_parameters(
       optimizer_, kOptimizerKernel + suffix,
-      Sizes{ptr, i32, ptr, i32, f64, f64, f64, f64, f64, f64, ptr, ptr, i64, ptr}, "executor"));
+      Sizes{ptr, i32, ptr, {sizeof(vouch::OptimizerHyper), "OptimizerHyper"}, ptr, ptr, ptr,
+            i64, ptr},
+      "executor"));
+  VOUCH_RETURN_IF_ERROR(check_parameters(grad_norm_, kGradNormKernel + suffix,
+                                         Sizes{ptr, i32, f64, ptr}, "executor"));
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
     if (st.kind != StepKind::Kernel) continue;
@@ -378,13 +398,24 @@ Status CudaProgramModel<T>::pack_arguments() {
 
 template <class T>
 void CudaProgramModel<T>::pack_optimizer(const OptimizerConfig& o) {
-  optimizer_args_.kind = optimizer_kind(o.kind);
-  optimizer_args_.lr = o.lr;
-  optimizer_args_.beta1 = o.beta1;
-  optimizer_args_.beta2 = o.beta2;
-  optimizer_args_.eps = o.eps;
-  optimizer_args_.weight_decay = o.weight_decay;
-  optimizer_args_.momentum = o.momentum;
+  vouch::OptimizerHyper& h = optimizer_args_.hyper;
+  h.kind = optimizer_kind(o.kind);
+  h.schedule = int(o.schedule);
+  h.lr = o.lr;
+  h.beta1 = o.beta1;
+  h.beta2 = o.beta2;
+  h.eps = o.eps;
+  h.weight_decay = o.weight_decay;
+  h.momentum = o.momentum;
+  h.alpha = o.alpha;
+  h.lr_decay = o.lr_decay;
+  h.step_size = o.step_size;
+  h.gamma = o.gamma;
+  h.warmup = o.warmup;
+  h.total = o.total;
+  h.min_lr = o.min_lr;
+  optimizer_args_.max_norm = o.clip_grad_norm;
+  optimizer_args_.clip = o.clip_grad_norm > 0 ? clip_ : nullptr;
 }
 
 template <class T>
@@ -476,7 +507,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   cudaStream_t s = stream_.get();
   const Program& p = program_;
   // Launch dependencies matter only in a captured graph (a stream runs in order).
-  if (run_.cuda_graph) VOUCH_RETURN_IF_ERROR(deps_.begin(p.num_buffers + 2));
+  if (run_.cuda_graph) VOUCH_RETURN_IF_ERROR(deps_.begin(p.num_buffers + 3));
   // The first captured step is audited when asked (--audit-launches).
   if (run_.audit_launches && !audit_.done()) VOUCH_RETURN_IF_ERROR(audit_.begin(s));
   const std::string suffix = audit_.active() ? element_suffix<T>() : "";
@@ -494,18 +525,30 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   VOUCH_RETURN_IF_ERROR(audit_.after());
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
   VOUCH_RETURN_IF_ERROR(run_backward(tape));
+  if (optimizer_args_.clip) {
+    // Clipping: the global norm of every gradient, one block, before the update.
+    VOUCH_RETURN_IF_ERROR(deps_.before(grad_norm_access_.reads, grad_norm_access_.writes));
+    if (audit_.active())
+      VOUCH_RETURN_IF_ERROR(audit_.before(kGradNormKernel + suffix + " [" +
+                                              named(p.clip_capsule) + "]",
+                                          kGradNormKernel + suffix, {}));
+    int num_params = p.num_params;
+    double* out = clip_;
+    void* norm[] = {&optimizer_args_.slots, &num_params, &optimizer_args_.max_norm, &out};
+    VOUCH_RETURN_IF_ERROR(launch(grad_norm_, dim3(1), dim3(vouch::kGradNormThreads), 0, s, norm));
+    VOUCH_RETURN_IF_ERROR(deps_.after(grad_norm_access_.reads, grad_norm_access_.writes));
+    VOUCH_RETURN_IF_ERROR(audit_.after());
+  }
   VOUCH_RETURN_IF_ERROR(deps_.before(optimizer_access_.reads, optimizer_access_.writes));
   if (audit_.active())
     VOUCH_RETURN_IF_ERROR(audit_.before(kOptimizerKernel + suffix + " [" +
                                             named(p.optimizer_capsule) + "]",
                                         kOptimizerKernel + suffix, {}));
   void* opt[] = {&optimizer_args_.slots,    &optimizer_args_.num_params,
-                 &optimizer_args_.step,     &optimizer_args_.kind,
-                 &optimizer_args_.lr,       &optimizer_args_.beta1,
-                 &optimizer_args_.beta2,    &optimizer_args_.eps,
-                 &optimizer_args_.weight_decay, &optimizer_args_.momentum,
-                 &optimizer_args_.loss,     &optimizer_args_.ring,
-                 &optimizer_args_.capacity, &optimizer_args_.done};
+                 &optimizer_args_.step,     &optimizer_args_.hyper,
+                 &optimizer_args_.clip,     &optimizer_args_.loss,
+                 &optimizer_args_.ring,     &optimizer_args_.capacity,
+                 &optimizer_args_.done};
   VOUCH_RETURN_IF_ERROR(launch(optimizer_,
                                dim3(optimizer_blocks_, unsigned(std::max(p.num_params, 1))),
                                dim3(256), 0, s, opt));

@@ -16,6 +16,8 @@
 //   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
 //                            into the input and target buffers (reads the device step)
 //   forward steps (recording the tape), prologue steps, the tape's VJPs (last first)
+//   vouch_grad_norm_<t>      with clip_grad_norm only: the global gradient norm and
+//                            the clipping coefficient, one block, fixed order
 //   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param); its
 //                            last block to finish stores the loss into ring slot
 //                            step % capacity, then advances the step
@@ -56,11 +58,14 @@ namespace vouch::rt::cuda {
 // "_f64"), except to the step counter, which has none. Signatures (t = float / double):
 //   vouch_select_batch_<t>(const unsigned* data, unsigned* batch, const long long* step,
 //                          long long num_batches, long long words)
+//   vouch_grad_norm_<t>(const vouch::ParamSlot<t>* slots, int num_params, double max_norm,
+//                       double* out)                 // out = [norm, clip coefficient]
 //   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, int num_params, long long* step,
-//                       int kind, double lr, double beta1, double beta2, double eps,
-//                       double weight_decay, double momentum,   // kind 0 SGD, 1 Adam, 2 AdamW
+//                       vouch::OptimizerHyper hyper,   // kind, hyper-parameters, schedule
+//                       const double* clip,            // null, or vouch_grad_norm's out
 //                       const t* loss, t* ring, long long capacity, unsigned* done)
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
+inline constexpr const char kGradNormKernel[] = "vouch_grad_norm";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
 
 // The storage owners (runtime/executor.h storage_owner) a step reads and writes.
@@ -158,7 +163,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   };
   std::vector<Fallback> fallback_;
   std::vector<StepAccess> access_;  // per Program step
-  StepAccess select_access_, optimizer_access_;
+  StepAccess select_access_, optimizer_access_, grad_norm_access_;
 
   const Program& program_;
   const bool tf32_;
@@ -171,10 +176,11 @@ class CudaProgramModel final : public CompiledModel<T> {
   KernelModule module_;
   std::vector<DeviceBuffer> owned_;
   std::vector<cudaKernel_t> kernels_;  // per Program kernel
-  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr;
+  cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, grad_norm_ = nullptr;
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;
+  double* clip_ = nullptr;               // [global gradient norm, clipping coefficient]
   long long* step_ = nullptr;            // the device step counter, then the optimizer's
                                          // block ticket (an unsigned in the next 8 bytes)
   T* ring_ = nullptr;                    // host_ring_'s device address
@@ -198,8 +204,10 @@ class CudaProgramModel final : public CompiledModel<T> {
     const vouch::ParamSlot<T>* slots = nullptr;
     int num_params = 0;
     long long* step = nullptr;
-    int kind = 1;
-    double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0, momentum = 0;
+    vouch::OptimizerHyper hyper{};
+    // Null without clipping; else clip_ (the grad-norm launch's [norm, coefficient]).
+    const double* clip = nullptr;
+    double max_norm = 0;
     // The end of the step, by the last block to finish.
     const T* loss = nullptr;
     T* ring = nullptr;
@@ -207,7 +215,10 @@ class CudaProgramModel final : public CompiledModel<T> {
     unsigned* done = nullptr;
     // What a captured graph bakes in besides the addresses.
     auto hyper_parameters() const {
-      return std::tie(kind, lr, beta1, beta2, eps, weight_decay, momentum);
+      return std::tie(hyper.kind, hyper.schedule, hyper.lr, hyper.beta1, hyper.beta2,
+                      hyper.eps, hyper.weight_decay, hyper.momentum, hyper.alpha,
+                      hyper.lr_decay, hyper.step_size, hyper.gamma, hyper.warmup,
+                      hyper.total, hyper.min_lr, clip, max_norm);
     }
   } optimizer_args_;
   unsigned optimizer_blocks_ = 1;

@@ -416,6 +416,53 @@ TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {
   }
 }
 
+// RMSprop, Adagrad, every schedule (the lr computed on the device from the step counter
+// inside one captured graph) and clipping (the vouch_grad_norm launch), against the host
+// Optimizer on the same program.
+TEST(CudaExecutorGpuTest, NewOptimizersSchedulesAndClippingMatchTheHostOptimizer) {
+  SCOPED_TRACE("native_cuda.rmsprop_step, native_cuda.adagrad_step, native_cuda.clip_grad_norm");
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor with RMSprop, Adagrad, schedules and clipping");
+  MlpProgram mlp(2, 2, 4, 1);
+  const int64_t batches = 2, steps = 9;
+  std::vector<double> x = values<double>(batches * 4, 5), y = values<double>(batches * 2, 6);
+  OptimizerConfig rms;
+  rms.kind = OptimizerConfig::RmsProp;
+  rms.lr = 0.01;
+  rms.momentum = 0.5;
+  rms.weight_decay = 0.01;
+  rms.schedule = OptimizerConfig::Step;
+  rms.step_size = 3;
+  rms.gamma = 0.5;
+  OptimizerConfig ada;
+  ada.kind = OptimizerConfig::Adagrad;
+  ada.lr = 0.1;
+  ada.eps = 1e-10;
+  ada.lr_decay = 0.05;
+  ada.schedule = OptimizerConfig::Exponential;
+  ada.gamma = 0.9;
+  ada.clip_grad_norm = 0.05;
+  OptimizerConfig adamw;
+  adamw.kind = OptimizerConfig::AdamW;
+  adamw.lr = 0.02;
+  adamw.weight_decay = 0.1;
+  adamw.schedule = OptimizerConfig::WarmupCosine;
+  adamw.warmup = 3;
+  adamw.total = 8;
+  adamw.min_lr = 0.001;
+  adamw.clip_grad_norm = 0.05;
+  for (const OptimizerConfig& o : {rms, ada, adamw}) {
+    std::vector<double> cpu_losses;
+    std::vector<std::vector<double>> cpu_params;
+    train_on_cpu<double>(mlp, o, x, y, batches, steps, &cpu_losses, &cpu_params);
+    GpuRun<double> gpu = train_on_gpu<double>(mlp, o, x, y, batches, steps, true);
+    std::printf("tolerance: 1e-11 absolute (losses and params, f64)\n");
+    expect_near(gpu.losses.data(), cpu_losses.data(), steps, 1e-11, "loss");
+    for (int i = 0; i < 5; i++)
+      expect_near(gpu.params[size_t(i)].data(), cpu_params[size_t(i)].data(),
+                  int64_t(cpu_params[size_t(i)].size()), 1e-11, "param " + std::to_string(i));
+  }
+}
+
 TEST(CudaExecutorGpuTest, AChangedOptimizerConfigIsCapturedAgain) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuda executor recapture on an optimizer change");
   MlpProgram mlp(1, 2, 3, 1);

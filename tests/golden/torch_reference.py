@@ -132,6 +132,39 @@ def digits_forward(p, x):
     return F.gelu(h, approximate="tanh") @ p["w2"].T + p["b2"]
 
 
+def schedule_forward(p, x):
+    h = torch.tanh(x @ p["w1"].T + p["b1"])
+    g = torch.relu(h @ p["w2"].T + p["b2"])
+    return g @ p["w3"].T + p["b3"]
+
+
+def warmup_cosine(lr, warmup, total, min_lr):
+    """The factor LambdaLR multiplies lr by at step i: runtime/optim.h's lr_at."""
+    def factor(i):
+        if i < warmup:
+            return i / warmup
+        p = min(1.0, (i - warmup) / (total - warmup))
+        return (min_lr + (lr - min_lr) * 0.5 * (1.0 + math.cos(math.pi * p))) / lr
+    return factor
+
+
+# Models trained with another optimizer than Adam, a schedule or clipping, as the
+# train clause of examples/<name>.vouch says:
+# name -> (make optimizer(params, lr), make scheduler(optimizer) or None, max_norm or None).
+OPTIMIZERS = {
+    "schedule_mlp": (
+        lambda ps, lr: torch.optim.AdamW(ps, lr=lr, betas=(0.9, 0.999), eps=1e-8,
+                                         weight_decay=0.01),
+        lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(0.02, 20, 200, 0.001)),
+        0.5),
+    "rmsprop_mlp": (
+        lambda ps, lr: torch.optim.RMSprop(ps, lr=lr, alpha=0.99, eps=1e-8, weight_decay=0,
+                                           momentum=0.5, centered=False),
+        lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=50, gamma=0.5),
+        None),
+}
+
+
 # Models trained on files, with a loss other than the mean squared error:
 # name -> (optimizer, loss(prediction, target)).
 FILE_MODELS = {
@@ -148,6 +181,8 @@ MODELS = {
     "slice_mlp": (slice_forward, 0.01, 5),
     "norm_mlp": (norm_forward, 0.01, 5),
     "digits_mlp": (digits_forward, 0.001, 32),
+    "schedule_mlp": (schedule_forward, 0.02, 5),
+    "rmsprop_mlp": (schedule_forward, 0.005, 5),
 }
 
 
@@ -224,7 +259,12 @@ def main():
     opt_kind, loss_of = FILE_MODELS.get(
         name, ("adam", lambda pred, target: torch.mean((pred - target) ** 2)))
     params = {k: v.clone().requires_grad_(True) for k, v in init.items()}
-    if opt_kind == "adamw":  # vouch's adamw: PyTorch's defaults, weight decay 0.01
+    scheduler, max_norm, clipped = None, None, 0
+    if name in OPTIMIZERS:
+        make_optimizer, make_scheduler, max_norm = OPTIMIZERS[name]
+        optimizer = make_optimizer(list(params.values()), lr)
+        scheduler = make_scheduler(optimizer) if make_scheduler else None
+    elif opt_kind == "adamw":  # vouch's adamw: PyTorch's defaults, weight decay 0.01
         optimizer = torch.optim.AdamW(params.values(), lr=lr, betas=(0.9, 0.999), eps=1e-8,
                                       weight_decay=0.01)
     else:
@@ -245,7 +285,12 @@ def main():
                        y[b * batch:(b + 1) * batch])
         report("step losses", abs(loss.item() - trace[k]))
         loss.backward()
+        if max_norm is not None:
+            norm = torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm)
+            clipped += int(norm.item() > max_norm)
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
     report("mean_loss(after)", abs(mean_loss() - trace["mean_loss_after"]))
     if not trace["mean_loss_after"] < trace["mean_loss_before"]:
         print("training did not lower the loss: %g -> %g" % (trace["mean_loss_before"],
@@ -255,6 +300,12 @@ def main():
     for pname, tensor in params.items():
         report("final params", (tensor.detach() - final[pname]).abs().max().item())
 
+    if max_norm is not None:
+        # Evidence that the clipping path ran: steps whose norm exceeded max_norm.
+        print("clip_grad_norm %g: %d of %d steps clipped" % (max_norm, clipped, steps))
+        if clipped == 0:
+            print("no step was clipped: the test would not exercise clipping")
+            return 1
     failed = False
     for what, err in worst.items():
         ok = err <= TOLERANCE

@@ -10,6 +10,7 @@
 //
 // Entry points and launch shapes (block 256 unless said):
 //   vouch_select_batch_f32/_f64  grid max(1, min(ceil(words / 256), 1024))
+//   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
@@ -72,26 +73,31 @@ extern "C" __global__ void vouch_select_batch_f64(const unsigned* data, unsigned
   vouch::select_batch_kernel(data, batch, step, num_batches, words);
 }
 
+// `clip` is null without gradient clipping, else vouch_grad_norm_<t>'s output.
 extern "C" __global__ void vouch_optimizer_f32(const vouch::ParamSlot<float>* slots,
-                                               int num_params, long long* step, int kind,
-                                               double lr, double beta1, double beta2,
-                                               double eps, double weight_decay,
-                                               double momentum, const float* loss, float* ring,
+                                               int num_params, long long* step,
+                                               vouch::OptimizerHyper hyper, const double* clip,
+                                               const float* loss, float* ring,
                                                long long capacity, unsigned* done) {
-  vouch::optimizer_kernel<float>(slots, num_params, step, kind, lr, beta1, beta2, eps,
-                                 weight_decay, momentum);
+  vouch::optimizer_kernel<float>(slots, num_params, step, hyper, clip);
   vouch::end_step_after_last_block<float>(loss, ring, step, capacity, done);
 }
 extern "C" __global__ void vouch_optimizer_f64(const vouch::ParamSlot<double>* slots,
-                                               int num_params, long long* step, int kind,
-                                               double lr, double beta1, double beta2,
-                                               double eps, double weight_decay,
-                                               double momentum, const double* loss,
-                                               double* ring, long long capacity,
-                                               unsigned* done) {
-  vouch::optimizer_kernel<double>(slots, num_params, step, kind, lr, beta1, beta2, eps,
-                                  weight_decay, momentum);
+                                               int num_params, long long* step,
+                                               vouch::OptimizerHyper hyper, const double* clip,
+                                               const double* loss, double* ring,
+                                               long long capacity, unsigned* done) {
+  vouch::optimizer_kernel<double>(slots, num_params, step, hyper, clip);
   vouch::end_step_after_last_block<double>(loss, ring, step, capacity, done);
+}
+
+extern "C" __global__ void vouch_grad_norm_f32(const vouch::ParamSlot<float>* slots,
+                                               int num_params, double max_norm, double* out) {
+  vouch::grad_norm_kernel<float>(slots, num_params, max_norm, out);
+}
+extern "C" __global__ void vouch_grad_norm_f64(const vouch::ParamSlot<double>* slots,
+                                               int num_params, double max_norm, double* out) {
+  vouch::grad_norm_kernel<double>(slots, num_params, max_norm, out);
 }
 
 #endif  // VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_

@@ -190,6 +190,7 @@ struct Lab;
     static constexpr auto small_product = lab_small_product##SUFFIX; \
     static constexpr auto small_linear = lab_small_linear##SUFFIX;  \
     static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
+    static constexpr auto grad_norm = vouch_grad_norm##SUFFIX;      \
     static constexpr auto select_batch = vouch_select_batch##SUFFIX; \
   };
 LAB_ENTRY_POINTS(float, _f32)
@@ -878,20 +879,75 @@ void test_broadcast(const std::vector<long long>& in_shape, const std::vector<lo
 
 
 struct Hyper {
-  int kind;
-  double lr, beta1, beta2, eps, weight_decay, momentum;
+  vouch::OptimizerHyper h;
+  double clip;  // max_norm; 0: no clipping (no vouch_grad_norm launch)
   const char* name;
 };
 
-// runtime/optim.cc's formulas, as optimizer.cuh writes them, in T.
+// An OptimizerHyper: the kind and its hyper-parameters, a constant schedule.
+vouch::OptimizerHyper hyper(int kind, double lr, double beta1, double beta2, double eps,
+                            double weight_decay, double momentum, double alpha = 0.99,
+                            double lr_decay = 0) {
+  vouch::OptimizerHyper h{};
+  h.kind = kind;
+  h.lr = lr;
+  h.beta1 = beta1;
+  h.beta2 = beta2;
+  h.eps = eps;
+  h.weight_decay = weight_decay;
+  h.momentum = momentum;
+  h.alpha = alpha;
+  h.lr_decay = lr_decay;
+  h.schedule = 0;
+  h.step_size = 1;
+  h.gamma = 1;
+  h.warmup = 0;
+  h.total = 1;
+  return h;
+}
+
+// runtime/optim.cc lr_at, written out again (the lab does not link the runtime).
+double cpu_lr_at(const vouch::OptimizerHyper& h, long long i) {
+  if (h.schedule == 1) return h.lr * std::pow(h.gamma, double(i / h.step_size));
+  if (h.schedule == 2) return h.lr * std::pow(h.gamma, double(i));
+  if (h.schedule == 3) {
+    if (i < h.warmup) return h.lr * double(i) / double(h.warmup);
+    double p = std::min(1.0, double(i - h.warmup) / double(h.total - h.warmup));
+    return h.min_lr + (h.lr - h.min_lr) * 0.5 * (1.0 + std::cos(3.14159265358979323846 * p));
+  }
+  return h.lr;
+}
+
+// runtime/optim.cc's formulas, as optimizer.cuh writes them, in T; `coef` is the
+// clipping coefficient (1: none).
 template <class T>
 void cpu_optimizer(std::vector<T>& p, const std::vector<T>& gs, std::vector<T>& mb,
-                   std::vector<T>& vb, long long step, const Hyper& h) {
+                   std::vector<T>& vb, long long step, const vouch::OptimizerHyper& h,
+                   double coef) {
   const long long t = step + 1;
+  const double lr = cpu_lr_at(h, step);
   const double c1 = 1.0 - std::pow(h.beta1, double(t)), c2 = 1.0 - std::pow(h.beta2, double(t));
   for (size_t i = 0; i < p.size(); ++i) {
     T g = gs[i];
+    if (coef < 1.0) g = g * T(coef);
     T pi = p[i];
+    if (h.kind == 3 || h.kind == 4) {
+      if (h.weight_decay != 0) g = g + T(h.weight_decay) * pi;
+      if (h.kind == 4) {
+        vb[i] = vb[i] + g * g;
+        const T clr = T(lr / (1.0 + double(t - 1) * h.lr_decay));
+        p[i] = pi - clr * (g / (std::sqrt(vb[i]) + T(h.eps)));
+        continue;
+      }
+      vb[i] = T(h.alpha) * vb[i] + T(1.0 - h.alpha) * g * g;
+      T d = g / (std::sqrt(vb[i]) + T(h.eps));
+      if (h.momentum != 0) {
+        d = T(h.momentum) * mb[i] + d;
+        mb[i] = d;
+      }
+      p[i] = pi - T(lr) * d;
+      continue;
+    }
     if (h.kind == 0) {
       if (h.weight_decay != 0) g = g + T(h.weight_decay) * pi;
       T buf = g;
@@ -899,21 +955,22 @@ void cpu_optimizer(std::vector<T>& p, const std::vector<T>& gs, std::vector<T>& 
         buf = t == 1 ? g : T(h.momentum) * mb[i] + g;
         mb[i] = buf;
       }
-      p[i] = pi - T(h.lr) * buf;
+      p[i] = pi - T(lr) * buf;
       continue;
     }
-    if (h.kind == 2) pi = pi - T(h.lr * h.weight_decay) * pi;
+    if (h.kind == 2) pi = pi - T(lr * h.weight_decay) * pi;
     else if (h.weight_decay != 0) g = g + T(h.weight_decay) * pi;
     const T m = T(h.beta1) * mb[i] + T(1.0 - h.beta1) * g;
     const T v = T(h.beta2) * vb[i] + T(1.0 - h.beta2) * g * g;
     mb[i] = m;
     vb[i] = v;
-    p[i] = pi - T(h.lr) * (m / T(c1)) / (std::sqrt(v / T(c2)) + T(h.eps));
+    p[i] = pi - T(lr) * (m / T(c1)) / (std::sqrt(v / T(c2)) + T(h.eps));
   }
 }
 
 template <class T>
-void test_optimizer(const Hyper& h, int steps) {
+void test_optimizer(const Hyper& hy, int steps) {
+  const vouch::OptimizerHyper& h = hy.h;
   const std::vector<long long> sizes = {1, 1000, 4097};
   std::vector<std::vector<T>> p, m, v;
   std::vector<DeviceArray<T>*> dp, dg, dm, dv;
@@ -935,19 +992,41 @@ void test_optimizer(const Hyper& h, int steps) {
                        cudaMemcpyHostToDevice));
   // The step counter, then the blocks' ticket (executor.h's layout).
   DeviceArray<long long> dstep(std::vector<long long>{0, 0});
+  DeviceArray<double> dclip(std::vector<double>{0, 0});  // [norm, coefficient]
   DeviceArray<T> loss(1), ring(2);
   const dim3 grid(unsigned(std::min<long long>((largest + 255) / 256, 1024)),
                   unsigned(sizes.size()));
+  double norm_err = 0, norm_repeat = 0;
   for (int s = 0; s < steps; ++s) {
+    std::vector<std::vector<T>> gs;
+    double sum = 0;
     for (size_t k = 0; k < sizes.size(); ++k) {
-      const std::vector<T> g = random_vector<T>(sizes[k]);
-      dg[k]->upload(g);
-      cpu_optimizer(p[k], g, m[k], v[k], s, h);
+      // Gradients of a few units per element: the norm (~40) is clipped at max_norm 1.
+      gs.push_back(random_vector<T>(sizes[k]));
+      dg[k]->upload(gs.back());
+      for (T g : gs.back()) sum += double(g) * double(g);
     }
-    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, int(sizes.size()), dstep.p, h.kind, h.lr,
-                                          h.beta1, h.beta2, h.eps, h.weight_decay, h.momentum,
-                                          loss.p, ring.p, 2,
-                                          reinterpret_cast<unsigned*>(dstep.p + 1));
+    const double norm = std::sqrt(sum);
+    const double coef = hy.clip > 0 ? std::min(1.0, hy.clip / (norm + 1e-6)) : 1.0;
+    for (size_t k = 0; k < sizes.size(); ++k) cpu_optimizer(p[k], gs[k], m[k], v[k], s, h, coef);
+    const double* clip = nullptr;
+    if (hy.clip > 0) {
+      Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, int(sizes.size()), hy.clip,
+                                                        dclip.p);
+      LAB_LAUNCHED();
+      const std::vector<double> got = dclip.download();
+      // Fixed-order sums in double: a few ulps of the norm apart from the host's order.
+      norm_err = std::max(norm_err, std::fabs(got[0] - norm) / norm);
+      // Deterministic: a second launch on the same gradients gives the same bits.
+      Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, int(sizes.size()), hy.clip,
+                                                        dclip.p);
+      LAB_LAUNCHED();
+      const std::vector<double> again = dclip.download();
+      norm_repeat += std::memcmp(got.data(), again.data(), 2 * sizeof(double)) != 0;
+      clip = dclip.p;
+    }
+    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, int(sizes.size()), dstep.p, h, clip, loss.p,
+                                     ring.p, 2, reinterpret_cast<unsigned*>(dstep.p + 1));
     LAB_LAUNCHED();
   }
   // FMA contraction on the GPU (implementation-defined) and pow's last bit: a few ulps
@@ -960,11 +1039,16 @@ void test_optimizer(const Hyper& h, int steps) {
     em = std::max(em, max_abs_err(dm[k]->download(), as_double(m[k])));
     ev = std::max(ev, max_abs_err(dv[k]->download(), as_double(v[k])));
   }
-  const std::string tag = std::string("optimizer ") + h.name + " " + type_name<T>() + ", " +
+  const std::string tag = std::string("optimizer ") + hy.name + " " + type_name<T>() + ", " +
                           std::to_string(steps) + " steps, params {1,1000,4097}";
   report(tag + ": p", ep, tol);
-  if (h.kind != 0 || h.momentum != 0) report(tag + ": m", em, tol);
+  const bool has_m = h.kind == 1 || h.kind == 2 || (h.kind != 4 && h.momentum != 0);
+  if (has_m) report(tag + ": m", em, tol);
   if (h.kind != 0) report(tag + ": v", ev, tol);
+  if (hy.clip > 0) {
+    report(tag + ": grad norm (relative, vs the host's double sum)", norm_err, 1e-12);
+    report(tag + ": grad norm bitwise repeatable (launches differing)", norm_repeat, 0);
+  }
   const std::vector<long long> counters = dstep.download();
   report(tag + ": step count (advanced once per launch)", std::fabs(double(counters[0] - steps)), 0);
   report(tag + ": block ticket back to 0", std::fabs(double(counters[1])), 0);
@@ -1001,9 +1085,9 @@ void test_executor(long long words) {
     loss.upload({l});
     // The optimizer of a model with no params (grid (3, 1): three blocks take
     // tickets) ends the step alone.
-    Lab<T>::optimizer<<<3, 256>>>(nullptr, 0, step.p, 1, 0.1, 0.9, 0.999, 1e-8, 0, 0,
-                                       loss.p, ring.p, capacity,
-                                       reinterpret_cast<unsigned*>(step.p + 1));
+    Lab<T>::optimizer<<<3, 256>>>(nullptr, 0, step.p, hyper(1, 0.1, 0.9, 0.999, 1e-8, 0, 0),
+                                  nullptr, loss.p, ring.p, capacity,
+                                  reinterpret_cast<unsigned*>(step.p + 1));
     LAB_LAUNCHED();
     want_ring[s % capacity] = l;
   }
@@ -1092,13 +1176,31 @@ void validate() {
   test_concat<T>(1, {2, 5, 1}, 6, false);        // the leading axis
   test_concat<T>(70, {33, 1, 64}, 9, true);
 
-  const Hyper hypers[] = {
-      {0, 0.05, 0, 0, 0, 0, 0, "sgd"},
-      {0, 0.05, 0, 0, 0, 0.01, 0.9, "sgd momentum=0.9 wd=0.01"},
-      {1, 0.03, 0.9, 0.999, 1e-8, 0, 0, "adam"},
-      {1, 0.03, 0.9, 0.999, 1e-8, 0.01, 0, "adam wd=0.01 (L2)"},
-      {2, 0.03, 0.9, 0.999, 1e-8, 0.01, 0, "adamw wd=0.01"},
+  std::vector<Hyper> hypers = {
+      {hyper(0, 0.05, 0, 0, 0, 0, 0), 0, "sgd"},
+      {hyper(0, 0.05, 0, 0, 0, 0.01, 0.9), 0, "sgd momentum=0.9 wd=0.01"},
+      {hyper(1, 0.03, 0.9, 0.999, 1e-8, 0, 0), 0, "adam"},
+      {hyper(1, 0.03, 0.9, 0.999, 1e-8, 0.01, 0), 0, "adam wd=0.01 (L2)"},
+      {hyper(2, 0.03, 0.9, 0.999, 1e-8, 0.01, 0), 0, "adamw wd=0.01"},
+      {hyper(3, 0.01, 0, 0, 1e-8, 0, 0, 0.99), 0, "rmsprop"},
+      {hyper(3, 0.01, 0, 0, 1e-6, 0.01, 0.5, 0.9), 0, "rmsprop momentum=0.5 wd=0.01 alpha=0.9"},
+      {hyper(4, 0.1, 0, 0, 1e-10, 0, 0), 0, "adagrad"},
+      {hyper(4, 0.1, 0, 0, 1e-10, 0.01, 0, 0.99, 0.1), 0, "adagrad lr_decay=0.1 wd=0.01"},
+      {hyper(0, 0.05, 0, 0, 0, 0, 0), 1.0, "sgd clip_grad_norm=1"},
+      {hyper(2, 0.03, 0.9, 0.999, 1e-8, 0.01, 0), 1.0, "adamw clip_grad_norm=1"},
+      {hyper(1, 0.03, 0.9, 0.999, 1e-8, 0, 0), 1e6, "adam clip_grad_norm=1e6 (not clipped)"},
   };
+  // Schedules: the lr of step i computed on the device from the step counter.
+  Hyper step = {hyper(0, 0.05, 0, 0, 0, 0, 0.9), 0, "sgd momentum=0.9 schedule step(2, 0.5)"};
+  step.h.schedule = 1, step.h.step_size = 2, step.h.gamma = 0.5;
+  Hyper expo = {hyper(3, 0.01, 0, 0, 1e-8, 0, 0), 0, "rmsprop schedule exponential(0.8)"};
+  expo.h.schedule = 2, expo.h.gamma = 0.8;
+  Hyper warm = {hyper(2, 0.03, 0.9, 0.999, 1e-8, 0.01, 0), 1.0,
+                "adamw schedule warmup_cosine(2, 4, 0.001) clip_grad_norm=1"};
+  warm.h.schedule = 3, warm.h.warmup = 2, warm.h.total = 4, warm.h.min_lr = 0.001;
+  hypers.push_back(step);
+  hypers.push_back(expo);
+  hypers.push_back(warm);
   for (const Hyper& h : hypers) test_optimizer<T>(h, 5);
 
   test_executor<T>(13);
@@ -1191,10 +1293,16 @@ void run_bench() {
   DeviceArray<T> loss(1), ring(1);
   const dim3 grid(unsigned(std::min<long long>((sizes[0] + 255) / 256, 1024)), 3);
   bench((t + " optimizer adam, 3 params, 2^26 elements").c_str(), 7.0 * n * sizeof(T), [&] {
-    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, 3, step.p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0,
-                                          loss.p, ring.p, 1,
-                                          reinterpret_cast<unsigned*>(step.p + 1));
+    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, 3, step.p, hyper(1, 1e-3, 0.9, 0.999, 1e-8, 0, 0),
+                                     nullptr, loss.p, ring.p, 1,
+                                     reinterpret_cast<unsigned*>(step.p + 1));
   });
+  // The one-block gradient norm over the same 2^26 elements: its cost beside the update.
+  DeviceArray<double> clip(2);
+  bench((t + " grad_norm (clip_grad_norm), 3 params, 2^26 elements, one block").c_str(),
+        1.0 * n * sizeof(T), [&] {
+          Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, 3, 1.0, clip.p);
+        });
   for (DeviceArray<T>* p : bufs) delete p;
 }
 

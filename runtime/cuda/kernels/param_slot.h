@@ -12,9 +12,29 @@ template <class T>
 struct ParamSlot {
   T* p;         // the parameter
   const T* g;   // its gradient
-  T* m;         // first moment (Adam, AdamW) or momentum buffer (SGD)
-  T* v;         // second moment (Adam, AdamW)
+  T* m;         // first moment (Adam, AdamW) or momentum buffer (SGD, RMSprop)
+  T* v;         // second moment (Adam, AdamW), square average (RMSprop), sum (Adagrad)
   long long n;  // elements
+};
+
+// The optimizer's hyper-parameters and learning-rate schedule, passed by value to the
+// one optimizer launch (runtime/optim.h OptimizerConfig, whose fields and enum values
+// these are). A captured graph bakes them in; the step counter it reads from device
+// memory is what changes from step to step, and the lr of a step is computed from it
+// on the device (optimizer.cuh optimizer_lr_at).
+// The block of the one-block gradient-norm launch (optimizer.cuh grad_norm_kernel): a
+// power of two, as its fixed tree needs.
+constexpr int kGradNormThreads = 256;
+
+struct OptimizerHyper {
+  int kind;      // OptimizerConfig::Kind: 0 sgd, 1 adam, 2 adamw, 3 rmsprop, 4 adagrad
+  int schedule;  // OptimizerConfig::Schedule: 0 constant, 1 step, 2 exponential,
+                 // 3 warmup_cosine
+  double lr, beta1, beta2, eps, weight_decay, momentum, alpha, lr_decay;
+  long long step_size;
+  double gamma;
+  long long warmup, total;
+  double min_lr;
 };
 
 }  // namespace vouch

@@ -168,7 +168,7 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cross_entropy_grad` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cross_entropy_grad` handles rank ≤ 8
   %ce_grad = vouch.cross_entropy_grad %a, %labels, %ce {ignore_index = -100 : i64, vouch.capsule = "native_cuda.cross_entropy_grad", vouch.kernel = "bounds_cross_entropy_grad"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1xi32>, tensor<f32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
-  %table = vouch.fill 1.0 : tensor<1x2xf32>
+  %table = vouch.input "table" : tensor<1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.embedding` handles rank ≤ 8
   %emb = vouch.embedding %labels, %table {vouch.capsule = "native_cuda.embedding", vouch.kernel = "bounds_embedding"} : (tensor<1x1x1x1x1x1x1x1xi32>, tensor<1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.embedding_grad` handles rank ≤ 8

@@ -16,6 +16,8 @@ rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 # The classifier models read the digits (tools/data/digits.py) from
 # tests/gpu/data, relative to the suite's folder where they run.
 /usr/bin/python3 tools/data/digits.py "$out/tests/gpu/data/digits"
+# ops_embedding reads synthetic token ids (tools/data/tokens.py).
+/usr/bin/python3 tools/data/tokens.py "$out/tests/gpu/data/tokens"
 for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch tests/gpu/*.vouch \
              tools/bench/wide_mlp.vouch; do
   name=$(basename "$model" .vouch)

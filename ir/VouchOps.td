@@ -686,7 +686,7 @@ def Vouch_EmbeddingOp : Vouch_Op<"embedding", [Pure,
   let builtin = "embedding";
   let builtinParams = "ids, table";
   let cpuKernel = "vouch::rt::embedding<T>";
-  let cpuEvidence = "cpu-kernels";
+  let cpuEvidence = "golden-torch-embedding";
   let cudaKernelSource =
       "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/embedding.cuh";
   let cudaKernel = "vouch::embedding_kernel";
@@ -716,7 +716,7 @@ def Vouch_EmbeddingGradOp : Vouch_Op<"embedding_grad", [Pure,
   let formula = "result[v, d] = sum over p ascending with ids[p] = v of "
                 "dy[p, d], from 0; all NaN if an id is outside [0, V)";
   let cpuKernel = "vouch::rt::embedding_grad<T>";
-  let cpuEvidence = "cpu-kernels";
+  let cpuEvidence = "golden-torch-embedding";
   let cudaKernelSource =
       "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/embedding.cuh";
   let cudaKernel = "vouch::embedding_grad_kernel";

@@ -174,6 +174,15 @@ LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
 /// labels: a class or its ignore_index), so the loader refuses others with
 /// the reason; views (reshape) of the field count as the field.
 void constrainIntegerField(Value v, rt::FieldInfo &field) {
+  bool strict = false;
+  // An op that looks up by the field (embedding's ids, gather's and
+  // scatter_add's index): values in [lo, hi], nothing else.
+  auto limit = [&](int64_t lo, int64_t hi, std::string use) {
+    field.min_value = std::max(field.min_value, lo);
+    field.max_value = std::min(field.max_value, hi);
+    field.use = field.use.empty() ? use : field.use + "; " + use;
+    strict = true;
+  };
   SmallVector<Value> values{v};
   while (!values.empty()) {
     Value value = values.pop_back_val();
@@ -187,12 +196,33 @@ void constrainIntegerField(Value v, rt::FieldInfo &field) {
         field.min_value = std::max<int64_t>(field.min_value, 0);
         field.max_value = std::min<int64_t>(field.max_value, classes - 1);
         field.also = static_cast<int64_t>(ce.getIgnoreIndex());
-        field.use = "cross_entropy's labels (" + std::to_string(classes) +
-                    " classes, ignore_index " +
-                    std::to_string(static_cast<int64_t>(ce.getIgnoreIndex())) + ")";
+        std::string use =
+            "cross_entropy's labels (" + std::to_string(classes) +
+            " classes, ignore_index " +
+            std::to_string(static_cast<int64_t>(ce.getIgnoreIndex())) + ")";
+        field.use = field.use.empty() ? use : field.use + "; " + use;
+      } else if (auto emb = dyn_cast<EmbeddingOp>(user);
+                 emb && emb.getIds() == value) {
+        int64_t rows =
+            cast<ShapedType>(emb.getTable().getType()).getShape().front();
+        limit(0, rows - 1,
+              "embedding's ids (a table of " + std::to_string(rows) + " rows)");
+      } else if (isa<GatherOp, ScatterAddOp>(user) &&
+                 user->getOperand(1) == value) {
+        int64_t axis = user->getAttrOfType<IntegerAttr>("axis").getInt();
+        int64_t extent =
+            cast<ShapedType>(user->getOperand(0).getType()).getShape()[axis];
+        limit(0, extent - 1,
+              user->getName().stripDialect().str() + "'s index (axis " +
+                  std::to_string(axis) + " of extent " +
+                  std::to_string(extent) + ")");
       }
     }
   }
+  // An op that accepts no exception (embedding, gather, scatter_add) refuses
+  // cross_entropy's ignore_index too.
+  if (strict)
+    field.also = INT64_MIN;
 }
 
 } // namespace

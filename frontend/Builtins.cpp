@@ -50,6 +50,9 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"cross_entropy", &Lowering::lowerCrossEntropy},
       {"gelu", &Lowering::lowerGelu},
       {"slice", &Lowering::lowerSlice},
+      {"embedding", &Lowering::lowerEmbedding},
+      {"gather", &Lowering::lowerGatherOrScatter},
+      {"scatter_add", &Lowering::lowerGatherOrScatter},
       {"concat", &Lowering::lowerConcat},
       {"softmax", &Lowering::lowerSoftmax},
       {"log_softmax", &Lowering::lowerSoftmax},
@@ -642,6 +645,76 @@ ExprValue Lowering::lowerSlice(const BuiltinCall &call) {
   auto op = builder.create<SliceOp>(getLoc(call.getLoc()), type, x, *dim, from,
                                     to, *step);
   return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Lookups: embedding, gather, scatter_add
+//===----------------------------------------------------------------------===//
+
+// An i32 tensor argument (ids, an index); null after an error naming the op
+// and what was given.
+mlir::Value Lowering::intTensorArg(const BuiltinCall &call, unsigned index) {
+  const ExprValue &arg = call.args[index];
+  if (!arg.isTensor()) {
+    error(arg.getLoc()) << call.opName() << " expects an i32 tensor for "
+                        << call.paramName(index) << ", got " << arg.describe();
+    return {};
+  }
+  if (!arg.getTensorType().getElementType().isInteger(32)) {
+    error(arg.getLoc()) << call.opName() << " needs i32 indices for "
+                        << call.paramName(index) << ", got "
+                        << arg.getTensorType()
+                        << " (declare them as i32, e.g. `input ids : "
+                           "i32[batch, 4]`)";
+    return {};
+  }
+  return arg.getTensor();
+}
+
+// embedding(ids, table): F.embedding; ids i32 of any shape, table [V, D].
+ExprValue Lowering::lowerEmbedding(const BuiltinCall &call) {
+  mlir::Value ids = intTensorArg(call, 0), table = tensorArg(call, 1);
+  if (!ids || !table)
+    return ExprValue::invalid();
+  mlir::RankedTensorType type = checkShapeRule(
+      call, EmbeddingOp::inferResultType(typeOf(ids), typeOf(table)));
+  if (!type)
+    return ExprValue::invalid();
+  auto op = builder.create<EmbeddingOp>(getLoc(call.getLoc()), type, ids, table);
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+// gather(x, index, axis) and scatter_add(x, index, src, axis): torch's, the
+// axis negative from the end of x's rank.
+ExprValue Lowering::lowerGatherOrScatter(const BuiltinCall &call) {
+  bool scatter = call.spec.params.size() == 4;
+  unsigned axisArg = scatter ? 3 : 2;
+  mlir::Value x = tensorArg(call, 0), index = intTensorArg(call, 1);
+  mlir::Value src = scatter ? tensorArg(call, 2) : mlir::Value();
+  std::optional<int64_t> axis = integerArg(call, axisArg);
+  if (!x || !index || (scatter && !src) || !axis)
+    return ExprValue::invalid();
+  mlir::RankedTensorType xt = typeOf(x);
+  std::optional<int64_t> dim = normalizeAxis(*axis, xt.getRank());
+  if (!dim) {
+    error(call.args[axisArg].getLoc())
+        << call.opName() << ": axis " << *axis << " is out of range for " << xt
+        << " (rank " << xt.getRank() << ")";
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type = checkShapeRule(
+      call, scatter ? ScatterAddOp::inferResultType(xt, typeOf(index),
+                                                    typeOf(src), *dim)
+                    : GatherOp::inferResultType(xt, typeOf(index), *dim));
+  if (!type)
+    return ExprValue::invalid();
+  mlir::Location loc = getLoc(call.getLoc());
+  if (scatter)
+    return ExprValue::tensor(
+        builder.create<ScatterAddOp>(loc, type, x, index, src, *dim),
+        call.getLoc());
+  return ExprValue::tensor(builder.create<GatherOp>(loc, type, x, index, *dim),
+                           call.getLoc());
 }
 
 // concat([a, b, ...], axis): torch.cat. The tensors agree but on `axis`

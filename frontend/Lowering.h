@@ -234,6 +234,8 @@ private:
   ExprValue lowerGelu(const BuiltinCall &call);
   ExprValue lowerSlice(const BuiltinCall &call);
   ExprValue lowerConcat(const BuiltinCall &call);
+  ExprValue lowerEmbedding(const BuiltinCall &call);
+  ExprValue lowerGatherOrScatter(const BuiltinCall &call);
   ExprValue lowerSoftmax(const BuiltinCall &call);
   ExprValue lowerLayerNorm(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
@@ -252,6 +254,8 @@ private:
     return checkShapeRule(inferred, call.opName(), call.getLoc(), call.args);
   }
   mlir::Value tensorArg(const BuiltinCall &call, unsigned index);
+  /// An i32 tensor argument (ids, indices).
+  mlir::Value intTensorArg(const BuiltinCall &call, unsigned index);
   std::optional<Number> numberArg(const BuiltinCall &call, unsigned index);
   std::optional<bool> boolArg(const BuiltinCall &call, unsigned index);
   /// A number argument that is an integer (or its default).

@@ -1207,6 +1207,131 @@ LogicalResult ConcatOp::buildVJP(OpBuilder &b, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
+// EmbeddingOp, EmbeddingGradOp, GatherOp, ScatterAddOp
+//===----------------------------------------------------------------------===//
+
+// ids i32 of any shape, table [V, D] (V, D ≥ 1): the result is ids' shape
+// followed by D, in the table's element type.
+InferredType EmbeddingOp::inferResultType(RankedTensorType ids,
+                                          RankedTensorType table) {
+  if (!ids.getElementType().isInteger(32))
+    return InferredType::failure("ids " + quoted(ids) + " must be i32");
+  if (table.getRank() != 2 || table.getDimSize(0) < 1 ||
+      table.getDimSize(1) < 1)
+    return InferredType::failure("table " + quoted(table) +
+                                 " must be [V, D] with V, D ≥ 1");
+  SmallVector<int64_t> shape(ids.getShape());
+  shape.push_back(table.getDimSize(1));
+  return tensorLike(table, shape);
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getIds()), tensorOf(getTable())));
+}
+
+// result[p] = table[ids[p]]: dtable = embedding_grad(ids, dy), the rows of dy
+// summed per id in ascending position order; the ids get no gradient.
+LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                    SmallVectorImpl<Value> &grads) {
+  grads.push_back(Value());
+  grads.push_back(b.create<EmbeddingGradOp>(getLoc(), getTable().getType(),
+                                            getIds(), dy[0]));
+  return success();
+}
+
+// The result is the table's type: embedding(ids, result) has dy's type.
+LogicalResult EmbeddingGradOp::verify() {
+  InferredType forward =
+      EmbeddingOp::inferResultType(tensorOf(getIds()), tensorOf(getResult()));
+  if (!forward)
+    return emitOpError(forward.message);
+  if (forward.type != tensorOf(getDy()))
+    return emitOpError("dy ")
+           << quoted(getDy().getType()) << " must be "
+           << quoted(forward.type) << ", the embedding of the ids in the "
+           << "result's table";
+  return success();
+}
+
+// embedding_grad is linear in dy: ddy = embedding(ids, g).
+LogicalResult EmbeddingGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &grads) {
+  grads.push_back(Value());
+  grads.push_back(
+      b.create<EmbeddingOp>(getLoc(), getDy().getType(), getIds(), dy[0]));
+  return success();
+}
+
+// index i32 of x's rank, its extents equal to x's but on `axis` (any extent
+// ≥ 1 there); the result is index's shape in x's element type.
+InferredType GatherOp::inferResultType(RankedTensorType input,
+                                       RankedTensorType index, int64_t axis) {
+  if (axis < 0 || axis >= input.getRank())
+    return InferredType::failure("axis " + std::to_string(axis) +
+                                 " is not an axis of " + quoted(input));
+  if (!index.getElementType().isInteger(32))
+    return InferredType::failure("index " + quoted(index) + " must be i32");
+  bool agree = index.getRank() == input.getRank();
+  for (int64_t d = 0; agree && d < input.getRank(); ++d)
+    agree = d == axis || index.getDimSize(d) == input.getDimSize(d);
+  if (!agree)
+    return InferredType::failure(
+        "index " + quoted(index) + " must have the rank of " + quoted(input) +
+        " and its extents on every axis but " + std::to_string(axis));
+  return tensorLike(input, index.getShape());
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyInferredType(*this, inferResultType(tensorOf(getInput()),
+                                                   tensorOf(getIndex()),
+                                                   getAxis()));
+}
+
+// dx = scatter_add(zeros, index, dy, axis): each read element gets back the
+// gradients of every result element that read it, in ascending order.
+LogicalResult GatherOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                 SmallVectorImpl<Value> &grads) {
+  Type xt = getInput().getType();
+  Value zeros = b.create<FillOp>(getLoc(), xt, b.getF64FloatAttr(0.0));
+  grads.push_back(b.create<ScatterAddOp>(getLoc(), xt, zeros, getIndex(),
+                                         dy[0], getAxisAttr()));
+  grads.push_back(Value());
+  return success();
+}
+
+// gather's rule for index against x, src of index's shape and x's element
+// type; the result is x's type.
+InferredType ScatterAddOp::inferResultType(RankedTensorType input,
+                                           RankedTensorType index,
+                                           RankedTensorType src, int64_t axis) {
+  InferredType gathered = GatherOp::inferResultType(input, index, axis);
+  if (!gathered)
+    return gathered;
+  if (src != gathered.type)
+    return InferredType::failure("src " + quoted(src) + " must be " +
+                                 quoted(gathered.type) +
+                                 ": index's shape in x's element type");
+  return input;
+}
+
+LogicalResult ScatterAddOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), tensorOf(getIndex()),
+                             tensorOf(getSrc()), getAxis()));
+}
+
+// Linear in x and src: dx = dy, dsrc = gather(dy, index, axis).
+LogicalResult ScatterAddOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                     SmallVectorImpl<Value> &grads) {
+  grads.push_back(dy[0]);
+  grads.push_back(Value());
+  grads.push_back(b.create<GatherOp>(getLoc(), getSrc().getType(), dy[0],
+                                     getIndex(), getAxisAttr()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Reductions: the family's shape rule, ReduceSumOp, ReduceMeanOp,
 // ReduceMaxOp, ReduceMinOp
 //===----------------------------------------------------------------------===//

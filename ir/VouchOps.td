@@ -654,6 +654,154 @@ def Vouch_ConcatOp : Vouch_Op<"concat", [Pure,
   let cudaKernel = "vouch::concat_kernel";
 }
 
+// torch.nn.functional.embedding: rows of a table picked by i32 ids.
+def Vouch_EmbeddingOp : Vouch_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Rows of a [V, D] table picked by i32 ids (F.embedding)";
+  let description = [{
+    `ids` is an i32 tensor of any shape, `table` is `[V, D]`; the result is
+    `ids`' shape followed by D: result[p, :] = table[ids[p], :]. An id outside
+    [0, V) gives a row of NaN (the kernels never read outside the table; the
+    data loader refuses such ids in data fields before training).
+
+    ```mlir
+    %e = vouch.embedding %ids, %table : (tensor<4x3xi32>, tensor<10x8xf32>) -> tensor<4x3x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_IntTensor:$ids, Vouch_FloatTensor:$table);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$ids `,` $table attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify(), embedding_grad's verifier and the
+    /// frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType ids, ::mlir::RankedTensorType table);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "result[p, :] = table[ids[p], :]; NaN row for an id outside "
+                "[0, V)";
+  let builtin = "embedding";
+  let builtinParams = "ids, table";
+  let cpuKernel = "vouch::rt::embedding<T>";
+  let cpuEvidence = "golden-torch-embedding";
+  let cudaKernelSource =
+      "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/embedding.cuh";
+  let cudaKernel = "vouch::embedding_kernel";
+}
+
+// embedding's VJP: dy summed into the table's rows. Not a builtin.
+def Vouch_EmbeddingGradOp : Vouch_Op<"embedding_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "dy's rows summed into a [V, D] table by their ids";
+  let description = [{
+    result[v, d] is the sum, over positions p in ascending (row-major) order
+    whose id is v, of dy[p, d], starting from 0 (a fixed order: no atomics,
+    the same bits every run). Any id outside [0, V) makes the whole result
+    NaN: a gradient built from a bad id is never silently wrong.
+
+    ```mlir
+    %g = vouch.embedding_grad %ids, %dy : (tensor<4x3xi32>, tensor<4x3x8xf32>) -> tensor<10x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_IntTensor:$ids, Vouch_FloatTensor:$dy);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$ids `,` $dy attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Index;
+  let formula = "result[v, d] = sum over p ascending with ids[p] = v of "
+                "dy[p, d], from 0; all NaN if an id is outside [0, V)";
+  let cpuKernel = "vouch::rt::embedding_grad<T>";
+  let cpuEvidence = "golden-torch-embedding";
+  let cudaKernelSource =
+      "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/embedding.cuh";
+  let cudaKernel = "vouch::embedding_grad_kernel";
+}
+
+// torch.gather along one axis. The index has x's extents on every other axis
+// (torch allows smaller ones; vouch asks for equal ones).
+def Vouch_GatherOp : Vouch_Op<"gather", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Elements of x picked along one axis by an i32 index (torch.gather)";
+  let description = [{
+    `index` is i32 of x's rank and extents but on `axis`; the result has
+    index's shape: result[.., j, ..] = x[.., index[.., j, ..], ..] along
+    `axis`. An index outside [0, x's extent on axis) gives NaN.
+
+    ```mlir
+    %g = vouch.gather %x, %i axis 1 : (tensor<4x8xf32>, tensor<4x3xi32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_IntTensor:$index,
+                       I64Attr:$axis);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $index `axis` $axis attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify(), scatter_add's verifier and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType index,
+        int64_t axis);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "result[.., j, ..] = input[.., index[.., j, ..], ..] along "
+                "`axis`; NaN for an index out of range";
+  let builtin = "gather";
+  let builtinParams = "x, index, axis";
+  let cpuKernel = "vouch::rt::gather<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/gather.cuh";
+  let cudaKernel = "vouch::gather_axis_kernel";
+}
+
+// torch.Tensor.scatter_add (out of place), summed in a fixed order.
+def Vouch_ScatterAddOp : Vouch_Op<"scatter_add", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "x with src added at an i32 index along one axis (torch scatter_add)";
+  let description = [{
+    `index` and `src` share a shape, of x's rank and extents but on `axis`.
+    result[.., a, ..] = x[.., a, ..] + the sum, over j ascending with
+    index[.., j, ..] = a, of src[.., j, ..] (x's element first, then the
+    matches in order: no atomics, the same bits every run). An index out of
+    range makes its whole fiber along `axis` NaN.
+
+    ```mlir
+    %s = vouch.scatter_add %x, %i, %src axis 1 : (tensor<4x8xf32>, tensor<4x3xi32>, tensor<4x3xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_IntTensor:$index,
+                       Vouch_FloatTensor:$src, I64Attr:$axis);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $index `,` $src `axis` $axis attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType index,
+        ::mlir::RankedTensorType src, int64_t axis);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "result[.., a, ..] = input[.., a, ..] + sum over j ascending "
+                "with index[.., j, ..] = a of src[.., j, ..]; NaN fiber for an "
+                "index out of range";
+  let builtin = "scatter_add";
+  let builtinParams = "x, index, src, axis";
+  let cpuKernel = "vouch::rt::scatter_add<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/gather.cuh";
+  let cudaKernel = "vouch::scatter_add_axis_kernel";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and losses
 //===----------------------------------------------------------------------===//

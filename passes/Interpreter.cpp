@@ -415,6 +415,96 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getResult()] = y;
               return success();
             })
+            .Case([&](EmbeddingOp o) {
+              // Row p of the result is the table's row ids[p]; NaN for an id
+              // outside the table.
+              const HostTensor &ids = get(o.getIds()), &table = get(o.getTable());
+              HostTensor y = zerosLike(o.getResult());
+              int64_t rows = table.shape[0], width = table.shape[1];
+              for (size_t p = 0; p < ids.data.size(); ++p) {
+                double id = ids.data[p];
+                for (int64_t d = 0; d < width; ++d)
+                  y.data[p * width + d] =
+                      id >= 0 && id < rows
+                          ? table.data[static_cast<int64_t>(id) * width + d]
+                          : std::numeric_limits<double>::quiet_NaN();
+              }
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](EmbeddingGradOp o) {
+              // dy's rows added into their ids' rows, positions ascending;
+              // all NaN when an id is outside the table.
+              const HostTensor &ids = get(o.getIds()), &dy = get(o.getDy());
+              HostTensor y = zerosLike(o.getResult());
+              int64_t rows = y.shape[0], width = y.shape[1];
+              for (size_t p = 0; p < ids.data.size(); ++p) {
+                double id = ids.data[p];
+                if (!(id >= 0 && id < rows)) {
+                  std::fill(y.data.begin(), y.data.end(),
+                            std::numeric_limits<double>::quiet_NaN());
+                  break;
+                }
+                for (int64_t d = 0; d < width; ++d)
+                  y.data[static_cast<int64_t>(id) * width + d] +=
+                      dy.data[p * width + d];
+              }
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](GatherOp o) {
+              // Each result coordinate reads x at the same coordinate with
+              // the axis's entry replaced by the index's value.
+              const HostTensor &x = get(o.getInput()), &index = get(o.getIndex());
+              HostTensor y = zerosLike(o.getResult());
+              std::vector<int64_t> strides = stridesOf(x.shape);
+              int64_t axis = o.getAxis();
+              for (size_t flat = 0; flat < y.data.size(); ++flat) {
+                std::vector<int64_t> at = unflatten(flat, y.shape);
+                double a = index.data[flat];
+                if (!(a >= 0 && a < x.shape[axis])) {
+                  y.data[flat] = std::numeric_limits<double>::quiet_NaN();
+                  continue;
+                }
+                at[axis] = static_cast<int64_t>(a);
+                int64_t offset = 0;
+                for (size_t i = 0; i < at.size(); ++i)
+                  offset += at[i] * strides[i];
+                y.data[flat] = x.data[offset];
+              }
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](ScatterAddOp o) {
+              // x, then each src element added at its coordinate with the
+              // axis's entry replaced by the index's value, in row-major
+              // order of src (ascending along the axis for each fiber). An
+              // index out of range makes its fiber along the axis NaN.
+              const HostTensor &index = get(o.getIndex()), &src = get(o.getSrc());
+              HostTensor y = get(o.getInput());
+              std::vector<int64_t> strides = stridesOf(y.shape);
+              int64_t axis = o.getAxis();
+              std::vector<int64_t> badAt;
+              for (size_t flat = 0; flat < src.data.size(); ++flat) {
+                std::vector<int64_t> at = unflatten(flat, src.shape);
+                double a = index.data[flat];
+                bool bad = !(a >= 0 && a < y.shape[axis]);
+                at[axis] = bad ? 0 : static_cast<int64_t>(a);
+                int64_t offset = 0;
+                for (size_t i = 0; i < at.size(); ++i)
+                  offset += at[i] * strides[i];
+                if (bad)
+                  badAt.push_back(offset);
+                else
+                  y.data[offset] += src.data[flat];
+              }
+              for (int64_t offset : badAt)
+                for (int64_t a = 0; a < y.shape[axis]; ++a)
+                  y.data[offset + a * strides[axis]] =
+                      std::numeric_limits<double>::quiet_NaN();
+              values[o.getResult()] = y;
+              return success();
+            })
             .Case([&](ReduceSumOp o) {
               values[o.getResult()] =
                   reduceSum(get(o.getInput()), o.getAxes(), o.getResult());

@@ -235,6 +235,75 @@ void slice_scatter(const T* in, const std::vector<int64_t>& out_shape, int64_t a
         out[(o * n + start + j * step) * inner + i] = in[(o * m + j) * inner + i];
 }
 
+// torch.nn.functional.embedding: out [positions, D] row p = table [V, D] row ids[p]. An
+// id outside [0, V) gives a row of NaN (never a read outside the table).
+template <class T>
+void embedding(const int32_t* ids, const T* table, int64_t positions, int64_t V, int64_t D,
+               T* out) {
+  for (int64_t p = 0; p < positions; p++) {
+    const int64_t v = ids[p];
+    const bool ok = v >= 0 && v < V;
+    for (int64_t d = 0; d < D; d++)
+      out[p * D + d] = ok ? table[v * D + d] : std::numeric_limits<T>::quiet_NaN();
+  }
+}
+
+// embedding's VJP: out [V, D] row v = the sum of dy [positions, D]'s rows whose id is v,
+// in ascending position order from T(0) (cuda's embedding_grad_kernel folds the same
+// sequence per (v, d), so both give the same bits). Any id outside [0, V) makes all of
+// out NaN: the gradient of a bad lookup is not silently dropped.
+template <class T>
+void embedding_grad(const int32_t* ids, const T* dy, int64_t positions, int64_t V,
+                    int64_t D, T* out) {
+  bool bad = false;
+  for (int64_t p = 0; p < positions; p++) bad = bad || ids[p] < 0 || ids[p] >= V;
+  for (int64_t k = 0; k < V * D; k++)
+    out[k] = bad ? std::numeric_limits<T>::quiet_NaN() : T(0);
+  if (bad) return;
+  for (int64_t p = 0; p < positions; p++)
+    for (int64_t d = 0; d < D; d++) out[ids[p] * D + d] += dy[p * D + d];
+}
+
+// torch.gather along an axis, tensors seen as [outer, extent, inner] around it: in is
+// [outer, n, inner], index and out [outer, m, inner]; out[o, j, i] = in[o, index[o, j, i],
+// i], NaN for an index outside [0, n).
+template <class T>
+void gather(const T* in, const int32_t* index, int64_t outer, int64_t n, int64_t m,
+            int64_t inner, T* out) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < m; j++)
+      for (int64_t i = 0; i < inner; i++) {
+        const int64_t k = (o * m + j) * inner + i, a = index[k];
+        out[k] = a >= 0 && a < n ? in[(o * n + a) * inner + i]
+                                 : std::numeric_limits<T>::quiet_NaN();
+      }
+}
+
+// torch scatter_add, out of place: out [outer, n, inner] = in, then src [outer, m, inner]
+// added at index (same shape as src) along the axis, j ascending (each out element: its
+// in element, then its matches in order, as cuda's scatter_add_axis_kernel). An index
+// outside [0, n) makes its whole fiber out[o, :, i] NaN.
+template <class T>
+void scatter_add(const T* in, const int32_t* index, const T* src, int64_t outer, int64_t n,
+                 int64_t m, int64_t inner, T* out) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      bool bad = false;
+      for (int64_t j = 0; j < m; j++) {
+        const int64_t a = index[(o * m + j) * inner + i];
+        bad = bad || a < 0 || a >= n;
+      }
+      for (int64_t a = 0; a < n; a++)
+        out[(o * n + a) * inner + i] =
+            bad ? std::numeric_limits<T>::quiet_NaN() : in[(o * n + a) * inner + i];
+      if (bad) continue;
+      for (int64_t j = 0; j < m; j++) {
+        const int64_t k = (o * m + j) * inner + i;
+        out[(o * n + index[k]) * inner + i] += src[k];
+      }
+    }
+}
+
 // torch.cat: out (of out_shape) holds ins[0], ins[1], ... one after another along axis;
 // input k has extents[k] entries there and out_shape's extents elsewhere.
 template <class T>

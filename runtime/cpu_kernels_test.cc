@@ -226,6 +226,136 @@ TEST(CpuKernelsTest, SliceScatterIsZeroOffTheSlice) {
   EXPECT_EQ(back, small);
 }
 
+// embedding against a loop over (position, column); an id outside [0, V) (-1, V) gives
+// a row of NaN and the other rows are still read.
+TEST(CpuKernelsTest, EmbeddingRowsAndOutOfRangeIds) {
+  const int64_t V = 5, D = 3;
+  std::vector<double> table = iota_values(V * D, 0.5);
+  for (int64_t k = 0; k < V * D; k++) table[k] += double(k);  // distinct
+  const std::vector<int32_t> ids = {4, 0, 4, 2, -1, 5, 1};
+  const int64_t P = int64_t(ids.size());
+  std::vector<double> out(P * D, -7);
+  embedding<double>(ids.data(), table.data(), P, V, D, out.data());
+  for (int64_t p = 0; p < P; p++)
+    for (int64_t d = 0; d < D; d++) {
+      if (ids[p] < 0 || ids[p] >= V)
+        EXPECT_TRUE(std::isnan(out[p * D + d])) << "position " << p;
+      else
+        EXPECT_EQ(out[p * D + d], table[ids[p] * D + d]) << "position " << p;
+    }
+}
+
+// embedding_grad against a loop per table element that sums the matching positions in
+// ascending order from 0, bit for bit in float: the values (1e8, 1, -1e8, ...) round
+// differently in any other order, so the test pins the order the kernels document.
+TEST(CpuKernelsTest, EmbeddingGradSumsInAscendingPositionOrder) {
+  const int64_t V = 4, D = 2;
+  const std::vector<int32_t> ids = {1, 3, 1, 1, 0, 1, 3};
+  const int64_t P = int64_t(ids.size());
+  const std::vector<float> dy = {1e8f, 1.f,  2.f, 3.f, 1.f, -1e8f, -1e8f, 5.f,
+                                 4.f,  4.f,  1.f, 1e8f, 7.f, 8.f};
+  std::vector<float> out(V * D, -7);
+  embedding_grad<float>(ids.data(), dy.data(), P, V, D, out.data());
+  for (int64_t v = 0; v < V; v++)
+    for (int64_t d = 0; d < D; d++) {
+      float want = 0;
+      for (int64_t p = 0; p < P; p++)
+        if (ids[p] == v) want = want + dy[p * D + d];
+      EXPECT_EQ(out[v * D + d], want) << "row " << v << " column " << d;
+    }
+  EXPECT_EQ(out[2 * D], 0.f);  // row 2 is never looked up
+  // The order matters here: (1e8 + 1) - 1e8 + 1 is not 1e8 + (1 - 1e8) + 1 in float.
+  EXPECT_EQ(out[1 * D + 0], ((1e8f + 1.f) + -1e8f) + 1.f);
+  std::vector<int32_t> bad = ids;
+  bad[3] = 4;  // V: every element NaN
+  embedding_grad<float>(bad.data(), dy.data(), P, V, D, out.data());
+  for (float x : out) EXPECT_TRUE(std::isnan(x));
+}
+
+// gather along each axis of a rank-3 tensor against a loop over every multi-index of
+// the result, the index reading repeats and skipping entries; NaN for -1 and n.
+TEST(CpuKernelsTest, GatherEveryAxis) {
+  const int64_t shape[3] = {3, 4, 2};
+  std::vector<double> x(24);
+  for (int64_t k = 0; k < 24; k++) x[k] = 0.5 * double(k) - 3;
+  for (int64_t axis = 0; axis < 3; axis++) {
+    int64_t ishape[3] = {shape[0], shape[1], shape[2]};
+    ishape[axis] = 5;
+    const int64_t total = ishape[0] * ishape[1] * ishape[2];
+    std::vector<int32_t> index(total);
+    for (int64_t k = 0; k < total; k++) index[k] = int32_t((k * 5 + 3) % shape[axis]);
+    index[1] = -1;
+    index[total - 1] = int32_t(shape[axis]);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; d++) outer *= shape[d];
+    for (int64_t d = axis + 1; d < 3; d++) inner *= shape[d];
+    std::vector<double> out(total, -7);
+    gather<double>(x.data(), index.data(), outer, shape[axis], 5, inner, out.data());
+    for (int64_t a = 0; a < ishape[0]; a++)
+      for (int64_t b = 0; b < ishape[1]; b++)
+        for (int64_t c = 0; c < ishape[2]; c++) {
+          const int64_t k = (a * ishape[1] + b) * ishape[2] + c;
+          int64_t at[3] = {a, b, c};
+          at[axis] = index[k];
+          if (index[k] < 0 || index[k] >= shape[axis]) {
+            EXPECT_TRUE(std::isnan(out[k])) << "axis " << axis << " at " << k;
+            continue;
+          }
+          EXPECT_EQ(out[k], x[(at[0] * shape[1] + at[1]) * shape[2] + at[2]])
+              << "axis " << axis << " at " << k;
+        }
+  }
+}
+
+// scatter_add along each axis against a loop over src in row-major order adding into
+// a copy of x (for one output element that is x's element, then its matches with j
+// ascending: the kernels' order); an index out of range makes its fiber NaN.
+TEST(CpuKernelsTest, ScatterAddEveryAxis) {
+  const int64_t shape[3] = {3, 4, 2};
+  std::vector<double> x(24);
+  for (int64_t k = 0; k < 24; k++) x[k] = 0.25 * double(k) + 1;
+  for (int64_t axis = 0; axis < 3; axis++) {
+    int64_t ishape[3] = {shape[0], shape[1], shape[2]};
+    ishape[axis] = 5;
+    const int64_t total = ishape[0] * ishape[1] * ishape[2];
+    std::vector<int32_t> index(total);
+    std::vector<double> src(total);
+    for (int64_t k = 0; k < total; k++) {
+      index[k] = int32_t((k * 7 + 1) % shape[axis]);
+      src[k] = double((k * 3) % 13) - 6;
+    }
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; d++) outer *= shape[d];
+    for (int64_t d = axis + 1; d < 3; d++) inner *= shape[d];
+    std::vector<double> want = x;
+    for (int64_t a = 0; a < ishape[0]; a++)
+      for (int64_t b = 0; b < ishape[1]; b++)
+        for (int64_t c = 0; c < ishape[2]; c++) {
+          const int64_t k = (a * ishape[1] + b) * ishape[2] + c;
+          int64_t at[3] = {a, b, c};
+          at[axis] = index[k];
+          want[(at[0] * shape[1] + at[1]) * shape[2] + at[2]] += src[k];
+        }
+    std::vector<double> out(24, -7);
+    scatter_add<double>(x.data(), index.data(), src.data(), outer, shape[axis], 5, inner,
+                        out.data());
+    EXPECT_EQ(out, want) << "axis " << axis;
+    // index[0] out of range: the fiber through x's element 0 along the axis is NaN,
+    // every other element as before.
+    index[0] = -1;
+    scatter_add<double>(x.data(), index.data(), src.data(), outer, shape[axis], 5, inner,
+                        out.data());
+    const int64_t stride = axis == 0 ? shape[1] * shape[2] : axis == 1 ? shape[2] : 1;
+    for (int64_t k = 0; k < 24; k++) {
+      bool fiber = k % stride == 0 && k / stride < shape[axis];
+      if (fiber)
+        EXPECT_TRUE(std::isnan(out[k])) << "axis " << axis << " at " << k;
+      else
+        EXPECT_EQ(out[k], want[k]) << "axis " << axis << " at " << k;
+    }
+  }
+}
+
 // concat of three inputs along each axis of rank-2 tensors, against a loop that
 // picks the input from the coordinate.
 TEST(CpuKernelsTest, ConcatThreeInputsAlongEachAxis) {

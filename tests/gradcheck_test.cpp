@@ -287,6 +287,40 @@ const std::vector<GradCase> &cases() {
        "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
        "  %out = vouch.cross_entropy_grad %z, %labels, %dl {ignore_index = -100 : i64} : (tensor<2x3x4xf64>, tensor<2x3xi32>, tensor<f64>) -> tensor<2x3x4xf64>",
        {2, 3, 4}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 3, 1, 2, -100, 0}}}}},
+      // ids [2, 3] into a [5, 3] table, rows 4 and 1 read twice, row 3 never:
+      // the table's gradient sums repeated rows and leaves unread ones zero.
+      {"embedding", {{"table", {5, 3}}},
+       "  %ids = vouch.target \"ids\" : tensor<2x3xi32>\n"
+       "  %out = vouch.embedding %ids, %table : (tensor<2x3xi32>, tensor<5x3xf64>) -> tensor<2x3x3xf64>",
+       {2, 3, 3}, 1e-8, 1e-7, {{"ids", {{2, 3}, {4, 1, 4, 0, 2, 1}}}}},
+      // Its gradient op, differentiated in dy (embedding of the ids).
+      {"embedding_grad", {{"dy", {2, 3, 3}}},
+       "  %ids = vouch.target \"ids\" : tensor<2x3xi32>\n"
+       "  %out = vouch.embedding_grad %ids, %dy : (tensor<2x3xi32>, tensor<2x3x3xf64>) -> tensor<5x3xf64>",
+       {5, 3}, 1e-8, 1e-7, {{"ids", {{2, 3}, {4, 1, 4, 0, 2, 1}}}}},
+      // gather along the last axis, 5 picks from 4 entries per row (repeats,
+      // an entry never picked), and along the first axis of a rank-3 tensor.
+      {"gather", {{"x", {3, 4}}},
+       "  %i = vouch.target \"i\" : tensor<3x5xi32>\n"
+       "  %out = vouch.gather %x, %i axis 1 : (tensor<3x4xf64>, tensor<3x5xi32>) -> tensor<3x5xf64>",
+       {3, 5}, 1e-8, 1e-7,
+       {{"i", {{3, 5}, {0, 3, 3, 1, 0, 2, 2, 2, 2, 2, 1, 0, 3, 0, 1}}}}},
+      {"gather", {{"x", {2, 3, 2}}},
+       "  %i = vouch.target \"i\" : tensor<3x3x2xi32>\n"
+       "  %out = vouch.gather %x, %i axis 0 : (tensor<2x3x2xf64>, tensor<3x3x2xi32>) -> tensor<3x3x2xf64>",
+       {3, 3, 2}, 1e-8, 1e-7,
+       {{"i", {{3, 3, 2}, {0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0}}}}},
+      // scatter_add, differentiated in x and src (the latter through gather).
+      {"scatter_add", {{"x", {3, 4}}, {"src", {3, 5}}},
+       "  %i = vouch.target \"i\" : tensor<3x5xi32>\n"
+       "  %out = vouch.scatter_add %x, %i, %src axis 1 : (tensor<3x4xf64>, tensor<3x5xi32>, tensor<3x5xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7,
+       {{"i", {{3, 5}, {0, 3, 3, 1, 0, 2, 2, 2, 2, 2, 1, 0, 3, 0, 1}}}}},
+      {"scatter_add", {{"x", {2, 3, 2}}, {"src", {3, 3, 2}}},
+       "  %i = vouch.target \"i\" : tensor<3x3x2xi32>\n"
+       "  %out = vouch.scatter_add %x, %i, %src axis 0 : (tensor<2x3x2xf64>, tensor<3x3x2xi32>, tensor<3x3x2xf64>) -> tensor<2x3x2xf64>",
+       {2, 3, 2}, 1e-8, 1e-7,
+       {{"i", {{3, 3, 2}, {0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0}}}}},
   };
   return all;
 }

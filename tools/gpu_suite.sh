@@ -16,6 +16,8 @@ rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 # The classifier models read the digits (tools/data/digits.py) from
 # tests/gpu/data, relative to the suite's folder where they run.
 /usr/bin/python3 tools/data/digits.py "$out/tests/gpu/data/digits"
+# ops_embedding reads synthetic token ids (tools/data/tokens.py).
+/usr/bin/python3 tools/data/tokens.py "$out/tests/gpu/data/tokens"
 /usr/bin/python3 tools/data/digits.py "$out/examples/data/digits"
 for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/digits_mlp.vouch \
              tests/gpu/*.vouch \

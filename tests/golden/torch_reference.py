@@ -165,11 +165,18 @@ OPTIMIZERS = {
 }
 
 
+def embedding_bag_forward(p, x):
+    F = torch.nn.functional
+    return F.embedding(x, p["table"]).mean(1) @ p["w"].T + p["b"]
+
+
 # Models trained on files, with a loss other than the mean squared error:
 # name -> (optimizer, loss(prediction, target)).
 FILE_MODELS = {
     "digits_mlp": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels, ignore_index=-100)),
+    "embedding_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels)),
 }
 
 
@@ -183,6 +190,7 @@ MODELS = {
     "digits_mlp": (digits_forward, 0.001, 32),
     "schedule_mlp": (schedule_forward, 0.02, 5),
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
+    "embedding_bag": (embedding_bag_forward, 0.05, 32),
 }
 
 
@@ -190,7 +198,9 @@ def read_npy_fields(spec):
     """The model's input and target from .npy files (numpy, not vouch's loader)."""
     import numpy
     x_path, y_path = spec.split(",")
-    x = torch.tensor(numpy.load(x_path).astype(numpy.float64))
+    x = numpy.load(x_path)
+    # Integer inputs (embedding ids) stay integers: torch indexes with int64.
+    x = torch.tensor(x.astype(numpy.int64 if x.dtype.kind in "iu" else numpy.float64))
     y = torch.tensor(numpy.load(y_path).astype(numpy.int64))
     return x, y
 

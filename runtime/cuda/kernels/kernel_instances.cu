@@ -9,7 +9,9 @@
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
 #include "classifier.cuh"
 #include "concat.cuh"
+#include "embedding.cuh"
 #include "executor.cuh"
+#include "gather.cuh"
 #include "index.cuh"
 #include "layernorm.cuh"
 #include "loss.cuh"
@@ -375,4 +377,48 @@ extern "C" __global__ void lab_concat3_f64(double* out, const double* i0, const 
   const double* in[] = {i0, i1, i2};
   const long long extent[] = {e0, e1, e2};
   vouch::concat_kernel<3>(out, in, extent, outer, n, inner);
+}
+
+// ------------------------------------------------------------ embedding, gather, scatter_add
+
+extern "C" __global__ void lab_embedding_f32(const int* ids, const float* table, float* out,
+                                           long long positions, long long V, long long D) {
+  vouch::embedding_kernel<float>(ids, table, out, positions, V, D);
+}
+extern "C" __global__ void lab_embedding_grad_f32(const int* ids, const float* dy, float* out,
+                                                long long positions, long long V,
+                                                long long D) {
+  vouch::embedding_grad_kernel<float>(ids, dy, out, positions, V, D);
+}
+extern "C" __global__ void lab_gather_axis_f32(const float* in, const int* index, float* out,
+                                             long long outer, long long n, long long m,
+                                             long long inner) {
+  vouch::gather_axis_kernel<float>(in, index, out, outer, n, m, inner);
+}
+extern "C" __global__ void lab_scatter_add_axis_f32(const float* in, const int* index,
+                                                  const float* src, float* out, long long outer,
+                                                  long long n, long long m,
+                                                  long long inner) {
+  vouch::scatter_add_axis_kernel<float>(in, index, src, out, outer, n, m, inner);
+}
+
+extern "C" __global__ void lab_embedding_f64(const int* ids, const double* table, double* out,
+                                           long long positions, long long V, long long D) {
+  vouch::embedding_kernel<double>(ids, table, out, positions, V, D);
+}
+extern "C" __global__ void lab_embedding_grad_f64(const int* ids, const double* dy, double* out,
+                                                long long positions, long long V,
+                                                long long D) {
+  vouch::embedding_grad_kernel<double>(ids, dy, out, positions, V, D);
+}
+extern "C" __global__ void lab_gather_axis_f64(const double* in, const int* index, double* out,
+                                             long long outer, long long n, long long m,
+                                             long long inner) {
+  vouch::gather_axis_kernel<double>(in, index, out, outer, n, m, inner);
+}
+extern "C" __global__ void lab_scatter_add_axis_f64(const double* in, const int* index,
+                                                  const double* src, double* out, long long outer,
+                                                  long long n, long long m,
+                                                  long long inner) {
+  vouch::scatter_add_axis_kernel<double>(in, index, src, out, outer, n, m, inner);
 }

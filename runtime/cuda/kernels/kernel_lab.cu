@@ -187,6 +187,10 @@ struct Lab;
     static constexpr auto slice = lab_slice##SUFFIX;                \
     static constexpr auto slice_scatter = lab_slice_scatter##SUFFIX; \
     static constexpr auto concat3 = lab_concat3##SUFFIX;            \
+    static constexpr auto embedding = lab_embedding##SUFFIX;        \
+    static constexpr auto embedding_grad = lab_embedding_grad##SUFFIX; \
+    static constexpr auto gather_axis = lab_gather_axis##SUFFIX;    \
+    static constexpr auto scatter_add_axis = lab_scatter_add_axis##SUFFIX; \
     static constexpr auto small_product = lab_small_product##SUFFIX; \
     static constexpr auto small_linear = lab_small_linear##SUFFIX;  \
     static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
@@ -1100,6 +1104,126 @@ void test_executor(long long words) {
 
 // ------------------------------------------------------------------------ the suite
 
+// ------------------------------------------------------------ embedding, gather, scatter_add
+
+// embedding of [positions] ids into a [V, D] table (a copy: exact) and embedding_grad
+// against an emulation in T that folds dy's rows per table element in ascending position
+// order from 0 (bit for bit: the documented order), against float64 within a bound, and
+// run twice (the same bits). Ids repeat (several per row) and skip rows. With `bad`, one
+// id is V: its forward row is NaN, the other rows exact, and the whole gradient NaN.
+template <class T>
+void test_embedding(long long positions, long long V, long long D, bool one_block, bool bad) {
+  using K = Lab<T>;
+  const std::string tag = std::string("embedding ") + type_name<T>() + " [" +
+                          std::to_string(positions) + "] of [" + std::to_string(V) + "," +
+                          std::to_string(D) + "]" + (one_block ? " grid=1" : "") +
+                          (bad ? " an id out of range" : "");
+  std::vector<int> ids(positions);
+  for (long long p = 0; p < positions; ++p) ids[p] = int((p * 7 + p / 3) % V);
+  if (bad) ids[positions / 2] = int(V);
+  const std::vector<T> table = random_vector<T>(V * D), dy = random_vector<T>(positions * D);
+  DeviceArray<int> did(ids);
+  DeviceArray<T> dtable(table), ddy(dy), out(positions * D), grad(V * D), again(V * D);
+  K::embedding<<<one_block ? 1 : elementwise_grid(positions * D), 256>>>(
+      did.p, dtable.p, out.p, positions, V, D);
+  LAB_LAUNCHED();
+  K::embedding_grad<<<one_block ? 1 : elementwise_grid(V * D), 256>>>(did.p, ddy.p, grad.p,
+                                                                     positions, V, D);
+  LAB_LAUNCHED();
+  K::embedding_grad<<<one_block ? 1 : elementwise_grid(V * D), 256>>>(did.p, ddy.p, again.p,
+                                                                     positions, V, D);
+  LAB_LAUNCHED();
+  const std::vector<T> got = out.download(), g = grad.download();
+  if (bad) {
+    long long wrong = 0;
+    for (long long p = 0; p < positions; ++p)
+      for (long long d = 0; d < D; ++d) {
+        const double x = double(got[p * D + d]);
+        wrong += p == positions / 2 ? !std::isnan(x) : x != double(table[ids[p] * D + d]);
+      }
+    report(tag + ": NaN row, other rows exact (elements wrong)", double(wrong), 0);
+    long long not_nan = 0;
+    for (T x : g) not_nan += !std::isnan(double(x));
+    report(tag + ": gradient all NaN (elements that are not)", double(not_nan), 0);
+    return;
+  }
+  std::vector<double> want_y(positions * D), want_g(V * D, 0.0);
+  std::vector<T> fold(V * D, T(0));
+  double bound = 0;
+  for (long long p = 0; p < positions; ++p)
+    for (long long d = 0; d < D; ++d) {
+      want_y[p * D + d] = double(table[ids[p] * D + d]);
+      want_g[ids[p] * D + d] += double(dy[p * D + d]);
+      fold[ids[p] * D + d] = fold[ids[p] * D + d] + dy[p * D + d];
+    }
+  long long per_row = 0;
+  for (long long v = 0; v < V; ++v) {
+    long long c = 0;
+    for (int id : ids) c += id == v;
+    per_row = std::max(per_row, c);
+  }
+  // |dy| ≤ 1: a fold of k terms rounds k times, each error ≤ eps·k.
+  bound = double(per_row) * double(per_row) * eps<T>();
+  report(tag + ": rows", max_abs_err(got, want_y), 0);
+  report(tag + ": gradient vs float64", max_abs_err(g, want_g), bound);
+  report_bitwise(tag + ": gradient, ascending positions", bit_mismatches(g, fold), V * D);
+  report_bitwise(tag + ": gradient run twice", bit_mismatches(again.download(), g), V * D);
+}
+
+// gather of [outer, n, inner] by an index [outer, m, inner] (exact) and scatter_add of src
+// [outer, m, inner] into x [outer, n, inner] against an emulation in T (x's element, then
+// the matches with j ascending: bit for bit), run twice. With `bad`, index[0] is -1: the
+// gather's element 0 is NaN and the scatter's fiber through element 0 is NaN.
+template <class T>
+void test_gather_scatter(long long outer, long long n, long long m, long long inner,
+                         bool one_block, bool bad) {
+  using K = Lab<T>;
+  const std::string tag = std::string("gather/scatter_add ") + type_name<T>() + " [" +
+                          std::to_string(outer) + "," + std::to_string(n) + "," +
+                          std::to_string(inner) + "] m=" + std::to_string(m) +
+                          (one_block ? " grid=1" : "") + (bad ? " an index out of range" : "");
+  const long long big = outer * n * inner, small = outer * m * inner;
+  std::vector<int> index(small);
+  for (long long k = 0; k < small; ++k) index[k] = int((k * 5 + k / 7) % n);
+  if (bad) index[0] = -1;
+  const std::vector<T> x = random_vector<T>(big), src = random_vector<T>(small);
+  DeviceArray<int> dindex(index);
+  DeviceArray<T> dx(x), dsrc(src), gathered(small), scattered(big), again(big);
+  K::gather_axis<<<one_block ? 1 : elementwise_grid(small), 256>>>(dx.p, dindex.p, gathered.p,
+                                                                   outer, n, m, inner);
+  LAB_LAUNCHED();
+  for (DeviceArray<T>* out : {&scattered, &again}) {
+    K::scatter_add_axis<<<one_block ? 1 : elementwise_grid(big), 256>>>(
+        dx.p, dindex.p, dsrc.p, out->p, outer, n, m, inner);
+    LAB_LAUNCHED();
+  }
+  std::vector<double> want_g(small);
+  std::vector<T> fold = x;
+  std::vector<bool> nan_fiber(big, false);
+  for (long long o = 0; o < outer; ++o)
+    for (long long j = 0; j < m; ++j)
+      for (long long i = 0; i < inner; ++i) {
+        const long long k = (o * m + j) * inner + i, a = index[k];
+        if (a < 0 || a >= n) {
+          want_g[k] = NAN;
+          for (long long b = 0; b < n; ++b) nan_fiber[(o * n + b) * inner + i] = true;
+          continue;
+        }
+        want_g[k] = double(x[(o * n + a) * inner + i]);
+        fold[(o * n + a) * inner + i] = fold[(o * n + a) * inner + i] + src[k];
+      }
+  const std::vector<T> g = gathered.download(), sc = scattered.download();
+  long long wrong = 0, sc_wrong = 0;
+  for (long long k = 0; k < small; ++k)
+    wrong += std::isnan(want_g[k]) ? !std::isnan(double(g[k])) : double(g[k]) != want_g[k];
+  for (long long k = 0; k < big; ++k)
+    sc_wrong += nan_fiber[k] ? !std::isnan(double(sc[k]))
+                             : std::memcmp(&sc[k], &fold[k], sizeof(T)) != 0;
+  report(tag + ": gather (elements wrong, NaN where out of range)", double(wrong), 0);
+  report_bitwise(tag + ": scatter_add, j ascending", sc_wrong, big);
+  report_bitwise(tag + ": scatter_add run twice", bit_mismatches(again.download(), sc), big);
+}
+
 template <class T>
 void validate() {
   for (long long n : {1LL, 3LL, 4LL, 7LL, 8LL, 1000LL, 1001LL, 1LL << 20, (1LL << 20) + 2})
@@ -1175,6 +1299,13 @@ void validate() {
   test_concat<T>(5, {4, 3, 2}, 1, false);        // features of a batch
   test_concat<T>(1, {2, 5, 1}, 6, false);        // the leading axis
   test_concat<T>(70, {33, 1, 64}, 9, true);
+  test_embedding<T>(37, 10, 8, false, false);      // ids repeat, rows skipped
+  test_embedding<T>(1000, 50, 33, true, false);    // one block: the grid-stride loop
+  test_embedding<T>(12, 5, 3, false, true);
+  test_gather_scatter<T>(4, 8, 3, 1, false, false);    // the last axis
+  test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
+  test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block
+  test_gather_scatter<T>(3, 4, 5, 2, false, true);
 
   std::vector<Hyper> hypers = {
       {hyper(0, 0.05, 0, 0, 0, 0, 0), 0, "sgd"},

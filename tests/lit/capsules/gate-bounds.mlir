@@ -168,7 +168,22 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cross_entropy_grad` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cross_entropy_grad` handles rank ≤ 8
   %ce_grad = vouch.cross_entropy_grad %a, %labels, %ce {ignore_index = -100 : i64, vouch.capsule = "native_cuda.cross_entropy_grad", vouch.kernel = "bounds_cross_entropy_grad"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1xi32>, tensor<f32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  %table = vouch.input "table" : tensor<1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.embedding` handles rank ≤ 8
+  %emb = vouch.embedding %labels, %table {vouch.capsule = "native_cuda.embedding", vouch.kernel = "bounds_embedding"} : (tensor<1x1x1x1x1x1x1x1xi32>, tensor<1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.embedding_grad` handles rank ≤ 8
+  %emb_grad = vouch.embedding_grad %labels, %emb {vouch.capsule = "native_cuda.embedding_grad", vouch.kernel = "bounds_embedding_grad"} : (tensor<1x1x1x1x1x1x1x1xi32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x2xf32>
+  %idx = vouch.target "idx" : tensor<1x1x1x1x1x1x1x1x2xi32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.gather` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.gather` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.gather` handles rank ≤ 8
+  %gather = vouch.gather %a, %idx axis 8 {vouch.capsule = "native_cuda.gather", vouch.kernel = "bounds_gather"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+4]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 2 has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
+  %scatter = vouch.scatter_add %a, %idx, %gather axis 8 {vouch.capsule = "native_cuda.scatter_add", vouch.kernel = "bounds_scatter_add"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 99 failed obligations (shape ×94, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 108 failed obligations (shape ×103, uint32-abi ×5)

@@ -615,3 +615,70 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.layer_norm_grad' op grad 'tensor<2x3xf64>' and input 'tensor<2x3xf32>' must have one type}}
   %c = vouch.layer_norm_grad %b, %a eps 1.0e-05 : (tensor<2x3xf64>, tensor<2x3xf32>) -> tensor<2x3xf32>
 }
+
+// -----
+
+// embedding: ids i32, a [V, D] table; embedding_grad's dy is the embedding's type.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %ids = vouch.target "ids" : tensor<4xi32>
+  %t = vouch.fill 1.0 : tensor<10xf32>
+  // expected-error @+1 {{'vouch.embedding' op table 'tensor<10xf32>' must be [V, D] with V, D ≥ 1}}
+  %e = vouch.embedding %ids, %t : (tensor<4xi32>, tensor<10xf32>) -> tensor<4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %ids = vouch.target "ids" : tensor<4xi32>
+  %t = vouch.fill 1.0 : tensor<10x3xf32>
+  // expected-error @+1 {{'vouch.embedding' op result 'tensor<4x10xf32>' differs from the inferred 'tensor<4x3xf32>'}}
+  %e = vouch.embedding %ids, %t : (tensor<4xi32>, tensor<10x3xf32>) -> tensor<4x10xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %ids = vouch.target "ids" : tensor<4xi32>
+  %dy = vouch.fill 1.0 : tensor<4x2xf32>
+  // expected-error @+1 {{'vouch.embedding_grad' op dy 'tensor<4x2xf32>' must be 'tensor<4x3xf32>', the embedding of the ids in the result's table}}
+  %g = vouch.embedding_grad %ids, %dy : (tensor<4xi32>, tensor<4x2xf32>) -> tensor<10x3xf32>
+}
+
+// -----
+
+// gather / scatter_add: index i32 of x's rank and extents but on the axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x8xf32>
+  %i = vouch.target "i" : tensor<3x3xi32>
+  // expected-error @+1 {{'vouch.gather' op index 'tensor<3x3xi32>' must have the rank of 'tensor<4x8xf32>' and its extents on every axis but 1}}
+  %g = vouch.gather %x, %i axis 1 : (tensor<4x8xf32>, tensor<3x3xi32>) -> tensor<3x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x8xf32>
+  %i = vouch.target "i" : tensor<4x3xi32>
+  // expected-error @+1 {{'vouch.gather' op axis 2 is not an axis of 'tensor<4x8xf32>'}}
+  %g = vouch.gather %x, %i axis 2 : (tensor<4x8xf32>, tensor<4x3xi32>) -> tensor<4x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x8xf32>
+  %i = vouch.target "i" : tensor<4x3xi32>
+  %s = vouch.fill 1.0 : tensor<4x3xf64>
+  // expected-error @+1 {{'vouch.scatter_add' op src 'tensor<4x3xf64>' must be 'tensor<4x3xf32>': index's shape in x's element type}}
+  %r = vouch.scatter_add %x, %i, %s axis 1 : (tensor<4x8xf32>, tensor<4x3xi32>, tensor<4x3xf64>) -> tensor<4x8xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x8xf32>
+  %i = vouch.target "i" : tensor<4x3xi32>
+  %s = vouch.fill 1.0 : tensor<4x3xf32>
+  // expected-error @+1 {{'vouch.scatter_add' op result 'tensor<4x3xf32>' differs from the inferred 'tensor<4x8xf32>'}}
+  %r = vouch.scatter_add %x, %i, %s axis 1 : (tensor<4x8xf32>, tensor<4x3xi32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+}

@@ -47,9 +47,11 @@ std::string capsuleName(Provider provider, std::string_view op) {
 
 namespace {
 
-/// Whether the op sums (its numerical policy then fixes a reduction order).
-bool sums(OpFamily family) {
-  return family == OpFamily::Reduction || family == OpFamily::Loss ||
+/// Whether the op sums (its numerical policy then fixes a reduction order):
+/// by its family, or by its own record (OpFacts::sums).
+bool sums(const OpFacts &spec) {
+  OpFamily family = spec.family;
+  return spec.sums || family == OpFamily::Reduction || family == OpFamily::Loss ||
          family == OpFamily::Gemm || family == OpFamily::Normalization;
 }
 
@@ -195,7 +197,7 @@ KernelCapsule referenceCapsule(const OpFacts &spec) {
                 : "one loop over the flat index",
       inKernels ? citedEvidence(EvidenceKind::TestSuite, "cpu-kernels") : value,
       where);
-  std::string summary = sums(spec.family)
+  std::string summary = sums(spec)
                             ? "folds left from index 0 in row-major order "
                               "(sums start at 0)"
                             : "one loop, one rounding per element";
@@ -207,7 +209,7 @@ KernelCapsule referenceCapsule(const OpFacts &spec) {
   c.numeric.subnormal = Subnormals::Preserved;
   c.numeric.contract = Contraction::None;
   c.numeric.reduce =
-      sums(spec.family) ? ReductionOrder::LeftFold : ReductionOrder::None;
+      sums(spec) ? ReductionOrder::LeftFold : ReductionOrder::None;
   return c;
 }
 
@@ -326,6 +328,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
                          std::string(spec.cudaKernel), "NVRTC: sm_90 cubin plus PTX"};
   c.acceptsTransposeFlags = spec.transposeFlags;
   c.numeric.reduce = native.reduce;
+  // A summing op of a non-summing family: each output's thread adds its terms
+  // in ascending index order, as the cpu left fold does.
+  if (spec.sums && native.reduce == ReductionOrder::None)
+    c.numeric.reduce = ReductionOrder::LeftFold;
   // An op whose record says contraction "none" writes its formula with
   // intrinsics NVRTC never contracts (gelu: runtime/cuda/kernels/gelu.cuh),
   // so -fmad does not reach it, fused or alone.

@@ -157,6 +157,23 @@ TEST(Catalog, TheContractionClaimIsTheOpTablesPerOp) {
   EXPECT_GE(uncontracted, 2);
 }
 
+// An op whose record says it sums (embedding_grad, scatter_add: index-family
+// ops adding terms) states a reduction order in every capsule, never `none`.
+TEST(Catalog, OpsThatSumStateTheirReductionOrder) {
+  int summing = 0;
+  for (const auto &catalog : {cudaCatalog(), referenceCatalog()})
+    for (const KernelCapsule &c : catalog) {
+      const OpFacts *facts = findOpFacts(c.op);
+      if (!facts || !facts->sums)
+        continue;
+      ++summing;
+      EXPECT_NE(toString(c.numeric.reduce), toString(ReductionOrder::None)) << c.name;
+    }
+  EXPECT_TRUE(findOpFacts("embedding_grad")->sums);
+  EXPECT_TRUE(findOpFacts("scatter_add")->sums);
+  EXPECT_GE(summing, 4);
+}
+
 TEST(Catalog, CapsuleNamesSpellTheProvider) {
   EXPECT_EQ(capsuleName(Provider::NativeCuda, "relu"), "native_cuda.relu");
   EXPECT_EQ(capsuleName(Provider::Cublaslt, "linear"), "cublaslt.linear");

@@ -72,6 +72,8 @@ struct OpFacts {
   /// family's ("" when the family's recipe and header compute it).
   std::string_view cudaKernelSource;
   std::string_view cudaKernel;
+  /// The op sums although its family does not (its capsules state an order).
+  bool sums;
 
   bool isStructural() const { return family == OpFamily::Structural; }
 };

@@ -95,6 +95,10 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // provenance): the recipe and kernel-library files, and the symbol.
   string cudaKernelSource = "";
   string cudaKernel = "";
+  // Whether the op sums although its family does not (embedding_grad,
+  // scatter_add): its capsules then state a reduction order (a left fold on
+  // cpu, the kernel's fixed per-thread order on cuda).
+  bit sums = 0;
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

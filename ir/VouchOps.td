@@ -720,6 +720,7 @@ def Vouch_EmbeddingGradOp : Vouch_Op<"embedding_grad", [Pure,
   let cudaKernelSource =
       "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/embedding.cuh";
   let cudaKernel = "vouch::embedding_grad_kernel";
+  let sums = 1;
 }
 
 // torch.gather along one axis. The index has x's extents on every other axis
@@ -800,6 +801,7 @@ def Vouch_ScatterAddOp : Vouch_Op<"scatter_add", [Pure,
   let cudaKernelSource =
       "codegen/recipes/GatherRecipe.cpp, runtime/cuda/kernels/gather.cuh";
   let cudaKernel = "vouch::scatter_add_axis_kernel";
+  let sums = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -222,16 +222,20 @@ Result<Dataset> load_npy_fields(const std::vector<std::string>& paths,
   return d;
 }
 
+std::vector<std::string> split_paths(const std::string& spec) {
+  std::vector<std::string> paths;
+  for (size_t begin = 0;;) {
+    const size_t comma = spec.find(',', begin);
+    paths.push_back(spec.substr(begin, comma == std::string::npos ? comma : comma - begin));
+    if (comma == std::string::npos) return paths;
+    begin = comma + 1;
+  }
+}
+
 Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
                                int64_t out_features, const std::vector<int64_t>& row_elems,
                                size_t inputs) {
-  std::vector<std::string> paths;
-  for (size_t begin = 0;;) {
-    size_t comma = spec.find(',', begin);
-    paths.push_back(spec.substr(begin, comma == std::string::npos ? comma : comma - begin));
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
-  }
+  const std::vector<std::string> paths = split_paths(spec);
   bool all_npy = paths.size() >= 2;
   for (const std::string& p : paths) all_npy = all_npy && ends_with(p, ".npy");
   if (all_npy) {

@@ -42,6 +42,9 @@ Result<Dataset> load_npy_pair(const std::string& x_path, const std::string& y_pa
 Result<Dataset> load_npy_fields(const std::vector<std::string>& paths,
                                 const std::vector<int64_t>& row_elems, size_t inputs);
 
+// "a.npy,b.npy" -> {"a.npy", "b.npy"} (a data spec's comma-separated paths).
+std::vector<std::string> split_paths(const std::string& spec);
+
 // spec: "file.csv", or one .npy per field, comma-separated ("x.npy,labels.npy").
 // Without `row_elems`, the fields are one input of in_features and one target of
 // out_features.

@@ -22,6 +22,16 @@ std::string format_double(double v) {
   return buf;
 }
 
+// Each field's elements per row, in field order; returns how many are inputs.
+size_t field_layout(const ModelDescription& m, std::vector<int64_t>& row_elems) {
+  size_t inputs = 0;
+  for (const FieldInfo& f : model_fields(m)) {
+    row_elems.push_back(f.row_elems);
+    inputs += f.target ? 0 : 1;
+  }
+  return inputs;
+}
+
 // Every value of an integer field is an int32: the executors store it as one.
 Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
   int64_t x_col = 0, y_col = 0;
@@ -55,11 +65,7 @@ Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
 
 Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& path) {
   std::vector<int64_t> row_elems;
-  size_t inputs = 0;
-  for (const FieldInfo& f : model_fields(m)) {
-    row_elems.push_back(f.row_elems);
-    inputs += f.target ? 0 : 1;
-  }
+  const size_t inputs = field_layout(m, row_elems);
   Result<Dataset> data = load_data_file(path, m.in_features, m.out_features, row_elems, inputs);
   if (!data.ok()) return data;
   Status ints = check_integer_fields(m, data.value());
@@ -70,11 +76,7 @@ Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& pat
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path) {
   Result<Dataset> data = Status::Error("no data");
   std::vector<int64_t> row_elems;
-  size_t inputs = 0;
-  for (const FieldInfo& f : model_fields(m)) {
-    row_elems.push_back(f.row_elems);
-    inputs += f.target ? 0 : 1;
-  }
+  const size_t inputs = field_layout(m, row_elems);
   if (!override_path.empty()) {
     data = load_data_file(override_path, m.in_features, m.out_features, row_elems, inputs);
   } else if (m.data.kind == DataSpec::RegressionGrid) {

@@ -220,17 +220,29 @@ class Run {
     return out;
   }
 
+  // One batch of `fields`: rows [first, first + rows) (rows <= batch), padded to the
+  // batch with copies of row `first`.
+  std::vector<FieldData> padded_batch(const std::vector<FieldData>& fields, int64_t first,
+                                      int64_t rows) const {
+    std::vector<FieldData> batch;
+    for (const FieldData& f : fields) {
+      FieldData b;
+      b.row_bytes = f.row_bytes;
+      b.bytes.resize(size_t(m_.batch) * f.row_bytes);
+      const unsigned char* from = f.bytes.data() + size_t(first) * f.row_bytes;
+      std::memcpy(b.bytes.data(), from, size_t(rows) * f.row_bytes);
+      for (int64_t r = rows; r < m_.batch; r++)
+        std::memcpy(b.bytes.data() + size_t(r) * f.row_bytes, from, f.row_bytes);
+      batch.push_back(std::move(b));
+    }
+    return batch;
+  }
+
   // --predict: the output's rows for the inputs in o_.predict (targets zero), written
   // as .npy [rows, ...]; the last partial batch is padded with its first row.
   int predict() {
     const std::vector<FieldInfo> fields = model_fields(m_);
-    std::vector<std::string> paths;
-    for (size_t begin = 0;;) {
-      const size_t comma = o_.predict.find(',', begin);
-      paths.push_back(o_.predict.substr(begin, comma == std::string::npos ? comma : comma - begin));
-      if (comma == std::string::npos) break;
-      begin = comma + 1;
-    }
+    const std::vector<std::string> paths = split_paths(o_.predict);
     std::vector<int64_t> row_elems;
     for (const FieldInfo& f : fields)
       if (!f.target) row_elems.push_back(f.row_elems);
@@ -251,17 +263,7 @@ class Run {
     std::vector<double> out;
     for (int64_t first = 0; first < d.rows; first += B) {
       const int64_t rows = std::min(B, d.rows - first);
-      std::vector<FieldData> batch;
-      for (const FieldData& f : data) {
-        FieldData b;
-        b.row_bytes = f.row_bytes;
-        b.bytes.resize(size_t(B) * f.row_bytes);
-        const unsigned char* from = f.bytes.data() + size_t(first) * f.row_bytes;
-        std::memcpy(b.bytes.data(), from, size_t(rows) * f.row_bytes);
-        for (int64_t r = rows; r < B; r++)
-          std::memcpy(b.bytes.data() + size_t(r) * f.row_bytes, from, f.row_bytes);
-        batch.push_back(std::move(b));
-      }
+      const std::vector<FieldData> batch = padded_batch(data, first, rows);
       model_->forward_fields(batch_of(batch, 0).data(), nullptr);
       if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
       const T* pred = model_->prediction();
@@ -304,17 +306,7 @@ class Run {
       score(eval_fields_, b, B);
     }
     if (rest > 0) {
-      std::vector<FieldData> tail;
-      for (const FieldData& f : eval_fields_) {
-        FieldData t;
-        t.row_bytes = f.row_bytes;
-        t.bytes.resize(size_t(B) * f.row_bytes);
-        const unsigned char* first = f.bytes.data() + size_t(whole * B) * f.row_bytes;
-        std::memcpy(t.bytes.data(), first, size_t(rest) * f.row_bytes);
-        for (int64_t r = rest; r < B; r++)
-          std::memcpy(t.bytes.data() + size_t(r) * f.row_bytes, first, f.row_bytes);
-        tail.push_back(std::move(t));
-      }
+      const std::vector<FieldData> tail = padded_batch(eval_fields_, whole * B, rest);
       model_->forward_fields(batch_of(tail, 0).data(), nullptr);
       score(tail, 0, rest);
     }

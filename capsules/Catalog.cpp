@@ -426,11 +426,14 @@ KernelCapsule selectBatchCapsule(Device device) {
       cuda ? Provenance{"runtime/cuda/kernels/executor.cuh",
                         "vouch_select_batch_<t>",
                         "one launch per step copies every data field (kept "
-                        "in one block, as 32-bit words); the batch index is "
-                        "read from the device step counter"}
-           : Provenance{"runtime/executor.cc",
+                        "in one block, as 32-bit words); the batch index and "
+                        "epoch are read from the device step counter, a "
+                        "shuffled epoch's rows computed by shuffle.h"}
+           : Provenance{"runtime/train_main.cc, runtime/executor.cc",
+                        "Run<T>::training_batch, "
                         "CpuProgramModel<T>::forward_fields",
-                        "memcpy of each data field's host rows"};
+                        "memcpy of each data field's host rows (gathered "
+                        "row by row for a shuffled epoch)"};
   Evidence tested = citedEvidence(EvidenceKind::TestSuite,
                                   cuda ? "cuda-executor" : "cpu-executor");
   c.shape = contract("the model's data fields (inputs, then targets; f32, f64 "
@@ -440,9 +443,12 @@ KernelCapsule selectBatchCapsule(Device device) {
                              "resident on the device, uploaded once"
                            : "dense row-major host buffers",
                       "a flat element copy", tested, where);
-  c.value = contract("step k trains on batch k mod num_batches: each field's "
-                     "rows copied exactly (int32 fields as int32) into the "
-                     "field's buffer",
+  c.value = contract("step k trains on batch b = k mod num_batches of epoch "
+                     "k div num_batches: its rows in file order or, with the "
+                     "train clause's shuffle, rows shuffled_row(b·batch + j, "
+                     "rows, seed, epoch) (runtime/cuda/kernels/shuffle.h, the "
+                     "same function on cpu and cuda); each field's rows copied "
+                     "exactly (int32 fields as int32) into the field's buffer",
                      cuda ? "a copy (no arithmetic); training matches the cpu "
                             "executor step by step"
                           : "a copy (no arithmetic)",

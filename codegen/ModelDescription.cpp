@@ -58,6 +58,8 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
   }
   d.steps = train.getSteps();
   d.log_every = train.getLogEvery();
+  d.shuffle = train.getShuffle();
+  d.eval_every = train.getEvalEvery().value_or(0);
   // The schedule: absent is constant; ScheduleAttr::verify guarantees the
   // arguments of its kind.
   if (ScheduleAttr schedule = train.getSchedule()) {
@@ -128,13 +130,8 @@ FailureOr<SmallVector<Operation *>> dataFields(ModelOp model) {
   return fields;
 }
 
-/// The runtime's description of the data clause, or a diagnostic.
-LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
-  DataAttr data = model.getDataAttr();
-  if (!data)
-    return model.emitOpError(
-        "has no data clause: an executable reads the data it names (e.g. "
-        "`data regression_grid()`, `data csv(\"train.csv\")`)");
+/// The runtime's description of a data source (the data or eval clause's).
+LogicalResult describeSource(ModelOp model, DataAttr data, rt::DataSpec &spec) {
   spec.kind = static_cast<rt::DataSpec::Kind>(data.getKind());
   // DataAttr::verify: the source's arguments are set.
   switch (data.getKind()) {
@@ -168,6 +165,29 @@ LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
   }
   }
   return model.emitOpError("has a data clause of unknown kind");
+}
+
+/// The runtime's description of the data clause, or a diagnostic.
+LogicalResult describeData(ModelOp model, rt::DataSpec &spec) {
+  DataAttr data = model.getDataAttr();
+  if (!data)
+    return model.emitOpError(
+        "has no data clause: an executable reads the data it names (e.g. "
+        "`data regression_grid()`, `data csv(\"train.csv\")`)");
+  return describeSource(model, data, spec);
+}
+
+/// The runtime's description of the eval clause (none: fraction 0 and no
+/// path), or a diagnostic.
+LogicalResult describeEval(ModelOp model, rt::ModelDescription &d) {
+  EvalAttr eval = model.getEvalAttr();
+  if (!eval)
+    return success();
+  if (eval.getFraction())
+    d.eval_fraction = eval.getFraction()->convertToDouble();
+  if (DataAttr data = eval.getData())
+    return describeSource(model, data, d.eval_data);
+  return success();
 }
 
 /// The values the ops reading integer field `v` accept (cross_entropy's
@@ -279,7 +299,8 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
               d.classes = cast<ShapedType>(ce.getLogits().getType()).getShape().back();
               d.ignore_index = static_cast<int64_t>(ce.getIgnoreIndex());
             }
-  if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)))
+  if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)) ||
+      failed(describeEval(model, d)))
     return failure();
   return d;
 }
@@ -380,7 +401,21 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
       << "  d.label_field = " << d.label_field << ";\n"
       << "  d.output_shape = " << shapeList(d.output_shape) << ";\n"
       << "  d.classes = " << d.classes << ";\n"
-      << "  d.ignore_index = " << d.ignore_index << ";\n  return d;\n}\n\n";
+      << "  d.ignore_index = " << d.ignore_index << ";\n";
+  // The clauses' options past the first ones only where given, so the emitted
+  // description of an existing model is unchanged.
+  if (d.shuffle)
+    out << "  d.shuffle = true;\n";
+  if (d.eval_every != 0)
+    out << "  d.eval_every = " << d.eval_every << ";\n";
+  if (d.eval_fraction != 0)
+    out << "  d.eval_fraction = " << exact(d.eval_fraction) << ";\n";
+  if (!d.eval_data.path.empty())
+    out << "  d.eval_data.kind = DataSpec::"
+        << enumerator(ClauseKind::DataSource, d.eval_data.kind) << ";\n"
+        << "  d.eval_data.path = " << cppStringLiteral(d.eval_data.path)
+        << ";\n";
+  out << "  return d;\n}\n\n";
   return out.str();
 }
 

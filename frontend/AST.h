@@ -149,7 +149,7 @@ class Stmt {
 public:
   enum class Kind {
     Model, Config, Block, Input, Target, Param, Assign, Output, Return,
-    Repeat, Train, Data,
+    Repeat, Train, Data, Eval,
   };
 
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
@@ -289,6 +289,14 @@ struct DataStmt : Stmt {
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Data; }
 
   std::unique_ptr<CallExpr> source;
+};
+
+/// `eval FRACTION` or `eval SOURCE(args)`: the held-out data.
+struct EvalStmt : Stmt {
+  explicit EvalStmt(llvm::SMLoc loc) : Stmt(Kind::Eval, loc) {}
+  static bool classof(const Stmt *s) { return s->getKind() == Kind::Eval; }
+
+  ExprPtr source;
 };
 
 /// A whole description: configs, blocks and (one) model, in source order.

@@ -14,6 +14,7 @@
 #include "ir/ClauseTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Path.h"
 
@@ -253,24 +254,30 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
   }
 
   int64_t steps = kDefaultTrainSteps, logEvery = kDefaultTrainLogEvery;
+  int64_t evalEveryValue = 0;
   llvm::StringMap<SMLoc> seen;
   const ast::Expr *scheduleExpr = nullptr;
   std::optional<double> clipGradNorm;
+  std::optional<int64_t> evalEvery;
+  bool shuffle = false;
+  static const StringRef known[] = {"batch",          "steps",   "log_every",
+                                    "schedule",       "clip_grad_norm",
+                                    "shuffle",        "eval_every"};
   for (const ast::TrainStmt::Option &option : train.options) {
     bool isSchedule = option.name == "schedule";
     bool isClip = option.name == "clip_grad_norm";
-    int64_t *slot = option.name == "batch"       ? &trainBatch
-                    : option.name == "steps"     ? &steps
-                    : option.name == "log_every" ? &logEvery
-                                                 : nullptr;
-    if (!slot && !isSchedule && !isClip) {
-      static const StringRef known[] = {"batch", "steps", "log_every",
-                                        "schedule", "clip_grad_norm"};
+    bool isShuffle = option.name == "shuffle";
+    int64_t *slot = option.name == "batch"        ? &trainBatch
+                    : option.name == "steps"      ? &steps
+                    : option.name == "log_every"  ? &logEvery
+                    : option.name == "eval_every" ? &evalEveryValue
+                                                  : nullptr;
+    if (!slot && !isSchedule && !isClip && !isShuffle) {
       mlir::InFlightDiagnostic diag = error(option.loc);
       diag << "unknown train option '" << option.name << "'";
       if (std::optional<StringRef> close = findClosestName(option.name, known))
         diag << "; did you mean '" << *close << "'?";
-      diag << " (known: batch, steps, log_every, schedule, clip_grad_norm)";
+      diag << " (known: " << llvm::join(llvm::ArrayRef<StringRef>(known), ", ") << ")";
       ok = false;
       continue;
     }
@@ -285,6 +292,21 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
     if (isSchedule) {
       // Bound once steps is known: warmup_cosine's total defaults to it.
       scheduleExpr = option.value.get();
+      continue;
+    }
+    if (isShuffle) {
+      ExprValue value = lowerExpr(*option.value, globals);
+      if (value.isInvalid()) {
+        ok = false;
+        continue;
+      }
+      if (!value.is(ExprValue::Kind::Bool)) {
+        error(value.getLoc()) << "the train option 'shuffle' is true or false, got "
+                              << value.describe();
+        ok = false;
+        continue;
+      }
+      shuffle = value.getBool();
       continue;
     }
     if (isClip) {
@@ -312,6 +334,8 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
       continue;
     }
     *slot = *value;
+    if (slot == &evalEveryValue)
+      evalEvery = *value;
   }
   ScheduleAttr schedule;
   if (scheduleExpr && !lowerSchedule(*scheduleExpr, steps, schedule))
@@ -321,7 +345,8 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
 
   return buildTrainAttr(&context, static_cast<OptimizerKind>(spec->value),
                         hyperParameters, steps, logEvery, schedule,
-                        clipGradNorm, [&] { return error(call.getLoc()); });
+                        clipGradNorm, shuffle, evalEvery,
+                        [&] { return error(call.getLoc()); });
 }
 
 bool Lowering::lowerSchedule(const ast::Expr &expr, int64_t steps,
@@ -423,7 +448,43 @@ std::string Lowering::resolveDataPath(StringRef path) const {
 DataAttr Lowering::lowerDataClause(const ast::DataStmt &data) {
   if (!data.source)
     return nullptr;
-  const ast::CallExpr &call = *data.source;
+  return lowerDataSource(*data.source);
+}
+
+EvalAttr Lowering::lowerEvalClause(const ast::EvalStmt &eval) {
+  if (!eval.source)
+    return nullptr;
+  auto emitError = [&] { return error(eval.source->getLoc()); };
+  if (auto *call = llvm::dyn_cast<ast::CallExpr>(eval.source.get())) {
+    if (call->callee == "regression_grid" ||
+        !findClause(dataSources(), call->callee)) {
+      error(call->getLoc())
+          << "'eval' takes a fraction of the data, such as 0.2, or held-out "
+             "files, npy(...) or csv(...); got '"
+          << call->callee << "(…)'";
+      return nullptr;
+    }
+    DataAttr data = lowerDataSource(*call);
+    return data ? EvalAttr::getChecked(emitError, &context,
+                                         std::optional<llvm::APFloat>(), data)
+                : nullptr;
+  }
+  std::optional<Number> fraction =
+      evaluateNumber(*eval.source, globals, "the eval clause's fraction");
+  if (!fraction)
+    return nullptr;
+  if (!(fraction->value > 0 && fraction->value < 1)) {
+    error(eval.source->getLoc())
+        << "the held-out fraction must be greater than 0 and less than 1, got "
+        << fraction->str();
+    return nullptr;
+  }
+  return EvalAttr::getChecked(emitError, &context,
+                              std::optional(llvm::APFloat(fraction->value)),
+                              DataAttr());
+}
+
+DataAttr Lowering::lowerDataSource(const ast::CallExpr &call) {
   const ClauseSpec *spec = findClause(dataSources(), call.callee);
   if (!spec) {
     reportUnknownClause(error(call.getLoc()), "data source", call.callee,

@@ -611,7 +611,7 @@ TEST_F(DiagnosticsTest, TrainClause) {
                 "4:9: error: unknown optimizer 'adan'; did you mean 'adam'? "
                 "(known: sgd, adam, adamw, rmsprop, adagrad)",
                 "4:24: error: unknown train option 'epochs' (known: batch, "
-                "steps, log_every, schedule, clip_grad_norm)",
+                "steps, log_every, schedule, clip_grad_norm, shuffle, eval_every)",
             }));
   EXPECT_EQ(errorsOf(R"(model m {
   input x : f32[2]

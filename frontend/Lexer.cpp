@@ -16,6 +16,7 @@ bool vouch::frontend::isReservedWord(StringRef word) {
   return llvm::StringSwitch<bool>(word)
       .Cases("model", "config", "block", "input", "target", "param", true)
       .Cases("output", "return", "repeat", "train", "data", true)
+      .Case("eval", true)
       .Default(false);
 }
 

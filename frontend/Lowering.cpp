@@ -47,6 +47,7 @@ static StringRef describeStatement(const ast::Stmt &stmt) {
   case ast::Stmt::Kind::Repeat: return "'repeat'";
   case ast::Stmt::Kind::Train: return "'train'";
   case ast::Stmt::Kind::Data: return "'data'";
+  case ast::Stmt::Kind::Eval: return "'eval'";
   }
   return "a statement";
 }
@@ -80,7 +81,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Lowering::lowerFile(const ast::File &file) {
       batch = *options.batch;
   }
   DataAttr data = dataStmt ? lowerDataClause(*dataStmt) : DataAttr();
-  return buildModel(train, data);
+  EvalAttr eval = evalStmt ? lowerEvalClause(*evalStmt) : EvalAttr();
+  return buildModel(train, data, eval);
 }
 
 void Lowering::collectDeclarations(const ast::File &file) {
@@ -138,6 +140,14 @@ void Lowering::collectDeclarations(const ast::File &file) {
       mlir::InFlightDiagnostic diag = error(data->getLoc());
       diag << "a model has one data clause";
       diag.attachNote(getLoc(dataStmt->getLoc())) << "the first one is here";
+    } else if (auto *eval = llvm::dyn_cast<ast::EvalStmt>(item.get())) {
+      if (!evalStmt) {
+        evalStmt = eval;
+        continue;
+      }
+      mlir::InFlightDiagnostic diag = error(eval->getLoc());
+      diag << "a model has one eval clause";
+      diag.attachNote(getLoc(evalStmt->getLoc())) << "the first one is here";
     }
   }
 }
@@ -204,14 +214,15 @@ void Lowering::declareBlock(const ast::BlockStmt &stmt) {
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> Lowering::buildModel(TrainAttr train,
-                                                       DataAttr data) {
+                                                       DataAttr data,
+                                                       EvalAttr eval) {
   mlir::Location loc = getLoc(model->nameLoc);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
   StringRef name = model->name.empty() ? StringRef("model") : model->name;
   auto modelOp = builder.create<ModelOp>(loc, name,
                                          static_cast<uint64_t>(*batch), train,
-                                         data);
+                                         data, eval);
   modelOp.getBody().push_back(new mlir::Block());
   builder.setInsertionPointToEnd(&modelOp.getBlock());
 
@@ -296,6 +307,7 @@ bool Lowering::checkPlacement(const ast::Stmt &stmt, const Scope &scope) {
   case ast::Stmt::Kind::Output:
   case ast::Stmt::Kind::Train:
   case ast::Stmt::Kind::Data:
+  case ast::Stmt::Kind::Eval:
     if (inModel)
       return true;
     error(stmt.getLoc()) << describeStatement(stmt)

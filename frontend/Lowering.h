@@ -129,7 +129,7 @@ private:
   void declareConfig(const ast::ConfigStmt &stmt);
   void declareBlock(const ast::BlockStmt &stmt);
   mlir::OwningOpRef<mlir::ModuleOp> buildModel(TrainAttr train,
-                                               DataAttr data);
+                                                DataAttr data, EvalAttr eval);
   /// Counts one unit of unrolling; reports and stops the walk once a budget
   /// is spent.
   bool withinBudget(llvm::SMLoc loc);
@@ -279,6 +279,10 @@ private:
   /// after reporting.
   bool lowerSchedule(const ast::Expr &expr, int64_t steps, ScheduleAttr &out);
   DataAttr lowerDataClause(const ast::DataStmt &data);
+  /// A data source call (`npy(...)`, `csv(...)`, `regression_grid(...)`).
+  DataAttr lowerDataSource(const ast::CallExpr &call);
+  /// The eval clause: a held-out fraction or a data source of its own.
+  EvalAttr lowerEvalClause(const ast::EvalStmt &eval);
   DataAttr lowerNpyClause(const ast::CallExpr &call);
   /// Binds and evaluates the numeric arguments of a clause call.
   std::optional<llvm::SmallVector<ExprValue>>
@@ -307,6 +311,7 @@ private:
   const ast::ModelStmt *model = nullptr;
   const ast::TrainStmt *trainStmt = nullptr;
   const ast::DataStmt *dataStmt = nullptr;
+  const ast::EvalStmt *evalStmt = nullptr;
   Scope globals{Scope::Kind::Model};
   llvm::StringMap<BlockInfo> blocks;
   std::vector<BlockInfo *> blockOrder;

@@ -91,6 +91,7 @@ private:
   ast::StmtPtr parseRepeat();
   ast::StmtPtr parseTrain();
   ast::StmtPtr parseData();
+  ast::StmtPtr parseEval();
 
   //===--- Expressions ----------------------------------------------------===//
   ast::ExprPtr parseExpr();
@@ -293,6 +294,8 @@ ast::StmtPtr Parser::parseStatement() {
     return parseTrain();
   if (word == "data")
     return parseData();
+  if (word == "eval")
+    return parseEval();
   if (peek().is(TokenKind::Equal))
     return parseAssign();
   if (peek().is(TokenKind::LParen)) {
@@ -535,9 +538,17 @@ ast::StmtPtr Parser::parseTrain() {
   }
   if (!cur().atLineStart && !cur().is(TokenKind::Semicolon) &&
       !cur().is(TokenKind::RBrace) && !cur().is(TokenKind::EndOfFile))
-    errorExpected("a train option (batch, steps, log_every, schedule or "
-                  "clip_grad_norm) or the end of "
+    errorExpected("a train option (batch, steps, log_every, schedule, "
+                  "clip_grad_norm, shuffle or eval_every) or the end of "
                   "the statement");
+  return stmt;
+}
+
+// eval := 'eval' (number | call)
+ast::StmtPtr Parser::parseEval() {
+  auto stmt = std::make_unique<ast::EvalStmt>(cur().getLoc());
+  advance();
+  stmt->source = parseExpr();
   return stmt;
 }
 

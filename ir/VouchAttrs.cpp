@@ -92,7 +92,8 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 std::optional<APFloat> alpha,
                                 std::optional<APFloat> lrDecay, int64_t steps,
                                 int64_t logEvery, ScheduleAttr schedule,
-                                std::optional<APFloat> clipGradNorm) {
+                                std::optional<APFloat> clipGradNorm,
+                                bool shuffle, std::optional<int64_t> evalEvery) {
   StringRef name = stringifyOptimizerKind(optimizer);
   if (failed(checkPresence(emitError, name,
                            clauseSignature(ClauseKind::Optimizer, name),
@@ -110,6 +111,8 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << steps << " and " << logEvery;
   if (clipGradNorm && !(clipGradNorm->convertToDouble() > 0))
     return emitError() << "clip_grad_norm must be greater than 0";
+  if (evalEvery && *evalEvery < 1)
+    return emitError() << "eval_every must be at least 1, got " << *evalEvery;
   return success();
 }
 
@@ -168,6 +171,7 @@ TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
                                 int64_t steps, int64_t logEvery,
                                 ScheduleAttr schedule,
                                 std::optional<double> clipGradNorm,
+                                bool shuffle, std::optional<int64_t> evalEvery,
                                 function_ref<InFlightDiagnostic()> emitError) {
   auto get = [&](StringRef name) -> std::optional<double> {
     auto it = hyper.find(name);
@@ -193,7 +197,26 @@ TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
                                toAPFloat(get("momentum")),
                                toAPFloat(get("alpha")),
                                toAPFloat(get("lr_decay")), steps, logEvery,
-                               schedule, toAPFloat(clipGradNorm));
+                               schedule, toAPFloat(clipGradNorm), shuffle,
+                               evalEvery);
+}
+
+//===----------------------------------------------------------------------===//
+// EvalAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult EvalAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               std::optional<APFloat> fraction, DataAttr data) {
+  if (fraction.has_value() == static_cast<bool>(data))
+    return emitError() << "the eval clause holds a fraction or a data source, "
+                          "exactly one";
+  if (fraction && !(fraction->convertToDouble() > 0 &&
+                    fraction->convertToDouble() < 1))
+    return emitError() << "the held-out fraction must be in (0, 1)";
+  if (data && data.getKind() == DataKind::RegressionGrid)
+    return emitError() << "held-out data is a file (npy or csv), not the "
+                          "regression grid";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

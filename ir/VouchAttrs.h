@@ -38,7 +38,8 @@ TrainAttr buildTrainAttr(mlir::MLIRContext *context, OptimizerKind optimizer,
                          const llvm::StringMap<double> &hyperParameters,
                          int64_t steps, int64_t logEvery,
                          ScheduleAttr schedule,
-                         std::optional<double> clipGradNorm,
+                         std::optional<double> clipGradNorm, bool shuffle,
+                         std::optional<int64_t> evalEvery,
                          llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// The names of an enum's cases, "zeros, ones, ...", for messages.

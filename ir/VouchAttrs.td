@@ -183,7 +183,10 @@ def Vouch_TrainAttr : Vouch_Attr<"Train", "train"> {
     "int64_t":$steps,
     "int64_t":$log_every,
     OptionalParameter<"ScheduleAttr", "the lr schedule; absent: constant">:$schedule,
-    Vouch_OptionalF64Parameter<"max global gradient norm; absent: no clipping">:$clip_grad_norm
+    Vouch_OptionalF64Parameter<"max global gradient norm; absent: no clipping">:$clip_grad_norm,
+    DefaultValuedParameter<"bool", "false",
+        "shuffle the rows every epoch (seeded by the run seed)">:$shuffle,
+    Vouch_OptionalI64Parameter<"evaluate the held-out data every N steps">:$eval_every
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -217,6 +220,27 @@ def Vouch_DataAttr : Vouch_Attr<"Data", "data"> {
     Vouch_OptionalStringParameter<"csv: the file">:$path,
     OptionalParameter<"::mlir::DictionaryAttr",
         "npy: each input's and target's file, by name">:$files
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Vouch_EvalAttr : Vouch_Attr<"Eval", "eval"> {
+  let summary = "The eval clause: the held-out data";
+  let description = [{
+    Either a fraction of the data clause's rows (the last ones, see
+    docs/language.md) or a data source of its own (npy or csv, as the data
+    clause's). The train clause's `eval_every` says how often it is
+    evaluated besides after training.
+
+    ```mlir
+    eval = #vouch.eval<fraction = 2.000000e-01>
+    eval = #vouch.eval<data = #vouch.data<kind = npy, files = {...}>>
+    ```
+  }];
+  let parameters = (ins
+    Vouch_OptionalF64Parameter<"the held-out fraction of the data, in (0, 1)">:$fraction,
+    OptionalParameter<"DataAttr", "held-out data of its own">:$data
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

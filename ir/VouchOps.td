@@ -43,7 +43,8 @@ def Vouch_ModelOp : Vouch_StructuralOp<"model", [IsolatedFromAbove, NoTerminator
   }];
   let arguments = (ins StrAttr:$sym_name, I64Attr:$batch,
                        OptionalAttr<Vouch_TrainAttr>:$train,
-                       OptionalAttr<Vouch_DataAttr>:$data);
+                       OptionalAttr<Vouch_DataAttr>:$data,
+                       OptionalAttr<Vouch_EvalAttr>:$eval);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;

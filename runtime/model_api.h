@@ -85,6 +85,15 @@ struct ModelDescription {
   // The output's shape ([batch, ...]; --predict writes [rows, ...]).
   std::vector<int64_t> output_shape;
   int64_t classes = 0, ignore_index = -100;
+  // The train clause's `shuffle = true`: each epoch visits the rows in the order of
+  // shuffled_row (runtime/cuda/kernels/shuffle.h) keyed by the run seed and the epoch.
+  bool shuffle = false;
+  int64_t eval_every = 0;  // default of --eval-every (0: evaluate after training only)
+  // The eval clause: the held-out data, a fraction of the data's rows (the last
+  // ones, see split_held_out) or a file of its own (eval_data.path, Csv or Npy);
+  // neither: no evaluation unless --eval asks.
+  double eval_fraction = 0;
+  DataSpec eval_data{DataSpec::Npy};
 };
 
 // Choices of a run that a model implementation may need (the cuda target).
@@ -92,6 +101,12 @@ struct RunConfig {
   bool cuda_graph = true;      // --no-cuda-graph turns it off
   bool deterministic = false;  // --deterministic (the cuda runtime also reads its env var)
   bool audit_launches = false;  // --audit-launches: audit the first captured step's graph
+  // The train clause's `shuffle = true` (unless --no-shuffle): step k trains on the rows
+  // of a per-epoch order keyed by `seed` (runtime/cuda/kernels/shuffle.h); `batch` is
+  // the model's batch size.
+  bool shuffle = false;
+  uint64_t seed = 0;
+  int64_t batch = 1;
 };
 
 template <class T>

@@ -73,7 +73,30 @@ Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& pat
   return data;
 }
 
-Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path) {
+Result<Dataset> split_held_out(Dataset& d, double fraction, int64_t batch) {
+  const int64_t at_least = int64_t(std::ceil(fraction * double(d.rows)));
+  const int64_t train = (d.rows - at_least) / batch * batch;
+  if (train <= 0)
+    return Status::Error(d.description + ": holding out " + format_double(fraction) +
+                         " of its " + std::to_string(d.rows) + " rows leaves no whole batch of " +
+                         std::to_string(batch) + " to train on");
+  Dataset held;
+  held.rows = d.rows - train;
+  held.in_features = d.in_features;
+  held.out_features = d.out_features;
+  held.description = d.description + " (held-out rows " + std::to_string(train) + ".." +
+                     std::to_string(d.rows - 1) + ")";
+  held.x.assign(d.x.begin() + train * d.in_features, d.x.end());
+  held.y.assign(d.y.begin() + train * d.out_features, d.y.end());
+  d.rows = train;
+  d.x.resize(size_t(train * d.in_features));
+  d.y.resize(size_t(train * d.out_features));
+  d.description += " (training rows 0.." + std::to_string(train - 1) + ")";
+  return held;
+}
+
+Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path,
+                                Dataset* held_out) {
   Result<Dataset> data = Status::Error("no data");
   std::vector<int64_t> row_elems;
   const size_t inputs = field_layout(m, row_elems);
@@ -91,6 +114,11 @@ Result<Dataset> load_model_data(const ModelDescription& m, const std::string& ov
   if (!data.ok()) return data;
   Status ints = check_integer_fields(m, data.value());
   if (!ints.ok()) return ints;
+  if (m.eval_fraction > 0) {
+    Result<Dataset> held = split_held_out(data.value(), m.eval_fraction, m.batch);
+    if (!held.ok()) return held.status();
+    if (held_out) *held_out = std::move(held.value());
+  }
   if (data.value().rows % m.batch != 0)
     return Status::Error("the data has " + std::to_string(data.value().rows) +
                          " rows, not a multiple of the batch size " + std::to_string(m.batch));

@@ -21,7 +21,16 @@ namespace vouch::rt {
 // comma-separated in field order) when not empty, else its data clause. Refused with
 // the reason when the regression grid does not fit the model's features, the rows are
 // not a multiple of the batch, or an integer field holds a value that is not an int32.
-Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path);
+// With an eval fraction (the model's eval clause, ModelDescription::eval_fraction) the
+// data is split first (split_held_out): the training part is returned and the held-out
+// rows go to `held_out` when it is given.
+Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path,
+                                Dataset* held_out = nullptr);
+
+// Splits off the held-out rows of an eval fraction: the last ones, at least
+// ceil(fraction * rows) of them, and as many more as make the rows kept for training a
+// whole number of batches. Refused when no whole batch is left for training.
+Result<Dataset> split_held_out(Dataset& d, double fraction, int64_t batch);
 
 // Held-out data (--eval PATH): as load_model_data, but any number of rows (the
 // evaluation pads its last batch).

@@ -27,7 +27,9 @@ bool takes_value(std::string_view name) {
 bool is_switch(std::string_view name) {
   return name == "init-only" || name == "show-tape" || name == "help" ||
          name == "show-backend" || name == "mem-stats" || name == "no-cuda-graph" ||
-         name == "deterministic" || name == "time" || name == "audit-launches";
+         name == "deterministic" || name == "time" || name == "audit-launches" ||
+         name == "no-shuffle" || name == "no-eval" || name == "progress" ||
+         name == "no-progress";
 }
 
 Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
@@ -77,6 +79,8 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
   TrainOptions o;
   o.steps = model.steps;
   o.log_every = model.log_every;
+  o.shuffle = model.shuffle;
+  bool eval_given = false, no_eval = false, eval_every_given = false;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
@@ -94,6 +98,10 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       if (name == "deterministic") o.run.deterministic = true;
       if (name == "time") o.time = true;
       if (name == "audit-launches") o.run.audit_launches = true;
+      if (name == "no-shuffle") o.shuffle = false;
+      if (name == "no-eval") no_eval = true;
+      if (name == "progress") o.progress = TrainOptions::Progress::On;
+      if (name == "no-progress") o.progress = TrainOptions::Progress::Off;
       continue;
     }
     if (!takes_value(name)) return Status::Error("unknown flag '--" + name + "'");
@@ -106,13 +114,24 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       return Status::Error("--" + name + " needs a value");
     }
     if (value.empty()) return Status::Error("--" + name + " needs a value");
+    eval_given |= name == "eval";
+    eval_every_given |= name == "eval-every";
     Status st = apply(&o, name, value);
     if (!st.ok()) return st;
   }
   if (!o.predict.empty() && o.init_only)
     return Status::Error("--predict runs the forward pass; --init-only stops before it");
-  if (o.eval_every > 0 && o.eval.empty())
-    return Status::Error("--eval-every needs --eval (the held-out data)");
+  if (no_eval && eval_given) return Status::Error("--eval and --no-eval contradict each other");
+  // The eval clause's held-out data unless --eval or --no-eval says otherwise.
+  if (!eval_given && !no_eval) {
+    o.eval = model.eval_data.path;
+    o.eval_fraction = model.eval_fraction;
+    if (!eval_every_given) o.eval_every = model.eval_every;
+  }
+  if (o.eval_every > 0 && o.eval.empty() && o.eval_fraction == 0)
+    return Status::Error(no_eval ? "--eval-every and --no-eval contradict each other"
+                                 : "--eval-every needs held-out data (--eval, or the model's "
+                                   "eval clause)");
   return o;
 }
 
@@ -125,6 +144,16 @@ std::string describe_data_spec(const DataSpec& data) {
   std::ostringstream s;
   s << "regression_grid(" << data.lo << ", " << data.hi << ", " << data.n << ")";
   return s.str();
+}
+
+std::string describe_eval(const ModelDescription& model) {
+  if (!model.eval_data.path.empty()) return model.eval_data.path;
+  if (model.eval_fraction > 0) {
+    std::ostringstream s;
+    s << "the last " << model.eval_fraction << " of the data's rows";
+    return s.str();
+  }
+  return "none";
 }
 
 std::string train_usage(const std::string& program, const ModelDescription& model) {
@@ -146,9 +175,16 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      (default: " << describe_data_spec(model.data) << ")\n"
     << "  --eval PATH         held-out data, as --data: its mean loss (whole batches)\n"
     << "                      and, for a classifier, its accuracy (every row) after\n"
-    << "                      training (default: none)\n"
-    << "  --eval-every N      with --eval, also evaluate every N steps (default: at the\n"
-    << "                      end only)\n"
+    << "                      training (default: " << describe_eval(model) << ")\n"
+    << "  --no-eval           no held-out evaluation, whatever the eval clause says\n"
+    << "  --eval-every N      also evaluate every N steps (default: "
+    << (model.eval_every ? std::to_string(model.eval_every) : std::string("at the end only"))
+    << ")\n"
+    << "  --no-shuffle        train on the batches in file order (default: "
+    << (model.shuffle ? "shuffled every epoch, seeded by --seed" : "file order") << ")\n"
+    << "  --progress, --no-progress\n"
+    << "                      a progress line (step, loss, lr, steps/s, ETA) on stderr\n"
+    << "                      (default: when stderr is a terminal)\n"
     << "  --predict FILES     after training (--steps 0: with the initial or loaded\n"
     << "                      params), run the forward pass on these inputs (one .npy\n"
     << "                      per input, comma-separated, any number of rows) and write\n"

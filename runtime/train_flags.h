@@ -23,8 +23,13 @@ struct TrainOptions {
   bool dtype_given = false;  // --dtype was on the command line
   int64_t log_every = 1;   // default: ModelDescription::log_every
   std::string data;        // --data, empty: the model's data clause
-  std::string eval;        // --eval: held-out data (same forms as --data), empty: none
-  int64_t eval_every = 0;  // --eval-every: also evaluate every N steps (0: at the end)
+  std::string eval;        // --eval: held-out data (same forms as --data); default: the
+                           // eval clause's file; empty: none
+  double eval_fraction = 0;  // the eval clause's fraction (0: none, or --eval/--no-eval)
+  int64_t eval_every = 0;  // --eval-every: also evaluate every N steps (0: at the end);
+                           // default: the train clause's eval_every
+  bool shuffle = false;    // the train clause's shuffle, unless --no-shuffle
+  enum class Progress { Auto, On, Off } progress = Progress::Auto;  // --[no-]progress
   std::string predict;     // --predict: the inputs' .npy files; empty: none
   std::string predict_out = "predictions.npy";  // --predict-out
   std::string save_params, load_params;
@@ -46,6 +51,9 @@ bool run_in_f32(const TrainOptions& o, Device device);
 
 // The --help text: every flag with its default, the exit statuses.
 std::string train_usage(const std::string& program, const ModelDescription& model);
+
+// The eval clause's held-out data: its file, "the last F of the data's rows", or "none".
+std::string describe_eval(const ModelDescription& model);
 
 // "regression_grid(-1, 1, 5)" or the data file of the model's data clause.
 std::string describe_data_spec(const DataSpec& data);

@@ -97,11 +97,71 @@ TEST(TrainFlagsTest, Errors) {
             std::string::npos);
 }
 
+Result<TrainOptions> parse_for(const ModelDescription& m, std::vector<std::string> args) {
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_train_flags(int(argv.size()), argv.data(), m);
+}
+
+// The train clause's shuffle and eval_every and the eval clause give the defaults;
+// --no-shuffle, --eval, --no-eval and --eval-every override them.
+TEST(TrainFlagsTest, ShuffleAndEvalDefaultsComeFromTheModel) {
+  ModelDescription m = model();
+  m.shuffle = true;
+  m.eval_every = 50;
+  m.eval_fraction = 0.2;
+  Result<TrainOptions> r = parse_for(m, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.value().shuffle);
+  EXPECT_EQ(r.value().eval_fraction, 0.2);
+  EXPECT_EQ(r.value().eval_every, 50);
+  EXPECT_TRUE(r.value().eval.empty());
+  r = parse_for(m, {"--no-shuffle", "--no-eval"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().shuffle);
+  EXPECT_EQ(r.value().eval_fraction, 0);
+  EXPECT_EQ(r.value().eval_every, 0);
+  r = parse_for(m, {"--eval", "e.npy,f.npy", "--eval-every", "7"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().eval, "e.npy,f.npy");
+  EXPECT_EQ(r.value().eval_fraction, 0);
+  EXPECT_EQ(r.value().eval_every, 7);
+  m.eval_fraction = 0;
+  m.eval_data.path = "held.npy,labels.npy";
+  r = parse_for(m, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().eval, "held.npy,labels.npy");
+  EXPECT_NE(train_usage("./m", m).find("(default: held.npy,labels.npy)"), std::string::npos);
+  EXPECT_NE(train_usage("./m", m).find("shuffled every epoch, seeded by --seed"),
+            std::string::npos);
+
+  auto error = [&](std::vector<std::string> args) {
+    Result<TrainOptions> e = parse_for(m, std::move(args));
+    return e.ok() ? std::string("<accepted>") : e.status().message();
+  };
+  EXPECT_EQ(error({"--eval", "x.npy", "--no-eval"}),
+            "--eval and --no-eval contradict each other");
+  EXPECT_EQ(error({"--no-eval", "--eval-every", "3"}),
+            "--eval-every and --no-eval contradict each other");
+  EXPECT_EQ(error_of({"--eval-every", "3"}),
+            "--eval-every needs held-out data (--eval, or the model's eval clause)");
+  EXPECT_EQ(error_of({"--progress=1"}), "--progress takes no value");
+  Result<TrainOptions> p = parse({"--progress"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.value().progress, TrainOptions::Progress::On);
+  p = parse({"--no-progress"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.value().progress, TrainOptions::Progress::Off);
+  EXPECT_EQ(parse({}).value().progress, TrainOptions::Progress::Auto);
+}
+
 TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
   std::string help = train_usage("./tiny", model());
   for (const char* flag : {"--device", "--steps", "--seed", "--dtype", "--log-every", "--data",
                            "--save-params", "--load-params", "--init-only", "--show-tape",
-                           "--help"})
+                           "--help", "--no-shuffle", "--no-eval", "--eval-every",
+                           "--progress", "--no-progress"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   EXPECT_NE(help.find("usage: ./tiny [flags]"), std::string::npos);
   EXPECT_NE(help.find("(default: 200)"), std::string::npos);

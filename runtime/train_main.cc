@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "runtime/cuda/kernels/shuffle.h"
 #include "runtime/dataset.h"
 #include "runtime/init.h"
 #include "runtime/model_data.h"
@@ -56,6 +59,54 @@ std::string format_row(const T* values, int64_t n) {
   return s;
 }
 
+// The progress line of a long run (--progress, or stderr a terminal): step, loss, lr,
+// steps/s and ETA, redrawn in place on stderr at most every 0.2 s; erased before the
+// log lines go to stdout and after the last step.
+class Progress {
+ public:
+  Progress(bool on, int64_t steps) : on_(on), steps_(steps) {}
+  bool on() const { return on_; }
+  void show(int64_t done, double loss, double lr) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double since = std::chrono::duration<double>(now - start_).count();
+    if (done < steps_ && shown_ && std::chrono::duration<double>(now - last_).count() < 0.2)
+      return;
+    last_ = now;
+    const double rate = since > 0 ? double(done) / since : 0;
+    const long long eta = rate > 0 ? (long long)(double(steps_ - done) / rate + 0.5) : 0;
+    std::fprintf(stderr,
+                 "\r\x1b[Kstep %lld/%lld (%.0f%%)  loss %.6f  lr %.3g  %.1f steps/s  ETA "
+                 "%lld:%02lld",
+                 (long long)done, (long long)steps_, 100.0 * double(done) / double(steps_),
+                 loss, lr, rate, eta / 60, eta % 60);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void erase() {
+    if (!on_ || !shown_) return;
+    std::fputs("\r\x1b[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+  // Steps between loss reads that keep the line about 4 updates a second on a device
+  // that enqueues steps ahead (at least 1).
+  int64_t interval() const {
+    const double since =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!on_ || since <= 0 || last_done_ <= 0) return 1;
+    return std::max<int64_t>(1, int64_t(double(last_done_) / since / 4));
+  }
+  void note_done(int64_t done) { last_done_ = done; }
+
+ private:
+  bool on_;
+  int64_t steps_;
+  bool shown_ = false;
+  int64_t last_done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_;
+};
+
 template <class T>
 class Run {
  public:
@@ -67,7 +118,11 @@ class Run {
     if (o_.run.audit_launches && (!model_->device_resident() || !o_.run.cuda_graph))
       return fail(kExitUsage, "--audit-launches audits a step's CUDA graph: it needs "
                               "--device cuda and no --no-cuda-graph");
-    Status configured = model_->configure(o_.run);
+    RunConfig run_config = o_.run;
+    run_config.shuffle = o_.shuffle;
+    run_config.seed = o_.seed;
+    run_config.batch = m_.batch;
+    Status configured = model_->configure(run_config);
     if (!configured.ok()) return fail(kExitDevice, configured.message());
     initialise();
     if (!o_.load_params.empty()) {
@@ -76,7 +131,8 @@ class Run {
     }
     if (o_.init_only) return save_params();
 
-    Result<Dataset> data = load_model_data(m_, o_.data);
+    Dataset held_back;  // the eval clause's fraction of the data
+    Result<Dataset> data = load_model_data(m_, o_.data, &held_back);
     if (!data.ok()) return fail(kExitData, data.status().message());
     const Dataset& d = data.value();
     fields_ = store_fields(d);
@@ -86,7 +142,15 @@ class Run {
       if (!held_out.ok()) return fail(kExitData, "--eval: " + held_out.status().message());
       eval_rows_ = held_out.value().rows;
       eval_fields_ = store_fields(held_out.value());
+      evaluating_ = true;
+    } else if (o_.eval_fraction > 0) {
+      eval_rows_ = held_back.rows;
+      eval_fields_ = store_fields(held_back);
+      evaluating_ = true;
     }
+    if (evaluating_)
+      std::printf("eval data: %lld held-out rows (%s)\n", (long long)eval_rows_,
+                  o_.eval.empty() ? "the eval clause's fraction" : o_.eval.c_str());
     if (model_->device_resident()) {
       Status up = model_->upload_params();
       if (up.ok()) up = model_->upload_fields(batch_fields(0).data(), num_batches_);
@@ -111,7 +175,7 @@ class Run {
       trace_ = nullptr;
     }
     std::printf("mean_loss(after) = %f\n", loss1);
-    if (!o_.eval.empty()) evaluate("after training");
+    if (evaluating_) evaluate("after training");
     std::string heldout;
     if (grid) {
       std::printf("  center: x=(%f,%f)  target=%f  pred=[%s]\n", 0.0, 0.0, 0.2,
@@ -218,6 +282,28 @@ class Run {
     for (const FieldData& f : fields)
       out.push_back(f.bytes.data() + size_t(b * m_.batch) * f.row_bytes);
     return out;
+  }
+
+  // The fields of step k's batch (cpu): batch k % num_batches in file order, or with
+  // shuffling the rows shuffled_row names for epoch k / num_batches, gathered as the
+  // cuda batch selection gathers them (runtime/cuda/kernels/shuffle.h).
+  std::vector<const void*> training_batch(int64_t k) {
+    const int64_t b = k % num_batches_;
+    if (!o_.shuffle) return batch_fields(b);
+    const int64_t epoch = k / num_batches_, rows = num_batches_ * m_.batch;
+    shuffled_.resize(fields_.size());
+    for (size_t f = 0; f < fields_.size(); f++) {
+      const FieldData& from = fields_[f];
+      FieldData& to = shuffled_[f];
+      to.row_bytes = from.row_bytes;
+      to.bytes.resize(size_t(m_.batch) * from.row_bytes);
+      for (int64_t j = 0; j < m_.batch; j++) {
+        const int64_t r = vouch::shuffled_row(b * m_.batch + j, rows, o_.seed, epoch);
+        std::memcpy(to.bytes.data() + size_t(j) * from.row_bytes,
+                    from.bytes.data() + size_t(r) * from.row_bytes, from.row_bytes);
+      }
+    }
+    return batch_of(shuffled_, 0);
   }
 
   // One batch of `fields`: rows [first, first + rows) (rows <= batch), padded to the
@@ -366,9 +452,15 @@ class Run {
     auto is_eval = [&](int64_t k) {
       return o_.eval_every > 0 && (k + 1) % o_.eval_every == 0 && k + 1 != o_.steps;
     };
+    const bool show_progress =
+        o_.progress == TrainOptions::Progress::On ||
+        (o_.progress == TrainOptions::Progress::Auto && isatty(fileno(stderr)));
+    Progress progress(show_progress, o_.steps);
+    int64_t progress_every = 1;  // loss reads for the progress line (device path)
     auto is_flush = [&](int64_t k) {
       return k % o_.log_every == 0 || k + 1 == o_.steps || is_eval(k) ||
-             (trace_ != nullptr && k + 1 - pending >= capacity);
+             (trace_ != nullptr && k + 1 - pending >= capacity) ||
+             (progress.on() && (k + 1 - pending) >= progress_every);
     };
     for (int64_t k = 0; k < o_.steps; k++) {
       if (device) {
@@ -381,9 +473,8 @@ class Run {
         if (!st.ok()) return fail(kExitDevice, st.message());
         k = last;
       } else {
-        int64_t b = k % num_batches_;
         tape.clear();
-        host_losses.push_back(double(model_->forward_fields(batch_fields(b).data(), &tape)));
+        host_losses.push_back(double(model_->forward_fields(training_batch(k).data(), &tape)));
         model_->backward(tape);
         optimizer->step();
       }
@@ -412,6 +503,9 @@ class Run {
       if (o_.time)
         ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
                                   .count() / double(k + 1 - pending));
+      bool logs = is_eval(k);
+      for (int64_t j = first; j <= k; j++) logs |= j % o_.log_every == 0;
+      if (logs) progress.erase();
       for (int64_t j = first; j <= k; j++) {
         double loss = flushed[j - first];
         if (j % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)j, loss);
@@ -420,8 +514,15 @@ class Run {
       host_losses.clear();
       pending = k + 1;
       if (is_eval(k)) evaluate("after step " + std::to_string(k + 1));
+      if (progress.on()) {
+        std::fflush(stdout);
+        progress.note_done(k + 1);
+        progress.show(k + 1, flushed[k - first], lr_at(m_.optimizer, k));
+        progress_every = progress.interval();
+      }
       interval_start = std::chrono::steady_clock::now();
     }
+    progress.erase();
     if (o_.time) print_timing(ms_per_step, o_.steps);
     return kExitOk;
   }
@@ -489,7 +590,9 @@ class Run {
   std::vector<FieldData> fields_;  // ModelDescription::fields order
   std::vector<FieldData> eval_fields_;  // --eval's rows, likewise
   int64_t eval_rows_ = 0;
+  bool evaluating_ = false;  // --eval or the eval clause gave held-out rows
   int64_t num_batches_ = 0;
+  std::vector<FieldData> shuffled_;  // cpu: the current batch of a shuffled epoch
   FILE* trace_ = nullptr;
 };
 

@@ -327,9 +327,9 @@ Status CudaProgramModel<T>::load_kernels() {
   const std::pair<size_t, const char*> ptr{sizeof(void*), "pointer"},
       i64{sizeof(long long), "long long"}, f64{sizeof(double), "double"},
       i32{sizeof(int), "int"};
-  VOUCH_RETURN_IF_ERROR(check_parameters(select_batch_, kSelectBatchKernel + suffix,
-                                         Sizes{ptr, ptr, ptr, i64, i64},
-                                         "executor"));
+  VOUCH_RETURN_IF_ERROR(check_parameters(
+      select_batch_, kSelectBatchKernel + suffix,
+      Sizes{ptr, ptr, ptr, i64, i64, {sizeof(vouch::RowOrder), "RowOrder"}}, "executor"));
   VOUCH_RETURN_IF_ERROR(check_parameters(
       optimizer_, kOptimizerKernel + suffix,
       Sizes{ptr, i32, ptr, {sizeof(vouch::OptimizerHyper), "OptimizerHyper"}, ptr, ptr, ptr,
@@ -517,8 +517,9 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
     VOUCH_RETURN_IF_ERROR(audit_.before(kSelectBatchKernel + suffix + " [" +
                                             named(p.batch_capsule) + "]",
                                         kSelectBatchKernel + suffix, {}));
-  void* select[] = {&select_args_.data, &select_args_.batch, &select_args_.step,
-                    &select_args_.num_batches, &select_args_.words};
+  void* select[] = {&select_args_.data,        &select_args_.batch,
+                    &select_args_.step,        &select_args_.num_batches,
+                    &select_args_.words,       &select_args_.order};
   unsigned select_grid = grid_for(select_args_.words, 256, 1024);
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
   VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
@@ -718,6 +719,26 @@ Status CudaProgramModel<T>::configure(const RunConfig& run) {
     unrolled_.reset();
   }
   run_ = run;
+  // The shuffled order's field layout (shuffle.h); its rows are set with the data.
+  const Program& p = program_;
+  vouch::RowOrder& order = select_args_.order;
+  order = vouch::RowOrder{};
+  if (run.shuffle) {
+    if (p.num_fields > vouch::kMaxShuffledFields)
+      return fail(Status::Error("shuffle: at most " +
+                                std::to_string(vouch::kMaxShuffledFields) +
+                                " data fields, this model has " +
+                                std::to_string(p.num_fields)));
+    if (run.batch < 1) return fail(Status::Error("shuffle: batch size must be positive"));
+    order.seed = run.seed;
+    order.batch = run.batch;
+    order.num_fields = p.num_fields;
+    for (int32_t f = 0; f < p.num_fields; f++) {
+      const BufferDesc& d = p.buffers[p.fields[f]];
+      order.word_offset[f] = (long long)(field_offset_[size_t(f)] / 4);
+      order.row_words[f] = d.numel * element_bytes(d.dtype, sizeof(T)) / 4 / run.batch;
+    }
+  }
   return status_;
 }
 
@@ -790,6 +811,7 @@ Status CudaProgramModel<T>::upload_fields(const void* const* fields, int64_t num
       fail(upload(data_.template as<unsigned char>(), packed.data(), packed.size(), s)));
   select_args_.data = data_.template as<unsigned>();
   select_args_.num_batches = num_batches;
+  select_args_.order.rows = run_.shuffle ? num_batches * run_.batch : 0;
   num_batches_ = num_batches;
   return fail(stream_.synchronize());
 }

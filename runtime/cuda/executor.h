@@ -45,6 +45,7 @@
 #include "runtime/cuda/buffer.h"
 #include "runtime/cuda/check.h"
 #include "runtime/cuda/kernels/param_slot.h"
+#include "runtime/cuda/kernels/shuffle.h"
 #include "runtime/cuda/module.h"
 #include "runtime/cuda/stream_graph.h"
 #include "runtime/executor.h"
@@ -57,7 +58,8 @@ namespace vouch::rt::cuda {
 // every model's module). Base names: the element type's suffix is appended ("_f32",
 // "_f64"), except to the step counter, which has none. Signatures (t = float / double):
 //   vouch_select_batch_<t>(const unsigned* data, unsigned* batch, const long long* step,
-//                          long long num_batches, long long words)
+//                          long long num_batches, long long words,
+//                          vouch::RowOrder order)  // rows 0: no shuffling
 //   vouch_grad_norm_<t>(const vouch::ParamSlot<t>* slots, int num_params, double max_norm,
 //                       double* out)                 // out = [norm, clip coefficient]
 //   vouch_optimizer_<t>(const vouch::ParamSlot<t>* slots, int num_params, long long* step,
@@ -199,6 +201,7 @@ class CudaProgramModel final : public CompiledModel<T> {
     unsigned* batch = nullptr;
     const long long* step = nullptr;
     long long num_batches = 0, words = 0;
+    vouch::RowOrder order{};
   } select_args_;
   struct OptimizerArgs {
     const vouch::ParamSlot<T>* slots = nullptr;

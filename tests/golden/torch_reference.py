@@ -16,10 +16,22 @@ in declaration order, as the executable's --data takes them.
 """
 import json
 import math
+import os
 import struct
 import sys
 
 import torch
+
+
+def batch_rows(step, batch, num_batches, seed):
+    """The rows of a shuffled step: tools/data/shuffle_reference.py, the order
+    written from docs/language.md in Python (found beside this file's folder in
+    the source tree and in Bazel's runfiles; only the shuffled models need it)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "tools", "data"))
+    import shuffle_reference
+    return shuffle_reference.batch_rows(step, batch, num_batches, seed)
+
 
 TOLERANCE = 1e-9  # declared for float64 runs: losses and params, absolute
 
@@ -132,6 +144,15 @@ def digits_forward(p, x):
     return F.gelu(h, approximate="tanh") @ p["w2"].T + p["b2"]
 
 
+def digits_rnn_forward(p, x):
+    """examples/digits_rnn.vouch: PyTorch's GRU cell (torch.gru_cell, what
+    torch.nn.GRUCell runs) over the image's 8 rows, from h = 0."""
+    h = torch.zeros(x.shape[0], 32, dtype=x.dtype)
+    for t in range(8):
+        h = torch.gru_cell(x[:, 8 * t:8 * t + 8], h, p["w_ih"], p["w_hh"], p["b_ih"], p["b_hh"])
+    return h @ p["w_out"].T + p["b_out"]
+
+
 def schedule_forward(p, x):
     h = torch.tanh(x @ p["w1"].T + p["b1"])
     g = torch.relu(h @ p["w2"].T + p["b2"])
@@ -151,7 +172,19 @@ def warmup_cosine(lr, warmup, total, min_lr):
 # Models trained with another optimizer than Adam, a schedule or clipping, as the
 # train clause of examples/<name>.vouch says:
 # name -> (make optimizer(params, lr), make scheduler(optimizer) or None, max_norm or None).
+def adamw(ps, lr):
+    return torch.optim.AdamW(ps, lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+
+
 OPTIMIZERS = {
+    "digits_mlp": (
+        adamw,
+        lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(0.001, 100, 1350, 0)),
+        None),
+    "digits_rnn": (
+        adamw,
+        lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(0.01, 100, 1800, 0)),
+        None),
     "schedule_mlp": (
         lambda ps, lr: torch.optim.AdamW(ps, lr=lr, betas=(0.9, 0.999), eps=1e-8,
                                          weight_decay=0.01),
@@ -175,6 +208,8 @@ def embedding_bag_forward(p, x):
 FILE_MODELS = {
     "digits_mlp": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels, ignore_index=-100)),
+    "digits_rnn": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels)),
     "embedding_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels)),
 }
@@ -188,10 +223,16 @@ MODELS = {
     "slice_mlp": (slice_forward, 0.01, 5),
     "norm_mlp": (norm_forward, 0.01, 5),
     "digits_mlp": (digits_forward, 0.001, 32),
+    "digits_rnn": (digits_rnn_forward, 0.01, 32),
     "schedule_mlp": (schedule_forward, 0.02, 5),
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
     "embedding_bag": (embedding_bag_forward, 0.05, 32),
 }
+
+
+# Models whose train clause says `shuffle = true`: step k trains on the rows
+# shuffle_reference.batch_rows names (seeded by the run seed).
+SHUFFLED = {"digits_mlp", "digits_rnn"}
 
 
 def read_npy_fields(spec):
@@ -289,10 +330,13 @@ def main():
 
     report("mean_loss(before)", abs(mean_loss() - trace["mean_loss_before"]))
     for k in range(steps):
-        b = k % batches
+        if name in SHUFFLED:
+            rows = torch.tensor(batch_rows(k, batch, batches, seed))
+        else:
+            b = k % batches
+            rows = torch.arange(b * batch, (b + 1) * batch)
         optimizer.zero_grad()
-        loss = loss_of(forward(params, x[b * batch:(b + 1) * batch]),
-                       y[b * batch:(b + 1) * batch])
+        loss = loss_of(forward(params, x[rows]), y[rows])
         report("step losses", abs(loss.item() - trace[k]))
         loss.backward()
         if max_norm is not None:

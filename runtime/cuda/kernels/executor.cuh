@@ -18,20 +18,41 @@
 #include "common.cuh"
 #include "optimizer.cuh"
 #include "param_slot.h"
+#include "shuffle.h"
 
 namespace vouch {
 
 // Batch b = *step % num_batches of the uploaded data set: the executor keeps the
 // data fields' buffers (every input and target, whatever its dtype) in one block of
 // `words` 32-bit words and the dataset as num_batches such blocks, packed alike, so
-// one grid-stride copy of words fills every field.
+// one grid-stride copy of words fills every field. With a shuffled order
+// (order.rows > 0), row j of field f comes from row shuffled_row(b * batch + j, rows,
+// seed, epoch) of the data set, epoch = *step / num_batches (shuffle.h).
 __device__ inline void select_batch_kernel(const unsigned* data, unsigned* batch,
                                            const long long* step, long long num_batches,
-                                           long long words) {
+                                           long long words, const RowOrder& order) {
   const long long s = *step;
-  const long long b = s - index_div(s, num_batches) * num_batches;
+  const long long epoch = index_div(s, num_batches);
+  const long long b = s - epoch * num_batches;
   const unsigned* from = data + b * words;
-  for (long long i = grid_stride_begin(); i < words; i += grid_stride_step()) batch[i] = from[i];
+  if (order.rows == 0) {
+    for (long long i = grid_stride_begin(); i < words; i += grid_stride_step()) batch[i] = from[i];
+    return;
+  }
+  for (long long i = grid_stride_begin(); i < words; i += grid_stride_step()) {
+    int f = 0;
+    while (f + 1 < order.num_fields && i >= order.word_offset[f + 1]) f++;
+    const long long local = i - order.word_offset[f], row_words = order.row_words[f];
+    const long long j = index_div(local, row_words);
+    if (local < 0 || j >= order.batch) {  // alignment padding between fields
+      batch[i] = from[i];
+      continue;
+    }
+    const long long r = shuffled_row(b * order.batch + j, order.rows, order.seed, epoch);
+    const long long rb = index_div(r, order.batch);
+    batch[i] = data[rb * words + order.word_offset[f] + (r - rb * order.batch) * row_words +
+                    (local - j * row_words)];
+  }
 }
 
 // The end of a step, run by the step's last kernel (the optimizer) once all of its
@@ -64,13 +85,15 @@ __device__ void end_step_after_last_block(const T* loss, T* ring, long long* ste
 // "<base>_<t>" convention (the capsules name them per run).
 extern "C" __global__ void vouch_select_batch_f32(const unsigned* data, unsigned* batch,
                                                   const long long* step,
-                                                  long long num_batches, long long words) {
-  vouch::select_batch_kernel(data, batch, step, num_batches, words);
+                                                  long long num_batches, long long words,
+                                                  vouch::RowOrder order) {
+  vouch::select_batch_kernel(data, batch, step, num_batches, words, order);
 }
 extern "C" __global__ void vouch_select_batch_f64(const unsigned* data, unsigned* batch,
                                                   const long long* step,
-                                                  long long num_batches, long long words) {
-  vouch::select_batch_kernel(data, batch, step, num_batches, words);
+                                                  long long num_batches, long long words,
+                                                  vouch::RowOrder order) {
+  vouch::select_batch_kernel(data, batch, step, num_batches, words, order);
 }
 
 // `clip` is null without gradient clipping, else vouch_grad_norm_<t>'s output.

@@ -1080,7 +1080,7 @@ void test_executor(long long words) {
   std::vector<double> want_ring(capacity, NAN);
   for (long long s = 0; s < steps; ++s) {
     Lab<T>::select_batch<<<elementwise_grid(words), 256>>>(d.p, batch.p, step.p, batches,
-                                                           words);
+                                                           words, vouch::RowOrder{});
     LAB_LAUNCHED();
     const long long b = s % batches;
     std::vector<unsigned> got = batch.download();
@@ -1100,6 +1100,53 @@ void test_executor(long long words) {
   report(tag + ": select_batch, words differing over 10 steps", double(wrong_words), 0);
   report(tag + ": end of step: loss ring", max_abs_err(ring.download(), want_ring), 0);
   report(tag + ": end of step: counter", std::fabs(double(step.download()[0] - steps)), 0);
+}
+
+// A shuffled order (shuffle.h): two fields (3 and 2 words per row, the second at an
+// aligned offset with padding before it), batch 4, 7 batches; over 3 epochs every
+// batch row must be the data row shuffled_row names, as the cpu loop gathers it, and
+// each epoch must visit every row once.
+void test_select_shuffled() {
+  const long long B = 4, batches = 7, rows = B * batches, steps = 3 * batches;
+  vouch::RowOrder order{};
+  order.seed = 12345;
+  order.rows = rows;
+  order.batch = B;
+  order.num_fields = 2;
+  order.word_offset[0] = 0;
+  order.row_words[0] = 3;
+  order.word_offset[1] = 16;  // 12 words of field 0, padded to 16
+  order.row_words[1] = 2;
+  const long long words = 16 + 8;
+  std::vector<unsigned> data(size_t(batches * words));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = unsigned(i * 2654435761u + 3);
+  DeviceArray<unsigned> d(data), batch{size_t(words)};
+  long long wrong_words = 0, not_once = 0;
+  std::vector<int> seen(size_t(rows), 0);
+  for (long long s = 0; s < steps; ++s) {
+    DeviceArray<long long> step(std::vector<long long>{s, 0});
+    Lab<float>::select_batch<<<2, 256>>>(d.p, batch.p, step.p, batches, words, order);
+    LAB_LAUNCHED();
+    const long long epoch = s / batches, b = s % batches;
+    if (b == 0) std::fill(seen.begin(), seen.end(), 0);
+    std::vector<unsigned> got = batch.download();
+    for (long long j = 0; j < B; ++j) {
+      const long long r = vouch::shuffled_row(b * B + j, rows, order.seed, epoch);
+      seen[size_t(r)]++;
+      const long long rb = r / B, rj = r % B;
+      for (int f = 0; f < 2; ++f)
+        for (long long w = 0; w < order.row_words[f]; ++w)
+          wrong_words += got[size_t(order.word_offset[f] + j * order.row_words[f] + w)] !=
+                         data[size_t(rb * words + order.word_offset[f] +
+                                     rj * order.row_words[f] + w)];
+    }
+    if (b == batches - 1)
+      for (int c : seen) not_once += c != 1;
+  }
+  report("executor: select_batch shuffled, words differing over 3 epochs", double(wrong_words),
+         0);
+  report("executor: select_batch shuffled, rows not visited exactly once per epoch",
+         double(not_once), 0);
 }
 
 // ------------------------------------------------------------------------ the suite
@@ -1461,6 +1508,7 @@ int main(int argc, char** argv) {
   std::printf("kernel_lab on %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
   validate<float>();
   validate<double>();
+  test_select_shuffled();
   std::printf("kernel_lab: %d checks, %d failed\n", g_checks, g_failures);
   if (do_bench && g_failures == 0) {
     run_bench<float>();

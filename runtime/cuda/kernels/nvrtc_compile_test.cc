@@ -16,7 +16,7 @@
 namespace {
 
 const char* const kDir = "runtime/cuda/kernels/";
-const char* const kHeaders[] = {"dims.h",      "param_slot.h", "common.cuh",
+const char* const kHeaders[] = {"dims.h",      "param_slot.h", "shuffle.h",   "common.cuh",
                                 "pointwise.cuh", "reduce.cuh",  "loss.cuh",
                                 "index.cuh",   "optimizer.cuh", "executor.cuh",
                                 "matmul.cuh",  "gelu.cuh",     "slice.cuh",

@@ -1120,8 +1120,9 @@ def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
                          "runtime/cuda/kernels/layernorm.cuh";
   let cudaKernel = "vouch::layer_norm_grad_kernel";
   let cudaKernelNote =
-      "dx, dweight and dbias in one launch: each block writes the dx of its "
-      "chunks of 32 rows and folds their columns (rows ascending) into its "
+      "dx, dweight and dbias in one launch, a block per chunk of 32 rows "
+      "(not per row): each block writes the dx of its chunks, row by row, "
+      "and folds their columns (rows ascending) into its "
       "own partial sums in scratch; the last block to arrive (a fence, then "
       "an integer ticket) adds the blocks' partials in block order 0, 1, ... "
       "and resets the counter: a fixed order for the launch's grid, no float "

@@ -161,12 +161,12 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
   __syncthreads();
   if (!last) return;
   __threadfence();
-  const volatile T* all = partials;
+  // Loads through L2 (__ldcg): the other blocks' partials never sat in this SM's L1.
   for (long long k = threadIdx.x; k < d; k += blockDim.x) {
     T sw = T(0), sb = T(0);
     for (unsigned b = 0; b < gridDim.x; b++) {
-      sw += all[(long long)b * 2 * d + k];
-      sb += all[(long long)b * 2 * d + d + k];
+      sw += __ldcg(partials + (long long)b * 2 * d + k);
+      sb += __ldcg(partials + (long long)b * 2 * d + d + k);
     }
     if (dweight) dweight[k] = sw;
     if (dbias) dbias[k] = sb;

@@ -80,7 +80,8 @@ struct PlannedOp {
   std::string fusion;
   std::string location; ///< `file:line:col`, or `unknown`
   std::vector<std::vector<int64_t>> operandShapes;
-  std::vector<int64_t> resultShape;
+  /// One shape per result, in order (layer_norm_grad has three).
+  std::vector<std::vector<int64_t>> resultShapes;
   std::string elementType; ///< "f32", "f64"
   bool transposeLhs = false, transposeRhs = false;
   /// The library call for cublas / cublaslt capsules (formatGemmCall);

@@ -351,6 +351,8 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
                       citedEvidence(EvidenceKind::TestSuite, "nvrtc"),
                       native.provenance);
   std::string valueSummary = native.valueSummary;
+  if (!spec.cudaKernelNote.empty())
+    valueSummary += "; " + std::string(spec.cudaKernelNote);
   if (uncontracted)
     valueSummary += "; every product and sum of the formula rounds on its own "
                     "(__fmul_rn / __fadd_rn / __dmul_rn / __dadd_rn, never "

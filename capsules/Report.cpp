@@ -215,8 +215,11 @@ JsonValue opJson(size_t index, const PlannedOp &op) {
   out.set("fusion", op.fusion.empty() ? JsonValue() : JsonValue(op.fusion));
   out.set("location", op.location);
   out.set("element_type", op.elementType);
+  JsonValue results = JsonValue::array();
+  for (const auto &shape : op.resultShapes)
+    results.push(shapeJson(shape));
   out.set("operand_shapes", std::move(operands));
-  out.set("result_shape", shapeJson(op.resultShape));
+  out.set("result_shapes", std::move(results));
   out.set("transpose_lhs", op.transposeLhs);
   out.set("transpose_rhs", op.transposeRhs);
   out.set("call", op.call.empty() ? JsonValue() : JsonValue(op.call));

@@ -61,6 +61,14 @@ void ProgramBuilder::addValue(Value v, Value aliasOf) {
   bufferShapes_.push_back(shapeText(v));
 }
 
+int32_t ProgramBuilder::addScratch(StringRef name, int64_t numel,
+                                   rt::DType dtype, bool zeroed) {
+  buffers_.push_back({numel, -1, nullptr, nullptr, dtype, zeroed});
+  bufferNames_.push_back(name.str());
+  bufferShapes_.push_back("[" + std::to_string(numel) + "]");
+  return static_cast<int32_t>(buffers_.size() - 1);
+}
+
 int32_t ProgramBuilder::buffer(Value v) const {
   auto it = bufferOf_.find(v);
   assert(it != bufferOf_.end() && "value without a buffer");
@@ -124,7 +132,12 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
     rt::ArgDesc desc{arg.kind, 0, 0, 0.0};
     switch (arg.kind) {
     case rt::ArgDesc::Buffer:
-      desc.value = buffer(arg.value);
+      if (arg.value) {
+        desc.value = buffer(arg.value);
+      } else { // scratch: the step writes it
+        desc.value = arg.integerValue;
+        desc.count = 1;
+      }
       break;
     case rt::ArgDesc::Int:
       desc.value = arg.integerValue;
@@ -275,7 +288,7 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
                    << ", " << cppStringLiteral(bufferNames_[i]) << ", "
                    << cppStringLiteral(bufferShapes_[i]) << ", vouch::rt::DType::"
                    << (buffers_[i].dtype == rt::DType::I32 ? "I32" : "Real")
-                   << "}";
+                   << (buffers_[i].zero_init ? ", true" : "") << "}";
              });
   auto ints = [&](const std::string &decl, const std::vector<int32_t> &v) {
     writeArray(out, decl, v, "-1", [&](int32_t i) { out << i; });

@@ -27,6 +27,10 @@ enum class Target { Cpu, Cuda };
 /// One argument of a kernel step, before it is written out.
 struct KernelArg {
   static KernelArg buffer(mlir::Value v) { return {rt::ArgDesc::Buffer, v, 0, {}, {}}; }
+  /// Scratch buffer `index` (ProgramBuilder::addScratch): read and written.
+  static KernelArg scratch(int32_t index) {
+    return {rt::ArgDesc::Buffer, {}, index, {}, {}};
+  }
   static KernelArg integer(int64_t i) { return {rt::ArgDesc::Int, {}, i, {}, {}}; }
   /// A double (a kernel parameter `double`; layer_norm's eps).
   static KernelArg real(double r) { return {rt::ArgDesc::Real, {}, 0, {}, {}, r}; }
@@ -56,6 +60,12 @@ public:
   void addField(mlir::Value v, llvm::StringRef name);
   void addNamed(mlir::Value v, llvm::StringRef name);
   void addValue(mlir::Value v, mlir::Value aliasOf = {});
+  /// A buffer of `numel` elements that no value owns, named `name`: a kernel's
+  /// scratch (layer_norm_grad's per-block partial sums and arrival counter).
+  /// `zeroed`: it starts at zero (BufferDesc::zero_init). Returns its index,
+  /// for KernelArg::scratch.
+  int32_t addScratch(llvm::StringRef name, int64_t numel, rt::DType dtype,
+                     bool zeroed);
   int32_t buffer(mlir::Value v) const;
   std::string bufferName(mlir::Value v) const;
 

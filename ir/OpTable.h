@@ -72,6 +72,9 @@ struct OpFacts {
   /// family's ("" when the family's recipe and header compute it).
   std::string_view cudaKernelSource;
   std::string_view cudaKernel;
+  /// What the native cuda kernel does besides the formula ("" when nothing
+  /// the capsule must state); appended to its value summary.
+  std::string_view cudaKernelNote;
   /// The op sums although its family does not (its capsules state an order).
   bool sums;
 

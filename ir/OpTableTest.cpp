@@ -98,7 +98,9 @@ TEST_F(OpTableTest, FamiliesMatchTheOps) {
     }
     EXPECT_NE(facts.formula, "") << op;
     ASSERT_FALSE(splitList(facts.cudaProviders).empty()) << op;
-    EXPECT_TRUE(name.hasTrait<mlir::OpTrait::OneResult>()) << op;
+    // One result or several (layer_norm_grad: dx, dweight, dbias): the
+    // stages after the frontend read every result of an op.
+    EXPECT_FALSE(name.hasTrait<mlir::OpTrait::ZeroResults>()) << op;
     EXPECT_EQ(facts.family == OpFamily::Generator,
               name.hasTrait<mlir::OpTrait::ZeroOperands>())
         << op;

@@ -95,6 +95,10 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // provenance): the recipe and kernel-library files, and the symbol.
   string cudaKernelSource = "";
   string cudaKernel = "";
+  // What the native cuda kernel does besides its formula, where that is part
+  // of its claim (layer_norm_grad: three results in one launch, their
+  // reduction order); its capsule's value summary ends with it.
+  string cudaKernelNote = "";
   // Whether the op sums although its family does not (embedding_grad,
   // scatter_add): its capsules then state a reduction order (a left fold on
   // cpu, the kernel's fixed per-thread order on cuda).

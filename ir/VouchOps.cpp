@@ -1565,32 +1565,48 @@ LogicalResult CrossEntropyGradOp::verify() {
 // LayerNormOp, LayerNormGradOp
 //===----------------------------------------------------------------------===//
 
-/// The VJP of f(inputs), f written as vouch ops by `build`: builds them, then
-/// applies their own VJP rules last to first (as vouch-autodiff does for the
-/// model) from `dy`, and appends one gradient per input (null where none
-/// flows). The second-order rules of the *_grad ops are this, so they are
-/// exactly as right as the first-order rules of the ops they are made of.
+/// The VJP of f(inputs), f written as vouch ops by `build` (one value per
+/// result of the op being differentiated, `dys` their gradients in the same
+/// order): builds them, then applies their own VJP rules last to first (as
+/// vouch-autodiff does for the model), and appends one gradient per input
+/// (null where none flows). A built op with several results gets a zero
+/// gradient for each result that none flows to, as in vouch-autodiff. The
+/// second-order rules of the *_grad ops are this, so they are exactly as right
+/// as the first-order rules of the ops they are made of.
 static LogicalResult vjpThroughOps(OpBuilder &b, ValueRange inputs,
-                                   function_ref<Value()> build, Value dy,
+                                   function_ref<SmallVector<Value>()> build,
+                                   ValueRange dys,
                                    SmallVectorImpl<Value> &grads) {
   Block *block = b.getInsertionBlock();
   Block::iterator point = b.getInsertionPoint();
   Operation *before = point == block->begin() ? nullptr : &*std::prev(point);
   Operation *stop = point == block->end() ? nullptr : &*point;
-  Value out = build();
+  SmallVector<Value> outs = build();
+  assert(outs.size() == dys.size() && "one gradient per built result");
   SmallVector<Operation *> built;
   for (Operation *op = before ? before->getNextNode() : &block->front();
        op && op != stop; op = op->getNextNode())
     built.push_back(op);
   llvm::DenseMap<Value, Value> g;
-  g[out] = dy;
+  for (auto [out, dy] : llvm::zip(outs, dys)) {
+    Value &slot = g[out];
+    slot = slot ? b.create<AddOp>(out.getLoc(), dy.getType(), slot, dy) : dy;
+  }
   for (Operation *op : llvm::reverse(built)) {
-    Value gr = g.lookup(op->getResult(0));
     auto vjp = dyn_cast<VJPOpInterface>(op);
-    if (!gr || !vjp) // a constant (fill) or off the path to `out`
+    if (!vjp || llvm::none_of(op->getResults(), [&](Value r) {
+          return bool(g.lookup(r));
+        })) // a constant (fill) or off the path to the outputs
       continue;
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults()) {
+      Value gr = g.lookup(r);
+      resultGrads.push_back(gr ? gr
+                               : b.create<FillOp>(op->getLoc(), r.getType(),
+                                                  b.getF64FloatAttr(0.0)));
+    }
     SmallVector<Value> operandGrads;
-    if (failed(vjp.buildVJP(b, gr, operandGrads)))
+    if (failed(vjp.buildVJP(b, resultGrads, operandGrads)))
       return failure();
     for (auto [operand, d] : llvm::zip(op->getOperands(), operandGrads)) {
       if (!d)
@@ -1602,6 +1618,15 @@ static LogicalResult vjpThroughOps(OpBuilder &b, ValueRange inputs,
   for (Value input : inputs)
     grads.push_back(g.lookup(input));
   return success();
+}
+
+/// vjpThroughOps for a single-result f.
+static LogicalResult vjpThroughOps(OpBuilder &b, ValueRange inputs,
+                                   function_ref<Value()> build, Value dy,
+                                   SmallVectorImpl<Value> &grads) {
+  return vjpThroughOps(
+      b, inputs, [&]() -> SmallVector<Value> { return {build()}; },
+      ValueRange(dy), grads);
 }
 
 /// `value` summed along `axis` and broadcast back to its own shape.
@@ -1762,23 +1787,34 @@ static SmallVector<int64_t> leadingAxes(RankedTensorType t) {
   return llvm::to_vector(llvm::seq<int64_t>(0, t.getRank() - 1));
 }
 
-// y = x̂ · w + b, x̂ normalised per row: dx = layer_norm_grad(dy, x, w) (one
-// op, the statistics recomputed); dw = Σ_rows dy · x̂, db = Σ_rows dy, with
-// x̂ a layer_norm without weight and bias (fixed-order column sums).
+// y = x̂ · w + b, x̂ normalised per row: dx, dw = Σ_rows dy · x̂ and
+// db = Σ_rows dy are the results of one layer_norm_grad op (one kernel on
+// cuda, the statistics recomputed).
 LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange dy,
                                     SmallVectorImpl<Value> &grads) {
-  Location loc = getLoc();
-  Value x = getInput(), w = getWeight(), bias = getBias();
-  RankedTensorType t = tensorOf(x);
-  grads.push_back(b.create<LayerNormGradOp>(loc, t, dy[0], x, w, getEpsAttr()));
-  if (w) {
-    Value xhat = b.create<LayerNormOp>(loc, t, x, Value(), Value(), getEpsAttr());
-    grads.push_back(buildReduceSum(b, loc, b.create<MulOp>(loc, t, dy[0], xhat),
-                                   leadingAxes(t)));
-  }
+  Value w = getWeight(), bias = getBias();
+  auto grad = b.create<LayerNormGradOp>(getLoc(), dy[0], getInput(), w,
+                                        bool(bias), getEpsAttr());
+  grads.push_back(grad.getDx());
+  if (w)
+    grads.push_back(grad.getWeightGrad());
   if (bias)
-    grads.push_back(buildReduceSum(b, loc, dy[0], leadingAxes(t)));
+    grads.push_back(grad.getBiasGrad());
   return success();
+}
+
+void LayerNormGradOp::build(OpBuilder &b, OperationState &state, Value grad,
+                            Value input, Value weight, bool withBias,
+                            FloatAttr eps) {
+  RankedTensorType t = tensorOf(input);
+  auto row = RankedTensorType::get({t.getShape().back()}, t.getElementType());
+  SmallVector<Type> params;
+  if (weight)
+    params.push_back(row);
+  if (withBias)
+    params.push_back(row);
+  build(b, state, t, params, grad, input, weight,
+        withBias ? b.getUnitAttr() : UnitAttr(), eps);
 }
 
 LogicalResult LayerNormGradOp::verify() {
@@ -1789,14 +1825,31 @@ LogicalResult LayerNormGradOp::verify() {
     return emitOpError("grad ") << g << " and input " << x
                                 << " must have one type";
   Value w = getWeight();
-  return verifyInferredType(
-      *this, LayerNormOp::inferResultType(
-                 x, w ? tensorOf(w) : RankedTensorType(), RankedTensorType()));
+  size_t expected = (w ? 1 : 0) + (getWithBias() ? 1 : 0);
+  if (getParamGrads().size() != expected)
+    return emitOpError("has ") << getNumResults() << " results, expected "
+                               << expected + 1 << " (dx"
+                               << (w ? ", dweight" : "")
+                               << (getWithBias() ? ", dbias" : "") << ")";
+  if (failed(verifyInferredType(
+          *this, LayerNormOp::inferResultType(
+                     x, w ? tensorOf(w) : RankedTensorType(), RankedTensorType()))))
+    return failure();
+  if (x.getRank() < 1)
+    return success(); // reported above
+  auto row = RankedTensorType::get({x.getShape().back()}, x.getElementType());
+  for (Value p : getParamGrads())
+    if (tensorOf(p) != row)
+      return emitOpError("parameter gradient ")
+             << p.getType() << " does not match input " << x << ": expected "
+             << row;
+  return success();
 }
 
-// The second-order rule: dx written out as reductions and pointwise ops
-// (mean, deviation, rstd = (var + eps)^-1/2, x̂, g = grad · weight, then
-// rstd · (g - mean(g) - x̂ · mean(g · x̂))) and differentiated through them.
+// The second-order rule: each result written out as reductions and pointwise
+// ops (mean, deviation, rstd = (var + eps)^-1/2, x̂, g = grad · weight, then
+// dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)), dw = Σ_rows grad · x̂,
+// db = Σ_rows grad) and differentiated through them.
 LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
                                         SmallVectorImpl<Value> &grads) {
   Location loc = getLoc();
@@ -1810,7 +1863,7 @@ LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
     inputs.push_back(w);
   return vjpThroughOps(
       b, inputs,
-      [&]() -> Value {
+      [&]() -> SmallVector<Value> {
         auto mean = [&](Value v) { return buildScale(b, loc, rowSum(b, loc, v, last), inv); };
         Value xc = b.create<SubOp>(loc, t, x, mean(x));
         Value var = mean(b.create<MulOp>(loc, t, xc, xc));
@@ -1825,7 +1878,13 @@ LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
             loc, t, b.create<SubOp>(loc, t, g, mean(g)),
             b.create<MulOp>(loc, t, xhat,
                             mean(b.create<MulOp>(loc, t, g, xhat))));
-        return b.create<MulOp>(loc, t, rstd, inner);
+        SmallVector<Value> outs{b.create<MulOp>(loc, t, rstd, inner)};
+        if (w)
+          outs.push_back(buildReduceSum(
+              b, loc, b.create<MulOp>(loc, t, grad, xhat), leadingAxes(t)));
+        if (getWithBias())
+          outs.push_back(buildReduceSum(b, loc, grad, leadingAxes(t)));
+        return outs;
       },
-      dy[0], grads);
+      dy, grads);
 }

@@ -1067,31 +1067,67 @@ def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
   let cpuEvidence = "cpu-kernels";
 }
 
-// Built by layer_norm's VJP only: the input gradient, the row statistics
-// recomputed from `input` exactly as the forward computed them.
+// Built by layer_norm's VJP only: all of its gradients in one op (one kernel
+// on cuda), the row statistics recomputed from `input` exactly as the forward
+// computed them. Results: dx, then dweight where there is a weight, then dbias
+// where `with_bias` is set.
 def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
-  let summary = "layer_norm's input gradient over the last axis";
+  let summary = "layer_norm's input, weight and bias gradients over the last axis";
   let description = [{
     With x̂ = (x - mean) · rstd and g = grad · weight (grad without a
-    weight), each row: dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)).
+    weight), each row: dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)); the
+    [D] results dweight = Σ_rows grad · x̂ (when `weight` is given) and
+    dbias = Σ_rows grad (when `with_bias` is set) follow dx in that order.
 
     ```mlir
-    %dx = vouch.layer_norm_grad %dy, %x weight %w eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %dx, %dw, %db = vouch.layer_norm_grad %dy, %x weight %w with_bias eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
     ```
   }];
   let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input,
-                       Optional<Vouch_FloatTensor>:$weight, F64Attr:$eps);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat = "$grad `,` $input (`weight` $weight^)? `eps` $eps "
+                       Optional<Vouch_FloatTensor>:$weight,
+                       UnitAttr:$with_bias, F64Attr:$eps);
+  let results = (outs Vouch_FloatTensor:$dx,
+                      Variadic<Vouch_FloatTensor>:$param_grads);
+  let assemblyFormat = "$grad `,` $input (`weight` $weight^)? "
+                       "(`with_bias` $with_bias^)? `eps` $eps "
                        "attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let builders = [
+    // The results' types follow from the operands: dx like `input`, dweight
+    // and dbias [D].
+    OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "bool":$withBias,
+                   "::mlir::FloatAttr":$eps)>
+  ];
+  let extraClassDeclaration = [{
+    /// dweight (null without a weight) and dbias (null without `with_bias`).
+    ::mlir::Value getWeightGrad() {
+      return getWeight() ? getParamGrads().front() : ::mlir::Value();
+    }
+    ::mlir::Value getBiasGrad() {
+      return getWithBias() ? getParamGrads().back() : ::mlir::Value();
+    }
+  }];
 
   let family = Vouch_Normalization;
-  let formula = "rstd · (g - mean(g) - x̂ · mean(g · x̂)) per row of the last "
-                "axis, g = grad · weight";
+  let formula = "dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)) per row of the "
+                "last axis, g = grad · weight; dweight = Σ_rows grad · x̂, "
+                "dbias = Σ_rows grad";
   let cpuKernel = "vouch::rt::layer_norm_grad<T>";
+  let cpuKernelNote = "dx, dweight and dbias in one pass over the rows";
   let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/NormalizationRecipe.cpp, "
+                         "runtime/cuda/kernels/layernorm.cuh";
+  let cudaKernel = "vouch::layer_norm_grad_kernel";
+  let cudaKernelNote =
+      "dx, dweight and dbias in one launch, a block per chunk of 32 rows "
+      "(not per row): each block writes the dx of its chunks, row by row, "
+      "and folds their columns (rows ascending) into its "
+      "own partial sums in scratch; the last block to arrive (a fence, then "
+      "an integer ticket) adds the blocks' partials in block order 0, 1, ... "
+      "and resets the counter: a fixed order for the launch's grid, no float "
+      "atomics, bitwise the same on every launch (checked by the kernel lab)";
 }
 
 #endif // VOUCH_OPS_TD

@@ -146,6 +146,7 @@ def op_rows(records):
             "contraction": c_string(r["contraction"]),
             "cudaKernelSource": c_string(r["cudaKernelSource"]),
             "cudaKernel": c_string(r["cudaKernel"]),
+            "cudaKernelNote": c_string(r["cudaKernelNote"]),
             "sums": "true" if r["sums"] else "false",
         })
     return rows

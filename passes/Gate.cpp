@@ -437,13 +437,14 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
   };
   for (Value v : op->getOperands())
     p.operandShapes.push_back(shapeOf(v.getType()));
-  p.resultShape = shapeOf(op->getResult(0).getType());
+  for (Value v : op->getResults())
+    p.resultShapes.push_back(shapeOf(v.getType()));
   p.elementType =
       typeString(cast<RankedTensorType>(op->getResult(0).getType())
                      .getElementType());
   p.transposeLhs = op->hasAttr("transpose_lhs");
   p.transposeRhs = op->hasAttr("transpose_rhs");
-  bool batched = p.resultShape.size() == 3;
+  bool batched = p.resultShapes.front().size() == 3;
   if (c.provider == Provider::Cublas && p.op == "matmul")
     p.call = capsules::formatGemmCall(
         capsules::matmulCall(p.transposeLhs, p.transposeRhs, batched));

@@ -209,7 +209,7 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"location", Kind::String},
                     {"element_type", Kind::String},
                     {"operand_shapes", Kind::Array},
-                    {"result_shape", Kind::Array},
+                    {"result_shapes", Kind::Array},
                     {"transpose_lhs", Kind::Bool},
                     {"transpose_rhs", Kind::Bool},
                     {"call", Kind::String}},

@@ -108,7 +108,8 @@ TEST_F(Gate, AcceptsTheQuickstartOnCpu) {
   EXPECT_EQ(ops[0].location, "gate.mlir:8:8");
   EXPECT_EQ(ops[0].operandShapes,
             (std::vector<std::vector<int64_t>>{{1, 2}, {8, 2}, {8}}));
-  EXPECT_EQ(ops[0].resultShape, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(ops[0].resultShapes,
+            (std::vector<std::vector<int64_t>>{{1, 8}}));
   EXPECT_EQ(ops[0].elementType, "f32");
   EXPECT_EQ(ops[0].call, "");
   EXPECT_EQ(ops[4].direction, Direction::Backward);

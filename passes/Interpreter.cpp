@@ -293,12 +293,17 @@ HostTensor layerNorm(const HostTensor &x, const HostTensor *w,
   return y;
 }
 
-/// layer_norm's input gradient: rstd · (g - mean(g) - x̂ · mean(g · x̂)) per
-/// row, g = grad · weight.
+/// layer_norm's gradients: dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)) per
+/// row, g = grad · weight; dw = Σ_rows grad · x̂ and db = Σ_rows grad into
+/// `dw` / `db` where they are not null.
 HostTensor layerNormGrad(const HostTensor &grad, const HostTensor &x,
-                         const HostTensor *w, double eps) {
+                         const HostTensor *w, double eps, HostTensor *dw,
+                         HostTensor *db) {
   HostTensor dx = x;
   size_t d = x.shape.back();
+  for (HostTensor *p : {dw, db})
+    if (p)
+      *p = HostTensor{{static_cast<int64_t>(d)}, std::vector<double>(d, 0.0)};
   for (size_t r = 0; r < x.data.size() / d; ++r) {
     double mean, rstd;
     layerNormStats(ArrayRef(x.data).slice(r * d, d), eps, mean, rstd);
@@ -309,9 +314,14 @@ HostTensor layerNormGrad(const HostTensor &grad, const HostTensor &x,
       meanGx += g * (x.data[r * d + k] - mean) * rstd / static_cast<double>(d);
     }
     for (size_t k = 0; k < d; ++k) {
-      double g = grad.data[r * d + k] * (w ? w->data[k] : 1.0);
+      double dy = grad.data[r * d + k];
+      double g = dy * (w ? w->data[k] : 1.0);
       double xhat = (x.data[r * d + k] - mean) * rstd;
       dx.data[r * d + k] = rstd * (g - meanG - xhat * meanGx);
+      if (dw)
+        dw->data[k] += dy * xhat;
+      if (db)
+        db->data[k] += dy;
     }
   }
   return dx;
@@ -559,10 +569,17 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](LayerNormGradOp o) {
-              values[o.getResult()] = layerNormGrad(
+              HostTensor dw, db;
+              values[o.getDx()] = layerNormGrad(
                   get(o.getGrad()), get(o.getInput()),
                   o.getWeight() ? &get(o.getWeight()) : nullptr,
-                  o.getEps().convertToDouble());
+                  o.getEps().convertToDouble(),
+                  o.getWeightGrad() ? &dw : nullptr,
+                  o.getBiasGrad() ? &db : nullptr);
+              if (Value v = o.getWeightGrad())
+                values[v] = dw;
+              if (Value v = o.getBiasGrad())
+                values[v] = db;
               return success();
             })
             .Case([&](MseLossOp o) {

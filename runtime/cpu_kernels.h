@@ -501,12 +501,18 @@ void layer_norm(const T* x, const T* weight, const T* bias, T* y, int64_t rows, 
   }
 }
 
-// layer_norm's input gradient: with xhat = (x - mean) * rstd and g = grad * weight
-// (grad when weight is null), dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row.
-// The row statistics are recomputed exactly as layer_norm computes them.
+// layer_norm's gradients: with xhat = (x - mean) * rstd and g = grad * weight (grad
+// when weight is null), dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row;
+// dweight = Σ_rows grad * xhat and dbias = Σ_rows grad where they are not null (left
+// folds over the rows in order). The row statistics are recomputed exactly as
+// layer_norm computes them.
 template <class T>
-void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, int64_t rows,
-                     int64_t d, T eps) {
+void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, T* dweight,
+                     T* dbias, int64_t rows, int64_t d, T eps) {
+  for (int64_t k = 0; k < d; k++) {
+    if (dweight) dweight[k] = T(0);
+    if (dbias) dbias[k] = T(0);
+  }
   for (int64_t r = 0; r < rows; r++) {
     const T* xr = x + r * d;
     const T* gr = grad + r * d;
@@ -522,6 +528,8 @@ void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, int64_t 
       const T g = weight ? gr[k] * weight[k] : gr[k];
       const T xhat = (xr[k] - mean) * rstd;
       dx[r * d + k] = rstd * (g - sum_g / T(d) - xhat * (sum_gx / T(d)));
+      if (dweight) dweight[k] += gr[k] * xhat;
+      if (dbias) dbias[k] += gr[k];
     }
   }
 }

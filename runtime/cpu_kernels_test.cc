@@ -478,17 +478,20 @@ TEST(CpuKernelsTest, SoftmaxFamilyAgainstJacobians) {
 
 // layer_norm over the last axis with and without weight / bias, against mean and
 // biased variance computed here in long double; layer_norm_grad against the explicit
-// Jacobian dxhat_j/dx_k = rstd (delta_jk - 1/d - xhat_j xhat_k / d). Tolerance 1e-12.
+// Jacobian dxhat_j/dx_k = rstd (delta_jk - 1/d - xhat_j xhat_k / d), its dweight and
+// dbias against column sums of g * xhat and g accumulated here. Tolerance 1e-12.
 TEST(CpuKernelsTest, LayerNormAndItsGradient) {
   const double tol = 1e-12, eps = 1e-5;
   const int64_t rows = 3, d = 5;
   std::vector<double> x = iota_values(rows * d, 0.7), g = iota_values(rows * d, 0.4);
   std::vector<double> w = {0.5, -1.0, 2.0, 1.5, 0.25}, b = {0.1, 0.2, -0.3, 0.0, 1.0};
   for (bool affine : {false, true}) {
-    std::vector<double> y(x.size()), dx(x.size());
+    std::vector<double> y(x.size()), dx(x.size()), dw(d, 7.0), db(d, 7.0);
+    std::vector<long double> want_dw(d, 0), want_db(d, 0);
     layer_norm<double>(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr,
                        y.data(), rows, d, eps);
-    layer_norm_grad<double>(g.data(), x.data(), affine ? w.data() : nullptr, dx.data(), rows,
+    layer_norm_grad<double>(g.data(), x.data(), affine ? w.data() : nullptr, dx.data(),
+                            affine ? dw.data() : nullptr, affine ? db.data() : nullptr, rows,
                             d, eps);
     for (int64_t r = 0; r < rows; r++) {
       long double mean = 0, var = 0;
@@ -502,6 +505,8 @@ TEST(CpuKernelsTest, LayerNormAndItsGradient) {
         xhat[k] = double((x[r * d + k] - mean) * rstd);
         const double want = affine ? xhat[k] * w[k] + b[k] : xhat[k];
         EXPECT_NEAR(y[r * d + k], want, tol) << "layer_norm row " << r << " k " << k;
+        want_dw[k] += g[r * d + k] * (long double)xhat[k];
+        want_db[k] += g[r * d + k];
       }
       for (int64_t k = 0; k < d; k++) {
         double want = 0;
@@ -510,6 +515,15 @@ TEST(CpuKernelsTest, LayerNormAndItsGradient) {
                   ((j == k ? 1.0 : 0.0) - 1.0 / d - xhat[j] * xhat[k] / d);
         EXPECT_NEAR(dx[r * d + k], want, tol) << "layer_norm_grad row " << r << " k " << k;
       }
+    }
+    for (int64_t k = 0; k < d; k++) {
+      if (!affine) {  // absent gradients are not written
+        EXPECT_EQ(dw[k], 7.0);
+        EXPECT_EQ(db[k], 7.0);
+        continue;
+      }
+      EXPECT_NEAR(dw[k], double(want_dw[k]), tol) << "layer_norm_grad dweight " << k;
+      EXPECT_NEAR(db[k], double(want_db[k]), tol) << "layer_norm_grad dbias " << k;
     }
   }
 }

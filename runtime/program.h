@@ -35,6 +35,9 @@ struct BufferDesc {
   const char* name;  // the model's name for it ("w1", "x") or "v<N>"
   const char* shape;  // "[8, 2]" ("[]" for rank 0); may be null (then not shown)
   DType dtype;        // Real unless an integer input, target or value
+  // Starts at zero on every executor (cuda poisons the others): a kernel's scratch
+  // that must (an arrival counter, which the kernel leaves at zero again).
+  bool zero_init = false;
 };
 
 // Bytes of one element of a buffer of dtype `d` in a run whose real type has

@@ -267,9 +267,34 @@ const std::vector<GradCase> &cases() {
       {"layer_norm", {{"x", {6}}, {"w", {6}}},
        "  %out = vouch.layer_norm %x weight %w eps 1.0e-03 : (tensor<6xf64>, tensor<6xf64>) -> tensor<6xf64>",
        {6}, 1e-7, 1e-6},
+      {"layer_norm", {{"x", {3, 4}}, {"b", {4}}},
+       "  %out = vouch.layer_norm %x bias %b eps 1.0e-05 : (tensor<3x4xf64>, tensor<4xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-7, 1e-6},
+      // layer_norm_grad's results one at a time (the others get no gradient:
+      // autodiff gives them zeros), then all three flowing together.
       {"layer_norm_grad", {{"g", {3, 5}}, {"x", {3, 5}}, {"w", {5}}},
-       "  %out = vouch.layer_norm_grad %g, %x weight %w eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>) -> tensor<3x5xf64>",
+       "  %out, %dw = vouch.layer_norm_grad %g, %x weight %w eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<5xf64>)",
        {3, 5}, 1e-6, 1e-5},
+      {"layer_norm_grad", {{"g", {3, 5}}, {"x", {3, 5}}, {"w", {5}}},
+       "  %dx, %dw, %db = vouch.layer_norm_grad %g, %x weight %w with_bias eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>)\n"
+       "  %out = vouch.scale %dw by 1.0 : (tensor<5xf64>) -> tensor<5xf64>",
+       {5}, 1e-6, 1e-5},
+      {"layer_norm_grad", {{"g", {3, 5}}, {"x", {3, 5}}, {"w", {5}}},
+       "  %dx, %dw, %db = vouch.layer_norm_grad %g, %x weight %w with_bias eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>)\n"
+       "  %out = vouch.scale %db by 1.0 : (tensor<5xf64>) -> tensor<5xf64>",
+       {5}, 1e-6, 1e-5},
+      {"layer_norm_grad", {{"g", {3, 5}}, {"x", {3, 5}}, {"w", {5}}},
+       "  %dx, %dw, %db = vouch.layer_norm_grad %g, %x weight %w with_bias eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>)\n"
+       "  %bw = vouch.broadcast %dw dims [1] : (tensor<5xf64>) -> tensor<3x5xf64>\n"
+       "  %bb = vouch.broadcast %db dims [1] : (tensor<5xf64>) -> tensor<3x5xf64>\n"
+       "  %s = vouch.add %dx, %bw : (tensor<3x5xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>\n"
+       "  %out = vouch.add %s, %bb : (tensor<3x5xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>",
+       {3, 5}, 1e-6, 1e-5},
+      {"layer_norm_grad", {{"g", {2, 3, 4}}, {"x", {2, 3, 4}}},
+       "  %dx, %db = vouch.layer_norm_grad %g, %x with_bias eps 1.0e-05 : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> (tensor<2x3x4xf64>, tensor<4xf64>)\n"
+       "  %bb = vouch.broadcast %db dims [2] : (tensor<4xf64>) -> tensor<2x3x4xf64>\n"
+       "  %out = vouch.mul %dx, %bb : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-6, 1e-5},
       {"layer_norm_grad", {{"g", {2, 4}}, {"x", {2, 4}}},
        "  %out = vouch.layer_norm_grad %g, %x eps 1.0e-05 : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>",
        {2, 4}, 1e-6, 1e-5},

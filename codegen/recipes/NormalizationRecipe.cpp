@@ -1,7 +1,10 @@
 //===- NormalizationRecipe.cpp - softmax, log_softmax, layer_norm -*- C++ -*-===//
 //
 // cuda: runtime/cuda/kernels/softmax.cuh and layernorm.cuh, one block per row
-// with fixed-order trees (no atomics: every run gives the same bits). cpu: the
+// with fixed-order trees (no atomics: every run gives the same bits);
+// layer_norm_grad's dx, dweight and dbias in one launch over chunks of rows,
+// the blocks' partial sums in scratch buffers (ProgramBuilder::addScratch)
+// added in block order by the last block to arrive. cpu: the
 // runtime/cpu_kernels.h function the op table names (cpuKernel), left folds.
 // Extents are arguments, so one kernel serves every op of a kind; a layer
 // norm's weight and bias are parameters of its entry point only where the op
@@ -9,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
+
+#include <algorithm>
 
 #include "codegen/EmitSupport.h"
 
@@ -71,25 +76,33 @@ std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &cal
   return source;
 }
 
-/// layer_norm (x, [weight], [bias]) or layer_norm_grad (grad, x, [weight]):
-/// the operands the op has are parameters, the others nullptr.
+/// layer_norm (x, [weight], [bias]) -> y, or layer_norm_grad (grad, x,
+/// [weight]) -> dx, [dweight], [dbias]: the operands and results the op has
+/// are parameters, the others nullptr. On cuda the backward with dweight or
+/// dbias also takes its scratch (partials, arrival counter).
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
                             const std::string &call) {
   using Operand = std::pair<std::string, bool>;
   std::vector<Operand> ins =
       grad ? std::vector<Operand>{{"grad", true}, {"x", true}, {"weight", weight}}
            : std::vector<Operand>{{"x", true}, {"weight", weight}, {"bias", bias}};
-  std::string out = grad ? "dx" : "y";
+  std::vector<Operand> outs =
+      grad ? std::vector<Operand>{{"dx", true}, {"dweight", weight}, {"dbias", bias}}
+           : std::vector<Operand>{{"y", true}};
+  bool scratch = grad && (weight || bias);
   if (!cuda) {
     std::string args;
     int k = 0;
     for (auto &[name, present] : ins)
       args += present ? "static_cast<const T*>(args[" + std::to_string(k++) + "].ptr), "
                       : std::string("nullptr, ");
+    for (auto &[name, present] : outs)
+      args += present ? "static_cast<T*>(args[" + std::to_string(k++) + "].ptr), "
+                      : std::string("nullptr, ");
     auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
     return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n  " +
-           call + "(" + args + "static_cast<T*>(" + at(0) + ".ptr), " + at(1) +
-           ".i, " + at(2) + ".i, static_cast<T>(" + at(3) + ".real));\n}\n";
+           call + "(" + args + at(0) + ".i, " + at(1) + ".i, static_cast<T>(" + at(2) +
+           ".real));\n}\n";
   }
   std::string source = "#include \"layernorm.cuh\"\n";
   for (auto [type, suffix] : kCudaTypes) {
@@ -99,13 +112,31 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
         params += "const " + std::string(type) + "* " + name + ", ";
       names += (present ? name : std::string("nullptr")) + ", ";
     }
+    for (auto &[name, present] : outs) {
+      if (present)
+        params += std::string(type) + "* " + name + ", ";
+      names += (present ? name : std::string("nullptr")) + ", ";
+    }
+    std::string tail = grad ? (scratch ? ", " + std::string(type) +
+                                             "* partials, unsigned* arrivals"
+                                       : std::string())
+                            : std::string();
     source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
-              params + type + "* " + out +
-              ", long long rows, long long d, double eps) {\n  vouch::" +
+              params + "long long rows, long long d, double eps" + tail +
+              ") {\n  vouch::" +
               (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + ">(" +
-              names + out + ", rows, d, eps);\n}\n";
+              names + "rows, d, eps" +
+              (grad ? (scratch ? ", partials, arrivals" : ", nullptr, nullptr") : "") +
+              ");\n}\n";
   }
   return source;
+}
+
+/// layernorm.cuh's layer_norm_grad_grid: one block per chunk of 32 rows, at
+/// most 512 (kernel_lab checks the kernel with the same rule).
+uint32_t layerNormGradGrid(int64_t rows) {
+  int64_t chunks = (rows + 31) / 32;
+  return static_cast<uint32_t>(std::clamp<int64_t>(chunks, 1, 512));
 }
 
 class NormalizationRecipe final : public KernelRecipe {
@@ -142,31 +173,48 @@ public:
     Value result = op->getResult(0), weight, bias;
     double eps;
     SmallVector<KernelArg> args;
-    bool grad = false;
+    LayerNormGradOp backward = dyn_cast<LayerNormGradOp>(op);
     if (auto forward = dyn_cast<LayerNormOp>(op)) {
       weight = forward.getWeight();
       bias = forward.getBias();
       eps = forward.getEps().convertToDouble();
       args.push_back(KernelArg::buffer(forward.getInput()));
     } else {
-      auto backward = cast<LayerNormGradOp>(op);
-      grad = true;
       weight = backward.getWeight();
       eps = backward.getEps().convertToDouble();
       args.append({KernelArg::buffer(backward.getGrad()),
                    KernelArg::buffer(backward.getInput())});
     }
-    for (Value v : {weight, bias})
-      if (v)
-        args.push_back(KernelArg::buffer(v));
+    if (weight)
+      args.push_back(KernelArg::buffer(weight));
+    if (bias)
+      args.push_back(KernelArg::buffer(bias));
+    // The results: y, or dx then dweight / dbias where the op has them.
+    for (Value r : op->getResults())
+      args.push_back(KernelArg::buffer(r));
+    // A backward's dbias is a result where a forward's bias is an operand.
+    bool withBias = backward ? bool(backward.getBiasGrad()) : bool(bias);
     int64_t d = shapeOf(result).back();
     int64_t rows = numel(result) / d;
-    args.append({KernelArg::buffer(result), KernelArg::integer(rows),
-                 KernelArg::integer(d), KernelArg::real(eps)});
-    std::string variant = base + (weight ? "_w" : "") + (bias ? "_b" : "");
+    args.append({KernelArg::integer(rows), KernelArg::integer(d),
+                 KernelArg::real(eps)});
+    uint32_t grid = cuda ? rowGrid(rows) : 0;
+    if (backward && cuda) {
+      grid = layerNormGradGrid(rows);
+      if (weight || withBias) {
+        // Per-block partial sums of dweight and dbias, and the arrival counter
+        // the last block resets (layernorm.cuh), this op's own.
+        std::string at = builder.bufferName(result);
+        args.push_back(KernelArg::scratch(builder.addScratch(
+            at + ".partials", int64_t(grid) * 2 * d, rt::DType::Real, false)));
+        args.push_back(KernelArg::scratch(builder.addScratch(
+            at + ".arrivals", 1, rt::DType::I32, true)));
+      }
+    }
+    std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "");
     int32_t kernel = builder.kernel(
-        variant, layerNormSource(cuda, grad, bool(weight), bool(bias), call));
-    builder.addKernelStep(kernel, args, cuda ? rowGrid(rows) : 0, threads, height);
+        variant, layerNormSource(cuda, bool(backward), bool(weight), withBias, call));
+    builder.addKernelStep(kernel, args, grid, threads, height);
     return success();
   }
 };

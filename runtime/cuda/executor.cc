@@ -215,6 +215,14 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
       VOUCH_RETURN_IF_ERROR(allocate(pointers_[size_t(b)], p.buffers[b].numel));
   for (int32_t b = 0; b < p.num_buffers; b++)
     pointers_[size_t(b)] = pointers_[size_t(storage_owner(p, b))];
+  // Scratch that must start at zero (an arrival counter its kernel resets itself).
+  for (int32_t b = 0; b < p.num_buffers; b++)
+    if (p.buffers[b].zero_init && p.buffers[b].alias_of == -1)
+      VOUCH_CUDA_CHECK_WHAT(
+          cudaMemsetAsync(pointers_[size_t(b)], 0,
+                          size_t(p.buffers[b].numel * element_bytes(p.buffers[b].dtype, sizeof(T))),
+                          stream_.get()),
+          "cudaMemsetAsync(zeroed scratch)");
 
   // Optimizer state and the slots of the one optimizer launch.
   m_.assign(size_t(p.num_params), nullptr);

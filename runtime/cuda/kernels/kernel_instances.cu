@@ -233,13 +233,19 @@ extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* wei
 }
 extern "C" __global__ void lab_layer_norm_grad_f32(const float* grad, const float* x,
                                                    const float* weight, float* dx,
-                                                   long long rows, long long d, double eps) {
-  vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, rows, d, eps);
+                                                   float* dweight, float* dbias,
+                                                   long long rows, long long d, double eps,
+                                                   float* partials, unsigned* arrivals) {
+  vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, dweight, dbias, rows, d, eps,
+                                       partials, arrivals);
 }
 extern "C" __global__ void lab_layer_norm_grad_f64(const double* grad, const double* x,
                                                    const double* weight, double* dx,
-                                                   long long rows, long long d, double eps) {
-  vouch::layer_norm_grad_kernel<double>(grad, x, weight, dx, rows, d, eps);
+                                                   double* dweight, double* dbias,
+                                                   long long rows, long long d, double eps,
+                                                   double* partials, unsigned* arrivals) {
+  vouch::layer_norm_grad_kernel<double>(grad, x, weight, dx, dweight, dbias, rows, d, eps,
+                                        partials, arrivals);
 }
 
 // ------------------------------------------------------------------------------ loss

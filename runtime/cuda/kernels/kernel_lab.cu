@@ -612,7 +612,11 @@ void test_softmax_nan() {
 
 // layer_norm_kernel and layer_norm_grad_kernel over rows of d (weight and bias present
 // or null) against double references written here: mean and biased variance, then
-// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = grad weight; run twice, same bits.
+// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = grad weight, dweight = Σ_rows g_in
+// xhat, dbias = Σ_rows g_in (computed in the one backward launch where the op has
+// weight / bias); run twice, same bits. The backward's second launch gets fresh
+// (poisoned) outputs and partials and the counter the first left: a counter not reset
+// in the kernel would leave dweight / dbias unwritten (NaN) or wrong.
 template <class T>
 void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
   const std::string tag = std::string("layer_norm ") + type_name<T>() + " rows=" +
@@ -621,7 +625,8 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
   const double eps_ln = 1e-5;
   const std::vector<T> x = random_vector<T>(rows * d, -2, 3), g = random_vector<T>(rows * d),
                        w = random_vector<T>(d, 0.5, 1.5), b = random_vector<T>(d);
-  std::vector<double> y(rows * d), dx(rows * d);
+  std::vector<double> y(rows * d), dx(rows * d), dwant_w(d, 0), dwant_b(d, 0), wscale(d, 0),
+      bscale(d, 0);
   double y_scale = 0, dx_scale = 0;
   for (long long r = 0; r < rows; ++r) {
     double mean = 0, var = 0, mg = 0, mgx = 0;
@@ -634,6 +639,10 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
       mg += gk / d;
       mgx += gk * xhat / d;
       y_scale = std::max(y_scale, std::fabs(y[r * d + k]));
+      dwant_w[k] += double(g[r * d + k]) * xhat;
+      dwant_b[k] += double(g[r * d + k]);
+      wscale[k] += std::fabs(double(g[r * d + k]) * xhat);
+      bscale[k] += std::fabs(double(g[r * d + k]));
     }
     for (long long k = 0; k < d; ++k) {
       const double xhat = (x[r * d + k] - mean) * rstd, gk = g[r * d + k] * (weight ? double(w[k]) : 1);
@@ -641,25 +650,59 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
       dx_scale = std::max(dx_scale, rstd * (std::fabs(gk) + std::fabs(mg) + std::fabs(xhat * mgx)));
     }
   }
-  DeviceArray<T> dxin(x), dg(g), dw(w), db(b), dy(rows * d), dy2(rows * d), ddx(rows * d),
-      ddx2(rows * d);
+  DeviceArray<T> dxin(x), dg(g), dw(w), db(b), dy(rows * d), dy2(rows * d);
   T* const forward_runs[] = {dy.p, dy2.p};
   for (T* out : forward_runs) {
     Lab<T>::layer_norm<<<row_grid(rows), 256>>>(dxin.p, weight ? dw.p : nullptr,
                                                 bias ? db.p : nullptr, out, rows, d, eps_ln);
     LAB_LAUNCHED();
   }
-  T* const grad_runs[] = {ddx.p, ddx2.p};
-  for (T* out : grad_runs) {
-    Lab<T>::layer_norm_grad<<<row_grid(rows), 256>>>(dg.p, dxin.p, weight ? dw.p : nullptr, out,
-                                                     rows, d, eps_ln);
-    LAB_LAUNCHED();
-  }
-  const std::vector<T> got = dy.download(), grad = ddx.download();
+  const std::vector<T> got = dy.download();
   report(tag, max_abs_err(got, y), row_tolerance<T>(d, y_scale));
   report_bitwise(tag + " repeat", bit_mismatches(got, dy2.download()), rows * d);
-  report(tag + " grad", max_abs_err(grad, dx), row_tolerance<T>(d, dx_scale));
-  report_bitwise(tag + " grad repeat", bit_mismatches(grad, ddx2.download()), rows * d);
+
+  // The backward, with layernorm.cuh's launch rule and scratch sizes.
+  const long long grid = vouch::layer_norm_grad_grid(rows);
+  const bool params = weight || bias;
+  DeviceArray<unsigned> arrivals(1);
+  LAB_CHECK(cudaMemset(arrivals.p, 0, sizeof(unsigned)));  // the executor's zero_init
+  std::vector<T> grads[2], dweights[2], dbiases[2];
+  for (int run = 0; run < 2; ++run) {
+    DeviceArray<T> ddx(rows * d), ddw(d), ddb(d), partials(params ? grid * 2 * d : 1);
+    Lab<T>::layer_norm_grad<<<unsigned(grid), 256>>>(
+        dg.p, dxin.p, weight ? dw.p : nullptr, ddx.p, weight ? ddw.p : nullptr,
+        bias ? ddb.p : nullptr, rows, d, eps_ln, params ? partials.p : nullptr,
+        params ? arrivals.p : nullptr);
+    LAB_LAUNCHED();
+    grads[run] = ddx.download();
+    dweights[run] = ddw.download();
+    dbiases[run] = ddb.download();
+  }
+  report(tag + " grad", max_abs_err(grads[0], dx), row_tolerance<T>(d, dx_scale));
+  report_bitwise(tag + " grad repeat", bit_mismatches(grads[0], grads[1]), rows * d);
+  // Column sums: a fold of 32 rows per chunk, the block's chunks, then the blocks in
+  // order, over terms whose xhat carries a row statistic's error.
+  const double depth = 32 + double(grid) + double((rows + 32 * grid - 1) / (32 * grid));
+  for (int which = 0; which < 2; ++which) {
+    if (!(which == 0 ? weight : bias)) continue;
+    const std::vector<T>* got_p = which == 0 ? dweights : dbiases;
+    const std::vector<double>& want = which == 0 ? dwant_w : dwant_b;
+    const std::vector<double>& scale = which == 0 ? wscale : bscale;
+    double worst = 0;  // error over the column's own tolerance
+    for (long long k = 0; k < d; ++k) {
+      const double tol = (4 * depth * eps<T>() + row_tolerance<T>(d, 0)) * (1 + scale[k]);
+      const double err = std::fabs(double(got_p[0][k]) - want[k]);
+      worst = std::max(worst, err != err ? INFINITY : err / tol);
+    }
+    const std::string what = tag + (which == 0 ? " dweight" : " dbias");
+    report(what + " (error / tolerance)", worst, 1);
+    report_bitwise(what + " repeat", bit_mismatches(got_p[0], got_p[1]), d);
+  }
+  if (params) {
+    std::vector<unsigned> left(1);
+    LAB_CHECK(cudaMemcpy(left.data(), arrivals.p, sizeof(unsigned), cudaMemcpyDeviceToHost));
+    report(tag + " arrival counter reset", double(left[0]), 0);
+  }
 }
 
 // ---------------------------------------------------------------------- small products
@@ -1319,7 +1362,14 @@ void validate() {
     test_layer_norm<T>(3, 1000, affine, false);
     test_layer_norm<T>(5000, 8, false, affine);
     test_layer_norm<T>(2, 1, affine, affine);
+    // The fused backward's chunks: rows not a multiple of 32, more chunks than the
+    // grid's 512 blocks (blocks take several), GPT-2's d = 768.
+    test_layer_norm<T>(1000, 64, affine, affine);
+    test_layer_norm<T>(20001, 64, affine, affine);
+    test_layer_norm<T>(515, 768, affine, affine);
   }
+  test_layer_norm<T>(333, 768, true, false);
+  test_layer_norm<T>(333, 64, false, true);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       test_small_product<T>(1, 8, 1, 1, ta, tb, false);  // the quickstart's weight gradient

@@ -1,5 +1,5 @@
 // layernorm.cuh: layer normalisation over the last axis (torch.nn.functional.layer_norm
-// with normalized_shape [d]), forward and input gradient: one kernel each.
+// with normalized_shape [d]), forward and backward: one kernel each.
 //
 // Layout: `rows` contiguous rows of d elements; weight and bias are [d] or null.
 //
@@ -8,20 +8,36 @@
 // a per-thread fold over k = t, t + blockDim.x, ... (ascending) followed by the fixed
 // tree of common.cuh: every run gives the same bits, with no atomics. The backward
 // kernel recomputes the statistics with the same code (row_stats), so it sees the
-// forward's exact mean and rstd without saving them; the weight and bias gradients are
-// separate fixed-order column sums (reduce.cuh) built by the VJP rule
-// (ir/VouchOps.cpp). Accumulation is in T (f32 runs in f32, f64 runs in f64).
+// forward's exact mean and rstd without saving them. Accumulation is in T (f32 runs in
+// f32, f64 runs in f64).
 //
-// Launch: block 256 (the tree's width; partial[256]), grid max(1, min(rows, 4096));
-// rows grid-stride over the blocks.
-// Generated entry points (weight / bias parameters only where the op has them; the
-// others pass nullptr):
+// The backward computes dx, dweight = Σ_rows grad · x̂ and dbias = Σ_rows grad in one
+// launch (llm.c's layernorm_backward, made deterministic): each block takes chunks of
+// kLayerNormGradChunk rows (chunk c, c + gridDim.x, ...), writes their dx row by row,
+// then thread t folds columns t, t + blockDim.x, ... of the chunk (rows ascending) into
+// the block's partial sums, partials[block][0..d) (dweight) and [d..2d) (dbias), kept
+// in global scratch (the partials of d columns need not fit in shared memory; each
+// address has one owning thread). The last block to arrive (a __threadfence, then a
+// ticket from the arrival counter) adds the blocks' partials in block order 0, 1, ...
+// for every column: a fixed order for a given grid, so the result is bitwise the same
+// on every launch, with no float atomics. That block then sets the counter back to 0:
+// the per-step CUDA graph replays the launch, and the executor gives the counter a
+// zeroed buffer (BufferDesc::zero_init) for the first one.
+//
+// Launch: block 256 (the tree's width; partial[256]). Forward: grid max(1, min(rows,
+// 4096)), rows grid-stride over the blocks. Backward: grid
+// layer_norm_grad_grid(rows) (below); partials holds grid * 2 * d elements, arrivals
+// one unsigned; both may be null when dweight and dbias are.
+// Generated entry points (weight / bias / dweight / dbias parameters only where the op
+// has them; the others pass nullptr):
 //   extern "C" __global__ void k_f32(const float* x, const float* weight,
 //       const float* bias, float* y, long long rows, long long d, double eps) {
 //     vouch::layer_norm_kernel<float>(x, weight, bias, y, rows, d, eps); }
 //   extern "C" __global__ void k_f32(const float* grad, const float* x,
-//       const float* weight, float* dx, long long rows, long long d, double eps) {
-//     vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, rows, d, eps); }
+//       const float* weight, float* dx, float* dweight, float* dbias, long long rows,
+//       long long d, double eps, float* partials, unsigned* arrivals) {
+//     vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, dweight, dbias, rows,
+//                                          d, eps, partials, arrivals); }
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 
@@ -64,35 +80,98 @@ __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, T*
   }
 }
 
+// Rows per chunk of the backward (each block's unit of work) and its grid: one block
+// per chunk, at most kLayerNormGradMaxBlocks (the last block reads every block's
+// partials, so their number is bounded). codegen/recipes/NormalizationRecipe.cpp
+// launches with this rule and sizes the partials from it.
+constexpr long long kLayerNormGradChunk = 32;
+constexpr long long kLayerNormGradMaxBlocks = 512;
+__host__ __device__ inline long long layer_norm_grad_grid(long long rows) {
+  const long long chunks = (rows + kLayerNormGradChunk - 1) / kLayerNormGradChunk;
+  return chunks < 1 ? 1 : chunks > kLayerNormGradMaxBlocks ? kLayerNormGradMaxBlocks : chunks;
+}
+
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, xhat = (x - mean) * rstd,
-// g = grad * weight (grad when weight is null).
+// g = grad * weight (grad when weight is null); dweight = Σ_rows grad * xhat and
+// dbias = Σ_rows grad where they are not null (see the top of the file for the order).
 template <class T>
 __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight, T* dx,
-                                       long long rows, long long d, double eps) {
+                                       T* dweight, T* dbias, long long rows, long long d,
+                                       double eps, T* partials, unsigned* arrivals) {
   __shared__ T partial[256];
-  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* xr = x + r * d;
-    const T* gr = grad + r * d;
-    T mean, rstd;
-    row_stats(xr, d, T(eps), partial, mean, rstd);
-    T sum_g = T(0), sum_gx = T(0);
-    for (long long k = threadIdx.x; k < d; k += blockDim.x) {
-      const T g = weight ? gr[k] * weight[k] : gr[k];
-      sum_g += g;
-      sum_gx += g * (xr[k] - mean) * rstd;
+  __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk
+  __shared__ bool last;
+  const bool params = dweight != nullptr || dbias != nullptr;
+  T* mine = params ? partials + (long long)blockIdx.x * 2 * d : nullptr;
+  bool first = true;
+  for (long long c0 = (long long)blockIdx.x * kLayerNormGradChunk; c0 < rows;
+       c0 += (long long)gridDim.x * kLayerNormGradChunk) {
+    const long long n = rows - c0 < kLayerNormGradChunk ? rows - c0 : kLayerNormGradChunk;
+    for (long long i = 0; i < n; i++) {
+      const long long r = c0 + i;
+      const T* xr = x + r * d;
+      const T* gr = grad + r * d;
+      T mean, rstd;
+      row_stats(xr, d, T(eps), partial, mean, rstd);
+      T sum_g = T(0), sum_gx = T(0);
+      for (long long k = threadIdx.x; k < d; k += blockDim.x) {
+        const T g = weight ? gr[k] * weight[k] : gr[k];
+        sum_g += g;
+        sum_gx += g * (xr[k] - mean) * rstd;
+      }
+      block_sum_tree(partial, sum_g);
+      const T mean_g = partial[0] / T(d);
+      __syncthreads();  // partial is rewritten by the second sum
+      block_sum_tree(partial, sum_gx);
+      const T mean_gx = partial[0] / T(d);
+      __syncthreads();  // partial is rewritten by the next row
+      for (long long k = threadIdx.x; k < d; k += blockDim.x) {
+        const T g = weight ? gr[k] * weight[k] : gr[k];
+        const T xhat = (xr[k] - mean) * rstd;
+        dx[r * d + k] = rstd * (g - mean_g - xhat * mean_gx);
+      }
+      if (threadIdx.x == 0) {
+        stats[2 * i] = mean;
+        stats[2 * i + 1] = rstd;
+      }
     }
-    block_sum_tree(partial, sum_g);
-    const T mean_g = partial[0] / T(d);
-    __syncthreads();  // partial is rewritten by the second sum
-    block_sum_tree(partial, sum_gx);
-    const T mean_gx = partial[0] / T(d);
-    __syncthreads();  // partial is rewritten by the next row
+    if (!params) continue;
+    __syncthreads();  // the chunk's stats are visible
     for (long long k = threadIdx.x; k < d; k += blockDim.x) {
-      const T g = weight ? gr[k] * weight[k] : gr[k];
-      const T xhat = (xr[k] - mean) * rstd;
-      dx[r * d + k] = rstd * (g - mean_g - xhat * mean_gx);
+      T sw = T(0), sb = T(0);
+      for (long long i = 0; i < n; i++) {
+        const long long at = (c0 + i) * d + k;
+        sw += grad[at] * ((x[at] - stats[2 * i]) * stats[2 * i + 1]);
+        sb += grad[at];
+      }
+      mine[k] = first ? sw : mine[k] + sw;
+      mine[d + k] = first ? sb : mine[d + k] + sb;
     }
+    __syncthreads();  // stats are rewritten by the next chunk
+    first = false;
   }
+  if (!params) return;
+  if (first)  // no chunk for this block (not with layer_norm_grad_grid's launch)
+    for (long long k = threadIdx.x; k < 2 * d; k += blockDim.x) mine[k] = T(0);
+  // Publish this block's partials, then take a ticket: the block with the last one
+  // sees every block's partials.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  // Loads through L2 (__ldcg): the other blocks' partials never sat in this SM's L1.
+  for (long long k = threadIdx.x; k < d; k += blockDim.x) {
+    T sw = T(0), sb = T(0);
+    for (unsigned b = 0; b < gridDim.x; b++) {
+      sw += __ldcg(partials + (long long)b * 2 * d + k);
+      sb += __ldcg(partials + (long long)b * 2 * d + d + k);
+    }
+    if (dweight) dweight[k] = sw;
+    if (dbias) dbias[k] = sb;
+  }
+  if (threadIdx.x == 0) *arrivals = 0u;  // ready for the next launch (graph replay)
 }
 
 }  // namespace vouch

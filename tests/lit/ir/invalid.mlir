@@ -618,6 +618,33 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// layer_norm_grad: one [D] result per gradient it says it computes.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %w = vouch.fill 1.0 : tensor<3xf32>
+  // expected-error @+1 {{'vouch.layer_norm_grad' op has 2 results, expected 3 (dx, dweight, dbias)}}
+  %c:2 = vouch.layer_norm_grad %a, %a weight %w with_bias eps 1.0e-05 : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.layer_norm_grad' op has 2 results, expected 1 (dx)}}
+  %c:2 = vouch.layer_norm_grad %a, %a eps 1.0e-05 : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %w = vouch.fill 1.0 : tensor<3xf32>
+  // expected-error @+1 {{'vouch.layer_norm_grad' op parameter gradient 'tensor<2x3xf32>' does not match input 'tensor<2x3xf32>': expected 'tensor<3xf32>'}}
+  %c:2 = vouch.layer_norm_grad %a, %a weight %w eps 1.0e-05 : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+}
+
+// -----
+
 // embedding: ids i32, a [V, D] table; embedding_grad's dy is the embedding's type.
 vouch.model "m" attributes {batch = 1 : i64} {
   %ids = vouch.target "ids" : tensor<4xi32>

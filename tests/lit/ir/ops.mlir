@@ -74,3 +74,20 @@ vouch.model "quoted_init" attributes {batch = 1 : i64} {
 // CHECK-SAME: train = #vouch.train<optimizer = sgd, lr = 5.000000e-01, weight_decay = 0.000000e+00, momentum = 9.000000e-01, steps = 1, log_every = 1>}
 vouch.model "sgd_npy" attributes {batch = 1 : i64, data = #vouch.data<kind = npy, files = {x = "x.npy", y = "y.npy"}>, train = #vouch.train<optimizer = sgd, lr = 0.5, momentum = 0.9, weight_decay = 0.0, steps = 1, log_every = 1>} {
 }
+
+// layer_norm_grad has one result per gradient it computes: dx, then dweight
+// where there is a weight, then dbias where `with_bias` is set.
+// CHECK-LABEL: vouch.model "layer_norm_grads"
+// CHECK: %dx, %param_grads:2 = vouch.layer_norm_grad %[[G:[^,]*]], %[[X:[^ ]*]] weight %[[W:[^ ]*]] with_bias eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK: %{{[^ ]*}}, %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] weight %[[W]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %{{[^ ]*}}, %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] with_bias eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+vouch.model "layer_norm_grads" attributes {batch = 1 : i64} {
+  %g = vouch.fill 1.0 : tensor<4x8xf32>
+  %x = vouch.fill 2.0 : tensor<4x8xf32>
+  %w = vouch.fill 3.0 : tensor<8xf32>
+  %a:3 = vouch.layer_norm_grad %g, %x weight %w with_bias eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %b:2 = vouch.layer_norm_grad %g, %x weight %w eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+  %c:2 = vouch.layer_norm_grad %g, %x with_bias eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+  %d = vouch.layer_norm_grad %g, %x eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+}

@@ -104,3 +104,46 @@ vouch.model "novjp" attributes {batch = 1 : i64} {
   %s = vouch.reduce_sum %b axes [0] : (tensor<3xf32>) -> tensor<f32>
   vouch.loss %s : tensor<f32>
 }
+
+// -----
+
+// layer_norm's VJP is one layer_norm_grad with dx, dweight and dbias (one
+// kernel on cuda): no recomputed layer_norm, no mul, no reduction chain.
+
+// CHECK-LABEL: vouch.model "layer_norm"
+// CHECK: %[[X:.*]] = vouch.input "x"
+// CHECK: %[[W:.*]] = vouch.param "w"
+// CHECK: %[[B:.*]] = vouch.param "b"
+// CHECK: vouch.layer_norm %[[X]] weight %[[W]] bias %[[B]] eps 1.000000e-05 {vouch.node = 0 : i64}
+// CHECK: %{{[^ ]*}}, %[[P:[^ ]*]]:2 = vouch.layer_norm_grad %{{[^ ]*}}, %[[X]] weight %[[W]] with_bias eps 1.000000e-05 {vouch.vjp_of = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT: vouch.layer_norm {{.*}}vouch.vjp_of
+// CHECK-NOT: vouch.mul {{.*}}vouch.vjp_of = 0
+// CHECK-NOT: vouch.reduce_sum {{.*}}vouch.vjp_of = 0
+// CHECK: vouch.param_grad "w" %[[P]]#0
+// CHECK: vouch.param_grad "b" %[[P]]#1
+vouch.model "layer_norm" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<2x4xf32>
+  %w = vouch.param "w" = "ones" : tensor<4xf32>
+  %b = vouch.param "b" = "zeros" : tensor<4xf32>
+  %y = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %s = vouch.reduce_sum %y axes [0, 1] : (tensor<2x4xf32>) -> tensor<f32>
+  vouch.loss %s : tensor<f32>
+}
+
+// -----
+
+// Without weight and bias it computes dx alone; with a bias only, dx and dbias.
+
+// CHECK-LABEL: vouch.model "layer_norm_bias"
+// CHECK: %[[DX:[^ ]*]], %[[DB:[^ ]*]] = vouch.layer_norm_grad %{{[^ ]*}}, %{{[^ ]*}} with_bias eps 1.000000e-03 {vouch.vjp_of = 1 : i64} : (tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+// CHECK: %[[DA:[^ ]*]] = vouch.layer_norm_grad %[[DX]], %{{[^ ]*}} eps 1.000000e-05 {vouch.vjp_of = 0 : i64} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: vouch.param_grad "a" %[[DA]]
+// CHECK: vouch.param_grad "b" %[[DB]]
+vouch.model "layer_norm_bias" attributes {batch = 1 : i64} {
+  %a = vouch.param "a" = "ones" : tensor<3xf32>
+  %b = vouch.param "b" = "zeros" : tensor<3xf32>
+  %n = vouch.layer_norm %a eps 1.0e-05 : (tensor<3xf32>) -> tensor<3xf32>
+  %y = vouch.layer_norm %n bias %b eps 1.0e-03 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %s = vouch.reduce_sum %y axes [0] : (tensor<3xf32>) -> tensor<f32>
+  vouch.loss %s : tensor<f32>
+}

@@ -429,9 +429,15 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   const T dloss = T(0.75);
   DeviceArray<T> dz(z), dl(std::vector<T>{dloss}), out(1), grad(rows * classes), again(1);
   DeviceArray<int> dlab(labels);
-  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore);
+  // The loss at codegen's grid (min(rows, 1024): one block per row, then the last
+  // block's ordered sum), twice, and on one block (every row in order, from 0).
+  const unsigned loss_grid = unsigned(std::min(rows, 1024LL));
+  DeviceArray<T> single(1);
+  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore);
   LAB_LAUNCHED();
-  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore);
+  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore);
+  LAB_LAUNCHED();
+  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, single.p, rows, classes, ignore);
   LAB_LAUNCHED();
   Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, grad.p, rows, classes,
                                                    ignore);
@@ -461,14 +467,20 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   const std::vector<T> got = out.download();
   if (bad_label) {
     report(tag + ": loss is NaN", std::isnan(double(got[0])) ? 0 : 1, 0);
+    report(tag + ": loss is NaN (one block)", std::isnan(double(single.download()[0])) ? 0 : 1,
+           0);
     long long nan_row = 0;
     const std::vector<T> g = grad.download();
     for (long long c = 0; c < classes; ++c) nan_row += !std::isnan(double(g[rows / 2 * classes + c]));
     report(tag + ": its dlogits row is NaN (elements that are not)", double(nan_row), 0);
     return;
   }
+  const double loss_tol = 64 * eps * std::log2(double(classes) + 1);
   report(tag + ": loss vs float64 (relative)",
-         std::fabs(double(got[0]) - loss) / std::max(1.0, std::fabs(loss)), 64 * eps * std::log2(double(classes) + 1));
+         std::fabs(double(got[0]) - loss) / std::max(1.0, std::fabs(loss)), loss_tol);
+  report(tag + ": loss on one block vs float64 (relative)",
+         std::fabs(double(single.download()[0]) - loss) / std::max(1.0, std::fabs(loss)),
+         loss_tol);
   report(tag + ": dlogits vs float64", max_abs_err(grad.download(), want), 16 * eps / double(kept) + 16 * eps);
   report_bitwise(tag + ": loss run twice", bit_mismatches(again.download(), got), 1);
 }
@@ -1238,6 +1250,9 @@ void validate() {
       test_cross_entropy<T>(37, 10, 16, false);     // grid-stride rows in the gradient
       test_cross_entropy<T>(9, 1000, 65535, false);   // several classes per thread
       test_cross_entropy<T>(12, 7, 4, true);
+      test_cross_entropy<T>(2500, 300, 700, false);   // loss: several rows per block
+      test_cross_entropy<T>(3, 50257, 3, false);      // GPT-2's vocabulary: the 8-wide loop
+      test_cross_entropy<T>(1500, 9, 1500, true);     // NaN through the last block's sum
     }
     test_reduce_extreme<T>({300, 513}, {1}, max, false);   // count > 256
     test_reduce_extreme<T>({4099, 3}, {1}, max, false);    // grid-stride outputs
@@ -1302,6 +1317,9 @@ void validate() {
   test_embedding<T>(37, 10, 8, false, false);      // ids repeat, rows skipped
   test_embedding<T>(1000, 50, 33, true, false);    // one block: the grid-stride loop
   test_embedding<T>(12, 5, 3, false, true);
+  test_embedding<T>(3000, 300, 70, false, false);  // chunks of ids, several row groups
+  test_embedding<T>(5000, 7, 300, false, false);   // many hits per group, D > 256
+  test_embedding<T>(3000, 300, 70, false, true);
   test_gather_scatter<T>(4, 8, 3, 1, false, false);    // the last axis
   test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
   test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block

@@ -2,11 +2,11 @@
 // and dlogits (llm.c's fused classifier in two kernels: the probabilities are never a
 // tensor of their own; dlogits recomputes them from the logits).
 //
-// Row statistics in one pass (the logits are read once per kernel for them): each
-// thread folds its elements c = t, t + blockDim.x, ... in ascending order into a
-// running (max, sum of exp(z - max)) pair, rescaling the sum when the max grows
-// (online softmax); the block's pairs are then combined by a fixed tree (the shape of
-// common.cuh's). Every order is fixed: the same bits every run, no float atomics.
+// Row statistics in one pass (softmax.cuh's row_online_stats: the logits are read
+// once per kernel for them): each thread folds its elements c = t, t + blockDim.x, ...
+// in ascending order into a running (max, sum of exp(z - max)) pair, rescaling the
+// sum when the max grows (online softmax); the block's pairs are then combined by a
+// fixed tree. Every order is fixed: the same bits every run, no float atomics.
 //
 // Forward: one block per row (grid-stride over rows). Block b adds the losses of its
 // rows b, b + G, ... (G = min(gridDim.x, kCrossEntropyMaxBlocks)) in row order, from
@@ -38,7 +38,7 @@
 #define VOUCH_RUNTIME_CUDA_KERNELS_CLASSIFIER_CUH_
 
 #include "common.cuh"
-#include "reduce.cuh"  // positive_infinity
+#include "softmax.cuh"  // row_online_stats
 
 namespace vouch {
 
@@ -49,12 +49,6 @@ __device__ inline T quiet_nan() {
                         : T(__int_as_float(0x7fc00000));
 }
 
-// NaN-propagating max (a NaN logit makes its row's loss NaN, as on cpu).
-template <class T>
-__device__ inline T nan_max(T a, T b) {
-  return (a > b || a != a) ? a : b;
-}
-
 // The forward's per-block slots (the sum of the block's row losses, as double: exact
 // for both element types, and its kept rows) and the ticket. Module globals: NVRTC
 // and nvcc zero them at load; the last block resets the ticket.
@@ -63,61 +57,12 @@ __device__ double cross_entropy_block_loss[kCrossEntropyMaxBlocks];
 __device__ long long cross_entropy_block_kept[kCrossEntropyMaxBlocks];
 __device__ unsigned cross_entropy_ticket;
 
-// One element into a thread's running (max, sum of exp(z - max)). A NaN never
-// raises the max but makes the sum NaN, so a NaN logit makes its row NaN.
-template <class T>
-__device__ inline void online_add(T z, T& max, T& sum) {
-  if (z > max) {
-    sum = sum * exp(max - z) + T(1);
-    max = z;
-  } else {
-    sum += exp(z - max);
-  }
-}
-
-// Two (max, sum) pairs as one; a side with nothing (sum 0) contributes 0.
-template <class T>
-__device__ inline void online_combine(T& max, T& sum, T other_max, T other_sum) {
-  const T m = nan_max(max, other_max);
-  const T a = sum == T(0) ? T(0) : sum * exp(max - m);
-  const T b = other_sum == T(0) ? T(0) : other_sum * exp(other_max - m);
-  max = m;
-  sum = a + b;
-}
-
-// The row's max and sum of exp(z - max) over the block: per thread, ascending
-// c = t, t + blockDim.x, ... (eight loads in flight, folded in that order), then the
-// fixed halving tree. Every thread gets both. `pm`, `ps` hold blockDim.x (= 256)
-// values each.
+// The row's max and sum of exp(z - max) over the block (softmax.cuh's one-pass
+// statistics); every thread gets both. `pm`, `ps` hold blockDim.x (= 256) values each.
 template <class T>
 __device__ void row_max_and_sum(const T* z, long long classes, T* pm, T* ps, T& max,
                                 T& sum) {
-  T m = -positive_infinity<T>(), s = T(0);
-  const long long step = blockDim.x;
-  long long c = threadIdx.x;
-  for (; c + 7 * step < classes; c += 8 * step) {
-    T v[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) v[k] = z[c + k * step];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) online_add(v[k], m, s);
-  }
-  for (; c < classes; c += step) online_add(z[c], m, s);
-  pm[threadIdx.x] = m;
-  ps[threadIdx.x] = s;
-  __syncthreads();
-  for (int h = blockDim.x / 2; h > 0; h >>= 1) {
-    if (threadIdx.x < h) {
-      T a = pm[threadIdx.x], b = ps[threadIdx.x];
-      online_combine(a, b, pm[threadIdx.x + h], ps[threadIdx.x + h]);
-      pm[threadIdx.x] = a;
-      ps[threadIdx.x] = b;
-    }
-    __syncthreads();
-  }
-  max = pm[0];
-  sum = ps[0];
-  __syncthreads();  // pm, ps are rewritten by the next row
+  row_online_stats(z, 0, classes, 1, KeepAll(), pm, ps, max, sum);
 }
 
 template <class T>

@@ -54,11 +54,10 @@ template <class T>
 __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
                                       long long positions, long long V, long long D) {
   constexpr int kPerThread = 4;
-  __shared__ int hits[4 * 1024];  // positions of this chunk in this group, ascending
-  __shared__ int warp_hits[32];
-  __shared__ int chunk_hits;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5,
-            warps = (blockDim.x + 31) >> 5;
+  __shared__ int hits[kPerThread * 1024];  // this chunk's positions in this group, ascending
+  __shared__ int warp_hits[kPerThread * 32];  // per (sub-chunk k, warp w), at k * warps + w
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const unsigned lanes_below = (1u << lane) - 1u;
   const long long chunk = kPerThread * static_cast<long long>(blockDim.x);
   const long long groups = (V + kEmbeddingGradRows - 1) / kEmbeddingGradRows;
   for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
@@ -67,34 +66,38 @@ __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
     for (long long i = threadIdx.x; i < (v1 - v0) * D; i += blockDim.x) out[v0 * D + i] = T(0);
     bool bad = false;
     for (long long p0 = 0; p0 < positions; p0 += chunk) {
+      // Position p0 + k * blockDim.x + t is thread t's k-th; ascending p is the order
+      // (k, warp, lane), so a hit's slot is the hits of the (k, warp) pairs before its
+      // own plus its lanes below.
       int id[kPerThread];
+      unsigned ballot[kPerThread];
 #pragma unroll
       for (int k = 0; k < kPerThread; ++k) {
         const long long p = p0 + k * blockDim.x + threadIdx.x;
-        id[k] = p < positions ? ids[p] : 0;
+        id[k] = p < positions ? ids[p] : static_cast<int>(v0);
         bad = bad || id[k] < 0 || id[k] >= V;
       }
-      // Compact, in ascending p: sub-chunk k, then warp, then lane.
-      int base = 0;
 #pragma unroll
       for (int k = 0; k < kPerThread; ++k) {
         const long long p = p0 + k * blockDim.x + threadIdx.x;
-        const bool mine = p < positions && id[k] >= v0 && id[k] < v1;
-        const unsigned ballot = __ballot_sync(0xffffffffu, mine);
-        if (lane == 0) warp_hits[warp] = __popc(ballot);
-        __syncthreads();
-        int before = base;
-        for (int w = 0; w < warp; ++w) before += warp_hits[w];
-        if (mine) hits[before + __popc(ballot & ((1u << lane) - 1u))] = static_cast<int>(p);
-        if (threadIdx.x == 0) {
-          int all = 0;
-          for (int w = 0; w < warps; ++w) all += warp_hits[w];
-          chunk_hits = base + all;
-        }
-        __syncthreads();
-        base = chunk_hits;
-        __syncthreads();  // warp_hits, chunk_hits are rewritten next
+        ballot[k] = __ballot_sync(0xffffffffu, p < positions && id[k] >= v0 && id[k] < v1);
+        if (lane == 0) warp_hits[k * warps + warp] = __popc(ballot[k]);
       }
+      __syncthreads();
+      int before = 0, count = 0;
+      for (int j = 0; j < kPerThread * warps; ++j) count += warp_hits[j];
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) {
+        if (k > 0)
+          for (int j = (k - 1) * warps + warp; j < k * warps + warp; ++j) before += warp_hits[j];
+        else
+          for (int j = 0; j < warp; ++j) before += warp_hits[j];
+        if (ballot[k] >> lane & 1u)
+          hits[before + __popc(ballot[k] & lanes_below)] =
+              static_cast<int>(p0 + k * blockDim.x + threadIdx.x);
+      }
+      __syncthreads();
+      const int base = count;
       // Thread t owns columns t, t + blockDim.x, ...: each element's adds in p order.
       for (int h = 0; h < base; ++h) {
         const long long p = hits[h];
@@ -102,7 +105,7 @@ __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
         const T* src = dy + p * D;
         for (long long d = threadIdx.x; d < D; d += blockDim.x) row[d] += src[d];
       }
-      __syncthreads();  // hits is rewritten by the next chunk
+      __syncthreads();  // hits, warp_hits are rewritten by the next chunk
     }
     if (__syncthreads_or(bad))
       for (long long i = threadIdx.x; i < (v1 - v0) * D; i += blockDim.x)

@@ -41,7 +41,9 @@ cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/graph_overhead.cu -o "$out/rt/graph_overhead"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 # The kernel speed lab (tools/bench/kernels): vouch's kernels against torch's ops.
-/usr/local/cuda/bin/nvcc -std=c++17 -O2 -arch=sm_90 -I runtime/cuda/kernels \
+# sm_90 code only, its fatbin compressed (the lab and it add ~1 MB together).
+/usr/local/cuda/bin/nvcc -std=c++17 -O2 -gencode arch=compute_90,code=sm_90 \
+  -Xfatbin=-compress-all -I runtime/cuda/kernels \
   tools/bench/kernels/kernels.cu -o "$out/rt/bench_kernels"
 cp tools/bench/kernels/kernels.py "$out/"
 cat > "$out/kernels.sh" <<'KERNELS'

@@ -178,7 +178,7 @@ def compare(vouch_out, torch_out):
     for s, v in enumerate(vouch_out["samples"]):
         at = bench_hash_int(s, SAMPLE_SEED) % n
         w = float(t[at])
-        if not (abs(v - w) <= 1e-3 * abs(w) + 1e-4 * scale + 1e-7):
+        if not (abs(v - w) <= 1e-3 * abs(w) + 1e-4 * scale):
             problems.append("element %d: %.9g vs torch %.9g" % (at, v, w))
             break
     return problems

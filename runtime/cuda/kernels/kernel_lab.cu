@@ -1269,7 +1269,10 @@ void validate() {
     test_reduce<T>({2, 1000, 3}, {1}, mean);
     test_reduce<T>({4099, 3}, {1}, mean);         // outputs > 4096 blocks: grid-stride
     test_reduce<T>({3, 4, 5, 6}, {1, 3}, mean);
+    test_reduce<T>({5, 3001}, {1}, mean);         // count > 1024: four loads in flight
+    test_reduce<T>({1100, 3}, {0}, mean);         // the same through a strided axis
     test_column_sum<T>(1000, 70, mean);
+    test_column_sum<T>(5001, 33, mean);           // sixteen loads in flight, then the tail
     test_column_sum<T>(3, 32, mean);
     test_column_sum<T>(33, 100, mean);
     test_column_sum<T>(1, 40, mean);

@@ -605,6 +605,39 @@ void test_softmax(long long outer, long long n, long long inner, bool take_log) 
 }
 
 // A NaN makes its own row NaN and leaves the others alone.
+// A row whose first 600 of 1000 logits are -inf (masking by -inf, as attention
+// does): the one-pass statistics must skip them, not turn NaN where a thread meets
+// -inf before any finite logit. softmax: exact zeros there; log_softmax: -inf.
+template <class T>
+void test_softmax_neg_inf(bool take_log) {
+  const std::string tag = std::string(take_log ? "log_softmax " : "softmax ") +
+                          type_name<T>() + " 600 of 1000 logits -inf";
+  const long long n = 1000, masked = 600;
+  std::vector<T> x = random_vector<T>(n, -3, 3);
+  for (long long k = 0; k < masked; ++k) x[k] = -std::numeric_limits<T>::infinity();
+  double m = -INFINITY, sum = 0;
+  for (long long k = masked; k < n; ++k) m = std::max(m, double(x[k]));
+  for (long long k = masked; k < n; ++k) sum += std::exp(double(x[k]) - m);
+  DeviceArray<T> din(x), dout(n);
+  Lab<T>::softmax<<<1, 256>>>(din.p, dout.p, 1, n, 1, take_log ? 1 : 0);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+  long long wrong_masked = 0;
+  double err = 0;
+  for (long long k = 0; k < n; ++k) {
+    if (k < masked) {
+      wrong_masked += take_log ? !(std::isinf(double(got[k])) && got[k] < 0) : got[k] != T(0);
+      continue;
+    }
+    const double want = take_log ? double(x[k]) - m - std::log(sum)
+                                 : std::exp(double(x[k]) - m) / sum;
+    const double d = std::fabs(double(got[k]) - want);
+    err = std::isnan(d) ? NAN : std::max(err, d);
+  }
+  report(tag + ": the -inf entries (wrong)", double(wrong_masked), 0);
+  report(tag + ": the others", err, row_tolerance<T>(n, 8));
+}
+
 template <class T>
 void test_softmax_nan() {
   std::vector<T> x = {T(1), std::numeric_limits<T>::quiet_NaN(), T(0), T(2), T(-1), T(0.5)};
@@ -1283,6 +1316,8 @@ void validate() {
     test_softmax<T>(3, 1000, 1, take_log);   // n > 256: several elements per thread
     test_softmax<T>(2, 5, 3, take_log);      // an inner axis: strided rows
     test_softmax<T>(5000, 4, 1, take_log);   // rows > 4096: grid-stride
+    test_softmax<T>(3, 5000, 1, take_log);   // n > 2048: the eight-wide loop
+    test_softmax_neg_inf<T>(take_log);
   }
   test_softmax_nan<T>();
   for (bool affine : {false, true}) {

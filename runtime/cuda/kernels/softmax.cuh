@@ -53,14 +53,16 @@ __device__ inline long long row_base(long long row, long long n, long long inner
   return o * n * inner + (row - o * inner);
 }
 
-// One element into a thread's running (max, sum of exp(x - max)). A NaN never
-// raises the max but makes the sum NaN, so a NaN element makes its row NaN.
+// One element into a thread's running (max, sum of exp(x - max)), from (-inf, 0). A
+// NaN never raises the max but makes the sum NaN, so a NaN element makes its row NaN.
+// -inf adds exp(-inf) = 0, skipped: before any finite element exp(-inf - -inf) would
+// be NaN (a row masked with -inf logits must not turn NaN).
 template <class T>
 __device__ inline void online_add(T x, T& max, T& sum) {
   if (x > max) {
     sum = sum * exp(max - x) + T(1);
     max = x;
-  } else {
+  } else if (x != -positive_infinity<T>()) {
     sum += exp(x - max);
   }
 }

@@ -6,7 +6,8 @@
 # (runtime/cuda/kernels/kernel_lab.cu, built by nvcc); the runner
 # (tests/gpu/run.sh) and the benchmark (tools/bench/bench.py). On a GPU host:
 #   .gpu-suite/run.sh            # ends with "gpu-suite: N passed, N failed"
-#   .gpu-suite/bench.sh          # the performance race
+#   .gpu-suite/bench.sh          # the performance race (ends with kernels.sh)
+#   .gpu-suite/kernels.sh        # the kernel speed lab alone: vouch vs torch per kernel
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -40,6 +41,19 @@ cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 # What a CUDA graph node costs on the GPU host (docs/performance.md).
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/graph_overhead.cu -o "$out/rt/graph_overhead"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
+# The kernel speed lab (tools/bench/kernels): vouch's kernels against torch's ops.
+# sm_90 code only, its fatbin compressed (the lab and it add ~1 MB together).
+/usr/local/cuda/bin/nvcc -std=c++17 -O2 -gencode arch=compute_90,code=sm_90 \
+  -Xfatbin=-compress-all -I runtime/cuda/kernels \
+  tools/bench/kernels/kernels.cu -o "$out/rt/bench_kernels"
+cp tools/bench/kernels/kernels.py "$out/"
+cat > "$out/kernels.sh" <<'KERNELS'
+#!/usr/bin/env bash
+# The kernel speed lab: one table, vouch vs torch (tools/bench/kernels/README.md).
+cd "$(dirname "$0")"
+python3 kernels.py --bin rt/bench_kernels --markdown kernels.md "$@"
+KERNELS
+chmod +x "$out/kernels.sh"
 cat > "$out/bench.sh" <<'BENCH'
 #!/usr/bin/env bash
 cd "$(dirname "$0")"
@@ -47,6 +61,7 @@ python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
 rt/kernel_lab --bench | grep -E '^BENCH|checks'
 rt/graph_overhead
+./kernels.sh
 BENCH
 chmod +x "$out/bench.sh"
 # Symbols are not needed on the GPU machine; the folder must stay under the

@@ -1,13 +1,15 @@
 //===- LossRecipe.cpp - mse_loss, cross_entropy(_grad) ----------*- C++ -*-===//
 //
 // cuda: runtime/cuda/kernels/loss.cuh (mse_loss) and classifier.cuh
-// (cross_entropy, cross_entropy_grad), fixed-order trees, no atomics.
+// (cross_entropy, cross_entropy_grad), fixed-order trees, no float atomics.
 // cpu: runtime/cpu_kernels.h's mse_loss, cross_entropy, cross_entropy_grad.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
 
 #include "codegen/EmitSupport.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -85,7 +87,11 @@ public:
                              KernelArg::integer(numel(ce.getLabels())),
                              KernelArg::integer(classes),
                              KernelArg::integer(static_cast<int64_t>(ce.getIgnoreIndex()))},
-                            cuda ? 1 : 0, cuda ? 256 : 0, cuda ? 1 : 0);
+                            // One block per row up to the kernel's 1024 slots
+                            // (classifier.cuh: the last block sums them in order).
+                            cuda ? uint32_t(std::clamp<int64_t>(numel(ce.getLabels()), 1, 1024))
+                                 : 0,
+                            cuda ? 256 : 0, cuda ? 1 : 0);
       return success();
     }
     if (auto grad = dyn_cast<CrossEntropyGradOp>(first)) {

@@ -2,19 +2,33 @@
 // and dlogits (llm.c's fused classifier in two kernels: the probabilities are never a
 // tensor of their own; dlogits recomputes them from the logits).
 //
-// Why these shapes: the loss is one number per step, so its kernel is one block that
-// walks the rows in order, each row's max and sum of exponentials by the block's fixed
-// tree (common.cuh), the row losses added by thread 0 in row order: the same bits
-// every run, no atomics. (One block bounds its speed on very large logits; a
-// multi-block variant with an ordered final sum is the GPT-2 issue's.) dlogits has one
-// block per row (grid-stride over rows); each block first counts the kept rows itself
-// (an integer sum: exact in any order).
+// Row statistics in one pass (softmax.cuh's row_online_stats: the logits are read
+// once per kernel for them): each thread folds its elements c = t, t + blockDim.x, ...
+// in ascending order into a running (max, sum of exp(z - max)) pair, rescaling the
+// sum when the max grows (online softmax); the block's pairs are then combined by a
+// fixed tree. Every order is fixed: the same bits every run, no float atomics.
+//
+// Forward: one block per row (grid-stride over rows). Block b adds the losses of its
+// rows b, b + G, ... (G = min(gridDim.x, kCrossEntropyMaxBlocks)) in row order, from
+// 0, and parks the sum and its kept-row count in a per-block slot of this module's
+// scratch; the last block to take a ticket (an integer atomic: it only picks which
+// block does the final sum, the values are the same whichever it is) folds the G
+// slots per thread (b = t, t + 256, ...) and by the fixed tree, writes the mean and
+// resets the ticket for the next launch. One launch; a stream runs one cross_entropy
+// at a time, so the module-global scratch is never shared by concurrent launches.
+// With G = 1 the order is the old single block's: rows in order, from 0.
+//
+// dlogits: one block per row (grid-stride over rows); each block first counts the
+// kept rows itself (an integer sum: exact in any order), then one statistics pass and
+// one writing pass, the latter from the row's end (the tail just read is likeliest to
+// be in L2).
 //
 // A label outside [0, C) that is not ignore_index makes the loss, and its row of
 // dlogits, NaN; the data loader refuses such labels before training.
 //
-// Launch: cross_entropy_kernel grid 1, block 256; cross_entropy_grad_kernel grid
-// min(rows, 65535), block 256.
+// Launch: block 256; cross_entropy_kernel grid min(rows, 1024) (any grid is correct:
+// blocks past kCrossEntropyMaxBlocks only take a ticket), cross_entropy_grad_kernel
+// grid min(rows, 65535).
 // Generated entry points (t = float / double):
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, t* out,
 //       long long rows, long long classes, long long ignore_index)
@@ -24,6 +38,7 @@
 #define VOUCH_RUNTIME_CUDA_KERNELS_CLASSIFIER_CUH_
 
 #include "common.cuh"
+#include "softmax.cuh"  // row_online_stats
 
 namespace vouch {
 
@@ -34,74 +49,103 @@ __device__ inline T quiet_nan() {
                         : T(__int_as_float(0x7fc00000));
 }
 
-// NaN-propagating max (a NaN logit makes its row's loss NaN, as on cpu).
-template <class T>
-__device__ inline T nan_max(T a, T b) {
-  return (a > b || a != a) ? a : b;
-}
+// The forward's per-block slots (the sum of the block's row losses, as double: exact
+// for both element types, and its kept rows) and the ticket. Module globals: NVRTC
+// and nvcc zero them at load; the last block resets the ticket.
+constexpr unsigned kCrossEntropyMaxBlocks = 1024;
+__device__ double cross_entropy_block_loss[kCrossEntropyMaxBlocks];
+__device__ long long cross_entropy_block_kept[kCrossEntropyMaxBlocks];
+__device__ unsigned cross_entropy_ticket;
 
-// The row's max and sum of exp(z - max) over the block, by the fixed tree; every
-// thread gets both. `partial` holds blockDim.x (= 256) values.
+// The row's max and sum of exp(z - max) over the block (softmax.cuh's one-pass
+// statistics); every thread gets both. `pm`, `ps` hold blockDim.x (= 256) values each.
 template <class T>
-__device__ void row_max_and_sum(const T* z, long long classes, T* partial, T& max, T& sum) {
-  T m = z[0];
-  for (long long c = threadIdx.x; c < classes; c += blockDim.x) m = nan_max(m, z[c]);
-  block_tree(partial, m, [](T a, T b) { return nan_max(a, b); });
-  max = partial[0];
-  __syncthreads();
-  T s = T(0);
-  for (long long c = threadIdx.x; c < classes; c += blockDim.x) s += exp(z[c] - max);
-  block_sum_tree(partial, s);
-  sum = partial[0];
-  __syncthreads();
+__device__ void row_max_and_sum(const T* z, long long classes, T* pm, T* ps, T& max,
+                                T& sum) {
+  row_online_stats(z, 0, classes, 1, KeepAll(), pm, ps, max, sum);
 }
 
 template <class T>
 __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
                                      long long rows, long long classes,
                                      long long ignore_index) {
-  __shared__ T partial[256];
-  T total = T(0);
-  long long kept = 0;
-  for (long long r = 0; r < rows; ++r) {
-    const int label = labels[r];
-    if (label == ignore_index) continue;
-    ++kept;
-    const T* z = logits + r * classes;
-    T max, sum;
-    row_max_and_sum(z, classes, partial, max, sum);
+  __shared__ T pm[256], ps[256];
+  __shared__ long long counts[256];
+  __shared__ bool last;
+  const unsigned blocks = gridDim.x < kCrossEntropyMaxBlocks ? gridDim.x
+                                                              : kCrossEntropyMaxBlocks;
+  if (blockIdx.x < blocks) {
+    T total = T(0);
+    long long kept = 0;
+    for (long long r = blockIdx.x; r < rows; r += blocks) {
+      const int label = labels[r];
+      if (label == ignore_index) continue;
+      ++kept;
+      const T* z = logits + r * classes;
+      T max, sum;
+      row_max_and_sum(z, classes, pm, ps, max, sum);
+      if (threadIdx.x == 0) {
+        const bool valid = label >= 0 && label < classes;
+        total += valid ? log(sum) + max - z[valid ? label : 0] : quiet_nan<T>();
+      }
+    }
     if (threadIdx.x == 0) {
-      const bool valid = label >= 0 && label < classes;
-      total += valid ? log(sum) + max - z[valid ? label : 0] : quiet_nan<T>();
+      cross_entropy_block_loss[blockIdx.x] = double(total);
+      cross_entropy_block_kept[blockIdx.x] = kept;
     }
   }
-  if (threadIdx.x == 0) out[0] = total / T(kept);
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's slot is visible before its ticket
+    last = atomicAdd(&cross_entropy_ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  // The slots were written by other blocks: read them past this SM's L1.
+  const volatile double* loss = cross_entropy_block_loss;
+  const volatile long long* kept = cross_entropy_block_kept;
+  T s = T(0);
+  long long k = 0;
+  for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) {
+    s += T(loss[b]);
+    k += kept[b];
+  }
+  block_sum_tree(pm, s);
+  block_sum_tree(counts, k);
+  if (threadIdx.x == 0) {
+    out[0] = pm[0] / T(counts[0]);
+    cross_entropy_ticket = 0;
+  }
 }
 
 template <class T>
 __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
                                           const T* dloss, T* dlogits, long long rows,
                                           long long classes, long long ignore_index) {
-  __shared__ T partial[256];
+  __shared__ T pm[256], ps[256];
   __shared__ long long counts[256];
   long long mine = 0;
   for (long long r = threadIdx.x; r < rows; r += blockDim.x) mine += labels[r] != ignore_index;
   block_sum_tree(counts, mine);
   const T scale = dloss[0] / T(counts[0]);
   __syncthreads();
+  const long long step = blockDim.x;
+  const long long top = (classes - 1) / step * step;  // the last chunk's first column
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const int label = labels[r];
     const T* z = logits + r * classes;
     T* d = dlogits + r * classes;
     if (label == ignore_index || label < 0 || label >= classes) {
       const T fill = label == ignore_index ? T(0) : quiet_nan<T>();
-      for (long long c = threadIdx.x; c < classes; c += blockDim.x) d[c] = fill;
+      for (long long c = threadIdx.x; c < classes; c += step) d[c] = fill;
       continue;
     }
     T max, sum;
-    row_max_and_sum(z, classes, partial, max, sum);
-    for (long long c = threadIdx.x; c < classes; c += blockDim.x)
-      d[c] = scale * (exp(z[c] - max) / sum - (c == label ? T(1) : T(0)));
+    row_max_and_sum(z, classes, pm, ps, max, sum);
+    for (long long c0 = top; c0 >= 0; c0 -= step) {
+      const long long c = c0 + threadIdx.x;
+      if (c < classes) d[c] = scale * (exp(z[c] - max) / sum - (c == label ? T(1) : T(0)));
+    }
   }
 }
 

@@ -67,31 +67,51 @@ __device__ inline long long grid_stride_step() {
 }
 
 // The fixed-order tree of a block's partial sums: partial[threadIdx.x] = value, then
-// halving steps (partial[i] += partial[i + s] for s = blockDim.x / 2, ..., 1), with a
-// barrier after each. blockDim.x must be a power of two no larger than the array.
-// The total is partial[0] once this returns (for every thread: the last step ends with
-// a barrier); a caller that reuses `partial` afterwards needs another barrier first.
+// halving steps (partial[i] += partial[i + s] for s = blockDim.x / 2, ..., 1). The
+// levels s >= 32 go through shared memory with a barrier after each; the last five
+// (s = 16, ..., 1, all inside warp 0) by __shfl_down_sync, which gives lane i the value
+// of lane i + s: the same additions, in the same order, so the same bits, with five
+// barriers fewer. blockDim.x must be a power of two no larger than the array.
+// The total is partial[0] once this returns (for every thread: it ends with a
+// barrier); a caller that reuses `partial` afterwards needs another barrier first.
 // The order depends only on blockDim.x: no atomics, so results are bitwise repeatable.
-template <class T>
-__device__ inline void block_sum_tree(T* partial, T value) {
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-    __syncthreads();
-  }
-}
-
-// The same fixed tree for another associative combine (reduce.cuh's max / min).
 template <class T, class Combine>
 __device__ inline void block_tree(T* partial, T value, Combine combine) {
   partial[threadIdx.x] = value;
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+  int s = blockDim.x / 2;
+  for (; s >= 32; s >>= 1) {
     if (threadIdx.x < s)
       partial[threadIdx.x] = combine(partial[threadIdx.x], partial[threadIdx.x + s]);
     __syncthreads();
   }
+  if (blockDim.x >= 32) {
+    if (threadIdx.x < 32) {
+      T v = partial[threadIdx.x];
+      for (; s > 0; s >>= 1) v = combine(v, __shfl_down_sync(0xffffffffu, v, s));
+      if (threadIdx.x == 0) partial[0] = v;
+    }
+    __syncthreads();
+    return;
+  }
+  for (; s > 0; s >>= 1) {  // a block narrower than a warp
+    if (threadIdx.x < s)
+      partial[threadIdx.x] = combine(partial[threadIdx.x], partial[threadIdx.x + s]);
+    __syncthreads();
+  }
+}
+
+struct SumCombine {
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+
+// The tree of sums (block_tree with +).
+template <class T>
+__device__ inline void block_sum_tree(T* partial, T value) {
+  block_tree(partial, value, SumCombine());
 }
 
 }  // namespace vouch

@@ -1,16 +1,23 @@
 // embedding.cuh: torch.nn.functional.embedding (rows of a [V, D] table picked by int32
 // ids) and its VJP, the rows of dy summed into [V, D] by id.
 //
-// Why no atomics: embedding_grad gives each table element (v, d) one thread, which folds
-// dy[p, d] over the positions p whose id is v in ascending order from 0. The order of
-// every sum is fixed (the cpu kernel folds the same sequence: the same bits), at the
-// cost of reading all `positions` ids per element: fine for the tables vouch trains,
-// a sort-based scheme would be the next step for large V·D·positions.
+// Why no atomics: each element (v, d) of the gradient has one writer, which folds
+// dy[p, d] over the positions p whose id is v in ascending order from 0 (the cpu
+// kernel folds the same sequence: the same bits). embedding_grad gives each block
+// kEmbeddingGradRows consecutive table rows (grid-stride over such groups): the
+// block zeroes its rows, then walks the ids in chunks of 4·blockDim.x, compacts the
+// positions whose id falls in its rows into shared memory in ascending order (warp
+// ballots and a prefix over the warps), and for each, in that order, adds the dy row
+// into its table row, thread t owning the columns d = t, t + blockDim.x, ... So the
+// table is written once plus once per position, dy read once, and each block reads
+// the ids (from L2): O(V·D + positions·D + groups·positions) instead of the old
+// O(V·D·positions).
 //
 // Out-of-range ids (computed ones; data fields are refused at load): embedding writes a
 // row of NaN instead of reading outside the table; embedding_grad writes NaN everywhere
-// (each thread sees every id), so a bad lookup's gradient is never silently dropped.
-// Launch: block 256, grid = max(1, min(ceil(total / 256), 1056)); grid-stride.
+// (each block sees every id), so a bad lookup's gradient is never silently dropped.
+// Launch: block 256 (a multiple of 32, at most 1024), grid = max(1, min(ceil(total /
+// 256), 1056)); grid-stride (embedding_grad: over groups of kEmbeddingGradRows rows).
 // Generated entry points:
 //   extern "C" __global__ void k_f32(const int* ids, const float* table, float* out,
 //       long long positions, long long V, long long D) {
@@ -38,21 +45,71 @@ __device__ void embedding_kernel(const int* ids, const T* table, T* out,
   }
 }
 
+// Table rows per embedding_grad block: V = 50257 gives 786 groups, one wave of
+// 256-thread blocks on an H200.
+constexpr long long kEmbeddingGradRows = 64;
+
 // out [V, D] (v, d) = sum over p ascending with ids[p] = v of dy[p, d], from 0.
 template <class T>
 __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
                                       long long positions, long long V, long long D) {
-  const long long total = V * D;
-  for (long long idx = grid_stride_begin(); idx < total; idx += grid_stride_step()) {
-    const long long v = index_div(idx, D), d = idx - v * D;
-    T acc = T(0);
+  constexpr int kPerThread = 4;
+  __shared__ int hits[kPerThread * 1024];  // this chunk's positions in this group, ascending
+  __shared__ int warp_hits[kPerThread * 32];  // per (sub-chunk k, warp w), at k * warps + w
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const unsigned lanes_below = (1u << lane) - 1u;
+  const long long chunk = kPerThread * static_cast<long long>(blockDim.x);
+  const long long groups = (V + kEmbeddingGradRows - 1) / kEmbeddingGradRows;
+  for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+    const long long v0 = g * kEmbeddingGradRows;
+    const long long v1 = v0 + kEmbeddingGradRows < V ? v0 + kEmbeddingGradRows : V;
+    for (long long i = threadIdx.x; i < (v1 - v0) * D; i += blockDim.x) out[v0 * D + i] = T(0);
     bool bad = false;
-    for (long long p = 0; p < positions; p++) {
-      const long long id = ids[p];
-      bad = bad || id < 0 || id >= V;
-      if (id == v) acc += dy[p * D + d];
+    for (long long p0 = 0; p0 < positions; p0 += chunk) {
+      // Position p0 + k * blockDim.x + t is thread t's k-th; ascending p is the order
+      // (k, warp, lane), so a hit's slot is the hits of the (k, warp) pairs before its
+      // own plus its lanes below.
+      int id[kPerThread];
+      unsigned ballot[kPerThread];
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) {
+        const long long p = p0 + k * blockDim.x + threadIdx.x;
+        id[k] = p < positions ? ids[p] : static_cast<int>(v0);
+        bad = bad || id[k] < 0 || id[k] >= V;
+      }
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) {
+        const long long p = p0 + k * blockDim.x + threadIdx.x;
+        ballot[k] = __ballot_sync(0xffffffffu, p < positions && id[k] >= v0 && id[k] < v1);
+        if (lane == 0) warp_hits[k * warps + warp] = __popc(ballot[k]);
+      }
+      __syncthreads();
+      int before = 0, count = 0;
+      for (int j = 0; j < kPerThread * warps; ++j) count += warp_hits[j];
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) {
+        if (k > 0)
+          for (int j = (k - 1) * warps + warp; j < k * warps + warp; ++j) before += warp_hits[j];
+        else
+          for (int j = 0; j < warp; ++j) before += warp_hits[j];
+        if (ballot[k] >> lane & 1u)
+          hits[before + __popc(ballot[k] & lanes_below)] =
+              static_cast<int>(p0 + k * blockDim.x + threadIdx.x);
+      }
+      __syncthreads();
+      const int base = count;
+      // Thread t owns columns t, t + blockDim.x, ...: each element's adds in p order.
+      for (int h = 0; h < base; ++h) {
+        const long long p = hits[h];
+        T* row = out + static_cast<long long>(ids[p]) * D;
+        const T* src = dy + p * D;
+        for (long long d = threadIdx.x; d < D; d += blockDim.x) row[d] += src[d];
+      }
+      __syncthreads();  // hits, warp_hits are rewritten by the next chunk
     }
-    out[idx] = bad ? lookup_nan<T>() : acc;
+    if (__syncthreads_or(bad))
+      for (long long i = threadIdx.x; i < (v1 - v0) * D; i += blockDim.x)
+        out[v0 * D + i] = lookup_nan<T>();
   }
 }
 

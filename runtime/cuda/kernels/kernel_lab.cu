@@ -429,9 +429,15 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   const T dloss = T(0.75);
   DeviceArray<T> dz(z), dl(std::vector<T>{dloss}), out(1), grad(rows * classes), again(1);
   DeviceArray<int> dlab(labels);
-  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore);
+  // The loss at codegen's grid (min(rows, 1024): one block per row, then the last
+  // block's ordered sum), twice, and on one block (every row in order, from 0).
+  const unsigned loss_grid = unsigned(std::min(rows, 1024LL));
+  DeviceArray<T> single(1);
+  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore);
   LAB_LAUNCHED();
-  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore);
+  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore);
+  LAB_LAUNCHED();
+  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, single.p, rows, classes, ignore);
   LAB_LAUNCHED();
   Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, grad.p, rows, classes,
                                                    ignore);
@@ -461,14 +467,20 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   const std::vector<T> got = out.download();
   if (bad_label) {
     report(tag + ": loss is NaN", std::isnan(double(got[0])) ? 0 : 1, 0);
+    report(tag + ": loss is NaN (one block)", std::isnan(double(single.download()[0])) ? 0 : 1,
+           0);
     long long nan_row = 0;
     const std::vector<T> g = grad.download();
     for (long long c = 0; c < classes; ++c) nan_row += !std::isnan(double(g[rows / 2 * classes + c]));
     report(tag + ": its dlogits row is NaN (elements that are not)", double(nan_row), 0);
     return;
   }
+  const double loss_tol = 64 * eps * std::log2(double(classes) + 1);
   report(tag + ": loss vs float64 (relative)",
-         std::fabs(double(got[0]) - loss) / std::max(1.0, std::fabs(loss)), 64 * eps * std::log2(double(classes) + 1));
+         std::fabs(double(got[0]) - loss) / std::max(1.0, std::fabs(loss)), loss_tol);
+  report(tag + ": loss on one block vs float64 (relative)",
+         std::fabs(double(single.download()[0]) - loss) / std::max(1.0, std::fabs(loss)),
+         loss_tol);
   report(tag + ": dlogits vs float64", max_abs_err(grad.download(), want), 16 * eps / double(kept) + 16 * eps);
   report_bitwise(tag + ": loss run twice", bit_mismatches(again.download(), got), 1);
 }
@@ -593,6 +605,39 @@ void test_softmax(long long outer, long long n, long long inner, bool take_log) 
 }
 
 // A NaN makes its own row NaN and leaves the others alone.
+// A row whose first 600 of 1000 logits are -inf (masking by -inf, as attention
+// does): the one-pass statistics must skip them, not turn NaN where a thread meets
+// -inf before any finite logit. softmax: exact zeros there; log_softmax: -inf.
+template <class T>
+void test_softmax_neg_inf(bool take_log) {
+  const std::string tag = std::string(take_log ? "log_softmax " : "softmax ") +
+                          type_name<T>() + " 600 of 1000 logits -inf";
+  const long long n = 1000, masked = 600;
+  std::vector<T> x = random_vector<T>(n, -3, 3);
+  for (long long k = 0; k < masked; ++k) x[k] = -std::numeric_limits<T>::infinity();
+  double m = -INFINITY, sum = 0;
+  for (long long k = masked; k < n; ++k) m = std::max(m, double(x[k]));
+  for (long long k = masked; k < n; ++k) sum += std::exp(double(x[k]) - m);
+  DeviceArray<T> din(x), dout(n);
+  Lab<T>::softmax<<<1, 256>>>(din.p, dout.p, 1, n, 1, take_log ? 1 : 0);
+  LAB_LAUNCHED();
+  const std::vector<T> got = dout.download();
+  long long wrong_masked = 0;
+  double err = 0;
+  for (long long k = 0; k < n; ++k) {
+    if (k < masked) {
+      wrong_masked += take_log ? !(std::isinf(double(got[k])) && got[k] < 0) : got[k] != T(0);
+      continue;
+    }
+    const double want = take_log ? double(x[k]) - m - std::log(sum)
+                                 : std::exp(double(x[k]) - m) / sum;
+    const double d = std::fabs(double(got[k]) - want);
+    err = std::isnan(d) ? NAN : std::max(err, d);
+  }
+  report(tag + ": the -inf entries (wrong)", double(wrong_masked), 0);
+  report(tag + ": the others", err, row_tolerance<T>(n, 8));
+}
+
 template <class T>
 void test_softmax_nan() {
   std::vector<T> x = {T(1), std::numeric_limits<T>::quiet_NaN(), T(0), T(2), T(-1), T(0.5)};
@@ -1328,6 +1373,9 @@ void validate() {
       test_cross_entropy<T>(37, 10, 16, false);     // grid-stride rows in the gradient
       test_cross_entropy<T>(9, 1000, 65535, false);   // several classes per thread
       test_cross_entropy<T>(12, 7, 4, true);
+      test_cross_entropy<T>(2500, 300, 700, false);   // loss: several rows per block
+      test_cross_entropy<T>(3, 50257, 3, false);      // GPT-2's vocabulary: the 8-wide loop
+      test_cross_entropy<T>(1500, 9, 1500, true);     // NaN through the last block's sum
     }
     test_reduce_extreme<T>({300, 513}, {1}, max, false);   // count > 256
     test_reduce_extreme<T>({4099, 3}, {1}, max, false);    // grid-stride outputs
@@ -1344,7 +1392,10 @@ void validate() {
     test_reduce<T>({2, 1000, 3}, {1}, mean);
     test_reduce<T>({4099, 3}, {1}, mean);         // outputs > 4096 blocks: grid-stride
     test_reduce<T>({3, 4, 5, 6}, {1, 3}, mean);
+    test_reduce<T>({5, 3001}, {1}, mean);         // count > 1024: four loads in flight
+    test_reduce<T>({1100, 3}, {0}, mean);         // the same through a strided axis
     test_column_sum<T>(1000, 70, mean);
+    test_column_sum<T>(5001, 33, mean);           // sixteen loads in flight, then the tail
     test_column_sum<T>(3, 32, mean);
     test_column_sum<T>(33, 100, mean);
     test_column_sum<T>(1, 40, mean);
@@ -1355,6 +1406,8 @@ void validate() {
     test_softmax<T>(3, 1000, 1, take_log);   // n > 256: several elements per thread
     test_softmax<T>(2, 5, 3, take_log);      // an inner axis: strided rows
     test_softmax<T>(5000, 4, 1, take_log);   // rows > 4096: grid-stride
+    test_softmax<T>(3, 5000, 1, take_log);   // n > 2048: the eight-wide loop
+    test_softmax_neg_inf<T>(take_log);
   }
   test_softmax_nan<T>();
   for (bool affine : {false, true}) {
@@ -1399,6 +1452,9 @@ void validate() {
   test_embedding<T>(37, 10, 8, false, false);      // ids repeat, rows skipped
   test_embedding<T>(1000, 50, 33, true, false);    // one block: the grid-stride loop
   test_embedding<T>(12, 5, 3, false, true);
+  test_embedding<T>(3000, 300, 70, false, false);  // chunks of ids, several row groups
+  test_embedding<T>(5000, 7, 300, false, false);   // many hits per group, D > 256
+  test_embedding<T>(3000, 300, 70, false, true);
   test_gather_scatter<T>(4, 8, 3, 1, false, false);    // the last axis
   test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
   test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block

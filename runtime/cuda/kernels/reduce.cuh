@@ -45,8 +45,16 @@ __device__ void reduce_sum_kernel(const T* in, T* out, const Dims& kept, const D
   for (long long o = blockIdx.x; o < outputs; o += gridDim.x) {
     const long long base = dims_offset(o, kept);
     T sum = T(0);
-    for (long long r = threadIdx.x; r < count; r += blockDim.x)
-      sum += in[base + dims_offset(r, reduced)];
+    long long r = threadIdx.x;
+    // Four loads in flight, added in the same ascending order (the same bits).
+    for (; r + 3 * blockDim.x < count; r += 4 * blockDim.x) {
+      T v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = in[base + dims_offset(r + k * blockDim.x, reduced)];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) sum += v[k];
+    }
+    for (; r < count; r += blockDim.x) sum += in[base + dims_offset(r, reduced)];
     block_sum_tree(partial, sum);
     if (threadIdx.x == 0) out[o] = divisor > 1 ? partial[0] / T(divisor) : partial[0];
     __syncthreads();  // partial is rewritten by the next output
@@ -110,8 +118,19 @@ __device__ void column_sum_kernel(const T* in, T* out, long long rows, long long
   __shared__ T partial[32][33];
   const long long c = static_cast<long long>(blockIdx.x) * 32 + threadIdx.x;
   T sum = T(0);
-  if (c < cols)
-    for (long long r = threadIdx.y; r < rows; r += 32) sum += in[r * cols + c];
+  if (c < cols) {
+    // Sixteen loads in flight, added in the same ascending order (the same bits): the
+    // grid is only ceil(cols / 32) blocks, so each thread must keep memory busy.
+    long long r = threadIdx.y;
+    for (; r + 15 * 32 < rows; r += 16 * 32) {
+      T v[16];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) v[k] = in[(r + 32 * k) * cols + c];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) sum += v[k];
+    }
+    for (; r < rows; r += 32) sum += in[r * cols + c];
+  }
   partial[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
   for (int s = 16; s > 0; s >>= 1) {

@@ -5,11 +5,15 @@
 // (o * n + k) * inner + i, k = 0..n-1: stride inner (1 for the last axis, the common
 // case, where a warp reads contiguous memory).
 //
-// Why one block per row with fixed trees: the row's max, then its sum of exp(x - max)
-// (in the VJP: sum of grad * y, or of grad), are each a per-thread fold over
-// k = t, t + blockDim.x, ... (ascending) followed by the fixed tree of common.cuh, so
-// every run gives the same bits, with no atomics. Rows grid-stride over the blocks.
-// Accumulation is in T (f32 runs in f32, f64 runs in f64).
+// Why one block per row with fixed trees: softmax's statistics are gathered in one
+// pass: each thread folds its elements k = t, t + blockDim.x, ... (ascending; eight
+// loads in flight) into a running (max, sum of exp(x - max)) pair, rescaling the sum
+// when the max grows (online softmax), and the block's pairs are combined by a fixed
+// halving tree; a second pass writes the row. (The VJP's sum is common.cuh's tree.)
+// So every run gives the same bits, with no atomics, and the input is read twice, not
+// three times (rows of 50257 do not stay in L2). Rows grid-stride over the blocks.
+// Accumulation is in T (f32 runs in f32, f64 runs in f64). classifier.cuh uses the
+// same row statistics.
 //
 // A mask (masked softmax) enters through softmax_rows' `keep` predicate on the element
 // index: blocked elements are left out of the max and the sum and written as exact
@@ -49,30 +53,97 @@ __device__ inline long long row_base(long long row, long long n, long long inner
   return o * n * inner + (row - o * inner);
 }
 
+// One element into a thread's running (max, sum of exp(x - max)), from (-inf, 0). A
+// NaN never raises the max but makes the sum NaN, so a NaN element makes its row NaN.
+// -inf adds exp(-inf) = 0, skipped: before any finite element exp(-inf - -inf) would
+// be NaN (a row masked with -inf logits must not turn NaN).
+template <class T>
+__device__ inline void online_add(T x, T& max, T& sum) {
+  if (x > max) {
+    sum = sum * exp(max - x) + T(1);
+    max = x;
+  } else if (x != -positive_infinity<T>()) {
+    sum += exp(x - max);
+  }
+}
+
+// Two (max, sum) pairs as one; a side with nothing (sum 0) contributes 0.
+template <class T>
+__device__ inline void online_combine(T& max, T& sum, T other_max, T other_sum) {
+  const T m = NanMax<T>()(max, other_max);
+  const T a = sum == T(0) ? T(0) : sum * exp(max - m);
+  const T b = other_sum == T(0) ? T(0) : other_sum * exp(other_max - m);
+  max = m;
+  sum = a + b;
+}
+
+// The max and sum of exp(x - max) over the kept elements base + k * inner of a row of
+// n, for every thread of the block: per thread ascending k = t, t + blockDim.x, ...,
+// then the fixed halving tree. `pm`, `ps` hold blockDim.x (= 256, a power of two
+// >= 32) values each. No kept element: max -inf, sum 0.
+template <class T, class Keep>
+__device__ void row_online_stats(const T* in, long long base, long long n, long long inner,
+                                 Keep keep, T* pm, T* ps, T& max, T& sum) {
+  T m = -positive_infinity<T>(), s = T(0);
+  const long long step = blockDim.x;
+  long long k = threadIdx.x;
+  for (; k + 7 * step < n; k += 8 * step) {
+    T v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = in[base + (k + j * step) * inner];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (keep(base + (k + j * step) * inner)) online_add(v[j], m, s);
+  }
+  for (; k < n; k += step)
+    if (keep(base + k * inner)) online_add(in[base + k * inner], m, s);
+  // The halving tree (common.cuh's shape): levels h >= 32 in shared memory, the last
+  // five in warp 0 by shuffles (lane i + h's pair into lane i's: the same order).
+  pm[threadIdx.x] = m;
+  ps[threadIdx.x] = s;
+  __syncthreads();
+  int h = blockDim.x / 2;
+  for (; h >= 32; h >>= 1) {
+    if (threadIdx.x < h) {
+      T a = pm[threadIdx.x], b = ps[threadIdx.x];
+      online_combine(a, b, pm[threadIdx.x + h], ps[threadIdx.x + h]);
+      pm[threadIdx.x] = a;
+      ps[threadIdx.x] = b;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x < 32) {  // blockDim.x >= 32 (launch: 256)
+    T a = pm[threadIdx.x], b = ps[threadIdx.x];
+    for (; h > 0; h >>= 1) {
+      const T other_m = __shfl_down_sync(0xffffffffu, a, h);
+      const T other_s = __shfl_down_sync(0xffffffffu, b, h);
+      online_combine(a, b, other_m, other_s);
+    }
+    if (threadIdx.x == 0) {
+      pm[0] = a;
+      ps[0] = b;
+    }
+  }
+  __syncthreads();
+  max = pm[0];
+  sum = ps[0];
+  __syncthreads();  // pm, ps are rewritten by the next row
+}
+
 template <class T, class Keep>
 __device__ void softmax_rows(const T* in, T* out, long long outer, long long n,
                              long long inner, bool take_log, Keep keep) {
-  __shared__ T partial[256];
+  __shared__ T pm[256], ps[256];
   const long long rows = outer * inner;
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
     const long long base = row_base(row, n, inner);
-    T m = -positive_infinity<T>();
-    for (long long k = threadIdx.x; k < n; k += blockDim.x)
-      if (keep(base + k * inner)) m = NanMax<T>()(m, in[base + k * inner]);
-    block_tree(partial, m, NanMax<T>());
-    m = partial[0];
-    __syncthreads();  // partial is rewritten by the sum
-    T sum = T(0);
-    for (long long k = threadIdx.x; k < n; k += blockDim.x)
-      if (keep(base + k * inner)) sum += exp(in[base + k * inner] - m);
-    block_sum_tree(partial, sum);
-    sum = partial[0];
+    T m, sum;
+    row_online_stats(in, base, n, inner, keep, pm, ps, m, sum);
     const T log_sum = log(sum);
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       const long long at = base + k * inner;
       out[at] = !keep(at) ? T(0) : take_log ? in[at] - m - log_sum : exp(in[at] - m) / sum;
     }
-    __syncthreads();  // partial is rewritten by the next row
   }
 }
 

@@ -92,6 +92,7 @@ struct RunConfig {
   bool cuda_graph = true;      // --no-cuda-graph turns it off
   bool deterministic = false;  // --deterministic (the cuda runtime also reads its env var)
   bool audit_launches = false;  // --audit-launches: audit the first captured step's graph
+  uint64_t seed = 0;  // --seed: the random ops' run seed (counter_rng.h)
 };
 
 template <class T>

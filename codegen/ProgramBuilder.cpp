@@ -151,6 +151,8 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
       ints_.insert(ints_.end(), arg.extents.begin(), arg.extents.end());
       ints_.insert(ints_.end(), arg.strides.begin(), arg.strides.end());
       break;
+    case rt::ArgDesc::Context:
+      break;
     }
     args_.push_back(desc);
   }
@@ -239,6 +241,8 @@ const char *kindName(rt::ArgDesc::Kind kind) {
     return "vouch::rt::ArgDesc::Real";
   case rt::ArgDesc::Dims:
     return "vouch::rt::ArgDesc::Dims";
+  case rt::ArgDesc::Context:
+    return "vouch::rt::ArgDesc::Context";
   }
   return "";
 }

@@ -39,6 +39,8 @@ struct KernelArg {
     return {rt::ArgDesc::Dims, {}, 0, {extents.begin(), extents.end()},
             {strides.begin(), strides.end()}};
   }
+  /// The step context of the random ops (rt::ArgDesc::Context).
+  static KernelArg context() { return {rt::ArgDesc::Context, {}, 0, {}, {}}; }
   rt::ArgDesc::Kind kind;
   mlir::Value value;
   int64_t integerValue;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "frontend/Lowering.h"
 #include "mlir/IR/Diagnostics.h"
@@ -57,6 +58,9 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"softmax", &Lowering::lowerSoftmax},
       {"log_softmax", &Lowering::lowerSoftmax},
       {"layer_norm", &Lowering::lowerLayerNorm},
+      {"dropout", &Lowering::lowerRandom},
+      {"rand_uniform", &Lowering::lowerRandom},
+      {"bernoulli_mask", &Lowering::lowerRandom},
   };
   for (const auto &s : special)
     if (s.op == op.mnemonic)
@@ -824,4 +828,84 @@ ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
   auto op = builder.create<LayerNormOp>(getLoc(call.getLoc()), type, x, w, b,
                                         builder.getF64FloatAttr(eps->value));
   return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Random ops: dropout, rand_uniform, bernoulli_mask
+//===----------------------------------------------------------------------===//
+
+// dropout(x, p), rand_uniform(shape), bernoulli_mask(shape, p). Each gets the
+// next ordinal among the model's random ops in program order (every repeat
+// iteration and block instantiation its own), which keys its stream of
+// runtime/cuda/kernels/counter_rng.h. A generator's element type is the
+// model's real type (its first real input, target or param; f32 if none).
+ExprValue Lowering::lowerRandom(const BuiltinCall &call) {
+  llvm::StringRef name = call.spec.op->mnemonic;
+  bool isDropout = name == "dropout";
+  mlir::Value x;
+  std::optional<llvm::SmallVector<int64_t>> shape;
+  if (isDropout)
+    x = tensorArg(call, 0);
+  else
+    shape = integerListArg(call, 0, /*allowScalar=*/false);
+  double p = 0;
+  bool hasP = name != "rand_uniform";
+  if (hasP) {
+    std::optional<Number> given = numberArg(call, 1);
+    if (!given)
+      return ExprValue::invalid();
+    p = given->value;
+    bool ok = isDropout ? (p >= 0.0 && p < 1.0) : (p >= 0.0 && p <= 1.0);
+    if (!ok) {
+      SMLoc at = call.args[1].is(ExprValue::Kind::Absent) ? call.getLoc()
+                                                          : call.args[1].getLoc();
+      std::ostringstream shown; // 1.5, not 1.500000e+00
+      shown << p;
+      error(at) << call.opName() << ": p must be in "
+                << (isDropout ? "[0, 1)" : "[0, 1]") << ", got " << shown.str();
+      return ExprValue::invalid();
+    }
+  }
+  if (isDropout ? !x : !shape)
+    return ExprValue::invalid();
+  mlir::Location loc = getLoc(call.getLoc());
+  if (isDropout) {
+    mlir::RankedTensorType type =
+        checkShapeRule(call, inferPointwiseType({typeOf(x)}));
+    if (!type)
+      return ExprValue::invalid();
+    // p = 0 keeps every element unscaled: x itself, no op and no ordinal.
+    if (p == 0.0)
+      return ExprValue::tensor(x, call.getLoc());
+    auto op = builder.create<DropoutOp>(loc, type, x, builder.getF64FloatAttr(p),
+                                        builder.getI64IntegerAttr(randomOrdinal++));
+    return ExprValue::tensor(op, call.getLoc());
+  }
+  for (int64_t extent : *shape)
+    if (extent < 1) {
+      error(call.args[0].getLoc()) << call.opName()
+                                   << ": extents must be at least 1, got "
+                                   << formatList(*shape);
+      return ExprValue::invalid();
+    }
+  mlir::Type element = builder.getF32Type();
+  for (mlir::Operation &op : *builder.getInsertionBlock())
+    if (llvm::isa<InputOp, TargetOp, ParamOp>(op))
+      if (auto t = llvm::dyn_cast<mlir::RankedTensorType>(op.getResult(0).getType()))
+        if (llvm::isa<mlir::FloatType>(t.getElementType())) {
+          element = t.getElementType();
+          break;
+        }
+  std::optional<mlir::RankedTensorType> type =
+      makeTensorType(*shape, element, call.args[0].getLoc(), call.opName());
+  if (!type)
+    return ExprValue::invalid();
+  mlir::Value result;
+  if (name == "rand_uniform")
+    result = builder.create<RandUniformOp>(loc, *type,
+                                           builder.getI64IntegerAttr(randomOrdinal++));
+  else
+    result = builder.create<BernoulliMaskOp>(loc, *type, builder.getF64FloatAttr(p),
+                                             builder.getI64IntegerAttr(randomOrdinal++));
+  return ExprValue::tensor(result, call.getLoc());
 }

@@ -238,6 +238,7 @@ private:
   ExprValue lowerGatherOrScatter(const BuiltinCall &call);
   ExprValue lowerSoftmax(const BuiltinCall &call);
   ExprValue lowerLayerNorm(const BuiltinCall &call);
+  ExprValue lowerRandom(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,
@@ -302,6 +303,8 @@ private:
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
   OpCounter opCounter;
+  /// The next random op's ordinal (its stream of counter_rng.h).
+  int64_t randomOrdinal = 0;
   /// Statements, iterations and instantiations lowered so far.
   int64_t unrolled = 0;
   /// Set once a budget is spent: the walk stops.

@@ -1888,3 +1888,52 @@ LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
       },
       dy, grads);
 }
+
+//===----------------------------------------------------------------------===//
+// Random ops: dropout, rand_uniform, bernoulli_mask
+//===----------------------------------------------------------------------===//
+// Their bits come from runtime/cuda/kernels/counter_rng.h at run time; the
+// compiler knows only the attributes' ranges and that dropout, for a fixed
+// step, is linear in x.
+
+namespace {
+LogicalResult verifyRandomAttrs(Operation *op, double p, bool pMayBeOne,
+                                int64_t ordinal) {
+  if (!(p >= 0.0 && (pMayBeOne ? p <= 1.0 : p < 1.0))) {
+    std::ostringstream shown; // 1.5, not 1.500000e+00
+    shown << p;
+    return op->emitOpError() << "p must be in [0, " << (pMayBeOne ? "1]" : "1)")
+                             << ", got " << shown.str();
+  }
+  if (ordinal < 0)
+    return op->emitOpError() << "ordinal must be non-negative, got " << ordinal;
+  return success();
+}
+} // namespace
+
+LogicalResult DropoutOp::verify() {
+  if (failed(verifyRandomAttrs(*this, getP().convertToDouble(), false,
+                               getOrdinal())))
+    return failure();
+  if (getInput().getType() != getResult().getType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " differs from the input's " << getInput().getType();
+  return success();
+}
+
+// dropout(x) = x · m with m the step's mask: dx = dy · m, i.e. dropout of dy
+// with the same ordinal (the mask is recomputed from the counter, not saved).
+LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<DropoutOp>(getLoc(), getResult().getType(), dy[0],
+                                      getPAttr(), getOrdinalAttr()));
+  return success();
+}
+
+LogicalResult BernoulliMaskOp::verify() {
+  return verifyRandomAttrs(*this, getP().convertToDouble(), true, getOrdinal());
+}
+
+LogicalResult RandUniformOp::verify() {
+  return verifyRandomAttrs(*this, 0.0, true, getOrdinal());
+}

@@ -1130,4 +1130,100 @@ def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
       "atomics, bitwise the same on every launch (checked by the kernel lab)";
 }
 
+//===----------------------------------------------------------------------===//
+// Random ops: counter-based, the same bits on cpu and cuda for one --seed
+//===----------------------------------------------------------------------===//
+// Each draws from runtime/cuda/kernels/counter_rng.h's generator, keyed by the
+// run seed, the op's `ordinal` (its place among the model's random ops in
+// program order, set by the frontend; a VJP reuses its forward op's), the
+// training step and the element's flat index (docs/language.md, "Random ops").
+
+def Vouch_DropoutOp : Vouch_Op<"dropout", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Zeroes each element with probability p in training steps";
+  let description = [{
+    In a training step (a forward that records the tape) element i is zero
+    where counter_rng.h's draw for (seed, ordinal, step, i) falls below
+    threshold(p), and x · 1/(1 - p) elsewhere; in any other forward the
+    result is x. With a fixed step it is a linear map of x; its VJP is the
+    same op applied to dy (the same ordinal, so the same mask).
+
+    ```mlir
+    %d = vouch.dropout %x p 2.500000e-01 ordinal 0 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, F64Attr:$p, I64Attr:$ordinal);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `p` $p `ordinal` $ordinal attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Index;
+  let formula = "x · (u53(seed, ordinal, step, i) < ⌊p·2^53⌋ ? 0 : 1/(1-p)) in "
+                "training steps, x otherwise; u53 = mix(mix(mix(seed ^ "
+                "mix(ordinal)) + step) + i) >> 11, mix = splitmix64";
+  let builtin = "dropout";
+  let builtinParams = "x, p";
+  let cpuKernel = "vouch::rt::dropout<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/RandomRecipe.cpp, runtime/cuda/kernels/random.cuh";
+  let cudaKernel = "vouch::dropout_kernel";
+}
+
+def Vouch_RandUniformOp : Vouch_Op<"rand_uniform", [Pure]> {
+  let summary = "Uniform numbers on [0, 1), a fresh draw every step";
+  let description = [{
+    Element i is u53(seed, ordinal, step, i) · 2^-53, computed in double and
+    rounded to the run's real type.
+
+    ```mlir
+    %u = vouch.rand_uniform ordinal 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$ordinal);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "`ordinal` $ordinal attr-dict `:` type($result)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Generator;
+  let formula = "u53(seed, ordinal, step, i) · 2^-53 in double; u53 = "
+                "mix(mix(mix(seed ^ mix(ordinal)) + step) + i) >> 11, mix = "
+                "splitmix64";
+  let builtin = "rand_uniform";
+  let builtinParams = "shape";
+  let cpuKernel = "vouch::rt::rand_uniform<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/RandomRecipe.cpp, runtime/cuda/kernels/random.cuh";
+  let cudaKernel = "vouch::rand_uniform_kernel";
+}
+
+def Vouch_BernoulliMaskOp : Vouch_Op<"bernoulli_mask", [Pure]> {
+  let summary = "1 with probability p, else 0, a fresh draw every step";
+  let description = [{
+    Element i is 1 where u53(seed, ordinal, step, i) < ⌊p·2^53⌋, else 0.
+
+    ```mlir
+    %m = vouch.bernoulli_mask p 5.000000e-01 ordinal 2 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$p, I64Attr:$ordinal);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "`p` $p `ordinal` $ordinal attr-dict `:` type($result)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Generator;
+  let formula = "u53(seed, ordinal, step, i) < ⌊p·2^53⌋ ? 1 : 0; u53 = "
+                "mix(mix(mix(seed ^ mix(ordinal)) + step) + i) >> 11, mix = "
+                "splitmix64";
+  let builtin = "bernoulli_mask";
+  let builtinParams = "shape, p";
+  let cpuKernel = "vouch::rt::bernoulli_mask<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/RandomRecipe.cpp, runtime/cuda/kernels/random.cuh";
+  let cudaKernel = "vouch::bernoulli_mask_kernel";
+}
+
 #endif // VOUCH_OPS_TD

@@ -329,11 +329,34 @@ HostTensor layerNormGrad(const HostTensor &grad, const HostTensor &x,
 
 float roundToF32(double v) { return static_cast<float>(v); }
 
+// The random ops' generator, written out again from docs/language.md (the
+// oracle shares no code with the kernels' counter_rng.h).
+uint64_t splitMix(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/// u53 of every element of a random op's result.
+std::vector<uint64_t> randomDraws(const RandomContext &ctx, int64_t ordinal,
+                                  size_t count) {
+  uint64_t stream =
+      splitMix(splitMix(ctx.seed ^ splitMix(static_cast<uint64_t>(ordinal))) +
+               ctx.step);
+  std::vector<uint64_t> u(count);
+  for (size_t i = 0; i < count; ++i)
+    u[i] = splitMix(stream + i) >> 11;
+  return u;
+}
+uint64_t drawThreshold(double p) {
+  return static_cast<uint64_t>(std::ldexp(p, 53));
+}
+
 } // namespace
 
 FailureOr<InterpreterResult>
 vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
-                 Precision precision) {
+                 Precision precision, const RandomContext &random) {
   InterpreterResult run;
   auto &values = run.values;
   auto get = [&](Value v) -> const HostTensor & { return values[v]; };
@@ -390,6 +413,38 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             .Case([&](PermuteOp o) {
               values[o.getResult()] =
                   permute(get(o.getInput()), o.getPerm(), o.getResult());
+              return success();
+            })
+            .Case([&](DropoutOp o) {
+              HostTensor y = get(o.getInput());
+              if (random.training) {
+                double p = o.getP().convertToDouble(), keep = 1.0 / (1.0 - p);
+                uint64_t t = drawThreshold(p);
+                std::vector<uint64_t> u =
+                    randomDraws(random, o.getOrdinal(), y.data.size());
+                for (size_t i = 0; i < y.data.size(); ++i)
+                  y.data[i] *= u[i] < t ? 0.0 : keep;
+              }
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](RandUniformOp o) {
+              HostTensor y = zerosLike(o.getResult());
+              std::vector<uint64_t> u =
+                  randomDraws(random, o.getOrdinal(), y.data.size());
+              for (size_t i = 0; i < y.data.size(); ++i)
+                y.data[i] = std::ldexp(static_cast<double>(u[i]), -53);
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](BernoulliMaskOp o) {
+              HostTensor y = zerosLike(o.getResult());
+              uint64_t t = drawThreshold(o.getP().convertToDouble());
+              std::vector<uint64_t> u =
+                  randomDraws(random, o.getOrdinal(), y.data.size());
+              for (size_t i = 0; i < y.data.size(); ++i)
+                y.data[i] = u[i] < t ? 1.0 : 0.0;
+              values[o.getResult()] = y;
               return success();
             })
             .Case([&](SliceOp o) {

@@ -38,12 +38,23 @@ struct InterpreterResult {
   llvm::DenseMap<mlir::Value, HostTensor> values;
 };
 
+/// What the random ops draw from (docs/language.md, "Random ops"): the run
+/// seed, the training step, and whether this forward is a training step
+/// (dropout is the identity otherwise). `vouch run --interpret` runs a plain
+/// forward: not a training step.
+struct RandomContext {
+  uint64_t seed = 0;
+  uint64_t step = 0;
+  bool training = false;
+};
+
 /// Runs `model` with `feeds` (inputs, targets and params by name). Reports
 /// missing or mis-shaped feeds and unsupported ops through the diagnostic
 /// engine and returns failure.
 mlir::FailureOr<InterpreterResult>
 interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
-          Precision precision = Precision::F64);
+          Precision precision = Precision::F64,
+          const RandomContext &random = RandomContext());
 
 } // namespace vouch
 

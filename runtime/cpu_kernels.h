@@ -14,6 +14,8 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cuda/kernels/counter_rng.h"
+
 namespace vouch::rt {
 
 namespace kernel_detail {
@@ -532,6 +534,47 @@ void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, T* dweig
       if (dbias) dbias[k] += gr[k];
     }
   }
+}
+
+// --- Random ops: counter_rng.h's generator, element i of op `ordinal` --------------
+// `ctx` is the executor's step context (counter_rng.h's RngContextSlot): the step,
+// whether this forward is a training step, the run seed. The same loops as
+// runtime/cuda/kernels/random.cuh, one element per iteration.
+
+// dropout: x · (drawn ? 0 : 1/(1-p)) in a training step, x otherwise.
+template <class T>
+void dropout(const T* x, T* y, int64_t n, double p, const long long* ctx, int64_t ordinal) {
+  if (ctx[kRngTraining] == 0) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i];
+    return;
+  }
+  const unsigned long long stream = rng_stream((unsigned long long)ctx[kRngSeed],
+                                               (unsigned long long)ordinal,
+                                               (unsigned long long)ctx[kRngStep]);
+  const unsigned long long threshold = rng_threshold(p);
+  const T keep = T(1.0 / (1.0 - p));
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] * (rng_u53(stream, (unsigned long long)i) < threshold ? T(0) : keep);
+}
+
+// rand_uniform: u53 · 2^-53 in double, rounded to T.
+template <class T>
+void rand_uniform(T* y, int64_t n, const long long* ctx, int64_t ordinal) {
+  const unsigned long long stream = rng_stream((unsigned long long)ctx[kRngSeed],
+                                               (unsigned long long)ordinal,
+                                               (unsigned long long)ctx[kRngStep]);
+  for (int64_t i = 0; i < n; i++) y[i] = T(rng_uniform(rng_u53(stream, (unsigned long long)i)));
+}
+
+// bernoulli_mask: 1 where drawn, else 0.
+template <class T>
+void bernoulli_mask(T* y, int64_t n, double p, const long long* ctx, int64_t ordinal) {
+  const unsigned long long stream = rng_stream((unsigned long long)ctx[kRngSeed],
+                                               (unsigned long long)ordinal,
+                                               (unsigned long long)ctx[kRngStep]);
+  const unsigned long long threshold = rng_threshold(p);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = rng_u53(stream, (unsigned long long)i) < threshold ? T(1) : T(0);
 }
 
 }  // namespace vouch::rt

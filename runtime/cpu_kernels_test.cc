@@ -568,5 +568,85 @@ TEST(CpuKernelsTest, CrossEntropyAndItsGradient) {
                                               none.data(), ignore)));
 }
 
+// --- Random ops: runtime/cuda/kernels/counter_rng.h's generator -------------------
+// u53 of elements 0..7 for (seed, ordinal, step), computed by an independent
+// implementation in Python with numpy uint64 arithmetic (tests/golden/
+// torch_reference.py's rng_u53, checked again with Python integers):
+//   rng_u53(seed, ordinal, step, 8)
+struct RngCase {
+  unsigned long long seed;
+  long long ordinal, step;
+  unsigned long long u53[8];
+};
+const RngCase kRngCases[] = {
+    {0ull, 0, 0, {1167743916529920ull, 3713873072766851ull, 2797602792993077ull, 8359656958543773ull, 2052498331181892ull, 7442233255932698ull, 4215880116525217ull, 2034384606329945ull}},
+    {2026ull, 3, 1, {6638263472111255ull, 5347925480348053ull, 8052503837841261ull, 7023567332694457ull, 3501816909977186ull, 6147428197505870ull, 6782030451878701ull, 3659103975828801ull}},
+    {18446744073709551615ull, 1, 123456789, {1650392846048206ull, 1831176505448415ull, 224349921745363ull, 4671460499428715ull, 6661832400825418ull, 1587360096733178ull, 3342946157375946ull, 2507481774844394ull}},
+    {11ull, 2, 199, {4334068609332600ull, 3927036582360062ull, 5898486689931594ull, 3356371375729085ull, 6394743661885876ull, 4652637151381132ull, 3515719973849997ull, 2308256583207580ull}},
+};
+
+TEST(CpuKernelsTest, RandUniformEqualsThePythonGenerator) {
+  for (const RngCase& c : kRngCases) {
+    const long long ctx[4] = {c.step, 0, 0, (long long)c.seed};
+    std::vector<double> y(8);
+    std::vector<float> yf(8);
+    rand_uniform<double>(y.data(), 8, ctx, c.ordinal);
+    rand_uniform<float>(yf.data(), 8, ctx, c.ordinal);
+    for (int i = 0; i < 8; i++) {
+      EXPECT_EQ(y[i], std::ldexp(double(c.u53[i]), -53)) << "seed " << c.seed << " i " << i;
+      EXPECT_EQ(yf[i], float(std::ldexp(double(c.u53[i]), -53)));
+    }
+  }
+}
+
+TEST(CpuKernelsTest, BernoulliMaskAndDropoutDrawThePythonMasks) {
+  for (const RngCase& c : kRngCases)
+    for (double p : {0.0, 0.3, 0.5, 0.9}) {
+      const unsigned long long threshold = (unsigned long long)(p * 9007199254740992.0);
+      long long ctx[4] = {c.step, 0, 1, (long long)c.seed};
+      std::vector<double> mask(8), x(8), y(8);
+      std::vector<float> maskf(8), xf(8), yf(8);
+      for (int i = 0; i < 8; i++) x[i] = xf[i] = float(0.25 * i - 0.8);
+      bernoulli_mask<double>(mask.data(), 8, p, ctx, c.ordinal);
+      bernoulli_mask<float>(maskf.data(), 8, p, ctx, c.ordinal);
+      dropout<double>(x.data(), y.data(), 8, p, ctx, c.ordinal);
+      dropout<float>(xf.data(), yf.data(), 8, p, ctx, c.ordinal);
+      for (int i = 0; i < 8; i++) {
+        const bool drawn = c.u53[i] < threshold;
+        EXPECT_EQ(mask[i], drawn ? 1.0 : 0.0) << "p " << p << " i " << i;
+        EXPECT_EQ(maskf[i], drawn ? 1.0f : 0.0f);
+        // f32 and f64 drop exactly the same elements (an integer decision).
+        EXPECT_EQ(y[i], drawn ? 0.0 : x[i] * (1.0 / (1.0 - p))) << "p " << p << " i " << i;
+        EXPECT_EQ(yf[i], drawn ? 0.0f : xf[i] * float(1.0 / (1.0 - p)));
+      }
+      // Not a training step: the identity, whatever the draws.
+      ctx[2] = 0;
+      dropout<double>(x.data(), y.data(), 8, p, ctx, c.ordinal);
+      EXPECT_EQ(y, x);
+    }
+}
+
+// The mask rate over many elements is p (binomial: 5 standard deviations), and
+// the masks of different steps, ordinals and seeds differ.
+TEST(CpuKernelsTest, BernoulliMaskRateAndIndependence) {
+  const int64_t n = 200000;
+  std::vector<double> a(n), b(n);
+  for (double p : {0.1, 0.5, 0.8}) {
+    const long long ctx[4] = {42, 0, 1, 7};
+    bernoulli_mask<double>(a.data(), n, p, ctx, 0);
+    double ones = 0;
+    for (double v : a) ones += v;
+    EXPECT_NEAR(ones / double(n), p, 5 * std::sqrt(p * (1 - p) / double(n))) << "p " << p;
+  }
+  const long long base[4] = {3, 0, 1, 7}, step[4] = {4, 0, 1, 7}, seed[4] = {3, 0, 1, 8};
+  bernoulli_mask<double>(a.data(), n, 0.5, base, 0);
+  for (const long long* other : {step, seed, base}) {
+    bernoulli_mask<double>(b.data(), n, 0.5, other, other == base ? 1 : 0);
+    int64_t same = 0;
+    for (int64_t i = 0; i < n; i++) same += a[i] == b[i];
+    EXPECT_NEAR(double(same) / double(n), 0.5, 0.01);
+  }
+}
+
 }  // namespace
 }  // namespace vouch::rt

@@ -154,6 +154,7 @@ Status check_program(const Program& p) {
         break;
       case ArgDesc::Int:
       case ArgDesc::Real:
+      case ArgDesc::Context:
         break;
       case ArgDesc::Dims:
         if (d.count < 0 || d.count > kMaxDims)
@@ -314,6 +315,7 @@ Status CpuProgramModel<T>::init() {
       case ArgDesc::Int: v.i = d.value; break;
       case ArgDesc::Real: v.real = d.real; break;
       case ArgDesc::Dims: v.dims = DimsRef{d.count, p.ints + d.value, p.ints + d.value + d.count}; break;
+      case ArgDesc::Context: v.ptr = rng_context_; break;
     }
   }
 
@@ -384,6 +386,8 @@ T CpuProgramModel<T>::forward_fields(const void* const* fields, Tape* tape) {
     if (fields[f] != to)
       std::memcpy(to, fields[f], size_t(d.numel * element_bytes(d.dtype, sizeof(T))));
   }
+  // A forward that records the tape is a training step: dropout draws its mask.
+  rng_context_[vouch::kRngTraining] = tape != nullptr ? 1 : 0;
   run_steps(0, p.forward_end, tape);
   return pointers_[size_t(p.loss)][0];
 }
@@ -393,6 +397,9 @@ void CpuProgramModel<T>::backward(Tape& tape) {
   if (!status_.ok()) return;
   run_steps(program_.prologue_begin, program_.prologue_end, nullptr);
   tape.backward(this);
+  // The training step is over (the VJPs drew the forward's masks again): the next
+  // one draws new ones, as the cuda optimizer's advance of the device counter does.
+  rng_context_[vouch::kRngStep]++;
 }
 
 template <class T>

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/cuda/kernels/counter_rng.h"
 #include "runtime/model_api.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
@@ -104,7 +105,11 @@ class CpuProgramModel final : public CompiledModel<T> {
   T forward_fields(const void* const* fields, Tape* tape) override;
   const T* prediction() const override;  // the output buffer
   void backward(Tape& tape) override;
-  Status configure(const RunConfig&) override { return status_; }
+  // Takes the run seed of the random ops (RunConfig::seed).
+  Status configure(const RunConfig& run) override {
+    rng_context_[vouch::kRngSeed] = (long long)run.seed;
+    return status_;
+  }
   Status status() const override { return status_; }
 
   // The storage of buffer b (aliases resolved), or nullptr: for tests and tools.
@@ -122,6 +127,9 @@ class CpuProgramModel final : public CompiledModel<T> {
   std::vector<T*> pointers_;           // per buffer (aliases: their owner's storage)
   std::vector<ArgValue> args_;         // Program::args resolved, same indices
   ProgramTape tape_;
+  // The random ops' step context (counter_rng.h): the training steps completed (one
+  // per backward), whether the running forward records a tape, the run seed.
+  long long rng_context_[vouch::kRngContextWords] = {0, 0, 0, 0};
 };
 
 extern template class CpuProgramModel<float>;

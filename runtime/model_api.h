@@ -105,7 +105,7 @@ struct RunConfig {
   // of a per-epoch order keyed by `seed` (runtime/cuda/kernels/shuffle.h); `batch` is
   // the model's batch size.
   bool shuffle = false;
-  uint64_t seed = 0;
+  uint64_t seed = 0;  // --seed: the shuffled order's and the random ops' (counter_rng.h)
   int64_t batch = 1;
 };
 

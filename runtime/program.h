@@ -57,8 +57,13 @@ inline int64_t element_bytes(DType d, int64_t real_bytes) {
 //          count strides. cuda passes it by value as `struct Dims { int rank; long long
 //          extent[8]; long long stride[8]; }` (runtime/cuda/kernels/common.cuh); cpu
 //          kernels receive a DimsRef (below).
+//  Context: the executor's random-op step context (runtime/cuda/kernels/
+//          counter_rng.h's RngContextSlot: step, training flag, run seed), passed as
+//          `const long long*` (cuda: device memory the optimizer advances, so a
+//          captured graph reads each step's value; cpu: the executor's host words).
+//          value and count unused; the cuda executor orders it after the step counter.
 struct ArgDesc {
-  enum Kind : uint8_t { Buffer, Int, Real, Dims };
+  enum Kind : uint8_t { Buffer, Int, Real, Dims, Context };
   Kind kind;
   int64_t value;
   int32_t count;

@@ -44,6 +44,7 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
   } else if (name == "seed") {
     if (!parse_int(value, &o->seed))
       return Status::Error(flag + " expects an unsigned 64-bit integer, got '" + value + "'");
+    o->run.seed = o->seed;
   } else if (name == "dtype") {
     if (value != "f64" && value != "f32")
       return Status::Error(flag + " expects f64 or f32, got '" + value + "'");

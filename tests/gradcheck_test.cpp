@@ -346,6 +346,11 @@ const std::vector<GradCase> &cases() {
        "  %out = vouch.scatter_add %x, %i, %src axis 0 : (tensor<2x3x2xf64>, tensor<3x3x2xi32>, tensor<3x3x2xf64>) -> tensor<2x3x2xf64>",
        {2, 3, 2}, 1e-8, 1e-7,
        {{"i", {{3, 3, 2}, {0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0}}}}},
+      // A plain forward (not a training step): the identity. The training
+      // steps' masks are checked by GradCheckDropout below.
+      {"dropout", {{"a", {3, 4}}},
+       "  %out = vouch.dropout %a p 3.000000e-01 ordinal 0 : (tensor<3x4xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7},
   };
   return all;
 }
@@ -501,6 +506,91 @@ TEST(GradCheckTies, ReduceMaxAndMinShareTheGradientAmongTies) {
 }
 
 // A new op with a VJP rule must come with a gradient check here.
+// In a training step dropout is, for that step, a fixed linear map of x: its
+// VJP (dropout of dy with the same ordinal) must match finite differences of
+// the interpreter at the same (seed, step), through a product of two dropouts
+// of different ordinals and p. d out / d a of one dropout alone is the mask
+// itself: some entries 0, the rest exactly 1/(1-p), both present.
+TEST(GradCheckDropout, TrainingStepsMatchFiniteDifferences) {
+  for (uint64_t step : {0, 7}) {
+    MLIRContext context;
+    GradCase c{"dropout", {{"a", {4, 6}}},
+               "  %d = vouch.dropout %a p 3.000000e-01 ordinal 0 : (tensor<4x6xf64>) -> tensor<4x6xf64>\n"
+               "  %e = vouch.dropout %a p 5.000000e-01 ordinal 1 : (tensor<4x6xf64>) -> tensor<4x6xf64>\n"
+               "  %out = vouch.mul %d, %e : (tensor<4x6xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>",
+               {4, 6}, 1e-8, 1e-7};
+    OwningOpRef<ModuleOp> module;
+    vouch::ModelOp model = differentiated(context, c, module);
+    ASSERT_TRUE(model);
+    vouch::RandomContext random{2026, step, true};
+    std::mt19937_64 rng(step + 11);
+    std::map<std::string, vouch::HostTensor> feeds;
+    feeds["r"] = randomTensor(c.outShape, rng);
+    feeds["a"] = randomTensor({4, 6}, rng);
+    auto analytic = vouch::interpret(model, feeds, vouch::Precision::F64, random);
+    ASSERT_TRUE(succeeded(analytic));
+    const vouch::HostTensor &grad = analytic->paramGrads.at("a");
+    const double h = 1e-6;
+    int nonzero = 0;
+    for (size_t i = 0; i < grad.data.size(); ++i) {
+      auto plus = feeds, minus = feeds;
+      plus["a"].data[i] += h;
+      minus["a"].data[i] -= h;
+      double fd = (vouch::interpret(model, plus, vouch::Precision::F64, random)->loss -
+                   vouch::interpret(model, minus, vouch::Precision::F64, random)->loss) /
+                  (2 * h);
+      EXPECT_LE(std::abs(grad.data[i] - fd), 1e-8 + 1e-7 * std::abs(fd))
+          << "step " << step << ": d loss / d a[" << i << "]: vjp " << grad.data[i]
+          << ", finite difference " << fd;
+      nonzero += grad.data[i] != 0;
+    }
+    // Both masks keep about a third of the products: neither all nor none.
+    EXPECT_GT(nonzero, 0);
+    EXPECT_LT(nonzero, static_cast<int>(grad.data.size()));
+
+    int zeros = 0, kept = 0;
+    const vouch::HostTensor &a = feeds["a"];
+    for (auto &[value, tensor] : analytic->values) {
+      auto op = value.getDefiningOp<vouch::DropoutOp>();
+      if (!op || op.getOrdinal() != 0 || op->hasAttr("vouch.vjp_of"))
+        continue;
+      for (size_t i = 0; i < tensor.data.size(); ++i) {
+        if (tensor.data[i] == 0)
+          ++zeros;
+        else if (tensor.data[i] == a.data[i] * (1.0 / (1.0 - 0.3)))
+          ++kept;
+      }
+    }
+    EXPECT_GT(zeros, 0) << "step " << step;
+    EXPECT_GT(kept, 0) << "step " << step;
+    EXPECT_EQ(zeros + kept, 24) << "step " << step;
+  }
+}
+
+// Outside training steps dropout is x itself; rand_uniform and bernoulli_mask
+// still draw, keyed by the step.
+TEST(GradCheckDropout, PlainForwardIsTheIdentity) {
+  MLIRContext context;
+  GradCase c{"dropout", {{"a", {2, 3}}},
+             "  %out = vouch.dropout %a p 9.000000e-01 ordinal 4 : (tensor<2x3xf64>) -> tensor<2x3xf64>",
+             {2, 3}, 0, 0};
+  OwningOpRef<ModuleOp> module;
+  vouch::ModelOp model = differentiated(context, c, module);
+  ASSERT_TRUE(model);
+  std::mt19937_64 rng(5);
+  std::map<std::string, vouch::HostTensor> feeds;
+  feeds["r"] = randomTensor(c.outShape, rng);
+  feeds["a"] = randomTensor({2, 3}, rng);
+  auto run = vouch::interpret(model, feeds, vouch::Precision::F64,
+                              vouch::RandomContext{1, 3, false});
+  ASSERT_TRUE(succeeded(run));
+  double expected = 0;
+  for (int i = 0; i < 6; ++i)
+    expected += feeds["a"].data[i] * feeds["r"].data[i];
+  EXPECT_DOUBLE_EQ(run->loss, expected);
+  EXPECT_EQ(run->paramGrads.at("a").data, feeds["r"].data);
+}
+
 TEST(GradCheckCoverage, EveryDifferentiableOpHasACase) {
   MLIRContext context;
   vouch::registerVouchDialect(context);

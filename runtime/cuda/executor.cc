@@ -28,6 +28,7 @@ size_t packed_size(ArgDesc::Kind kind) {
     case ArgDesc::Int: return sizeof(long long);
     case ArgDesc::Real: return sizeof(double);
     case ArgDesc::Dims: return sizeof(vouch::Dims);
+    case ArgDesc::Context: return sizeof(void*);
   }
   return 0;
 }
@@ -38,6 +39,7 @@ const char* kind_name(ArgDesc::Kind kind) {
     case ArgDesc::Int: return "long long";
     case ArgDesc::Real: return "double";
     case ArgDesc::Dims: return "vouch::Dims";
+    case ArgDesc::Context: return "const long long* (step context)";
   }
   return "?";
 }
@@ -100,6 +102,9 @@ std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
     }
     for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++) {
       const ArgDesc& d = p.args[i];
+      // A random op reads the step counter (a pseudo-buffer after the real ones),
+      // which the optimizer's last block advances: never side by side with it.
+      if (d.kind == ArgDesc::Context) a.reads.push_back(p.num_buffers);
       if (d.kind != ArgDesc::Buffer) continue;
       (d.count == 1 ? a.writes : a.reads).push_back(storage_owner(p, int32_t(d.value)));
     }
@@ -250,11 +255,14 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     VOUCH_RETURN_IF_ERROR(upload(slots_, slots.data(), slots.size(), stream_.get()));
   }
   {
-    Result<DeviceBuffer> b = DeviceBuffer::allocate(2 * sizeof(long long), stream_.get());
+    // [step, done] for the optimizer, then the random ops' training flag and seed
+    // (counter_rng.h's RngContextSlot): the step context they read.
+    const size_t bytes = vouch::kRngContextWords * sizeof(long long);
+    Result<DeviceBuffer> b = DeviceBuffer::allocate(bytes, stream_.get());
     if (!b.ok()) return b.status();
     step_ = b.value().template as<long long>();
     owned_.push_back(std::move(b.value()));
-    VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, 2 * sizeof(long long), stream_.get()));
+    VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, bytes, stream_.get()));
   }
   {
     // The grad-norm launch's [norm, clipping coefficient], read by the optimizer.
@@ -386,6 +394,11 @@ Status CudaProgramModel<T>::pack_arguments() {
       case ArgDesc::Real: {
         double v = d.real;
         std::memcpy(at, &v, sizeof v);
+        break;
+      }
+      case ArgDesc::Context: {
+        long long* ptr = step_;
+        std::memcpy(at, &ptr, sizeof ptr);
         break;
       }
       case ArgDesc::Dims: {
@@ -619,6 +632,8 @@ Status CudaProgramModel<T>::enqueue_steps(const OptimizerConfig& o, int64_t coun
   // A captured graph holds the arguments it was captured with: capture again.
   if (before.hyper_parameters() != optimizer_args_.hyper_parameters())
     VOUCH_RETURN_IF_ERROR(drop_graphs());
+  // Outside the graphs, which read it: these forwards are training steps.
+  VOUCH_RETURN_IF_ERROR(fail(set_training(true)));
   int64_t left = count;
   for (; left >= steps_per_graph_ && steps_per_graph_ > 1; left -= steps_per_graph_)
     VOUCH_RETURN_IF_ERROR(enqueue_through(unrolled_, steps_per_graph_));
@@ -672,6 +687,8 @@ T CudaProgramModel<T>::forward_fields(const void* const* fields, Tape* tape) {
                 static_cast<const unsigned char*>(fields[f]),
                 size_t(d.numel * element_bytes(d.dtype, sizeof(T))), s);
   }
+  // A forward that records the tape is a training step: dropout draws its mask.
+  if (st.ok()) st = set_training(tape != nullptr);
   if (st.ok()) st = run_steps(0, p.forward_end, tape);
   if (st.ok())
     st = download(prediction_.data(), static_cast<const T*>(pointers_[size_t(p.output)]),
@@ -720,8 +737,23 @@ T* CudaProgramModel<T>::grad(int i) {
 }
 
 template <class T>
+Status CudaProgramModel<T>::set_training(bool training) {
+  if (training_ == (training ? 1 : 0)) return Status::Ok();
+  training_ = training ? 1 : 0;
+  // Stream-ordered after the work already enqueued; the host word is a member, so it
+  // outlives the copy.
+  return upload(step_ + vouch::kRngTraining, &training_, 1, stream_.get());
+}
+
+template <class T>
 Status CudaProgramModel<T>::configure(const RunConfig& run) {
   if (run.deterministic) set_deterministic_reductions(true);
+  if (status_.ok()) {
+    seed_ = (long long)run.seed;
+    Status st = upload(step_ + vouch::kRngSeed, &seed_, 1, stream_.get());
+    if (st.ok()) st = stream_.synchronize();
+    if (!st.ok()) return fail(st);
+  }
   if (run.cuda_graph != run_.cuda_graph) {  // made again in the new mode
     graph_.reset();
     unrolled_.reset();

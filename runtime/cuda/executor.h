@@ -44,6 +44,7 @@
 
 #include "runtime/cuda/buffer.h"
 #include "runtime/cuda/check.h"
+#include "runtime/cuda/kernels/counter_rng.h"
 #include "runtime/cuda/kernels/param_slot.h"
 #include "runtime/cuda/kernels/shuffle.h"
 #include "runtime/cuda/module.h"
@@ -146,6 +147,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_step(int32_t s);
   Status linear(const StepDesc& st, int32_t s);
   Status step_body(Tape& tape);
+  // Sets the random ops' training flag on the device (stream-ordered; a no-op when
+  // it already holds that value).
+  Status set_training(bool training);
   Status audit_before_step(int32_t s);
   // Runs `steps` step bodies through `graph` (created on first use; a captured graph
   // replays them); advances enqueued_.
@@ -183,6 +187,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;
   double* clip_ = nullptr;               // [global gradient norm, clipping coefficient]
+  long long training_ = 0, seed_ = 0;    // host words of the step context's flag, seed
   long long* step_ = nullptr;            // the device step counter, then the optimizer's
                                          // block ticket (an unsigned in the next 8 bytes)
   T* ring_ = nullptr;                    // host_ring_'s device address

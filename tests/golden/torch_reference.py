@@ -205,6 +205,58 @@ def embedding_bag_forward(p, x):
 
 # Models trained on files, with a loss other than the mean squared error:
 # name -> (optimizer, loss(prediction, target)).
+# The random ops' generator, written from docs/language.md ("Random ops") with
+# numpy uint64 arithmetic (vouch's is runtime/cuda/kernels/counter_rng.h). RNG
+# is the context the model's forward draws from: the run seed, the training
+# step, and whether this forward is a training step (dropout is the identity
+# otherwise; the other random ops draw in every forward).
+RNG = {"seed": 0, "step": 0, "training": False}
+
+
+def rng_u53(seed, ordinal, step, count):
+    import numpy
+    with numpy.errstate(over="ignore"):
+        def mix(x):
+            z = numpy.uint64(x) + numpy.uint64(0x9E3779B97F4A7C15)
+            z = (z ^ (z >> numpy.uint64(30))) * numpy.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> numpy.uint64(27))) * numpy.uint64(0x94D049BB133111EB)
+            return z ^ (z >> numpy.uint64(31))
+        stream = mix(mix(numpy.uint64(seed) ^ mix(numpy.uint64(ordinal))) + numpy.uint64(step))
+        return mix(stream + numpy.arange(count, dtype=numpy.uint64)) >> numpy.uint64(11)
+
+
+def drawn(ordinal, shape, p):
+    """The elements whose draw falls below p's threshold, as a float64 tensor of 0/1."""
+    count = 1
+    for extent in shape:
+        count *= extent
+    u = rng_u53(RNG["seed"], ordinal, RNG["step"], count)
+    threshold = int(p * 2.0 ** 53)
+    return torch.tensor((u < threshold).astype("float64")).reshape(shape)
+
+
+def dropout(x, p, ordinal):
+    if not RNG["training"]:
+        return x
+    return x * ((1 - drawn(ordinal, x.shape, p)) * (1.0 / (1.0 - p)))
+
+
+def rand_uniform(shape, ordinal):
+    count = 1
+    for extent in shape:
+        count *= extent
+    u = rng_u53(RNG["seed"], ordinal, RNG["step"], count)
+    return torch.tensor(u.astype("float64") * 2.0 ** -53).reshape(shape)
+
+
+def dropout_forward(p, x):
+    h = dropout(torch.tanh(x @ p["w1"].T + p["b1"]), 0.2, 0)
+    noise = rand_uniform([x.shape[0], 16], 1)
+    g = dropout(torch.tanh(h @ p["w2"].T + p["b2"] + 0.1 * noise), 0.5, 2)
+    m = g * (0.5 + drawn(3, [16], 0.75))
+    return m @ p["w3"].T + p["b3"]
+
+
 FILE_MODELS = {
     "digits_mlp": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels, ignore_index=-100)),
@@ -227,6 +279,7 @@ MODELS = {
     "schedule_mlp": (schedule_forward, 0.02, 5),
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
     "embedding_bag": (embedding_bag_forward, 0.05, 32),
+    "dropout_mlp": (dropout_forward, 0.01, 5),
 }
 
 
@@ -328,8 +381,10 @@ def main():
                                y[b * batch:(b + 1) * batch]).item()
                        for b in range(batches)) / batches
 
+    RNG.update(seed=seed, step=0, training=False)
     report("mean_loss(before)", abs(mean_loss() - trace["mean_loss_before"]))
     for k in range(steps):
+        RNG.update(step=k, training=True)
         if name in SHUFFLED:
             rows = torch.tensor(batch_rows(k, batch, batches, seed))
         else:
@@ -345,6 +400,7 @@ def main():
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
+    RNG.update(step=steps, training=False)
     report("mean_loss(after)", abs(mean_loss() - trace["mean_loss_after"]))
     if not trace["mean_loss_after"] < trace["mean_loss_before"]:
         print("training did not lower the loss: %g -> %g" % (trace["mean_loss_before"],

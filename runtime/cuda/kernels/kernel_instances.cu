@@ -17,6 +17,7 @@
 #include "loss.cuh"
 #include "matmul.cuh"
 #include "pointwise.cuh"
+#include "random.cuh"
 #include "reduce.cuh"
 #include "slice.cuh"
 #include "softmax.cuh"
@@ -427,4 +428,31 @@ extern "C" __global__ void lab_scatter_add_axis_f64(const double* in, const int*
                                                   long long n, long long m,
                                                   long long inner) {
   vouch::scatter_add_axis_kernel<double>(in, index, src, out, outer, n, m, inner);
+}
+
+// ------------------------------------------------------------ random ops (counter_rng.h)
+
+extern "C" __global__ void lab_dropout_f32(const float* x, float* y, long long n, double p,
+                                           const long long* ctx, long long ordinal) {
+  vouch::dropout_kernel<float>(x, y, n, p, ctx, ordinal);
+}
+extern "C" __global__ void lab_dropout_f64(const double* x, double* y, long long n, double p,
+                                           const long long* ctx, long long ordinal) {
+  vouch::dropout_kernel<double>(x, y, n, p, ctx, ordinal);
+}
+extern "C" __global__ void lab_rand_uniform_f32(float* y, long long n, const long long* ctx,
+                                                long long ordinal) {
+  vouch::rand_uniform_kernel<float>(y, n, ctx, ordinal);
+}
+extern "C" __global__ void lab_rand_uniform_f64(double* y, long long n, const long long* ctx,
+                                                long long ordinal) {
+  vouch::rand_uniform_kernel<double>(y, n, ctx, ordinal);
+}
+extern "C" __global__ void lab_bernoulli_mask_f32(float* y, long long n, double p,
+                                                  const long long* ctx, long long ordinal) {
+  vouch::bernoulli_mask_kernel<float>(y, n, p, ctx, ordinal);
+}
+extern "C" __global__ void lab_bernoulli_mask_f64(double* y, long long n, double p,
+                                                  const long long* ctx, long long ordinal) {
+  vouch::bernoulli_mask_kernel<double>(y, n, p, ctx, ordinal);
 }

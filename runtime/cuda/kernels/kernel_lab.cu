@@ -196,6 +196,9 @@ struct Lab;
     static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
     static constexpr auto grad_norm = vouch_grad_norm##SUFFIX;      \
     static constexpr auto select_batch = vouch_select_batch##SUFFIX; \
+    static constexpr auto dropout = lab_dropout##SUFFIX;            \
+    static constexpr auto rand_uniform = lab_rand_uniform##SUFFIX;  \
+    static constexpr auto bernoulli_mask = lab_bernoulli_mask##SUFFIX; \
   };
 LAB_ENTRY_POINTS(float, _f32)
 LAB_ENTRY_POINTS(double, _f64)
@@ -909,6 +912,56 @@ void test_slice(long long outer, long long n, long long inner, long long start,
   report(tag + " scatter", max_abs_err(dg.download(), want_g), 0);
 }
 
+// The random ops (random.cuh) against counter_rng.h's generator run on the host (the
+// cpu kernels' loops): bitwise, for seeds, steps and ordinals at the ends of their
+// ranges and every index of n elements; dropout in a training step and outside one;
+// and the dropped fraction against p (binomial, 5 standard deviations).
+template <class T>
+void test_random(unsigned long long seed, long long step, long long ordinal, long long n,
+                 bool one_block) {
+  using K = Lab<T>;
+  const std::string tag = std::string("random ") + type_name<T>() + " seed=" +
+                          std::to_string(seed) + " step=" + std::to_string(step) +
+                          " ordinal=" + std::to_string(ordinal) + " n=" + std::to_string(n) +
+                          (one_block ? " grid=1" : "");
+  const unsigned grid = one_block ? 1 : elementwise_grid(n);
+  const double p = 0.3;
+  long long host_ctx[vouch::kRngContextWords] = {step, 0, 1, (long long)seed};
+  DeviceArray<long long> ctx(std::vector<long long>(host_ctx, host_ctx + 4));
+  const std::vector<T> x = random_vector<T>(n);
+  DeviceArray<T> dx(x), du(n), dm(n), dd(n), di(n);
+  K::rand_uniform<<<grid, 256>>>(du.p, n, ctx.p, ordinal);
+  LAB_LAUNCHED();
+  K::bernoulli_mask<<<grid, 256>>>(dm.p, n, p, ctx.p, ordinal);
+  LAB_LAUNCHED();
+  K::dropout<<<grid, 256>>>(dx.p, dd.p, n, p, ctx.p, ordinal);
+  LAB_LAUNCHED();
+  host_ctx[vouch::kRngTraining] = 0;  // not a training step: the identity
+  ctx.upload(std::vector<long long>(host_ctx, host_ctx + 4));
+  K::dropout<<<grid, 256>>>(dx.p, di.p, n, p, ctx.p, ordinal);
+  LAB_LAUNCHED();
+
+  const unsigned long long stream = vouch::rng_stream(seed, ordinal, step);
+  const unsigned long long threshold = vouch::rng_threshold(p);
+  const T keep = T(1.0 / (1.0 - p));
+  std::vector<T> want_u(n), want_m(n), want_d(n);
+  long long dropped = 0;
+  for (long long i = 0; i < n; ++i) {
+    const unsigned long long u = vouch::rng_u53(stream, (unsigned long long)i);
+    want_u[i] = T(vouch::rng_uniform(u));
+    want_m[i] = u < threshold ? T(1) : T(0);
+    want_d[i] = x[i] * (u < threshold ? T(0) : keep);
+    dropped += u < threshold;
+  }
+  report_bitwise(tag + " rand_uniform", bit_mismatches(du.download(), want_u), n);
+  report_bitwise(tag + " bernoulli_mask", bit_mismatches(dm.download(), want_m), n);
+  report_bitwise(tag + " dropout", bit_mismatches(dd.download(), want_d), n);
+  report_bitwise(tag + " dropout (eval: identity)", bit_mismatches(di.download(), x), n);
+  if (n >= 10000)
+    report(tag + " dropped fraction vs p", std::fabs(double(dropped) / double(n) - p),
+           5 * std::sqrt(p * (1 - p) / double(n)));
+}
+
 // concat of three inputs [outer, e_k, inner] along the middle axis (a copy: exact).
 template <class T>
 void test_concat(long long outer, const long long (&e)[3], long long inner, bool one_block) {
@@ -1459,6 +1512,11 @@ void validate() {
   test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
   test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block
   test_gather_scatter<T>(3, 4, 5, 2, false, true);
+  for (unsigned long long seed : {0ull, 2026ull, ~0ull})
+    for (long long step : {0LL, 1LL, 123456789LL, (1LL << 62) + 3})
+      test_random<T>(seed, step, seed == 2026 ? 5 : 0, 1000, false);
+  test_random<T>(11, 199, 3, 1000003, false);
+  test_random<T>(11, 199, 3, 300001, true);  // one block: the grid-stride loop
 
   std::vector<Hyper> hypers = {
       {hyper(0, 0.05, 0, 0, 0, 0, 0), 0, "sgd"},

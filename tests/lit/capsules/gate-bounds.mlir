@@ -183,7 +183,14 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 2 has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
   %scatter = vouch.scatter_add %a, %idx, %gather axis 8 {vouch.capsule = "native_cuda.scatter_add", vouch.kernel = "bounds_scatter_add"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.dropout` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.dropout` handles rank ≤ 8
+  %dropout = vouch.dropout %a p 5.000000e-01 ordinal 0 {vouch.capsule = "native_cuda.dropout", vouch.kernel = "bounds_dropout"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.rand_uniform` handles rank ≤ 8
+  %uniform = vouch.rand_uniform ordinal 1 {vouch.capsule = "native_cuda.rand_uniform", vouch.kernel = "bounds_rand_uniform"} : tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.bernoulli_mask` handles rank ≤ 8
+  %mask = vouch.bernoulli_mask p 5.000000e-01 ordinal 2 {vouch.capsule = "native_cuda.bernoulli_mask", vouch.kernel = "bounds_bernoulli_mask"} : tensor<1x1x1x1x1x1x1x1x2xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 108 failed obligations (shape ×103, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 112 failed obligations (shape ×107, uint32-abi ×5)

@@ -709,3 +709,34 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.scatter_add' op result 'tensor<4x3xf32>' differs from the inferred 'tensor<4x8xf32>'}}
   %r = vouch.scatter_add %x, %i, %s axis 1 : (tensor<4x8xf32>, tensor<4x3xi32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 }
+
+// -----
+
+// dropout's p is in [0, 1): p = 1 would scale the kept elements by 1/0.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x5xf32>
+  // expected-error @+1 {{'vouch.dropout' op p must be in [0, 1), got 1}}
+  %b = vouch.dropout %a p 1.0 ordinal 0 : (tensor<2x5xf32>) -> tensor<2x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x5xf32>
+  // expected-error @+1 {{'vouch.dropout' op result type 'tensor<5x2xf32>' differs from the input's 'tensor<2x5xf32>'}}
+  %b = vouch.dropout %a p 0.5 ordinal 0 : (tensor<2x5xf32>) -> tensor<5x2xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.bernoulli_mask' op p must be in [0, 1], got -0.25}}
+  %m = vouch.bernoulli_mask p -0.25 ordinal 0 : tensor<2x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.rand_uniform' op ordinal must be non-negative, got -1}}
+  %u = vouch.rand_uniform ordinal -1 : tensor<2x5xf32>
+}

@@ -56,6 +56,7 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"concat", &Lowering::lowerConcat},
       {"softmax", &Lowering::lowerSoftmax},
       {"log_softmax", &Lowering::lowerSoftmax},
+      {"masked_softmax", &Lowering::lowerSoftmax},
       {"layer_norm", &Lowering::lowerLayerNorm},
   };
   for (const auto &s : special)
@@ -765,18 +766,38 @@ ExprValue Lowering::lowerConcat(const BuiltinCall &call) {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-// softmax(x, axis = -1), log_softmax(x, axis = -1): one axis, negative
-// counting from the end, becomes the op's `axis` attribute.
+// softmax(x, axis = -1), log_softmax(x, axis = -1), masked_softmax(x, mask,
+// axis = -1): one axis, negative counting from the end, becomes the op's
+// `axis` attribute; masked_softmax's mask is an i1 tensor broadcastable to x.
 ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
-  mlir::Value x = tensorArg(call, 0);
-  std::optional<Number> given = numberArg(call, 1);
+  bool masked = call.spec.params.size() == 3;
+  unsigned axisArg = masked ? 2 : 1;
+  mlir::Value x = tensorArg(call, 0), mask;
+  if (masked) {
+    const ExprValue &arg = call.args[1];
+    if (!arg.isTensor() ||
+        !arg.getTensorType().getElementType().isInteger(1)) {
+      mlir::InFlightDiagnostic diag = error(arg.getLoc());
+      diag << call.opName() << " needs an i1 tensor for "
+           << call.paramName(1) << ", got ";
+      if (arg.isTensor())
+        diag << arg.getTensorType()
+             << " (declare it as i1, e.g. `input mask : i1[batch, 8]`)";
+      else
+        diag << arg.describe();
+      return ExprValue::invalid();
+    }
+    mask = arg.getTensor();
+  }
+  std::optional<Number> given = numberArg(call, axisArg);
   if (!x || !given)
     return ExprValue::invalid();
-  SMLoc axisLoc = call.args[1].is(ExprValue::Kind::Absent)
+  SMLoc axisLoc = call.args[axisArg].is(ExprValue::Kind::Absent)
                       ? call.getLoc()
-                      : call.args[1].getLoc();
+                      : call.args[axisArg].getLoc();
   std::optional<int64_t> integer = requireInteger(
-      *given, axisLoc, call.paramName(1) + " of " + call.opName(), INT64_MIN);
+      *given, axisLoc, call.paramName(axisArg) + " of " + call.opName(),
+      INT64_MIN);
   if (!integer)
     return ExprValue::invalid();
   mlir::RankedTensorType xt = typeOf(x);
@@ -787,13 +808,17 @@ ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
                    << xt.getRank() << ")";
     return ExprValue::invalid();
   }
-  // Both ops share the rule (SoftmaxOp's is LogSoftmaxOp's).
-  mlir::RankedTensorType type =
-      checkShapeRule(call, SoftmaxOp::inferResultType(xt, *axis));
+  // softmax and log_softmax share the rule (SoftmaxOp's is LogSoftmaxOp's).
+  mlir::RankedTensorType type = checkShapeRule(
+      call, masked ? MaskedSoftmaxOp::inferResultType(xt, typeOf(mask), *axis)
+                   : SoftmaxOp::inferResultType(xt, *axis));
   if (!type)
     return ExprValue::invalid();
+  llvm::SmallVector<mlir::Value> operands{x};
+  if (masked)
+    operands.push_back(mask);
   mlir::Value result = buildOp(
-      *call.spec.op, call.getLoc(), {x}, type,
+      *call.spec.op, call.getLoc(), operands, type,
       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*axis))});
   return ExprValue::tensor(result, call.getLoc());
 }

@@ -482,6 +482,42 @@ void log_softmax_grad(const T* grad, const T* output, T* out, int64_t outer, int
   kernel_detail::softmax_grad_rows(grad, output, out, outer, n, inner, true);
 }
 
+// softmax along the axis over the elements whose mask is nonzero (TorchLean's hard mask):
+// the max and the sum run over the kept elements only; a blocked element is written as an
+// exact 0 (no sentinel is added to x), and a row that keeps nothing is all zeros. The mask
+// is int32 0 / 1 (an i1 value, runtime/program.h) broadcast to the input: element `at` of
+// the input (row-major over extent[0..rank)) reads mask[sum of coord[k] * mask_stride[k]]
+// (stride 0 on the axes the mask broadcasts along).
+template <class T>
+void masked_softmax(const T* in, const int32_t* mask, int rank, const int64_t* extent,
+                    const int64_t* mask_stride, T* out, int64_t outer, int64_t n,
+                    int64_t inner) {
+  auto keep = [&](int64_t at) {
+    int64_t offset = 0;
+    for (int k = rank - 1; k >= 0; k--) {
+      offset += (at % extent[k]) * mask_stride[k];
+      at /= extent[k];
+    }
+    return mask[offset] != 0;
+  };
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      const int64_t base = o * n * inner + i;
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t k = 0; k < n; k++) {
+        const T v = in[base + k * inner];
+        if (keep(base + k * inner) && m == m && !(v <= m)) m = v;
+      }
+      T sum = T(0);
+      for (int64_t k = 0; k < n; k++)
+        if (keep(base + k * inner)) sum += std::exp(in[base + k * inner] - m);
+      for (int64_t k = 0; k < n; k++) {
+        const int64_t at = base + k * inner;
+        out[at] = keep(at) ? std::exp(in[at] - m) / sum : T(0);
+      }
+    }
+}
+
 // y = (x - mean) * rstd * weight + bias over each of `rows` contiguous rows of d
 // elements (torch.nn.functional.layer_norm over the last axis); weight and bias may
 // be null (then 1 and 0).

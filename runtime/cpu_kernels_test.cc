@@ -430,6 +430,38 @@ TEST(CpuKernelsTest, MseLoss) {
   EXPECT_FLOAT_EQ(mse_loss<float>(2, pf.data(), tf.data()), 2.5f);
 }
 
+// masked_softmax on [2, 3, 4] along axis 1 with a [3, 4] mask broadcast over axis 0
+// (strides {0, 4, 1}): against a loop written here, softmax_k = 1 / sum over the kept j
+// of exp(x_j - x_k); blocked elements and the fully blocked rows (column 2 of the mask
+// is all false) exact zeros; a large kept input does not overflow.
+TEST(CpuKernelsTest, MaskedSoftmaxAgainstLoops) {
+  const int64_t D0 = 2, D1 = 3, D2 = 4;
+  std::vector<double> x = iota_values(D0 * D1 * D2, 0.3);
+  x[5] = 900;  // kept (mask[1][1] = 1): the max shift keeps exp finite
+  const std::vector<int32_t> mask = {1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0};
+  const int64_t extent[] = {D0, D1, D2}, stride[] = {0, D2, 1};
+  std::vector<double> y(x.size(), -7.0);
+  masked_softmax<double>(x.data(), mask.data(), 3, extent, stride, y.data(), D0, D1, D2);
+  for (int64_t o = 0; o < D0; o++)
+    for (int64_t i = 0; i < D2; i++)
+      for (int64_t k = 0; k < D1; k++) {
+        const int64_t at = (o * D1 + k) * D2 + i;
+        if (!mask[k * D2 + i]) {
+          EXPECT_EQ(y[at], 0.0) << "blocked element " << at;
+          continue;
+        }
+        double denom = 0;
+        for (int64_t j = 0; j < D1; j++)
+          if (mask[j * D2 + i]) denom += std::exp(x[(o * D1 + j) * D2 + i] - x[at]);
+        EXPECT_NEAR(y[at], 1.0 / denom, 1e-12) << "element " << at;
+      }
+  std::vector<float> xf = {1, 2, 3, 4}, yf(4);
+  const std::vector<int32_t> none = {0, 0, 0, 0};
+  const int64_t e1[] = {4}, s1[] = {1};
+  masked_softmax<float>(xf.data(), none.data(), 1, e1, s1, yf.data(), 1, 4, 1);
+  EXPECT_EQ(yf, (std::vector<float>{0, 0, 0, 0}));
+}
+
 // Softmax family along the middle axis of [2, 3, 4] (strided rows) and the last one,
 // against loops written here: softmax_k = 1 / sum_j exp(x_j - x_k) (no max shift, no
 // shared code), log_softmax as its log, the VJPs through the explicit Jacobians

@@ -211,6 +211,18 @@ extern "C" __global__ void lab_softmax_f64(const double* in, double* out, long l
                                            long long n, long long inner, long long take_log) {
   vouch::softmax_kernel<double>(in, out, outer, n, inner, take_log != 0);
 }
+extern "C" __global__ void lab_masked_softmax_f32(const float* in, const int* mask,
+                                                  vouch::Dims mask_dims, float* out,
+                                                  long long outer, long long n,
+                                                  long long inner) {
+  vouch::masked_softmax_kernel<float>(in, mask, mask_dims, out, outer, n, inner);
+}
+extern "C" __global__ void lab_masked_softmax_f64(const double* in, const int* mask,
+                                                  vouch::Dims mask_dims, double* out,
+                                                  long long outer, long long n,
+                                                  long long inner) {
+  vouch::masked_softmax_kernel<double>(in, mask, mask_dims, out, outer, n, inner);
+}
 extern "C" __global__ void lab_softmax_grad_f32(const float* grad, const float* output,
                                                 float* out, long long outer, long long n,
                                                 long long inner, long long take_log) {

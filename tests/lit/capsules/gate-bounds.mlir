@@ -183,7 +183,12 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 2 has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.scatter_add` handles rank ≤ 8
   %scatter = vouch.scatter_add %a, %idx, %gather axis 8 {vouch.capsule = "native_cuda.scatter_add", vouch.kernel = "bounds_scatter_add"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi32>, tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  %mask = vouch.target "mask" : tensor<1x1x1x1x1x1x1x1x2xi1>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
+  %masked_softmax = vouch.masked_softmax %a, %mask axis 8 {vouch.capsule = "native_cuda.masked_softmax", vouch.kernel = "bounds_masked_softmax"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 108 failed obligations (shape ×103, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 111 failed obligations (shape ×106, uint32-abi ×5)

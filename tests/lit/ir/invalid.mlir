@@ -682,3 +682,39 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.scatter_add' op result 'tensor<4x3xf32>' differs from the inferred 'tensor<4x8xf32>'}}
   %r = vouch.scatter_add %x, %i, %s axis 1 : (tensor<4x8xf32>, tensor<4x3xi32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<2x3xi32>
+  // expected-error @+1 {{'vouch.masked_softmax' op the mask must be i1 (true keeps an element), got 'tensor<2x3xi32>'}}
+  %b = vouch.masked_softmax %a, %m axis 1 : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<2x2xi1>
+  // expected-error @+1 {{'vouch.masked_softmax' op the mask 'tensor<2x2xi1>' does not broadcast to 'tensor<2x3xf32>'}}
+  %b = vouch.masked_softmax %a, %m axis 1 : (tensor<2x3xf32>, tensor<2x2xi1>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<1x2x3xi1>
+  // expected-error @+1 {{'vouch.masked_softmax' op the mask 'tensor<1x2x3xi1>' does not broadcast to 'tensor<2x3xf32>'}}
+  %b = vouch.masked_softmax %a, %m axis 1 : (tensor<2x3xf32>, tensor<1x2x3xi1>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<3xi1>
+  // expected-error @+1 {{'vouch.masked_softmax' op axis 2 is out of range for 'tensor<2x3xf32>' (rank 2)}}
+  %b = vouch.masked_softmax %a, %m axis 2 : (tensor<2x3xf32>, tensor<3xi1>) -> tensor<2x3xf32>
+}

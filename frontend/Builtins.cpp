@@ -57,6 +57,7 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"softmax", &Lowering::lowerSoftmax},
       {"log_softmax", &Lowering::lowerSoftmax},
       {"masked_softmax", &Lowering::lowerSoftmax},
+      {"cast", &Lowering::lowerCast},
       {"layer_norm", &Lowering::lowerLayerNorm},
   };
   for (const auto &s : special)
@@ -848,5 +849,48 @@ ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
     return ExprValue::invalid();
   auto op = builder.create<LayerNormOp>(getLoc(call.getLoc()), type, x, w, b,
                                         builder.getF64FloatAttr(eps->value));
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Conversions
+//===----------------------------------------------------------------------===//
+
+// cast(x, f32|f64|i32): `to` is a bare type name, which lowerCall passes as
+// its text; a cast to x's own type is x.
+ExprValue Lowering::lowerCast(const BuiltinCall &call) {
+  const ExprValue &x = call.args[0], &to = call.args[1];
+  if (!x.isTensor()) {
+    error(x.getLoc()) << call.opName() << " expects a tensor for "
+                      << call.paramName(0) << ", got " << x.describe();
+    return ExprValue::invalid();
+  }
+  mlir::Type element;
+  if (to.is(ExprValue::Kind::String)) {
+    if (to.getString() == "f32")
+      element = builder.getF32Type();
+    else if (to.getString() == "f64")
+      element = builder.getF64Type();
+    else if (to.getString() == "i32")
+      element = builder.getIntegerType(32);
+  }
+  if (!element) {
+    mlir::InFlightDiagnostic diag = error(to.getLoc());
+    diag << call.opName() << " converts to f32, f64 or i32, written as a type "
+         << "name (cast(x, f32)); got ";
+    if (to.is(ExprValue::Kind::String))
+      diag << to.getString();
+    else
+      diag << to.describe();
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType xt = x.getTensorType();
+  mlir::RankedTensorType type =
+      checkShapeRule(call, CastOp::inferResultType(xt, element));
+  if (!type)
+    return ExprValue::invalid();
+  if (type == xt)
+    return ExprValue::tensor(x.getTensor(), call.getLoc());
+  auto op = builder.create<CastOp>(getLoc(call.getLoc()), type, x.getTensor());
   return ExprValue::tensor(op, call.getLoc());
 }

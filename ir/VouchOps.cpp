@@ -1561,6 +1561,39 @@ LogicalResult CrossEntropyGradOp::verify() {
 #include "ir/VouchOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
+// Conversions: CastOp
+//===----------------------------------------------------------------------===//
+
+InferredType CastOp::inferResultType(RankedTensorType input, Type element) {
+  if (!element.isF32() && !element.isF64() && !element.isInteger(32))
+    return InferredType::failure("converts to f32, f64 or i32, not " +
+                                     quoted(element),
+                                 /*argument=*/-1, /*continuesName=*/true);
+  return RankedTensorType::get(input.getShape(), element);
+}
+LogicalResult CastOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()),
+                             tensorOf(getResult()).getElementType()));
+}
+// Real -> real: dy converted back to the input's type (the identity at run
+// time). An integer input gets no gradient, and an integer result has none
+// to give.
+LogicalResult CastOp::buildVJP(OpBuilder &b, ValueRange dy,
+                               SmallVectorImpl<Value> &grads) {
+  RankedTensorType in = tensorOf(getInput());
+  if (!isa<FloatType>(in.getElementType()) ||
+      !isa<FloatType>(getType().getElementType())) {
+    grads.push_back(Value());
+    return success();
+  }
+  grads.push_back(in == dy[0].getType()
+                      ? dy[0]
+                      : b.create<CastOp>(getLoc(), in, dy[0]).getResult());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations: SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp,
 // MaskedSoftmaxOp, LayerNormOp, LayerNormGradOp
 //===----------------------------------------------------------------------===//

@@ -955,6 +955,50 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Conversions
+//===----------------------------------------------------------------------===//
+
+// cast(x, f32|f64|i32): torch's .to(dtype). A run computes in one real type
+// (--dtype), so a cast between f32 and f64 is the identity at run time; it
+// keeps the IR's types consistent. real -> i32 truncates toward zero, with a
+// defined result outside int32 (NaN 0, saturation at INT32_MIN / INT32_MAX).
+def Vouch_CastOp : Vouch_Op<"cast", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Element type conversion, as torch's .to(dtype)";
+  let description = [{
+    The result has the input's shape and the element type f32, f64 or i32;
+    the input is f32, f64, i32 or i1 (a mask: 0 or 1). Only real -> real
+    casts carry a gradient (dy, converted back); an integer input or result
+    has none.
+
+    ```mlir
+    %y = vouch.cast %x : (tensor<4x8xf32>) -> tensor<4x8xi32>
+    ```
+  }];
+  let arguments = (ins Vouch_AnyTensor:$input);
+  let results = (outs Vouch_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend: `element` is f32, f64
+    /// or i32.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::Type element);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "x converted elementwise: reals exact in the run's real type, "
+                "integers exact, real -> i32 truncated toward zero (NaN 0, "
+                "saturated outside int32)";
+  let builtin = "cast";
+  let builtinParams = "x, to";
+  let cpuKernel = "vouch::rt::cast<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/CastRecipe.cpp, runtime/cuda/kernels/cast.cuh";
+  let cudaKernel = "vouch::cast_kernel";
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations: each row along one axis scaled by its own sums
 //===----------------------------------------------------------------------===//
 

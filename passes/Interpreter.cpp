@@ -354,6 +354,18 @@ HostTensor layerNormGrad(const HostTensor &grad, const HostTensor &x,
 
 float roundToF32(double v) { return static_cast<float>(v); }
 
+/// cast's real -> i32 rule: truncation toward zero; NaN 0, saturated at the
+/// int32 limits (no undefined conversion).
+double castToInt32(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 2147483647.0)
+    return 2147483647.0;
+  if (v <= -2147483648.0)
+    return -2147483648.0;
+  return std::trunc(v);
+}
+
 } // namespace
 
 FailureOr<InterpreterResult>
@@ -581,6 +593,18 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             .Case([&](LogSoftmaxOp o) {
               values[o.getResult()] =
                   softmax(get(o.getInput()), o.getAxis(), /*log=*/true);
+              return success();
+            })
+            .Case([&](CastOp o) {
+              // Reals stay as they are (one real type per run), integers
+              // are exact; real -> i32 truncates.
+              HostTensor t = get(o.getInput());
+              bool fromReal = isa<FloatType>(
+                  cast<ShapedType>(o.getInput().getType()).getElementType());
+              if (fromReal && o.getType().getElementType().isInteger(32))
+                for (double &v : t.data)
+                  v = castToInt32(v);
+              values[o.getResult()] = t;
               return success();
             })
             .Case([&](MaskedSoftmaxOp o) {

@@ -482,6 +482,29 @@ void log_softmax_grad(const T* grad, const T* output, T* out, int64_t outer, int
   kernel_detail::softmax_grad_rows(grad, output, out, outer, n, inner, true);
 }
 
+// cast(x, f32|f64|i32) of n elements: one of in_real / in_int and one of out_real /
+// out_int are non-null. real -> real and int -> int copy (a run has one real type);
+// int -> real converts exactly (f32 rounds |v| > 2^24); real -> int truncates toward
+// zero, as torch's .to(torch.int32) in range, and is defined outside it (never C++'s
+// undefined out-of-range conversion): NaN gives 0, v >= 2^31 - 1 INT32_MAX, v <= -2^31
+// INT32_MIN. cuda's cast.cuh and the interpreter use the same rule.
+template <class T>
+int32_t cast_to_int32(T v) {
+  if (!(v == v)) return 0;
+  if (v >= T(2147483647.0)) return std::numeric_limits<int32_t>::max();
+  if (v <= T(-2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(v);
+}
+template <class T>
+void cast(const T* in_real, const int32_t* in_int, T* out_real, int32_t* out_int, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    if (out_real)
+      out_real[i] = in_real ? in_real[i] : static_cast<T>(in_int[i]);
+    else
+      out_int[i] = in_int ? in_int[i] : cast_to_int32(in_real[i]);
+  }
+}
+
 // softmax along the axis over the elements whose mask is nonzero (TorchLean's hard mask):
 // the max and the sum run over the kept elements only; a blocked element is written as an
 // exact 0 (no sentinel is added to x), and a row that keeps nothing is all zeros. The mask

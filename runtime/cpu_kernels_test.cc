@@ -430,6 +430,33 @@ TEST(CpuKernelsTest, MseLoss) {
   EXPECT_FLOAT_EQ(mse_loss<float>(2, pf.data(), tf.data()), 2.5f);
 }
 
+// cast: real -> i32 truncates toward zero (torch's .to(torch.int32), values checked
+// with torch 1.13: 2.7 -> 2, -2.7 -> -2, -0.5 -> 0, 1e9 + 0.5 -> 1000000000), and
+// outside int32 the documented rule: NaN 0, saturation; i32 -> real exact; int -> int
+// and real -> real copies.
+TEST(CpuKernelsTest, CastTruncatesTowardZeroAndSaturates) {
+  const std::vector<double> x = {2.7, -2.7, -0.5, 1e9 + 0.5, 1e10, -1e10, std::nan(""),
+                                 2147483647.0, -2147483648.0, 0.0};
+  std::vector<int32_t> got(x.size());
+  cast<double>(x.data(), nullptr, nullptr, got.data(), int64_t(x.size()));
+  EXPECT_EQ(got, (std::vector<int32_t>{2, -2, 0, 1000000000, 2147483647, INT32_MIN, 0,
+                                       2147483647, INT32_MIN, 0}));
+  const std::vector<float> xf = {3.99f, -3.99f, 3e9f, -3e9f};
+  std::vector<int32_t> gotf(4);
+  cast<float>(xf.data(), nullptr, nullptr, gotf.data(), 4);
+  EXPECT_EQ(gotf, (std::vector<int32_t>{3, -3, 2147483647, INT32_MIN}));
+  const std::vector<int32_t> ints = {-5, 0, 1, 16777217};
+  std::vector<double> back(4);
+  cast<double>(nullptr, ints.data(), back.data(), nullptr, 4);
+  EXPECT_EQ(back, (std::vector<double>{-5, 0, 1, 16777217}));
+  std::vector<int32_t> copy(4);
+  cast<float>(nullptr, ints.data(), nullptr, copy.data(), 4);
+  EXPECT_EQ(copy, ints);
+  std::vector<float> same(4);
+  cast<float>(xf.data(), nullptr, same.data(), nullptr, 4);
+  EXPECT_EQ(same, xf);
+}
+
 // masked_softmax on [2, 3, 4] along axis 1 with a [3, 4] mask broadcast over axis 0
 // (strides {0, 4, 1}): against a loop written here, softmax_k = 1 / sum over the kept j
 // of exp(x_j - x_k); blocked elements and the fully blocked rows (column 2 of the mask

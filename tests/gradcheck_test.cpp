@@ -270,6 +270,17 @@ const std::vector<GradCase> &cases() {
        "  %mask = vouch.target \"mask\" : tensor<3x4xi1>\n"
        "  %out = vouch.masked_softmax %a, %mask axis 1 : (tensor<2x3x4xf64>, tensor<3x4xi1>) -> tensor<2x3x4xf64>",
        {2, 3, 4}, 1e-8, 1e-7, {{"mask", {{3, 4}, {1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0}}}}},
+      // cast: f64 -> f32 -> f64 passes dy through (the identity at run time);
+      // through i32 nothing flows, so only the direct path (+ a) is seen.
+      {"cast", {{"a", {2, 3}}},
+       "  %c = vouch.cast %a : (tensor<2x3xf64>) -> tensor<2x3xf32>\n"
+       "  %out = vouch.cast %c : (tensor<2x3xf32>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
+      {"cast", {{"a", {2, 3}}},
+       "  %i = vouch.cast %a : (tensor<2x3xf64>) -> tensor<2x3xi32>\n"
+       "  %f = vouch.cast %i : (tensor<2x3xi32>) -> tensor<2x3xf64>\n"
+       "  %out = vouch.add %f, %a : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
       {"layer_norm", {{"x", {3, 5}}, {"w", {5}}, {"b", {5}}},
        "  %out = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>) -> tensor<3x5xf64>",
        {3, 5}, 1e-7, 1e-6},

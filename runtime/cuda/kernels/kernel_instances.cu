@@ -7,6 +7,7 @@
 // nvrtc_compile_test with NVRTC under codegen's options (the headers given by name),
 // and kernel_lab.cu includes it, so the lab runs these very entry points.
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
+#include "cast.cuh"
 #include "classifier.cuh"
 #include "concat.cuh"
 #include "embedding.cuh"
@@ -433,4 +434,19 @@ extern "C" __global__ void lab_scatter_add_axis_f64(const double* in, const int*
                                                   long long n, long long m,
                                                   long long inner) {
   vouch::scatter_add_axis_kernel<double>(in, index, src, out, outer, n, m, inner);
+}
+
+// ---------------------------------------------------------------------- conversions
+
+extern "C" __global__ void lab_cast_to_int_f32(const float* in, int* out, long long n) {
+  vouch::cast_kernel<float>(in, nullptr, nullptr, out, n);
+}
+extern "C" __global__ void lab_cast_to_int_f64(const double* in, int* out, long long n) {
+  vouch::cast_kernel<double>(in, nullptr, nullptr, out, n);
+}
+extern "C" __global__ void lab_cast_from_int_f32(const int* in, float* out, long long n) {
+  vouch::cast_kernel<float>(nullptr, in, out, nullptr, n);
+}
+extern "C" __global__ void lab_cast_from_int_f64(const int* in, double* out, long long n) {
+  vouch::cast_kernel<double>(nullptr, in, out, nullptr, n);
 }

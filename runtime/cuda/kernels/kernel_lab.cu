@@ -180,6 +180,8 @@ struct Lab;
     static constexpr auto softmax = lab_softmax##SUFFIX;            \
     static constexpr auto softmax_grad = lab_softmax_grad##SUFFIX;  \
     static constexpr auto masked_softmax = lab_masked_softmax##SUFFIX; \
+    static constexpr auto cast_to_int = lab_cast_to_int##SUFFIX;    \
+    static constexpr auto cast_from_int = lab_cast_from_int##SUFFIX; \
     static constexpr auto layer_norm = lab_layer_norm##SUFFIX;      \
     static constexpr auto layer_norm_grad = lab_layer_norm_grad##SUFFIX; \
     static constexpr auto gather = lab_gather##SUFFIX;              \
@@ -652,6 +654,43 @@ void test_masked_softmax(long long outer, long long n, long long inner, bool bro
   report(tag, max_abs_err(got, y), row_tolerance<T>(n, 1));
   report_bitwise(tag + " blocked elements exact zeros", nonzero_blocked, blocked);
   report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
+}
+
+// cast.cuh: real -> int32 on random values in [-3e9, 3e9] (beyond int32 both ways) plus
+// NaN, ±0.5, ±2.5 and the limits, against the rule written here (truncation toward zero,
+// NaN 0, saturation); int32 -> real exact. Bit-exact.
+template <class T>
+void test_cast(long long n) {
+  std::vector<T> x = random_vector<T>(n, -3e9, 3e9);
+  const T special[] = {std::numeric_limits<T>::quiet_NaN(), T(0.5), T(-0.5), T(2.5), T(-2.5),
+                       T(2147483647.0), T(-2147483648.0), T(-0.0)};
+  for (size_t k = 0; k < sizeof special / sizeof special[0] && k < x.size(); ++k)
+    x[k] = special[k];
+  for (long long i = 8; i < n; i += 3) x[i] = x[i] * T(1e-6);  // in range, fractional
+  std::vector<int> want(n);
+  for (long long i = 0; i < n; ++i) {
+    const double v = double(x[i]);
+    want[i] = std::isnan(v) ? 0 : v >= 2147483647.0 ? 2147483647
+            : v <= -2147483648.0 ? std::numeric_limits<int>::min() : int(std::trunc(v));
+  }
+  DeviceArray<T> din(x);
+  DeviceArray<int> dout(std::vector<int>(n, 12345));
+  Lab<T>::cast_to_int<<<elementwise_grid(n), 256>>>(din.p, dout.p, n);
+  LAB_LAUNCHED();
+  const std::vector<int> got = dout.download();
+  long long wrong = 0;
+  for (long long i = 0; i < n; ++i) wrong += got[i] != want[i];
+  report_bitwise(std::string("cast ") + type_name<T>() + " -> i32 n=" + std::to_string(n),
+                 wrong, n);
+  DeviceArray<int> dint(want);
+  DeviceArray<T> dreal(n);
+  Lab<T>::cast_from_int<<<elementwise_grid(n), 256>>>(dint.p, dreal.p, n);
+  LAB_LAUNCHED();
+  const std::vector<T> back = dreal.download();
+  wrong = 0;
+  for (long long i = 0; i < n; ++i) wrong += back[i] != T(want[i]);
+  report_bitwise(std::string("cast i32 -> ") + type_name<T>() + " n=" + std::to_string(n),
+                 wrong, n);
 }
 
 // A NaN makes its own row NaN and leaves the others alone.
@@ -1372,6 +1411,7 @@ void validate() {
   test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
   test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block
   test_gather_scatter<T>(3, 4, 5, 2, false, true);
+  for (long long n : {8LL, 1000LL, 100003LL}) test_cast<T>(n);
 
   std::vector<Hyper> hypers = {
       {hyper(0, 0.05, 0, 0, 0, 0, 0), 0, "sgd"},

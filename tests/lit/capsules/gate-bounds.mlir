@@ -188,7 +188,10 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
   %masked_softmax = vouch.masked_softmax %a, %mask axis 8 {vouch.capsule = "native_cuda.masked_softmax", vouch.kernel = "bounds_masked_softmax"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
+  %cast = vouch.cast %mask {vouch.capsule = "native_cuda.cast", vouch.kernel = "bounds_cast"} : (tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 111 failed obligations (shape ×106, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 113 failed obligations (shape ×108, uint32-abi ×5)

@@ -718,3 +718,19 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.masked_softmax' op axis 2 is out of range for 'tensor<2x3xf32>' (rank 2)}}
   %b = vouch.masked_softmax %a, %m axis 2 : (tensor<2x3xf32>, tensor<3xi1>) -> tensor<2x3xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.cast' op converts to f32, f64 or i32, not 'i1'}}
+  %b = vouch.cast %a : (tensor<2x3xf32>) -> tensor<2x3xi1>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.cast' op result 'tensor<3x2xi32>' differs from the inferred 'tensor<2x3xi32>'}}
+  %b = vouch.cast %a : (tensor<2x3xf32>) -> tensor<3x2xi32>
+}

@@ -115,10 +115,11 @@ FailureOr<SmallVector<Operation *>> dataFields(ModelOp model) {
   for (Operation *f : fields) {
     Value v = f->getResult(0);
     Type element = cast<ShapedType>(v.getType()).getElementType();
-    if (!element.isF32() && !element.isF64() && !element.isInteger(32))
+    if (!element.isF32() && !element.isF64() && !element.isInteger(32) &&
+        !element.isInteger(1))
       return f->emitOpError("'")
                  << fieldName(f) << "' is " << v.getType()
-                 << ": an executable feeds f32, f64 or i32 data",
+                 << ": an executable feeds f32, f64, i32 or i1 data",
              failure();
     if (shapeOf(v).empty() || shapeOf(v)[0] != model.getBatch())
       return f->emitOpError("'")
@@ -271,14 +272,20 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
   for (Operation *f : *fields) {
     Value v = f->getResult(0);
     bool target = isa<TargetOp>(f);
-    bool integer = cast<ShapedType>(v.getType()).getElementType().isInteger(32);
+    Type element = cast<ShapedType>(v.getType()).getElementType();
+    bool integer = element.isInteger(32) || element.isInteger(1);
     int64_t rowElems = numel(v) / d.batch;
     d.fields.push_back({fieldName(f).str(),
                         integer ? rt::DType::I32 : rt::DType::Real, rowElems,
                         target});
     (target ? d.out_features : d.in_features) += rowElems;
-    if (integer)
+    if (element.isInteger(1)) { // stored as int32 0 / 1 (runtime/program.h)
+      d.fields.back().min_value = 0;
+      d.fields.back().max_value = 1;
+      d.fields.back().use = "an i1 mask (0 = false, 1 = true)";
+    } else if (integer) {
       constrainIntegerField(v, d.fields.back());
+    }
   }
 
   for (Operation &op : model.getBlock())

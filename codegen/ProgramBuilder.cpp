@@ -24,9 +24,10 @@ std::string shapeText(Value v) {
 }
 } // namespace
 
-/// The runtime's storage class of `v`'s elements.
+/// The runtime's storage class of `v`'s elements: i32 and i1 (0 or 1, see
+/// runtime/program.h) are I32.
 static rt::DType dtypeOf(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType().isInteger(32)
+  return cast<ShapedType>(v.getType()).getElementType().isSignlessInteger()
              ? rt::DType::I32
              : rt::DType::Real;
 }

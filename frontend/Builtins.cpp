@@ -57,6 +57,8 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"concat", &Lowering::lowerConcat},
       {"softmax", &Lowering::lowerSoftmax},
       {"log_softmax", &Lowering::lowerSoftmax},
+      {"masked_softmax", &Lowering::lowerSoftmax},
+      {"cast", &Lowering::lowerCast},
       {"layer_norm", &Lowering::lowerLayerNorm},
       {"dropout", &Lowering::lowerRandom},
       {"rand_uniform", &Lowering::lowerRandom},
@@ -769,18 +771,38 @@ ExprValue Lowering::lowerConcat(const BuiltinCall &call) {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-// softmax(x, axis = -1), log_softmax(x, axis = -1): one axis, negative
-// counting from the end, becomes the op's `axis` attribute.
+// softmax(x, axis = -1), log_softmax(x, axis = -1), masked_softmax(x, mask,
+// axis = -1): one axis, negative counting from the end, becomes the op's
+// `axis` attribute; masked_softmax's mask is an i1 tensor broadcastable to x.
 ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
-  mlir::Value x = tensorArg(call, 0);
-  std::optional<Number> given = numberArg(call, 1);
+  bool masked = call.spec.params.size() == 3;
+  unsigned axisArg = masked ? 2 : 1;
+  mlir::Value x = tensorArg(call, 0), mask;
+  if (masked) {
+    const ExprValue &arg = call.args[1];
+    if (!arg.isTensor() ||
+        !arg.getTensorType().getElementType().isInteger(1)) {
+      mlir::InFlightDiagnostic diag = error(arg.getLoc());
+      diag << call.opName() << " needs an i1 tensor for "
+           << call.paramName(1) << ", got ";
+      if (arg.isTensor())
+        diag << arg.getTensorType()
+             << " (declare it as i1, e.g. `input mask : i1[batch, 8]`)";
+      else
+        diag << arg.describe();
+      return ExprValue::invalid();
+    }
+    mask = arg.getTensor();
+  }
+  std::optional<Number> given = numberArg(call, axisArg);
   if (!x || !given)
     return ExprValue::invalid();
-  SMLoc axisLoc = call.args[1].is(ExprValue::Kind::Absent)
+  SMLoc axisLoc = call.args[axisArg].is(ExprValue::Kind::Absent)
                       ? call.getLoc()
-                      : call.args[1].getLoc();
+                      : call.args[axisArg].getLoc();
   std::optional<int64_t> integer = requireInteger(
-      *given, axisLoc, call.paramName(1) + " of " + call.opName(), INT64_MIN);
+      *given, axisLoc, call.paramName(axisArg) + " of " + call.opName(),
+      INT64_MIN);
   if (!integer)
     return ExprValue::invalid();
   mlir::RankedTensorType xt = typeOf(x);
@@ -791,13 +813,17 @@ ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
                    << xt.getRank() << ")";
     return ExprValue::invalid();
   }
-  // Both ops share the rule (SoftmaxOp's is LogSoftmaxOp's).
-  mlir::RankedTensorType type =
-      checkShapeRule(call, SoftmaxOp::inferResultType(xt, *axis));
+  // softmax and log_softmax share the rule (SoftmaxOp's is LogSoftmaxOp's).
+  mlir::RankedTensorType type = checkShapeRule(
+      call, masked ? MaskedSoftmaxOp::inferResultType(xt, typeOf(mask), *axis)
+                   : SoftmaxOp::inferResultType(xt, *axis));
   if (!type)
     return ExprValue::invalid();
+  llvm::SmallVector<mlir::Value> operands{x};
+  if (masked)
+    operands.push_back(mask);
   mlir::Value result = buildOp(
-      *call.spec.op, call.getLoc(), {x}, type,
+      *call.spec.op, call.getLoc(), operands, type,
       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*axis))});
   return ExprValue::tensor(result, call.getLoc());
 }
@@ -908,4 +934,47 @@ ExprValue Lowering::lowerRandom(const BuiltinCall &call) {
     result = builder.create<BernoulliMaskOp>(loc, *type, builder.getF64FloatAttr(p),
                                              builder.getI64IntegerAttr(randomOrdinal++));
   return ExprValue::tensor(result, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Conversions
+//===----------------------------------------------------------------------===//
+
+// cast(x, f32|f64|i32): `to` is a bare type name, which lowerCall passes as
+// its text; a cast to x's own type is x.
+ExprValue Lowering::lowerCast(const BuiltinCall &call) {
+  const ExprValue &x = call.args[0], &to = call.args[1];
+  if (!x.isTensor()) {
+    error(x.getLoc()) << call.opName() << " expects a tensor for "
+                      << call.paramName(0) << ", got " << x.describe();
+    return ExprValue::invalid();
+  }
+  mlir::Type element;
+  if (to.is(ExprValue::Kind::String)) {
+    if (to.getString() == "f32")
+      element = builder.getF32Type();
+    else if (to.getString() == "f64")
+      element = builder.getF64Type();
+    else if (to.getString() == "i32")
+      element = builder.getIntegerType(32);
+  }
+  if (!element) {
+    mlir::InFlightDiagnostic diag = error(to.getLoc());
+    diag << call.opName() << " converts to f32, f64 or i32, written as a type "
+         << "name (cast(x, f32)); got ";
+    if (to.is(ExprValue::Kind::String))
+      diag << to.getString();
+    else
+      diag << to.describe();
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType xt = x.getTensorType();
+  mlir::RankedTensorType type =
+      checkShapeRule(call, CastOp::inferResultType(xt, element));
+  if (!type)
+    return ExprValue::invalid();
+  if (type == xt)
+    return ExprValue::tensor(x.getTensor(), call.getLoc());
+  auto op = builder.create<CastOp>(getLoc(call.getLoc()), type, x.getTensor());
+  return ExprValue::tensor(op, call.getLoc());
 }

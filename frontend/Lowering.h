@@ -237,6 +237,7 @@ private:
   ExprValue lowerEmbedding(const BuiltinCall &call);
   ExprValue lowerGatherOrScatter(const BuiltinCall &call);
   ExprValue lowerSoftmax(const BuiltinCall &call);
+  ExprValue lowerCast(const BuiltinCall &call);
   ExprValue lowerLayerNorm(const BuiltinCall &call);
   ExprValue lowerRandom(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").

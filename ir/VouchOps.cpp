@@ -1561,8 +1561,41 @@ LogicalResult CrossEntropyGradOp::verify() {
 #include "ir/VouchOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
+// Conversions: CastOp
+//===----------------------------------------------------------------------===//
+
+InferredType CastOp::inferResultType(RankedTensorType input, Type element) {
+  if (!element.isF32() && !element.isF64() && !element.isInteger(32))
+    return InferredType::failure("converts to f32, f64 or i32, not " +
+                                     quoted(element),
+                                 /*argument=*/-1, /*continuesName=*/true);
+  return RankedTensorType::get(input.getShape(), element);
+}
+LogicalResult CastOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()),
+                             tensorOf(getResult()).getElementType()));
+}
+// Real -> real: dy converted back to the input's type (the identity at run
+// time). An integer input gets no gradient, and an integer result has none
+// to give.
+LogicalResult CastOp::buildVJP(OpBuilder &b, ValueRange dy,
+                               SmallVectorImpl<Value> &grads) {
+  RankedTensorType in = tensorOf(getInput());
+  if (!isa<FloatType>(in.getElementType()) ||
+      !isa<FloatType>(getType().getElementType())) {
+    grads.push_back(Value());
+    return success();
+  }
+  grads.push_back(in == dy[0].getType()
+                      ? dy[0]
+                      : b.create<CastOp>(getLoc(), in, dy[0]).getResult());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations: SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp,
-// LayerNormOp, LayerNormGradOp
+// MaskedSoftmaxOp, LayerNormOp, LayerNormGradOp
 //===----------------------------------------------------------------------===//
 
 /// The VJP of f(inputs), f written as vouch ops by `build` (one value per
@@ -1737,6 +1770,40 @@ LogicalResult LogSoftmaxGradOp::buildVJP(OpBuilder &b, ValueRange dy,
             loc, t, g, b.create<MulOp>(loc, t, b.create<ExpOp>(loc, t, y), s));
       },
       dy[0], grads);
+}
+
+// masked_softmax(x, mask): the mask is i1 and broadcasts to x (NumPy's
+// rules: aligned from the last axis, each of its extents 1 or x's).
+InferredType MaskedSoftmaxOp::inferResultType(RankedTensorType input,
+                                              RankedTensorType mask,
+                                              int64_t axis) {
+  if (!mask.getElementType().isInteger(1))
+    return InferredType::failure("the mask must be i1 (true keeps an "
+                                 "element), got " + quoted(mask));
+  bool fits = mask.getRank() <= input.getRank();
+  for (int64_t k = 1; fits && k <= mask.getRank(); ++k) {
+    int64_t m = mask.getDimSize(mask.getRank() - k);
+    fits = m == 1 || m == input.getDimSize(input.getRank() - k);
+  }
+  if (!fits)
+    return InferredType::failure("the mask " + quoted(mask) +
+                                 " does not broadcast to " + quoted(input));
+  return inferRowType(input, axis);
+}
+LogicalResult MaskedSoftmaxOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), tensorOf(getMask()),
+                             getAxis()));
+}
+// y is 0 wherever the mask blocks, so dx = y · (dy - Σ dy·y) is softmax's
+// VJP over the kept elements, 0 on blocked ones and on fully blocked rows:
+// one softmax_grad op. The mask gets no gradient.
+LogicalResult MaskedSoftmaxOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SoftmaxGradOp>(getLoc(), getType(), dy[0],
+                                          getResult(), getAxisAttr()));
+  grads.push_back(Value());
+  return success();
 }
 
 /// weight / bias of layer_norm: [D], D the input's last extent.

@@ -956,6 +956,50 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Conversions
+//===----------------------------------------------------------------------===//
+
+// cast(x, f32|f64|i32): torch's .to(dtype). A run computes in one real type
+// (--dtype), so a cast between f32 and f64 is the identity at run time; it
+// keeps the IR's types consistent. real -> i32 truncates toward zero, with a
+// defined result outside int32 (NaN 0, saturation at INT32_MIN / INT32_MAX).
+def Vouch_CastOp : Vouch_Op<"cast", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Element type conversion, as torch's .to(dtype)";
+  let description = [{
+    The result has the input's shape and the element type f32, f64 or i32;
+    the input is f32, f64, i32 or i1 (a mask: 0 or 1). Only real -> real
+    casts carry a gradient (dy, converted back); an integer input or result
+    has none.
+
+    ```mlir
+    %y = vouch.cast %x : (tensor<4x8xf32>) -> tensor<4x8xi32>
+    ```
+  }];
+  let arguments = (ins Vouch_AnyTensor:$input);
+  let results = (outs Vouch_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend: `element` is f32, f64
+    /// or i32.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::Type element);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "x converted elementwise: reals exact in the run's real type, "
+                "integers exact, real -> i32 truncated toward zero (NaN 0, "
+                "saturated outside int32)";
+  let builtin = "cast";
+  let builtinParams = "x, to";
+  let cpuKernel = "vouch::rt::cast<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/CastRecipe.cpp, runtime/cuda/kernels/cast.cuh";
+  let cudaKernel = "vouch::cast_kernel";
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations: each row along one axis scaled by its own sums
 //===----------------------------------------------------------------------===//
 
@@ -1028,6 +1072,51 @@ def Vouch_SoftmaxGradOp : Vouch_RowSoftmaxGradOp<"softmax_grad", "Softmax",
     "output · (grad - Σ grad·output) along `axis`">;
 def Vouch_LogSoftmaxGradOp : Vouch_RowSoftmaxGradOp<"log_softmax_grad",
     "Log-softmax", "grad - exp(output) · Σ grad along `axis`">;
+
+// TorchLean's hard-mask softmax: `mask` (i1, broadcastable to `input` by
+// NumPy's rules) selects the elements that take part; a blocked element has
+// an exactly zero numerator (no -inf or finite sentinel is added to x), so a
+// fully blocked row is all zeros. The result is zero wherever the mask is
+// false, so softmax_grad of it is the VJP (zero on a fully blocked row); the
+// mask has no gradient.
+def Vouch_MaskedSoftmaxOp : Vouch_Op<"masked_softmax", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Softmax along `axis` over the elements a boolean mask keeps";
+  let description = [{
+    Each row along `axis`: y = mask · exp(x - m) / Σ mask · exp(x - m), m
+    the maximum over the kept elements; 0 where the mask is false, and 0 on
+    the whole row when it keeps nothing.
+
+    ```mlir
+    %p = vouch.masked_softmax %a, %mask axis 1 : (tensor<4x8xf32>, tensor<4x8xi1>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_AnyTensor:$mask,
+                       I64Attr:$axis);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $mask `axis` $axis attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`axis` normalised):
+    /// the mask is i1 and broadcasts to the input.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType mask,
+        int64_t axis);
+  }];
+
+  let family = Vouch_Normalization;
+  let formula = "mask · exp(x - max) / Σ mask · exp(x - max) along `axis`, "
+                "max over the kept elements; 0 where mask is false and on "
+                "rows it blocks entirely";
+  let builtin = "masked_softmax";
+  let builtinParams = "x, mask, axis = -1";
+  let cpuKernel = "vouch::rt::masked_softmax<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/NormalizationRecipe.cpp, "
+                         "runtime/cuda/kernels/softmax.cuh";
+  let cudaKernel = "vouch::masked_softmax_kernel";
+}
 
 // torch.nn.functional.layer_norm(x, [D], weight, bias, eps) over the last
 // axis: biased variance, statistics in the element type.

@@ -249,6 +249,41 @@ HostTensor softmax(const HostTensor &x, int64_t axis, bool log) {
   return y;
 }
 
+/// masked_softmax along `axis`: softmax over the elements whose mask (0 / 1,
+/// NumPy-broadcast to x) is nonzero, 0 elsewhere and on rows keeping none.
+HostTensor maskedSoftmax(const HostTensor &x, const HostTensor &mask,
+                         int64_t axis) {
+  HostTensor y = x;
+  size_t rank = x.shape.size(), mrank = mask.shape.size();
+  auto kept = [&](int64_t at) {
+    // x's coordinates, from the last axis; the mask's offset from its own.
+    int64_t offset = 0, stride = 1;
+    for (size_t k = 0; k < rank; ++k) {
+      int64_t extent = x.shape[rank - 1 - k], coord = at % extent;
+      at /= extent;
+      if (k < mrank) {
+        int64_t m = mask.shape[mrank - 1 - k];
+        offset += (m == 1 ? 0 : coord) * stride;
+        stride *= m;
+      }
+    }
+    return mask.data[offset] != 0;
+  };
+  forEachRow(x.shape, axis, [&](ArrayRef<int64_t> row) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t at : row)
+      if (kept(at) && (std::isnan(x.data[at]) || x.data[at] > m))
+        m = std::isnan(m) ? m : x.data[at];
+    double sum = 0;
+    for (int64_t at : row)
+      if (kept(at))
+        sum += std::exp(x.data[at] - m);
+    for (int64_t at : row)
+      y.data[at] = kept(at) ? std::exp(x.data[at] - m) / sum : 0.0;
+  });
+  return y;
+}
+
 /// The VJP of softmax (y · (g - Σ g·y)) or log_softmax (g - exp(y) · Σ g)
 /// along `axis`, from the result y.
 HostTensor softmaxGrad(const HostTensor &g, const HostTensor &y, int64_t axis,
@@ -352,6 +387,18 @@ uint64_t drawThreshold(double p) {
   return static_cast<uint64_t>(std::ldexp(p, 53));
 }
 
+/// cast's real -> i32 rule: truncation toward zero; NaN 0, saturated at the
+/// int32 limits (no undefined conversion).
+double castToInt32(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 2147483647.0)
+    return 2147483647.0;
+  if (v <= -2147483648.0)
+    return -2147483648.0;
+  return std::trunc(v);
+}
+
 } // namespace
 
 FailureOr<InterpreterResult>
@@ -370,6 +417,13 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             getNumElements(result.getType()))
       return op->emitError("interpreter: value fed for '")
              << name << "' does not have the shape of " << result.getType();
+    // An i1 value (a mask) is 0 (false) or 1 (true), as the runtime stores it.
+    if (cast<ShapedType>(result.getType()).getElementType().isInteger(1))
+      for (auto [i, v] : llvm::enumerate(it->second.data))
+        if (v != 0 && v != 1)
+          return op->emitError("interpreter: value fed for the i1 '")
+                 << name << "' holds " << v << " at element " << i
+                 << " (an i1 value is 0 or 1)";
     values[result] = it->second;
     return success();
   };
@@ -604,6 +658,23 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             .Case([&](LogSoftmaxOp o) {
               values[o.getResult()] =
                   softmax(get(o.getInput()), o.getAxis(), /*log=*/true);
+              return success();
+            })
+            .Case([&](CastOp o) {
+              // Reals stay as they are (one real type per run), integers
+              // are exact; real -> i32 truncates.
+              HostTensor t = get(o.getInput());
+              bool fromReal = isa<FloatType>(
+                  cast<ShapedType>(o.getInput().getType()).getElementType());
+              if (fromReal && o.getType().getElementType().isInteger(32))
+                for (double &v : t.data)
+                  v = castToInt32(v);
+              values[o.getResult()] = t;
+              return success();
+            })
+            .Case([&](MaskedSoftmaxOp o) {
+              values[o.getResult()] = maskedSoftmax(
+                  get(o.getInput()), get(o.getMask()), o.getAxis());
               return success();
             })
             .Case([&](SoftmaxGradOp o) {

@@ -484,6 +484,65 @@ void log_softmax_grad(const T* grad, const T* output, T* out, int64_t outer, int
   kernel_detail::softmax_grad_rows(grad, output, out, outer, n, inner, true);
 }
 
+// cast(x, f32|f64|i32) of n elements: one of in_real / in_int and one of out_real /
+// out_int are non-null. real -> real and int -> int copy (a run has one real type);
+// int -> real converts exactly (f32 rounds |v| > 2^24); real -> int truncates toward
+// zero, as torch's .to(torch.int32) in range, and is defined outside it (never C++'s
+// undefined out-of-range conversion): NaN gives 0, v >= 2^31 - 1 INT32_MAX, v <= -2^31
+// INT32_MIN. cuda's cast.cuh and the interpreter use the same rule.
+template <class T>
+int32_t cast_to_int32(T v) {
+  if (!(v == v)) return 0;
+  if (v >= T(2147483647.0)) return std::numeric_limits<int32_t>::max();
+  if (v <= T(-2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(v);
+}
+template <class T>
+void cast(const T* in_real, const int32_t* in_int, T* out_real, int32_t* out_int, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    if (out_real)
+      out_real[i] = in_real ? in_real[i] : static_cast<T>(in_int[i]);
+    else
+      out_int[i] = in_int ? in_int[i] : cast_to_int32(in_real[i]);
+  }
+}
+
+// softmax along the axis over the elements whose mask is nonzero (TorchLean's hard mask):
+// the max and the sum run over the kept elements only; a blocked element is written as an
+// exact 0 (no sentinel is added to x), and a row that keeps nothing is all zeros. The mask
+// is int32 0 / 1 (an i1 value, runtime/program.h) broadcast to the input: element `at` of
+// the input (row-major over extent[0..rank)) reads mask[sum of coord[k] * mask_stride[k]]
+// (stride 0 on the axes the mask broadcasts along).
+template <class T>
+void masked_softmax(const T* in, const int32_t* mask, int rank, const int64_t* extent,
+                    const int64_t* mask_stride, T* out, int64_t outer, int64_t n,
+                    int64_t inner) {
+  auto keep = [&](int64_t at) {
+    int64_t offset = 0;
+    for (int k = rank - 1; k >= 0; k--) {
+      offset += (at % extent[k]) * mask_stride[k];
+      at /= extent[k];
+    }
+    return mask[offset] != 0;
+  };
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      const int64_t base = o * n * inner + i;
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t k = 0; k < n; k++) {
+        const T v = in[base + k * inner];
+        if (keep(base + k * inner) && m == m && !(v <= m)) m = v;
+      }
+      T sum = T(0);
+      for (int64_t k = 0; k < n; k++)
+        if (keep(base + k * inner)) sum += std::exp(in[base + k * inner] - m);
+      for (int64_t k = 0; k < n; k++) {
+        const int64_t at = base + k * inner;
+        out[at] = keep(at) ? std::exp(in[at] - m) / sum : T(0);
+      }
+    }
+}
+
 // y = (x - mean) * rstd * weight + bias over each of `rows` contiguous rows of d
 // elements (torch.nn.functional.layer_norm over the last axis); weight and bias may
 // be null (then 1 and 0).

@@ -430,6 +430,65 @@ TEST(CpuKernelsTest, MseLoss) {
   EXPECT_FLOAT_EQ(mse_loss<float>(2, pf.data(), tf.data()), 2.5f);
 }
 
+// cast: real -> i32 truncates toward zero (torch's .to(torch.int32), values checked
+// with torch 1.13: 2.7 -> 2, -2.7 -> -2, -0.5 -> 0, 1e9 + 0.5 -> 1000000000), and
+// outside int32 the documented rule: NaN 0, saturation; i32 -> real exact; int -> int
+// and real -> real copies.
+TEST(CpuKernelsTest, CastTruncatesTowardZeroAndSaturates) {
+  const std::vector<double> x = {2.7, -2.7, -0.5, 1e9 + 0.5, 1e10, -1e10, std::nan(""),
+                                 2147483647.0, -2147483648.0, 0.0};
+  std::vector<int32_t> got(x.size());
+  cast<double>(x.data(), nullptr, nullptr, got.data(), int64_t(x.size()));
+  EXPECT_EQ(got, (std::vector<int32_t>{2, -2, 0, 1000000000, 2147483647, INT32_MIN, 0,
+                                       2147483647, INT32_MIN, 0}));
+  const std::vector<float> xf = {3.99f, -3.99f, 3e9f, -3e9f};
+  std::vector<int32_t> gotf(4);
+  cast<float>(xf.data(), nullptr, nullptr, gotf.data(), 4);
+  EXPECT_EQ(gotf, (std::vector<int32_t>{3, -3, 2147483647, INT32_MIN}));
+  const std::vector<int32_t> ints = {-5, 0, 1, 16777217};
+  std::vector<double> back(4);
+  cast<double>(nullptr, ints.data(), back.data(), nullptr, 4);
+  EXPECT_EQ(back, (std::vector<double>{-5, 0, 1, 16777217}));
+  std::vector<int32_t> copy(4);
+  cast<float>(nullptr, ints.data(), nullptr, copy.data(), 4);
+  EXPECT_EQ(copy, ints);
+  std::vector<float> same(4);
+  cast<float>(xf.data(), nullptr, same.data(), nullptr, 4);
+  EXPECT_EQ(same, xf);
+}
+
+// masked_softmax on [2, 3, 4] along axis 1 with a [3, 4] mask broadcast over axis 0
+// (strides {0, 4, 1}): against a loop written here, softmax_k = 1 / sum over the kept j
+// of exp(x_j - x_k); blocked elements and the fully blocked rows (column 2 of the mask
+// is all false) exact zeros; a large kept input does not overflow.
+TEST(CpuKernelsTest, MaskedSoftmaxAgainstLoops) {
+  const int64_t D0 = 2, D1 = 3, D2 = 4;
+  std::vector<double> x = iota_values(D0 * D1 * D2, 0.3);
+  x[5] = 900;  // kept (mask[1][1] = 1): the max shift keeps exp finite
+  const std::vector<int32_t> mask = {1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0};
+  const int64_t extent[] = {D0, D1, D2}, stride[] = {0, D2, 1};
+  std::vector<double> y(x.size(), -7.0);
+  masked_softmax<double>(x.data(), mask.data(), 3, extent, stride, y.data(), D0, D1, D2);
+  for (int64_t o = 0; o < D0; o++)
+    for (int64_t i = 0; i < D2; i++)
+      for (int64_t k = 0; k < D1; k++) {
+        const int64_t at = (o * D1 + k) * D2 + i;
+        if (!mask[k * D2 + i]) {
+          EXPECT_EQ(y[at], 0.0) << "blocked element " << at;
+          continue;
+        }
+        double denom = 0;
+        for (int64_t j = 0; j < D1; j++)
+          if (mask[j * D2 + i]) denom += std::exp(x[(o * D1 + j) * D2 + i] - x[at]);
+        EXPECT_NEAR(y[at], 1.0 / denom, 1e-12) << "element " << at;
+      }
+  std::vector<float> xf = {1, 2, 3, 4}, yf(4);
+  const std::vector<int32_t> none = {0, 0, 0, 0};
+  const int64_t e1[] = {4}, s1[] = {1};
+  masked_softmax<float>(xf.data(), none.data(), 1, e1, s1, yf.data(), 1, 4, 1);
+  EXPECT_EQ(yf, (std::vector<float>{0, 0, 0, 0}));
+}
+
 // Softmax family along the middle axis of [2, 3, 4] (strided rows) and the last one,
 // against loops written here: softmax_k = 1 / sum_j exp(x_j - x_k) (no max shift, no
 // shared code), log_softmax as its log, the VJPs through the explicit Jacobians

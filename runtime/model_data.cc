@@ -32,10 +32,16 @@ size_t field_layout(const ModelDescription& m, std::vector<int64_t>& row_elems) 
   return inputs;
 }
 
-// Every value of an integer field is an int32: the executors store it as one.
-Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
+// Every value of an integer field is an int32: the executors store it as one. `spec`:
+// the files (one per field, in field order, when npy), so an error names the field's.
+Status check_integer_fields(const ModelDescription& m, const Dataset& d,
+                            const std::string& spec) {
+  const std::vector<std::string> paths = split_paths(spec);
+  const std::vector<FieldInfo> fields = model_fields(m);
   int64_t x_col = 0, y_col = 0;
-  for (const FieldInfo& f : model_fields(m)) {
+  for (size_t fi = 0; fi < fields.size(); fi++) {
+    const FieldInfo& f = fields[fi];
+    const std::string where = paths.size() == fields.size() ? paths[fi] : d.description;
     int64_t& col = f.target ? y_col : x_col;
     const int64_t cols = f.target ? d.out_features : d.in_features;
     const std::vector<double>& table = f.target ? d.y : d.x;
@@ -44,13 +50,13 @@ Status check_integer_fields(const ModelDescription& m, const Dataset& d) {
         for (int64_t j = 0; j < f.row_elems; j++) {
           const double v = table[size_t(r * cols + col + j)];
           if (!(v == std::floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
-            return Status::Error(d.description + ": field '" + f.name + "' is i32, but row " +
+            return Status::Error(where + ": field '" + f.name + "' is i32, but row " +
                                  std::to_string(r) + " holds " + format_double(v) +
                                  " (not an integer in the int32 range)");
           const int64_t i = int64_t(v);
           if ((i < f.min_value || i > f.max_value) && i != f.also)
             return Status::Error(
-                d.description + ": field '" + f.name + "', row " + std::to_string(r) +
+                where + ": field '" + f.name + "', row " + std::to_string(r) +
                 " holds " + std::to_string(i) + ", but it is " + f.use + ": " +
                 std::to_string(f.min_value) + ".." + std::to_string(f.max_value) +
                 (f.also != INT64_MIN ? " or " + std::to_string(f.also) : std::string()));
@@ -68,7 +74,7 @@ Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& pat
   const size_t inputs = field_layout(m, row_elems);
   Result<Dataset> data = load_data_file(path, m.in_features, m.out_features, row_elems, inputs);
   if (!data.ok()) return data;
-  Status ints = check_integer_fields(m, data.value());
+  Status ints = check_integer_fields(m, data.value(), path);
   if (!ints.ok()) return ints;
   return data;
 }
@@ -112,7 +118,8 @@ Result<Dataset> load_model_data(const ModelDescription& m, const std::string& ov
     data = load_data_file(m.data.path, m.in_features, m.out_features, row_elems, inputs);
   }
   if (!data.ok()) return data;
-  Status ints = check_integer_fields(m, data.value());
+  Status ints = check_integer_fields(
+      m, data.value(), !override_path.empty() ? override_path : m.data.path);
   if (!ints.ok()) return ints;
   if (m.eval_fraction > 0) {
     Result<Dataset> held = split_held_out(data.value(), m.eval_fraction, m.batch);

@@ -189,14 +189,14 @@ Result<NpyArray> load_npy(const std::string& path) {
   if (h.descr.size() >= 1 && h.descr[0] == '>')
     return npy_error(path, "big-endian dtype '" + h.descr + "' is not supported");
   size_t elem;
-  if (h.descr == "|u1") {
+  if (h.descr == "|u1" || h.descr == "|b1") {  // |b1: numpy bool, one byte 0 or 1
     elem = 1;
   } else if (h.descr == "<f4" || h.descr == "<i4") {
     elem = 4;
   } else if (h.descr == "<f8" || h.descr == "<i8") {
     elem = 8;
   } else {
-    return npy_error(path, "unsupported dtype '" + h.descr + "' (only <f4, <f8, <i4, <i8, |u1)");
+    return npy_error(path, "unsupported dtype '" + h.descr + "' (only <f4, <f8, <i4, <i8, |u1, |b1)");
   }
 
   int64_t numel = 1;
@@ -222,7 +222,7 @@ Result<NpyArray> load_npy(const std::string& path) {
   if (h.descr == "<f8") convert<double>(src, numel, out.data.data());
   if (h.descr == "<i4") convert<int32_t>(src, numel, out.data.data());
   if (h.descr == "<i8") convert<int64_t>(src, numel, out.data.data());
-  if (h.descr == "|u1") convert<uint8_t>(src, numel, out.data.data());
+  if (h.descr == "|u1" || h.descr == "|b1") convert<uint8_t>(src, numel, out.data.data());
   return out;
 }
 

@@ -75,6 +75,16 @@ TEST(NpyTest, ReadsUint8) {
   EXPECT_EQ(r.value().data, (std::vector<double>{0, 1, 7, 16, 128, 255}));
 }
 
+// numpy's bool (|b1, one byte 0 or 1 per element): an i1 field's file.
+TEST(NpyTest, ReadsBool) {
+  std::string path =
+      write_temp("b1.npy", npy_bytes("|b1", {2, 2}, std::string("\x01\x00\x00\x01", 4)));
+  Result<NpyArray> r = load_npy(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value().shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(r.value().data, (std::vector<double>{1, 0, 0, 1}));
+}
+
 TEST(NpyTest, Refusals) {
   std::string d6 = raw<double>(std::vector<double>(6, 1.0));
   expect_error("magic.npy", "PK\x03\x04 this is a zip file", "bad magic");

@@ -23,6 +23,10 @@ inline constexpr int kMaxDims = 8;
 
 // The element type of a buffer: the run's real type T (f32 or f64, chosen when the
 // executable runs), or 32-bit integers (labels, ids), which stay int32 in every run.
+// i1 values (masks) are I32 buffers holding 0 (false) or 1 (true): one integer storage
+// class keeps the executors, the tape and the loaders as they are (a mask is small next
+// to the reals it selects), kernels read a mask as `const int32_t*` / `const int*`, and
+// the loader refuses any other value in an i1 field (FieldInfo's min/max 0..1).
 enum class DType : uint8_t { Real = 0, I32 = 1 };
 
 // The storage of one value. A view (reshape) shares the storage of the buffer it

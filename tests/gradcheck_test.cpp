@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "ir/VouchOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -258,6 +259,28 @@ const std::vector<GradCase> &cases() {
       {"log_softmax_grad", {{"g", {3, 4}}, {"y", {3, 4}}},
        "  %out = vouch.log_softmax_grad %g, %y axis 0 : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64>",
        {3, 4}, 1e-8, 1e-7},
+      // masked_softmax: a full mask with blocked elements and a fully blocked
+      // row (row 1), and a [3, 4] mask broadcast over [2, 3, 4] along axis 1
+      // whose column 2 blocks rows (o, 2) entirely. The mask gets no gradient.
+      {"masked_softmax", {{"a", {3, 4}}},
+       "  %mask = vouch.target \"mask\" : tensor<3x4xi1>\n"
+       "  %out = vouch.masked_softmax %a, %mask axis 1 : (tensor<3x4xf64>, tensor<3x4xi1>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7, {{"mask", {{3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1}}}}},
+      {"masked_softmax", {{"a", {2, 3, 4}}},
+       "  %mask = vouch.target \"mask\" : tensor<3x4xi1>\n"
+       "  %out = vouch.masked_softmax %a, %mask axis 1 : (tensor<2x3x4xf64>, tensor<3x4xi1>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-8, 1e-7, {{"mask", {{3, 4}, {1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0}}}}},
+      // cast: f64 -> f32 -> f64 passes dy through (the identity at run time);
+      // through i32 nothing flows, so only the direct path (+ a) is seen.
+      {"cast", {{"a", {2, 3}}},
+       "  %c = vouch.cast %a : (tensor<2x3xf64>) -> tensor<2x3xf32>\n"
+       "  %out = vouch.cast %c : (tensor<2x3xf32>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
+      {"cast", {{"a", {2, 3}}},
+       "  %i = vouch.cast %a : (tensor<2x3xf64>) -> tensor<2x3xi32>\n"
+       "  %f = vouch.cast %i : (tensor<2x3xi32>) -> tensor<2x3xf64>\n"
+       "  %out = vouch.add %f, %a : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>",
+       {2, 3}, 1e-8, 1e-7},
       {"layer_norm", {{"x", {3, 5}}, {"w", {5}}, {"b", {5}}},
        "  %out = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>) -> tensor<3x5xf64>",
        {3, 5}, 1e-7, 1e-6},
@@ -415,6 +438,55 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<size_t> &info) {
       return cases()[info.param].name + "_" + std::to_string(info.param);
     });
+
+// masked_softmax's hard mask: blocked elements and a fully blocked row are exact
+// zeros, and so is their gradient; kept elements are softmax over the kept ones
+// (the reference written here: exp(x) / Σ exp(x) over the kept elements).
+TEST(GradCheckMasked, BlockedElementsAndRowsAreExactZerosWithZeroGradient) {
+  MLIRContext context;
+  GradCase c{"masked_softmax", {{"a", {3, 4}}},
+             "  %mask = vouch.target \"mask\" : tensor<3x4xi1>\n"
+             "  %out = vouch.masked_softmax %a, %mask axis 1 : (tensor<3x4xf64>, "
+             "tensor<3x4xi1>) -> tensor<3x4xf64>",
+             {3, 4}, 0, 0};
+  OwningOpRef<ModuleOp> module;
+  vouch::ModelOp model = differentiated(context, c, module);
+  ASSERT_TRUE(model);
+  const std::vector<double> mask = {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1};
+  std::mt19937_64 rng(11);
+  std::map<std::string, vouch::HostTensor> feeds;
+  feeds["r"] = randomTensor({3, 4}, rng);
+  feeds["a"] = randomTensor({3, 4}, rng);
+  feeds["mask"] = {{3, 4}, mask};
+  auto result = vouch::interpret(model, feeds);
+  ASSERT_TRUE(succeeded(result));
+  const vouch::HostTensor &grad = result->paramGrads.at("a");
+  const vouch::HostTensor *out = nullptr;
+  for (auto &[value, tensor] : result->values)
+    if (auto op = value.getDefiningOp<vouch::MaskedSoftmaxOp>())
+      out = &tensor;
+  ASSERT_TRUE(out);
+  for (int row = 0; row < 3; ++row) {
+    double sum = 0;
+    for (int k = 0; k < 4; ++k)
+      sum += mask[row * 4 + k] ? std::exp(feeds["a"].data[row * 4 + k]) : 0.0;
+    for (int k = 0; k < 4; ++k) {
+      int at = row * 4 + k;
+      if (mask[at] == 0) {
+        EXPECT_EQ(out->data[at], 0.0) << "element " << at;
+        EXPECT_EQ(grad.data[at], 0.0) << "element " << at;
+      } else {
+        EXPECT_NEAR(out->data[at], std::exp(feeds["a"].data[at]) / sum, 1e-14)
+            << "element " << at;
+        EXPECT_NE(grad.data[at], 0.0) << "element " << at;
+      }
+    }
+  }
+  // An i1 feed other than 0 / 1 is refused.
+  feeds["mask"].data[0] = 0.5;
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  EXPECT_TRUE(failed(vouch::interpret(model, feeds)));
+}
 
 // Where maximum's / minimum's operands tie, the gradient is split half and half
 // (PyTorch's rule; finite differences cannot check it: the function has a kink

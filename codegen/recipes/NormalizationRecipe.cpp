@@ -1,5 +1,7 @@
-//===- NormalizationRecipe.cpp - softmax, log_softmax, layer_norm -*- C++ -*-===//
+//===- NormalizationRecipe.cpp - softmaxes and layer_norm --------*- C++ -*-===//
 //
+// softmax, log_softmax, masked_softmax (its i1 mask an int32 buffer read
+// through a Dims of broadcast strides), layer_norm and their VJPs.
 // cuda: runtime/cuda/kernels/softmax.cuh and layernorm.cuh, one block per row
 // with fixed-order trees (no atomics: every run gives the same bits);
 // layer_norm_grad's dx, dweight and dbias in one launch over chunks of rows,
@@ -74,6 +76,40 @@ std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &cal
               (log ? "true" : "false") + ");\n}\n";
   }
   return source;
+}
+
+/// masked_softmax (x, mask, the mask's Dims over x): the cpu source calling
+/// `call`, or the cuda instantiation. The mask is an int32 0 / 1 buffer.
+std::string maskedSoftmaxSource(bool cuda, const std::string &call) {
+  if (!cuda)
+    return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
+           "  const vouch::rt::DimsRef& d = args[2].dims;\n  " +
+           call +
+           "(static_cast<const T*>(args[0].ptr), "
+           "static_cast<const int32_t*>(args[1].ptr), d.rank, d.extent, d.stride, "
+           "static_cast<T*>(args[3].ptr), args[4].i, args[5].i, args[6].i);\n}\n";
+  std::string source = "#include \"softmax.cuh\"\n";
+  for (auto [type, suffix] : kCudaTypes)
+    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix +
+              "(const " + type + "* in, const int* mask, vouch::Dims mask_dims, " +
+              type +
+              "* out, long long outer, long long n, long long inner) {\n"
+              "  vouch::masked_softmax_kernel<" +
+              type + ">(in, mask, mask_dims, out, outer, n, inner);\n}\n";
+  return source;
+}
+
+/// The mask's strides over the input's axes (NumPy broadcasting: aligned from
+/// the last axis; 0 where the mask has no axis or extent 1).
+std::vector<int64_t> maskStrides(ArrayRef<int64_t> input, ArrayRef<int64_t> mask) {
+  std::vector<int64_t> strides(input.size(), 0);
+  int64_t stride = 1;
+  for (size_t k = 1; k <= mask.size(); ++k) {
+    int64_t extent = mask[mask.size() - k];
+    strides[input.size() - k] = extent == 1 ? 0 : stride;
+    stride *= extent;
+  }
+  return strides;
 }
 
 /// layer_norm (x, [weight], [bias]) -> y, or layer_norm_grad (grad, x,
@@ -167,6 +203,20 @@ public:
                    KernelArg::integer(r.n), KernelArg::integer(r.inner)});
       builder.addKernelStep(kernel, args, cuda ? rowGrid(r.outer * r.inner) : 0,
                             threads, height);
+      return success();
+    }
+
+    if (auto masked = dyn_cast<MaskedSoftmaxOp>(op)) {
+      Rows r = rowsAlong(masked.getResult(), masked.getAxis());
+      ArrayRef<int64_t> in = shapeOf(masked.getInput());
+      int32_t kernel = builder.kernel(base, maskedSoftmaxSource(cuda, call));
+      builder.addKernelStep(
+          kernel,
+          {KernelArg::buffer(masked.getInput()), KernelArg::buffer(masked.getMask()),
+           KernelArg::dims(in, maskStrides(in, shapeOf(masked.getMask()))),
+           KernelArg::buffer(masked.getResult()), KernelArg::integer(r.outer),
+           KernelArg::integer(r.n), KernelArg::integer(r.inner)},
+          cuda ? rowGrid(r.outer * r.inner) : 0, threads, height);
       return success();
     }
 

@@ -203,6 +203,23 @@ def embedding_bag_forward(p, x):
     return F.embedding(x, p["table"]).mean(1) @ p["w"].T + p["b"]
 
 
+def masked_attention_forward(p, xm):
+    """xm stacks the features and the 0 / 1 mask ([N, 2, 8], read_npy_fields).
+    The hard-mask softmax written here: over the kept positions only, a blocked
+    position's weight exactly 0 (no -inf added to the scores), a row keeping
+    nothing all zeros (and so no gradient)."""
+    x, mask = xm[:, 0], xm[:, 1] > 0.5
+    s = x @ p["w1"].T + p["b1"]
+    any_kept = mask.any(1, keepdim=True)
+    m = torch.where(mask, s, torch.full_like(s, -math.inf)).amax(1, keepdim=True)
+    m = torch.where(any_kept, m, torch.zeros_like(m)).detach()
+    e = torch.where(mask, torch.exp(torch.where(mask, s, m) - m), torch.zeros_like(s))
+    total = e.sum(1, keepdim=True)
+    w = torch.where(any_kept, e / torch.where(any_kept, total, torch.ones_like(total)),
+                    torch.zeros_like(e))
+    return (w * x) @ p["w2"].T + p["b2"]
+
+
 # Models trained on files, with a loss other than the mean squared error:
 # name -> (optimizer, loss(prediction, target)).
 # The random ops' generator, written from docs/language.md ("Random ops") with
@@ -264,6 +281,7 @@ FILE_MODELS = {
         logits, labels)),
     "embedding_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels)),
+    "masked_attention_mlp": ("adam", lambda pred, y: torch.mean((pred - y) ** 2)),
 }
 
 
@@ -280,6 +298,7 @@ MODELS = {
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
     "embedding_bag": (embedding_bag_forward, 0.05, 32),
     "dropout_mlp": (dropout_forward, 0.01, 5),
+    "masked_attention_mlp": (masked_attention_forward, 0.01, 16),
 }
 
 
@@ -291,11 +310,17 @@ SHUFFLED = {"digits_mlp", "digits_rnn"}
 def read_npy_fields(spec):
     """The model's input and target from .npy files (numpy, not vouch's loader)."""
     import numpy
-    x_path, y_path = spec.split(",")
-    x = numpy.load(x_path)
-    # Integer inputs (embedding ids) stay integers: torch indexes with int64.
-    x = torch.tensor(x.astype(numpy.int64 if x.dtype.kind in "iu" else numpy.float64))
-    y = torch.tensor(numpy.load(y_path).astype(numpy.int64))
+    *x_paths, y_path = spec.split(",")
+    if len(x_paths) == 2:
+        # Features and a bool mask: stacked as [N, 2, ...] float64 (the mask 0 / 1).
+        x = torch.tensor(numpy.stack([numpy.load(f).astype(numpy.float64)
+                                      for f in x_paths], 1))
+    else:
+        x = numpy.load(x_paths[0])
+        # Integer inputs (embedding ids) stay integers: torch indexes with int64.
+        x = torch.tensor(x.astype(numpy.int64 if x.dtype.kind in "iu" else numpy.float64))
+    y = numpy.load(y_path)
+    y = torch.tensor(y.astype(numpy.int64 if y.dtype.kind in "iu" else numpy.float64))
     return x, y
 
 

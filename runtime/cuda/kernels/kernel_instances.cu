@@ -7,6 +7,7 @@
 // nvrtc_compile_test with NVRTC under codegen's options (the headers given by name),
 // and kernel_lab.cu includes it, so the lab runs these very entry points.
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
+#include "cast.cuh"
 #include "classifier.cuh"
 #include "concat.cuh"
 #include "embedding.cuh"
@@ -211,6 +212,18 @@ extern "C" __global__ void lab_softmax_f32(const float* in, float* out, long lon
 extern "C" __global__ void lab_softmax_f64(const double* in, double* out, long long outer,
                                            long long n, long long inner, long long take_log) {
   vouch::softmax_kernel<double>(in, out, outer, n, inner, take_log != 0);
+}
+extern "C" __global__ void lab_masked_softmax_f32(const float* in, const int* mask,
+                                                  vouch::Dims mask_dims, float* out,
+                                                  long long outer, long long n,
+                                                  long long inner) {
+  vouch::masked_softmax_kernel<float>(in, mask, mask_dims, out, outer, n, inner);
+}
+extern "C" __global__ void lab_masked_softmax_f64(const double* in, const int* mask,
+                                                  vouch::Dims mask_dims, double* out,
+                                                  long long outer, long long n,
+                                                  long long inner) {
+  vouch::masked_softmax_kernel<double>(in, mask, mask_dims, out, outer, n, inner);
 }
 extern "C" __global__ void lab_softmax_grad_f32(const float* grad, const float* output,
                                                 float* out, long long outer, long long n,
@@ -455,4 +468,19 @@ extern "C" __global__ void lab_bernoulli_mask_f32(float* y, long long n, double 
 extern "C" __global__ void lab_bernoulli_mask_f64(double* y, long long n, double p,
                                                   const long long* ctx, long long ordinal) {
   vouch::bernoulli_mask_kernel<double>(y, n, p, ctx, ordinal);
+}
+
+// ---------------------------------------------------------------------- conversions
+
+extern "C" __global__ void lab_cast_to_int_f32(const float* in, int* out, long long n) {
+  vouch::cast_kernel<float>(in, nullptr, nullptr, out, n);
+}
+extern "C" __global__ void lab_cast_to_int_f64(const double* in, int* out, long long n) {
+  vouch::cast_kernel<double>(in, nullptr, nullptr, out, n);
+}
+extern "C" __global__ void lab_cast_from_int_f32(const int* in, float* out, long long n) {
+  vouch::cast_kernel<float>(nullptr, in, out, nullptr, n);
+}
+extern "C" __global__ void lab_cast_from_int_f64(const int* in, double* out, long long n) {
+  vouch::cast_kernel<double>(nullptr, in, out, nullptr, n);
 }

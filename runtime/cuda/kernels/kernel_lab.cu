@@ -179,6 +179,9 @@ struct Lab;
     static constexpr auto cross_entropy_grad = lab_cross_entropy_grad##SUFFIX; \
     static constexpr auto softmax = lab_softmax##SUFFIX;            \
     static constexpr auto softmax_grad = lab_softmax_grad##SUFFIX;  \
+    static constexpr auto masked_softmax = lab_masked_softmax##SUFFIX; \
+    static constexpr auto cast_to_int = lab_cast_to_int##SUFFIX;    \
+    static constexpr auto cast_from_int = lab_cast_from_int##SUFFIX; \
     static constexpr auto layer_norm = lab_layer_norm##SUFFIX;      \
     static constexpr auto layer_norm_grad = lab_layer_norm_grad##SUFFIX; \
     static constexpr auto gather = lab_gather##SUFFIX;              \
@@ -605,6 +608,104 @@ void test_softmax(long long outer, long long n, long long inner, bool take_log) 
   report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
   report(tag + " grad", max_abs_err(grad, dx), row_tolerance<T>(n, grad_scale));
   report_bitwise(tag + " grad repeat", bit_mismatches(grad, dgrad2.download()), total);
+}
+
+// masked_softmax_kernel on [outer, n, inner] along the middle axis with a random mask
+// (kept with probability 1/2) of shape [outer or 1, n, inner], broadcast over the first
+// axis when `broadcast`; the first row of every 7 is fully blocked. Against a double
+// reference written here (softmax over the kept elements, 0 elsewhere); blocked elements
+// and fully blocked rows must be exact zeros; two runs give the same bits. The VJP is
+// softmax_grad_kernel (checked by test_softmax) on this result.
+template <class T>
+void test_masked_softmax(long long outer, long long n, long long inner, bool broadcast) {
+  const std::string tag = std::string("masked_softmax ") + type_name<T>() +
+                          " outer=" + std::to_string(outer) + " n=" + std::to_string(n) +
+                          " inner=" + std::to_string(inner) +
+                          (broadcast ? " mask broadcast over axis 0" : "");
+  const long long total = outer * n * inner, rows = outer * inner;
+  const long long mouter = broadcast ? 1 : outer;
+  const std::vector<T> x = random_vector<T>(total, -3, 3);
+  const std::vector<T> coin = random_vector<T>(mouter * n * inner);
+  std::vector<int> mask(coin.size());
+  for (size_t e = 0; e < mask.size(); ++e) mask[e] = coin[e] > 0 ? 1 : 0;
+  for (long long o = 0; o < mouter; ++o)
+    for (long long i = 0; i < inner; ++i)
+      if ((o * inner + i) % 7 == 0)
+        for (long long k = 0; k < n; ++k) mask[(o * n + k) * inner + i] = 0;
+  auto kept = [&](long long o, long long k, long long i) {
+    return mask[((broadcast ? 0 : o) * n + k) * inner + i] != 0;
+  };
+  std::vector<double> y(total, 0.0);
+  long long blocked = 0;
+  for (long long o = 0; o < outer; ++o)
+    for (long long i = 0; i < inner; ++i) {
+      auto at = [&](long long k) { return (o * n + k) * inner + i; };
+      double m = -INFINITY, sum = 0;
+      for (long long k = 0; k < n; ++k)
+        if (kept(o, k, i)) m = std::max(m, double(x[at(k)]));
+      for (long long k = 0; k < n; ++k)
+        if (kept(o, k, i)) sum += std::exp(double(x[at(k)]) - m);
+      for (long long k = 0; k < n; ++k) {
+        if (kept(o, k, i)) y[at(k)] = std::exp(double(x[at(k)]) - m) / sum;
+        else blocked++;
+      }
+    }
+  DeviceArray<T> din(x), dout(total), dout2(total);
+  DeviceArray<int> dmask(mask);
+  const vouch::Dims dims =
+      make_dims({outer, n, inner}, {broadcast ? 0 : n * inner, inner, 1});
+  T* const runs[] = {dout.p, dout2.p};
+  for (T* out : runs) {
+    Lab<T>::masked_softmax<<<row_grid(rows), 256>>>(din.p, dmask.p, dims, out, outer, n,
+                                                     inner);
+    LAB_LAUNCHED();
+  }
+  const std::vector<T> got = dout.download();
+  long long nonzero_blocked = 0;
+  for (long long o = 0; o < outer; ++o)
+    for (long long k = 0; k < n; ++k)
+      for (long long i = 0; i < inner; ++i)
+        if (!kept(o, k, i) && got[(o * n + k) * inner + i] != T(0)) nonzero_blocked++;
+  report(tag, max_abs_err(got, y), row_tolerance<T>(n, 1));
+  report_bitwise(tag + " blocked elements exact zeros", nonzero_blocked, blocked);
+  report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
+}
+
+// cast.cuh: real -> int32 on random values in [-3e9, 3e9] (beyond int32 both ways) plus
+// NaN, ±0.5, ±2.5 and the limits, against the rule written here (truncation toward zero,
+// NaN 0, saturation); int32 -> real exact. Bit-exact.
+template <class T>
+void test_cast(long long n) {
+  std::vector<T> x = random_vector<T>(n, -3e9, 3e9);
+  const T special[] = {std::numeric_limits<T>::quiet_NaN(), T(0.5), T(-0.5), T(2.5), T(-2.5),
+                       T(2147483647.0), T(-2147483648.0), T(-0.0)};
+  for (size_t k = 0; k < sizeof special / sizeof special[0] && k < x.size(); ++k)
+    x[k] = special[k];
+  for (long long i = 8; i < n; i += 3) x[i] = x[i] * T(1e-6);  // in range, fractional
+  std::vector<int> want(n);
+  for (long long i = 0; i < n; ++i) {
+    const double v = double(x[i]);
+    want[i] = std::isnan(v) ? 0 : v >= 2147483647.0 ? 2147483647
+            : v <= -2147483648.0 ? std::numeric_limits<int>::min() : int(std::trunc(v));
+  }
+  DeviceArray<T> din(x);
+  DeviceArray<int> dout(std::vector<int>(n, 12345));
+  Lab<T>::cast_to_int<<<elementwise_grid(n), 256>>>(din.p, dout.p, n);
+  LAB_LAUNCHED();
+  const std::vector<int> got = dout.download();
+  long long wrong = 0;
+  for (long long i = 0; i < n; ++i) wrong += got[i] != want[i];
+  report_bitwise(std::string("cast ") + type_name<T>() + " -> i32 n=" + std::to_string(n),
+                 wrong, n);
+  DeviceArray<int> dint(want);
+  DeviceArray<T> dreal(n);
+  Lab<T>::cast_from_int<<<elementwise_grid(n), 256>>>(dint.p, dreal.p, n);
+  LAB_LAUNCHED();
+  const std::vector<T> back = dreal.download();
+  wrong = 0;
+  for (long long i = 0; i < n; ++i) wrong += back[i] != T(want[i]);
+  report_bitwise(std::string("cast i32 -> ") + type_name<T>() + " n=" + std::to_string(n),
+                 wrong, n);
 }
 
 // A NaN makes its own row NaN and leaves the others alone.
@@ -1463,6 +1564,10 @@ void validate() {
     test_softmax_neg_inf<T>(take_log);
   }
   test_softmax_nan<T>();
+  test_masked_softmax<T>(9, 33, 1, false);
+  test_masked_softmax<T>(3, 1000, 1, false);  // n > 256: several elements per thread
+  test_masked_softmax<T>(4, 5, 3, true);      // strided rows, a broadcast mask
+  test_masked_softmax<T>(5000, 4, 1, false);  // rows > 4096: grid-stride
   for (bool affine : {false, true}) {
     test_layer_norm<T>(7, 40, affine, affine);
     test_layer_norm<T>(3, 1000, affine, false);
@@ -1517,6 +1622,7 @@ void validate() {
       test_random<T>(seed, step, seed == 2026 ? 5 : 0, 1000, false);
   test_random<T>(11, 199, 3, 1000003, false);
   test_random<T>(11, 199, 3, 300001, true);  // one block: the grid-stride loop
+  for (long long n : {8LL, 1000LL, 100003LL}) test_cast<T>(n);
 
   std::vector<Hyper> hypers = {
       {hyper(0, 0.05, 0, 0, 0, 0, 0), 0, "sgd"},

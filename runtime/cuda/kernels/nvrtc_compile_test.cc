@@ -22,7 +22,8 @@ const char* const kHeaders[] = {"dims.h",      "param_slot.h", "shuffle.h",   "c
                                 "matmul.cuh",  "gelu.cuh",     "slice.cuh",
                                 "concat.cuh",  "softmax.cuh",   "layernorm.cuh",
                                 "classifier.cuh", "gather.cuh",    "embedding.cuh",
-                                "counter_rng.h", "random.cuh"};
+                                "counter_rng.h", "random.cuh",
+                                "cast.cuh"};
 
 std::string read(const std::string& name) {
   std::ifstream in(kDir + name, std::ios::binary);
@@ -76,7 +77,7 @@ TEST(NvrtcCompile, EveryInstantiationCompilesForSm90) {
   for (const std::string& text : {source, read("executor.cuh")})
     for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it)
       symbols.push_back((*it)[1]);
-  EXPECT_EQ(symbols.size(), 68u);
+  EXPECT_EQ(symbols.size(), 74u);
   for (const std::string& s : symbols)
     EXPECT_NE(ptx.find(".visible .entry " + s + "("), std::string::npos) << s;
 }

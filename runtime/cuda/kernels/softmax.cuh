@@ -15,16 +15,22 @@
 // Accumulation is in T (f32 runs in f32, f64 runs in f64). classifier.cuh uses the
 // same row statistics.
 //
-// A mask (masked softmax) enters through softmax_rows' `keep` predicate on the element
+// A mask (masked_softmax) enters through softmax_rows' `keep` predicate on the element
 // index: blocked elements are left out of the max and the sum and written as exact
-// zeros, so a fully blocked row comes out all zeros. Today's entry points pass
-// KeepAll.
+// zeros, so a fully blocked row comes out all zeros (TorchLean's hard mask: no -inf or
+// finite sentinel is added to x). softmax / log_softmax pass KeepAll; masked_softmax
+// passes MaskKeep, which reads an int32 0 / 1 mask (an i1 value) broadcast to the input
+// through a Dims (the input's extents, the mask's strides, 0 where it broadcasts). Its
+// VJP is softmax_grad_kernel on its result (0 wherever the mask blocks).
 //
 // Launch: block 256 (the tree's width; partial[256]), grid max(1, min(rows, 4096)).
 // Generated entry points:
 //   extern "C" __global__ void k_f32(const float* in, float* out, long long outer,
 //       long long n, long long inner) { vouch::softmax_kernel<float>(in, out, outer, n,
 //       inner, false); }      // true: log_softmax
+//   extern "C" __global__ void k_f32(const float* in, const int* mask, vouch::Dims mask_dims,
+//       float* out, long long outer, long long n, long long inner) {
+//     vouch::masked_softmax_kernel<float>(in, mask, mask_dims, out, outer, n, inner); }
 //   extern "C" __global__ void k_f32(const float* grad, const float* output, float* out,
 //       long long outer, long long n, long long inner) {
 //     vouch::softmax_grad_kernel<float>(grad, output, out, outer, n, inner, false); }
@@ -152,6 +158,20 @@ template <class T>
 __device__ void softmax_kernel(const T* in, T* out, long long outer, long long n,
                                long long inner, bool take_log) {
   softmax_rows(in, out, outer, n, inner, take_log, KeepAll());
+}
+
+// Keeps element `at` of the input where the mask, broadcast by `dims`, is nonzero.
+struct MaskKeep {
+  const int* mask;
+  const Dims& dims;
+  __device__ bool operator()(long long at) const { return mask[dims_offset(at, dims)] != 0; }
+};
+
+// out = softmax of each row of in over the elements the mask keeps; 0 elsewhere.
+template <class T>
+__device__ void masked_softmax_kernel(const T* in, const int* mask, const Dims& mask_dims,
+                                      T* out, long long outer, long long n, long long inner) {
+  softmax_rows(in, out, outer, n, inner, false, MaskKeep{mask, mask_dims});
 }
 
 // The VJP from the forward result y = output, per row: softmax: out = y * (grad - s),

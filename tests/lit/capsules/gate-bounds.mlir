@@ -190,7 +190,15 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   %uniform = vouch.rand_uniform ordinal 1 {vouch.capsule = "native_cuda.rand_uniform", vouch.kernel = "bounds_rand_uniform"} : tensor<1x1x1x1x1x1x1x1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.bernoulli_mask` handles rank ≤ 8
   %mask = vouch.bernoulli_mask p 5.000000e-01 ordinal 2 {vouch.capsule = "native_cuda.bernoulli_mask", vouch.kernel = "bounds_bernoulli_mask"} : tensor<1x1x1x1x1x1x1x1x2xf32>
+  %mask = vouch.target "mask" : tensor<1x1x1x1x1x1x1x1x2xi1>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
+  %masked_softmax = vouch.masked_softmax %a, %mask axis 8 {vouch.capsule = "native_cuda.masked_softmax", vouch.kernel = "bounds_masked_softmax"} : (tensor<1x1x1x1x1x1x1x1x2xf32>, tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
+  %cast = vouch.cast %mask {vouch.capsule = "native_cuda.cast", vouch.kernel = "bounds_cast"} : (tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 112 failed obligations (shape ×107, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 117 failed obligations (shape ×112, uint32-abi ×5)

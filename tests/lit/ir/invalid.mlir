@@ -740,3 +740,55 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.rand_uniform' op ordinal must be non-negative, got -1}}
   %u = vouch.rand_uniform ordinal -1 : tensor<2x5xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<2x3xi32>
+  // expected-error @+1 {{'vouch.masked_softmax' op the mask must be i1 (true keeps an element), got 'tensor<2x3xi32>'}}
+  %b = vouch.masked_softmax %a, %m axis 1 : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<2x2xi1>
+  // expected-error @+1 {{'vouch.masked_softmax' op the mask 'tensor<2x2xi1>' does not broadcast to 'tensor<2x3xf32>'}}
+  %b = vouch.masked_softmax %a, %m axis 1 : (tensor<2x3xf32>, tensor<2x2xi1>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<1x2x3xi1>
+  // expected-error @+1 {{'vouch.masked_softmax' op the mask 'tensor<1x2x3xi1>' does not broadcast to 'tensor<2x3xf32>'}}
+  %b = vouch.masked_softmax %a, %m axis 1 : (tensor<2x3xf32>, tensor<1x2x3xi1>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %m = vouch.target "m" : tensor<3xi1>
+  // expected-error @+1 {{'vouch.masked_softmax' op axis 2 is out of range for 'tensor<2x3xf32>' (rank 2)}}
+  %b = vouch.masked_softmax %a, %m axis 2 : (tensor<2x3xf32>, tensor<3xi1>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.cast' op converts to f32, f64 or i32, not 'i1'}}
+  %b = vouch.cast %a : (tensor<2x3xf32>) -> tensor<2x3xi1>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.cast' op result 'tensor<3x2xi32>' differs from the inferred 'tensor<2x3xi32>'}}
+  %b = vouch.cast %a : (tensor<2x3xf32>) -> tensor<3x2xi32>
+}

@@ -53,12 +53,14 @@ cat > "$out/kernels.sh" <<'KERNELS'
 #!/usr/bin/env bash
 # The kernel speed lab: one table, vouch vs torch (tools/bench/kernels/README.md).
 cd "$(dirname "$0")"
+[ -d rt ] || tar -xzf binaries.tar.gz
 python3 kernels.py --bin rt/bench_kernels --markdown kernels.md "$@"
 KERNELS
 chmod +x "$out/kernels.sh"
 cat > "$out/bench.sh" <<'BENCH'
 #!/usr/bin/env bash
 cd "$(dirname "$0")"
+[ -d bin ] || tar -xzf binaries.tar.gz
 python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
 rt/kernel_lab --bench | grep -E '^BENCH|checks'
@@ -71,4 +73,8 @@ chmod +x "$out/bench.sh"
 for f in "$out"/bin/* "$out"/det/* "$out"/rt/*; do
   head -c 4 "$f" | grep -qa ELF && strip "$f"
 done
+# Compressed (the executables embed their kernels' PTX and cubins, which gzip
+# shrinks about 3x): the runners unpack binaries.tar.gz on first use.
+tar -C "$out" -czf "$out/binaries.tar.gz" bin det rt
+rm -rf "$out/bin" "$out/det" "$out/rt"
 du -sh "$out"

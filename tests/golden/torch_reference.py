@@ -141,7 +141,7 @@ def norm_forward(p, x):
 def digits_forward(p, x):
     F = torch.nn.functional
     h = F.layer_norm(x @ p["w1"].T + p["b1"], [64], p["gain"], p["b_shift"], eps=1e-5)
-    return F.gelu(h, approximate="tanh") @ p["w2"].T + p["b2"]
+    return dropout(F.gelu(h, approximate="tanh"), 0.1, 0) @ p["w2"].T + p["b2"]
 
 
 def digits_rnn_forward(p, x):

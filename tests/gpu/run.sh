@@ -5,6 +5,8 @@
 # A test that reports "SKIPPED (no CUDA device)" here counts as a failure.
 set -u
 cd "$(dirname "$0")"
+# tools/gpu_suite.sh ships the executables compressed.
+[ -d bin ] || tar -xzf binaries.tar.gz || { echo "gpu-suite: cannot unpack binaries.tar.gz"; exit 1; }
 export TEST_TMPDIR=${TMPDIR:-/tmp}/vouch-gpu-suite
 rm -rf "$TEST_TMPDIR"; mkdir -p "$TEST_TMPDIR"
 log=${OUT:-$TEST_TMPDIR}/gpu-suite.log

@@ -189,7 +189,7 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.rand_uniform` handles rank ≤ 8
   %uniform = vouch.rand_uniform ordinal 1 {vouch.capsule = "native_cuda.rand_uniform", vouch.kernel = "bounds_rand_uniform"} : tensor<1x1x1x1x1x1x1x1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.bernoulli_mask` handles rank ≤ 8
-  %mask = vouch.bernoulli_mask p 5.000000e-01 ordinal 2 {vouch.capsule = "native_cuda.bernoulli_mask", vouch.kernel = "bounds_bernoulli_mask"} : tensor<1x1x1x1x1x1x1x1x2xf32>
+  %bernoulli = vouch.bernoulli_mask p 5.000000e-01 ordinal 2 {vouch.capsule = "native_cuda.bernoulli_mask", vouch.kernel = "bounds_bernoulli_mask"} : tensor<1x1x1x1x1x1x1x1x2xf32>
   %mask = vouch.target "mask" : tensor<1x1x1x1x1x1x1x1x2xi1>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8

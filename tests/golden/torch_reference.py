@@ -153,6 +153,16 @@ def digits_rnn_forward(p, x):
     return h @ p["w_out"].T + p["b_out"]
 
 
+def index_forward(p, x):
+    """examples/index_mlp.vouch: indices from a truncating cast, torch.gather
+    and Tensor.scatter_add along the hidden axis."""
+    h = torch.tanh(x @ p["w1"].T + p["b1"])
+    idx = ((x + 1) * 1.9).to(torch.int64)  # truncation toward zero, as cast
+    g = h.gather(1, idx)
+    s = h.scatter_add(1, idx, 0.5 * torch.exp(g))
+    return s @ p["w2"].T + p["b2"] + 0.1 * idx.to(x.dtype).sum(1, keepdim=True)
+
+
 def schedule_forward(p, x):
     h = torch.tanh(x @ p["w1"].T + p["b1"])
     g = torch.relu(h @ p["w2"].T + p["b2"])
@@ -294,6 +304,7 @@ MODELS = {
     "norm_mlp": (norm_forward, 0.01, 5),
     "digits_mlp": (digits_forward, 0.001, 32),
     "digits_rnn": (digits_rnn_forward, 0.01, 32),
+    "index_mlp": (index_forward, 0.01, 5),
     "schedule_mlp": (schedule_forward, 0.02, 5),
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
     "embedding_bag": (embedding_bag_forward, 0.05, 32),

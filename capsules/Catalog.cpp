@@ -98,9 +98,10 @@ struct NativeKernel {
 NativeKernel nativeKernel(OpFamily family) {
   const char *nvrtc = "NVRTC: sm_90 cubin plus PTX";
   const char *compared = "compared with the cpu f64 reference by the GPU suite";
-  const char *tree = "block reductions with a fixed tree and no atomics (two "
-                     "runs give the same bits); compared with the cpu f64 "
-                     "reference by the GPU suite";
+  const char *tree = "block reductions with a fixed tree and no float atomics "
+                     "(a multi-block loss adds its blocks' partials in block "
+                     "order in its last block; two runs give the same bits); "
+                     "compared with the cpu f64 reference by the GPU suite";
   switch (family) {
   case OpFamily::Reduction:
     return {{"codegen/recipes/ReductionRecipe.cpp, runtime/cuda/kernels/reduce.cuh",

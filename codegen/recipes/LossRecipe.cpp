@@ -16,6 +16,12 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
+/// mse_loss's grid (runtime/cuda/kernels/loss.cuh): a block per 2,048 elements
+/// (8 per thread), at most 1,024 blocks, at least one.
+uint32_t mseLossGrid(int64_t n) {
+  return uint32_t(std::clamp<int64_t>((n + 2047) / 2048, 1, 1024));
+}
+
 const char *kCpuSource = R"cpp(template <class T>
 void @NAME@(const vouch::rt::ArgValue* args) {
   static_cast<T*>(args[2].ptr)[0] = vouch::rt::mse_loss<T>(
@@ -117,7 +123,8 @@ public:
                            KernelArg::buffer(op.getTarget()),
                            KernelArg::buffer(op.getResult()),
                            KernelArg::integer(numel(op.getPrediction()))},
-                          cuda ? 1 : 0, cuda ? 256 : 0, cuda ? 1 : 0);
+                          cuda ? mseLossGrid(numel(op.getPrediction())) : 0,
+                          cuda ? 256 : 0, cuda ? 1 : 0);
     return success();
   }
 };

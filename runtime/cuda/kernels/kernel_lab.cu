@@ -518,27 +518,42 @@ void test_column_sum(long long rows, long long cols, bool mean) {
   report_bitwise(tag + " order", bit_mismatches(got, order), cols);
 }
 
+// codegen's mse_loss grid (LossRecipe.cpp's mseLossGrid).
+long long mse_grid(long long n) { return std::min(std::max((n + 2047) / 2048, 1LL), 1024LL); }
+
 template <class T>
-void test_mse(long long n) {
-  const std::string tag = std::string("mse_loss ") + type_name<T>() + " n=" + std::to_string(n);
+void test_mse(long long n, long long grid) {
+  const std::string tag = std::string("mse_loss ") + type_name<T>() + " n=" + std::to_string(n) +
+                          " grid=" + std::to_string(grid);
   const std::vector<T> p = random_vector<T>(n), t = random_vector<T>(n);
   DeviceArray<T> dp(p), dt(t), dout(1);
-  Lab<T>::mse<<<1, 256>>>(dp.p, dt.p, dout.p, n);
-  LAB_LAUNCHED();
-  const std::vector<T> got = dout.download();
+  std::vector<T> got;
+  for (int run = 0; run < 2; ++run) {  // the second launch checks the ticket's reset
+    Lab<T>::mse<<<unsigned(grid), 256>>>(dp.p, dt.p, dout.p, n);
+    LAB_LAUNCHED();
+    std::vector<T> again = dout.download();
+    if (run == 1) report_bitwise(tag + " relaunch", bit_mismatches(again, got), 1);
+    got = again;
+  }
   double want = 0;
-  std::vector<T> partial(256, T(0));
+  // The order: block b's thread j adds i = b*256 + j + k*grid*256 ascending (one fma
+  // each: nvcc contracts `sum += d * d`, contract=implementation-defined in the
+  // capsules' numeric policy), the block tree, a double slot; the last block's thread
+  // j adds slots j, j + 256, ... (plain adds), then the tree.
+  std::vector<std::vector<T>> partial(size_t(grid), std::vector<T>(256, T(0)));
   for (long long i = 0; i < n; ++i) {
     const double d = double(p[i]) - double(t[i]);
     want += d * d;
     const T dt_ = p[i] - t[i];
-    // nvcc contracts `sum += d * d` into one fma (contract=implementation-defined in
-    // the capsules' numeric policy); the emulation does the same.
-    partial[i % 256] = std::fma(dt_, dt_, partial[i % 256]);
+    const long long lane = i % (grid * 256);
+    T& acc = partial[size_t(lane / 256)][size_t(lane % 256)];
+    acc = std::fma(dt_, dt_, acc);
   }
   want /= double(n);
+  std::vector<T> last(256, T(0));
+  for (long long b = 0; b < grid; ++b) last[size_t(b % 256)] += T(double(tree_sum(partial[size_t(b)])));
   report(tag, max_abs_err(got, std::vector<double>{want}), 8 * eps<T>() * (1 + n / 256.0));
-  std::vector<T> order{tree_sum(partial) / T(n)};
+  std::vector<T> order{tree_sum(last) / T(n)};
   report_bitwise(tag + " order", bit_mismatches(got, order), 1);
 }
 
@@ -1554,7 +1569,10 @@ void validate() {
     test_column_sum<T>(33, 100, mean);
     test_column_sum<T>(1, 40, mean);
   }
-  for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL}) test_mse<T>(n);
+  for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL, 6291456LL})
+    test_mse<T>(n, mse_grid(n));
+  test_mse<T>(100003, 1);   // one block: the single-block order
+  test_mse<T>(100003, 7);   // blocks that end unevenly
   for (bool take_log : {false, true}) {
     test_softmax<T>(7, 33, 1, take_log);
     test_softmax<T>(3, 1000, 1, take_log);   // n > 256: several elements per thread
@@ -1713,8 +1731,8 @@ void run_bench() {
   bench((t + " reduce_sum all of 2^26 (one block)").c_str(), double(n) * sizeof(T), [&] {
     R::reduce<<<1, 256>>>(a.p, o.p, none, make_dims({n}, {1}), 1, n, 1);
   }, 3);
-  bench((t + " mse_loss n=2^20 (one block)").c_str(), 2.0 * (1 << 20) * sizeof(T),
-        [&] { R::mse<<<1, 256>>>(a.p, b.p, o.p, 1 << 20); });
+  bench((t + " mse_loss n=2^20").c_str(), 2.0 * (1 << 20) * sizeof(T),
+        [&] { R::mse<<<unsigned(mse_grid(1 << 20)), 256>>>(a.p, b.p, o.p, 1 << 20); });
   bench((t + " permute [8192,8192] (1,0)").c_str(), 2.0 * rows * cols * sizeof(T), [&] {
     R::gather<<<elementwise_grid(n), 256>>>(a.p, o.p, make_dims({cols, rows}, {1, cols}), n);
   });

@@ -1,11 +1,15 @@
 // loss.cuh: the mean squared error of a prediction against its target, forward.
 //
-// Why one block: the loss is one number per step; a single block of 256 threads with
-// per-thread strided sums and the fixed tree (common.cuh) gives the same bits every
-// run, with no atomics and no second pass. (Its gradient is a fused pointwise chain:
-// sub, scale, mul.)
+// One launch of min(ceil(n / 2048), 1024) blocks (mse_loss_grid): block b's thread t
+// adds the squares of i = b·256 + t, then every G·256 after it (ascending); the
+// block's fixed tree (common.cuh) gives its partial, parked as a double in a
+// per-block slot; the last block to take a ticket (an integer atomic: it only picks
+// which block finishes) adds the slots, thread t taking slots t, t + 256, ... in
+// order, in the fixed tree, and divides by n. The same bits every run, no float
+// atomics, no second launch; with one block the order is the single-block kernel's.
+// (Its gradient is a fused pointwise chain: sub, scale, mul.)
 //
-// Launch: grid 1, block 256 (the tree's width; partial[256]).
+// Launch: grid mse_loss_grid(n), block 256 (the tree's width; partial[256]).
 // Generated entry point:
 //   extern "C" __global__ void k_f32(const float* pred, const float* target, float* out,
 //       long long n) { vouch::mse_loss_kernel<float>(pred, target, out, n); }
@@ -16,18 +20,43 @@
 
 namespace vouch {
 
-// out[0] = sum over i of (pred[i] - target[i])^2, divided by T(n). Thread t adds the
-// squares of i = t, t + blockDim.x, ... (ascending), then the tree adds the partials.
+// The per-block partial sums and the ticket. Module globals: NVRTC and nvcc zero them
+// at load; the last block resets the ticket for the next launch (graph replays).
+constexpr unsigned kMseLossMaxBlocks = 1024;
+__device__ double mse_loss_block_sum[kMseLossMaxBlocks];
+__device__ unsigned mse_loss_ticket;
+
+// out[0] = sum over i of (pred[i] - target[i])^2, divided by T(n).
 template <class T>
 __device__ void mse_loss_kernel(const T* pred, const T* target, T* out, long long n) {
   __shared__ T partial[256];
-  T sum = T(0);
-  for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-    const T d = pred[i] - target[i];
-    sum += d * d;
+  __shared__ bool last;
+  const unsigned blocks = gridDim.x < kMseLossMaxBlocks ? gridDim.x : kMseLossMaxBlocks;
+  if (blockIdx.x < blocks) {
+    T sum = T(0);
+    const long long stride = (long long)blocks * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+      const T d = pred[i] - target[i];
+      sum += d * d;
+    }
+    block_sum_tree(partial, sum);
+    if (threadIdx.x == 0) mse_loss_block_sum[blockIdx.x] = double(partial[0]);
   }
-  block_sum_tree(partial, sum);
-  if (threadIdx.x == 0) out[0] = partial[0] / T(n);
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's slot is visible before its ticket
+    last = atomicAdd(&mse_loss_ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const volatile double* slots = mse_loss_block_sum;  // past this SM's L1
+  T s = T(0);
+  for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) s += T(slots[b]);
+  block_sum_tree(partial, s);
+  if (threadIdx.x == 0) {
+    out[0] = partial[0] / T(n);
+    mse_loss_ticket = 0;
+  }
 }
 
 }  // namespace vouch

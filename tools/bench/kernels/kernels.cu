@@ -191,7 +191,36 @@ std::vector<Case> cases() {
                                                       D, 1e-5);
          }});
   }
-  // layer_norm_grad and masked_softmax: added by the helpers that own them (README).
+  for (long long D : {768LL, 3072LL}) {
+    // dx, dweight, dbias in one launch (layernorm.cuh): one block per 32 rows, at most
+    // 512 (NormalizationRecipe's layerNormGradGrid), its partials and ticket in scratch.
+    const long long n = R * D;
+    const unsigned grid = unsigned(std::min(std::max((R + 31) / 32, 1LL), 512LL));
+    float* partials = nullptr;
+    unsigned* arrivals = nullptr;
+    BENCH_CHECK(cudaMalloc(&partials, sizeof(float) * 2 * D * grid));
+    BENCH_CHECK(cudaMalloc(&arrivals, sizeof(unsigned)));
+    BENCH_CHECK(cudaMemset(arrivals, 0, sizeof(unsigned)));  // the executor's zero_init
+    add({"layer_norm_grad", shape2(R, D),
+         {floats(n, 20, -1, 1), floats(n, 7, -2, 2), floats(D, 8, 0.5, 1.5)}, {n, D, D},
+         12.0 * n + 12.0 * D, [=](void* const* in, float* const* out) {
+           lab_layer_norm_grad_f32<<<grid, 256>>>(F(in[0]), F(in[1]), F(in[2]), out[0],
+                                                  out[1], out[2], R, D, 1e-5, partials,
+                                                  arrivals);
+         }});
+  }
+  for (long long D : {768LL, 3072LL}) {
+    // A 0/1 int32 mask of the input's shape (about half kept), read through its Dims.
+    const long long n = R * D;
+    vouch::Dims mask_dims{};
+    mask_dims.rank = 2, mask_dims.extent[0] = R, mask_dims.extent[1] = D;
+    mask_dims.stride[0] = D, mask_dims.stride[1] = 1;
+    add({"masked_softmax", shape2(R, D), {floats(n, 21, -4, 4), ints(n, 22, 2)}, {n},
+         12.0 * n, [=](void* const* in, float* const* out) {
+           lab_masked_softmax_f32<<<row_blocks(R), 256>>>(F(in[0]), I(in[1]), mask_dims,
+                                                          out[0], R, D, 1);
+         }});
+  }
   add({"embedding", "8192 of " + shape2(V, E), {ints(R, 10, V), floats(V * E, 11, -1, 1)},
        {R * E}, 4.0 * R + 8.0 * R * E, [=](void* const* in, float* const* out) {
          lab_embedding_f32<<<grid_stride_blocks(R * E), 256>>>(I(in[0]), F(in[1]), out[0], R,
@@ -241,7 +270,9 @@ std::vector<Case> cases() {
          }});
     add({"mse_loss", shape2(R, E), {floats(n, 18, -1, 1), floats(n, 19, -1, 1)}, {1},
          8.0 * n + 4, [=](void* const* in, float* const* out) {
-           lab_mse_loss_f32<<<1, 256>>>(F(in[0]), F(in[1]), out[0], n);
+           // LossRecipe.cpp's grid: a block per 2,048 elements, at most 1,024.
+           const unsigned grid = unsigned(std::min(std::max((n + 2047) / 2048, 1LL), 1024LL));
+           lab_mse_loss_f32<<<grid, 256>>>(F(in[0]), F(in[1]), out[0], n);
          }});
   }
   return all;

@@ -117,6 +117,20 @@ def torch_table(torch):
         x = x.view(d[0], d[1])
         return lambda: (F.layer_norm(x, (d[1],), w, b, 1e-5),)
 
+    def layer_norm_grad(g, x, w, d):
+        # What autograd runs for F.layer_norm's backward: native_layer_norm_backward from
+        # the forward's saved mean and rstd (computed here, untimed); dx, dweight, dbias.
+        g, x = g.view(d[0], d[1]), x.view(d[0], d[1])
+        b = torch.zeros_like(w)
+        _, mean, rstd = torch.ops.aten.native_layer_norm(x, (d[1],), w, b, 1e-5)
+        return lambda: tuple(t.reshape(-1) for t in torch.ops.aten.native_layer_norm_backward(
+            g, x, (d[1],), mean, rstd, w, b, [True, True, True]))
+
+    def masked_softmax(x, mask, d):
+        # PyTorch's usual way: -inf where the mask blocks, then softmax.
+        x, blocked = x.view(d[0], d[1]), (mask == 0).view(d[0], d[1])
+        return lambda: (torch.softmax(x.masked_fill(blocked, float("-inf")), -1),)
+
     def embedding(ids, table, d):  # d: positions, V, D
         ids, table = ids.long(), table.view(d[1], d[2])
         return lambda: (F.embedding(ids, table),)
@@ -133,6 +147,8 @@ def torch_table(torch):
         "cross_entropy": cross_entropy,
         "cross_entropy_grad": cross_entropy_grad,
         "layer_norm": layer_norm,
+        "layer_norm_grad": layer_norm_grad,
+        "masked_softmax": masked_softmax,
         "embedding": embedding,
         "embedding_grad": embedding_grad,
         "add_relu": lambda a, b, d: (lambda: (torch.relu(a + b),)),

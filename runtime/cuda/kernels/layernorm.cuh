@@ -7,14 +7,15 @@
 // (squared deviations from that mean: two passes, no E[x²] - E[x]² cancellation), each
 // a per-thread fold over k = t, t + blockDim.x, ... (ascending) followed by the fixed
 // tree of common.cuh: every run gives the same bits, with no atomics. The backward
-// kernel recomputes the statistics with the same code (row_stats), so it sees the
-// forward's exact mean and rstd without saving them. Accumulation is in T (f32 runs in
-// f32, f64 runs in f64).
+// recomputes the statistics instead of saving them, one warp per row (folds over
+// k = lane, lane + 32, ..., then a fixed butterfly of shuffles: the same bits every
+// run, though not the forward's block-tree bits; both are within rounding of the exact
+// mean and rstd). Accumulation is in T (f32 runs in f32, f64 runs in f64).
 //
 // The backward computes dx, dweight = Σ_rows grad · x̂ and dbias = Σ_rows grad in one
 // launch (llm.c's layernorm_backward, made deterministic): each block takes chunks of
-// kLayerNormGradChunk rows (chunk c, c + gridDim.x, ...), writes their dx row by row,
-// then thread t folds columns t, t + blockDim.x, ... of the chunk (rows ascending) into
+// kLayerNormGradChunk rows (chunk c, c + gridDim.x, ...), writes their dx (a warp per
+// row, eight rows at a time), then thread t folds columns t, t + blockDim.x, ... of the chunk (rows ascending) into
 // the block's partial sums, partials[block][0..d) (dweight) and [d..2d) (dbias), kept
 // in global scratch (the partials of d columns need not fit in shared memory; each
 // address has one owning thread). The last block to arrive (a __threadfence, then a
@@ -80,6 +81,14 @@ __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, T*
   }
 }
 
+// The sum of v over the 32 lanes of a warp, in every lane: a butterfly of xor
+// shuffles (a fixed pairing, the same bits every run).
+template <class T>
+__device__ inline T warp_sum(T v) {
+  for (int h = 16; h > 0; h >>= 1) v += __shfl_xor_sync(0xffffffffu, v, h);
+  return v;
+}
+
 // Rows per chunk of the backward (each block's unit of work) and its grid: one block
 // per chunk, at most kLayerNormGradMaxBlocks (the last block reads every block's
 // partials, so their number is bounded). codegen/recipes/NormalizationRecipe.cpp
@@ -98,7 +107,6 @@ template <class T>
 __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight, T* dx,
                                        T* dweight, T* dbias, long long rows, long long d,
                                        double eps, T* partials, unsigned* arrivals) {
-  __shared__ T partial[256];
   __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk
   __shared__ bool last;
   const bool params = dweight != nullptr || dbias != nullptr;
@@ -107,30 +115,33 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
   for (long long c0 = (long long)blockIdx.x * kLayerNormGradChunk; c0 < rows;
        c0 += (long long)gridDim.x * kLayerNormGradChunk) {
     const long long n = rows - c0 < kLayerNormGradChunk ? rows - c0 : kLayerNormGradChunk;
-    for (long long i = 0; i < n; i++) {
+    // dx: warp w takes rows w, w + 8, ... of the chunk (eight rows at a time, no block
+    // barrier per row); its lanes fold k = lane, lane + 32, ... and warp_sum adds them.
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (long long i = warp; i < n; i += warps) {
       const long long r = c0 + i;
       const T* xr = x + r * d;
       const T* gr = grad + r * d;
-      T mean, rstd;
-      row_stats(xr, d, T(eps), partial, mean, rstd);
+      T sum = T(0);
+      for (long long k = lane; k < d; k += 32) sum += xr[k];
+      const T mean = warp_sum(sum) / T(d);
+      T sq = T(0);
+      for (long long k = lane; k < d; k += 32) sq += (xr[k] - mean) * (xr[k] - mean);
+      const T rstd = T(1) / sqrt(warp_sum(sq) / T(d) + T(eps));
       T sum_g = T(0), sum_gx = T(0);
-      for (long long k = threadIdx.x; k < d; k += blockDim.x) {
+      for (long long k = lane; k < d; k += 32) {
         const T g = weight ? gr[k] * weight[k] : gr[k];
         sum_g += g;
         sum_gx += g * (xr[k] - mean) * rstd;
       }
-      block_sum_tree(partial, sum_g);
-      const T mean_g = partial[0] / T(d);
-      __syncthreads();  // partial is rewritten by the second sum
-      block_sum_tree(partial, sum_gx);
-      const T mean_gx = partial[0] / T(d);
-      __syncthreads();  // partial is rewritten by the next row
-      for (long long k = threadIdx.x; k < d; k += blockDim.x) {
+      const T mean_g = warp_sum(sum_g) / T(d);
+      const T mean_gx = warp_sum(sum_gx) / T(d);
+      for (long long k = lane; k < d; k += 32) {
         const T g = weight ? gr[k] * weight[k] : gr[k];
         const T xhat = (xr[k] - mean) * rstd;
         dx[r * d + k] = rstd * (g - mean_g - xhat * mean_gx);
       }
-      if (threadIdx.x == 0) {
+      if (lane == 0) {
         stats[2 * i] = mean;
         stats[2 * i + 1] = rstd;
       }
@@ -164,7 +175,8 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
   // Loads through L2 (__ldcg): the other blocks' partials never sat in this SM's L1.
   for (long long k = threadIdx.x; k < d; k += blockDim.x) {
     T sw = T(0), sb = T(0);
-    for (unsigned b = 0; b < gridDim.x; b++) {
+#pragma unroll 8
+    for (unsigned b = 0; b < gridDim.x; b++) {  // loads issued ahead, adds in order
       sw += __ldcg(partials + (long long)b * 2 * d + k);
       sb += __ldcg(partials + (long long)b * 2 * d + d + k);
     }

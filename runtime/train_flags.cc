@@ -126,6 +126,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
   // The eval clause's held-out data unless --eval or --no-eval says otherwise.
   if (!eval_given && !no_eval) {
     o.eval = model.eval_data.path;
+    o.eval_from_clause = !o.eval.empty();
     o.eval_fraction = model.eval_fraction;
     if (!eval_every_given) o.eval_every = model.eval_every;
   }

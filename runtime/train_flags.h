@@ -25,6 +25,7 @@ struct TrainOptions {
   std::string data;        // --data, empty: the model's data clause
   std::string eval;        // --eval: held-out data (same forms as --data); default: the
                            // eval clause's file; empty: none
+  bool eval_from_clause = false;  // `eval` holds the eval clause's files (no --eval)
   double eval_fraction = 0;  // the eval clause's fraction (0: none, or --eval/--no-eval)
   int64_t eval_every = 0;  // --eval-every: also evaluate every N steps (0: at the end);
                            // default: the train clause's eval_every

@@ -132,6 +132,11 @@ TEST(TrainFlagsTest, ShuffleAndEvalDefaultsComeFromTheModel) {
   r = parse_for(m, {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().eval, "held.npy,labels.npy");
+  EXPECT_TRUE(r.value().eval_from_clause);  // its errors name the clause, not --eval
+  r = parse_for(m, {"--eval", "other.npy,labels.npy"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().eval_from_clause);
+  r = parse_for(m, {});
   EXPECT_NE(train_usage("./m", m).find("(default: held.npy,labels.npy)"), std::string::npos);
   EXPECT_NE(train_usage("./m", m).find("shuffled every epoch, seeded by --seed"),
             std::string::npos);

@@ -139,7 +139,9 @@ class Run {
     num_batches_ = d.rows / m_.batch;
     if (!o_.eval.empty()) {
       Result<Dataset> held_out = load_eval_data(m_, o_.eval);
-      if (!held_out.ok()) return fail(kExitData, "--eval: " + held_out.status().message());
+      if (!held_out.ok())
+        return fail(kExitData, (o_.eval_from_clause ? "the eval clause's data: " : "--eval: ") +
+                                   held_out.status().message());
       eval_rows_ = held_out.value().rows;
       eval_fields_ = store_fields(held_out.value());
       evaluating_ = true;

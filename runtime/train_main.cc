@@ -90,20 +90,18 @@ class Progress {
     shown_ = false;
   }
   // Steps between loss reads that keep the line about 4 updates a second on a device
-  // that enqueues steps ahead (at least 1).
-  int64_t interval() const {
+  // that enqueues steps ahead (at least 1), from the `done` steps so far.
+  int64_t interval(int64_t done) const {
     const double since =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (!on_ || since <= 0 || last_done_ <= 0) return 1;
-    return std::max<int64_t>(1, int64_t(double(last_done_) / since / 4));
+    if (!on_ || since <= 0 || done <= 0) return 1;
+    return std::max<int64_t>(1, int64_t(double(done) / since / 4));
   }
-  void note_done(int64_t done) { last_done_ = done; }
 
  private:
   bool on_;
   int64_t steps_;
   bool shown_ = false;
-  int64_t last_done_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_;
 };
 
@@ -119,8 +117,7 @@ class Run {
       return fail(kExitUsage, "--audit-launches audits a step's CUDA graph: it needs "
                               "--device cuda and no --no-cuda-graph");
     RunConfig run_config = o_.run;
-    run_config.shuffle = o_.shuffle;
-    run_config.seed = o_.seed;
+    run_config.shuffle = o_.shuffle;  // run.seed: set with --seed (train_flags.cc)
     run_config.batch = m_.batch;
     Status configured = model_->configure(run_config);
     if (!configured.ok()) return fail(kExitDevice, configured.message());
@@ -518,9 +515,8 @@ class Run {
       if (is_eval(k)) evaluate("after step " + std::to_string(k + 1));
       if (progress.on()) {
         std::fflush(stdout);
-        progress.note_done(k + 1);
         progress.show(k + 1, flushed[k - first], lr_at(m_.optimizer, k));
-        progress_every = progress.interval();
+        progress_every = progress.interval(k + 1);
       }
       interval_start = std::chrono::steady_clock::now();
     }

@@ -51,7 +51,7 @@ __device__ inline T quiet_nan() {
 
 // The forward's per-block slots (the sum of the block's row losses, as double: exact
 // for both element types, and its kept rows) and the ticket. Module globals: NVRTC
-// and nvcc zero them at load; the last block resets the ticket.
+// and nvcc zero them at load; arrived_last (common.cuh) resets the ticket.
 constexpr unsigned kCrossEntropyMaxBlocks = 1024;
 __device__ double cross_entropy_block_loss[kCrossEntropyMaxBlocks];
 __device__ long long cross_entropy_block_kept[kCrossEntropyMaxBlocks];
@@ -71,7 +71,6 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
                                      long long ignore_index) {
   __shared__ T pm[256], ps[256];
   __shared__ long long counts[256];
-  __shared__ bool last;
   const unsigned blocks = gridDim.x < kCrossEntropyMaxBlocks ? gridDim.x
                                                               : kCrossEntropyMaxBlocks;
   if (blockIdx.x < blocks) {
@@ -94,13 +93,7 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
       cross_entropy_block_kept[blockIdx.x] = kept;
     }
   }
-  if (threadIdx.x == 0) {
-    __threadfence();  // this block's slot is visible before its ticket
-    last = atomicAdd(&cross_entropy_ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+  if (!arrived_last(&cross_entropy_ticket)) return;
   // The slots were written by other blocks: read them past this SM's L1.
   const volatile double* loss = cross_entropy_block_loss;
   const volatile long long* kept = cross_entropy_block_kept;
@@ -112,10 +105,7 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
   }
   block_sum_tree(pm, s);
   block_sum_tree(counts, k);
-  if (threadIdx.x == 0) {
-    out[0] = pm[0] / T(counts[0]);
-    cross_entropy_ticket = 0;
-  }
+  if (threadIdx.x == 0) out[0] = pm[0] / T(counts[0]);
 }
 
 template <class T>

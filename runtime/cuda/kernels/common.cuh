@@ -114,6 +114,26 @@ __device__ inline void block_sum_tree(T* partial, T value) {
   block_tree(partial, value, SumCombine());
 }
 
+// The one-launch cross-block sum (cross_entropy, mse_loss, layer_norm's backward):
+// every block publishes its partials, then takes a ticket; the block that takes the
+// last one sees every block's partials and adds them in a fixed order. True in that
+// block only. The ticket (an integer atomic: it picks which block finishes, never an
+// order) is set back to 0 at once, since every block has taken its own: the next
+// launch (a graph replay) starts from 0. Callers read the partials past L1 (volatile
+// or __ldcg): other blocks wrote them.
+__device__ inline bool arrived_last(unsigned* ticket) {
+  __shared__ bool last;
+  __threadfence();  // this thread's partials are visible before its block's ticket
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    if (last) *ticket = 0u;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
 }  // namespace vouch
 
 #endif  // VOUCH_RUNTIME_CUDA_KERNELS_COMMON_CUH_

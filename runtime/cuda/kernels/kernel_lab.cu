@@ -518,9 +518,6 @@ void test_column_sum(long long rows, long long cols, bool mean) {
   report_bitwise(tag + " order", bit_mismatches(got, order), cols);
 }
 
-// codegen's mse_loss grid (LossRecipe.cpp's mseLossGrid).
-long long mse_grid(long long n) { return std::min(std::max((n + 2047) / 2048, 1LL), 1024LL); }
-
 template <class T>
 void test_mse(long long n, long long grid) {
   const std::string tag = std::string("mse_loss ") + type_name<T>() + " n=" + std::to_string(n) +
@@ -1570,7 +1567,7 @@ void validate() {
     test_column_sum<T>(1, 40, mean);
   }
   for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL, 6291456LL})
-    test_mse<T>(n, mse_grid(n));
+    test_mse<T>(n, vouch::mse_loss_grid(n));
   test_mse<T>(100003, 1);   // one block: the single-block order
   test_mse<T>(100003, 7);   // blocks that end unevenly
   for (bool take_log : {false, true}) {
@@ -1732,7 +1729,7 @@ void run_bench() {
     R::reduce<<<1, 256>>>(a.p, o.p, none, make_dims({n}, {1}), 1, n, 1);
   }, 3);
   bench((t + " mse_loss n=2^20").c_str(), 2.0 * (1 << 20) * sizeof(T),
-        [&] { R::mse<<<unsigned(mse_grid(1 << 20)), 256>>>(a.p, b.p, o.p, 1 << 20); });
+        [&] { R::mse<<<unsigned(vouch::mse_loss_grid(1 << 20)), 256>>>(a.p, b.p, o.p, 1 << 20); });
   bench((t + " permute [8192,8192] (1,0)").c_str(), 2.0 * rows * cols * sizeof(T), [&] {
     R::gather<<<elementwise_grid(n), 256>>>(a.p, o.p, make_dims({cols, rows}, {1, cols}), n);
   });

@@ -108,7 +108,6 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
                                        T* dweight, T* dbias, long long rows, long long d,
                                        double eps, T* partials, unsigned* arrivals) {
   __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk
-  __shared__ bool last;
   const bool params = dweight != nullptr || dbias != nullptr;
   T* mine = params ? partials + (long long)blockIdx.x * 2 * d : nullptr;
   bool first = true;
@@ -164,14 +163,8 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
   if (!params) return;
   if (first)  // no chunk for this block (not with layer_norm_grad_grid's launch)
     for (long long k = threadIdx.x; k < 2 * d; k += blockDim.x) mine[k] = T(0);
-  // Publish this block's partials, then take a ticket: the block with the last one
-  // sees every block's partials.
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+  // The block that arrives last sees every block's partials.
+  if (!arrived_last(arrivals)) return;
   // Loads through L2 (__ldcg): the other blocks' partials never sat in this SM's L1.
   for (long long k = threadIdx.x; k < d; k += blockDim.x) {
     T sw = T(0), sb = T(0);
@@ -183,7 +176,6 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
     if (dweight) dweight[k] = sw;
     if (dbias) dbias[k] = sb;
   }
-  if (threadIdx.x == 0) *arrivals = 0u;  // ready for the next launch (graph replay)
 }
 
 }  // namespace vouch

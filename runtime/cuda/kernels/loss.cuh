@@ -9,7 +9,7 @@
 // atomics, no second launch; with one block the order is the single-block kernel's.
 // (Its gradient is a fused pointwise chain: sub, scale, mul.)
 //
-// Launch: grid mse_loss_grid(n), block 256 (the tree's width; partial[256]).
+// Launch: grid mse_loss_grid(n) (below), block 256 (the tree's width; partial[256]).
 // Generated entry point:
 //   extern "C" __global__ void k_f32(const float* pred, const float* target, float* out,
 //       long long n) { vouch::mse_loss_kernel<float>(pred, target, out, n); }
@@ -21,8 +21,16 @@
 namespace vouch {
 
 // The per-block partial sums and the ticket. Module globals: NVRTC and nvcc zero them
-// at load; the last block resets the ticket for the next launch (graph replays).
+// at load; arrived_last (common.cuh) resets the ticket for the next launch.
 constexpr unsigned kMseLossMaxBlocks = 1024;
+
+// The launch's grid: a block per 2,048 elements (8 per thread), at most
+// kMseLossMaxBlocks, at least one. codegen/recipes/LossRecipe.cpp launches with the
+// same rule (mseLossGrid); the kernel lab and tools/bench/kernels call this one.
+__host__ __device__ inline long long mse_loss_grid(long long n) {
+  const long long g = (n + 2047) / 2048;
+  return g < 1 ? 1 : g > kMseLossMaxBlocks ? kMseLossMaxBlocks : g;
+}
 __device__ double mse_loss_block_sum[kMseLossMaxBlocks];
 __device__ unsigned mse_loss_ticket;
 
@@ -30,7 +38,6 @@ __device__ unsigned mse_loss_ticket;
 template <class T>
 __device__ void mse_loss_kernel(const T* pred, const T* target, T* out, long long n) {
   __shared__ T partial[256];
-  __shared__ bool last;
   const unsigned blocks = gridDim.x < kMseLossMaxBlocks ? gridDim.x : kMseLossMaxBlocks;
   if (blockIdx.x < blocks) {
     T sum = T(0);
@@ -42,21 +49,12 @@ __device__ void mse_loss_kernel(const T* pred, const T* target, T* out, long lon
     block_sum_tree(partial, sum);
     if (threadIdx.x == 0) mse_loss_block_sum[blockIdx.x] = double(partial[0]);
   }
-  if (threadIdx.x == 0) {
-    __threadfence();  // this block's slot is visible before its ticket
-    last = atomicAdd(&mse_loss_ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+  if (!arrived_last(&mse_loss_ticket)) return;
   const volatile double* slots = mse_loss_block_sum;  // past this SM's L1
   T s = T(0);
   for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) s += T(slots[b]);
   block_sum_tree(partial, s);
-  if (threadIdx.x == 0) {
-    out[0] = partial[0] / T(n);
-    mse_loss_ticket = 0;
-  }
+  if (threadIdx.x == 0) out[0] = partial[0] / T(n);
 }
 
 }  // namespace vouch

@@ -270,9 +270,7 @@ std::vector<Case> cases() {
          }});
     add({"mse_loss", shape2(R, E), {floats(n, 18, -1, 1), floats(n, 19, -1, 1)}, {1},
          8.0 * n + 4, [=](void* const* in, float* const* out) {
-           // LossRecipe.cpp's grid: a block per 2,048 elements, at most 1,024.
-           const unsigned grid = unsigned(std::min(std::max((n + 2047) / 2048, 1LL), 1024LL));
-           lab_mse_loss_f32<<<grid, 256>>>(F(in[0]), F(in[1]), out[0], n);
+           lab_mse_loss_f32<<<unsigned(vouch::mse_loss_grid(n)), 256>>>(F(in[0]), F(in[1]), out[0], n);
          }});
   }
   return all;

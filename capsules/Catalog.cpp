@@ -135,7 +135,8 @@ NativeKernel nativeKernel(OpFamily family) {
              "vouch::softmax_kernel / vouch::softmax_grad_kernel / "
              "vouch::layer_norm_kernel / vouch::layer_norm_grad_kernel",
              nvrtc},
-            "one block per row, its statistics (max, sums) folded per thread "
+            "a warp or a block per row (rows of up to 4096 held in registers, "
+            "longer ones read twice), its statistics (max, sums) folded per thread "
             "and combined in a fixed tree with no atomics, in the element type "
             "(two runs give the same bits); compared with the cpu f64 "
             "reference by the GPU suite",

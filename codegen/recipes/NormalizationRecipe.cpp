@@ -2,11 +2,13 @@
 //
 // softmax, log_softmax, masked_softmax (its i1 mask an int32 buffer read
 // through a Dims of broadcast strides), layer_norm and their VJPs.
-// cuda: runtime/cuda/kernels/softmax.cuh and layernorm.cuh, one block per row
-// with fixed-order trees (no atomics: every run gives the same bits);
+// cuda: runtime/cuda/kernels/softmax.cuh and layernorm.cuh, rows along the
+// last axis of up to 4096 held in registers by a warp or a block (each kernel
+// instantiated for its rows' group and slots, rowShape), longer rows a block
+// each, with fixed-order trees (no atomics: every run gives the same bits);
 // layer_norm_grad's dx, dweight and dbias in one launch over chunks of rows,
 // the blocks' partial sums in scratch buffers (ProgramBuilder::addScratch)
-// added in block order by the last block to arrive. cpu: the
+// added in two levels by the last blocks to arrive. cpu: the
 // runtime/cpu_kernels.h function the op table names (cpuKernel), left folds.
 // Extents are arguments, so one kernel serves every op of a kind; a layer
 // norm's weight and bias are parameters of its entry point only where the op
@@ -43,6 +45,33 @@ Rows rowsAlong(Value v, int64_t axis) {
   return r;
 }
 
+/// The register path's shape for rows of n along the last axis (rows.cuh's
+/// row_group_for / row_slots_for, mirrored): groups of G threads (a warp up to
+/// 1024 elements, the 256-thread block up to 4096) holding P elements each,
+/// ceil(n / G) rounded up to whole vectors (4); G = P = 0 beyond, or for rows
+/// along another axis (the kernels' general path). The template arguments of
+/// the instantiation, so registers hold only what the row needs.
+std::string rowShape(int64_t n, int64_t inner) {
+  int64_t group = inner != 1 ? 0 : n <= 32 * 32 ? 32 : n <= 256 * 16 ? 256 : 0;
+  int64_t slots = group == 0 ? 0 : ((n + group - 1) / group + 3) / 4 * 4;
+  return ", " + std::to_string(group) + ", " + std::to_string(slots);
+}
+
+/// The launch bounds of a register-path entry point (rows.cuh): at least 4
+/// blocks of 256 resident per SM for f32 (at most 64 registers: measured
+/// 1.2-1.4x faster at [8192, 3072] than the 90-100 the compiler takes
+/// otherwise, without spills), 2 for f64; layer_norm_grad (`columnSums`: its
+/// column sums are in registers too) 2 for f32 (128 registers, a few spilled:
+/// 66 -> 58 us at [8192, 768]) and none for f64. None for the general path.
+std::string rowBounds(const std::string &shape, const char *type,
+                      bool columnSums = false) {
+  bool f32 = std::string(type) == "float";
+  if (shape == ", 0, 0" || (columnSums && !f32))
+    return "";
+  return std::string("__launch_bounds__(256, ") + (f32 && !columnSums ? "4" : "2") +
+         ") ";
+}
+
 uint32_t rowGrid(int64_t rows) {
   return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(rows, 4096)));
 }
@@ -53,7 +82,8 @@ const std::pair<const char *, const char *> kCudaTypes[] = {{"float", "f32"},
 
 /// softmax / log_softmax (one tensor in) or their grads (grad, output in):
 /// the cpu source calling `call`, or the cuda instantiation.
-std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &call) {
+std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &call,
+                          const std::string &shape) {
   if (!cuda) {
     std::string ins = grad ? "static_cast<const T*>(args[0].ptr), "
                              "static_cast<const T*>(args[1].ptr), "
@@ -68,10 +98,10 @@ std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &cal
   for (auto [type, suffix] : kCudaTypes) {
     std::string in = "const " + std::string(type) + "* ";
     std::string params = grad ? in + "grad, " + in + "output" : in + "in";
-    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
-              params + ", " + type +
+    source += std::string("extern \"C\" __global__ void ") + rowBounds(shape, type) +
+              "@NAME@_" + suffix + "(" + params + ", " + type +
               "* out, long long outer, long long n, long long inner) {\n  vouch::" +
-              (grad ? "softmax_grad_kernel<" : "softmax_kernel<") + type + ">(" +
+              (grad ? "softmax_grad_kernel<" : "softmax_kernel<") + type + shape + ">(" +
               (grad ? "grad, output" : "in") + ", out, outer, n, inner, " +
               (log ? "true" : "false") + ");\n}\n";
   }
@@ -80,7 +110,8 @@ std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &cal
 
 /// masked_softmax (x, mask, the mask's Dims over x): the cpu source calling
 /// `call`, or the cuda instantiation. The mask is an int32 0 / 1 buffer.
-std::string maskedSoftmaxSource(bool cuda, const std::string &call) {
+std::string maskedSoftmaxSource(bool cuda, const std::string &call,
+                                const std::string &shape) {
   if (!cuda)
     return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
            "  const vouch::rt::DimsRef& d = args[2].dims;\n  " +
@@ -90,12 +121,13 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call) {
            "static_cast<T*>(args[3].ptr), args[4].i, args[5].i, args[6].i);\n}\n";
   std::string source = "#include \"softmax.cuh\"\n";
   for (auto [type, suffix] : kCudaTypes)
-    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix +
-              "(const " + type + "* in, const int* mask, vouch::Dims mask_dims, " +
+    source += std::string("extern \"C\" __global__ void ") + rowBounds(shape, type) +
+              "@NAME@_" + suffix + "(const " + type +
+              "* in, const int* mask, vouch::Dims mask_dims, " +
               type +
               "* out, long long outer, long long n, long long inner) {\n"
               "  vouch::masked_softmax_kernel<" +
-              type + ">(in, mask, mask_dims, out, outer, n, inner);\n}\n";
+              type + shape + ">(in, mask, mask_dims, out, outer, n, inner);\n}\n";
   return source;
 }
 
@@ -117,7 +149,7 @@ std::vector<int64_t> maskStrides(ArrayRef<int64_t> input, ArrayRef<int64_t> mask
 /// are parameters, the others nullptr. On cuda the backward with dweight or
 /// dbias also takes its scratch (partials, arrival counter).
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
-                            const std::string &call) {
+                            const std::string &call, const std::string &shape) {
   using Operand = std::pair<std::string, bool>;
   std::vector<Operand> ins =
       grad ? std::vector<Operand>{{"grad", true}, {"x", true}, {"weight", weight}}
@@ -157,10 +189,12 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
                                              "* partials, unsigned* arrivals"
                                        : std::string())
                             : std::string();
-    source += std::string("extern \"C\" __global__ void @NAME@_") + suffix + "(" +
+    source += std::string("extern \"C\" __global__ void ") +
+              rowBounds(shape, type, grad) + "@NAME@_" + suffix + "(" +
               params + "long long rows, long long d, double eps" + tail +
               ") {\n  vouch::" +
-              (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + ">(" +
+              (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + shape +
+              ">(" +
               names + "rows, d, eps" +
               (grad ? (scratch ? ", partials, arrivals" : ", nullptr, nullptr") : "") +
               ");\n}\n";
@@ -169,11 +203,13 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
 }
 
 /// layernorm.cuh's layer_norm_grad_grid: one block per chunk of 32 rows, at
-/// most 512 (kernel_lab checks the kernel with the same rule).
+/// most 512 (kernel_lab checks the kernel with the same rule); and
+/// layer_norm_grad_groups: the first level of its partial sums, 16 blocks each.
 uint32_t layerNormGradGrid(int64_t rows) {
   int64_t chunks = (rows + 31) / 32;
   return static_cast<uint32_t>(std::clamp<int64_t>(chunks, 1, 512));
 }
+int64_t layerNormGradGroups(uint32_t grid) { return (int64_t(grid) + 15) / 16; }
 
 class NormalizationRecipe final : public KernelRecipe {
 public:
@@ -195,7 +231,8 @@ public:
       bool log = isa<LogSoftmaxOp, LogSoftmaxGradOp>(op);
       int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
       Rows r = rowsAlong(op->getResult(0), axis);
-      int32_t kernel = builder.kernel(base, softmaxSource(cuda, grad, log, call));
+      int32_t kernel =
+          builder.kernel(base, softmaxSource(cuda, grad, log, call, rowShape(r.n, r.inner)));
       SmallVector<KernelArg> args;
       for (Value v : op->getOperands())
         args.push_back(KernelArg::buffer(v));
@@ -209,7 +246,8 @@ public:
     if (auto masked = dyn_cast<MaskedSoftmaxOp>(op)) {
       Rows r = rowsAlong(masked.getResult(), masked.getAxis());
       ArrayRef<int64_t> in = shapeOf(masked.getInput());
-      int32_t kernel = builder.kernel(base, maskedSoftmaxSource(cuda, call));
+      int32_t kernel =
+          builder.kernel(base, maskedSoftmaxSource(cuda, call, rowShape(r.n, r.inner)));
       builder.addKernelStep(
           kernel,
           {KernelArg::buffer(masked.getInput()), KernelArg::buffer(masked.getMask()),
@@ -252,18 +290,20 @@ public:
     if (backward && cuda) {
       grid = layerNormGradGrid(rows);
       if (weight || withBias) {
-        // Per-block partial sums of dweight and dbias, and the arrival counter
-        // the last block resets (layernorm.cuh), this op's own.
+        // Per-block and per-group partial sums of dweight and dbias, and the
+        // arrival counters the last blocks reset (layernorm.cuh), this op's own.
         std::string at = builder.bufferName(result);
+        int64_t groups = layerNormGradGroups(grid);
         args.push_back(KernelArg::scratch(builder.addScratch(
-            at + ".partials", int64_t(grid) * 2 * d, rt::DType::Real, false)));
+            at + ".partials", (int64_t(grid) + groups) * 2 * d, rt::DType::Real, false)));
         args.push_back(KernelArg::scratch(builder.addScratch(
-            at + ".arrivals", 1, rt::DType::I32, true)));
+            at + ".arrivals", groups + 1, rt::DType::I32, true)));
       }
     }
     std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "");
     int32_t kernel = builder.kernel(
-        variant, layerNormSource(cuda, bool(backward), bool(weight), withBias, call));
+        variant, layerNormSource(cuda, bool(backward), bool(weight), withBias, call,
+                                 rowShape(d, 1)));
     builder.addKernelStep(kernel, args, grid, threads, height);
     return success();
   }

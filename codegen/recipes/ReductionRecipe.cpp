@@ -63,11 +63,11 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims
 )cu";
 
 const char *kCudaColumns = R"cu(#include "reduce.cuh"
-extern "C" __global__ void @NAME@_f32(const float* in, float* out, long long rows, long long cols, long long divisor) {
-  vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, long long rows, long long cols, long long divisor, float* partials, unsigned* arrivals) {
+  vouch::column_sum_kernel<float>(in, out, rows, cols, divisor, partials, arrivals);
 }
-extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long rows, long long cols, long long divisor) {
-  vouch::column_sum_kernel<double>(in, out, rows, cols, divisor);
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long rows, long long cols, long long divisor, double* partials, unsigned* arrivals) {
+  vouch::column_sum_kernel<double>(in, out, rows, cols, divisor, partials, arrivals);
 }
 )cu";
 
@@ -124,14 +124,26 @@ public:
     for (size_t i = 0; i < axes.size(); ++i)
       leading = leading && axes[i] == static_cast<int64_t>(i);
     if (leading && outputs >= 32 && !extreme) {
-      // in is [count, outputs] row-major: coalesced column sums.
+      // in is [count, outputs] row-major: coalesced column sums, the rows in
+      // slabs (reduce.cuh's column_sum_slabs, mirrored) whose sums the last
+      // block of each column block adds, through this op's own scratch.
       int32_t kernel = builder.kernel("column_sum", kCudaColumns);
+      int64_t columnBlocks = (outputs + 31) / 32;
+      int64_t slabs = std::max<int64_t>(
+          1, std::min<int64_t>(264 / columnBlocks, count / 256));
+      std::string at = builder.bufferName(result);
+      auto partials = builder.addScratch(at + ".partials", slabs > 1 ? slabs * outputs : 1,
+                                         rt::DType::Real, false);
+      auto arrivals = builder.addScratch(at + ".arrivals", slabs > 1 ? columnBlocks : 1,
+                                         rt::DType::I32, true);
       builder.addKernelStep(kernel,
                             {KernelArg::buffer(input), KernelArg::buffer(result),
                              KernelArg::integer(count),
                              KernelArg::integer(outputs),
-                             KernelArg::integer(divisor)},
-                            static_cast<uint32_t>((outputs + 31) / 32), 32, 32);
+                             KernelArg::integer(divisor),
+                             KernelArg::scratch(partials),
+                             KernelArg::scratch(arrivals)},
+                            static_cast<uint32_t>(columnBlocks * slabs), 32, 32);
       return success();
     }
     SmallVector<int64_t> strides = computeStrides(in);

@@ -2,11 +2,12 @@
 // and dlogits (llm.c's fused classifier in two kernels: the probabilities are never a
 // tensor of their own; dlogits recomputes them from the logits).
 //
-// Row statistics in one pass (softmax.cuh's row_online_stats: the logits are read
-// once per kernel for them): each thread folds its elements c = t, t + blockDim.x, ...
-// in ascending order into a running (max, sum of exp(z - max)) pair, rescaling the
-// sum when the max grows (online softmax); the block's pairs are then combined by a
-// fixed tree. Every order is fixed: the same bits every run, no float atomics.
+// Row statistics in one pass (softmax.cuh's long_row_stats: the logits are read once
+// per kernel for them): each thread folds its elements (16-byte vectors between the
+// row's 16-byte boundaries, chunk c = t, t + blockDim.x, ...; the few before and after
+// one per thread) in order into a running (max, sum of exp(z - max)) pair, rescaling
+// the sum when the max grows (online softmax); the block's pairs are then combined by
+// a fixed tree. Every order is fixed: the same bits every run, no float atomics.
 //
 // Forward: one block per row (grid-stride over rows). Block b adds the losses of its
 // rows b, b + G, ... (G = min(gridDim.x, kCrossEntropyMaxBlocks)) in row order, from
@@ -18,10 +19,9 @@
 // at a time, so the module-global scratch is never shared by concurrent launches.
 // With G = 1 the order is the old single block's: rows in order, from 0.
 //
-// dlogits: one block per row (grid-stride over rows); each block first counts the
-// kept rows itself (an integer sum: exact in any order), then one statistics pass and
-// one writing pass, the latter from the row's end (the tail just read is likeliest to
-// be in L2).
+// dlogits: one block per row (grid-stride over rows); each block first counts the kept rows itself (an integer sum: exact in any order), then
+// one statistics pass and one writing pass (long_row_write: from the row's end, so
+// the tail just read is read again first, from L2).
 //
 // A label outside [0, C) that is not ignore_index makes the loss, and its row of
 // dlogits, NaN; the data loader refuses such labels before training.
@@ -38,7 +38,7 @@
 #define VOUCH_RUNTIME_CUDA_KERNELS_CLASSIFIER_CUH_
 
 #include "common.cuh"
-#include "softmax.cuh"  // row_online_stats
+#include "softmax.cuh"  // long_row_stats, long_row_write
 
 namespace vouch {
 
@@ -62,7 +62,7 @@ __device__ unsigned cross_entropy_ticket;
 template <class T>
 __device__ void row_max_and_sum(const T* z, long long classes, T* pm, T* ps, T& max,
                                 T& sum) {
-  row_online_stats(z, 0, classes, 1, KeepAll(), pm, ps, max, sum);
+  long_row_stats(z, 0, classes, KeepAll(), pm, ps, max, sum);
 }
 
 template <class T>
@@ -108,6 +108,16 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
   if (threadIdx.x == 0) out[0] = pm[0] / T(counts[0]);
 }
 
+// dlogits of one row with a valid label: scale · (softmax - onehot).
+template <class T>
+struct DlogitsOf {
+  T scale, max, sum;
+  int label;
+  __device__ T operator()(long long c, T z) const {
+    return scale * (exp(z - max) / sum - (c == label ? T(1) : T(0)));
+  }
+};
+
 template <class T>
 __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
                                           const T* dloss, T* dlogits, long long rows,
@@ -119,23 +129,19 @@ __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
   block_sum_tree(counts, mine);
   const T scale = dloss[0] / T(counts[0]);
   __syncthreads();
-  const long long step = blockDim.x;
-  const long long top = (classes - 1) / step * step;  // the last chunk's first column
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const int label = labels[r];
     const T* z = logits + r * classes;
     T* d = dlogits + r * classes;
     if (label == ignore_index || label < 0 || label >= classes) {
       const T fill = label == ignore_index ? T(0) : quiet_nan<T>();
-      for (long long c = threadIdx.x; c < classes; c += step) d[c] = fill;
+      for (long long c = threadIdx.x; c < classes; c += blockDim.x) d[c] = fill;
       continue;
     }
     T max, sum;
     row_max_and_sum(z, classes, pm, ps, max, sum);
-    for (long long c0 = top; c0 >= 0; c0 -= step) {
-      const long long c = c0 + threadIdx.x;
-      if (c < classes) d[c] = scale * (exp(z[c] - max) / sum - (c == label ? T(1) : T(0)));
-    }
+    long_row_write(logits, dlogits, r * classes, classes,
+                   DlogitsOf<T>{scale, max, sum, label});
   }
 }
 

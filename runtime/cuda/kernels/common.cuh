@@ -18,6 +18,25 @@ namespace vouch {
 // The most axes a Dims carries (rt::kMaxDims; dims.h's arrays).
 constexpr int kDimsCapacity = 8;
 
+// 16 bytes of T (4 floats, 2 doubles): one 128-bit load or store (ld.global.v4.f32 /
+// v2.f64), a quarter (or half) of the instructions of scalar accesses.
+template <class T>
+struct alignas(16) Vec16 {
+  static constexpr int kWidth = 16 / sizeof(T);
+  T v[kWidth];
+};
+
+// N int32 values loaded or stored as one access (an int mask beside a Vec16 of T).
+template <int N>
+struct alignas(4 * N) IntVec {
+  int v[N];
+};
+
+// Whether p is 16-byte aligned.
+__device__ inline bool aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
 // The offset of row-major position `flat` of the shape d.extent[0..rank) under the
 // strides d.stride: flat is decomposed from the last (fastest) axis to the first, and
 // each coordinate contributes coord * stride. rank 0 gives 0 (a single element).
@@ -121,18 +140,20 @@ __device__ inline void block_sum_tree(T* partial, T value) {
 // order) is set back to 0 at once, since every block has taken its own: the next
 // launch (a graph replay) starts from 0. Callers read the partials past L1 (volatile
 // or __ldcg): other blocks wrote them.
-__device__ inline bool arrived_last(unsigned* ticket) {
+// arrived_last(ticket, count): the same among `count` blocks that share the ticket.
+__device__ inline bool arrived_last(unsigned* ticket, unsigned count) {
   __shared__ bool last;
   __threadfence();  // this thread's partials are visible before its block's ticket
   __syncthreads();
-  if (threadIdx.x == 0) {
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {  // one thread of a 1-D or 2-D block
+    last = atomicAdd(ticket, 1u) == count - 1;
     if (last) *ticket = 0u;
   }
   __syncthreads();
   if (last) __threadfence();
   return last;
 }
+__device__ inline bool arrived_last(unsigned* ticket) { return arrived_last(ticket, gridDim.x); }
 
 }  // namespace vouch
 

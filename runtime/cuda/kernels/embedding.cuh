@@ -8,7 +8,8 @@
 // block zeroes its rows, then walks the ids in chunks of 4·blockDim.x, compacts the
 // positions whose id falls in its rows into shared memory in ascending order (warp
 // ballots and a prefix over the warps), and for each, in that order, adds the dy row
-// into its table row, thread t owning the columns d = t, t + blockDim.x, ... So the
+// into its table row, thread t owning the columns d = t, t + blockDim.x, ... (16-byte
+// vectors of columns where D and the pointers allow; the forward likewise) So the
 // table is written once plus once per position, dy read once, and each block reads
 // the ids (from L2): O(V·D + positions·D + groups·positions) instead of the old
 // O(V·D·positions).
@@ -37,6 +38,25 @@ namespace vouch {
 template <class T>
 __device__ void embedding_kernel(const int* ids, const T* table, T* out,
                                  long long positions, long long V, long long D) {
+  constexpr int W = Vec16<T>::kWidth;
+  if (D % W == 0 && aligned16(table) && aligned16(out)) {  // 16-byte vectors of a row
+    const long long per_row = D / W, total = positions * per_row;
+    const Vec16<T>* rows = reinterpret_cast<const Vec16<T>*>(table);
+    Vec16<T>* dst = reinterpret_cast<Vec16<T>*>(out);
+    for (long long idx = grid_stride_begin(); idx < total; idx += grid_stride_step()) {
+      const long long p = index_div(idx, per_row), d = idx - p * per_row;
+      const long long v = ids[p];
+      Vec16<T> x;
+      if (v >= 0 && v < V) {
+        x = rows[v * per_row + d];
+      } else {
+#pragma unroll
+        for (int e = 0; e < W; ++e) x.v[e] = lookup_nan<T>();
+      }
+      dst[idx] = x;
+    }
+    return;
+  }
   const long long total = positions * D;
   for (long long idx = grid_stride_begin(); idx < total; idx += grid_stride_step()) {
     const long long p = index_div(idx, D), d = idx - p * D;
@@ -54,6 +74,7 @@ template <class T>
 __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
                                       long long positions, long long V, long long D) {
   constexpr int kPerThread = 4;
+  constexpr int W = Vec16<T>::kWidth;
   __shared__ int hits[kPerThread * 1024];  // this chunk's positions in this group, ascending
   __shared__ int warp_hits[kPerThread * 32];  // per (sub-chunk k, warp w), at k * warps + w
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -63,7 +84,16 @@ __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
   for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
     const long long v0 = g * kEmbeddingGradRows;
     const long long v1 = v0 + kEmbeddingGradRows < V ? v0 + kEmbeddingGradRows : V;
-    for (long long i = threadIdx.x; i < (v1 - v0) * D; i += blockDim.x) out[v0 * D + i] = T(0);
+    const bool vec = D % W == 0 && aligned16(dy) && aligned16(out);
+    if (vec) {  // the group's rows are whole vectors
+      Vec16<T>* zero_at = reinterpret_cast<Vec16<T>*>(out + v0 * D);
+      Vec16<T> zero;
+#pragma unroll
+      for (int e = 0; e < W; ++e) zero.v[e] = T(0);
+      for (long long i = threadIdx.x; i < (v1 - v0) * D / W; i += blockDim.x) zero_at[i] = zero;
+    } else {
+      for (long long i = threadIdx.x; i < (v1 - v0) * D; i += blockDim.x) out[v0 * D + i] = T(0);
+    }
     bool bad = false;
     for (long long p0 = 0; p0 < positions; p0 += chunk) {
       // Position p0 + k * blockDim.x + t is thread t's k-th; ascending p is the order
@@ -98,12 +128,25 @@ __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
       }
       __syncthreads();
       const int base = count;
-      // Thread t owns columns t, t + blockDim.x, ...: each element's adds in p order.
+      // Thread t owns columns t, t + blockDim.x, ... (with vectors: t's W columns,
+      // and so on): each element's adds in p order.
       for (int h = 0; h < base; ++h) {
         const long long p = hits[h];
         T* row = out + static_cast<long long>(ids[p]) * D;
         const T* src = dy + p * D;
-        for (long long d = threadIdx.x; d < D; d += blockDim.x) row[d] += src[d];
+        if (vec) {
+          Vec16<T>* row_v = reinterpret_cast<Vec16<T>*>(row);
+          const Vec16<T>* src_v = reinterpret_cast<const Vec16<T>*>(src);
+          for (long long d = threadIdx.x; d < D / W; d += blockDim.x) {
+            Vec16<T> a = row_v[d];
+            const Vec16<T> b = src_v[d];
+#pragma unroll
+            for (int e = 0; e < W; ++e) a.v[e] += b.v[e];
+            row_v[d] = a;
+          }
+        } else {
+          for (long long d = threadIdx.x; d < D; d += blockDim.x) row[d] += src[d];
+        }
       }
       __syncthreads();  // hits, warp_hits are rewritten by the next chunk
     }

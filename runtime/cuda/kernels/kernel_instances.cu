@@ -195,71 +195,102 @@ extern "C" __global__ void lab_cross_entropy_grad_f64(const double* logits, cons
                                            ignore_index);
 }
 extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long long rows,
-                                              long long cols, long long divisor) {
-  vouch::column_sum_kernel<float>(in, out, rows, cols, divisor);
+                                              long long cols, long long divisor,
+                                              float* partials, unsigned* arrivals) {
+  vouch::column_sum_kernel<float>(in, out, rows, cols, divisor, partials, arrivals);
 }
 extern "C" __global__ void lab_column_sum_f64(const double* in, double* out, long long rows,
-                                              long long cols, long long divisor) {
-  vouch::column_sum_kernel<double>(in, out, rows, cols, divisor);
+                                              long long cols, long long divisor,
+                                              double* partials, unsigned* arrivals) {
+  vouch::column_sum_kernel<double>(in, out, rows, cols, divisor, partials, arrivals);
 }
 
 // ---------------------------------------------------------------------- normalizations
 
+// The normalizations' entry points take the row length at run time, so the lab's
+// instantiate the register path for a few (G, P) and run the smallest that holds the
+// row (codegen instantiates exactly row_group_for / row_slots_for; a larger P is
+// correct, row_fits, only slower): every path the generated code can take is checked,
+// the warp's and the block's, vectors and not, while the lab still compiles in
+// minutes (each instantiation is a few more).
+template <int G, int P>
+struct RowShape {
+  static constexpr int kG = G, kP = P;
+};
+template <class F>
+__device__ void with_row_shape(long long n, long long inner, F f) {
+  if (inner == 1 && blockDim.x == 256) {
+    const int g = vouch::row_group_for(n), p = vouch::row_slots_for(n);
+    if (g == 32) {
+      if (p <= 8) return f(RowShape<32, 8>());
+      return f(RowShape<32, 32>());
+    }
+    if (g == 256) return f(RowShape<256, 16>());
+  }
+  f(RowShape<0, 0>());
+}
+#define LAB_ROWS(n, inner, CALL) \
+  with_row_shape(n, inner, [&](auto shape) { constexpr int G = decltype(shape)::kG, P = decltype(shape)::kP; CALL; })
+
 extern "C" __global__ void lab_softmax_f32(const float* in, float* out, long long outer,
                                            long long n, long long inner, long long take_log) {
-  vouch::softmax_kernel<float>(in, out, outer, n, inner, take_log != 0);
+  LAB_ROWS(n, inner, (vouch::softmax_kernel<float, G, P>(in, out, outer, n, inner, take_log != 0)));
 }
 extern "C" __global__ void lab_softmax_f64(const double* in, double* out, long long outer,
                                            long long n, long long inner, long long take_log) {
-  vouch::softmax_kernel<double>(in, out, outer, n, inner, take_log != 0);
+  LAB_ROWS(n, inner, (vouch::softmax_kernel<double, G, P>(in, out, outer, n, inner, take_log != 0)));
 }
 extern "C" __global__ void lab_masked_softmax_f32(const float* in, const int* mask,
                                                   vouch::Dims mask_dims, float* out,
                                                   long long outer, long long n,
                                                   long long inner) {
-  vouch::masked_softmax_kernel<float>(in, mask, mask_dims, out, outer, n, inner);
+  LAB_ROWS(n, inner,
+           (vouch::masked_softmax_kernel<float, G, P>(in, mask, mask_dims, out, outer, n, inner)));
 }
 extern "C" __global__ void lab_masked_softmax_f64(const double* in, const int* mask,
                                                   vouch::Dims mask_dims, double* out,
                                                   long long outer, long long n,
                                                   long long inner) {
-  vouch::masked_softmax_kernel<double>(in, mask, mask_dims, out, outer, n, inner);
+  LAB_ROWS(n, inner,
+           (vouch::masked_softmax_kernel<double, G, P>(in, mask, mask_dims, out, outer, n, inner)));
 }
 extern "C" __global__ void lab_softmax_grad_f32(const float* grad, const float* output,
                                                 float* out, long long outer, long long n,
                                                 long long inner, long long take_log) {
-  vouch::softmax_grad_kernel<float>(grad, output, out, outer, n, inner, take_log != 0);
+  LAB_ROWS(n, inner, (vouch::softmax_grad_kernel<float, G, P>(grad, output, out, outer, n, inner,
+                                                             take_log != 0)));
 }
 extern "C" __global__ void lab_softmax_grad_f64(const double* grad, const double* output,
                                                 double* out, long long outer, long long n,
                                                 long long inner, long long take_log) {
-  vouch::softmax_grad_kernel<double>(grad, output, out, outer, n, inner, take_log != 0);
+  LAB_ROWS(n, inner, (vouch::softmax_grad_kernel<double, G, P>(grad, output, out, outer, n, inner,
+                                                              take_log != 0)));
 }
 extern "C" __global__ void lab_layer_norm_f32(const float* x, const float* weight,
                                               const float* bias, float* y, long long rows,
                                               long long d, double eps) {
-  vouch::layer_norm_kernel<float>(x, weight, bias, y, rows, d, eps);
+  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps)));
 }
 extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* weight,
                                               const double* bias, double* y, long long rows,
                                               long long d, double eps) {
-  vouch::layer_norm_kernel<double>(x, weight, bias, y, rows, d, eps);
+  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<double, G, P>(x, weight, bias, y, rows, d, eps)));
 }
 extern "C" __global__ void lab_layer_norm_grad_f32(const float* grad, const float* x,
                                                    const float* weight, float* dx,
                                                    float* dweight, float* dbias,
                                                    long long rows, long long d, double eps,
                                                    float* partials, unsigned* arrivals) {
-  vouch::layer_norm_grad_kernel<float>(grad, x, weight, dx, dweight, dbias, rows, d, eps,
-                                       partials, arrivals);
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, dx, dweight, dbias,
+                                                            rows, d, eps, partials, arrivals)));
 }
 extern "C" __global__ void lab_layer_norm_grad_f64(const double* grad, const double* x,
                                                    const double* weight, double* dx,
                                                    double* dweight, double* dbias,
                                                    long long rows, long long d, double eps,
                                                    double* partials, unsigned* arrivals) {
-  vouch::layer_norm_grad_kernel<double>(grad, x, weight, dx, dweight, dbias, rows, d, eps,
-                                        partials, arrivals);
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P>(grad, x, weight, dx, dweight, dbias,
+                                                             rows, d, eps, partials, arrivals)));
 }
 
 // ------------------------------------------------------------------------------ loss

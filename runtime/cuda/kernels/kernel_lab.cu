@@ -497,25 +497,38 @@ void test_column_sum(long long rows, long long cols, bool mean) {
                           " [" + std::to_string(rows) + "," + std::to_string(cols) + "]";
   const std::vector<T> x = random_vector<T>(rows * cols);
   const long long divisor = mean ? rows : 1;
-  DeviceArray<T> din(x), dout(cols);
-  Lab<T>::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(din.p, dout.p, rows, cols,
-                                                                     divisor);
-  LAB_LAUNCHED();
+  // reduce.cuh's launch rule: ceil(cols / 32) column blocks times the row slabs.
+  const long long col_blocks = (cols + 31) / 32, slabs = vouch::column_sum_slabs(rows, cols);
+  DeviceArray<T> din(x), dout(cols), dout2(cols), partials(slabs * cols);
+  DeviceArray<unsigned> arrivals(col_blocks);
+  LAB_CHECK(cudaMemset(arrivals.p, 0, sizeof(unsigned) * col_blocks));  // zero_init
+  T* const runs[] = {dout.p, dout2.p};
+  for (T* out : runs) {  // the second launch checks the tickets' reset
+    Lab<T>::column_sum<<<unsigned(col_blocks * slabs), dim3(32, 32)>>>(
+        din.p, out, rows, cols, divisor, partials.p, arrivals.p);
+    LAB_LAUNCHED();
+  }
   const std::vector<T> got = dout.download();
   std::vector<double> want(cols, 0.0);
   std::vector<T> order(cols);
+  const long long per_slab = (rows + slabs - 1) / slabs;
   for (long long c = 0; c < cols; ++c) {
-    std::vector<T> partial(32, T(0));
-    for (long long r = 0; r < rows; ++r) {
-      want[c] += double(x[r * cols + c]);
-      partial[r % 32] += x[r * cols + c];
+    T total = T(0);
+    for (long long s = 0; s < slabs; ++s) {  // each slab: 32 row phases, the tree
+      std::vector<T> partial(32, T(0));
+      for (long long r = s * per_slab; r < std::min(rows, (s + 1) * per_slab); ++r) {
+        want[c] += double(x[r * cols + c]);
+        partial[(r - s * per_slab) % 32] += x[r * cols + c];
+      }
+      total = slabs == 1 ? tree_sum(partial) : total + tree_sum(partial);
     }
     want[c] /= double(divisor);
-    const T sum = tree_sum(partial);
-    order[c] = divisor > 1 ? sum / T(divisor) : sum;
+    order[c] = divisor > 1 ? total / T(divisor) : total;
   }
-  report(tag, max_abs_err(got, want), eps<T>() * rows / double(divisor) * 2 + eps<T>());
+  report(tag + " slabs=" + std::to_string(slabs), max_abs_err(got, want),
+         eps<T>() * rows / double(divisor) * 2 + eps<T>());
   report_bitwise(tag + " order", bit_mismatches(got, order), cols);
+  report_bitwise(tag + " relaunch", bit_mismatches(dout2.download(), got), cols);
 }
 
 template <class T>
@@ -824,12 +837,14 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
 
   // The backward, with layernorm.cuh's launch rule and scratch sizes.
   const long long grid = vouch::layer_norm_grad_grid(rows);
+  const long long groups = vouch::layer_norm_grad_groups(grid);
   const bool params = weight || bias;
-  DeviceArray<unsigned> arrivals(1);
-  LAB_CHECK(cudaMemset(arrivals.p, 0, sizeof(unsigned)));  // the executor's zero_init
+  DeviceArray<unsigned> arrivals(groups + 1);
+  LAB_CHECK(cudaMemset(arrivals.p, 0, sizeof(unsigned) * (groups + 1)));  // zero_init
   std::vector<T> grads[2], dweights[2], dbiases[2];
   for (int run = 0; run < 2; ++run) {
-    DeviceArray<T> ddx(rows * d), ddw(d), ddb(d), partials(params ? grid * 2 * d : 1);
+    DeviceArray<T> ddx(rows * d), ddw(d), ddb(d),
+        partials(params ? (grid + groups) * 2 * d : 1);
     Lab<T>::layer_norm_grad<<<unsigned(grid), 256>>>(
         dg.p, dxin.p, weight ? dw.p : nullptr, ddx.p, weight ? ddw.p : nullptr,
         bias ? ddb.p : nullptr, rows, d, eps_ln, params ? partials.p : nullptr,
@@ -841,9 +856,11 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
   }
   report(tag + " grad", max_abs_err(grads[0], dx), row_tolerance<T>(d, dx_scale));
   report_bitwise(tag + " grad repeat", bit_mismatches(grads[0], grads[1]), rows * d);
-  // Column sums: a fold of 32 rows per chunk, the block's chunks, then the blocks in
-  // order, over terms whose xhat carries a row statistic's error.
-  const double depth = 32 + double(grid) + double((rows + 32 * grid - 1) / (32 * grid));
+  // Column sums: a fold over a group's rows (at most every row of the block's
+  // chunks), the block's 8 warps, the 16 blocks of a group, then the groups, over terms
+  // whose xhat carries a row statistic's error.
+  const double depth = 32 * double((rows + 32 * grid - 1) / (32 * grid)) + 8 + 16 +
+                       double(groups);
   for (int which = 0; which < 2; ++which) {
     if (!(which == 0 ? weight : bias)) continue;
     const std::vector<T>* got_p = which == 0 ? dweights : dbiases;
@@ -860,9 +877,12 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
     report_bitwise(what + " repeat", bit_mismatches(got_p[0], got_p[1]), d);
   }
   if (params) {
-    std::vector<unsigned> left(1);
-    LAB_CHECK(cudaMemcpy(left.data(), arrivals.p, sizeof(unsigned), cudaMemcpyDeviceToHost));
-    report(tag + " arrival counter reset", double(left[0]), 0);
+    std::vector<unsigned> left(groups + 1);
+    LAB_CHECK(cudaMemcpy(left.data(), arrivals.p, sizeof(unsigned) * (groups + 1),
+                         cudaMemcpyDeviceToHost));
+    double unreset = 0;
+    for (unsigned v : left) unreset += v;
+    report(tag + " arrival counters reset", unreset, 0);
   }
 }
 
@@ -1565,6 +1585,8 @@ void validate() {
     test_column_sum<T>(3, 32, mean);
     test_column_sum<T>(33, 100, mean);
     test_column_sum<T>(1, 40, mean);
+    test_column_sum<T>(8192, 768, mean);          // GPT-2's bias gradient: 11 slabs
+    test_column_sum<T>(3001, 33, mean);           // 11 slabs, the last one short
   }
   for (long long n : {1LL, 5LL, 255LL, 256LL, 1000LL, 100003LL, 6291456LL})
     test_mse<T>(n, vouch::mse_loss_grid(n));
@@ -1575,7 +1597,15 @@ void validate() {
     test_softmax<T>(3, 1000, 1, take_log);   // n > 256: several elements per thread
     test_softmax<T>(2, 5, 3, take_log);      // an inner axis: strided rows
     test_softmax<T>(5000, 4, 1, take_log);   // rows > 4096: grid-stride
-    test_softmax<T>(3, 5000, 1, take_log);   // n > 2048: the eight-wide loop
+    test_softmax<T>(3, 5000, 1, take_log);   // n > 4096: long rows, aligned
+    // The register paths (rows.cuh): a warp's 16-byte vectors (768), the block's (3072),
+    // the block's scalar layout (3001); long rows split at 16-byte boundaries (5001:
+    // heads and tails) and GPT-2's vocabulary.
+    test_softmax<T>(5, 768, 1, take_log);
+    test_softmax<T>(4, 3072, 1, take_log);
+    test_softmax<T>(3, 3001, 1, take_log);
+    test_softmax<T>(7, 5001, 1, take_log);
+    test_softmax<T>(2, 50257, 1, take_log);
     test_softmax_neg_inf<T>(take_log);
   }
   test_softmax_nan<T>();
@@ -1583,6 +1613,10 @@ void validate() {
   test_masked_softmax<T>(3, 1000, 1, false);  // n > 256: several elements per thread
   test_masked_softmax<T>(4, 5, 3, true);      // strided rows, a broadcast mask
   test_masked_softmax<T>(5000, 4, 1, false);  // rows > 4096: grid-stride
+  test_masked_softmax<T>(6, 768, 1, true);    // a warp's vectors, a mask broadcast over rows
+  test_masked_softmax<T>(5, 768, 1, false);   // the mask's own vectors
+  test_masked_softmax<T>(3, 3000, 1, false);  // the block's
+  test_masked_softmax<T>(3, 5001, 1, false);  // long rows
   for (bool affine : {false, true}) {
     test_layer_norm<T>(7, 40, affine, affine);
     test_layer_norm<T>(3, 1000, affine, false);
@@ -1595,6 +1629,11 @@ void validate() {
     test_layer_norm<T>(515, 768, affine, affine);
   }
   test_layer_norm<T>(333, 768, true, false);
+  // The block's register path (3072: vectors, 2001: scalar layout) and the general one.
+  test_layer_norm<T>(100, 3072, true, true);
+  test_layer_norm<T>(70, 2001, true, true);
+  test_layer_norm<T>(9, 5001, true, true);
+  test_layer_norm<T>(40, 3072, false, false);
   test_layer_norm<T>(333, 64, false, true);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
@@ -1723,7 +1762,9 @@ void run_bench() {
                                                 make_dims({rows}, {cols}), cols, rows, 1);
         });
   bench((t + " column_sum [8192,8192]").c_str(), double(rows * cols) * sizeof(T), [&] {
-    R::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(a.p, o.p, rows, cols, 1);
+    // 256 column blocks: one slab (column_sum_slabs), no scratch.
+    R::column_sum<<<unsigned((cols + 31) / 32), dim3(32, 32)>>>(a.p, o.p, rows, cols, 1,
+                                                                nullptr, nullptr);
   });
   bench((t + " reduce_sum all of 2^26 (one block)").c_str(), double(n) * sizeof(T), [&] {
     R::reduce<<<1, 256>>>(a.p, o.p, none, make_dims({n}, {1}), 1, n, 1);

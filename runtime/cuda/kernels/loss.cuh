@@ -42,7 +42,15 @@ __device__ void mse_loss_kernel(const T* pred, const T* target, T* out, long lon
   if (blockIdx.x < blocks) {
     T sum = T(0);
     const long long stride = (long long)blocks * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {  // four pairs in flight, added in order
+      T d[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) d[k] = pred[i + k * stride] - target[i + k * stride];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) sum += d[k] * d[k];
+    }
+    for (; i < n; i += stride) {
       const T d = pred[i] - target[i];
       sum += d * d;
     }

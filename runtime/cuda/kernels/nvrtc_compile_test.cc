@@ -23,7 +23,7 @@ const char* const kHeaders[] = {"dims.h",      "param_slot.h", "shuffle.h",   "c
                                 "concat.cuh",  "softmax.cuh",   "layernorm.cuh",
                                 "classifier.cuh", "gather.cuh",    "embedding.cuh",
                                 "counter_rng.h", "random.cuh",
-                                "cast.cuh"};
+                                "cast.cuh",    "rows.cuh"};
 
 std::string read(const std::string& name) {
   std::ifstream in(kDir + name, std::ios::binary);

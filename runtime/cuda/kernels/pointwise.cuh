@@ -32,14 +32,6 @@
 
 namespace vouch {
 
-// 16 bytes of T (4 floats, 2 doubles): one 128-bit load or store (ld.global.v4.f32 /
-// v2.f64), a quarter (or half) of the instructions of scalar accesses.
-template <class T>
-struct alignas(16) Vec16 {
-  static constexpr int kWidth = 16 / sizeof(T);
-  T v[kWidth];
-};
-
 // Keeps `in` out of template argument deduction: T comes from `out`, so `nullptr`
 // (NIn = 0) is accepted for `in`.
 template <class T>
@@ -86,11 +78,13 @@ __device__ void pointwise_kernel(const F& f, T* const* out,
 
   if (vector) {
     const long long lanes = n / W;
-    for (long long i = begin; i < lanes; i += step) {
-      Vec16<T> l[kIn];
+    // Lane i's vectors: loaded, computed, stored.
+    auto load = [&](long long i, Vec16<T>* l) {
 #pragma unroll
       for (int k = 0; k < NIn; ++k)
         if (!((scalar_mask >> k) & 1)) l[k] = reinterpret_cast<const Vec16<T>*>(in[k])[i];
+    };
+    auto compute_store = [&](long long i, const Vec16<T>* l) {
       Vec16<T> o[NOut];
 #pragma unroll
       for (int j = 0; j < W; ++j) {
@@ -107,6 +101,19 @@ __device__ void pointwise_kernel(const F& f, T* const* out,
 #pragma unroll
       for (int k = 0; k < NOut; ++k)
         reinterpret_cast<Vec16<T>*>(out[k])[i] = o[k];
+    };
+    long long i = begin;
+    for (; i + step < lanes; i += 2 * step) {  // two lanes' loads in flight
+      Vec16<T> l0[kIn], l1[kIn];
+      load(i, l0);
+      load(i + step, l1);
+      compute_store(i, l0);
+      compute_store(i + step, l1);
+    }
+    for (; i < lanes; i += step) {
+      Vec16<T> l[kIn];
+      load(i, l);
+      compute_store(i, l);
     }
     return;
   }

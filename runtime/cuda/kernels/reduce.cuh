@@ -12,7 +12,11 @@
 //                      grid-stride over outputs.
 //  column_sum_kernel   leading axes of a [rows, cols] row-major matrix (bias gradients):
 //                      32 consecutive outputs per block, so each warp reads 128
-//                      contiguous bytes. Launch: block (32, 32), grid ceil(cols / 32).
+//                      contiguous bytes; the rows in slabs (column_sum_slabs), each
+//                      slab's sums added in order by the last block of the column to
+//                      arrive. Launch: block (32, 32), grid ceil(cols / 32) * slabs;
+//                      scratch partials (slabs * cols) and arrivals (ceil(cols / 32),
+//                      zeroed), unused (null) with one slab.
 //  reduce_extreme_kernel  max (or min) over any axes, one block per output, the same
 //                      launch and tree as reduce_sum_kernel; NaN wins (torch.amax).
 // Codegen picks column_sum when the reduced axes are the leading ones and there are at
@@ -23,8 +27,8 @@
 //       vouch::Dims reduced, long long outputs, long long count, long long divisor) {
 //     vouch::reduce_sum_kernel<float>(in, out, kept, reduced, outputs, count, divisor); }
 //   extern "C" __global__ void k_f32(const float* in, float* out, long long rows,
-//       long long cols, long long divisor) {
-//     vouch::column_sum_kernel<float>(in, out, rows, cols, divisor); }
+//       long long cols, long long divisor, float* partials, unsigned* arrivals) {
+//     vouch::column_sum_kernel<float>(in, out, rows, cols, divisor, partials, arrivals); }
 // divisor: 1 for reduce_sum, the reduced element count for reduce_mean (the sum is
 // divided by T(divisor) once, at the end, when divisor > 1).
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_REDUCE_CUH_
@@ -42,10 +46,29 @@ template <class T>
 __device__ void reduce_sum_kernel(const T* in, T* out, const Dims& kept, const Dims& reduced,
                                   long long outputs, long long count, long long divisor) {
   __shared__ T partial[256];
+  // A reduced part that is one contiguous run (a last-axis sum): element r of the run
+  // is in[base + r], read without the index map; the same elements, the same order.
+  long long run_stride = 0;
+#pragma unroll
+  for (int k = 0; k < kDimsCapacity; ++k)
+    if (k == reduced.rank - 1) run_stride = reduced.stride[k];
+  const bool run = reduced.rank == 1 && run_stride == 1;
   for (long long o = blockIdx.x; o < outputs; o += gridDim.x) {
     const long long base = dims_offset(o, kept);
     T sum = T(0);
     long long r = threadIdx.x;
+    if (run) {  // up to sixteen loads in flight (the last round's predicated), same adds
+      const T* at = in + base;
+      for (; r < count; r += 16 * blockDim.x) {
+        T v[16];
+#pragma unroll
+        for (int k = 0; k < 16; ++k)
+          v[k] = r + k * blockDim.x < count ? at[r + k * blockDim.x] : T(0);
+#pragma unroll
+        for (int k = 0; k < 16; ++k)
+          if (r + k * blockDim.x < count) sum += v[k];
+      }
+    }
     // Four loads in flight, added in the same ascending order (the same bits).
     for (; r + 3 * blockDim.x < count; r += 4 * blockDim.x) {
       T v[4];
@@ -107,29 +130,51 @@ __device__ void reduce_extreme_kernel(const T* in, T* out, const Dims& kept,
   }
 }
 
-// in: [rows, cols] row-major; out[c] = sum over rows of in[r, c] (/ divisor). Thread
-// (x, y) of block b owns column c = 32 b + x and sums rows y, y + 32, ... (ascending);
-// the 32 row-phase sums of a column are then added in a fixed tree over y.
+// column_sum_kernel's row slabs: the rows split into `slabs` consecutive ranges of
+// ceil(rows / slabs), each summed by its own blocks, so that a few hundred columns
+// still fill the GPU: about 264 blocks of 32 x 32 (two per H200 SM), at least 256 rows
+// (eight per thread) a slab, at least one. Codegen (ReductionRecipe.cpp) launches
+// ceil(cols / 32) * slabs blocks and sizes the scratch from this rule (partials
+// slabs * cols, arrivals ceil(cols / 32), only when slabs > 1).
+__host__ __device__ inline long long column_sum_slabs(long long rows, long long cols) {
+  const long long col_blocks = (cols + 31) / 32;
+  long long slabs = 264 / col_blocks;
+  if (slabs > rows / 256) slabs = rows / 256;
+  return slabs < 1 ? 1 : slabs;
+}
+
+// in: [rows, cols] row-major; out[c] = sum over rows of in[r, c] (/ divisor). Block b
+// takes column block b % col_blocks (32 columns) and slab b / col_blocks. Thread
+// (x, y) owns column c = 32 (b % col_blocks) + x and sums the slab's rows r0 + y,
+// r0 + y + 32, ... (ascending); the 32 row-phase sums of a column are then added in a
+// fixed tree over y. With one slab that is the column's sum; otherwise the slab's sum
+// goes to partials[slab][c] and the last of the column block's slabs to arrive (a
+// ticket per column block, common.cuh's arrived_last) adds the slabs' sums in slab
+// order, from 0. A fixed order for a given (rows, cols): the same bits every run.
 // partial[32][33]: the padding column keeps the tree's column reads free of bank
 // conflicts.
 template <class T>
 __device__ void column_sum_kernel(const T* in, T* out, long long rows, long long cols,
-                                  long long divisor) {
+                                  long long divisor, T* partials, unsigned* arrivals) {
   __shared__ T partial[32][33];
-  const long long c = static_cast<long long>(blockIdx.x) * 32 + threadIdx.x;
+  const long long col_blocks = (cols + 31) / 32;
+  const long long slabs = gridDim.x / col_blocks;  // the launch: col_blocks * slabs
+  const long long block_col = blockIdx.x % col_blocks, slab = blockIdx.x / col_blocks;
+  const long long per_slab = (rows + slabs - 1) / slabs;
+  const long long r0 = slab * per_slab, r1 = r0 + per_slab < rows ? r0 + per_slab : rows;
+  const long long c = block_col * 32 + threadIdx.x;
   T sum = T(0);
   if (c < cols) {
-    // Sixteen loads in flight, added in the same ascending order (the same bits): the
-    // grid is only ceil(cols / 32) blocks, so each thread must keep memory busy.
-    long long r = threadIdx.y;
-    for (; r + 15 * 32 < rows; r += 16 * 32) {
+    // Sixteen loads in flight, added in the same ascending order (the same bits).
+    long long r = r0 + threadIdx.y;
+    for (; r + 15 * 32 < r1; r += 16 * 32) {
       T v[16];
 #pragma unroll
       for (int k = 0; k < 16; ++k) v[k] = in[(r + 32 * k) * cols + c];
 #pragma unroll
       for (int k = 0; k < 16; ++k) sum += v[k];
     }
-    for (; r < rows; r += 32) sum += in[r * cols + c];
+    for (; r < r1; r += 32) sum += in[r * cols + c];
   }
   partial[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
@@ -137,8 +182,18 @@ __device__ void column_sum_kernel(const T* in, T* out, long long rows, long long
     if (threadIdx.y < s) partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + s][threadIdx.x];
     __syncthreads();
   }
-  if (threadIdx.y == 0 && c < cols)
-    out[c] = divisor > 1 ? partial[0][threadIdx.x] / T(divisor) : partial[0][threadIdx.x];
+  if (slabs == 1) {
+    if (threadIdx.y == 0 && c < cols)
+      out[c] = divisor > 1 ? partial[0][threadIdx.x] / T(divisor) : partial[0][threadIdx.x];
+    return;
+  }
+  if (threadIdx.y == 0 && c < cols) partials[slab * cols + c] = partial[0][threadIdx.x];
+  if (!arrived_last(arrivals + block_col, unsigned(slabs))) return;
+  if (threadIdx.y == 0 && c < cols) {
+    T total = T(0);
+    for (long long s = 0; s < slabs; ++s) total += __ldcg(partials + s * cols + c);
+    out[c] = divisor > 1 ? total / T(divisor) : total;
+  }
 }
 
 }  // namespace vouch

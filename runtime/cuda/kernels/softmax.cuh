@@ -5,15 +5,23 @@
 // (o * n + k) * inner + i, k = 0..n-1: stride inner (1 for the last axis, the common
 // case, where a warp reads contiguous memory).
 //
-// Why one block per row with fixed trees: softmax's statistics are gathered in one
-// pass: each thread folds its elements k = t, t + blockDim.x, ... (ascending; eight
-// loads in flight) into a running (max, sum of exp(x - max)) pair, rescaling the sum
-// when the max grows (online softmax), and the block's pairs are combined by a fixed
-// halving tree; a second pass writes the row. (The VJP's sum is common.cuh's tree.)
-// So every run gives the same bits, with no atomics, and the input is read twice, not
-// three times (rows of 50257 do not stay in L2). Rows grid-stride over the blocks.
-// Accumulation is in T (f32 runs in f32, f64 runs in f64). classifier.cuh uses the
-// same row statistics.
+// Three paths, every order fixed (the same bits every run, no atomics), accumulation
+// in T (f32 runs in f32, f64 runs in f64):
+//  - rows along the last axis of up to 4096 (a model's 768 or 3072): held in registers
+//    by a warp (up to 1024) or the block (rows.cuh): the max over the row, then the
+//    sum of exp(x - max), each a fold per thread in slot order and the group's fixed
+//    combination; the row is read once and written once, 16-byte vectors where the
+//    length and the pointers allow. Codegen instantiates each kernel for its rows'
+//    group G and slots per thread P (template arguments; P = 0: no register path).
+//  - longer rows along the last axis (a vocabulary of 50257): one block per row, its
+//    statistics gathered in one pass (each thread folds its elements, 16-byte vectors
+//    between the row's 16-byte boundaries, into a running (max, sum of exp(x - max))
+//    pair, rescaling the sum when the max grows: online softmax; then a fixed halving
+//    tree), a second pass writing the row from its end (the part likeliest to be still
+//    in L2 first).
+//  - rows along another axis (stride inner): the same one-pass statistics with scalar
+//    loads k = t, t + blockDim.x, ..., then the write.
+// Rows grid-stride over the groups. classifier.cuh uses the long rows' statistics.
 //
 // A mask (masked_softmax) enters through softmax_rows' `keep` predicate on the element
 // index: blocked elements are left out of the max and the sum and written as exact
@@ -24,21 +32,23 @@
 // VJP is softmax_grad_kernel on its result (0 wherever the mask blocks).
 //
 // Launch: block 256 (the tree's width; partial[256]), grid max(1, min(rows, 4096)).
-// Generated entry points:
+// Generated entry points (G, P: rows.cuh's row_group_for / row_slots_for of the row
+// length, 0, 0 for rows along another axis):
 //   extern "C" __global__ void k_f32(const float* in, float* out, long long outer,
-//       long long n, long long inner) { vouch::softmax_kernel<float>(in, out, outer, n,
-//       inner, false); }      // true: log_softmax
+//       long long n, long long inner) { vouch::softmax_kernel<float, 32, 24>(in, out,
+//       outer, n, inner, false); }      // true: log_softmax
 //   extern "C" __global__ void k_f32(const float* in, const int* mask, vouch::Dims mask_dims,
 //       float* out, long long outer, long long n, long long inner) {
-//     vouch::masked_softmax_kernel<float>(in, mask, mask_dims, out, outer, n, inner); }
+//     vouch::masked_softmax_kernel<float, G, P>(in, mask, mask_dims, out, outer, n, inner); }
 //   extern "C" __global__ void k_f32(const float* grad, const float* output, float* out,
 //       long long outer, long long n, long long inner) {
-//     vouch::softmax_grad_kernel<float>(grad, output, out, outer, n, inner, false); }
+//     vouch::softmax_grad_kernel<float, G, P>(grad, output, out, outer, n, inner, false); }
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_SOFTMAX_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_SOFTMAX_CUH_
 
 #include "common.cuh"
 #include "reduce.cuh"  // positive_infinity
+#include "rows.cuh"
 
 namespace vouch {
 
@@ -83,28 +93,12 @@ __device__ inline void online_combine(T& max, T& sum, T other_max, T other_sum) 
   sum = a + b;
 }
 
-// The max and sum of exp(x - max) over the kept elements base + k * inner of a row of
-// n, for every thread of the block: per thread ascending k = t, t + blockDim.x, ...,
-// then the fixed halving tree. `pm`, `ps` hold blockDim.x (= 256, a power of two
-// >= 32) values each. No kept element: max -inf, sum 0.
-template <class T, class Keep>
-__device__ void row_online_stats(const T* in, long long base, long long n, long long inner,
-                                 Keep keep, T* pm, T* ps, T& max, T& sum) {
-  T m = -positive_infinity<T>(), s = T(0);
-  const long long step = blockDim.x;
-  long long k = threadIdx.x;
-  for (; k + 7 * step < n; k += 8 * step) {
-    T v[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = in[base + (k + j * step) * inner];
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      if (keep(base + (k + j * step) * inner)) online_add(v[j], m, s);
-  }
-  for (; k < n; k += step)
-    if (keep(base + k * inner)) online_add(in[base + k * inner], m, s);
-  // The halving tree (common.cuh's shape): levels h >= 32 in shared memory, the last
-  // five in warp 0 by shuffles (lane i + h's pair into lane i's: the same order).
+// The block's (max, sum) pairs, one per thread (m, s), combined: the fixed halving tree
+// (common.cuh's shape): levels h >= 32 in shared memory, the last five in warp 0 by
+// shuffles (lane i + h's pair into lane i's: the same order). Every thread gets the
+// result. `pm`, `ps` hold blockDim.x (= 256, a power of two >= 32) values each.
+template <class T>
+__device__ void block_online_combine(T m, T s, T* pm, T* ps, T& max, T& sum) {
   pm[threadIdx.x] = m;
   ps[threadIdx.x] = s;
   __syncthreads();
@@ -136,11 +130,234 @@ __device__ void row_online_stats(const T* in, long long base, long long n, long 
   __syncthreads();  // pm, ps are rewritten by the next row
 }
 
+// The max and sum of exp(x - max) over the kept elements base + k * inner of a row of
+// n, for every thread of the block: per thread ascending k = t, t + blockDim.x, ...
+// (eight loads in flight), then block_online_combine. No kept element: max -inf, sum 0.
 template <class T, class Keep>
+__device__ void row_online_stats(const T* in, long long base, long long n, long long inner,
+                                 Keep keep, T* pm, T* ps, T& max, T& sum) {
+  T m = -positive_infinity<T>(), s = T(0);
+  const long long step = blockDim.x;
+  long long k = threadIdx.x;
+  for (; k + 7 * step < n; k += 8 * step) {
+    T v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = in[base + (k + j * step) * inner];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (keep(base + (k + j * step) * inner)) online_add(v[j], m, s);
+  }
+  for (; k < n; k += step)
+    if (keep(base + k * inner)) online_add(in[base + k * inner], m, s);
+  block_online_combine(m, s, pm, ps, max, sum);
+}
+
+// ---- Long contiguous rows (inner == 1, longer than the register path holds).
+//
+// A row is split at its first and last 16-byte boundary: the head (fewer than W
+// elements before the first) and the tail (after the last) go one element per thread,
+// the body as 16-byte vectors, chunk c = t, t + 256, ... per thread. Statistics: thread
+// t folds its head element, its chunks (ascending, each vector's elements in order;
+// eight vectors in flight) and its tail element, then block_online_combine. The write
+// pass reads the row again, its chunks from the row's end down, so what the statistics
+// pass read last is read first (the likeliest to be still in L2). (Capping the blocks
+// at work so that every row in flight stays in L2 for the second read was measured
+// slower at 50257: too few loads in flight; docs/performance.md.)
+
+// The split of a row starting at `row`: [0, head) single, [head, head + W * chunks)
+// vectors, [head + W * chunks, n) single.
+template <class T>
+struct RowSplit {
+  long long head, chunks, tail_begin;
+  __device__ RowSplit(const T* row, long long n) {
+    constexpr int W = Vec16<T>::kWidth;
+    const long long misalign = (long long)(reinterpret_cast<unsigned long long>(row) & 15ull);
+    head = misalign == 0 ? 0 : (16 - misalign) / (long long)sizeof(T);
+    if (head > n) head = n;
+    chunks = (n - head) / W;
+    tail_begin = head + chunks * W;
+  }
+};
+
+template <class T, class Keep>
+__device__ void long_row_stats(const T* in, long long base, long long n, Keep keep, T* pm,
+                               T* ps, T& max, T& sum) {
+  constexpr int W = Vec16<T>::kWidth;
+  const T* row = in + base;
+  const RowSplit<T> split(row, n);
+  T m = -positive_infinity<T>(), s = T(0);
+  if (threadIdx.x < split.head && keep(base + threadIdx.x)) online_add(row[threadIdx.x], m, s);
+  const Vec16<T>* body = reinterpret_cast<const Vec16<T>*>(row + split.head);
+  const long long step = blockDim.x;
+  long long c = threadIdx.x;
+  for (; c + 7 * step < split.chunks; c += 8 * step) {
+    Vec16<T> v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = body[c + j * step];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < W; ++e)
+        if (keep(base + split.head + (c + j * step) * W + e)) online_add(v[j].v[e], m, s);
+  }
+  for (; c < split.chunks; c += step) {
+    const Vec16<T> v = body[c];
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      if (keep(base + split.head + c * W + e)) online_add(v.v[e], m, s);
+  }
+  const long long k = split.tail_begin + threadIdx.x;
+  if (k < n && keep(base + k)) online_add(row[k], m, s);
+  block_online_combine(m, s, pm, ps, max, sum);
+}
+
+// out[base + k] = f(k, in[base + k]) for the row's k, the body's chunks from the end
+// down; vectors when out's row is split at the same places as in's.
+template <class T, class F>
+__device__ void long_row_write(const T* in, T* out, long long base, long long n, F f) {
+  constexpr int W = Vec16<T>::kWidth;
+  const T* row = in + base;
+  T* dst = out + base;
+  const long long k_tail = n - 1 - threadIdx.x;  // (the tail, then the body, then the head)
+  if (((reinterpret_cast<unsigned long long>(row) ^ reinterpret_cast<unsigned long long>(dst)) &
+       15ull) != 0) {
+    for (long long k = k_tail; k >= 0; k -= blockDim.x) dst[k] = f(k, row[k]);
+    return;
+  }
+  const RowSplit<T> split(row, n);
+  if (split.tail_begin + threadIdx.x < n) {
+    const long long k = split.tail_begin + threadIdx.x;
+    dst[k] = f(k, row[k]);
+  }
+  const Vec16<T>* body = reinterpret_cast<const Vec16<T>*>(row + split.head);
+  Vec16<T>* out_body = reinterpret_cast<Vec16<T>*>(dst + split.head);
+  for (long long c = split.chunks - 1 - threadIdx.x; c >= 0; c -= blockDim.x) {
+    Vec16<T> v = body[c];
+#pragma unroll
+    for (int e = 0; e < W; ++e) v.v[e] = f(split.head + c * W + e, v.v[e]);
+    out_body[c] = v;
+  }
+  if (threadIdx.x < split.head) dst[threadIdx.x] = f(threadIdx.x, row[threadIdx.x]);
+}
+
+// ---- Rows in registers (rows.cuh): the last axis (inner == 1), n <= G * P.
+
+// Which slots of a row take part: every slot inside the row (no mask) ...
+struct RowKeepAll {
+  template <class T, int G, int P>
+  __device__ unsigned bits(long long, long long n, int t, bool vec) const {
+    return in_row_bits<T, G, P>(n, t, vec);
+  }
+};
+
+// ... or those whose mask entry (broadcast by `dims`, the input's extents with the
+// mask's strides) is nonzero. Element k of row r is flat position r * n + k, so its
+// mask entry is at dims_offset(r * n) + k * (the last axis's mask stride, 0 or 1).
+struct RowKeepMask {
+  const int* mask;
+  const Dims& dims;
+  template <class T, int G, int P>
+  __device__ unsigned bits(long long row, long long n, int t, bool vec) const {
+    const long long base = dims_offset(row * n, dims);
+    long long stride = 0;
+#pragma unroll
+    for (int k = 0; k < kDimsCapacity; ++k)
+      if (k == dims.rank - 1) stride = dims.stride[k];
+    using Slots = RowSlots<T, G, P>;
+    constexpr int W = Slots::W;
+    unsigned bits = 0;
+    if (vec && stride == 1 && (reinterpret_cast<unsigned long long>(mask + base) &
+                               (W * sizeof(int) - 1)) == 0) {
+#pragma unroll
+      for (int j = 0; j < P / W; ++j) {
+        const long long k = ((long long)j * G + t) * W;
+        if (k < n) {
+          const IntVec<W> m = *reinterpret_cast<const IntVec<W>*>(mask + base + k);
+#pragma unroll
+          for (int e = 0; e < W; ++e)
+            if (m.v[e] != 0) bits |= 1u << (j * W + e);
+        }
+      }
+      return bits;
+    }
+#pragma unroll
+    for (int s = 0; s < P; ++s) {
+      const long long k = Slots::index(s, t, vec);
+      if (k < n && mask[base + k * stride] != 0) bits |= 1u << s;
+    }
+    return bits;
+  }
+};
+
+// softmax / log_softmax of rows of n <= G * P held in registers: the max over the kept
+// slots, then the sum of exp(x - max) over them (-inf skipped, as online_add does),
+// each a per-thread fold in slot order and the group's fixed combination; blocked and
+// out-of-row slots are not part of either. One read of the row, one write.
+template <class T, int G, int P, class Keep>
+__device__ void softmax_rows_in_registers(const T* in, T* out, long long rows, long long n,
+                                          bool take_log, Keep keep) {
+  __shared__ T scratch[8];
+  using Group = RowGroup<G>;
+  const int t = Group::rank();
+  const bool vec = n % RowSlots<T, G, P>::W == 0 && aligned16(in) && aligned16(out);
+  for (long long row = Group::first(); row < rows; row += Group::step()) {
+    RowSlots<T, G, P> x;
+    x.load(in + row * n, n, t, vec, T(0));
+    const unsigned kept = keep.template bits<T, G, P>(row, n, t, vec);
+    T m = -positive_infinity<T>();
+#pragma unroll
+    for (int s = 0; s < P; ++s)
+      if (kept >> s & 1u) m = NanMax<T>()(m, x.v[s]);
+    m = Group::reduce(m, NanMax<T>(), scratch);
+    // exp(x - m) of the kept slots (0 elsewhere), computed once: softmax keeps it in
+    // place of x (log_softmax still needs x).
+    T sum = T(0);
+#pragma unroll
+    for (int s = 0; s < P; ++s) {
+      const T e =
+          (kept >> s & 1u) && x.v[s] != -positive_infinity<T>() ? exp(x.v[s] - m) : T(0);
+      sum += e;
+      if (!take_log) x.v[s] = e;
+    }
+    sum = Group::sum(sum, scratch);
+    const T log_sum = log(sum);
+#pragma unroll
+    for (int s = 0; s < P; ++s)
+      x.v[s] = !(kept >> s & 1u) ? T(0) : take_log ? x.v[s] - m - log_sum : x.v[s] / sum;
+    x.store(out + row * n, n, t, vec);
+  }
+}
+
+// The softmax functor of one row: blocked elements 0.
+template <class T, class Keep>
+struct SoftmaxOf {
+  Keep keep;
+  long long base;
+  T m, sum, log_sum;
+  bool take_log;
+  __device__ T operator()(long long k, T x) const {
+    return !keep(base + k) ? T(0) : take_log ? x - m - log_sum : exp(x - m) / sum;
+  }
+};
+
+// Long: whether contiguous rows take the long-row path (instantiations with a register
+// path leave it out: its eight vectors in flight per thread would cost every launch of
+// the kernel registers; their rows never need it, and a launch that does not fit the
+// register path still gets the strided one, correct for any row).
+template <bool Long, class T, class Keep>
 __device__ void softmax_rows(const T* in, T* out, long long outer, long long n,
                              long long inner, bool take_log, Keep keep) {
   __shared__ T pm[256], ps[256];
   const long long rows = outer * inner;
+  if (Long && inner == 1) {  // contiguous rows: 16-byte vectors
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+      const long long base = row * n;
+      T m, sum;
+      long_row_stats(in, base, n, keep, pm, ps, m, sum);
+      long_row_write(in, out, base, n, SoftmaxOf<T, Keep>{keep, base, m, sum, log(sum), take_log});
+    }
+    return;
+  }
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
     const long long base = row_base(row, n, inner);
     T m, sum;
@@ -154,10 +371,15 @@ __device__ void softmax_rows(const T* in, T* out, long long outer, long long n,
 }
 
 // out = softmax (take_log = false) or log_softmax of each row of in.
-template <class T>
+// G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
+template <class T, int G = 0, int P = 0>
 __device__ void softmax_kernel(const T* in, T* out, long long outer, long long n,
                                long long inner, bool take_log) {
-  softmax_rows(in, out, outer, n, inner, take_log, KeepAll());
+  if constexpr (P > 0) {
+    if (row_fits<G, P>(n, inner))
+      return softmax_rows_in_registers<T, G, P>(in, out, outer, n, take_log, RowKeepAll());
+  }
+  softmax_rows<P == 0>(in, out, outer, n, inner, take_log, KeepAll());
 }
 
 // Keeps element `at` of the input where the mask, broadcast by `dims`, is nonzero.
@@ -168,17 +390,50 @@ struct MaskKeep {
 };
 
 // out = softmax of each row of in over the elements the mask keeps; 0 elsewhere.
-template <class T>
+template <class T, int G = 0, int P = 0>
 __device__ void masked_softmax_kernel(const T* in, const int* mask, const Dims& mask_dims,
                                       T* out, long long outer, long long n, long long inner) {
-  softmax_rows(in, out, outer, n, inner, false, MaskKeep{mask, mask_dims});
+  if constexpr (P > 0) {
+    if (row_fits<G, P>(n, inner))
+      return softmax_rows_in_registers<T, G, P>(in, out, outer, n, false,
+                                                RowKeepMask{mask, mask_dims});
+  }
+  softmax_rows<P == 0>(in, out, outer, n, inner, false, MaskKeep{mask, mask_dims});
+}
+
+// softmax_grad_kernel's rows of n <= G * P in registers (grad and output read once).
+template <class T, int G, int P>
+__device__ void softmax_grad_rows_in_registers(const T* grad, const T* output, T* out,
+                                               long long rows, long long n, bool take_log) {
+  __shared__ T scratch[8];
+  using Group = RowGroup<G>;
+  const int t = Group::rank();
+  const bool vec = n % RowSlots<T, G, P>::W == 0 && aligned16(grad) && aligned16(output) &&
+                   aligned16(out);
+  for (long long row = Group::first(); row < rows; row += Group::step()) {
+    RowSlots<T, G, P> g, y;
+    g.load(grad + row * n, n, t, vec, T(0));
+    y.load(output + row * n, n, t, vec, T(0));
+    T s = T(0);
+#pragma unroll
+    for (int k = 0; k < P; ++k) s += take_log ? g.v[k] : g.v[k] * y.v[k];
+    s = Group::sum(s, scratch);
+#pragma unroll
+    for (int k = 0; k < P; ++k)
+      g.v[k] = take_log ? g.v[k] - exp(y.v[k]) * s : y.v[k] * (g.v[k] - s);
+    g.store(out + row * n, n, t, vec);
+  }
 }
 
 // The VJP from the forward result y = output, per row: softmax: out = y * (grad - s),
 // s = sum of grad * y; log_softmax: out = grad - exp(y) * s, s = sum of grad.
-template <class T>
+template <class T, int G = 0, int P = 0>
 __device__ void softmax_grad_kernel(const T* grad, const T* output, T* out, long long outer,
                                     long long n, long long inner, bool take_log) {
+  if constexpr (P > 0) {
+    if (row_fits<G, P>(n, inner))
+      return softmax_grad_rows_in_registers<T, G, P>(grad, output, out, outer, n, take_log);
+  }
   __shared__ T partial[256];
   const long long rows = outer * inner;
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {

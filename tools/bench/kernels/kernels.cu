@@ -22,7 +22,7 @@
 //
 // Build: nvcc -std=c++17 -O2 -arch=sm_90 -I runtime/cuda/kernels \
 //          -o bench_kernels tools/bench/kernels/kernels.cu
-// Run:   ./bench_kernels [--reps N] [--only NAME]
+// Run:   ./bench_kernels [--reps N] [--only NAME] [--variants]
 //
 // Adding a kernel: one add(...) in cases() below (inputs, outputs, bytes, launch) and
 // one entry in kernels.py's TORCH table.
@@ -138,23 +138,119 @@ unsigned grid_stride_blocks(long long lanes) {
 unsigned row_blocks(long long rows) { return unsigned(std::max(1LL, std::min(rows, 4096LL))); }
 unsigned pointwise_blocks(long long n) { return grid_stride_blocks(n % 4 == 0 ? n / 4 : n); }
 
+// Codegen's launch bounds of the register paths (f32; NormalizationRecipe.cpp's
+// rowBounds): at least 4 blocks of 256 per SM, layer_norm_grad 2.
+#define VOUCH_ROWS_BOUNDS __launch_bounds__(256, 4)
+
+// The normalizations as codegen instantiates them: each kernel for its rows' (G, P)
+// (rows.cuh's row_group_for / row_slots_for; kernel_instances.cu's lab entry points
+// pick at run time among more shapes, which costs registers). Only the shapes the
+// cases below use are instantiated.
+template <int G, int P>
+__global__ void VOUCH_ROWS_BOUNDS bench_softmax(const float* in, float* out, long long outer,
+                                                long long n, long long take_log) {
+  vouch::softmax_kernel<float, G, P>(in, out, outer, n, 1, take_log != 0);
+}
+template <int G, int P>
+__global__ void VOUCH_ROWS_BOUNDS bench_softmax_grad(const float* grad, const float* output,
+                                                     float* out, long long outer, long long n,
+                                                     long long take_log) {
+  vouch::softmax_grad_kernel<float, G, P>(grad, output, out, outer, n, 1, take_log != 0);
+}
+template <int G, int P>
+__global__ void VOUCH_ROWS_BOUNDS bench_masked_softmax(const float* in, const int* mask,
+                                                       vouch::Dims mask_dims, float* out,
+                                                       long long outer, long long n) {
+  vouch::masked_softmax_kernel<float, G, P>(in, mask, mask_dims, out, outer, n, 1);
+}
+template <int G, int P>
+__global__ void VOUCH_ROWS_BOUNDS bench_layer_norm(const float* x, const float* weight,
+                                                   const float* bias, float* y, long long rows,
+                                                   long long d, double eps) {
+  vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps);
+}
+template <int G, int P>
+__global__ void __launch_bounds__(256, 2)
+    bench_layer_norm_grad(const float* grad, const float* x, const float* weight, float* dx,
+                          float* dweight, float* dbias, long long rows, long long d, double eps,
+                          float* partials, unsigned* arrivals) {
+  vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, dx, dweight, dbias, rows, d, eps,
+                                             partials, arrivals);
+}
+// f(RowShape<G, P>()) with codegen's (G, P) for rows of n (of those instantiated here).
+template <class F>
+void codegen_rows(long long n, F f) {
+  const int g = vouch::row_group_for(n), p = vouch::row_slots_for(n);
+  if (g == 32 && p == 24) return f(RowShape<32, 24>());
+  if (g == 256 && p == 12) return f(RowShape<256, 12>());
+  if (g == 0) return f(RowShape<0, 0>());
+  std::fprintf(stderr, "bench_kernels: no instance for rows of %lld (G %d, P %d)\n", n, g, p);
+  std::exit(1);
+}
+#define BENCH_ROWS(n, CALL) \
+  codegen_rows(n, [&](auto shape) { constexpr int G = decltype(shape)::kG, P = decltype(shape)::kP; CALL; })
+
+// layer_norm_grad's scratch for rows of d (layernorm.cuh's sizes; the counters zeroed,
+// as the executor's zero_init does).
+struct LayerNormGradScratch {
+  float* partials;
+  unsigned* arrivals;
+};
+LayerNormGradScratch layer_norm_grad_scratch(long long rows, long long d) {
+  const long long grid = vouch::layer_norm_grad_grid(rows);
+  const long long groups = vouch::layer_norm_grad_groups(grid);
+  LayerNormGradScratch s{nullptr, nullptr};
+  BENCH_CHECK(cudaMalloc(&s.partials, sizeof(float) * 2 * d * (grid + groups)));
+  BENCH_CHECK(cudaMalloc(&s.arrivals, sizeof(unsigned) * (groups + 1)));
+  BENCH_CHECK(cudaMemset(s.arrivals, 0, sizeof(unsigned) * (groups + 1)));
+  return s;
+}
+
 float* F(void* p) { return static_cast<float*>(p); }
 int* I(void* p) { return static_cast<int*>(p); }
 
 std::string shape2(long long a, long long b) { return std::to_string(a) + "x" + std::to_string(b); }
 
-std::vector<Case> cases() {
+std::vector<Case> cases(bool variants) {
   std::vector<Case> all;
   auto add = [&](Case c) { all.push_back(std::move(c)); };
   const long long R = 8192;  // rows: GPT-2 small's batch 8 x 1024 tokens
   const long long V = 50257, E = 768;
+
+  // --variants: other launch shapes of the same kernels, named "kernel~shape" (timed
+  // and checked like the rest, not counted against the target).
+  if (variants) {
+    const long long D = 768, n = R * D;
+    add({"softmax~block", shape2(R, D), {floats(n, 1, -4, 4)}, {n}, 8.0 * n,
+         [=](void* const* in, float* const* out) {
+           bench_softmax<256, 4><<<row_blocks(R), 256>>>(F(in[0]), out[0], R, D, 0);
+         }});
+    add({"layer_norm~block", shape2(R, D),
+         {floats(n, 7, -2, 2), floats(D, 8, 0.5, 1.5), floats(D, 9, -0.5, 0.5)}, {n},
+         8.0 * n + 8.0 * D, [=](void* const* in, float* const* out) {
+           bench_layer_norm<256, 4><<<row_blocks(R), 256>>>(F(in[0]), F(in[1]), F(in[2]),
+                                                            out[0], R, D, 1e-5);
+         }});
+    const unsigned grid = unsigned(vouch::layer_norm_grad_grid(R));
+    const LayerNormGradScratch scratch = layer_norm_grad_scratch(R, D);
+    float* partials = scratch.partials;
+    unsigned* arrivals = scratch.arrivals;
+    add({"layer_norm_grad~block", shape2(R, D),
+         {floats(n, 20, -1, 1), floats(n, 7, -2, 2), floats(D, 8, 0.5, 1.5)}, {n, D, D},
+         12.0 * n + 12.0 * D, [=](void* const* in, float* const* out) {
+           bench_layer_norm_grad<256, 4><<<grid, 256>>>(F(in[0]), F(in[1]), F(in[2]), out[0],
+                                                        out[1], out[2], R, D, 1e-5, partials,
+                                                        arrivals);
+         }});
+  }
 
   for (long long D : {768LL, 3072LL, 50257LL})
     for (int take_log : {0, 1}) {
       const long long n = R * D;
       add({take_log ? "log_softmax" : "softmax", shape2(R, D), {floats(n, 1, -4, 4)}, {n},
            8.0 * n, [=](void* const* in, float* const* out) {
-             lab_softmax_f32<<<row_blocks(R), 256>>>(F(in[0]), out[0], R, D, 1, take_log);
+             BENCH_ROWS(D, (bench_softmax<G, P><<<row_blocks(R), 256>>>(F(in[0]), out[0], R, D,
+                                                                      take_log)));
            }});
     }
   for (long long D : {768LL, 3072LL})
@@ -164,8 +260,8 @@ std::vector<Case> cases() {
       add({take_log ? "log_softmax_grad" : "softmax_grad", shape2(R, D),
            {floats(n, 2, -1, 1), take_log ? floats(n, 3, -12, 0) : floats(n, 3, 0, 2.0 / D)},
            {n}, 12.0 * n, [=](void* const* in, float* const* out) {
-             lab_softmax_grad_f32<<<row_blocks(R), 256>>>(F(in[0]), F(in[1]), out[0], R, D, 1,
-                                                          take_log);
+             BENCH_ROWS(D, (bench_softmax_grad<G, P><<<row_blocks(R), 256>>>(
+                               F(in[0]), F(in[1]), out[0], R, D, take_log)));
            }});
     }
   {
@@ -187,26 +283,24 @@ std::vector<Case> cases() {
     add({"layer_norm", shape2(R, D),
          {floats(n, 7, -2, 2), floats(D, 8, 0.5, 1.5), floats(D, 9, -0.5, 0.5)}, {n},
          8.0 * n + 8.0 * D, [=](void* const* in, float* const* out) {
-           lab_layer_norm_f32<<<row_blocks(R), 256>>>(F(in[0]), F(in[1]), F(in[2]), out[0], R,
-                                                      D, 1e-5);
+           BENCH_ROWS(D, (bench_layer_norm<G, P><<<row_blocks(R), 256>>>(
+                             F(in[0]), F(in[1]), F(in[2]), out[0], R, D, 1e-5)));
          }});
   }
   for (long long D : {768LL, 3072LL}) {
     // dx, dweight, dbias in one launch (layernorm.cuh): one block per 32 rows, at most
-    // 512 (NormalizationRecipe's layerNormGradGrid), its partials and ticket in scratch.
+    // 512 (layer_norm_grad_grid), its partials and tickets in scratch.
     const long long n = R * D;
-    const unsigned grid = unsigned(std::min(std::max((R + 31) / 32, 1LL), 512LL));
-    float* partials = nullptr;
-    unsigned* arrivals = nullptr;
-    BENCH_CHECK(cudaMalloc(&partials, sizeof(float) * 2 * D * grid));
-    BENCH_CHECK(cudaMalloc(&arrivals, sizeof(unsigned)));
-    BENCH_CHECK(cudaMemset(arrivals, 0, sizeof(unsigned)));  // the executor's zero_init
+    const unsigned grid = unsigned(vouch::layer_norm_grad_grid(R));
+    const LayerNormGradScratch scratch = layer_norm_grad_scratch(R, D);
+    float* partials = scratch.partials;
+    unsigned* arrivals = scratch.arrivals;
     add({"layer_norm_grad", shape2(R, D),
          {floats(n, 20, -1, 1), floats(n, 7, -2, 2), floats(D, 8, 0.5, 1.5)}, {n, D, D},
          12.0 * n + 12.0 * D, [=](void* const* in, float* const* out) {
-           lab_layer_norm_grad_f32<<<grid, 256>>>(F(in[0]), F(in[1]), F(in[2]), out[0],
-                                                  out[1], out[2], R, D, 1e-5, partials,
-                                                  arrivals);
+           BENCH_ROWS(D, (bench_layer_norm_grad<G, P><<<grid, 256>>>(
+                             F(in[0]), F(in[1]), F(in[2]), out[0], out[1], out[2], R, D, 1e-5,
+                             partials, arrivals)));
          }});
   }
   for (long long D : {768LL, 3072LL}) {
@@ -217,8 +311,8 @@ std::vector<Case> cases() {
     mask_dims.stride[0] = D, mask_dims.stride[1] = 1;
     add({"masked_softmax", shape2(R, D), {floats(n, 21, -4, 4), ints(n, 22, 2)}, {n},
          12.0 * n, [=](void* const* in, float* const* out) {
-           lab_masked_softmax_f32<<<row_blocks(R), 256>>>(F(in[0]), I(in[1]), mask_dims,
-                                                          out[0], R, D, 1);
+           BENCH_ROWS(D, (bench_masked_softmax<G, P><<<row_blocks(R), 256>>>(
+                             F(in[0]), I(in[1]), mask_dims, out[0], R, D)));
          }});
   }
   add({"embedding", "8192 of " + shape2(V, E), {ints(R, 10, V), floats(V * E, 11, -1, 1)},
@@ -255,10 +349,17 @@ std::vector<Case> cases() {
   }
   {
     const long long n = R * E;
+    // ceil(E / 32) column blocks times reduce.cuh's row slabs, their scratch.
+    const long long col_blocks = (E + 31) / 32, slabs = vouch::column_sum_slabs(R, E);
+    float* col_partials = nullptr;
+    unsigned* col_arrivals = nullptr;
+    BENCH_CHECK(cudaMalloc(&col_partials, sizeof(float) * slabs * E));
+    BENCH_CHECK(cudaMalloc(&col_arrivals, sizeof(unsigned) * col_blocks));
+    BENCH_CHECK(cudaMemset(col_arrivals, 0, sizeof(unsigned) * col_blocks));
     add({"column_sum", shape2(R, E), {floats(n, 16, -1, 1)}, {E}, 4.0 * n + 4.0 * E,
          [=](void* const* in, float* const* out) {
-           lab_column_sum_f32<<<unsigned((E + 31) / 32), dim3(32, 32)>>>(F(in[0]), out[0], R, E,
-                                                                         1);
+           lab_column_sum_f32<<<unsigned(col_blocks * slabs), dim3(32, 32)>>>(
+               F(in[0]), out[0], R, E, 1, col_partials, col_arrivals);
          }});
     const long long D = 3072, m = R * D;
     vouch::Dims kept{}, reduced{};
@@ -318,14 +419,17 @@ std::string json_input(const Input& in) {
 
 int main(int argc, char** argv) {
   int reps = 20;
+  bool variants = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--variants")) {
+      variants = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--only NAME]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--reps N] [--only NAME] [--variants]\n", argv[0]);
       return 2;
     }
   }
@@ -366,7 +470,7 @@ int main(int argc, char** argv) {
   int timed = 0;
   double* sums;
   BENCH_CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
-  for (const Case& c : cases()) {
+  for (const Case& c : cases(variants)) {
     if (!only.empty() && c.name != only) continue;
     std::vector<void*> in;
     for (const Input& s : c.inputs) {

@@ -14,6 +14,12 @@ inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
 
 inline int64_t numel(mlir::Value v) { return getNumElements(v.getType()); }
 
+/// Whether `v`'s elements are stored as int32 (i32, and i1 as 0 or 1: see
+/// runtime/program.h), not as the run's real type.
+inline bool storedAsInt32(mlir::Value v) {
+  return llvm::cast<mlir::ShapedType>(v.getType()).getElementType().isSignlessInteger();
+}
+
 /// A double as a literal that reads back exactly.
 inline std::string exact(double value) { return exactLiteral(value); }
 

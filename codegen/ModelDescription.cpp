@@ -273,7 +273,7 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
     Value v = f->getResult(0);
     bool target = isa<TargetOp>(f);
     Type element = cast<ShapedType>(v.getType()).getElementType();
-    bool integer = element.isInteger(32) || element.isInteger(1);
+    bool integer = storedAsInt32(v);
     int64_t rowElems = numel(v) / d.batch;
     d.fields.push_back({fieldName(f).str(),
                         integer ? rt::DType::I32 : rt::DType::Real, rowElems,

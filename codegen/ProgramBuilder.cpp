@@ -24,12 +24,9 @@ std::string shapeText(Value v) {
 }
 } // namespace
 
-/// The runtime's storage class of `v`'s elements: i32 and i1 (0 or 1, see
-/// runtime/program.h) are I32.
+/// The runtime's storage class of `v`'s elements.
 static rt::DType dtypeOf(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType().isSignlessInteger()
-             ? rt::DType::I32
-             : rt::DType::Real;
+  return storedAsInt32(v) ? rt::DType::I32 : rt::DType::Real;
 }
 
 void ProgramBuilder::addNamed(Value v, StringRef name) {

@@ -775,7 +775,7 @@ ExprValue Lowering::lowerConcat(const BuiltinCall &call) {
 // axis = -1): one axis, negative counting from the end, becomes the op's
 // `axis` attribute; masked_softmax's mask is an i1 tensor broadcastable to x.
 ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
-  bool masked = call.spec.params.size() == 3;
+  bool masked = llvm::StringRef(call.spec.op->mnemonic) == "masked_softmax";
   unsigned axisArg = masked ? 2 : 1;
   mlir::Value x = tensorArg(call, 0), mask;
   if (masked) {
@@ -794,17 +794,12 @@ ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
     }
     mask = arg.getTensor();
   }
-  std::optional<Number> given = numberArg(call, axisArg);
-  if (!x || !given)
+  std::optional<int64_t> integer = integerArg(call, axisArg);
+  if (!x || !integer)
     return ExprValue::invalid();
   SMLoc axisLoc = call.args[axisArg].is(ExprValue::Kind::Absent)
                       ? call.getLoc()
                       : call.args[axisArg].getLoc();
-  std::optional<int64_t> integer = requireInteger(
-      *given, axisLoc, call.paramName(axisArg) + " of " + call.opName(),
-      INT64_MIN);
-  if (!integer)
-    return ExprValue::invalid();
   mlir::RankedTensorType xt = typeOf(x);
   std::optional<int64_t> axis = normalizeAxis(*integer, xt.getRank());
   if (!axis) {

@@ -153,12 +153,17 @@ ExprValue Lowering::lowerList(const ast::ListExpr &expr, Scope &scope) {
 ExprValue Lowering::lowerCall(const ast::CallExpr &call, Scope &scope) {
   // The arguments' own errors are worth reporting whatever the callee is.
   llvm::SmallVector<ExprValue> values;
-  for (const ast::Argument &arg : call.args) {
-    // cast(x, f32): a bare name after x that is no binding is a type name,
-    // passed as its text (lowerCast says which ones it takes).
+  for (size_t position = 0; position < call.args.size(); ++position) {
+    const ast::Argument &arg = call.args[position];
+    // cast(x, f32) / cast(x, to = f32) / cast(to = f32, x = v): the argument
+    // for `to` (second by position, or by keyword), a bare name that is no
+    // binding, is a type name, passed as its text (lowerCast says which ones
+    // it takes).
     auto *name = llvm::dyn_cast<ast::NameExpr>(arg.value.get());
-    if (call.callee == "cast" && name && &arg != &call.args.front() &&
-        name->name != "batch" && !lookupBinding(scope, name->name)) {
+    bool typeParam = call.callee == "cast" &&
+                     (arg.keyword.empty() ? position == 1 : arg.keyword == "to");
+    if (typeParam && name && name->name != "batch" &&
+        !lookupBinding(scope, name->name)) {
       values.push_back(ExprValue::string(name->name.str(), name->getLoc()));
       continue;
     }

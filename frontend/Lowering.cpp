@@ -125,31 +125,26 @@ void Lowering::collectDeclarations(const ast::File &file) {
     } else if (auto *block = llvm::dyn_cast<ast::BlockStmt>(item.get())) {
       declareBlock(*block);
     } else if (auto *train = llvm::dyn_cast<ast::TrainStmt>(item.get())) {
-      if (!trainStmt) {
-        trainStmt = train;
-        continue;
-      }
-      mlir::InFlightDiagnostic diag = error(train->getLoc());
-      diag << "a model has one train clause";
-      diag.attachNote(getLoc(trainStmt->getLoc())) << "the first one is here";
+      claimOnce(trainStmt, train, "train");
     } else if (auto *data = llvm::dyn_cast<ast::DataStmt>(item.get())) {
-      if (!dataStmt) {
-        dataStmt = data;
-        continue;
-      }
-      mlir::InFlightDiagnostic diag = error(data->getLoc());
-      diag << "a model has one data clause";
-      diag.attachNote(getLoc(dataStmt->getLoc())) << "the first one is here";
+      claimOnce(dataStmt, data, "data");
     } else if (auto *eval = llvm::dyn_cast<ast::EvalStmt>(item.get())) {
-      if (!evalStmt) {
-        evalStmt = eval;
-        continue;
-      }
-      mlir::InFlightDiagnostic diag = error(eval->getLoc());
-      diag << "a model has one eval clause";
-      diag.attachNote(getLoc(evalStmt->getLoc())) << "the first one is here";
+      claimOnce(evalStmt, eval, "eval");
     }
   }
+}
+
+/// A clause a model has at most once: the first is kept in `slot`, a second
+/// is an error pointing at the first.
+template <class Stmt>
+void Lowering::claimOnce(const Stmt *&slot, const Stmt *stmt, llvm::StringRef clause) {
+  if (!slot) {
+    slot = stmt;
+    return;
+  }
+  mlir::InFlightDiagnostic diag = error(stmt->getLoc());
+  diag << "a model has one " << clause << " clause";
+  diag.attachNote(getLoc(slot->getLoc())) << "the first one is here";
 }
 
 void Lowering::declareConfig(const ast::ConfigStmt &stmt) {

@@ -316,6 +316,9 @@ private:
   const ast::TrainStmt *trainStmt = nullptr;
   const ast::DataStmt *dataStmt = nullptr;
   const ast::EvalStmt *evalStmt = nullptr;
+  /// Keeps a model's first train / data / eval clause; errors on a second.
+  template <class Stmt>
+  void claimOnce(const Stmt *&slot, const Stmt *stmt, llvm::StringRef clause);
   Scope globals{Scope::Kind::Model};
   llvm::StringMap<BlockInfo> blocks;
   std::vector<BlockInfo *> blockOrder;

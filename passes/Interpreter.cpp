@@ -250,25 +250,12 @@ HostTensor softmax(const HostTensor &x, int64_t axis, bool log) {
 }
 
 /// masked_softmax along `axis`: softmax over the elements whose mask (0 / 1,
-/// NumPy-broadcast to x) is nonzero, 0 elsewhere and on rows keeping none.
+/// already broadcast to x's shape) is nonzero, 0 elsewhere and on rows keeping
+/// none.
 HostTensor maskedSoftmax(const HostTensor &x, const HostTensor &mask,
                          int64_t axis) {
   HostTensor y = x;
-  size_t rank = x.shape.size(), mrank = mask.shape.size();
-  auto kept = [&](int64_t at) {
-    // x's coordinates, from the last axis; the mask's offset from its own.
-    int64_t offset = 0, stride = 1;
-    for (size_t k = 0; k < rank; ++k) {
-      int64_t extent = x.shape[rank - 1 - k], coord = at % extent;
-      at /= extent;
-      if (k < mrank) {
-        int64_t m = mask.shape[mrank - 1 - k];
-        offset += (m == 1 ? 0 : coord) * stride;
-        stride *= m;
-      }
-    }
-    return mask.data[offset] != 0;
-  };
+  auto kept = [&](int64_t at) { return mask.data[at] != 0; };
   forEachRow(x.shape, axis, [&](ArrayRef<int64_t> row) {
     double m = -std::numeric_limits<double>::infinity();
     for (int64_t at : row)
@@ -673,8 +660,16 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](MaskedSoftmaxOp o) {
+              // The mask broadcast to x once (NumPy's rule: aligned from
+              // the last axis).
+              int64_t rank = cast<RankedTensorType>(o.getInput().getType()).getRank(),
+                      mrank = cast<RankedTensorType>(o.getMask().getType()).getRank();
+              llvm::SmallVector<int64_t> dims;
+              for (int64_t i = rank - mrank; i < rank; ++i)
+                dims.push_back(i);
               values[o.getResult()] = maskedSoftmax(
-                  get(o.getInput()), get(o.getMask()), o.getAxis());
+                  get(o.getInput()), broadcast(get(o.getMask()), dims, o.getInput()),
+                  o.getAxis());
               return success();
             })
             .Case([&](SoftmaxGradOp o) {

@@ -525,20 +525,22 @@ void masked_softmax(const T* in, const int32_t* mask, int rank, const int64_t* e
     }
     return mask[offset] != 0;
   };
+  std::vector<char> kept(static_cast<size_t>(n));  // the row's mask, looked up once
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       const int64_t base = o * n * inner + i;
+      for (int64_t k = 0; k < n; k++) kept[k] = keep(base + k * inner);
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t k = 0; k < n; k++) {
         const T v = in[base + k * inner];
-        if (keep(base + k * inner) && m == m && !(v <= m)) m = v;
+        if (kept[k] && m == m && !(v <= m)) m = v;
       }
       T sum = T(0);
       for (int64_t k = 0; k < n; k++)
-        if (keep(base + k * inner)) sum += std::exp(in[base + k * inner] - m);
+        if (kept[k]) sum += std::exp(in[base + k * inner] - m);
       for (int64_t k = 0; k < n; k++) {
         const int64_t at = base + k * inner;
-        out[at] = keep(at) ? std::exp(in[at] - m) / sum : T(0);
+        out[at] = kept[k] ? std::exp(in[at] - m) / sum : T(0);
       }
     }
 }
@@ -607,9 +609,7 @@ void dropout(const T* x, T* y, int64_t n, double p, const long long* ctx, int64_
     for (int64_t i = 0; i < n; i++) y[i] = x[i];
     return;
   }
-  const unsigned long long stream = rng_stream((unsigned long long)ctx[kRngSeed],
-                                               (unsigned long long)ordinal,
-                                               (unsigned long long)ctx[kRngStep]);
+  const unsigned long long stream = rng_stream_of(ctx, ordinal);
   const unsigned long long threshold = rng_threshold(p);
   const T keep = T(1.0 / (1.0 - p));
   for (int64_t i = 0; i < n; i++)
@@ -619,18 +619,14 @@ void dropout(const T* x, T* y, int64_t n, double p, const long long* ctx, int64_
 // rand_uniform: u53 · 2^-53 in double, rounded to T.
 template <class T>
 void rand_uniform(T* y, int64_t n, const long long* ctx, int64_t ordinal) {
-  const unsigned long long stream = rng_stream((unsigned long long)ctx[kRngSeed],
-                                               (unsigned long long)ordinal,
-                                               (unsigned long long)ctx[kRngStep]);
+  const unsigned long long stream = rng_stream_of(ctx, ordinal);
   for (int64_t i = 0; i < n; i++) y[i] = T(rng_uniform(rng_u53(stream, (unsigned long long)i)));
 }
 
 // bernoulli_mask: 1 where drawn, else 0.
 template <class T>
 void bernoulli_mask(T* y, int64_t n, double p, const long long* ctx, int64_t ordinal) {
-  const unsigned long long stream = rng_stream((unsigned long long)ctx[kRngSeed],
-                                               (unsigned long long)ordinal,
-                                               (unsigned long long)ctx[kRngStep]);
+  const unsigned long long stream = rng_stream_of(ctx, ordinal);
   const unsigned long long threshold = rng_threshold(p);
   for (int64_t i = 0; i < n; i++)
     y[i] = rng_u53(stream, (unsigned long long)i) < threshold ? T(1) : T(0);

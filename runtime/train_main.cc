@@ -292,14 +292,15 @@ class Run {
     const int64_t epoch = k / num_batches_, rows = num_batches_ * m_.batch;
     shuffled_.resize(fields_.size());
     for (size_t f = 0; f < fields_.size(); f++) {
-      const FieldData& from = fields_[f];
-      FieldData& to = shuffled_[f];
-      to.row_bytes = from.row_bytes;
-      to.bytes.resize(size_t(m_.batch) * from.row_bytes);
-      for (int64_t j = 0; j < m_.batch; j++) {
-        const int64_t r = vouch::shuffled_row(b * m_.batch + j, rows, o_.seed, epoch);
-        std::memcpy(to.bytes.data() + size_t(j) * from.row_bytes,
-                    from.bytes.data() + size_t(r) * from.row_bytes, from.row_bytes);
+      shuffled_[f].row_bytes = fields_[f].row_bytes;
+      shuffled_[f].bytes.resize(size_t(m_.batch) * fields_[f].row_bytes);
+    }
+    for (int64_t j = 0; j < m_.batch; j++) {  // each row's source once, for every field
+      const int64_t r = vouch::shuffled_row(b * m_.batch + j, rows, o_.seed, epoch);
+      for (size_t f = 0; f < fields_.size(); f++) {
+        const size_t row_bytes = fields_[f].row_bytes;
+        std::memcpy(shuffled_[f].bytes.data() + size_t(j) * row_bytes,
+                    fields_[f].bytes.data() + size_t(r) * row_bytes, row_bytes);
       }
     }
     return batch_of(shuffled_, 0);
@@ -502,17 +503,20 @@ class Run {
       if (o_.time)
         ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
                                   .count() / double(k + 1 - pending));
-      bool logs = is_eval(k);
-      for (int64_t j = first; j <= k; j++) logs |= j % o_.log_every == 0;
-      if (logs) progress.erase();
       for (int64_t j = first; j <= k; j++) {
         double loss = flushed[j - first];
-        if (j % o_.log_every == 0) std::printf("step %lld: loss=%f\n", (long long)j, loss);
+        if (j % o_.log_every == 0) {
+          progress.erase();  // a no-op when no line is shown
+          std::printf("step %lld: loss=%f\n", (long long)j, loss);
+        }
         if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)j, loss);
       }
       host_losses.clear();
       pending = k + 1;
-      if (is_eval(k)) evaluate("after step " + std::to_string(k + 1));
+      if (is_eval(k)) {
+        progress.erase();
+        evaluate("after step " + std::to_string(k + 1));
+      }
       if (progress.on()) {
         std::fflush(stdout);
         progress.show(k + 1, flushed[k - first], lr_at(m_.optimizer, k));

@@ -17,10 +17,6 @@ using namespace mlir;
 namespace vouch::codegen {
 namespace {
 
-bool isInt(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType().isSignlessInteger();
-}
-
 std::string castSource(bool cuda, bool inInt, bool outInt) {
   if (!cuda) {
     std::string in = inInt ? "nullptr, static_cast<const int32_t*>(args[0].ptr)"
@@ -51,7 +47,7 @@ public:
                      ProgramBuilder &builder) const override {
     auto op = cast<CastOp>(group.ops.front());
     bool cuda = builder.target() == Target::Cuda;
-    bool inInt = isInt(op.getInput()), outInt = isInt(op.getResult());
+    bool inInt = storedAsInt32(op.getInput()), outInt = storedAsInt32(op.getResult());
     std::string variant = std::string("cast_") + (inInt ? "i" : "r") + (outInt ? "i" : "r");
     int32_t kernel = builder.kernel(variant, castSource(cuda, inInt, outInt));
     int64_t n = numel(op.getResult());

@@ -27,8 +27,10 @@ def batch_rows(step, batch, num_batches, seed):
     """The rows of a shuffled step: tools/data/shuffle_reference.py, the order
     written from docs/language.md in Python (found beside this file's folder in
     the source tree and in Bazel's runfiles; only the shuffled models need it)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "tools", "data"))
+    data_tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                              "tools", "data")
+    if data_tools not in sys.path:  # once, not on every step
+        sys.path.insert(0, data_tools)
     import shuffle_reference
     return shuffle_reference.batch_rows(step, batch, num_batches, seed)
 

@@ -3,8 +3,8 @@
 as npy files for vouch's examples: pixels scaled to [0, 1] (f32, [rows, 64]) and
 class labels (int32, [rows]).
 
-The rows are shuffled by a splitmix64 Fisher-Yates with seed 2026 (written out
-here, so the split does not depend on numpy's generators), then split into
+The rows are shuffled by a splitmix64 Fisher-Yates with seed 2026 (splitmix.py,
+so the split does not depend on numpy's generators), then split into
 train (the first 1,440 rows: 45 batches of 32) and test (the other 357).
 
 usage: digits.py OUT_DIR [CSV_GZ]
@@ -17,17 +17,10 @@ import sys
 
 import numpy as np
 
+from splitmix import splitmix64
+
 SOURCE = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 TRAIN_ROWS = 1440
-MASK = (1 << 64) - 1
-
-
-def splitmix64(state):
-    state = (state + 0x9E3779B97F4A7C15) & MASK
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return state, z ^ (z >> 31)
 
 
 def shuffled(n, seed):

@@ -3,7 +3,7 @@
 examples/masked_attention_mlp.vouch), as npy files.
 
 128 rows of 8 f32 features in [-1, 1), a numpy-bool (|b1) mask of 8 per row and
-two f32 regression targets, drawn by splitmix64 (seed 2027, written out here so
+two f32 regression targets, drawn by splitmix64 (seed 2027, splitmix.py, so
 the files do not depend on numpy's generators). Each mask element is true with
 probability 1/2, and every 8th row (rows 3, 11, 19, ...) is fully blocked, so
 the models meet rows that keep nothing. `keep` is one bool per row (false on
@@ -18,16 +18,9 @@ import sys
 
 import numpy as np
 
+from splitmix import draws, uniform_pm1
+
 ROWS, WIDTH = 128, 8
-MASK = (1 << 64) - 1
-
-
-def splitmix64(state):
-    state = (state + 0x9E3779B97F4A7C15) & MASK
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return state, z ^ (z >> 31)
 
 
 def main():
@@ -36,13 +29,8 @@ def main():
         return 1
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    state = 2027
-    draws = []
-    for _ in range(ROWS * WIDTH * 2):
-        state, z = splitmix64(state)
-        draws.append(z)
-    it = iter(draws)
-    x = np.array([[(next(it) >> 11) / float(1 << 53) * 2 - 1 for _ in range(WIDTH)]
+    it = draws(2027, ROWS * WIDTH * 2)
+    x = np.array([[uniform_pm1(next(it)) for _ in range(WIDTH)]
                   for _ in range(ROWS)], np.float32)
     mask = np.array([[next(it) >> 63 == 1 for _ in range(WIDTH)] for _ in range(ROWS)],
                     np.bool_)

@@ -2,8 +2,8 @@
 """Synthetic bags of token ids for the embedding / gather / scatter_add models
 (tests/gpu/ops_embedding.vouch, examples/embedding_bag.vouch), as npy files.
 
-Rows of four int32 ids in [0, 16) drawn by splitmix64 (seed 2026, written out
-here so the files do not depend on numpy's generators); the label (int32, one
+Rows of four int32 ids in [0, 16) drawn by splitmix64 (seed 2026, splitmix.py,
+so the files do not depend on numpy's generators); the label (int32, one
 of 4 classes) is the class of the row's first id, id % 4; `cols` holds two
 int32 column indices in [0, 8) per row, `y` two f32 regression targets in
 [-1, 1) per row. 256 rows.
@@ -16,16 +16,9 @@ import sys
 
 import numpy as np
 
+from splitmix import draws, uniform_pm1
+
 ROWS, IDS, VOCAB, CLASSES, COLS, WIDTH = 256, 4, 16, 4, 2, 8
-MASK = (1 << 64) - 1
-
-
-def splitmix64(state):
-    state = (state + 0x9E3779B97F4A7C15) & MASK
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return state, z ^ (z >> 31)
 
 
 def main():
@@ -34,15 +27,10 @@ def main():
         return 1
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    state = 2026
-    draws = []
-    for _ in range(ROWS * (IDS + COLS + COLS)):
-        state, z = splitmix64(state)
-        draws.append(z)
-    it = iter(draws)
+    it = draws(2026, ROWS * (IDS + COLS + COLS))
     ids = np.array([[next(it) % VOCAB for _ in range(IDS)] for _ in range(ROWS)], np.int32)
     cols = np.array([[next(it) % WIDTH for _ in range(COLS)] for _ in range(ROWS)], np.int32)
-    y = np.array([[(next(it) >> 11) / float(1 << 53) * 2 - 1 for _ in range(COLS)]
+    y = np.array([[uniform_pm1(next(it)) for _ in range(COLS)]
                   for _ in range(ROWS)], np.float32)
     np.save(os.path.join(out, "ids.npy"), ids)
     np.save(os.path.join(out, "labels.npy"), (ids[:, 0] % CLASSES).astype(np.int32))

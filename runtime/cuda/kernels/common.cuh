@@ -65,6 +65,16 @@ __device__ inline long long dims_offset(long long flat, const Dims& d) {
   return offset;
 }
 
+// The stride of d's last axis (0 for rank 0), read with constant indices as
+// dims_offset reads them (no local copy of the struct).
+__device__ inline long long dims_last_stride(const Dims& d) {
+  long long stride = 0;
+#pragma unroll
+  for (int k = 0; k < kDimsCapacity; ++k)
+    if (k == d.rank - 1) stride = d.stride[k];
+  return stride;
+}
+
 // a / b for non-negative a and positive b: one 32-bit division when both fit (the gate
 // keeps indices within the UInt32 ABI; a 64-bit division is a long software sequence
 // on the GPU), else the 64-bit one. The quotient is the same integer either way.

@@ -53,6 +53,13 @@ VOUCH_RNG_HD inline unsigned long long rng_stream(unsigned long long seed,
   return rng_mix(rng_mix(seed ^ rng_mix(ordinal)) + step);
 }
 
+// The stream of the op with `ordinal` in the step a context names (ctx: the
+// executor's RngContextSlot words): its seed and step.
+VOUCH_RNG_HD inline unsigned long long rng_stream_of(const long long* ctx, long long ordinal) {
+  return rng_stream((unsigned long long)ctx[kRngSeed], (unsigned long long)ordinal,
+                    (unsigned long long)ctx[kRngStep]);
+}
+
 // The 53 random bits of element i of a stream.
 VOUCH_RNG_HD inline unsigned long long rng_u53(unsigned long long stream,
                                                unsigned long long index) {

@@ -152,14 +152,6 @@ __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, T*
   }
 }
 
-// The sum of v over the 32 lanes of a warp, in every lane: a butterfly of xor
-// shuffles (a fixed pairing, the same bits every run).
-template <class T>
-__device__ inline T warp_sum(T v) {
-  for (int h = 16; h > 0; h >>= 1) v += __shfl_xor_sync(0xffffffffu, v, h);
-  return v;
-}
-
 // Rows per chunk of the backward (each block's unit of work) and its grid: one block
 // per chunk, at most kLayerNormGradMaxBlocks. The blocks' column partials are added
 // in two levels: groups of kLayerNormGradGroup consecutive blocks, then the groups.
@@ -321,7 +313,8 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
        c0 += (long long)gridDim.x * kLayerNormGradChunk) {
     const long long n = rows - c0 < kLayerNormGradChunk ? rows - c0 : kLayerNormGradChunk;
     // dx: warp w takes rows w, w + 8, ... of the chunk (eight rows at a time, no block
-    // barrier per row); its lanes fold k = lane, lane + 32, ... and warp_sum adds them.
+    // barrier per row); its lanes fold k = lane, lane + 32, ... and the warp's butterfly
+    // (rows.cuh's RowGroup<32>::sum) adds them.
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     for (long long i = warp; i < n; i += warps) {
       const long long r = c0 + i;
@@ -329,18 +322,18 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
       const T* gr = grad + r * d;
       T sum = T(0);
       for (long long k = lane; k < d; k += 32) sum += xr[k];
-      const T mean = warp_sum(sum) / T(d);
+      const T mean = RowGroup<32>::sum(sum) / T(d);
       T sq = T(0);
       for (long long k = lane; k < d; k += 32) sq += (xr[k] - mean) * (xr[k] - mean);
-      const T rstd = T(1) / sqrt(warp_sum(sq) / T(d) + T(eps));
+      const T rstd = T(1) / sqrt(RowGroup<32>::sum(sq) / T(d) + T(eps));
       T sum_g = T(0), sum_gx = T(0);
       for (long long k = lane; k < d; k += 32) {
         const T g = weight ? gr[k] * weight[k] : gr[k];
         sum_g += g;
         sum_gx += g * (xr[k] - mean) * rstd;
       }
-      const T mean_g = warp_sum(sum_g) / T(d);
-      const T mean_gx = warp_sum(sum_gx) / T(d);
+      const T mean_g = RowGroup<32>::sum(sum_g) / T(d);
+      const T mean_gx = RowGroup<32>::sum(sum_gx) / T(d);
       for (long long k = lane; k < d; k += 32) {
         const T g = weight ? gr[k] * weight[k] : gr[k];
         const T xhat = (xr[k] - mean) * rstd;

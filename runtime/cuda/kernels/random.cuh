@@ -22,11 +22,6 @@
 
 namespace vouch {
 
-__device__ inline unsigned long long rng_stream_of(const long long* ctx, long long ordinal) {
-  return rng_stream((unsigned long long)ctx[kRngSeed], (unsigned long long)ordinal,
-                    (unsigned long long)ctx[kRngStep]);
-}
-
 // y = x · (drawn ? 0 : 1/(1-p)) in a training step, x otherwise.
 template <class T>
 __device__ void dropout_kernel(const T* x, T* y, long long n, double p, const long long* ctx,

@@ -48,11 +48,7 @@ __device__ void reduce_sum_kernel(const T* in, T* out, const Dims& kept, const D
   __shared__ T partial[256];
   // A reduced part that is one contiguous run (a last-axis sum): element r of the run
   // is in[base + r], read without the index map; the same elements, the same order.
-  long long run_stride = 0;
-#pragma unroll
-  for (int k = 0; k < kDimsCapacity; ++k)
-    if (k == reduced.rank - 1) run_stride = reduced.stride[k];
-  const bool run = reduced.rank == 1 && run_stride == 1;
+  const bool run = reduced.rank == 1 && dims_last_stride(reduced) == 1;
   for (long long o = blockIdx.x; o < outputs; o += gridDim.x) {
     const long long base = dims_offset(o, kept);
     T sum = T(0);

@@ -44,17 +44,21 @@ struct RowGroup {
   __device__ static T reduce(T v, Combine combine, T* scratch) {
 #pragma unroll
     for (int h = 16; h > 0; h >>= 1) v = combine(v, __shfl_xor_sync(0xffffffffu, v, h));
-    if (G == 32) return v;
-    __syncthreads();  // the previous reduction's reads of scratch are done
-    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
-    __syncthreads();
-    T total = scratch[0];
+    if constexpr (G == 32) {
+      return v;
+    } else {
+      __syncthreads();  // the previous reduction's reads of scratch are done
+      if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+      __syncthreads();
+      T total = scratch[0];
 #pragma unroll
-    for (int w = 1; w < G / 32; ++w) total = combine(total, scratch[w]);
-    return total;
+      for (int w = 1; w < G / 32; ++w) total = combine(total, scratch[w]);
+      return total;
+    }
   }
+  // (A warp needs no scratch.)
   template <class T>
-  __device__ static T sum(T v, T* scratch) {
+  __device__ static T sum(T v, T* scratch = nullptr) {
     return reduce(v, SumCombine(), scratch);
   }
 };

@@ -218,10 +218,9 @@ __device__ void long_row_write(const T* in, T* out, long long base, long long n,
   constexpr int W = Vec16<T>::kWidth;
   const T* row = in + base;
   T* dst = out + base;
-  const long long k_tail = n - 1 - threadIdx.x;  // (the tail, then the body, then the head)
   if (((reinterpret_cast<unsigned long long>(row) ^ reinterpret_cast<unsigned long long>(dst)) &
-       15ull) != 0) {
-    for (long long k = k_tail; k >= 0; k -= blockDim.x) dst[k] = f(k, row[k]);
+       15ull) != 0) {  // split differently: single elements, from the end too
+    for (long long k = n - 1 - threadIdx.x; k >= 0; k -= blockDim.x) dst[k] = f(k, row[k]);
     return;
   }
   const RowSplit<T> split(row, n);
@@ -259,10 +258,7 @@ struct RowKeepMask {
   template <class T, int G, int P>
   __device__ unsigned bits(long long row, long long n, int t, bool vec) const {
     const long long base = dims_offset(row * n, dims);
-    long long stride = 0;
-#pragma unroll
-    for (int k = 0; k < kDimsCapacity; ++k)
-      if (k == dims.rank - 1) stride = dims.stride[k];
+    const long long stride = dims_last_stride(dims);
     using Slots = RowSlots<T, G, P>;
     constexpr int W = Slots::W;
     unsigned bits = 0;

@@ -135,11 +135,14 @@ NativeKernel nativeKernel(OpFamily family) {
              "vouch::softmax_kernel / vouch::softmax_grad_kernel / "
              "vouch::layer_norm_kernel / vouch::layer_norm_grad_kernel",
              nvrtc},
-            "a warp or a block per row (rows of up to 4096 held in registers, "
-            "longer ones read twice), its statistics (max, sums) folded per thread "
-            "and combined in a fixed tree with no atomics, in the element type "
-            "(two runs give the same bits); compared with the cpu f64 "
-            "reference by the GPU suite",
+            "a warp or a block per row (rows of up to 4096 held in registers; "
+            "longer contiguous ones staged in shared memory by a cluster of two "
+            "blocks, half a row each, and read once where the launch has the "
+            "memory, else a block per row reading it twice), its statistics "
+            "(max, sums) folded per thread and combined in a fixed order (warp "
+            "butterflies, then warps and halves in order) with no atomics, in "
+            "the element type (two runs give the same bits); checked by the "
+            "kernel lab and compared with the cpu f64 reference by the GPU suite",
             ReductionOrder::FixedTree};
   case OpFamily::View:
     return {{"codegen/recipes/ViewRecipe.cpp", "",

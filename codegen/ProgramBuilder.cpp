@@ -118,7 +118,8 @@ void ProgramBuilder::setCapsule(int32_t firstStep, const std::string &capsule) {
 
 void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
                                    uint32_t grid, uint32_t blockX,
-                                   uint32_t blockY) {
+                                   uint32_t blockY, uint32_t sharedBytes,
+                                   uint32_t blocksPerSM) {
   rt::StepDesc &step = appendStep(rt::StepKind::Kernel, kernels_[kernel].name);
   step.kernel = kernel;
   step.first_arg = static_cast<int32_t>(args_.size());
@@ -126,6 +127,8 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
   step.grid_x = grid;
   step.block_x = blockX;
   step.block_y = blockY;
+  step.shared_bytes = sharedBytes;
+  step.blocks_per_sm = blocksPerSM;
   for (const KernelArg &arg : args) {
     rt::ArgDesc desc{arg.kind, 0, 0, 0.0};
     switch (arg.kind) {
@@ -313,7 +316,8 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
                    << s.stride_a << ", " << s.stride_b << ", " << s.a << ", "
                    << s.b << ", " << s.c << ", " << s.bias << ", "
                    << cppStringLiteral(whats_[i]) << ", "
-                   << cppStringLiteral(capsules_[i]) << "}";
+                   << cppStringLiteral(capsules_[i]) << ", " << s.shared_bytes
+                   << ", " << s.blocks_per_sm << "}";
              });
   writeArray(out, "const vouch::rt::ArgDesc " + name + "_args[]", args_, "{}",
              [&](const rt::ArgDesc &a) {

@@ -81,8 +81,11 @@ public:
   size_t kernelCount() const { return kernels_.size(); }
 
   /// Steps, appended to the current section (see beginForward etc.).
+  /// sharedBytes: dynamic shared memory the launch asks for; blocksPerSM:
+  /// nonzero for a persistent grid (rt::StepDesc).
   void addKernelStep(int32_t kernel, llvm::ArrayRef<KernelArg> args,
-                     uint32_t grid, uint32_t blockX, uint32_t blockY);
+                     uint32_t grid, uint32_t blockX, uint32_t blockY,
+                     uint32_t sharedBytes = 0, uint32_t blocksPerSM = 0);
   /// Marks, in the kernel steps from `firstStep` on, the Buffer arguments of
   /// `written` as written (ArgDesc::count = 1): the cuda executor orders
   /// launches by what they read and write. Returns the steps that write none

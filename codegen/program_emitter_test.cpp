@@ -114,7 +114,7 @@ TEST_F(ProgramEmitterTest, IdenticalKernelsAreEmittedOnce) {
       << (*program)->emitTables("p");
   std::string tables = (*program)->emitTables("p");
   size_t uses = 0;
-  const std::string step = "\"vouch_reduce_sum\", \"native_cuda.reduce_sum\"}";
+  const std::string step = "\"vouch_reduce_sum\", \"native_cuda.reduce_sum\", 0, 0}";
   for (size_t at = 0; (at = tables.find(step, at)) != std::string::npos; ++at)
     ++uses;
   EXPECT_EQ(uses, 2u) << tables; // two steps name it, with the capsule they run under

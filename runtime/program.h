@@ -97,6 +97,13 @@ struct StepDesc {
   const char* what;
   // The capsule it runs under (the plan's); may be null (then "unassigned").
   const char* capsule;
+  // Kernel on cuda: the dynamic shared memory the launch asks for (bytes; 0: none). A
+  // kernel given it takes a faster path; the executor gives 0 where the device cannot
+  // (the kernel checks, and takes its other path).
+  uint32_t shared_bytes;
+  // Kernel on cuda: nonzero: a persistent grid, at most this many blocks per SM
+  // (grid = min(grid_x, blocks_per_sm × the device's SMs)); 0: grid_x.
+  uint32_t blocks_per_sm;
 };
 
 // One forward node: what the tape records once forward step `after_step` has run.

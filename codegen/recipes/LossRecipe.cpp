@@ -64,12 +64,14 @@ void @NAME@(const vouch::rt::ArgValue* args) {
 }
 )cpp";
 
+// The entry points of rows longer than 4096 (longRowLaunch: kLongRowEntry, Parts
+// = kLongRowParts; @ENTRY@ and @PARTS@) and of shorter ones (none, 1).
 const char *kCrossEntropyGradCuda = R"cu(#include "classifier.cuh"
-extern "C" __global__ void @NAME@_f32(const float* logits, const int* labels, const float* dloss, float* dlogits, long long rows, long long classes, long long ignore_index) {
-  vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
+extern "C" __global__ void @ENTRY@@NAME@_f32(const float* logits, const int* labels, const float* dloss, float* dlogits, long long rows, long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
 }
-extern "C" __global__ void @NAME@_f64(const double* logits, const int* labels, const double* dloss, double* dlogits, long long rows, long long classes, long long ignore_index) {
-  vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
+extern "C" __global__ void @ENTRY@@NAME@_f64(const double* logits, const int* labels, const double* dloss, double* dlogits, long long rows, long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<double, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
 }
 )cu";
 
@@ -103,8 +105,22 @@ public:
     if (auto grad = dyn_cast<CrossEntropyGradOp>(first)) {
       int64_t rows = numel(grad.getLabels());
       int64_t classes = cast<ShapedType>(grad.getLogits().getType()).getShape().back();
-      int32_t kernel = builder.kernel("cross_entropy_grad", cuda ? kCrossEntropyGradCuda
-                                                                 : kCrossEntropyGradCpu);
+      // Rows longer than softmax's register path holds (a vocabulary) staged
+      // in shared memory by clusters of two blocks (classifier.cuh); shorter
+      // ones a block of 256 per row.
+      bool staged = classes > 4096;
+      LongRowLaunch launch =
+          !cuda ? LongRowLaunch{0, 0, 0, 0}
+          : staged
+              ? longRowLaunch(rows, classes)
+              : LongRowLaunch{uint32_t(std::clamp<int64_t>(rows, 1, 65535)), 256, 0, 0};
+      std::string source = cuda ? kCrossEntropyGradCuda : kCrossEntropyGradCpu;
+      for (auto [from, to] :
+           {std::pair<std::string, std::string>{"@ENTRY@", staged ? kLongRowEntry : ""},
+            {"@PARTS@", std::to_string(staged ? kLongRowParts : 1)}})
+        for (size_t at; (at = source.find(from)) != std::string::npos;)
+          source.replace(at, from.size(), to);
+      int32_t kernel = builder.kernel("cross_entropy_grad", source);
       builder.addKernelStep(kernel,
                             {KernelArg::buffer(grad.getLogits()),
                              KernelArg::buffer(grad.getLabels()),
@@ -112,8 +128,8 @@ public:
                              KernelArg::buffer(grad.getResult()),
                              KernelArg::integer(rows), KernelArg::integer(classes),
                              KernelArg::integer(static_cast<int64_t>(grad.getIgnoreIndex()))},
-                            cuda ? uint32_t(std::min<int64_t>(rows, 65535)) : 0,
-                            cuda ? 256 : 0, cuda ? 1 : 0);
+                            launch.grid, launch.threads, cuda ? 1 : 0, launch.sharedBytes,
+                            launch.blocksPerSM);
       return success();
     }
     auto op = cast<MseLossOp>(first);

@@ -57,6 +57,10 @@ std::string rowShape(int64_t n, int64_t inner) {
   return ", " + std::to_string(group) + ", " + std::to_string(slots);
 }
 
+/// The template arguments of an entry point for long rows staged by a
+/// cluster (longRowLaunch): no register path, Parts = kLongRowParts.
+const std::string kLongRows = ", 0, 0, " + std::to_string(kLongRowParts);
+
 /// The launch bounds of a register-path entry point (rows.cuh): at least 4
 /// blocks of 256 resident per SM for f32 (at most 64 registers: measured
 /// 1.2-1.4x faster at [8192, 3072] than the 90-100 the compiler takes
@@ -66,6 +70,8 @@ std::string rowShape(int64_t n, int64_t inner) {
 std::string rowBounds(const std::string &shape, const char *type,
                       bool columnSums = false) {
   bool f32 = std::string(type) == "float";
+  if (shape == kLongRows)
+    return kLongRowEntry;
   if (shape == ", 0, 0" || (columnSums && !f32))
     return "";
   return std::string("__launch_bounds__(256, ") + (f32 && !columnSums ? "4" : "2") +
@@ -149,7 +155,8 @@ std::vector<int64_t> maskStrides(ArrayRef<int64_t> input, ArrayRef<int64_t> mask
 /// are parameters, the others nullptr. On cuda the backward with dweight or
 /// dbias also takes its scratch (partials, arrival counter).
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
-                            const std::string &call, const std::string &shape) {
+                            const std::string &call, const std::string &shape,
+                            bool sharedSums) {
   using Operand = std::pair<std::string, bool>;
   std::vector<Operand> ins =
       grad ? std::vector<Operand>{{"grad", true}, {"x", true}, {"weight", weight}}
@@ -194,7 +201,7 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
               params + "long long rows, long long d, double eps" + tail +
               ") {\n  vouch::" +
               (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + shape +
-              ">(" +
+              (sharedSums ? ", vouch::kLayerNormGradChunk, true" : "") + ">(" +
               names + "rows, d, eps" +
               (grad ? (scratch ? ", partials, arrivals" : ", nullptr, nullptr") : "") +
               ");\n}\n";
@@ -210,6 +217,31 @@ uint32_t layerNormGradGrid(int64_t rows) {
   return static_cast<uint32_t>(std::clamp<int64_t>(chunks, 1, 512));
 }
 int64_t layerNormGradGroups(uint32_t grid) { return (int64_t(grid) + 15) / 16; }
+
+/// The dynamic shared memory layer_norm_grad keeps its column sums in
+/// (SharedSums) where a warp holds a row (d <= 1024): its registers then hold
+/// the row without spilling (57 -> 47 us at [8192, 768]). layernorm.cuh's
+/// layer_norm_grad_shared_bytes(d, 32, sizeof(double)) (8 warps, 2 * d each),
+/// so f64 runs fit; 0 (sums in registers) for longer rows.
+uint32_t layerNormGradSharedBytes(int64_t d) {
+  return rowShape(d, 1).rfind(", 32,", 0) == 0 ? static_cast<uint32_t>(8 * 2 * d * 8) : 0;
+}
+
+/// The instantiation's template arguments for rows `r` launched as `launch`.
+std::string longRowShape(const Rows &r, const LongRowLaunch &launch) {
+  return launch.threads == 512 ? kLongRows : rowShape(r.n, r.inner);
+}
+
+/// The launch of softmax-like rows: long contiguous rows (no register path)
+/// staged through shared memory (longRowLaunch, where the kernel has that
+/// path: `staged`); otherwise rowGrid's blocks of 256 (cpu: none).
+LongRowLaunch launchOf(bool cuda, const Rows &r, bool staged = true) {
+  if (!cuda)
+    return {0, 0, 0, 0};
+  if (staged && r.inner == 1 && rowShape(r.n, r.inner) == ", 0, 0")
+    return longRowLaunch(r.outer, r.n);
+  return {rowGrid(r.outer * r.inner), 256, 0, 0};
+}
 
 class NormalizationRecipe final : public KernelRecipe {
 public:
@@ -231,30 +263,32 @@ public:
       bool log = isa<LogSoftmaxOp, LogSoftmaxGradOp>(op);
       int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
       Rows r = rowsAlong(op->getResult(0), axis);
-      int32_t kernel =
-          builder.kernel(base, softmaxSource(cuda, grad, log, call, rowShape(r.n, r.inner)));
+      LongRowLaunch launch = launchOf(cuda, r, !grad);
+      int32_t kernel = builder.kernel(
+          base, softmaxSource(cuda, grad, log, call, longRowShape(r, launch)));
       SmallVector<KernelArg> args;
       for (Value v : op->getOperands())
         args.push_back(KernelArg::buffer(v));
       args.append({KernelArg::buffer(op->getResult(0)), KernelArg::integer(r.outer),
                    KernelArg::integer(r.n), KernelArg::integer(r.inner)});
-      builder.addKernelStep(kernel, args, cuda ? rowGrid(r.outer * r.inner) : 0,
-                            threads, height);
+      builder.addKernelStep(kernel, args, launch.grid, launch.threads, height,
+                            launch.sharedBytes, launch.blocksPerSM);
       return success();
     }
 
     if (auto masked = dyn_cast<MaskedSoftmaxOp>(op)) {
       Rows r = rowsAlong(masked.getResult(), masked.getAxis());
       ArrayRef<int64_t> in = shapeOf(masked.getInput());
-      int32_t kernel =
-          builder.kernel(base, maskedSoftmaxSource(cuda, call, rowShape(r.n, r.inner)));
+      LongRowLaunch launch = launchOf(cuda, r);
+      int32_t kernel = builder.kernel(
+          base, maskedSoftmaxSource(cuda, call, longRowShape(r, launch)));
       builder.addKernelStep(
           kernel,
           {KernelArg::buffer(masked.getInput()), KernelArg::buffer(masked.getMask()),
            KernelArg::dims(in, maskStrides(in, shapeOf(masked.getMask()))),
            KernelArg::buffer(masked.getResult()), KernelArg::integer(r.outer),
            KernelArg::integer(r.n), KernelArg::integer(r.inner)},
-          cuda ? rowGrid(r.outer * r.inner) : 0, threads, height);
+          launch.grid, launch.threads, height, launch.sharedBytes, launch.blocksPerSM);
       return success();
     }
 
@@ -301,10 +335,11 @@ public:
       }
     }
     std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "");
+    uint32_t shared = backward && cuda ? layerNormGradSharedBytes(d) : 0;
     int32_t kernel = builder.kernel(
         variant, layerNormSource(cuda, bool(backward), bool(weight), withBias, call,
-                                 rowShape(d, 1)));
-    builder.addKernelStep(kernel, args, grid, threads, height);
+                                 rowShape(d, 1), shared > 0));
+    builder.addKernelStep(kernel, args, grid, threads, height, shared);
     return success();
   }
 };

@@ -81,4 +81,12 @@ uint32_t gridStrideBlocks(int64_t lanes) {
       std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));
 }
 
+LongRowLaunch longRowLaunch(int64_t rows, int64_t n) {
+  constexpr int64_t kLargestBlockShared = 227 * 1024;
+  // long_row_part_bytes(n, sizeof(float), kLongRowParts)
+  int64_t bytes = (n / 4 + kLongRowParts - 1) / kLongRowParts * 16;
+  return {static_cast<uint32_t>(std::clamp<int64_t>(kLongRowParts * rows, kLongRowParts, 65534)),
+          512, bytes <= kLargestBlockShared ? static_cast<uint32_t>(bytes) : 0u, 4};
+}
+
 } // namespace vouch::codegen

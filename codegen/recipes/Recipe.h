@@ -84,6 +84,28 @@ OpFamily familyOf(mlir::Operation *op);
 /// threads a block, at most 1056 blocks: 8 per SM of an H200).
 uint32_t gridStrideBlocks(int64_t lanes);
 
+/// The launch of contiguous rows of n f32 elements too long for the register
+/// path (softmax.cuh's long_rows_staged, classifier.cuh's dlogits): each row
+/// staged in shared memory by a thread-block cluster of two blocks of 512,
+/// half a row each (long_row_part_bytes(n, 4, 2), mirrored: 100 KB at 50257),
+/// two such blocks resident per SM, grid 2 * rows capped at four blocks per SM
+/// (measured fastest at [8192, 50257]: 1040 us against 1070 at two and 1110
+/// for a block of 1024 holding the whole row); the entry points carry
+/// kLongRowEntry and Parts = 2. Rows whose half does not fit the largest
+/// block a GPU offers (227 KB: f32 rows beyond about 116,000) take the same
+/// launch without shared memory; the executor gives a device with less none,
+/// and f64 rows (twice the bytes) do not fit what is given: the kernels check
+/// and take their unstaged long-row path, each block a row of its own.
+struct LongRowLaunch {
+  uint32_t grid, threads, sharedBytes, blocksPerSM;
+};
+LongRowLaunch longRowLaunch(int64_t rows, int64_t n);
+/// The attributes of longRowLaunch's entry points (clusters need sm_90).
+inline constexpr const char *kLongRowEntry =
+    "__cluster_dims__(2, 1, 1) __launch_bounds__(512, 2) ";
+/// The template argument of the blocks that stage a row (Parts).
+inline constexpr int kLongRowParts = 2;
+
 } // namespace vouch::codegen
 
 #endif // VOUCH_CODEGEN_RECIPES_RECIPE_H

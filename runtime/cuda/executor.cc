@@ -194,6 +194,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   if (!module.ok()) return module.status();
   module_ = std::move(module.value());
   VOUCH_RETURN_IF_ERROR(load_kernels());
+  VOUCH_RETURN_IF_ERROR(plan_launches());
 
   // Device buffers: one per owner; aliases share their owner's storage. The data
   // fields share one block, each at a 16-byte aligned offset (batch selection copies
@@ -319,6 +320,44 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   }
   prediction_.assign(size_t(p.buffers[p.output].numel), T(0));
   return stream_.synchronize();
+}
+
+template <class T>
+Status CudaProgramModel<T>::plan_launches() {
+  const Program& p = program_;
+  int device = 0, sms = 0, optin = 0;
+  VOUCH_CUDA_CHECK_WHAT(cudaGetDevice(&device), "cudaGetDevice");
+  VOUCH_CUDA_CHECK_WHAT(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                        "cudaDeviceGetAttribute(MultiProcessorCount)");
+  VOUCH_CUDA_CHECK_WHAT(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+      "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+  step_grid_.assign(size_t(p.num_steps), 0);
+  step_shared_.assign(size_t(p.num_steps), 0);
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    const StepDesc& st = p.steps[s];
+    if (st.kind != StepKind::Kernel) continue;
+    step_grid_[size_t(s)] = st.grid_x;
+    if (st.blocks_per_sm > 0)
+      step_grid_[size_t(s)] = uint32_t(std::max<int64_t>(
+          1, std::min<int64_t>(st.grid_x, int64_t(st.blocks_per_sm) * sms)));
+    if (st.shared_bytes == 0) continue;
+    // Beyond the device's limit (with the kernel's static shared memory), the launch
+    // gets none and the kernel takes its other path.
+    const void* kernel = reinterpret_cast<const void*>(kernels_[size_t(st.kernel)]);
+    const std::string name = std::string(p.kernel_names[st.kernel]) + element_suffix<T>();
+    cudaFuncAttributes attributes{};
+    VOUCH_CUDA_CHECK_WHAT(cudaFuncGetAttributes(&attributes, kernel),
+                          "cudaFuncGetAttributes(" + name + ")");
+    if (int64_t(st.shared_bytes) + int64_t(attributes.sharedSizeBytes) > optin) continue;
+    VOUCH_CUDA_CHECK_WHAT(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(st.shared_bytes)),
+        "cudaFuncSetAttribute(" + name + ", MaxDynamicSharedMemorySize, " +
+            std::to_string(st.shared_bytes) + ")");
+    step_shared_[size_t(s)] = st.shared_bytes;
+  }
+  return Status::Ok();
 }
 
 template <class T>
@@ -477,8 +516,9 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
   const StepDesc& st = program_.steps[s];
   switch (st.kind) {
     case StepKind::Kernel:
-      return launch(kernels_[size_t(st.kernel)], dim3(st.grid_x), dim3(st.block_x, st.block_y),
-                    0, stream_.get(), arg_pointers_.data() + st.first_arg);
+      return launch(kernels_[size_t(st.kernel)], dim3(step_grid_[size_t(s)]),
+                    dim3(st.block_x, st.block_y), step_shared_[size_t(s)], stream_.get(),
+                    arg_pointers_.data() + st.first_arg);
     case StepKind::Gemm:
       return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
                             static_cast<const T*>(pointers_[size_t(st.a)]), st.stride_a,

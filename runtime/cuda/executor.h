@@ -140,6 +140,8 @@ class CudaProgramModel final : public CompiledModel<T> {
  private:
   Status init(const void* cubin, size_t cubin_size, const char* ptx);
   Status load_kernels();
+  // step_grid_ / step_shared_ from the steps and the device (after load_kernels).
+  Status plan_launches();
   Status allocate(T*& ptr, int64_t count);  // poisoned; kept in owned_
   Status pack_arguments();
   void pack_optimizer(const OptimizerConfig& o);
@@ -182,6 +184,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   KernelModule module_;
   std::vector<DeviceBuffer> owned_;
   std::vector<cudaKernel_t> kernels_;  // per Program kernel
+  // Per step: the grid and dynamic shared memory it launches with (StepDesc's
+  // blocks_per_sm and shared_bytes against this device; plan_launches).
+  std::vector<uint32_t> step_grid_, step_shared_;
   cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, grad_norm_ = nullptr;
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param

@@ -19,16 +19,20 @@
 // at a time, so the module-global scratch is never shared by concurrent launches.
 // With G = 1 the order is the old single block's: rows in order, from 0.
 //
-// dlogits: one block per row (grid-stride over rows); each block first counts the kept rows itself (an integer sum: exact in any order), then
-// one statistics pass and one writing pass (long_row_write: from the row's end, so
-// the tail just read is read again first, from L2).
+// dlogits: each block first counts the kept rows itself (an integer sum: exact in any
+// order); then, given the dynamic shared memory for a row (codegen: more than 4096
+// classes, f32, a block of 1024 per SM), softmax.cuh's long_rows_staged (the row
+// staged and read from memory once, exp(z - max) computed once); otherwise one block
+// per row (grid-stride), one statistics pass and one writing pass (long_row_write:
+// from the row's end, so the tail just read is read again first, from L2).
 //
 // A label outside [0, C) that is not ignore_index makes the loss, and its row of
 // dlogits, NaN; the data loader refuses such labels before training.
 //
-// Launch: block 256; cross_entropy_kernel grid min(rows, 1024) (any grid is correct:
-// blocks past kCrossEntropyMaxBlocks only take a ticket), cross_entropy_grad_kernel
-// grid min(rows, 65535).
+// Launch: cross_entropy_kernel block 256, grid min(rows, 1024) (any grid is correct:
+// blocks past kCrossEntropyMaxBlocks only take a ticket); cross_entropy_grad_kernel
+// (__launch_bounds__(1024, 1)) block 256, grid min(rows, 65535), or for more than
+// 4096 classes Recipe.cpp's longRowLaunch (block 1024, shared memory, a block per SM).
 // Generated entry points (t = float / double):
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, t* out,
 //       long long rows, long long classes, long long ignore_index)
@@ -109,39 +113,64 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
 }
 
 // dlogits of one row with a valid label: scale · (softmax - onehot).
+// (The probabilities scale by the sum's reciprocal: a multiply per element instead of
+// a division, within an ulp.)
 template <class T>
 struct DlogitsOf {
-  T scale, max, sum;
+  T scale, max, inv_sum;
   int label;
   __device__ T operator()(long long c, T z) const {
-    return scale * (exp(z - max) / sum - (c == label ? T(1) : T(0)));
+    return scale * (exp(z - max) * inv_sum - (c == label ? T(1) : T(0)));
+  }
+  // The same from e = exp(z - max).
+  __device__ T of_exp(long long c, T e) const {
+    return scale * (e * inv_sum - (c == label ? T(1) : T(0)));
   }
 };
 
+// cross_entropy_grad as a long_rows_staged op: ignored rows 0, rows with a label
+// outside [0, C) NaN, the others DlogitsOf.
 template <class T>
+struct DlogitsRowOp {
+  const int* labels;
+  long long classes, ignore_index;
+  T scale;
+  __device__ bool fill(long long row, T& value) const {
+    const int label = labels[row];
+    if (label != ignore_index && label >= 0 && label < classes) return false;
+    value = label == ignore_index ? T(0) : quiet_nan<T>();
+    return true;
+  }
+  __device__ bool keep(long long) const { return true; }
+  __device__ bool stash() const { return true; }
+  __device__ DlogitsOf<T> writer(long long row, long long, T max, T sum) const {
+    return DlogitsOf<T>{scale, max, T(1) / sum, labels[row]};
+  }
+};
+
+// Parts: the blocks that stage a row (softmax.cuh's long_rows_staged; 2: a cluster's).
+template <class T, int Parts = 1>
 __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
                                           const T* dloss, T* dlogits, long long rows,
                                           long long classes, long long ignore_index) {
-  __shared__ T pm[256], ps[256];
-  __shared__ long long counts[256];
+  __shared__ T pm[32], ps[32];
+  __shared__ long long counts[32];
   long long mine = 0;
   for (long long r = threadIdx.x; r < rows; r += blockDim.x) mine += labels[r] != ignore_index;
-  block_sum_tree(counts, mine);
-  const T scale = dloss[0] / T(counts[0]);
-  __syncthreads();
+  const long long kept = block_reduce(mine, SumCombine(), counts);
+  const DlogitsRowOp<T> op{labels, classes, ignore_index, dloss[0] / T(kept)};
+  if (dynamic_shared_bytes() >= long_row_part_bytes(classes, sizeof(T), Parts))
+    return long_rows_staged<Parts>(logits, dlogits, rows, classes, op);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    const int label = labels[r];
-    const T* z = logits + r * classes;
     T* d = dlogits + r * classes;
-    if (label == ignore_index || label < 0 || label >= classes) {
-      const T fill = label == ignore_index ? T(0) : quiet_nan<T>();
+    T fill;
+    if (op.fill(r, fill)) {
       for (long long c = threadIdx.x; c < classes; c += blockDim.x) d[c] = fill;
       continue;
     }
     T max, sum;
-    row_max_and_sum(z, classes, pm, ps, max, sum);
-    long_row_write(logits, dlogits, r * classes, classes,
-                   DlogitsOf<T>{scale, max, sum, label});
+    row_max_and_sum(logits + r * classes, classes, pm, ps, max, sum);
+    long_row_write(logits, dlogits, r * classes, classes, op.writer(r, r * classes, max, sum));
   }
 }
 

@@ -37,6 +37,39 @@ __device__ inline bool aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
 
+// The dynamic shared memory this launch was given, in bytes (0 when none): a kernel
+// whose fast path needs it checks it, so a launch without it takes the other path.
+__device__ inline unsigned dynamic_shared_bytes() {
+  unsigned bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+}
+
+// The launch's dynamic shared memory, as T (16-byte aligned).
+template <class T>
+__device__ inline T* dynamic_shared() {
+  extern __shared__ __align__(16) unsigned char vouch_dynamic_shared[];
+  return reinterpret_cast<T*>(vouch_dynamic_shared);
+}
+
+// An asynchronous 16-byte copy from global to shared memory (cp.async, sm_80 and
+// later: no register holds the data, so a thread can have dozens in flight); the
+// copies a thread issued are complete after cp_async_wait_all. Before sm_80: a plain
+// load and store.
+__device__ inline void cp_async16(void* shared, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global) : "memory");
+#else
+  *static_cast<Vec16<float>*>(shared) = *static_cast<const Vec16<float>*>(global);
+#endif
+}
+__device__ inline void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // The offset of row-major position `flat` of the shape d.extent[0..rank) under the
 // strides d.stride: flat is decomposed from the last (fastest) axis to the first, and
 // each coordinate contributes coord * stride. rank 0 gives 0 (a single element).

@@ -194,6 +194,67 @@ extern "C" __global__ void lab_cross_entropy_grad_f64(const double* logits, cons
   vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
                                            ignore_index);
 }
+// The long rows through shared memory (softmax.cuh's long_rows_staged), launched
+// as codegen does: a block of 1024 with the row's chunks in dynamic shared memory.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    lab_softmax_long_f32(const float* in, float* out, long long outer, long long n,
+                         long long take_log) {
+  vouch::softmax_kernel<float>(in, out, outer, n, 1, take_log != 0);
+}
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    lab_softmax_long_f64(const double* in, double* out, long long outer, long long n,
+                         long long take_log) {
+  vouch::softmax_kernel<double>(in, out, outer, n, 1, take_log != 0);
+}
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    lab_cross_entropy_grad_long_f32(const float* logits, const int* labels, const float* dloss,
+                                    float* dlogits, long long rows, long long classes,
+                                    long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
+                                          ignore_index);
+}
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    lab_cross_entropy_grad_long_f64(const double* logits, const int* labels,
+                                    const double* dloss, double* dlogits, long long rows,
+                                    long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
+                                           ignore_index);
+}
+// The same staged by a cluster of two blocks of 512, half a row each (Parts = 2).
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_softmax_cluster_f32(const float* in, float* out, long long outer, long long n,
+                            long long take_log) {
+  vouch::softmax_kernel<float, 0, 0, 2>(in, out, outer, n, 1, take_log != 0);
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_softmax_cluster_f64(const double* in, double* out, long long outer, long long n,
+                            long long take_log) {
+  vouch::softmax_kernel<double, 0, 0, 2>(in, out, outer, n, 1, take_log != 0);
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_masked_softmax_cluster_f32(const float* in, const int* mask, vouch::Dims mask_dims,
+                                   float* out, long long outer, long long n) {
+  vouch::masked_softmax_kernel<float, 0, 0, 2>(in, mask, mask_dims, out, outer, n, 1);
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_masked_softmax_cluster_f64(const double* in, const int* mask, vouch::Dims mask_dims,
+                                   double* out, long long outer, long long n) {
+  vouch::masked_softmax_kernel<double, 0, 0, 2>(in, mask, mask_dims, out, outer, n, 1);
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_cross_entropy_grad_cluster_f32(const float* logits, const int* labels,
+                                       const float* dloss, float* dlogits, long long rows,
+                                       long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float, 2>(logits, labels, dloss, dlogits, rows, classes,
+                                             ignore_index);
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_cross_entropy_grad_cluster_f64(const double* logits, const int* labels,
+                                       const double* dloss, double* dlogits, long long rows,
+                                       long long classes, long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<double, 2>(logits, labels, dloss, dlogits, rows, classes,
+                                              ignore_index);
+}
 extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long long rows,
                                               long long cols, long long divisor,
                                               float* partials, unsigned* arrivals) {
@@ -290,6 +351,23 @@ extern "C" __global__ void lab_layer_norm_grad_f64(const double* grad, const dou
                                                    long long rows, long long d, double eps,
                                                    double* partials, unsigned* arrivals) {
   LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P>(grad, x, weight, dx, dweight, dbias,
+                                                             rows, d, eps, partials, arrivals)));
+}
+// The same with the column sums in dynamic shared memory (SharedSums).
+extern "C" __global__ void lab_layer_norm_grad_shared_f32(const float* grad, const float* x,
+                                                   const float* weight, float* dx,
+                                                   float* dweight, float* dbias,
+                                                   long long rows, long long d, double eps,
+                                                   float* partials, unsigned* arrivals) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, vouch::kLayerNormGradChunk, true>(grad, x, weight, dx, dweight, dbias,
+                                                            rows, d, eps, partials, arrivals)));
+}
+extern "C" __global__ void lab_layer_norm_grad_shared_f64(const double* grad, const double* x,
+                                                   const double* weight, double* dx,
+                                                   double* dweight, double* dbias,
+                                                   long long rows, long long d, double eps,
+                                                   double* partials, unsigned* arrivals) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P, vouch::kLayerNormGradChunk, true>(grad, x, weight, dx, dweight, dbias,
                                                              rows, d, eps, partials, arrivals)));
 }
 

@@ -184,6 +184,12 @@ struct Lab;
     static constexpr auto cast_from_int = lab_cast_from_int##SUFFIX; \
     static constexpr auto layer_norm = lab_layer_norm##SUFFIX;      \
     static constexpr auto layer_norm_grad = lab_layer_norm_grad##SUFFIX; \
+    static constexpr auto layer_norm_grad_shared = lab_layer_norm_grad_shared##SUFFIX; \
+    static constexpr auto softmax_long = lab_softmax_long##SUFFIX;  \
+    static constexpr auto cross_entropy_grad_long = lab_cross_entropy_grad_long##SUFFIX; \
+    static constexpr auto softmax_cluster = lab_softmax_cluster##SUFFIX; \
+    static constexpr auto masked_softmax_cluster = lab_masked_softmax_cluster##SUFFIX; \
+    static constexpr auto cross_entropy_grad_cluster = lab_cross_entropy_grad_cluster##SUFFIX; \
     static constexpr auto gather = lab_gather##SUFFIX;              \
     static constexpr auto gelu = lab_gelu##SUFFIX;                  \
     static constexpr auto gelu_arith = lab_gelu_arith##SUFFIX;      \
@@ -419,6 +425,25 @@ void test_reduce_extreme(const std::vector<long long>& shape, const std::vector<
   report_bitwise(tag, bit_mismatches(got, want), outputs);
 }
 
+// The most dynamic shared memory a block may have on this device.
+long long lab_shared_optin() {
+  int device = 0, optin = 0;
+  LAB_CHECK(cudaGetDevice(&device));
+  LAB_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return optin;
+}
+// Lets kernel f be launched with `bytes` of dynamic shared memory (beyond 48 KB);
+// false where the device cannot give it (with the kernel's static shared memory).
+template <class K>
+bool allow_dynamic_shared(K f, long long bytes) {
+  cudaFuncAttributes attributes{};
+  LAB_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(f)));
+  if (bytes + (long long)attributes.sharedSizeBytes > lab_shared_optin()) return false;
+  LAB_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  return true;
+}
+
 // cross_entropy and its dlogits against a float64 loop: rows with an ignored label,
 // more classes than threads (several per thread), more rows than the grad grid
 // (grid-stride), and a label out of range (NaN loss, NaN row). Run twice: bitwise.
@@ -448,6 +473,29 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, grad.p, rows, classes,
                                                    ignore);
   LAB_LAUNCHED();
+  // Codegen's launch of long rows (classifier.cuh): 1024 threads, the rows through
+  // dynamic shared memory where it fits, on fewer blocks than rows (each block stages
+  // its next row while writing this one); and with none (the other long-row path).
+  DeviceArray<T> grad_shared(rows * classes), grad_unshared(rows * classes);
+  const long long shared = vouch::long_row_shared_bytes(classes, sizeof(T));
+  const bool staged = allow_dynamic_shared(Lab<T>::cross_entropy_grad_long, shared);
+  if (staged) {
+    Lab<T>::cross_entropy_grad_long<<<unsigned(std::min(rows, 3LL)), 1024, shared>>>(
+        dz.p, dlab.p, dl.p, grad_shared.p, rows, classes, ignore);
+    LAB_LAUNCHED();
+  }
+  Lab<T>::cross_entropy_grad_long<<<unsigned(std::min(rows, 3LL)), 1024>>>(
+      dz.p, dlab.p, dl.p, grad_unshared.p, rows, classes, ignore);
+  LAB_LAUNCHED();
+  // By clusters of two blocks of 512, half a row each.
+  DeviceArray<T> grad_pair(rows * classes);
+  const long long half = vouch::long_row_part_bytes(classes, sizeof(T), 2);
+  const bool paired = allow_dynamic_shared(Lab<T>::cross_entropy_grad_cluster, half);
+  if (paired) {
+    Lab<T>::cross_entropy_grad_cluster<<<unsigned(2 * std::min(rows, 3LL)), 512, half>>>(
+        dz.p, dlab.p, dl.p, grad_pair.p, rows, classes, ignore);
+    LAB_LAUNCHED();
+  }
   long long kept = 0;
   for (int l : labels) kept += l != ignore;
   double loss = 0;
@@ -479,6 +527,16 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
     const std::vector<T> g = grad.download();
     for (long long c = 0; c < classes; ++c) nan_row += !std::isnan(double(g[rows / 2 * classes + c]));
     report(tag + ": its dlogits row is NaN (elements that are not)", double(nan_row), 0);
+    for (int which = 0; which < 3; ++which) {
+      if ((which == 0 && !staged) || (which == 2 && !paired)) continue;
+      const std::vector<T> other =
+          (which == 0 ? grad_shared : which == 1 ? grad_unshared : grad_pair).download();
+      long long not_nan = 0;
+      for (long long c = 0; c < classes; ++c) not_nan += !std::isnan(double(other[rows / 2 * classes + c]));
+      report(tag + (which == 0 ? ": staged" : which == 1 ? ": 1024 threads, unstaged"
+                                                         : ": staged by a cluster of 2") +
+                 " dlogits row is NaN (elements that are not)", double(not_nan), 0);
+    }
     return;
   }
   const double loss_tol = 64 * eps * std::log2(double(classes) + 1);
@@ -488,6 +546,14 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
          std::fabs(double(single.download()[0]) - loss) / std::max(1.0, std::fabs(loss)),
          loss_tol);
   report(tag + ": dlogits vs float64", max_abs_err(grad.download(), want), 16 * eps / double(kept) + 16 * eps);
+  if (staged)
+    report(tag + ": dlogits staged in shared memory vs float64",
+           max_abs_err(grad_shared.download(), want), 16 * eps / double(kept) + 16 * eps);
+  report(tag + ": dlogits, 1024 threads unstaged, vs float64",
+         max_abs_err(grad_unshared.download(), want), 16 * eps / double(kept) + 16 * eps);
+  if (paired)
+    report(tag + ": dlogits staged by a cluster of 2 vs float64",
+           max_abs_err(grad_pair.download(), want), 16 * eps / double(kept) + 16 * eps);
   report_bitwise(tag + ": loss run twice", bit_mismatches(again.download(), got), 1);
 }
 
@@ -630,6 +696,52 @@ void test_softmax(long long outer, long long n, long long inner, bool take_log) 
   }
   const std::vector<T> got = dout.download(), grad = dgrad.download();
   report(tag, max_abs_err(got, y), row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+  if (inner == 1 && n > 4096) {
+    // Codegen's launch of long rows: 1024 threads, staged in dynamic shared memory
+    // where the row fits, on fewer blocks than rows (a block stages its next row while
+    // it writes this one), twice; and with no shared memory (the other long-row path
+    // at 1024 threads).
+    const long long shared = vouch::long_row_shared_bytes(n, sizeof(T));
+    const unsigned blocks = unsigned(std::max(1LL, std::min(rows, 2LL)));
+    DeviceArray<T> staged(total), staged2(total), unstaged(total);
+    if (allow_dynamic_shared(Lab<T>::softmax_long, shared)) {
+      T* const runs[] = {staged.p, staged2.p};
+      for (T* out : runs) {
+        Lab<T>::softmax_long<<<blocks, 1024, shared>>>(dxin.p, out, outer, n, take_log ? 1 : 0);
+        LAB_LAUNCHED();
+      }
+      const std::vector<T> s1 = staged.download();
+      report(tag + " staged in shared memory", max_abs_err(s1, y),
+             row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+      report_bitwise(tag + " staged repeat", bit_mismatches(s1, staged2.download()), total);
+    }
+    Lab<T>::softmax_long<<<blocks, 1024>>>(dxin.p, unstaged.p, outer, n, take_log ? 1 : 0);
+    LAB_LAUNCHED();
+    report(tag + " 1024 threads unstaged", max_abs_err(unstaged.download(), y),
+           row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+    // Staged by clusters of two blocks of 512 (half a row each), fewer clusters than
+    // rows, twice; and with no shared memory (each block a row of its own).
+    const long long half = vouch::long_row_part_bytes(n, sizeof(T), 2);
+    DeviceArray<T> pair(total), pair2(total), pair_unstaged(total);
+    if (allow_dynamic_shared(Lab<T>::softmax_cluster, half)) {
+      T* const runs[] = {pair.p, pair2.p};
+      for (T* out : runs) {
+        Lab<T>::softmax_cluster<<<2 * blocks, 512, half>>>(dxin.p, out, outer, n,
+                                                           take_log ? 1 : 0);
+        LAB_LAUNCHED();
+      }
+      const std::vector<T> c1 = pair.download();
+      report(tag + " staged by a cluster of 2", max_abs_err(c1, y),
+             row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+      report_bitwise(tag + " staged by a cluster of 2 repeat", bit_mismatches(c1, pair2.download()),
+                     total);
+    }
+    Lab<T>::softmax_cluster<<<2 * blocks, 512>>>(dxin.p, pair_unstaged.p, outer, n,
+                                                 take_log ? 1 : 0);
+    LAB_LAUNCHED();
+    report(tag + " cluster kernel unstaged", max_abs_err(pair_unstaged.download(), y),
+           row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+  }
   report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
   report(tag + " grad", max_abs_err(grad, dx), row_tolerance<T>(n, grad_scale));
   report_bitwise(tag + " grad repeat", bit_mismatches(grad, dgrad2.download()), total);
@@ -694,6 +806,24 @@ void test_masked_softmax(long long outer, long long n, long long inner, bool bro
   report(tag, max_abs_err(got, y), row_tolerance<T>(n, 1));
   report_bitwise(tag + " blocked elements exact zeros", nonzero_blocked, blocked);
   report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
+  if (inner == 1 && n > 4096) {
+    // Codegen's launch of long rows: staged in shared memory by clusters of two blocks
+    // of 512, fewer clusters than rows (the row 0 of every 7 fully blocked).
+    const long long half = vouch::long_row_part_bytes(n, sizeof(T), 2);
+    if (allow_dynamic_shared(Lab<T>::masked_softmax_cluster, half)) {
+      DeviceArray<T> staged(total);
+      Lab<T>::masked_softmax_cluster<<<unsigned(2 * std::min(rows, 2LL)), 512, half>>>(
+          din.p, dmask.p, dims, staged.p, outer, n);
+      LAB_LAUNCHED();
+      const std::vector<T> s1 = staged.download();
+      long long staged_nonzero = 0;
+      for (long long o = 0; o < outer; ++o)
+        for (long long k = 0; k < n; ++k)
+          if (!kept(o, k, 0) && s1[o * n + k] != T(0)) staged_nonzero++;
+      report(tag + " staged by a cluster of 2", max_abs_err(s1, y), row_tolerance<T>(n, 1));
+      report_bitwise(tag + " staged: blocked elements exact zeros", staged_nonzero, blocked);
+    }
+  }
 }
 
 // cast.cuh: real -> int32 on random values in [-3e9, 3e9] (beyond int32 both ways) plus
@@ -856,6 +986,33 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
   }
   report(tag + " grad", max_abs_err(grads[0], dx), row_tolerance<T>(d, dx_scale));
   report_bitwise(tag + " grad repeat", bit_mismatches(grads[0], grads[1]), rows * d);
+  {
+    // The column sums in dynamic shared memory (SharedSums, as codegen launches the
+    // register path): the same adds in the same order, so the same bits; without the
+    // shared memory, the general path (checked against the reference).
+    // (Rows longer than the register path: the general path either way.)
+    const int group = vouch::row_group_for(d);
+    const long long shared =
+        group == 0 ? 0 : vouch::layer_norm_grad_shared_bytes(d, group, sizeof(T));
+    const bool fits = shared > 0 && allow_dynamic_shared(Lab<T>::layer_norm_grad_shared, shared);
+    for (int given = fits ? 1 : 0; given >= 0; --given) {
+      DeviceArray<T> sdx(rows * d), sdw(d), sdb(d), sp(params ? (grid + groups) * 2 * d : 1);
+      Lab<T>::layer_norm_grad_shared<<<unsigned(grid), 256, given ? shared : 0>>>(
+          dg.p, dxin.p, weight ? dw.p : nullptr, sdx.p, weight ? sdw.p : nullptr,
+          bias ? sdb.p : nullptr, rows, d, eps_ln, params ? sp.p : nullptr,
+          params ? arrivals.p : nullptr);
+      LAB_LAUNCHED();
+      const std::vector<T> got_dx = sdx.download();
+      const std::string how = given ? " shared sums" : " shared sums, none given";
+      if (given) {
+        report_bitwise(tag + how + " dx", bit_mismatches(got_dx, grads[0]), rows * d);
+        if (weight) report_bitwise(tag + how + " dweight", bit_mismatches(sdw.download(), dweights[0]), d);
+        if (bias) report_bitwise(tag + how + " dbias", bit_mismatches(sdb.download(), dbiases[0]), d);
+      } else {
+        report(tag + how + " grad", max_abs_err(got_dx, dx), row_tolerance<T>(d, dx_scale));
+      }
+    }
+  }
   // Column sums: a fold over a group's rows (at most every row of the block's
   // chunks), the block's 8 warps, the 16 blocks of a group, then the groups, over terms
   // whose xhat carries a row statistic's error.
@@ -1598,6 +1755,7 @@ void validate() {
     test_softmax<T>(2, 5, 3, take_log);      // an inner axis: strided rows
     test_softmax<T>(5000, 4, 1, take_log);   // rows > 4096: grid-stride
     test_softmax<T>(3, 5000, 1, take_log);   // n > 4096: long rows, aligned
+    test_softmax<T>(5, 5001, 1, take_log);   // long rows split differently row to row
     // The register paths (rows.cuh): a warp's 16-byte vectors (768), the block's (3072),
     // the block's scalar layout (3001); long rows split at 16-byte boundaries (5001:
     // heads and tails) and GPT-2's vocabulary.

@@ -18,16 +18,20 @@
 //
 // The backward computes dx, dweight = Σ_rows grad · x̂ and dbias = Σ_rows grad in one
 // launch (llm.c's layernorm_backward, made deterministic): each block takes chunks of
-// kLayerNormGradChunk rows (chunk c, c + gridDim.x, ...) and writes their dx. Its
-// column sums: on the register path each group keeps its columns' sums in registers
-// (rows ascending) and a block's warps are added in warp order; on the general path
+// kLayerNormGradChunk rows (chunk c, c + gridDim.x, ...) and writes their dx (the
+// block path, one row at a time per block, loads the next row before this one's
+// reductions: Prefetch). Its column sums: on the register path each group keeps its
+// columns' sums in registers, or in dynamic shared memory when codegen gives it
+// (SharedSums: rows of a warp, where registers would spill), rows ascending, and a
+// block's warps are added in warp order; on the general path
 // thread t folds columns t, t + blockDim.x, ... of each chunk (rows ascending). Either
 // way the block's partial sums, partials[block][0..d) (dweight) and [d..2d) (dbias),
 // go to global scratch. Then two levels of last-to-arrive sums (layer_norm_grad_finish:
 // a __threadfence, then a ticket): the last block of each group of 16 adds the group's
 // partials in block order, the last of those adds the groups' sums in group order. A
 // fixed order for a given grid, so the result is bitwise the same on every launch, with
-// no float atomics; the two levels keep the last block's serial work short. The last
+// no float atomics; the two levels keep the last block's serial work short, and each
+// column's loads are all issued before its adds (add_partials_in_order). The last
 // blocks set their counters back to 0: the per-step CUDA graph replays the launch, and
 // the executor gives the counters a zeroed buffer (BufferDesc::zero_init) for the
 // first one.
@@ -36,7 +40,9 @@
 // 4096)), rows grid-stride over the blocks. Backward: grid
 // layer_norm_grad_grid(rows) (below); partials holds (grid + groups) * 2 * d elements
 // and arrivals groups + 1 unsigned, groups = layer_norm_grad_groups(grid); both may be
-// null when dweight and dbias are.
+// null when dweight and dbias are. Rows of a warp (d <= 1024): SharedSums with
+// layer_norm_grad_shared_bytes(d, 32, sizeof(double)) of dynamic shared memory
+// (NormalizationRecipe.cpp; a launch given less takes the general path).
 // Generated entry points (weight / bias / dweight / dbias parameters only where the op
 // has them; the others pass nullptr):
 //   extern "C" __global__ void k_f32(const float* x, const float* weight,
@@ -45,8 +51,8 @@
 //   extern "C" __global__ void k_f32(const float* grad, const float* x,
 //       const float* weight, float* dx, float* dweight, float* dbias, long long rows,
 //       long long d, double eps, float* partials, unsigned* arrivals) {
-//     vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, dx, dweight, dbias, rows,
-//                                          d, eps, partials, arrivals); }
+//     vouch::layer_norm_grad_kernel<float, G, P[, vouch::kLayerNormGradChunk, true]>(
+//         grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals); }
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 
@@ -160,8 +166,9 @@ __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, T*
 constexpr long long kLayerNormGradChunk = 32;
 constexpr long long kLayerNormGradMaxBlocks = 512;
 constexpr long long kLayerNormGradGroup = 16;
-__host__ __device__ inline long long layer_norm_grad_grid(long long rows) {
-  const long long chunks = (rows + kLayerNormGradChunk - 1) / kLayerNormGradChunk;
+__host__ __device__ inline long long layer_norm_grad_grid(long long rows,
+                                                        long long chunk = kLayerNormGradChunk) {
+  const long long chunks = (rows + chunk - 1) / chunk;
   return chunks < 1 ? 1 : chunks > kLayerNormGradMaxBlocks ? kLayerNormGradMaxBlocks : chunks;
 }
 __host__ __device__ inline long long layer_norm_grad_groups(long long grid) {
@@ -173,6 +180,33 @@ __host__ __device__ inline long long layer_norm_grad_groups(long long grid) {
 // partials[grid + group]; the last of those to arrive adds the groups' sums in group
 // order into dweight (columns 0..d) and dbias (d..2d). A fixed order for a given
 // grid, the same bits every launch; the tickets are reset by arrived_last.
+// put(k, Σ_{b < count} from[b * stride + k]) in b order, for k in [0, width): thread t
+// takes k = t, t + blockDim.x, ...; all of a column's loads (at most
+// N, count <= N) are issued before its adds, through L2 (__ldcg: other blocks wrote
+// them), so each column costs one round trip, not `count`.
+template <int N, class T, class Put>
+__device__ void add_partials_in_order(const T* from, long long stride, long long count,
+                                      long long width, Put put) {
+  for (long long k = threadIdx.x; k < width; k += blockDim.x) {
+    T v[N];
+#pragma unroll
+    for (int b = 0; b < N; ++b)
+      v[b] = b < count ? __ldcg(from + b * stride + k) : T(0);
+    T total = v[0];
+#pragma unroll
+    for (int b = 1; b < N; ++b)
+      if (b < count) total += v[b];
+    put(k, total);
+  }
+}
+
+// After every block has put its partial column sums in partials[block][0..2d): the
+// last block of each group to arrive adds the group's partials in block order into
+// partials[grid + group]; the last of those to arrive adds the groups' sums in group
+// order into dweight (columns 0..d) and dbias (d..2d). A fixed order for a given
+// grid, the same bits every launch; the tickets are reset by arrived_last.
+// layer_norm_grad_grid keeps the groups at most kLayerNormGradMaxBlocks /
+// kLayerNormGradGroup (32).
 template <class T>
 __device__ void layer_norm_grad_finish(T* partials, unsigned* arrivals, long long d,
                                        T* dweight, T* dbias) {
@@ -182,34 +216,35 @@ __device__ void layer_norm_grad_finish(T* partials, unsigned* arrivals, long lon
   const long long members =
       grid - first < kLayerNormGradGroup ? grid - first : kLayerNormGradGroup;
   if (!arrived_last(arrivals + group, unsigned(members))) return;
-  // Loads through L2 (__ldcg): other blocks' partials never sat in this SM's L1.
   T* group_sum = partials + (grid + group) * 2 * d;
-  for (long long k = threadIdx.x; k < 2 * d; k += blockDim.x) {
-    T sum = T(0);
-#pragma unroll 8
-    for (long long b = 0; b < members; ++b)  // loads issued ahead, adds in order
-      sum += __ldcg(partials + (first + b) * 2 * d + k);
-    group_sum[k] = sum;
-  }
+  add_partials_in_order<int(kLayerNormGradGroup)>(partials + first * 2 * d, 2 * d, members, 2 * d,
+                        [&](long long k, T sum) { group_sum[k] = sum; });
   if (!arrived_last(arrivals + groups, unsigned(groups))) return;
-  for (long long k = threadIdx.x; k < 2 * d; k += blockDim.x) {
-    T sum = T(0);
-#pragma unroll 8
-    for (long long g = 0; g < groups; ++g) sum += __ldcg(partials + (grid + g) * 2 * d + k);
+  constexpr int kMaxGroups = int(kLayerNormGradMaxBlocks / kLayerNormGradGroup);
+  add_partials_in_order<kMaxGroups>(partials + grid * 2 * d, 2 * d, groups, 2 * d, [&](long long k, T sum) {
     if (k < d) {
       if (dweight) dweight[k] = sum;
     } else if (dbias) {
       dbias[k - d] = sum;
     }
-  }
+  });
+}
+
+// The dynamic shared memory layer_norm_grad's register path keeps its column sums in
+// (SharedSums): 2 * d elements per group of the block (a warp: 8 groups; the block: 1).
+__host__ __device__ constexpr long long layer_norm_grad_shared_bytes(long long d, int G,
+                                                                     int size) {
+  return (G == 32 ? 8 : 1) * 2 * d * size;
 }
 
 // layer_norm_grad_kernel's rows of d <= G * P in registers (grad and x read once, dx
 // written once): each group takes the rows of the block's chunks (a warp: rows w,
 // w + 8, ... of each chunk; the block: every row in turn) and keeps its columns'
-// Σ grad · x̂ and Σ grad in registers, rows ascending; a block's warps are then added
-// in warp order (through shared memory) into the block's partial sums.
-template <class T, int G, int P>
+// Σ grad · x̂ and Σ grad, rows ascending, in registers or (SharedSums) in its own
+// region of the dynamic shared memory: no spills at 768, where the registers would
+// hold four rows' worth; a block's groups are then added in group order into the
+// block's partial sums (the same adds either way).
+template <class T, int G, int P, long long Chunk, bool SharedSums, bool Prefetch>
 __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, const T* weight,
                                                   T* dx, T* dweight, T* dbias, long long rows,
                                                   long long d, T eps, T* partials,
@@ -221,21 +256,49 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
   const bool vec = d % Slots::W == 0 && all_aligned16(grad, x, dx, weight);
   const unsigned inside = in_row_bits<T, G, P>(d, t, vec);
   const bool params = dweight != nullptr || dbias != nullptr;
-  Slots sum_w, sum_b;  // this group's Σ grad · x̂ and Σ grad
-#pragma unroll
-  for (int s = 0; s < P; ++s) sum_w.v[s] = sum_b.v[s] = T(0);
   const int group_in_block = G == 32 ? int(threadIdx.x >> 5) : 0;
-  for (long long c0 = (long long)blockIdx.x * kLayerNormGradChunk; c0 < rows;
-       c0 += (long long)gridDim.x * kLayerNormGradChunk) {
-    const long long n = rows - c0 < kLayerNormGradChunk ? rows - c0 : kLayerNormGradChunk;
-    for (long long i = group_in_block; i < n; i += Group::kGroupsPerBlock) {
-      const long long r = c0 + i;
-      Slots xs, gs;
-      xs.load(x + r * d, d, t, vec, T(0));
-      gs.load(grad + r * d, d, t, vec, T(0));
+  Slots sum_w, sum_b;  // this group's Σ grad · x̂ and Σ grad (in registers)
+  // (In shared memory:) the block's groups' sums, this group's at [0, d) and [d, 2d).
+  T* sums = SharedSums ? dynamic_shared<T>() : nullptr;
+  T* group_sums = SharedSums ? sums + group_in_block * 2 * d : nullptr;
+#pragma unroll
+  for (int s = 0; s < P; ++s) {
+    if (SharedSums) {
+      if (inside >> s & 1u)
+        group_sums[Slots::index(s, t, vec)] = group_sums[d + Slots::index(s, t, vec)] = T(0);
+    } else {
+      sum_w.v[s] = sum_b.v[s] = T(0);
+    }
+  }
+  // The group's rows: in chunk c0 (c0 = blockIdx.x * Chunk, + gridDim.x * Chunk, ...)
+  // rows c0 + group_in_block, + kGroupsPerBlock, ...; `rows` when there is none.
+  auto next_row = [&](long long r) {
+    const long long c0 = r / Chunk * Chunk;
+    if (r + Group::kGroupsPerBlock < c0 + Chunk && r + Group::kGroupsPerBlock < rows)
+      return r + Group::kGroupsPerBlock;
+    const long long first = c0 + (long long)gridDim.x * Chunk + group_in_block;
+    return first < rows ? first : rows;
+  };
+  long long r = (long long)blockIdx.x * Chunk + group_in_block;
+  if (group_in_block >= Chunk || r >= rows) r = rows;
+  Slots xs, gs;
+  if (r < rows) {
+    xs.load(x + r * d, d, t, vec, T(0));
+    gs.load(grad + r * d, d, t, vec, T(0));
+  }
+  while (r < rows) {
+    // Prefetch: the next row's loads are issued before this row's reductions, so
+    // their latency hides behind them (the block path: one row per block at a time).
+    const long long next = next_row(r);
+    Slots next_x, next_g;
+    if (Prefetch && next < rows) {
+      next_x.load(x + next * d, d, t, vec, T(0));
+      next_g.load(grad + next * d, d, t, vec, T(0));
+    }
+    {
       T mean, rstd;
       row_stats_in_registers(xs, inside, d, eps, scratch, mean, rstd);
-      Slots w;  // weight per row, from cache: fewer registers, more rows in flight
+      Slots w;  // weight per row, from cache, live only in the loop below
       if (weight) {
         w.load(weight, d, t, vec, T(1));
       } else {
@@ -246,26 +309,45 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
 #pragma unroll
       for (int s = 0; s < P; ++s) {
         xs.v[s] = (xs.v[s] - mean) * rstd;  // x̂
-        const T g = gs.v[s] * w.v[s];
-        sum_g += g;
-        sum_gx += g * xs.v[s];
+        if (params && (inside >> s & 1u)) {
+          if (SharedSums) {
+            const int k = Slots::index(s, t, vec);
+            group_sums[k] += gs.v[s] * xs.v[s];
+            group_sums[d + k] += gs.v[s];
+          } else {
+            sum_w.v[s] += gs.v[s] * xs.v[s];
+            sum_b.v[s] += gs.v[s];
+          }
+        }
+        gs.v[s] *= w.v[s];  // g = grad · weight from here on
+        sum_g += gs.v[s];
+        sum_gx += gs.v[s] * xs.v[s];
       }
       const T mean_g = Group::sum(sum_g, scratch) / T(d);
       const T mean_gx = Group::sum(sum_gx, scratch) / T(d);
 #pragma unroll
-      for (int s = 0; s < P; ++s) {
-        if (params && (inside >> s & 1u)) {
-          sum_w.v[s] += gs.v[s] * xs.v[s];
-          sum_b.v[s] += gs.v[s];
-        }
-        gs.v[s] = rstd * (gs.v[s] * w.v[s] - mean_g - xs.v[s] * mean_gx);
-      }
+      for (int s = 0; s < P; ++s) gs.v[s] = rstd * (gs.v[s] - mean_g - xs.v[s] * mean_gx);
       gs.store(dx + r * d, d, t, vec);
     }
+    if (Prefetch) {
+      xs = next_x;
+      gs = next_g;
+    } else if (next < rows) {
+      xs.load(x + next * d, d, t, vec, T(0));
+      gs.load(grad + next * d, d, t, vec, T(0));
+    }
+    r = next;
   }
   if (!params) return;
   T* mine = partials + (long long)blockIdx.x * 2 * d;
-  if constexpr (G == 32) {
+  if constexpr (SharedSums) {
+    __syncthreads();  // every group's sums are in
+    for (long long k = threadIdx.x; k < 2 * d; k += blockDim.x) {
+      T total = sums[k];
+      for (int g = 1; g < Group::kGroupsPerBlock; ++g) total += sums[g * 2 * d + k];
+      mine[k] = total;
+    }
+  } else if constexpr (G == 32) {
     __shared__ T acc[2 * G * P];  // the block's partials, warps added in order
     for (int warp = 0; warp < 8; ++warp) {
       if (group_in_block == warp) {
@@ -296,14 +378,18 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
 // g = grad * weight (grad when weight is null); dweight = Σ_rows grad * xhat and
 // dbias = Σ_rows grad where they are not null (see the top of the file for the order).
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
-template <class T, int G = 0, int P = 0>
+// SharedSums: the register path keeps its column sums in dynamic shared memory; a
+// launch given less than layer_norm_grad_shared_bytes takes the general path.
+template <class T, int G = 0, int P = 0, long long Chunk = kLayerNormGradChunk,
+          bool SharedSums = false, bool Prefetch = (G == 256)>
 __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight, T* dx,
                                        T* dweight, T* dbias, long long rows, long long d,
                                        double eps, T* partials, unsigned* arrivals) {
   if constexpr (P > 0) {
-    if (row_fits<G, P>(d, 1))
-      return layer_norm_grad_rows_in_registers<T, G, P>(grad, x, weight, dx, dweight, dbias,
-                                                        rows, d, T(eps), partials, arrivals);
+    if (row_fits<G, P>(d, 1) && blockDim.x == 256 &&  // 8 warps: kGroupsPerBlock
+        (!SharedSums || dynamic_shared_bytes() >= layer_norm_grad_shared_bytes(d, G, sizeof(T))))
+      return layer_norm_grad_rows_in_registers<T, G, P, Chunk, SharedSums, Prefetch>(
+          grad, x, weight, dx, dweight, dbias, rows, d, T(eps), partials, arrivals);
   }
   __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk
   const bool params = dweight != nullptr || dbias != nullptr;

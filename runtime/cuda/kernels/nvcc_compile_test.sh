@@ -27,7 +27,10 @@ echo "ok: each header compiles alone"
   fail "kernel_instances.cu does not compile (-ptx)"
 echo "ok: kernel_instances.cu compiles (object and PTX)"
 
-symbols=$(sed -n 's/^extern "C" __global__ void \([a-z0-9_]*\)(.*/\1/p' \
+# (An entry's attributes, __launch_bounds__(...) or __cluster_dims__(...), may stand
+# between `void` and its name, the name on the next line.)
+symbols=$(perl -0777 -ne \
+  'print "$1\n" while /extern "C" __global__ void\s+(?:__\w+__\([^)]*\)\s*)*(\w+)\(/g' \
   "$dir/kernel_instances.cu" "$dir/executor.cuh")
 count=0
 for want in vouch_select_batch_f32 vouch_select_batch_f64 vouch_optimizer_f32 \

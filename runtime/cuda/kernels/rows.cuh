@@ -24,6 +24,29 @@
 
 namespace vouch {
 
+// The warps' values v (each warp's lanes hold the same v, e.g. after a butterfly)
+// combined in warp order, in every thread of the block (blockDim.x a multiple of 32,
+// at most 1024). `scratch` holds blockDim.x / 32 values (shared).
+template <class T, class Combine>
+__device__ inline T combine_warps(T v, Combine combine, T* scratch) {
+  __syncthreads();  // the previous reduction's reads of scratch are done
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T total = scratch[0];
+  for (int w = 1; w < int(blockDim.x >> 5); ++w) total = combine(total, scratch[w]);
+  return total;
+}
+
+// The combination of every thread's v over the whole block (blockDim.x a multiple of
+// 32, at most 1024): each warp's butterfly of xor shuffles, then the warps in order.
+// `scratch` holds 32 values (shared).
+template <class T, class Combine>
+__device__ inline T block_reduce(T v, Combine combine, T* scratch) {
+#pragma unroll
+  for (int h = 16; h > 0; h >>= 1) v = combine(v, __shfl_xor_sync(0xffffffffu, v, h));
+  return combine_warps(v, combine, scratch);
+}
+
 // A group of G threads working on one row: G = 32 (a warp; `rank` the lane) or
 // G = 256 (the block; blockDim.x must be 256).
 template <int G>
@@ -31,12 +54,15 @@ struct RowGroup {
   static_assert(G == 32 || G == 256, "a warp or a 256-thread block");
   static constexpr int kGroupsPerBlock = G == 32 ? 8 : 1;  // of a 256-thread block
   __device__ static int rank() { return G == 32 ? int(threadIdx.x & 31) : int(threadIdx.x); }
-  // This group's first row and the step between its rows (grid-stride).
+  // This group's first row and the step between its rows (grid-stride; warps: any
+  // block of whole warps).
   __device__ static long long first() {
-    return G == 32 ? (long long)blockIdx.x * kGroupsPerBlock + (threadIdx.x >> 5)
+    return G == 32 ? (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)
                    : (long long)blockIdx.x;
   }
-  __device__ static long long step() { return (long long)gridDim.x * kGroupsPerBlock; }
+  __device__ static long long step() {
+    return G == 32 ? (long long)gridDim.x * (blockDim.x >> 5) : (long long)gridDim.x;
+  }
 
   // The combination of every member's v, in every member (see the top of the file).
   // `scratch` holds 8 values (shared); unused for a warp.
@@ -47,13 +73,7 @@ struct RowGroup {
     if constexpr (G == 32) {
       return v;
     } else {
-      __syncthreads();  // the previous reduction's reads of scratch are done
-      if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
-      __syncthreads();
-      T total = scratch[0];
-#pragma unroll
-      for (int w = 1; w < G / 32; ++w) total = combine(total, scratch[w]);
-      return total;
+      return combine_warps(v, combine, scratch);
     }
   }
   // (A warp needs no scratch.)
@@ -142,11 +162,13 @@ __host__ __device__ constexpr int row_slots_for(long long n) {
 
 // Whether a row of n along the last axis (inner == 1) takes the register path of a
 // kernel instantiated for groups of G threads holding P elements each: P > 0, the row
-// fits, and the block is the 256 threads the groups assume. Any (G, P) the row fits is
-// correct; row_group_for / row_slots_for give the fastest.
+// fits, and the block is what the groups assume (warps: whole warps; the block: 256
+// threads). Any (G, P) the row fits is correct; row_group_for / row_slots_for give
+// the fastest.
 template <int G, int P>
 __device__ inline bool row_fits(long long n, long long inner) {
-  return P > 0 && inner == 1 && n <= (long long)G * P && blockDim.x == 256;
+  return P > 0 && inner == 1 && n <= (long long)G * P &&
+         (G == 32 ? (blockDim.x & 31) == 0 : blockDim.x == 256);
 }
 
 // Bit s set where slot s of thread t is inside a row of n (P <= 32).

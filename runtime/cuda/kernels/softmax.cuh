@@ -13,12 +13,17 @@
 //    combination; the row is read once and written once, 16-byte vectors where the
 //    length and the pointers allow. Codegen instantiates each kernel for its rows'
 //    group G and slots per thread P (template arguments; P = 0: no register path).
-//  - longer rows along the last axis (a vocabulary of 50257): one block per row, its
-//    statistics gathered in one pass (each thread folds its elements, 16-byte vectors
-//    between the row's 16-byte boundaries, into a running (max, sum of exp(x - max))
-//    pair, rescaling the sum when the max grows: online softmax; then a fixed halving
-//    tree), a second pass writing the row from its end (the part likeliest to be still
-//    in L2 first).
+//  - longer rows along the last axis (a vocabulary of 50257), given the dynamic shared
+//    memory for one (codegen: f32 rows up to about 58,000, a block of 1024 per SM):
+//    the row staged in shared memory by cp.async and read from memory once; the max,
+//    then the sum of exp(x - max) from the staged copy; the block stages its next row
+//    while it writes this one (long_rows_in_shared).
+//  - longer rows without that shared memory: one block per row, its statistics
+//    gathered in one pass (each thread folds its elements, 16-byte vectors between the
+//    row's 16-byte boundaries, into a running (max, sum of exp(x - max)) pair,
+//    rescaling the sum when the max grows: online softmax; then each warp's butterfly
+//    and the warps in order), a second pass writing the row from its end (the part
+//    likeliest to be still in L2 first).
 //  - rows along another axis (stride inner): the same one-pass statistics with scalar
 //    loads k = t, t + blockDim.x, ..., then the write.
 // Rows grid-stride over the groups. classifier.cuh uses the long rows' statistics.
@@ -31,7 +36,11 @@
 // through a Dims (the input's extents, the mask's strides, 0 where it broadcasts). Its
 // VJP is softmax_grad_kernel on its result (0 wherever the mask blocks).
 //
-// Launch: block 256 (the tree's width; partial[256]), grid max(1, min(rows, 4096)).
+// Launch: block 256, grid max(1, min(rows, 4096)); long contiguous rows (P = 0, inner
+// 1) as codegen/recipes/Recipe.cpp's longRowLaunch: block 1024 (the entry point's
+// __launch_bounds__(1024, 1)), long_row_shared_bytes(n, 4) of dynamic shared memory,
+// one block per SM. The general paths take any block of whole warps up to 1024, the
+// VJP's a block of 256 (partial[256]).
 // Generated entry points (G, P: rows.cuh's row_group_for / row_slots_for of the row
 // length, 0, 0 for rows along another axis):
 //   extern "C" __global__ void k_f32(const float* in, float* out, long long outer,
@@ -93,41 +102,28 @@ __device__ inline void online_combine(T& max, T& sum, T other_max, T other_sum) 
   sum = a + b;
 }
 
-// The block's (max, sum) pairs, one per thread (m, s), combined: the fixed halving tree
-// (common.cuh's shape): levels h >= 32 in shared memory, the last five in warp 0 by
-// shuffles (lane i + h's pair into lane i's: the same order). Every thread gets the
-// result. `pm`, `ps` hold blockDim.x (= 256, a power of two >= 32) values each.
+// The block's (max, sum) pairs, one per thread (m, s), combined: each warp's
+// butterfly of xor shuffles (online_combine is commutative: every lane ends with the
+// same bits), then the warps' pairs in warp order, by every thread (rows.cuh's
+// combine_warps order). Any block of whole warps up to 1024 threads. `pm`, `ps` hold
+// 32 values each (shared).
 template <class T>
 __device__ void block_online_combine(T m, T s, T* pm, T* ps, T& max, T& sum) {
-  pm[threadIdx.x] = m;
-  ps[threadIdx.x] = s;
-  __syncthreads();
-  int h = blockDim.x / 2;
-  for (; h >= 32; h >>= 1) {
-    if (threadIdx.x < h) {
-      T a = pm[threadIdx.x], b = ps[threadIdx.x];
-      online_combine(a, b, pm[threadIdx.x + h], ps[threadIdx.x + h]);
-      pm[threadIdx.x] = a;
-      ps[threadIdx.x] = b;
-    }
-    __syncthreads();
+#pragma unroll
+  for (int h = 16; h > 0; h >>= 1) {
+    const T other_m = __shfl_xor_sync(0xffffffffu, m, h);
+    const T other_s = __shfl_xor_sync(0xffffffffu, s, h);
+    online_combine(m, s, other_m, other_s);
   }
-  if (threadIdx.x < 32) {  // blockDim.x >= 32 (launch: 256)
-    T a = pm[threadIdx.x], b = ps[threadIdx.x];
-    for (; h > 0; h >>= 1) {
-      const T other_m = __shfl_down_sync(0xffffffffu, a, h);
-      const T other_s = __shfl_down_sync(0xffffffffu, b, h);
-      online_combine(a, b, other_m, other_s);
-    }
-    if (threadIdx.x == 0) {
-      pm[0] = a;
-      ps[0] = b;
-    }
+  __syncthreads();  // the previous row's reads of pm, ps are done
+  if ((threadIdx.x & 31) == 0) {
+    pm[threadIdx.x >> 5] = m;
+    ps[threadIdx.x >> 5] = s;
   }
   __syncthreads();
   max = pm[0];
   sum = ps[0];
-  __syncthreads();  // pm, ps are rewritten by the next row
+  for (int w = 1; w < int(blockDim.x >> 5); ++w) online_combine(max, sum, pm[w], ps[w]);
 }
 
 // The max and sum of exp(x - max) over the kept elements base + k * inner of a row of
@@ -239,6 +235,220 @@ __device__ void long_row_write(const T* in, T* out, long long base, long long n,
   if (threadIdx.x < split.head) dst[threadIdx.x] = f(threadIdx.x, row[threadIdx.x]);
 }
 
+// ---- Long contiguous rows staged in shared memory (a vocabulary of 50257 in f32).
+//
+// The row's body (RowSplit's 16-byte chunks) is copied into dynamic shared memory by
+// cp.async, so the row is read from memory once: the max, the sum of exp(x - max)
+// and the written row all come from the staged copy. A row is staged by Parts blocks:
+// one, or (Parts = 2) the two blocks of a thread-block cluster, each holding half of
+// the chunks (rank 0 the first half and the head, rank 1 the second half and the
+// tail), so two half-rows fit an SM and one block's statistics overlap the other's
+// memory traffic; the halves' max and sum are exchanged through distributed shared
+// memory and combined in rank order (both blocks get the same bits). Within a block,
+// chunk c of its part goes to thread c % blockDim.x; each thread folds its elements in
+// order (head element, chunks ascending, tail element), then block_reduce. Each
+// thread touches only its own chunks, so no barrier guards them: as thread t writes
+// chunk c of row r it stages chunk c of its next row in the same place, and the
+// block's loads of the next row overlap its writes of this one. Launch (codegen,
+// Recipe.cpp's longRowLaunch): Parts = 2, __cluster_dims__(2, 1, 1), blocks of 512,
+// long_row_part_bytes(n, 4, 2) of dynamic shared memory, two blocks per SM (rows
+// grid-stride over the clusters); a launch given less shared memory takes the
+// unstaged long-row path, each block a row of its own.
+
+// The shared memory a block staging its 1 / parts of a long row of n elements of
+// `size` bytes needs: its share of the chunks at the worst alignment.
+__host__ __device__ constexpr long long long_row_part_bytes(long long n, int size, int parts) {
+  return (n / (16 / size) + parts - 1) / parts * 16;
+}
+// (One block: the whole row.)
+__host__ __device__ constexpr long long long_row_shared_bytes(long long n, int size) {
+  return long_row_part_bytes(n, size, 1);
+}
+
+// This block's part of a row split into `chunks`: [begin, end).
+template <int Parts>
+struct RowPart {
+  long long begin, end;
+  __device__ RowPart(long long chunks, unsigned rank) {
+    const long long half = (chunks + Parts - 1) / Parts;
+    begin = rank * half < chunks ? rank * half : chunks;
+    end = begin + half < chunks ? begin + half : chunks;
+  }
+};
+
+// This block's rank in its cluster, the cluster's index and the clusters (Parts = 2);
+// for Parts = 1: 0, the block's index and the blocks.
+// (Clusters need sm_90: compiling Parts = 2 for an older GPU fails in ptxas.)
+template <int Parts>
+__device__ inline void cluster_position(unsigned& rank, long long& first, long long& step) {
+  if constexpr (Parts > 1) {
+    unsigned r, id, count;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(id));
+    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(count));
+    rank = r, first = id, step = count;
+  } else {
+    rank = 0, first = blockIdx.x, step = gridDim.x;
+  }
+}
+
+// Every thread of the cluster's blocks waits until all have arrived; shared memory
+// written before is visible to the cluster after (release / acquire).
+__device__ inline void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+          : "memory");
+}
+
+// The value at `mine` (shared memory) in the cluster's block of rank `rank`.
+template <class T>
+__device__ inline T load_from_rank(const T* mine, unsigned rank) {
+  const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(mine));
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  T v;
+  if constexpr (sizeof(T) == 8)
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(remote) : "memory");
+  else
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+// The combination of the cluster's blocks' values v (each block's, the same in all
+// its threads), rank 0's first: every block gets the same bits. `slot` (shared) holds
+// this block's v for the others; Parts = 1: v.
+template <int Parts, class T, class Combine>
+__device__ inline T combine_parts(T v, Combine combine, T* slot, unsigned rank) {
+  if constexpr (Parts == 1) {
+    return v;
+  } else {
+    if (threadIdx.x == 0) *slot = v;
+    cluster_sync();
+    T total = rank == 0 ? v : load_from_rank(slot, 0);
+    for (unsigned r = 1; r < Parts; ++r) total = combine(total, r == rank ? v : load_from_rank(slot, r));
+    return total;
+  }
+}
+
+// Thread t's chunks of this block's part of the row starting at `row` into `staged`.
+template <int Parts, class T>
+__device__ inline void stage_row_part(const T* row, long long n, unsigned rank,
+                                      Vec16<T>* staged) {
+  const RowSplit<T> split(row, n);
+  const RowPart<Parts> part(split.chunks, rank);
+  const Vec16<T>* body = reinterpret_cast<const Vec16<T>*>(row + split.head);
+  for (long long c = part.begin + threadIdx.x; c < part.end; c += blockDim.x)
+    cp_async16(&staged[c - part.begin], &body[c]);
+}
+
+// Rows of `in` through shared memory into `out`, each staged by Parts blocks. `op`
+// says per row: fill(row, value) (true: the row is written as that value, its logits
+// unread: cross_entropy's ignored rows), keep(at) (the elements taking part; the
+// others are written by the writer too, which tests keep itself), stash() (whether
+// the writer takes exp(x - max) instead of x for the staged elements, computed once
+// by the sum's pass), and writer(row, base, max, sum), a functor giving out[base + k]
+// from in[base + k] = x: f(k, x), or f.of_exp(k, exp(x - max)) where stashed (0 for an
+// element not kept).
+template <int Parts, class T, class Op>
+__device__ void long_rows_staged(const T* in, T* out, long long rows, long long n,
+                                 const Op& op) {
+  constexpr int W = Vec16<T>::kWidth;
+  __shared__ T scratch[32];
+  __shared__ T part_max, part_sum;  // this block's, for the cluster's other blocks
+  Vec16<T>* staged = dynamic_shared<Vec16<T>>();
+  unsigned rank;
+  long long row, step;
+  cluster_position<Parts>(rank, row, step);
+  const bool first_part = rank == 0, last_part = rank == Parts - 1;
+  T fill;
+  if (row < rows && !op.fill(row, fill)) stage_row_part<Parts>(in + row * n, n, rank, staged);
+  for (; row < rows; row += step) {
+    const long long base = row * n, next = row + step;
+    const T* src = in + base;
+    T* dst = out + base;
+    const bool next_staged = next < rows && !op.fill(next, fill);
+    const RowSplit<T> next_split(in + next * n, n);
+    const RowPart<Parts> next_part(next_split.chunks, rank);
+    const Vec16<T>* next_body =
+        reinterpret_cast<const Vec16<T>*>(in + next * n + next_split.head);
+    if (op.fill(row, fill)) {  // this block's share of the row's elements
+      const long long from = n * rank / Parts, to = n * (rank + 1) / Parts;
+      for (long long k = from + threadIdx.x; k < to; k += blockDim.x) dst[k] = fill;
+      if (next_staged) stage_row_part<Parts>(in + next * n, n, rank, staged);
+      continue;
+    }
+    const RowSplit<T> split(src, n);
+    const RowPart<Parts> part(split.chunks, rank);
+    const long long tail = split.tail_begin + threadIdx.x;
+    const bool has_head = first_part && threadIdx.x < split.head;
+    const bool has_tail = last_part && tail < n;
+    cp_async_wait_all();
+    T m = -positive_infinity<T>();
+    if (has_head && op.keep(base + threadIdx.x)) m = NanMax<T>()(m, src[threadIdx.x]);
+    for (long long c = part.begin + threadIdx.x; c < part.end; c += blockDim.x) {
+      const Vec16<T> v = staged[c - part.begin];
+#pragma unroll
+      for (int e = 0; e < W; ++e)
+        if (op.keep(base + split.head + c * W + e)) m = NanMax<T>()(m, v.v[e]);
+    }
+    if (has_tail && op.keep(base + tail)) m = NanMax<T>()(m, src[tail]);
+    m = combine_parts<Parts>(block_reduce(m, NanMax<T>(), scratch), NanMax<T>(), &part_max,
+                             rank);
+    auto exp_of = [&](long long at, T x) {
+      return op.keep(at) && x != -positive_infinity<T>() ? exp(x - m) : T(0);
+    };
+    // exp(x - max) replaces x in the staged chunks where the writer wants it
+    // (stash(): softmax and dlogits; log_softmax needs x).
+    const bool stash = op.stash();
+    T sum = T(0);
+    if (has_head) sum += exp_of(base + threadIdx.x, src[threadIdx.x]);
+    for (long long c = part.begin + threadIdx.x; c < part.end; c += blockDim.x) {
+      Vec16<T> v = staged[c - part.begin];
+#pragma unroll
+      for (int e = 0; e < W; ++e) {
+        v.v[e] = exp_of(base + split.head + c * W + e, v.v[e]);
+        sum += v.v[e];
+      }
+      if (stash) staged[c - part.begin] = v;
+    }
+    if (has_tail) sum += exp_of(base + tail, src[tail]);
+    sum = combine_parts<Parts>(block_reduce(sum, SumCombine(), scratch), SumCombine(),
+                               &part_sum, rank);
+    const auto f = op.writer(row, base, m, sum);
+    // out's row split at the same places as in's: vector stores; else single ones.
+    const bool vec_out = ((reinterpret_cast<unsigned long long>(src) ^
+                           reinterpret_cast<unsigned long long>(dst)) & 15ull) == 0;
+    // This block's chunks of this row and of its next row, from either's begin.
+    const long long count = part.end - part.begin;
+    const long long next_count = next_staged ? next_part.end - next_part.begin : 0;
+    const long long last = next_count > count ? next_count : count;
+    for (long long i = threadIdx.x; i < last; i += blockDim.x) {
+      if (i < count) {
+        Vec16<T> v = staged[i];
+        const long long k = split.head + (part.begin + i) * W;
+        if (stash) {
+#pragma unroll
+          for (int e = 0; e < W; ++e) v.v[e] = f.of_exp(k + e, v.v[e]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < W; ++e) v.v[e] = f(k + e, v.v[e]);
+        }
+        if (vec_out) {  // (indexed from the body's start: nvcc then stores 16 bytes at once)
+          reinterpret_cast<Vec16<T>*>(dst + split.head)[part.begin + i] = v;
+        } else {
+#pragma unroll
+          for (int e = 0; e < W; ++e) dst[k + e] = v.v[e];
+        }
+      }
+      if (i < next_count) cp_async16(&staged[i], &next_body[next_part.begin + i]);
+    }
+    if (has_head) dst[threadIdx.x] = f(threadIdx.x, src[threadIdx.x]);
+    if (has_tail) dst[tail] = f(tail, src[tail]);
+  }
+  cp_async_wait_all();
+  if constexpr (Parts > 1) cluster_sync();  // the others may still read part_sum
+}
+
 // ---- Rows in registers (rows.cuh): the last axis (inner == 1), n <= G * P.
 
 // Which slots of a row take part: every slot inside the row (no mask) ...
@@ -316,23 +526,39 @@ __device__ void softmax_rows_in_registers(const T* in, T* out, long long rows, l
       if (!take_log) x.v[s] = e;
     }
     sum = Group::sum(sum, scratch);
-    const T log_sum = log(sum);
+    const T log_sum = log(sum), inv_sum = T(1) / sum;
 #pragma unroll
     for (int s = 0; s < P; ++s)
-      x.v[s] = !(kept >> s & 1u) ? T(0) : take_log ? x.v[s] - m - log_sum : x.v[s] / sum;
+      x.v[s] = !(kept >> s & 1u) ? T(0) : take_log ? x.v[s] - m - log_sum : x.v[s] * inv_sum;
     x.store(out + row * n, n, t, vec);
   }
 }
 
 // The softmax functor of one row: blocked elements 0.
 template <class T, class Keep>
+// (softmax scales by the sum's reciprocal, computed once: a multiply per element
+// instead of a division, within an ulp of exp(x - m) / sum.)
 struct SoftmaxOf {
   Keep keep;
   long long base;
-  T m, sum, log_sum;
+  T m, inv_sum, log_sum;
   bool take_log;
   __device__ T operator()(long long k, T x) const {
-    return !keep(base + k) ? T(0) : take_log ? x - m - log_sum : exp(x - m) / sum;
+    return !keep(base + k) ? T(0) : take_log ? x - m - log_sum : exp(x - m) * inv_sum;
+  }
+  // softmax from e = exp(x - m) (0 where not kept).
+  __device__ T of_exp(long long k, T e) const { return !keep(base + k) ? T(0) : e * inv_sum; }
+};
+
+// softmax / log_softmax / masked_softmax as a long_rows_in_shared op.
+template <class T, class Keep>
+struct SoftmaxRowOp {
+  Keep keep;
+  bool take_log;
+  __device__ bool fill(long long, T&) const { return false; }
+  __device__ bool stash() const { return !take_log; }
+  __device__ SoftmaxOf<T, Keep> writer(long long, long long base, T m, T sum) const {
+    return SoftmaxOf<T, Keep>{keep, base, m, T(1) / sum, log(sum), take_log};
   }
 };
 
@@ -340,17 +566,21 @@ struct SoftmaxOf {
 // path leave it out: its eight vectors in flight per thread would cost every launch of
 // the kernel registers; their rows never need it, and a launch that does not fit the
 // register path still gets the strided one, correct for any row).
-template <bool Long, class T, class Keep>
+template <bool Long, int Parts, class T, class Keep>
 __device__ void softmax_rows(const T* in, T* out, long long outer, long long n,
                              long long inner, bool take_log, Keep keep) {
-  __shared__ T pm[256], ps[256];
+  __shared__ T pm[32], ps[32];
   const long long rows = outer * inner;
+  if (Long && inner == 1 &&
+      dynamic_shared_bytes() >= long_row_part_bytes(n, sizeof(T), Parts))
+    return long_rows_staged<Parts>(in, out, rows, n, SoftmaxRowOp<T, Keep>{keep, take_log});
   if (Long && inner == 1) {  // contiguous rows: 16-byte vectors
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
       const long long base = row * n;
       T m, sum;
       long_row_stats(in, base, n, keep, pm, ps, m, sum);
-      long_row_write(in, out, base, n, SoftmaxOf<T, Keep>{keep, base, m, sum, log(sum), take_log});
+      long_row_write(in, out, base, n,
+                     SoftmaxOf<T, Keep>{keep, base, m, T(1) / sum, log(sum), take_log});
     }
     return;
   }
@@ -368,14 +598,15 @@ __device__ void softmax_rows(const T* in, T* out, long long outer, long long n,
 
 // out = softmax (take_log = false) or log_softmax of each row of in.
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
-template <class T, int G = 0, int P = 0>
+// Parts: the blocks that stage a long row (long_rows_staged; 2: a cluster's).
+template <class T, int G = 0, int P = 0, int Parts = 1>
 __device__ void softmax_kernel(const T* in, T* out, long long outer, long long n,
                                long long inner, bool take_log) {
   if constexpr (P > 0) {
     if (row_fits<G, P>(n, inner))
       return softmax_rows_in_registers<T, G, P>(in, out, outer, n, take_log, RowKeepAll());
   }
-  softmax_rows<P == 0>(in, out, outer, n, inner, take_log, KeepAll());
+  softmax_rows<P == 0, Parts>(in, out, outer, n, inner, take_log, KeepAll());
 }
 
 // Keeps element `at` of the input where the mask, broadcast by `dims`, is nonzero.
@@ -386,7 +617,7 @@ struct MaskKeep {
 };
 
 // out = softmax of each row of in over the elements the mask keeps; 0 elsewhere.
-template <class T, int G = 0, int P = 0>
+template <class T, int G = 0, int P = 0, int Parts = 1>
 __device__ void masked_softmax_kernel(const T* in, const int* mask, const Dims& mask_dims,
                                       T* out, long long outer, long long n, long long inner) {
   if constexpr (P > 0) {
@@ -394,7 +625,7 @@ __device__ void masked_softmax_kernel(const T* in, const int* mask, const Dims& 
       return softmax_rows_in_registers<T, G, P>(in, out, outer, n, false,
                                                 RowKeepMask{mask, mask_dims});
   }
-  softmax_rows<P == 0>(in, out, outer, n, inner, false, MaskKeep{mask, mask_dims});
+  softmax_rows<P == 0, Parts>(in, out, outer, n, inner, false, MaskKeep{mask, mask_dims});
 }
 
 // softmax_grad_kernel's rows of n <= G * P in registers (grad and output read once).

@@ -8,7 +8,7 @@
 // least (each input read once, each output written once) over its time, as a fraction
 // of the copy bandwidth measured in the same run (cudaMemcpy device to device and a
 // float4 copy kernel over 1 GiB; the faster of the two). Time: CUDA events around each
-// launch, 3 warm-up launches, the median of --reps (default 20).
+// launch after an L2 flush, 3 warm-up launches, the median of --reps (default 20).
 //
 // Inputs are generated on the device from a counter hash (bench_hash below, repeated
 // bit for bit by kernels.py), so torch sees the same data without files. Each output
@@ -35,6 +35,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernel_instances.cu"
@@ -169,13 +170,50 @@ __global__ void VOUCH_ROWS_BOUNDS bench_layer_norm(const float* x, const float* 
                                                    long long d, double eps) {
   vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps);
 }
-template <int G, int P>
+// The backward (layer_norm_grad: 2 blocks per SM), its column sums in dynamic shared
+// memory (Shared) or registers, the next row's loads issued before this row's
+// reductions (Prefetch) or not.
+template <int G, int P, bool Shared, bool Prefetch>
 __global__ void __launch_bounds__(256, 2)
-    bench_layer_norm_grad(const float* grad, const float* x, const float* weight, float* dx,
-                          float* dweight, float* dbias, long long rows, long long d, double eps,
-                          float* partials, unsigned* arrivals) {
-  vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, dx, dweight, dbias, rows, d, eps,
-                                             partials, arrivals);
+    bench_layer_norm_grad_v(const float* grad, const float* x, const float* weight, float* dx,
+                            float* dweight, float* dbias, long long rows, long long d,
+                            double eps, float* partials, unsigned* arrivals) {
+  vouch::layer_norm_grad_kernel<float, G, P, vouch::kLayerNormGradChunk, Shared, Prefetch>(
+      grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals);
+}
+// Long rows staged by a cluster of two blocks of 512, half a row each (Parts = 2).
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    bench_softmax_cluster(const float* in, float* out, long long outer, long long n,
+                          long long take_log) {
+  vouch::softmax_kernel<float, 0, 0, 2>(in, out, outer, n, 1, take_log != 0);
+}
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    bench_cross_entropy_grad_cluster(const float* logits, const int* labels, const float* dloss,
+                                     float* dlogits, long long rows, long long classes,
+                                     long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float, 2>(logits, labels, dloss, dlogits, rows, classes,
+                                             ignore_index);
+}
+// Long rows staged in shared memory by one block of 1024 (softmax.cuh's long_rows_staged).
+__global__ void __launch_bounds__(1024, 1)
+    bench_softmax_long(const float* in, float* out, long long outer, long long n,
+                       long long take_log) {
+  vouch::softmax_kernel<float>(in, out, outer, n, 1, take_log != 0);
+}
+__global__ void __launch_bounds__(1024, 1)
+    bench_cross_entropy_grad_long(const float* logits, const int* labels, const float* dloss,
+                                  float* dlogits, long long rows, long long classes,
+                                  long long ignore_index) {
+  vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
+                                          ignore_index);
+}
+// The SMs of device 0 (the persistent grids).
+int g_sms = 132;
+// Dynamic shared memory of `bytes` for kernel f (beyond 48 KB needs the attribute).
+template <class K>
+void allow_shared(K f, long long bytes) {
+  BENCH_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 // f(RowShape<G, P>()) with codegen's (G, P) for rows of n (of those instantiated here).
 template <class F>
@@ -221,7 +259,9 @@ std::vector<Case> cases(bool variants) {
   // (timed and checked like the rest, not counted against the target).
   auto variant = [&](const char* shape, std::function<void(void* const*, float* const*)> launch) {
     if (!variants) return;
-    Case v = all.back();
+    size_t base = all.size() - 1;  // the last case that is not itself a variant
+    while (all[base].name.find('~') != std::string::npos) --base;
+    Case v = all[base];
     v.name += std::string("~") + shape;
     v.launch = std::move(launch);
     add(std::move(v));
@@ -230,8 +270,19 @@ std::vector<Case> cases(bool variants) {
   for (long long D : {768LL, 3072LL, 50257LL})
     for (int take_log : {0, 1}) {
       const long long n = R * D;
+      // Codegen's launch: rows a warp or the block holds (rows.cuh), else long rows
+      // staged in shared memory by clusters of two blocks of 512, at most four blocks
+      // per SM (Recipe.cpp's longRowLaunch).
+      const bool staged = vouch::row_group_for(D) == 0;
+      const long long half = vouch::long_row_part_bytes(D, 4, 2);
+      const unsigned pairs = unsigned(std::min(2 * R, 4LL * g_sms));
+      if (staged) allow_shared(bench_softmax_cluster, half);
       add({take_log ? "log_softmax" : "softmax", shape2(R, D), {floats(n, 1, -4, 4)}, {n},
            8.0 * n, [=](void* const* in, float* const* out) {
+             if (staged) {
+               bench_softmax_cluster<<<pairs, 512, half>>>(F(in[0]), out[0], R, D, take_log);
+               return;
+             }
              BENCH_ROWS(D, (bench_softmax<G, P><<<row_blocks(R), 256>>>(F(in[0]), out[0], R, D,
                                                                       take_log)));
            }});
@@ -239,6 +290,18 @@ std::vector<Case> cases(bool variants) {
         variant("block", [=](void* const* in, float* const* out) {
           bench_softmax<256, 4><<<row_blocks(R), 256>>>(F(in[0]), out[0], R, D, 0);
         });
+      if (staged) {
+        // Without shared memory: a block of 256 per row, each row read twice.
+        variant("unstaged", [=](void* const* in, float* const* out) {
+          bench_softmax<0, 0><<<row_blocks(R), 256>>>(F(in[0]), out[0], R, D, take_log);
+        });
+        // One block of 1024 staging the whole row (201 KB), one per SM.
+        const long long whole = vouch::long_row_shared_bytes(D, 4);
+        allow_shared(bench_softmax_long, whole);
+        variant("one_block", [=](void* const* in, float* const* out) {
+          bench_softmax_long<<<unsigned(g_sms), 1024, whole>>>(F(in[0]), out[0], R, D, take_log);
+        });
+      }
     }
   for (long long D : {768LL, 3072LL})
     for (int take_log : {0, 1}) {
@@ -258,12 +321,27 @@ std::vector<Case> cases(bool variants) {
            lab_cross_entropy_f32<<<unsigned(std::min(R, 1024LL)), 256>>>(
                F(in[0]), I(in[1]), out[0], R, V, -100);
          }});
+    // Codegen's launch (more than 4096 classes): rows staged in shared memory by
+    // clusters of two blocks of 512, at most four blocks per SM.
+    const long long half = vouch::long_row_part_bytes(V, 4, 2);
+    const unsigned pairs = unsigned(std::min(2 * R, 4LL * g_sms));
+    allow_shared(bench_cross_entropy_grad_cluster, half);
     add({"cross_entropy_grad", shape2(R, V),
          {floats(n, 4, -4, 4), ints(R, 5, V), floats(1, 6, 1, 1)}, {n},
          8.0 * n + 4.0 * R + 4, [=](void* const* in, float* const* out) {
-           lab_cross_entropy_grad_f32<<<unsigned(std::min(R, 65535LL)), 256>>>(
-               F(in[0]), I(in[1]), F(in[2]), out[0], R, V, -100);
+           bench_cross_entropy_grad_cluster<<<pairs, 512, half>>>(F(in[0]), I(in[1]), F(in[2]),
+                                                                  out[0], R, V, -100);
          }});
+    variant("unstaged", [=](void* const* in, float* const* out) {  // a block of 256 per row
+      lab_cross_entropy_grad_f32<<<unsigned(std::min(R, 65535LL)), 256>>>(
+          F(in[0]), I(in[1]), F(in[2]), out[0], R, V, -100);
+    });
+    const long long whole = vouch::long_row_shared_bytes(V, 4);
+    allow_shared(bench_cross_entropy_grad_long, whole);
+    variant("one_block", [=](void* const* in, float* const* out) {  // 1024 staging a row
+      bench_cross_entropy_grad_long<<<unsigned(g_sms), 1024, whole>>>(F(in[0]), I(in[1]),
+                                                                     F(in[2]), out[0], R, V, -100);
+    });
   }
   for (long long D : {768LL, 3072LL}) {
     const long long n = R * D;
@@ -287,18 +365,28 @@ std::vector<Case> cases(bool variants) {
     const LayerNormGradScratch scratch = layer_norm_grad_scratch(R, D);
     float* partials = scratch.partials;
     unsigned* arrivals = scratch.arrivals;
+    // Codegen's instantiation (NormalizationRecipe.cpp): rows of a warp keep their
+    // column sums in shared memory (sized for f64, as codegen asks), the block's rows
+    // prefetch the next row.
+    const long long shared_bytes = vouch::row_group_for(D) == 32
+                                       ? vouch::layer_norm_grad_shared_bytes(D, 32, 8)
+                                       : 0;
+    BENCH_ROWS(D, allow_shared(bench_layer_norm_grad_v<G, P, G == 32, G == 256>,
+                               std::max(shared_bytes, 1LL)));
     add({"layer_norm_grad", shape2(R, D),
          {floats(n, 20, -1, 1), floats(n, 7, -2, 2), floats(D, 8, 0.5, 1.5)}, {n, D, D},
          12.0 * n + 12.0 * D, [=](void* const* in, float* const* out) {
-           BENCH_ROWS(D, (bench_layer_norm_grad<G, P><<<grid, 256>>>(
-                             F(in[0]), F(in[1]), F(in[2]), out[0], out[1], out[2], R, D, 1e-5,
-                             partials, arrivals)));
+           BENCH_ROWS(D, (bench_layer_norm_grad_v<G, P, G == 32, G == 256>
+                          <<<grid, 256, shared_bytes>>>(F(in[0]), F(in[1]), F(in[2]), out[0],
+                                                        out[1], out[2], R, D, 1e-5, partials,
+                                                        arrivals)));
          }});
-    if (D == 768)
-      variant("block", [=](void* const* in, float* const* out) {
-        bench_layer_norm_grad<256, 4><<<grid, 256>>>(F(in[0]), F(in[1]), F(in[2]), out[0], out[1],
-                                                     out[2], R, D, 1e-5, partials, arrivals);
-      });
+    // The column sums in registers, no prefetch (the fifth session's kernel).
+    variant("regs", [=](void* const* in, float* const* out) {
+      BENCH_ROWS(D, (bench_layer_norm_grad_v<G, P, false, false><<<grid, 256>>>(
+                        F(in[0]), F(in[1]), F(in[2]), out[0], out[1], out[2], R, D, 1e-5,
+                        partials, arrivals)));
+    });
   }
   for (long long D : {768LL, 3072LL}) {
     // A 0/1 int32 mask of the input's shape (about half kept), read through its Dims.
@@ -381,7 +469,14 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-// The median time in microseconds of `reps` launches of f, after 3 warm-up ones.
+// Twice the L2 (set in main), zeroed before each timed launch.
+void* g_flush = nullptr;
+size_t g_flush_bytes = 0;
+
+// The median time in microseconds of `reps` launches of f, after 3 warm-up ones. Each
+// timed launch follows an L2 flush (llm.c's dev/cuda method): its inputs come from
+// memory, not from the last launch's L2, and the GPU is busy with the flush while the
+// launch is enqueued, so the events time the GPU's work, not the host's launch.
 template <class Fn>
 double time_us(Fn f, int reps) {
   cudaEvent_t a, b;
@@ -392,6 +487,7 @@ double time_us(Fn f, int reps) {
   BENCH_CHECK(cudaDeviceSynchronize());
   std::vector<float> ms(reps);
   for (int i = 0; i < reps; ++i) {
+    if (g_flush) BENCH_CHECK(cudaMemsetAsync(g_flush, 0, g_flush_bytes));
     BENCH_CHECK(cudaEventRecord(a));
     f();
     BENCH_CHECK(cudaEventRecord(b));
@@ -437,6 +533,9 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   BENCH_CHECK(cudaGetDeviceProperties(&prop, 0));
+  g_sms = prop.multiProcessorCount;
+  g_flush_bytes = 2 * size_t(std::max(prop.l2CacheSize, 1 << 20));
+  BENCH_CHECK(cudaMalloc(&g_flush, g_flush_bytes));
 
   // The copy bandwidth: 1 GiB in, 1 GiB out (2 GiB moved).
   double copy_gbs;
@@ -488,6 +587,22 @@ int main(int argc, char** argv) {
     }
     BENCH_CHECK(cudaDeviceSynchronize());
     const double us = time_us([&] { c.launch(in.data(), out.data()); }, reps);
+    // A copy moving the same bytes (half read, half written; the faster of the copy
+    // kernel and cudaMemcpy): what this size allows.
+    double copy_us = 0;
+    {
+      const long long n4 = std::max(1LL, (long long)(c.bytes / 32));  // float4s each way
+      float4 *a, *b;
+      BENCH_CHECK(cudaMalloc(&a, 16 * n4));
+      BENCH_CHECK(cudaMalloc(&b, 16 * n4));
+      BENCH_CHECK(cudaMemset(a, 0, 16 * n4));
+      copy_us = std::min(
+          time_us([&] { copy_kernel<<<unsigned(g_sms * 8), 256>>>(a, b, n4); }, reps),
+          time_us([&] { BENCH_CHECK(cudaMemcpyAsync(b, a, 16 * n4, cudaMemcpyDeviceToDevice)); },
+                  reps));
+      BENCH_CHECK(cudaFree(a));
+      BENCH_CHECK(cudaFree(b));
+    }
     const double gbs = c.bytes / us / 1e3;
     std::string outs = "[";
     for (size_t k = 0; k < out.size(); ++k) {
@@ -514,9 +629,10 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < c.inputs.size(); ++k) ins += (k ? "," : "") + json_input(c.inputs[k]);
     ins += "]";
     std::printf("KERNEL {\"name\":\"%s\",\"shape\":\"%s\",\"us\":%.2f,\"bytes\":%.0f,"
-                "\"gbs\":%.1f,\"pct_copy\":%.1f,\"inputs\":%s,\"outputs\":%s}\n",
+                "\"gbs\":%.1f,\"pct_copy\":%.1f,\"copy_us\":%.2f,\"inputs\":%s,"
+                "\"outputs\":%s}\n",
                 c.name.c_str(), c.shape.c_str(), us, c.bytes, gbs, 100.0 * gbs / copy_gbs,
-                ins.c_str(), outs.c_str());
+                copy_us, ins.c_str(), outs.c_str());
     std::fflush(stdout);
     ++timed;
     for (void* p : in) BENCH_CHECK(cudaFree(p));

@@ -4,11 +4,12 @@
 Runs the CUDA program (kernels.cu, built as bench_kernels), which times each vouch
 kernel at GPT-2-sized shapes and prints a JSON line per kernel with its inputs'
 recipe and a summary of its outputs; then builds the same inputs with torch (the same
-counter hash, bit for bit), times torch's op the same way (CUDA events, 3 warm-ups,
-the median of --reps), checks vouch's outputs against torch's (sum, sum of absolute
+counter hash, bit for bit), times torch's op the same way (CUDA events around each
+launch after an L2 flush, 3 warm-ups, the median of --reps), checks vouch's outputs against torch's (sum, sum of absolute
 values, 16 sampled elements: loosely, so a fast wrong kernel fails) and prints one
 table: kernel, shape, vouch µs, GB/s, % of the copy bandwidth measured by the same
-run, torch µs, torch GB/s, speed-up (torch µs / vouch µs), target (≥ 70 % of copy
+run, the time of a copy moving the same bytes (what a kernel of this size can reach:
+launch and ramp included), torch µs, torch GB/s, speed-up (torch µs / vouch µs), target (≥ 70 % of copy
 and no slower than torch), check.
 
     python3 kernels.py [--bin rt/bench_kernels] [--reps 20] [--only NAME]
@@ -161,7 +162,17 @@ def torch_table(torch):
     }
 
 
+_flush = None
+
+
 def time_us(torch, fn, reps):
+    """The median time of fn's launches, each after an L2 flush (llm.c's dev/cuda method,
+    as kernels.cu's time_us): the flush empties L2 of the last launch's data and keeps
+    the GPU busy while the launch is enqueued, so only the GPU's work is timed."""
+    global _flush
+    if _flush is None:
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
+        _flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -169,6 +180,7 @@ def time_us(torch, fn, reps):
     for _ in range(reps):
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
+        _flush.zero_()
         a.record()
         fn()
         b.record()
@@ -265,7 +277,7 @@ def main():
     for c in cases:
         dims = [int(v) for v in re.findall(r"\d+", c["shape"])]
         row = dict(name=c["name"], shape=c["shape"], us=c["us"], gbs=c["gbs"], pct=c["pct_copy"],
-                   torch_us=None, torch_gbs=None, speedup=None, check="unchecked", target="")
+                   copy_us=c.get("copy_us"), torch_us=None, torch_gbs=None, speedup=None, check="unchecked", target="")
         kernel = c["name"].split("~")[0]  # a variant is timed against its kernel's torch op
         if kernel in table:
             inputs = [make_input(torch, s, "cuda") for s in c["inputs"]]
@@ -302,13 +314,13 @@ def main():
     def fmt(v, f):
         return "-" if v is None else f % v
 
-    header = ["kernel", "shape", "vouch µs", "GB/s", "% copy", "torch µs", "torch GB/s",
-              "torch/vouch", "target", "check"]
+    header = ["kernel", "shape", "vouch µs", "GB/s", "% copy", "same-size copy µs", "torch µs",
+              "torch GB/s", "torch/vouch", "target", "check"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([
             r["name"], r["shape"], fmt(r["us"], "%.1f"), fmt(r["gbs"], "%.0f"),
-            fmt(r["pct"], "%.0f%%"), fmt(r["torch_us"], "%.1f"), fmt(r["torch_gbs"], "%.0f"),
+            fmt(r["pct"], "%.0f%%"), fmt(r["copy_us"], "%.1f"), fmt(r["torch_us"], "%.1f"), fmt(r["torch_gbs"], "%.0f"),
             fmt(r["speedup"], "%.2f"), r["target"], r["check"]]) + " |")
     print("\n".join(lines))
     summary = ("kernels: %d timed, %d at target (>= %.0f%% of copy, no slower than torch), "

@@ -89,8 +89,9 @@ uint32_t gridStrideBlocks(int64_t lanes);
 /// staged in shared memory by a thread-block cluster of two blocks of 512,
 /// half a row each (long_row_part_bytes(n, 4, 2), mirrored: 100 KB at 50257),
 /// two such blocks resident per SM, grid 2 * rows capped at four blocks per SM
-/// (measured fastest at [8192, 50257]: 1040 us against 1070 at two and 1110
-/// for a block of 1024 holding the whole row); the entry points carry
+/// (measured fastest at [8192, 50257]: softmax 1017 us, against about 1070 at
+/// two blocks per SM and 1138 for a block of 1024 holding the whole row,
+/// docs/performance.md); the entry points carry
 /// kLongRowEntry and Parts = 2. Rows whose half does not fit the largest
 /// block a GPU offers (227 KB: f32 rows beyond about 116,000) take the same
 /// launch without shared memory; the executor gives a device with less none,

@@ -9,7 +9,7 @@
 // positions whose id falls in its rows into shared memory in ascending order (warp
 // ballots and a prefix over the warps), and for each, in that order, adds the dy row
 // into its table row, thread t owning the columns d = t, t + blockDim.x, ... (16-byte
-// vectors of columns where D and the pointers allow; the forward likewise) So the
+// vectors of columns where D and the pointers allow). So the
 // table is written once plus once per position, dy read once, and each block reads
 // the ids (from L2): O(V·D + positions·D + groups·positions) instead of the old
 // O(V·D·positions).
@@ -17,8 +17,11 @@
 // Out-of-range ids (computed ones; data fields are refused at load): embedding writes a
 // row of NaN instead of reading outside the table; embedding_grad writes NaN everywhere
 // (each block sees every id), so a bad lookup's gradient is never silently dropped.
+// The forward copies rows: a warp per row for rows of at least 32 vectors, else a flat
+// grid-stride loop.
 // Launch: block 256 (a multiple of 32, at most 1024), grid = max(1, min(ceil(total /
-// 256), 1056)); grid-stride (embedding_grad: over groups of kEmbeddingGradRows rows).
+// 256), 1056)); grid-stride (the forward over rows or elements, embedding_grad over
+// groups of kEmbeddingGradRows rows).
 // Generated entry points:
 //   extern "C" __global__ void k_f32(const int* ids, const float* table, float* out,
 //       long long positions, long long V, long long D) {
@@ -35,11 +38,17 @@
 namespace vouch {
 
 // out [positions, D] row p = table [V, D] row ids[p]; NaN for an id outside [0, V).
+// 16-byte vectors where D and the pointers allow: rows of at least 32 vectors a warp
+// per output row (its id read once, eight of the row's vectors in flight per lane;
+// 20.2 -> 17.4 us at 8192 rows of 768 against the flat loop, whose id and row loads
+// wait on each other), shorter ones a flat grid-stride loop over the vectors;
+// otherwise a flat grid-stride loop over the elements.
 template <class T>
 __device__ void embedding_kernel(const int* ids, const T* table, T* out,
                                  long long positions, long long V, long long D) {
   constexpr int W = Vec16<T>::kWidth;
-  if (D % W == 0 && aligned16(table) && aligned16(out)) {  // 16-byte vectors of a row
+  const bool vec = D % W == 0 && aligned16(table) && aligned16(out);
+  if (vec && D / W < 32) {
     const long long per_row = D / W, total = positions * per_row;
     const Vec16<T>* rows = reinterpret_cast<const Vec16<T>*>(table);
     Vec16<T>* dst = reinterpret_cast<Vec16<T>*>(out);
@@ -54,6 +63,35 @@ __device__ void embedding_kernel(const int* ids, const T* table, T* out,
         for (int e = 0; e < W; ++e) x.v[e] = lookup_nan<T>();
       }
       dst[idx] = x;
+    }
+    return;
+  }
+  if (vec) {
+    const long long per_row = D / W;
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    for (long long p = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+         p < positions; p += warps) {
+      const long long v = ids[p];
+      const bool valid = v >= 0 && v < V;
+      const Vec16<T>* row = reinterpret_cast<const Vec16<T>*>(table) + (valid ? v : 0) * per_row;
+      Vec16<T>* dst = reinterpret_cast<Vec16<T>*>(out) + p * per_row;
+      for (long long d0 = lane; d0 < per_row; d0 += 8 * 32) {
+        Vec16<T> x[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+          if (d0 + u * 32 < per_row) {
+            if (valid) {
+              x[u] = row[d0 + u * 32];
+            } else {
+#pragma unroll
+              for (int e = 0; e < W; ++e) x[u].v[e] = lookup_nan<T>();
+            }
+          }
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+          if (d0 + u * 32 < per_row) dst[d0 + u * 32] = x[u];
+      }
     }
     return;
   }

@@ -31,10 +31,10 @@
 // partials in block order, the last of those adds the groups' sums in group order. A
 // fixed order for a given grid, so the result is bitwise the same on every launch, with
 // no float atomics; the two levels keep the last block's serial work short, and each
-// column's loads are all issued before its adds (add_partials_in_order). The last
-// blocks set their counters back to 0: the per-step CUDA graph replays the launch, and
-// the executor gives the counters a zeroed buffer (BufferDesc::zero_init) for the
-// first one.
+// column's partials are loaded eight at a time before they are added
+// (add_partials_in_order). The last blocks set their counters back to 0: the per-step
+// CUDA graph replays the launch, and the executor gives the counters a zeroed buffer
+// (BufferDesc::zero_init) for the first one.
 //
 // Launch: block 256 (the tree's width; partial[256]). Forward: grid max(1, min(rows,
 // 4096)), rows grid-stride over the blocks. Backward: grid
@@ -180,22 +180,59 @@ __host__ __device__ inline long long layer_norm_grad_groups(long long grid) {
 // partials[grid + group]; the last of those to arrive adds the groups' sums in group
 // order into dweight (columns 0..d) and dbias (d..2d). A fixed order for a given
 // grid, the same bits every launch; the tickets are reset by arrived_last.
-// put(k, Σ_{b < count} from[b * stride + k]) in b order, for k in [0, width): thread t
-// takes k = t, t + blockDim.x, ...; all of a column's loads (at most
-// N, count <= N) are issued before its adds, through L2 (__ldcg: other blocks wrote
-// them), so each column costs one round trip, not `count`.
-template <int N, class T, class Put>
+// A 16-byte vector loaded through L2 (__ldcg), past this SM's L1.
+__device__ inline Vec16<float> load_through_l2(const Vec16<float>* p) {
+  const float4 r = __ldcg(reinterpret_cast<const float4*>(p));
+  return Vec16<float>{{r.x, r.y, r.z, r.w}};
+}
+__device__ inline Vec16<double> load_through_l2(const Vec16<double>* p) {
+  const double2 r = __ldcg(reinterpret_cast<const double2*>(p));
+  return Vec16<double>{{r.x, r.y}};
+}
+
+// put(k, Σ_{b < count} from[b * stride + k]) in b order, for k in [0, width), through L2
+// (__ldcg: other blocks wrote them). 16-byte vectors of columns where the layout
+// allows (thread t takes vectors t, t + blockDim.x, ...), else single columns; the
+// partials are loaded eight at a time before they are added, so a vector of columns
+// costs ceil(count / 8) round trips, not `count`. The adds are the same either way.
+template <class T, class Put>
 __device__ void add_partials_in_order(const T* from, long long stride, long long count,
                                       long long width, Put put) {
+  constexpr int kBatch = 8, W = Vec16<T>::kWidth;
+  if (width % W == 0 && stride % W == 0 && aligned16(from)) {
+    const Vec16<T>* vectors = reinterpret_cast<const Vec16<T>*>(from);
+    const long long vstride = stride / W;
+    for (long long j = threadIdx.x; j < width / W; j += blockDim.x) {
+      Vec16<T> total;
+      for (long long b0 = 0; b0 < count; b0 += kBatch) {
+        Vec16<T> v[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (b0 + b < count) v[b] = load_through_l2(vectors + (b0 + b) * vstride + j);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (b0 + b < count) {
+#pragma unroll
+            for (int e = 0; e < W; ++e)
+              total.v[e] = b0 + b == 0 ? v[b].v[e] : total.v[e] + v[b].v[e];
+          }
+      }
+#pragma unroll
+      for (int e = 0; e < W; ++e) put(j * W + e, total.v[e]);
+    }
+    return;
+  }
   for (long long k = threadIdx.x; k < width; k += blockDim.x) {
-    T v[N];
+    T total = T(0);
+    for (long long b0 = 0; b0 < count; b0 += kBatch) {
+      T v[kBatch];
 #pragma unroll
-    for (int b = 0; b < N; ++b)
-      v[b] = b < count ? __ldcg(from + b * stride + k) : T(0);
-    T total = v[0];
+      for (int b = 0; b < kBatch; ++b)
+        if (b0 + b < count) v[b] = __ldcg(from + (b0 + b) * stride + k);
 #pragma unroll
-    for (int b = 1; b < N; ++b)
-      if (b < count) total += v[b];
+      for (int b = 0; b < kBatch; ++b)
+        if (b0 + b < count) total = b0 + b == 0 ? v[b] : total + v[b];
+    }
     put(k, total);
   }
 }
@@ -205,11 +242,10 @@ __device__ void add_partials_in_order(const T* from, long long stride, long long
 // partials[grid + group]; the last of those to arrive adds the groups' sums in group
 // order into dweight (columns 0..d) and dbias (d..2d). A fixed order for a given
 // grid, the same bits every launch; the tickets are reset by arrived_last.
-// layer_norm_grad_grid keeps the groups at most kLayerNormGradMaxBlocks /
-// kLayerNormGradGroup (32).
+// (Not inlined: its registers are then not the row loop's, which they made spill.)
 template <class T>
-__device__ void layer_norm_grad_finish(T* partials, unsigned* arrivals, long long d,
-                                       T* dweight, T* dbias) {
+__device__ __noinline__ void layer_norm_grad_finish(T* partials, unsigned* arrivals,
+                                                    long long d, T* dweight, T* dbias) {
   const long long grid = gridDim.x, groups = layer_norm_grad_groups(grid);
   const long long group = blockIdx.x / kLayerNormGradGroup;
   const long long first = group * kLayerNormGradGroup;
@@ -217,11 +253,10 @@ __device__ void layer_norm_grad_finish(T* partials, unsigned* arrivals, long lon
       grid - first < kLayerNormGradGroup ? grid - first : kLayerNormGradGroup;
   if (!arrived_last(arrivals + group, unsigned(members))) return;
   T* group_sum = partials + (grid + group) * 2 * d;
-  add_partials_in_order<int(kLayerNormGradGroup)>(partials + first * 2 * d, 2 * d, members, 2 * d,
+  add_partials_in_order(partials + first * 2 * d, 2 * d, members, 2 * d,
                         [&](long long k, T sum) { group_sum[k] = sum; });
   if (!arrived_last(arrivals + groups, unsigned(groups))) return;
-  constexpr int kMaxGroups = int(kLayerNormGradMaxBlocks / kLayerNormGradGroup);
-  add_partials_in_order<kMaxGroups>(partials + grid * 2 * d, 2 * d, groups, 2 * d, [&](long long k, T sum) {
+  add_partials_in_order(partials + grid * 2 * d, 2 * d, groups, 2 * d, [&](long long k, T sum) {
     if (k < d) {
       if (dweight) dweight[k] = sum;
     } else if (dbias) {

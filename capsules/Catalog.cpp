@@ -98,7 +98,8 @@ struct NativeKernel {
 NativeKernel nativeKernel(OpFamily family) {
   const char *nvrtc = "NVRTC: sm_90 cubin plus PTX";
   const char *compared = "compared with the cpu f64 reference by the GPU suite";
-  const char *tree = "block reductions with a fixed tree and no float atomics "
+  const char *tree = "block reductions in a fixed order (halving trees, or warp "
+                     "butterflies then the warps in order) and no float atomics "
                      "(a multi-block loss adds its blocks' partials in block "
                      "order in its last block; two runs give the same bits); "
                      "compared with the cpu f64 reference by the GPU suite";
@@ -140,9 +141,12 @@ NativeKernel nativeKernel(OpFamily family) {
             "blocks, half a row each, and read once where the launch has the "
             "memory, else a block per row reading it twice), its statistics "
             "(max, sums) folded per thread and combined in a fixed order (warp "
-            "butterflies, then warps and halves in order) with no atomics, in "
-            "the element type (two runs give the same bits); checked by the "
-            "kernel lab and compared with the cpu f64 reference by the GPU suite",
+            "butterflies then the warps in order, halving trees on the general "
+            "paths, a staged row's halves in rank order; layer_norm_grad's "
+            "column sums per block, then added in two levels by the last "
+            "blocks to arrive) with no atomics, in the element type (two runs "
+            "give the same bits); checked by the kernel lab and compared with "
+            "the cpu f64 reference by the GPU suite",
             ReductionOrder::FixedTree};
   case OpFamily::View:
     return {{"codegen/recipes/ViewRecipe.cpp", "",

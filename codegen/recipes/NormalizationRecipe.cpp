@@ -4,11 +4,14 @@
 // through a Dims of broadcast strides), layer_norm and their VJPs.
 // cuda: runtime/cuda/kernels/softmax.cuh and layernorm.cuh, rows along the
 // last axis of up to 4096 held in registers by a warp or a block (each kernel
-// instantiated for its rows' group and slots, rowShape), longer rows a block
-// each, with fixed-order trees (no atomics: every run gives the same bits);
-// layer_norm_grad's dx, dweight and dbias in one launch over chunks of rows,
-// the blocks' partial sums in scratch buffers (ProgramBuilder::addScratch)
-// added in two levels by the last blocks to arrive. cpu: the
+// instantiated for its rows' group and slots, rowShape); longer contiguous
+// rows of softmax and masked_softmax staged in shared memory by clusters of
+// two blocks (longRowLaunch), others a block each; fixed orders throughout (no
+// atomics: every run gives the same bits); layer_norm_grad's dx, dweight and
+// dbias in one launch over chunks of rows, its column sums in shared memory
+// where a warp holds a row, the blocks' partial sums in scratch buffers
+// (ProgramBuilder::addScratch) added in two levels by the last blocks to
+// arrive. cpu: the
 // runtime/cpu_kernels.h function the op table names (cpuKernel), left folds.
 // Extents are arguments, so one kernel serves every op of a kind; a layer
 // norm's weight and bias are parameters of its entry point only where the op
@@ -65,8 +68,9 @@ const std::string kLongRows = ", 0, 0, " + std::to_string(kLongRowParts);
 /// blocks of 256 resident per SM for f32 (at most 64 registers: measured
 /// 1.2-1.4x faster at [8192, 3072] than the 90-100 the compiler takes
 /// otherwise, without spills), 2 for f64; layer_norm_grad (`columnSums`: its
-/// column sums are in registers too) 2 for f32 (128 registers, a few spilled:
-/// 66 -> 58 us at [8192, 768]) and none for f64. None for the general path.
+/// rows' two arrays and, at 3072, its column sums in registers) 2 for f32 (up
+/// to 128 registers; at 768 the column sums are in shared memory, no spills)
+/// and none for f64. None for the general path; long rows kLongRowEntry.
 std::string rowBounds(const std::string &shape, const char *type,
                       bool columnSums = false) {
   bool f32 = std::string(type) == "float";
@@ -220,7 +224,7 @@ int64_t layerNormGradGroups(uint32_t grid) { return (int64_t(grid) + 15) / 16; }
 
 /// The dynamic shared memory layer_norm_grad keeps its column sums in
 /// (SharedSums) where a warp holds a row (d <= 1024): its registers then hold
-/// the row without spilling (57 -> 47 us at [8192, 768]). layernorm.cuh's
+/// the row without spilling (57 -> 49 us at [8192, 768]). layernorm.cuh's
 /// layer_norm_grad_shared_bytes(d, 32, sizeof(double)) (8 warps, 2 * d each),
 /// so f64 runs fit; 0 (sums in registers) for longer rows.
 uint32_t layerNormGradSharedBytes(int64_t d) {

@@ -345,17 +345,27 @@ Status CudaProgramModel<T>::plan_launches() {
     // Beyond the device's limit (with the kernel's static shared memory), the launch
     // gets none and the kernel takes its other path.
     const void* kernel = reinterpret_cast<const void*>(kernels_[size_t(st.kernel)]);
-    const std::string name = std::string(p.kernel_names[st.kernel]) + element_suffix<T>();
     cudaFuncAttributes attributes{};
     VOUCH_CUDA_CHECK_WHAT(cudaFuncGetAttributes(&attributes, kernel),
-                          "cudaFuncGetAttributes(" + name + ")");
+                          "cudaFuncGetAttributes(" + std::string(p.kernel_names[st.kernel]) +
+                              element_suffix<T>() + ")");
     if (int64_t(st.shared_bytes) + int64_t(attributes.sharedSizeBytes) > optin) continue;
-    VOUCH_CUDA_CHECK_WHAT(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(st.shared_bytes)),
-        "cudaFuncSetAttribute(" + name + ", MaxDynamicSharedMemorySize, " +
-            std::to_string(st.shared_bytes) + ")");
     step_shared_[size_t(s)] = st.shared_bytes;
+  }
+  // The limit is the kernel's, not the step's: steps sharing a kernel (extents are
+  // arguments) get the largest any of them launches with.
+  std::vector<uint32_t> most(size_t(p.num_kernels), 0);
+  for (int32_t s = 0; s < p.num_steps; s++)
+    if (p.steps[s].kind == StepKind::Kernel)
+      most[size_t(p.steps[s].kernel)] =
+          std::max(most[size_t(p.steps[s].kernel)], step_shared_[size_t(s)]);
+  for (int32_t k = 0; k < p.num_kernels; k++) {
+    if (most[size_t(k)] == 0) continue;
+    VOUCH_CUDA_CHECK_WHAT(
+        cudaFuncSetAttribute(reinterpret_cast<const void*>(kernels_[size_t(k)]),
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, int(most[size_t(k)])),
+        "cudaFuncSetAttribute(" + std::string(p.kernel_names[k]) + element_suffix<T>() +
+            ", MaxDynamicSharedMemorySize, " + std::to_string(most[size_t(k)]) + ")");
   }
   return Status::Ok();
 }

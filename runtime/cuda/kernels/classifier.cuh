@@ -20,9 +20,10 @@
 // With G = 1 the order is the old single block's: rows in order, from 0.
 //
 // dlogits: each block first counts the kept rows itself (an integer sum: exact in any
-// order); then, given the dynamic shared memory for a row (codegen: more than 4096
-// classes, f32, a block of 1024 per SM), softmax.cuh's long_rows_staged (the row
-// staged and read from memory once, exp(z - max) computed once); otherwise one block
+// order); then, given the dynamic shared memory for its part of a row (codegen: more
+// than 4096 classes, f32, clusters of two blocks of 512, Parts = 2), softmax.cuh's
+// long_rows_staged (the row staged and read from memory once, exp(z - max) computed
+// once); otherwise one block
 // per row (grid-stride), one statistics pass and one writing pass (long_row_write:
 // from the row's end, so the tail just read is read again first, from L2).
 //
@@ -31,8 +32,9 @@
 //
 // Launch: cross_entropy_kernel block 256, grid min(rows, 1024) (any grid is correct:
 // blocks past kCrossEntropyMaxBlocks only take a ticket); cross_entropy_grad_kernel
-// (__launch_bounds__(1024, 1)) block 256, grid min(rows, 65535), or for more than
-// 4096 classes Recipe.cpp's longRowLaunch (block 1024, shared memory, a block per SM).
+// block 256, grid min(rows, 65535), or for more than 4096 classes Recipe.cpp's
+// longRowLaunch (clusters of two blocks of 512, shared memory, at most four blocks
+// per SM; the entry point carries the cluster dims and Parts = 2).
 // Generated entry points (t = float / double):
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, t* out,
 //       long long rows, long long classes, long long ignore_index)
@@ -62,7 +64,7 @@ __device__ long long cross_entropy_block_kept[kCrossEntropyMaxBlocks];
 __device__ unsigned cross_entropy_ticket;
 
 // The row's max and sum of exp(z - max) over the block (softmax.cuh's one-pass
-// statistics); every thread gets both. `pm`, `ps` hold blockDim.x (= 256) values each.
+// statistics); every thread gets both. `pm`, `ps` hold 32 values each.
 template <class T>
 __device__ void row_max_and_sum(const T* z, long long classes, T* pm, T* ps, T& max,
                                 T& sum) {
@@ -159,7 +161,8 @@ __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
   for (long long r = threadIdx.x; r < rows; r += blockDim.x) mine += labels[r] != ignore_index;
   const long long kept = block_reduce(mine, SumCombine(), counts);
   const DlogitsRowOp<T> op{labels, classes, ignore_index, dloss[0] / T(kept)};
-  if (dynamic_shared_bytes() >= long_row_part_bytes(classes, sizeof(T), Parts))
+  const long long staged_bytes = long_row_part_bytes(classes, sizeof(T), Parts);
+  if (staged_bytes > 0 && dynamic_shared_bytes() >= staged_bytes)
     return long_rows_staged<Parts>(logits, dlogits, rows, classes, op);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     T* d = dlogits + r * classes;

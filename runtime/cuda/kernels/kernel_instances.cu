@@ -194,8 +194,9 @@ extern "C" __global__ void lab_cross_entropy_grad_f64(const double* logits, cons
   vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
                                            ignore_index);
 }
-// The long rows through shared memory (softmax.cuh's long_rows_staged), launched
-// as codegen does: a block of 1024 with the row's chunks in dynamic shared memory.
+// The long rows through shared memory (softmax.cuh's long_rows_staged), launched by
+// one block of 1024 holding the row's chunks in dynamic shared memory (Parts = 1;
+// codegen launches the cluster entry points below).
 extern "C" __global__ void __launch_bounds__(1024, 1)
     lab_softmax_long_f32(const float* in, float* out, long long outer, long long n,
                          long long take_log) {

@@ -473,9 +473,10 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, grad.p, rows, classes,
                                                    ignore);
   LAB_LAUNCHED();
-  // Codegen's launch of long rows (classifier.cuh): 1024 threads, the rows through
-  // dynamic shared memory where it fits, on fewer blocks than rows (each block stages
-  // its next row while writing this one); and with none (the other long-row path).
+  // Long rows staged by one block of 1024 (Parts = 1), the rows through dynamic shared
+  // memory where it fits, on fewer blocks than rows (each block stages its next row
+  // while writing this one); and with none (the other long-row path). Codegen's
+  // clusters of two blocks (Parts = 2) follow.
   DeviceArray<T> grad_shared(rows * classes), grad_unshared(rows * classes);
   const long long shared = vouch::long_row_shared_bytes(classes, sizeof(T));
   const bool staged = allow_dynamic_shared(Lab<T>::cross_entropy_grad_long, shared);
@@ -697,10 +698,10 @@ void test_softmax(long long outer, long long n, long long inner, bool take_log) 
   const std::vector<T> got = dout.download(), grad = dgrad.download();
   report(tag, max_abs_err(got, y), row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
   if (inner == 1 && n > 4096) {
-    // Codegen's launch of long rows: 1024 threads, staged in dynamic shared memory
-    // where the row fits, on fewer blocks than rows (a block stages its next row while
-    // it writes this one), twice; and with no shared memory (the other long-row path
-    // at 1024 threads).
+    // Long rows staged by one block of 1024 (Parts = 1) in dynamic shared memory where
+    // the row fits, on fewer blocks than rows (a block stages its next row while it
+    // writes this one), twice; and with no shared memory (the other long-row path at
+    // 1024 threads). Codegen's clusters of two blocks (Parts = 2) follow.
     const long long shared = vouch::long_row_shared_bytes(n, sizeof(T));
     const unsigned blocks = unsigned(std::max(1LL, std::min(rows, 2LL)));
     DeviceArray<T> staged(total), staged2(total), unstaged(total);

@@ -175,11 +175,6 @@ __host__ __device__ inline long long layer_norm_grad_groups(long long grid) {
   return (grid + kLayerNormGradGroup - 1) / kLayerNormGradGroup;
 }
 
-// After every block has put its partial column sums in partials[block][0..2d): the
-// last block of each group to arrive adds the group's partials in block order into
-// partials[grid + group]; the last of those to arrive adds the groups' sums in group
-// order into dweight (columns 0..d) and dbias (d..2d). A fixed order for a given
-// grid, the same bits every launch; the tickets are reset by arrived_last.
 // A 16-byte vector loaded through L2 (__ldcg), past this SM's L1.
 __device__ inline Vec16<float> load_through_l2(const Vec16<float>* p) {
   const float4 r = __ldcg(reinterpret_cast<const float4*>(p));

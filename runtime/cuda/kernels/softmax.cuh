@@ -5,7 +5,7 @@
 // (o * n + k) * inner + i, k = 0..n-1: stride inner (1 for the last axis, the common
 // case, where a warp reads contiguous memory).
 //
-// Three paths, every order fixed (the same bits every run, no atomics), accumulation
+// Four paths, every order fixed (the same bits every run, no atomics), accumulation
 // in T (f32 runs in f32, f64 runs in f64):
 //  - rows along the last axis of up to 4096 (a model's 768 or 3072): held in registers
 //    by a warp (up to 1024) or the block (rows.cuh): the max over the row, then the
@@ -14,10 +14,11 @@
 //    length and the pointers allow. Codegen instantiates each kernel for its rows'
 //    group G and slots per thread P (template arguments; P = 0: no register path).
 //  - longer rows along the last axis (a vocabulary of 50257), given the dynamic shared
-//    memory for one (codegen: f32 rows up to about 58,000, a block of 1024 per SM):
-//    the row staged in shared memory by cp.async and read from memory once; the max,
-//    then the sum of exp(x - max) from the staged copy; the block stages its next row
-//    while it writes this one (long_rows_in_shared).
+//    memory for their part (codegen: clusters of two blocks of 512, half a row each,
+//    f32 rows up to about 116,000): the row staged in shared memory by cp.async and
+//    read from memory once; the max, then the sum of exp(x - max) from the staged copy,
+//    the halves' exchanged through distributed shared memory; each block stages its
+//    next row while it writes this one (long_rows_staged).
 //  - longer rows without that shared memory: one block per row, its statistics
 //    gathered in one pass (each thread folds its elements, 16-byte vectors between the
 //    row's 16-byte boundaries, into a running (max, sum of exp(x - max)) pair,
@@ -37,9 +38,10 @@
 // VJP is softmax_grad_kernel on its result (0 wherever the mask blocks).
 //
 // Launch: block 256, grid max(1, min(rows, 4096)); long contiguous rows (P = 0, inner
-// 1) as codegen/recipes/Recipe.cpp's longRowLaunch: block 1024 (the entry point's
-// __launch_bounds__(1024, 1)), long_row_shared_bytes(n, 4) of dynamic shared memory,
-// one block per SM. The general paths take any block of whole warps up to 1024, the
+// 1) as codegen/recipes/Recipe.cpp's longRowLaunch: the entry point instantiated with
+// Parts = 2 and carrying __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2), blocks of
+// 512, long_row_part_bytes(n, 4, 2) of dynamic shared memory, grid 2 * rows capped at
+// four blocks per SM. The general paths take any block of whole warps up to 1024, the
 // VJP's a block of 256 (partial[256]).
 // Generated entry points (G, P: rows.cuh's row_group_for / row_slots_for of the row
 // length, 0, 0 for rows along another axis):
@@ -152,9 +154,10 @@ __device__ void row_online_stats(const T* in, long long base, long long n, long 
 //
 // A row is split at its first and last 16-byte boundary: the head (fewer than W
 // elements before the first) and the tail (after the last) go one element per thread,
-// the body as 16-byte vectors, chunk c = t, t + 256, ... per thread. Statistics: thread
-// t folds its head element, its chunks (ascending, each vector's elements in order;
-// eight vectors in flight) and its tail element, then block_online_combine. The write
+// the body as 16-byte vectors, chunk c = t, t + blockDim.x, ... per thread.
+// Statistics: thread t folds its head element, its chunks (ascending, each vector's
+// elements in order; eight vectors in flight) and its tail element, then
+// block_online_combine. The write
 // pass reads the row again, its chunks from the row's end down, so what the statistics
 // pass read last is read first (the likeliest to be still in L2). (Capping the blocks
 // at work so that every row in flight stays in L2 for the second read was measured
@@ -550,7 +553,7 @@ struct SoftmaxOf {
   __device__ T of_exp(long long k, T e) const { return !keep(base + k) ? T(0) : e * inv_sum; }
 };
 
-// softmax / log_softmax / masked_softmax as a long_rows_in_shared op.
+// softmax / log_softmax / masked_softmax as a long_rows_staged op.
 template <class T, class Keep>
 struct SoftmaxRowOp {
   Keep keep;
@@ -571,8 +574,9 @@ __device__ void softmax_rows(const T* in, T* out, long long outer, long long n,
                              long long inner, bool take_log, Keep keep) {
   __shared__ T pm[32], ps[32];
   const long long rows = outer * inner;
-  if (Long && inner == 1 &&
-      dynamic_shared_bytes() >= long_row_part_bytes(n, sizeof(T), Parts))
+  // (Rows of fewer than one 16-byte vector per part stage nothing: the other path.)
+  const long long staged_bytes = long_row_part_bytes(n, sizeof(T), Parts);
+  if (Long && inner == 1 && staged_bytes > 0 && dynamic_shared_bytes() >= staged_bytes)
     return long_rows_staged<Parts>(in, out, rows, n, SoftmaxRowOp<T, Keep>{keep, take_log});
   if (Long && inner == 1) {  // contiguous rows: 16-byte vectors
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {

@@ -205,7 +205,7 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
               params + "long long rows, long long d, double eps" + tail +
               ") {\n  vouch::" +
               (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + shape +
-              (sharedSums ? ", vouch::kLayerNormGradChunk, true" : "") + ">(" +
+              (sharedSums ? ", true" : "") + ">(" +
               names + "rows, d, eps" +
               (grad ? (scratch ? ", partials, arrivals" : ", nullptr, nullptr") : "") +
               ");\n}\n";

@@ -334,6 +334,10 @@ Status CudaProgramModel<T>::plan_launches() {
       "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
   step_grid_.assign(size_t(p.num_steps), 0);
   step_shared_.assign(size_t(p.num_steps), 0);
+  std::vector<int64_t> static_bytes(size_t(p.num_kernels), -1);  // per kernel, once
+  // The limit is the kernel's, not the step's: steps sharing a kernel (extents are
+  // arguments) get the largest any of them launches with.
+  std::vector<uint32_t> most(size_t(p.num_kernels), 0);
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
     if (st.kind != StepKind::Kernel) continue;
@@ -344,21 +348,19 @@ Status CudaProgramModel<T>::plan_launches() {
     if (st.shared_bytes == 0) continue;
     // Beyond the device's limit (with the kernel's static shared memory), the launch
     // gets none and the kernel takes its other path.
-    const void* kernel = reinterpret_cast<const void*>(kernels_[size_t(st.kernel)]);
-    cudaFuncAttributes attributes{};
-    VOUCH_CUDA_CHECK_WHAT(cudaFuncGetAttributes(&attributes, kernel),
-                          "cudaFuncGetAttributes(" + std::string(p.kernel_names[st.kernel]) +
-                              element_suffix<T>() + ")");
-    if (int64_t(st.shared_bytes) + int64_t(attributes.sharedSizeBytes) > optin) continue;
+    if (static_bytes[size_t(st.kernel)] < 0) {
+      cudaFuncAttributes attributes{};
+      VOUCH_CUDA_CHECK_WHAT(
+          cudaFuncGetAttributes(&attributes,
+                                reinterpret_cast<const void*>(kernels_[size_t(st.kernel)])),
+          "cudaFuncGetAttributes(" + std::string(p.kernel_names[st.kernel]) +
+              element_suffix<T>() + ")");
+      static_bytes[size_t(st.kernel)] = int64_t(attributes.sharedSizeBytes);
+    }
+    if (int64_t(st.shared_bytes) + static_bytes[size_t(st.kernel)] > optin) continue;
     step_shared_[size_t(s)] = st.shared_bytes;
+    most[size_t(st.kernel)] = std::max(most[size_t(st.kernel)], st.shared_bytes);
   }
-  // The limit is the kernel's, not the step's: steps sharing a kernel (extents are
-  // arguments) get the largest any of them launches with.
-  std::vector<uint32_t> most(size_t(p.num_kernels), 0);
-  for (int32_t s = 0; s < p.num_steps; s++)
-    if (p.steps[s].kind == StepKind::Kernel)
-      most[size_t(p.steps[s].kernel)] =
-          std::max(most[size_t(p.steps[s].kernel)], step_shared_[size_t(s)]);
   for (int32_t k = 0; k < p.num_kernels; k++) {
     if (most[size_t(k)] == 0) continue;
     VOUCH_CUDA_CHECK_WHAT(

@@ -360,7 +360,7 @@ extern "C" __global__ void lab_layer_norm_grad_shared_f32(const float* grad, con
                                                    float* dweight, float* dbias,
                                                    long long rows, long long d, double eps,
                                                    float* partials, unsigned* arrivals) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, vouch::kLayerNormGradChunk, true>(grad, x, weight, dx, dweight, dbias,
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, true>(grad, x, weight, dx, dweight, dbias,
                                                             rows, d, eps, partials, arrivals)));
 }
 extern "C" __global__ void lab_layer_norm_grad_shared_f64(const double* grad, const double* x,
@@ -368,7 +368,7 @@ extern "C" __global__ void lab_layer_norm_grad_shared_f64(const double* grad, co
                                                    double* dweight, double* dbias,
                                                    long long rows, long long d, double eps,
                                                    double* partials, unsigned* arrivals) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P, vouch::kLayerNormGradChunk, true>(grad, x, weight, dx, dweight, dbias,
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P, true>(grad, x, weight, dx, dweight, dbias,
                                                              rows, d, eps, partials, arrivals)));
 }
 

@@ -698,50 +698,36 @@ void test_softmax(long long outer, long long n, long long inner, bool take_log) 
   const std::vector<T> got = dout.download(), grad = dgrad.download();
   report(tag, max_abs_err(got, y), row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
   if (inner == 1 && n > 4096) {
-    // Long rows staged by one block of 1024 (Parts = 1) in dynamic shared memory where
-    // the row fits, on fewer blocks than rows (a block stages its next row while it
-    // writes this one), twice; and with no shared memory (the other long-row path at
-    // 1024 threads). Codegen's clusters of two blocks (Parts = 2) follow.
-    const long long shared = vouch::long_row_shared_bytes(n, sizeof(T));
-    const unsigned blocks = unsigned(std::max(1LL, std::min(rows, 2LL)));
-    DeviceArray<T> staged(total), staged2(total), unstaged(total);
-    if (allow_dynamic_shared(Lab<T>::softmax_long, shared)) {
-      T* const runs[] = {staged.p, staged2.p};
-      for (T* out : runs) {
-        Lab<T>::softmax_long<<<blocks, 1024, shared>>>(dxin.p, out, outer, n, take_log ? 1 : 0);
-        LAB_LAUNCHED();
+    // Long rows staged in dynamic shared memory, on fewer blocks than rows (a block
+    // stages its next row while it writes this one), twice; and with no shared memory
+    // (the other long-row path at the same block size). By one block of 1024 holding
+    // the row (Parts = 1), then by codegen's clusters of two blocks of 512, half a row
+    // each (Parts = 2).
+    const unsigned rows_in_flight = unsigned(std::max(1LL, std::min(rows, 2LL)));
+    const double tolerance = row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1);
+    auto staged_runs = [&](auto kernel, const std::string& how, unsigned grid,
+                           unsigned threads, long long bytes) {
+      DeviceArray<T> staged(total), staged2(total), unstaged(total);
+      if (allow_dynamic_shared(kernel, bytes)) {
+        T* const runs[] = {staged.p, staged2.p};
+        for (T* out : runs) {
+          kernel<<<grid, threads, bytes>>>(dxin.p, out, outer, n, take_log ? 1 : 0);
+          LAB_LAUNCHED();
+        }
+        const std::vector<T> s1 = staged.download();
+        report(tag + " staged by " + how, max_abs_err(s1, y), tolerance);
+        report_bitwise(tag + " staged by " + how + " repeat",
+                       bit_mismatches(s1, staged2.download()), total);
       }
-      const std::vector<T> s1 = staged.download();
-      report(tag + " staged in shared memory", max_abs_err(s1, y),
-             row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
-      report_bitwise(tag + " staged repeat", bit_mismatches(s1, staged2.download()), total);
-    }
-    Lab<T>::softmax_long<<<blocks, 1024>>>(dxin.p, unstaged.p, outer, n, take_log ? 1 : 0);
-    LAB_LAUNCHED();
-    report(tag + " 1024 threads unstaged", max_abs_err(unstaged.download(), y),
-           row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
-    // Staged by clusters of two blocks of 512 (half a row each), fewer clusters than
-    // rows, twice; and with no shared memory (each block a row of its own).
-    const long long half = vouch::long_row_part_bytes(n, sizeof(T), 2);
-    DeviceArray<T> pair(total), pair2(total), pair_unstaged(total);
-    if (allow_dynamic_shared(Lab<T>::softmax_cluster, half)) {
-      T* const runs[] = {pair.p, pair2.p};
-      for (T* out : runs) {
-        Lab<T>::softmax_cluster<<<2 * blocks, 512, half>>>(dxin.p, out, outer, n,
-                                                           take_log ? 1 : 0);
-        LAB_LAUNCHED();
-      }
-      const std::vector<T> c1 = pair.download();
-      report(tag + " staged by a cluster of 2", max_abs_err(c1, y),
-             row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
-      report_bitwise(tag + " staged by a cluster of 2 repeat", bit_mismatches(c1, pair2.download()),
-                     total);
-    }
-    Lab<T>::softmax_cluster<<<2 * blocks, 512>>>(dxin.p, pair_unstaged.p, outer, n,
-                                                 take_log ? 1 : 0);
-    LAB_LAUNCHED();
-    report(tag + " cluster kernel unstaged", max_abs_err(pair_unstaged.download(), y),
-           row_tolerance<T>(n, take_log ? std::log(double(n)) + 6 : 1));
+      kernel<<<grid, threads>>>(dxin.p, unstaged.p, outer, n, take_log ? 1 : 0);
+      LAB_LAUNCHED();
+      report(tag + " " + how + "'s kernel unstaged", max_abs_err(unstaged.download(), y),
+             tolerance);
+    };
+    staged_runs(Lab<T>::softmax_long, "one block", rows_in_flight, 1024,
+                vouch::long_row_shared_bytes(n, sizeof(T)));
+    staged_runs(Lab<T>::softmax_cluster, "a cluster of 2", 2 * rows_in_flight, 512,
+                vouch::long_row_part_bytes(n, sizeof(T), 2));
   }
   report_bitwise(tag + " repeat", bit_mismatches(got, dout2.download()), total);
   report(tag + " grad", max_abs_err(grad, dx), row_tolerance<T>(n, grad_scale));

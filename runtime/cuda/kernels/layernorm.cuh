@@ -51,7 +51,7 @@
 //   extern "C" __global__ void k_f32(const float* grad, const float* x,
 //       const float* weight, float* dx, float* dweight, float* dbias, long long rows,
 //       long long d, double eps, float* partials, unsigned* arrivals) {
-//     vouch::layer_norm_grad_kernel<float, G, P[, vouch::kLayerNormGradChunk, true]>(
+//     vouch::layer_norm_grad_kernel<float, G, P[, true]>(
 //         grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals); }
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
@@ -166,9 +166,8 @@ __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, T*
 constexpr long long kLayerNormGradChunk = 32;
 constexpr long long kLayerNormGradMaxBlocks = 512;
 constexpr long long kLayerNormGradGroup = 16;
-__host__ __device__ inline long long layer_norm_grad_grid(long long rows,
-                                                        long long chunk = kLayerNormGradChunk) {
-  const long long chunks = (rows + chunk - 1) / chunk;
+__host__ __device__ inline long long layer_norm_grad_grid(long long rows) {
+  const long long chunks = (rows + kLayerNormGradChunk - 1) / kLayerNormGradChunk;
   return chunks < 1 ? 1 : chunks > kLayerNormGradMaxBlocks ? kLayerNormGradMaxBlocks : chunks;
 }
 __host__ __device__ inline long long layer_norm_grad_groups(long long grid) {
@@ -274,7 +273,7 @@ __host__ __device__ constexpr long long layer_norm_grad_shared_bytes(long long d
 // region of the dynamic shared memory: no spills at 768, where the registers would
 // hold four rows' worth; a block's groups are then added in group order into the
 // block's partial sums (the same adds either way).
-template <class T, int G, int P, long long Chunk, bool SharedSums, bool Prefetch>
+template <class T, int G, int P, bool SharedSums, bool Prefetch>
 __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, const T* weight,
                                                   T* dx, T* dweight, T* dbias, long long rows,
                                                   long long d, T eps, T* partials,
@@ -300,8 +299,10 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
       sum_w.v[s] = sum_b.v[s] = T(0);
     }
   }
-  // The group's rows: in chunk c0 (c0 = blockIdx.x * Chunk, + gridDim.x * Chunk, ...)
+  // The group's rows: in chunk c0 (c0 = blockIdx.x * Chunk, + gridDim.x * Chunk, ...,
+  // Chunk = kLayerNormGradChunk)
   // rows c0 + group_in_block, + kGroupsPerBlock, ...; `rows` when there is none.
+  constexpr long long Chunk = kLayerNormGradChunk;
   auto next_row = [&](long long r) {
     const long long c0 = r / Chunk * Chunk;
     if (r + Group::kGroupsPerBlock < c0 + Chunk && r + Group::kGroupsPerBlock < rows)
@@ -325,40 +326,38 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
       next_x.load(x + next * d, d, t, vec, T(0));
       next_g.load(grad + next * d, d, t, vec, T(0));
     }
-    {
-      T mean, rstd;
-      row_stats_in_registers(xs, inside, d, eps, scratch, mean, rstd);
-      Slots w;  // weight per row, from cache, live only in the loop below
-      if (weight) {
-        w.load(weight, d, t, vec, T(1));
-      } else {
+    T mean, rstd;
+    row_stats_in_registers(xs, inside, d, eps, scratch, mean, rstd);
+    Slots w;  // weight per row, from cache, live only in the loop below
+    if (weight) {
+      w.load(weight, d, t, vec, T(1));
+    } else {
 #pragma unroll
-        for (int s = 0; s < P; ++s) w.v[s] = T(1);
-      }
-      T sum_g = T(0), sum_gx = T(0);
-#pragma unroll
-      for (int s = 0; s < P; ++s) {
-        xs.v[s] = (xs.v[s] - mean) * rstd;  // x̂
-        if (params && (inside >> s & 1u)) {
-          if (SharedSums) {
-            const int k = Slots::index(s, t, vec);
-            group_sums[k] += gs.v[s] * xs.v[s];
-            group_sums[d + k] += gs.v[s];
-          } else {
-            sum_w.v[s] += gs.v[s] * xs.v[s];
-            sum_b.v[s] += gs.v[s];
-          }
-        }
-        gs.v[s] *= w.v[s];  // g = grad · weight from here on
-        sum_g += gs.v[s];
-        sum_gx += gs.v[s] * xs.v[s];
-      }
-      const T mean_g = Group::sum(sum_g, scratch) / T(d);
-      const T mean_gx = Group::sum(sum_gx, scratch) / T(d);
-#pragma unroll
-      for (int s = 0; s < P; ++s) gs.v[s] = rstd * (gs.v[s] - mean_g - xs.v[s] * mean_gx);
-      gs.store(dx + r * d, d, t, vec);
+      for (int s = 0; s < P; ++s) w.v[s] = T(1);
     }
+    T sum_g = T(0), sum_gx = T(0);
+#pragma unroll
+    for (int s = 0; s < P; ++s) {
+      xs.v[s] = (xs.v[s] - mean) * rstd;  // x̂
+      if (params && (inside >> s & 1u)) {
+        if (SharedSums) {
+          const int k = Slots::index(s, t, vec);
+          group_sums[k] += gs.v[s] * xs.v[s];
+          group_sums[d + k] += gs.v[s];
+        } else {
+          sum_w.v[s] += gs.v[s] * xs.v[s];
+          sum_b.v[s] += gs.v[s];
+        }
+      }
+      gs.v[s] *= w.v[s];  // g = grad · weight from here on
+      sum_g += gs.v[s];
+      sum_gx += gs.v[s] * xs.v[s];
+    }
+    const T mean_g = Group::sum(sum_g, scratch) / T(d);
+    const T mean_gx = Group::sum(sum_gx, scratch) / T(d);
+#pragma unroll
+    for (int s = 0; s < P; ++s) gs.v[s] = rstd * (gs.v[s] - mean_g - xs.v[s] * mean_gx);
+    gs.store(dx + r * d, d, t, vec);
     if (Prefetch) {
       xs = next_x;
       gs = next_g;
@@ -410,15 +409,14 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
 // SharedSums: the register path keeps its column sums in dynamic shared memory; a
 // launch given less than layer_norm_grad_shared_bytes takes the general path.
-template <class T, int G = 0, int P = 0, long long Chunk = kLayerNormGradChunk,
-          bool SharedSums = false, bool Prefetch = (G == 256)>
+template <class T, int G = 0, int P = 0, bool SharedSums = false, bool Prefetch = (G == 256)>
 __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight, T* dx,
                                        T* dweight, T* dbias, long long rows, long long d,
                                        double eps, T* partials, unsigned* arrivals) {
   if constexpr (P > 0) {
     if (row_fits<G, P>(d, 1) && blockDim.x == 256 &&  // 8 warps: kGroupsPerBlock
         (!SharedSums || dynamic_shared_bytes() >= layer_norm_grad_shared_bytes(d, G, sizeof(T))))
-      return layer_norm_grad_rows_in_registers<T, G, P, Chunk, SharedSums, Prefetch>(
+      return layer_norm_grad_rows_in_registers<T, G, P, SharedSums, Prefetch>(
           grad, x, weight, dx, dweight, dbias, rows, d, T(eps), partials, arrivals);
   }
   __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk

@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(256, 2)
     bench_layer_norm_grad_v(const float* grad, const float* x, const float* weight, float* dx,
                             float* dweight, float* dbias, long long rows, long long d,
                             double eps, float* partials, unsigned* arrivals) {
-  vouch::layer_norm_grad_kernel<float, G, P, vouch::kLayerNormGradChunk, Shared, Prefetch>(
+  vouch::layer_norm_grad_kernel<float, G, P, Shared, Prefetch>(
       grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals);
 }
 // Long rows staged by a cluster of two blocks of 512, half a row each (Parts = 2).

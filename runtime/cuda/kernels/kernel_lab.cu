@@ -1814,6 +1814,7 @@ void validate() {
   test_embedding<T>(3000, 300, 70, false, true);
   test_embedding<T>(300, 50, 768, true, true);      // a warp per row, grid-stride, bad ids
   test_embedding<T>(2000, 1000, 768, false, false);  // GPT-2's width: a warp per row
+  test_embedding<T>(700, 40, 1000, false, false);    // rows in several passes of a warp
   test_gather_scatter<T>(4, 8, 3, 1, false, false);    // the last axis
   test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
   test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block

@@ -181,6 +181,14 @@ __global__ void __launch_bounds__(256, 2)
   vouch::layer_norm_grad_kernel<float, G, P, Shared, Prefetch>(
       grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals);
 }
+// embedding_grad's other shapes (embedding.cuh's template arguments): table rows per
+// block, ids per thread, vectors per lane; at least MinBlocks blocks of 256 per SM.
+template <int Rows, int Ids, int Slots, int MinBlocks>
+__global__ void __launch_bounds__(256, MinBlocks)
+    bench_embedding_grad(const int* ids, const float* dy, float* out, long long positions,
+                         long long V, long long D) {
+  vouch::embedding_grad_kernel<float, Rows, Ids, Slots>(ids, dy, out, positions, V, D);
+}
 // Long rows staged by a cluster of two blocks of 512, half a row each (Parts = 2).
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
     bench_softmax_cluster(const float* in, float* out, long long outer, long long n,
@@ -381,6 +389,16 @@ std::vector<Case> cases(bool variants) {
                                                         out[1], out[2], R, D, 1e-5, partials,
                                                         arrivals)));
          }});
+    // Rows of a warp issuing the next row's loads before this row's reductions too.
+    if (vouch::row_group_for(D) == 32) {
+      BENCH_ROWS(D, allow_shared(bench_layer_norm_grad_v<G, P, true, true>,
+                                 std::max(shared_bytes, 1LL)));
+      variant("prefetch", [=](void* const* in, float* const* out) {
+        BENCH_ROWS(D, (bench_layer_norm_grad_v<G, P, true, true><<<grid, 256, shared_bytes>>>(
+                          F(in[0]), F(in[1]), F(in[2]), out[0], out[1], out[2], R, D, 1e-5,
+                          partials, arrivals)));
+      });
+    }
     // The column sums in registers, no prefetch (the fifth session's kernel).
     variant("regs", [=](void* const* in, float* const* out) {
       BENCH_ROWS(D, (bench_layer_norm_grad_v<G, P, false, false><<<grid, 256>>>(
@@ -410,6 +428,15 @@ std::vector<Case> cases(bool variants) {
          lab_embedding_grad_f32<<<grid_stride_blocks(V * E), 256>>>(I(in[0]), F(in[1]), out[0],
                                                                     R, V, E);
        }});
+#define EMBEDDING_GRAD_VARIANT(NAME, ROWS, IDS, SLOTS, MIN_BLOCKS)                         \
+  variant(NAME, [=](void* const* in, float* const* out) {                                  \
+    bench_embedding_grad<ROWS, IDS, SLOTS, MIN_BLOCKS>                                     \
+        <<<grid_stride_blocks(V * E), 256>>>(I(in[0]), F(in[1]), out[0], R, V, E);         \
+  })
+  EMBEDDING_GRAD_VARIANT("ids8_slots8", 64, 8, 8, 4);
+  EMBEDDING_GRAD_VARIANT("rows128", 128, 4, 6, 4);
+  EMBEDDING_GRAD_VARIANT("rows32", 32, 4, 6, 4);
+#undef EMBEDDING_GRAD_VARIANT
   {
     const long long n = R * 3072;  // the MLP's hidden activations
     const std::string s = shape2(R, 3072);
@@ -567,7 +594,7 @@ int main(int argc, char** argv) {
   double* sums;
   BENCH_CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
   for (const Case& c : cases(variants)) {
-    if (!only.empty() && c.name != only) continue;
+    if (!only.empty() && c.name.substr(0, c.name.find('~')) != only) continue;  // a kernel and its variants
     std::vector<void*> in;
     for (const Input& s : c.inputs) {
       void* p;

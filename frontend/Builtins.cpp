@@ -375,15 +375,71 @@ ExprValue Lowering::lowerLinear(const BuiltinCall &call) {
   return ExprValue::tensor(op, call.getLoc());
 }
 
-// matmul(lhs, rhs, transpose_lhs, transpose_rhs): op(lhs) [(B,) M, K] times
-// op(rhs) [(B,) K, N], where op() transposes the last two axes when asked.
+// matmul(lhs, rhs, transpose_lhs, transpose_rhs): op(lhs) [..., M, K] times
+// op(rhs) [..., K, N], where op() transposes the last two axes when asked;
+// the leading (batch) axes broadcast as torch.matmul's. vouch.matmul takes
+// each operand either with the result's batch axes or as one shared matrix of
+// rank 2: an operand whose batch has a single entry is reshaped (a view) to
+// its matrix, any other partial batch broadcast (a copy) to the full batch.
 ExprValue Lowering::lowerMatmul(const BuiltinCall &call) {
   mlir::Value a = tensorArg(call, 0), b = tensorArg(call, 1);
   std::optional<bool> tl = boolArg(call, 2), tr = boolArg(call, 3);
   if (!a || !b || !tl || !tr)
     return ExprValue::invalid();
+  mlir::RankedTensorType at = typeOf(a), bt = typeOf(b);
+  if (at.getRank() >= 2 && bt.getRank() >= 2 &&
+      (at.getRank() > 2 || bt.getRank() > 2)) {
+    llvm::ArrayRef<int64_t> ab = at.getShape().drop_back(2),
+                            bb = bt.getShape().drop_back(2);
+    BroadcastResult batch = broadcastShapes(ab, bb);
+    if (!batch.ok) {
+      int64_t axis = batch.conflictAxis;
+      error(call.getLoc()) << "'matmul': batch axes of " << at << " and " << bt
+                           << " do not broadcast (extents "
+                           << ab[ab.size() + axis] << " and "
+                           << bb[bb.size() + axis] << " at batch axis " << axis
+                           << " are neither equal nor 1)";
+      return ExprValue::invalid();
+    }
+    // Each operand as vouch.matmul takes it (a batch of one entry: both
+    // become matrices, and the product is reshaped to the batch's axes).
+    auto shaped = [&](mlir::Value v, mlir::RankedTensorType t) -> mlir::Value {
+      llvm::ArrayRef<int64_t> matrix = t.getShape().take_back(2);
+      if (countElements(t.getShape().drop_back(2)) == 1) {
+        if (t.getRank() == 2)
+          return v;
+        auto to = mlir::RankedTensorType::get(matrix, t.getElementType());
+        return builder.create<ReshapeOp>(getLoc(call.getLoc()), to, v);
+      }
+      if (t.getShape().drop_back(2) == llvm::ArrayRef<int64_t>(batch.shape))
+        return v;
+      llvm::SmallVector<int64_t> full(batch.shape);
+      full.append(matrix.begin(), matrix.end());
+      return broadcastTo(v, mlir::RankedTensorType::get(full, t.getElementType()),
+                         call.getLoc());
+    };
+    a = shaped(a, at);
+    b = shaped(b, bt);
+    mlir::RankedTensorType type = checkShapeRule(
+        call, MatmulOp::inferResultType(typeOf(a), typeOf(b), *tl, *tr));
+    if (!type)
+      return ExprValue::invalid();
+    llvm::SmallVector<int64_t> full(batch.shape);
+    full.append(type.getShape().take_back(2).begin(),
+                type.getShape().take_back(2).end());
+    if (!makeTensorType(full, type.getElementType(), call.getLoc(),
+                        call.opName()))
+      return ExprValue::invalid();
+    mlir::Value product = builder.create<MatmulOp>(getLoc(call.getLoc()), type,
+                                                   a, b, *tl, *tr);
+    if (type.getShape() != llvm::ArrayRef<int64_t>(full))
+      product = builder.create<ReshapeOp>(
+          getLoc(call.getLoc()),
+          mlir::RankedTensorType::get(full, type.getElementType()), product);
+    return ExprValue::tensor(product, call.getLoc());
+  }
   mlir::RankedTensorType type = checkShapeRule(
-      call, MatmulOp::inferResultType(typeOf(a), typeOf(b), *tl, *tr));
+      call, MatmulOp::inferResultType(at, bt, *tl, *tr));
   if (!type || !makeTensorType(type.getShape(), type.getElementType(),
                                call.getLoc(), call.opName()))
     return ExprValue::invalid();

@@ -488,8 +488,8 @@ TEST_F(DiagnosticsTest, ShapeErrorsNameTheOpAndTheShapes) {
                 "nor 1)",
                 "8:7: error: 'matmul': cannot multiply 'tensor<1x3xf32>' by "
                 "'tensor<8x2xf32>': contraction extents 3 and 8 differ",
-                "9:7: error: 'matmul' multiplies two rank-2 matrices or two "
-                "rank-3 batches of matrices, got 'tensor<1x3xf32>' and "
+                "9:7: error: 'matmul' multiplies matrices or batches of "
+                "matrices (rank 2 or more), got 'tensor<1x3xf32>' and "
                 "'tensor<4xf32>'",
                 "10:7: error: 'mse_loss': prediction 'tensor<1x3xf32>' and "
                 "target 'tensor<4xf32>' must have the same shape",

@@ -24,19 +24,33 @@ struct GemmDims {
   int64_t batch = 1, m = 0, n = 0, k = 0, strideA = 0, strideB = 0;
 };
 
+/// A matmul's batch is its result's leading axes, folded into one: a rank-2
+/// operand is shared by every entry (stride 0, cuBLAS's strided batch reads
+/// it again). A shared untransposed rhs under an untransposed batched lhs
+/// folds the batch into M instead: [batch·M, K] · [K, N] is one product,
+/// the result's rows in the same order.
 inline GemmDims getGemmDims(MatmulOp op) {
   auto lt = llvm::cast<mlir::RankedTensorType>(op.getLhs().getType()).getShape();
   auto rt = llvm::cast<mlir::RankedTensorType>(op.getRhs().getType()).getShape();
-  size_t r = lt.size();
+  auto ct = llvm::cast<mlir::RankedTensorType>(op.getResult().getType()).getShape();
+  size_t l = lt.size(), r = rt.size();
   GemmDims d;
   d.transA = op.getTransposeLhs();
   d.transB = op.getTransposeRhs();
-  d.batch = r == 3 ? lt[0] : 1;
-  d.m = d.transA ? lt[r - 1] : lt[r - 2];
-  d.k = d.transA ? lt[r - 2] : lt[r - 1];
+  d.batch = 1;
+  for (size_t i = 0; i + 2 < ct.size(); ++i)
+    d.batch *= ct[i];
+  d.m = d.transA ? lt[l - 1] : lt[l - 2];
+  d.k = d.transA ? lt[l - 2] : lt[l - 1];
   d.n = d.transB ? rt[r - 2] : rt[r - 1];
-  d.strideA = d.m * d.k;
-  d.strideB = d.k * d.n;
+  d.strideA = l > 2 ? d.m * d.k : 0;
+  d.strideB = r > 2 ? d.k * d.n : 0;
+  if (l > 2 && r == 2 && !d.transA) {
+    d.m *= d.batch;
+    d.batch = 1;
+    d.strideA = d.m * d.k;
+    d.strideB = 0;
+  }
   return d;
 }
 

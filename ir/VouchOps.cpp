@@ -293,22 +293,29 @@ LogicalResult LossOp::verify() {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-// op(lhs) [(B,) M, K] times op(rhs) [(B,) K, N] is [(B,) M, N], where op()
-// swaps the last two axes of a flagged operand.
+// op(lhs) [..., M, K] times op(rhs) [..., K, N] is [..., M, N], where op()
+// swaps the last two axes of a flagged operand. The leading (batch) axes: an
+// operand of rank 2 is one matrix shared by every batch entry; operands of
+// higher rank have the same batch axes (the frontend applies torch.matmul's
+// broadcasting before it builds the op: it reshapes an operand whose batch
+// has one entry to rank 2 and broadcasts any other partial batch).
 InferredType MatmulOp::inferResultType(RankedTensorType lhs,
                                        RankedTensorType rhs, bool transposeLhs,
                                        bool transposeRhs) {
-  int64_t rank = lhs.getRank();
-  if (rank != rhs.getRank() || rank < 2 || rank > 3)
-    return InferredType::failure("multiplies two rank-2 matrices or two "
-                                 "rank-3 batches of matrices, got " +
+  int64_t lr = lhs.getRank(), rr = rhs.getRank();
+  if (lr < 2 || rr < 2)
+    return InferredType::failure("multiplies matrices or batches of matrices "
+                                 "(rank 2 or more), got " +
                                      quoted(lhs) + " and " + quoted(rhs),
                                  -1, /*continuesName=*/true);
-  if (rank == 3 && lhs.getDimSize(0) != rhs.getDimSize(0))
-    return InferredType::failure("batch extents differ: " + quoted(lhs) +
-                                 " and " + quoted(rhs));
-  int64_t k1 = lhs.getDimSize(transposeLhs ? rank - 2 : rank - 1);
-  int64_t k2 = rhs.getDimSize(transposeRhs ? rank - 1 : rank - 2);
+  if (lr > 2 && rr > 2 &&
+      lhs.getShape().drop_back(2) != rhs.getShape().drop_back(2))
+    return InferredType::failure("batch axes differ: " + quoted(lhs) +
+                                 " and " + quoted(rhs) +
+                                 " (an operand has the result's batch axes "
+                                 "or is one matrix of rank 2)");
+  int64_t k1 = lhs.getDimSize(transposeLhs ? lr - 2 : lr - 1);
+  int64_t k2 = rhs.getDimSize(transposeRhs ? rr - 1 : rr - 2);
   if (k1 != k2)
     return InferredType::failure(
         "cannot multiply " + quoted(lhs) +
@@ -317,9 +324,10 @@ InferredType MatmulOp::inferResultType(RankedTensorType lhs,
         std::to_string(k1) + " and " + std::to_string(k2) + " differ");
   if (std::optional<InferredType> differ = differingElementTypes({lhs, rhs}))
     return *differ;
-  SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
-  shape.push_back(lhs.getDimSize(transposeLhs ? rank - 1 : rank - 2));
-  shape.push_back(rhs.getDimSize(transposeRhs ? rank - 2 : rank - 1));
+  SmallVector<int64_t> shape(
+      (lr >= rr ? lhs : rhs).getShape().drop_back(2));
+  shape.push_back(lhs.getDimSize(transposeLhs ? lr - 1 : lr - 2));
+  shape.push_back(rhs.getDimSize(transposeRhs ? rr - 2 : rr - 1));
   return tensorLike(lhs, shape);
 }
 
@@ -331,16 +339,46 @@ LogicalResult MatmulOp::verify() {
 
 // C = op(A)·op(B): dA and dB are again products of the stored operands with
 // transpose flags (dA = dC·op(B)ᵀ, dB = op(A)ᵀ·dC, undone for a transposed
-// operand), so no transposed copy is ever built.
+// operand), so no transposed copy is ever built. A rank-2 operand shared by a
+// batch gets the sum over the batch: for dB of a batched, untransposed A
+// that sum is the contraction of one product over the rows of every entry
+// (A and dC viewed as [batch·M, K] and [batch·M, N]); otherwise the batched
+// product is summed over its batch axes.
 LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
   Location loc = getLoc();
   Value dc = resultGrads[0];
   bool ta = getTransposeLhs(), tb = getTransposeRhs();
+  RankedTensorType at = tensorOf(getLhs()), bt = tensorOf(getRhs()),
+                   ct = tensorOf(getResult());
+  int64_t batchAxes = ct.getRank() - 2;
+  SmallVector<int64_t> batch;
+  for (int64_t i = 0; i < batchAxes; ++i)
+    batch.push_back(i);
+  // The batched product `grad` summed over the batch axes where `operand` is
+  // one shared matrix.
+  auto sumShared = [&](Value grad, RankedTensorType operand) {
+    if (operand.getRank() == ct.getRank())
+      return grad;
+    return buildReduceSum(b, loc, grad, batch);
+  };
   Value da = ta ? buildMatmul(b, loc, getRhs(), tb, dc, true)
                 : buildMatmul(b, loc, dc, false, getRhs(), !tb);
-  Value db = tb ? buildMatmul(b, loc, dc, true, getLhs(), ta)
-                : buildMatmul(b, loc, getLhs(), !ta, dc, false);
+  da = sumShared(da, at);
+  Value db;
+  if (bt.getRank() == 2 && batchAxes > 0 && !ta) {
+    int64_t rows = getNumElements(at) / at.getDimSize(at.getRank() - 1);
+    Value a2 = buildReshape(b, loc, getLhs(),
+                            tensorLike(at, {rows, at.getDimSize(at.getRank() - 1)}));
+    Value dc2 = buildReshape(
+        b, loc, dc, tensorLike(ct, {rows, ct.getDimSize(ct.getRank() - 1)}));
+    db = tb ? buildMatmul(b, loc, dc2, true, a2, false)
+            : buildMatmul(b, loc, a2, true, dc2, false);
+  } else {
+    db = tb ? buildMatmul(b, loc, dc, true, getLhs(), ta)
+            : buildMatmul(b, loc, getLhs(), !ta, dc, false);
+    db = sumShared(db, bt);
+  }
   operandGrads.append({da, db});
   return success();
 }

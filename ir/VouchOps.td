@@ -195,7 +195,10 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
     Rank 2: op(lhs) is [M,K], op(rhs) is [K,N], the result [M,N]; op()
     transposes the last two axes when `transpose_lhs` / `transpose_rhs` is
     set, reading the original row-major storage (no transposed copy is ever
-    made). Rank 3: a leading batch axis of equal extent on both operands.
+    made). Leading (batch) axes: an operand of rank 2 is one matrix shared
+    by every batch entry; operands of higher rank have the result's batch
+    axes. (The frontend applies torch.matmul's broadcasting first: a batch of
+    one entry becomes a rank-2 view, any other partial batch a broadcast.)
 
     ```mlir
     %c = vouch.matmul %a, %b {transpose_rhs} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>

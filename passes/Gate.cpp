@@ -15,6 +15,7 @@
 #include "capsules/Catalog.h"
 #include "capsules/GemmCall.h"
 #include "capsules/Registry.h"
+#include "ir/GemmDims.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
@@ -444,7 +445,10 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
                      .getElementType());
   p.transposeLhs = op->hasAttr("transpose_lhs");
   p.transposeRhs = op->hasAttr("transpose_rhs");
-  bool batched = p.resultShapes.front().size() == 3;
+  // The call the runtime makes (runtime/cuda/gemm_call.cc): strided-batched
+  // for a batch of more than one entry after GemmDims folds what it can.
+  std::optional<GemmDims> dims = getGemmDims(op);
+  bool batched = dims && dims->batch > 1;
   if (c.provider == Provider::Cublas && p.op == "matmul")
     p.call = capsules::formatGemmCall(
         capsules::matmulCall(p.transposeLhs, p.transposeRhs, batched));

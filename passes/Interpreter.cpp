@@ -45,8 +45,7 @@ HostTensor zerosLike(Value v) {
 HostTensor matmul(const HostTensor &a, const HostTensor &b, const GemmDims &d,
                   Value result) {
   HostTensor c = zerosLike(result);
-  size_t rank = a.shape.size();
-  int64_t ac = a.shape[rank - 1], bc = b.shape[rank - 1];
+  int64_t ac = a.shape.back(), bc = b.shape.back();  // row lengths as stored
   int64_t m = d.m, n = d.n, k = d.k;
   for (int64_t p = 0; p < d.batch; ++p)
     for (int64_t i = 0; i < m; ++i)

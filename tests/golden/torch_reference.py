@@ -215,6 +215,25 @@ def embedding_bag_forward(p, x):
     return F.embedding(x, p["table"]).mean(1) @ p["w"].T + p["b"]
 
 
+def heads_forward(p, x):
+    """examples/heads_mlp.vouch: torch.matmul's broadcasting does the batches."""
+    n = x.shape[0]
+    h = torch.tanh(x @ p["w_in"].T + p["b_in"]).reshape(n, 2, 3, 4)
+    q = h @ p["wq"]
+    mixed = torch.softmax((q @ h.transpose(-1, -2)) * 0.5, dim=-1) @ h
+    moved = p["tok"].T @ mixed
+    out = moved @ p["per_head"].reshape(2, 4, 2)
+    z = out.transpose(-1, -2) @ p["wz"]
+    return z.reshape(n, 8) @ p["w_out"].T + p["b_out"]
+
+
+def tied_bag_forward(p, x):
+    """examples/tied_bag.vouch: the table is both the embedding and the head."""
+    F = torch.nn.functional
+    h = torch.tanh(F.embedding(x, p["table"]).mean(1) @ p["w"].T + p["b"])
+    return h @ p["table"].T
+
+
 def masked_attention_forward(p, xm):
     """xm stacks the features and the 0 / 1 mask ([N, 2, 8], read_npy_fields).
     The hard-mask softmax written here: over the kept positions only, a blocked
@@ -293,6 +312,8 @@ FILE_MODELS = {
         logits, labels)),
     "embedding_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels)),
+    "tied_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels)),
     "masked_attention_mlp": ("adam", lambda pred, y: torch.mean((pred - y) ** 2)),
 }
 
@@ -310,8 +331,10 @@ MODELS = {
     "schedule_mlp": (schedule_forward, 0.02, 5),
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
     "embedding_bag": (embedding_bag_forward, 0.05, 32),
+    "tied_bag": (tied_bag_forward, 0.05, 32),
     "dropout_mlp": (dropout_forward, 0.01, 5),
     "masked_attention_mlp": (masked_attention_forward, 0.01, 16),
+    "heads_mlp": (heads_forward, 0.01, 5),
 }
 
 

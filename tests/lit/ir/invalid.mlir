@@ -63,12 +63,32 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
-// Batched matmul: both operands rank 3 with one batch extent.
+// Batched matmul: batched operands have the same batch axes (the frontend
+// broadcasts a partial batch before it builds the op).
 vouch.model "m" attributes {batch = 1 : i64} {
   %a = vouch.fill 1.0 : tensor<2x4x3xf32>
   %b = vouch.fill 1.0 : tensor<3x3x5xf32>
-  // expected-error @+1 {{'vouch.matmul' op batch extents differ: 'tensor<2x4x3xf32>' and 'tensor<3x3x5xf32>'}}
+  // expected-error @+1 {{'vouch.matmul' op batch axes differ: 'tensor<2x4x3xf32>' and 'tensor<3x3x5xf32>' (an operand has the result's batch axes or is one matrix of rank 2)}}
   %c = vouch.matmul %a, %b : (tensor<2x4x3xf32>, tensor<3x3x5xf32>) -> tensor<2x4x5xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x2x4x3xf32>
+  %b = vouch.fill 1.0 : tensor<2x3x5xf32>
+  // expected-error @+1 {{'vouch.matmul' op batch axes differ: 'tensor<2x2x4x3xf32>' and 'tensor<2x3x5xf32>'}}
+  %c = vouch.matmul %a, %b : (tensor<2x2x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x2x4x5xf32>
+}
+
+// -----
+
+// Matrices: a vector is not one.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<3xf32>
+  %b = vouch.fill 1.0 : tensor<3x5xf32>
+  // expected-error @+1 {{'vouch.matmul' op multiplies matrices or batches of matrices (rank 2 or more), got 'tensor<3xf32>' and 'tensor<3x5xf32>'}}
+  %c = vouch.matmul %a, %b : (tensor<3xf32>, tensor<3x5xf32>) -> tensor<5xf32>
 }
 
 // -----

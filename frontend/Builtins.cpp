@@ -63,6 +63,7 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"dropout", &Lowering::lowerRandom},
       {"rand_uniform", &Lowering::lowerRandom},
       {"bernoulli_mask", &Lowering::lowerRandom},
+      {"causal_mask", &Lowering::lowerCausalMask},
   };
   for (const auto &s : special)
     if (s.op == op.mnemonic)
@@ -985,6 +986,27 @@ ExprValue Lowering::lowerRandom(const BuiltinCall &call) {
     result = builder.create<BernoulliMaskOp>(loc, *type, builder.getF64FloatAttr(p),
                                              builder.getI64IntegerAttr(randomOrdinal++));
   return ExprValue::tensor(result, call.getLoc());
+}
+
+// causal_mask(rows, columns): the i1 matrix true where column <= row.
+ExprValue Lowering::lowerCausalMask(const BuiltinCall &call) {
+  std::optional<int64_t> rows = integerArg(call, 0), columns = integerArg(call, 1);
+  if (!rows || !columns)
+    return ExprValue::invalid();
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t extent = i == 0 ? *rows : *columns;
+    if (extent < 1) {
+      error(call.args[i].getLoc()) << call.opName() << ": " << call.paramName(i)
+                                   << " must be at least 1, got " << extent;
+      return ExprValue::invalid();
+    }
+  }
+  std::optional<mlir::RankedTensorType> type = makeTensorType(
+      {*rows, *columns}, builder.getI1Type(), call.getLoc(), call.opName());
+  if (!type)
+    return ExprValue::invalid();
+  auto op = builder.create<CausalMaskOp>(getLoc(call.getLoc()), *type);
+  return ExprValue::tensor(op, call.getLoc());
 }
 
 //===----------------------------------------------------------------------===//

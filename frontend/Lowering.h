@@ -240,6 +240,7 @@ private:
   ExprValue lowerCast(const BuiltinCall &call);
   ExprValue lowerLayerNorm(const BuiltinCall &call);
   ExprValue lowerRandom(const BuiltinCall &call);
+  ExprValue lowerCausalMask(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,

@@ -2042,3 +2042,16 @@ LogicalResult BernoulliMaskOp::verify() {
 LogicalResult RandUniformOp::verify() {
   return verifyRandomAttrs(*this, 0.0, true, getOrdinal());
 }
+
+//===----------------------------------------------------------------------===//
+// CausalMaskOp
+//===----------------------------------------------------------------------===//
+
+// An i1 matrix: no operands, so no VJP (nothing flows into it).
+LogicalResult CausalMaskOp::verify() {
+  RankedTensorType type = tensorOf(getResult());
+  if (type.getRank() != 2 || !type.getElementType().isInteger(1))
+    return emitOpError("result must be an i1 matrix [rows, columns], got ")
+           << type;
+  return success();
+}

@@ -1322,4 +1322,32 @@ def Vouch_BernoulliMaskOp : Vouch_Op<"bernoulli_mask", [Pure]> {
   let cudaKernel = "vouch::bernoulli_mask_kernel";
 }
 
+def Vouch_CausalMaskOp : Vouch_Op<"causal_mask", [Pure]> {
+  let summary = "The causal (lower-triangular) attention mask";
+  let description = [{
+    Element [i, j] is true where j <= i: query i sees keys 0 to i, as
+    `torch.ones(rows, columns, dtype=torch.bool).tril()` (the mask of
+    `F.scaled_dot_product_attention(..., is_causal=True)`). An i1 matrix
+    for masked_softmax, which broadcasts it over leading batch axes.
+
+    ```mlir
+    %m = vouch.causal_mask : tensor<4x4xi1>
+    ```
+  }];
+  let results = (outs Vouch_AnyTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Generator;
+  let formula = "element [i, j] is true where j <= i";
+  let builtin = "causal_mask";
+  let builtinParams = "rows, columns";
+  let cpuKernel = "vouch::rt::causal_mask<int32_t>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/MaskRecipe.cpp, runtime/cuda/kernels/mask.cuh";
+  let cudaKernel = "vouch::causal_mask_kernel";
+  let contraction = "none";  // no arithmetic: comparisons of indices
+}
+
 #endif // VOUCH_OPS_TD

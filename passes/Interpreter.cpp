@@ -468,6 +468,14 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getResult()] = y;
               return success();
             })
+            .Case([&](CausalMaskOp o) {
+              HostTensor y = zerosLike(o.getResult());
+              int64_t columns = y.shape[1];
+              for (size_t i = 0; i < y.data.size(); ++i)
+                y.data[i] = int64_t(i) % columns <= int64_t(i) / columns ? 1.0 : 0.0;
+              values[o.getResult()] = y;
+              return success();
+            })
             .Case([&](RandUniformOp o) {
               HostTensor y = zerosLike(o.getResult());
               std::vector<uint64_t> u =

@@ -632,6 +632,14 @@ void bernoulli_mask(T* y, int64_t n, double p, const long long* ctx, int64_t ord
     y[i] = rng_u53(stream, (unsigned long long)i) < threshold ? T(1) : T(0);
 }
 
+// causal_mask: out [rows, columns] is 1 where j <= i, the lower triangle, else 0. Mask
+// is the i1 mask's storage type (int32 in an executable's buffers).
+template <class Mask>
+void causal_mask(Mask* out, int64_t rows, int64_t columns) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < columns; j++) out[i * columns + j] = j <= i ? 1 : 0;
+}
+
 }  // namespace vouch::rt
 
 // The scalar helpers emitted pointwise formulas call: gelu's formula and derivative,

@@ -707,5 +707,19 @@ TEST(CpuKernelsTest, BernoulliMaskRateAndIndependence) {
   }
 }
 
+// The causal mask written out by hand (torch.ones(3, 4).tril()): row i keeps
+// columns 0..i; a non-square mask keeps the lower-left triangle.
+TEST(CpuKernelsTest, CausalMaskIsTheLowerTriangle) {
+  std::vector<int32_t> mask(12, -1);
+  causal_mask<int32_t>(mask.data(), 3, 4);
+  const std::vector<int32_t> want = {1, 0, 0, 0,
+                                     1, 1, 0, 0,
+                                     1, 1, 1, 0};
+  EXPECT_EQ(mask, want);
+  std::vector<int32_t> tall(6, -1);
+  causal_mask<int32_t>(tall.data(), 3, 2);
+  EXPECT_EQ(tall, (std::vector<int32_t>{1, 0, 1, 1, 1, 1}));
+}
+
 }  // namespace
 }  // namespace vouch::rt

@@ -220,7 +220,9 @@ def heads_forward(p, x):
     n = x.shape[0]
     h = torch.tanh(x @ p["w_in"].T + p["b_in"]).reshape(n, 2, 3, 4)
     q = h @ p["wq"]
-    mixed = torch.softmax((q @ h.transpose(-1, -2)) * 0.5, dim=-1) @ h
+    causal = torch.ones(3, 3, dtype=torch.bool).tril()
+    scores = ((q @ h.transpose(-1, -2)) * 0.5).masked_fill(~causal, -math.inf)
+    mixed = torch.softmax(scores, dim=-1) @ h
     moved = p["tok"].T @ mixed
     out = moved @ p["per_head"].reshape(2, 4, 2)
     z = out.transpose(-1, -2) @ p["wz"]

@@ -16,6 +16,7 @@
 #include "index.cuh"
 #include "layernorm.cuh"
 #include "loss.cuh"
+#include "mask.cuh"
 #include "matmul.cuh"
 #include "pointwise.cuh"
 #include "random.cuh"
@@ -578,6 +579,12 @@ extern "C" __global__ void lab_bernoulli_mask_f32(float* y, long long n, double 
 extern "C" __global__ void lab_bernoulli_mask_f64(double* y, long long n, double p,
                                                   const long long* ctx, long long ordinal) {
   vouch::bernoulli_mask_kernel<double>(y, n, p, ctx, ordinal);
+}
+
+// ---------------------------------------------------------------------- masks
+
+extern "C" __global__ void lab_causal_mask(int* out, long long rows, long long columns) {
+  vouch::causal_mask_kernel(out, rows, columns);
 }
 
 // ---------------------------------------------------------------------- conversions

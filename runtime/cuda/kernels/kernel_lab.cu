@@ -1960,6 +1960,27 @@ void run_bench() {
 
 }  // namespace
 
+// causal_mask against j <= i written here, square and not, one block (the grid-stride
+// loop) and many; every element set (the buffer starts at -1).
+void test_causal_mask() {
+  for (auto [rows, columns] : {std::pair<long long, long long>{1, 1}, {5, 5}, {7, 3},
+                               {3, 700}, {1024, 1024}})
+    for (bool one_block : {false, true}) {
+      std::vector<int> init(rows * columns, -1);
+      DeviceArray<int> mask(init);
+      lab_causal_mask<<<one_block ? 1 : elementwise_grid(rows * columns), 256>>>(mask.p, rows,
+                                                                                  columns);
+      LAB_LAUNCHED();
+      const std::vector<int> got = mask.download();
+      long long wrong = 0;
+      for (long long i = 0; i < rows; ++i)
+        for (long long j = 0; j < columns; ++j) wrong += got[i * columns + j] != (j <= i ? 1 : 0);
+      report_bitwise("causal_mask [" + std::to_string(rows) + "," + std::to_string(columns) +
+                         "]" + (one_block ? " grid=1" : "") + ": j <= i",
+                     wrong, rows * columns);
+    }
+}
+
 int main(int argc, char** argv) {
   bool do_bench = false;
   for (int i = 1; i < argc; ++i) {
@@ -1983,6 +2004,7 @@ int main(int argc, char** argv) {
   validate<float>();
   validate<double>();
   test_select_shuffled();
+  test_causal_mask();
   std::printf("kernel_lab: %d checks, %d failed\n", g_checks, g_failures);
   if (do_bench && g_failures == 0) {
     run_bench<float>();

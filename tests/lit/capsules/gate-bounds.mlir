@@ -190,6 +190,8 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   %uniform = vouch.rand_uniform ordinal 1 {vouch.capsule = "native_cuda.rand_uniform", vouch.kernel = "bounds_rand_uniform"} : tensor<1x1x1x1x1x1x1x1x2xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.bernoulli_mask` handles rank ≤ 8
   %bernoulli = vouch.bernoulli_mask p 5.000000e-01 ordinal 2 {vouch.capsule = "native_cuda.bernoulli_mask", vouch.kernel = "bounds_bernoulli_mask"} : tensor<1x1x1x1x1x1x1x1x2xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the result (tensor<65536x65536xi1>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  %causal = vouch.causal_mask {vouch.capsule = "native_cuda.causal_mask", vouch.kernel = "bounds_causal_mask"} : tensor<65536x65536xi1>
   %mask = vouch.target "mask" : tensor<1x1x1x1x1x1x1x1x2xi1>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 1 has rank 9; capsule `native_cuda.masked_softmax` handles rank ≤ 8
@@ -201,4 +203,4 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 117 failed obligations (shape ×112, uint32-abi ×5)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 118 failed obligations (shape ×112, uint32-abi ×6)

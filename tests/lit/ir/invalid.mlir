@@ -812,3 +812,18 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.cast' op result 'tensor<3x2xi32>' differs from the inferred 'tensor<2x3xi32>'}}
   %b = vouch.cast %a : (tensor<2x3xf32>) -> tensor<3x2xi32>
 }
+
+// -----
+
+// The causal mask is an i1 matrix.
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.causal_mask' op result must be an i1 matrix [rows, columns], got 'tensor<2x3x3xi1>'}}
+  %m = vouch.causal_mask : tensor<2x3x3xi1>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.causal_mask' op result must be an i1 matrix [rows, columns], got 'tensor<3x3xf32>'}}
+  %m = vouch.causal_mask : tensor<3x3xf32>
+}

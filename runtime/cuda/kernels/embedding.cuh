@@ -128,10 +128,10 @@ __device__ inline void add_into(Vec16<T>& a, const Vec16<T>& b) {
   for (int e = 0; e < Vec16<T>::kWidth; ++e) a.v[e] += b.v[e];
 }
 
-// The rows [v0, v0 + count) of out, warp w taking rows w, w + warps, ...: each row
-// folds dy's rows at hits[h] (ascending) with row[h] == its offset, into zeros
-// (`first`) or into what out holds, and is written once. A row with no hit is written
-// only when `first` (zeros). V: the element type, a Vec16<T> or T itself.
+// The table rows [v0, v0 + rows) of out, warp w taking rows w, w + warps, ...: row r
+// folds dy's rows at hits[h] for the h < count (ascending) with row_of[h] == r, into
+// zeros (`first`) or into what out holds, and is written once. A row with no hit is
+// written only when `first` (zeros). V: the element type, a Vec16<T> or T itself.
 template <class T, class V, int K>
 __device__ void embedding_grad_add_hits(const int* hits, const unsigned char* row_of,
                                         int count, const T* dy, T* out, long long v0,

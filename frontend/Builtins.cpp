@@ -388,13 +388,15 @@ ExprValue Lowering::lowerMatmul(const BuiltinCall &call) {
   if (!a || !b || !tl || !tr)
     return ExprValue::invalid();
   mlir::RankedTensorType at = typeOf(a), bt = typeOf(b);
-  if (at.getRank() >= 2 && bt.getRank() >= 2 &&
-      (at.getRank() > 2 || bt.getRank() > 2)) {
+  // The broadcast batch axes (none for two matrices; a vector operand is left
+  // to the shape rule's message).
+  llvm::SmallVector<int64_t> batch;
+  if (at.getRank() >= 2 && bt.getRank() >= 2) {
     llvm::ArrayRef<int64_t> ab = at.getShape().drop_back(2),
                             bb = bt.getShape().drop_back(2);
-    BroadcastResult batch = broadcastShapes(ab, bb);
-    if (!batch.ok) {
-      int64_t axis = batch.conflictAxis;
+    BroadcastResult broadcast = broadcastShapes(ab, bb);
+    if (!broadcast.ok) {
+      int64_t axis = broadcast.conflictAxis;
       error(call.getLoc()) << "'matmul': batch axes of " << at << " and " << bt
                            << " do not broadcast (extents "
                            << ab[ab.size() + axis] << " and "
@@ -402,6 +404,7 @@ ExprValue Lowering::lowerMatmul(const BuiltinCall &call) {
                            << " are neither equal nor 1)";
       return ExprValue::invalid();
     }
+    batch = broadcast.shape;
     // Each operand as vouch.matmul takes it (a batch of one entry: both
     // become matrices, and the product is reshaped to the batch's axes).
     auto shaped = [&](mlir::Value v, mlir::RankedTensorType t) -> mlir::Value {
@@ -412,41 +415,32 @@ ExprValue Lowering::lowerMatmul(const BuiltinCall &call) {
         auto to = mlir::RankedTensorType::get(matrix, t.getElementType());
         return builder.create<ReshapeOp>(getLoc(call.getLoc()), to, v);
       }
-      if (t.getShape().drop_back(2) == llvm::ArrayRef<int64_t>(batch.shape))
+      if (t.getShape().drop_back(2) == llvm::ArrayRef<int64_t>(batch))
         return v;
-      llvm::SmallVector<int64_t> full(batch.shape);
+      llvm::SmallVector<int64_t> full(batch);
       full.append(matrix.begin(), matrix.end());
       return broadcastTo(v, mlir::RankedTensorType::get(full, t.getElementType()),
                          call.getLoc());
     };
     a = shaped(a, at);
     b = shaped(b, bt);
-    mlir::RankedTensorType type = checkShapeRule(
-        call, MatmulOp::inferResultType(typeOf(a), typeOf(b), *tl, *tr));
-    if (!type)
-      return ExprValue::invalid();
-    llvm::SmallVector<int64_t> full(batch.shape);
-    full.append(type.getShape().take_back(2).begin(),
-                type.getShape().take_back(2).end());
-    if (!makeTensorType(full, type.getElementType(), call.getLoc(),
-                        call.opName()))
-      return ExprValue::invalid();
-    mlir::Value product = builder.create<MatmulOp>(getLoc(call.getLoc()), type,
-                                                   a, b, *tl, *tr);
-    if (type.getShape() != llvm::ArrayRef<int64_t>(full))
-      product = builder.create<ReshapeOp>(
-          getLoc(call.getLoc()),
-          mlir::RankedTensorType::get(full, type.getElementType()), product);
-    return ExprValue::tensor(product, call.getLoc());
   }
   mlir::RankedTensorType type = checkShapeRule(
-      call, MatmulOp::inferResultType(at, bt, *tl, *tr));
-  if (!type || !makeTensorType(type.getShape(), type.getElementType(),
-                               call.getLoc(), call.opName()))
+      call, MatmulOp::inferResultType(typeOf(a), typeOf(b), *tl, *tr));
+  if (!type)
     return ExprValue::invalid();
-  auto op = builder.create<MatmulOp>(getLoc(call.getLoc()), type, a, b, *tl,
-                                     *tr);
-  return ExprValue::tensor(op, call.getLoc());
+  llvm::SmallVector<int64_t> full(batch);
+  llvm::ArrayRef<int64_t> matrix = type.getShape().take_back(2);
+  full.append(matrix.begin(), matrix.end());
+  if (!makeTensorType(full, type.getElementType(), call.getLoc(), call.opName()))
+    return ExprValue::invalid();
+  mlir::Value product =
+      builder.create<MatmulOp>(getLoc(call.getLoc()), type, a, b, *tl, *tr);
+  if (type.getShape() != llvm::ArrayRef<int64_t>(full))
+    product = builder.create<ReshapeOp>(
+        getLoc(call.getLoc()),
+        mlir::RankedTensorType::get(full, type.getElementType()), product);
+  return ExprValue::tensor(product, call.getLoc());
 }
 
 //===----------------------------------------------------------------------===//

@@ -352,9 +352,7 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   RankedTensorType at = tensorOf(getLhs()), bt = tensorOf(getRhs()),
                    ct = tensorOf(getResult());
   int64_t batchAxes = ct.getRank() - 2;
-  SmallVector<int64_t> batch;
-  for (int64_t i = 0; i < batchAxes; ++i)
-    batch.push_back(i);
+  SmallVector<int64_t> batch = llvm::to_vector(llvm::seq<int64_t>(0, batchAxes));
   // The batched product `grad` summed over the batch axes where `operand` is
   // one shared matrix.
   auto sumShared = [&](Value grad, RankedTensorType operand) {

@@ -51,10 +51,10 @@ public:
     std::string variant = std::string("cast_") + (inInt ? "i" : "r") + (outInt ? "i" : "r");
     int32_t kernel = builder.kernel(variant, castSource(cuda, inInt, outInt));
     int64_t n = numel(op.getResult());
-    builder.addKernelStep(kernel,
-                          {KernelArg::buffer(op.getInput()),
-                           KernelArg::buffer(op.getResult()), KernelArg::integer(n)},
-                          cuda ? gridStrideBlocks(n) : 0, cuda ? 256 : 0, cuda ? 1 : 0);
+    addGridStrideStep(builder, kernel,
+                      {KernelArg::buffer(op.getInput()),
+                       KernelArg::buffer(op.getResult()), KernelArg::integer(n)},
+                      n);
     return success();
   }
 };

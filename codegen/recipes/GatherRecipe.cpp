@@ -113,13 +113,12 @@ public:
           cpu ? kernelName.str() : kernelName.str() + "_kernel";
       int32_t index = builder.kernel(
           kernelName, filled(cpu ? kCpuEmbedding : kCudaEmbedding, kernel));
-      builder.addKernelStep(
-          index,
+      addGridStrideStep(
+          builder, index,
           {KernelArg::buffer(ids), KernelArg::buffer(x),
            KernelArg::buffer(result), KernelArg::integer(numel(ids)),
            KernelArg::integer(table[0]), KernelArg::integer(table[1])},
-          cpu ? 0 : gridStrideBlocks(numel(result)), cpu ? 0 : 256,
-          cpu ? 0 : 1);
+          numel(result));
       return success();
     }
     // gather: [outer, n, inner] -> [outer, m, inner]; scatter_add the other
@@ -140,9 +139,8 @@ public:
     StringRef kernelName = scatter ? "scatter_add" : "gather_axis";
     const char *text = scatter ? (cpu ? kCpuScatterAdd : kCudaScatterAdd)
                                : (cpu ? kCpuGather : kCudaGather);
-    builder.addKernelStep(builder.kernel(kernelName, text), args,
-                          cpu ? 0 : gridStrideBlocks(numel(result)),
-                          cpu ? 0 : 256, cpu ? 0 : 1);
+    addGridStrideStep(builder, builder.kernel(kernelName, text), args,
+                      numel(result));
     return success();
   }
 };

@@ -104,26 +104,26 @@ public:
     auto lin = dyn_cast<LinearOp>(op);
     if (lin && lin.getBias()) {
       int32_t kernel = builder.kernel("small_linear", kLinearSource);
-      builder.addKernelStep(
-          kernel,
+      addGridStrideStep(
+          builder, kernel,
           {KernelArg::buffer(a), KernelArg::buffer(b),
            KernelArg::buffer(lin.getBias()), KernelArg::buffer(lin.getResult()),
            KernelArg::integer(d.m), KernelArg::integer(d.n),
            KernelArg::integer(d.k)},
-          gridStrideBlocks(d.m * d.n), 256, 1);
+          d.m * d.n);
       return success();
     }
     // A matmul, or a linear without bias: x·Wᵀ.
     int32_t kernel = builder.kernel("small_product", kProductSource);
-    builder.addKernelStep(
-        kernel,
+    addGridStrideStep(
+        builder, kernel,
         {KernelArg::buffer(a), KernelArg::buffer(b),
          KernelArg::buffer(op->getResult(0)), KernelArg::integer(d.batch),
          KernelArg::integer(d.m), KernelArg::integer(d.n),
          KernelArg::integer(d.k), KernelArg::integer(d.strideA),
          KernelArg::integer(d.strideB), KernelArg::integer(d.transA),
          KernelArg::integer(d.transB)},
-        gridStrideBlocks(d.batch * d.m * d.n), 256, 1);
+        d.batch * d.m * d.n);
     return success();
   }
 };

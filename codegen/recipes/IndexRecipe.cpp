@@ -96,11 +96,11 @@ public:
         source[k] = inStrides[perm[k]];
     }
     int32_t kernel = builder.kernel("gather", kCudaGather);
-    builder.addKernelStep(kernel,
-                          {KernelArg::buffer(input), KernelArg::buffer(result),
-                           KernelArg::dims(res, source),
-                           KernelArg::integer(numel(result))},
-                          gridStrideBlocks(numel(result)), 256, 1);
+    addGridStrideStep(builder, kernel,
+                      {KernelArg::buffer(input), KernelArg::buffer(result),
+                       KernelArg::dims(res, source),
+                       KernelArg::integer(numel(result))},
+                      numel(result));
     return success();
   }
 };

@@ -43,12 +43,10 @@ public:
     ArrayRef<int64_t> shape = shapeOf(op.getResult());
     int32_t kernel =
         builder.kernel("causal_mask", cpu ? kCpuCausalMask : kCudaCausalMask);
-    builder.addKernelStep(kernel,
-                          {KernelArg::buffer(op.getResult()),
-                           KernelArg::integer(shape[0]),
-                           KernelArg::integer(shape[1])},
-                          cpu ? 0 : gridStrideBlocks(shape[0] * shape[1]),
-                          cpu ? 0 : 256, cpu ? 0 : 1);
+    addGridStrideStep(builder, kernel,
+                      {KernelArg::buffer(op.getResult()),
+                       KernelArg::integer(shape[0]), KernelArg::integer(shape[1])},
+                      shape[0] * shape[1]);
     return success();
   }
 };

@@ -117,7 +117,7 @@ public:
     int32_t kernel = builder.kernel(baseName(group.ops), cudaSource(group, io));
     // 128-bit lanes when the count allows; the kernel re-checks alignment.
     int64_t lanes = io.elements % 4 == 0 ? io.elements / 4 : io.elements;
-    builder.addKernelStep(kernel, args, gridStrideBlocks(lanes), 256, 1);
+    addGridStrideStep(builder, kernel, args, lanes);
     return success();
   }
 

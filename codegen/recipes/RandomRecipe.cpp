@@ -85,8 +85,6 @@ public:
     Value result = op->getResult(0);
     int64_t n = numel(result);
     int64_t ordinal = op->getAttrOfType<IntegerAttr>("ordinal").getInt();
-    uint32_t grid = cpu ? 0 : gridStrideBlocks(n);
-    uint32_t block = cpu ? 0 : 256, blockY = cpu ? 0 : 1;
     std::vector<KernelArg> args;
     int32_t kernel;
     if (auto dropout = dyn_cast<DropoutOp>(op)) {
@@ -105,7 +103,7 @@ public:
               KernelArg::real(mask.getP().convertToDouble()), KernelArg::context(),
               KernelArg::integer(ordinal)};
     }
-    builder.addKernelStep(kernel, args, grid, block, blockY);
+    addGridStrideStep(builder, kernel, args, n);
     return success();
   }
 };

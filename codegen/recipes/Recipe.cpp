@@ -81,6 +81,14 @@ uint32_t gridStrideBlocks(int64_t lanes) {
       std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));
 }
 
+void addGridStrideStep(ProgramBuilder &builder, int32_t kernel,
+                       llvm::ArrayRef<KernelArg> args, int64_t lanes) {
+  if (builder.target() == Target::Cpu)
+    builder.addKernelStep(kernel, args, 0, 0, 0);
+  else
+    builder.addKernelStep(kernel, args, gridStrideBlocks(lanes), 256, 1);
+}
+
 LongRowLaunch longRowLaunch(int64_t rows, int64_t n) {
   constexpr int64_t kLargestBlockShared = 227 * 1024;
   // long_row_part_bytes(n, sizeof(float), kLongRowParts)

@@ -84,6 +84,11 @@ OpFamily familyOf(mlir::Operation *op);
 /// threads a block, at most 1056 blocks: 8 per SM of an H200).
 uint32_t gridStrideBlocks(int64_t lanes);
 
+/// Adds a step of a grid-stride kernel over `lanes` work items: on cuda
+/// gridStrideBlocks(lanes) blocks of 256, on cpu no launch shape.
+void addGridStrideStep(ProgramBuilder &builder, int32_t kernel,
+                       llvm::ArrayRef<KernelArg> args, int64_t lanes);
+
 /// The launch of contiguous rows of n f32 elements too long for the register
 /// path (softmax.cuh's long_rows_staged, classifier.cuh's dlogits): each row
 /// staged in shared memory by a thread-block cluster of two blocks of 512,

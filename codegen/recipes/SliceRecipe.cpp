@@ -140,12 +140,12 @@ public:
     int64_t m = (end - start + step - 1) / step;
     int32_t kernel = builder.kernel(
         kernelName, filled(kCudaSlice, scatter ? "slice_scatter_kernel" : "slice_kernel"));
-    builder.addKernelStep(kernel,
-                          {KernelArg::buffer(input), KernelArg::buffer(result),
-                           KernelArg::integer(outer), KernelArg::integer(whole[axis]),
-                           KernelArg::integer(inner), KernelArg::integer(start),
-                           KernelArg::integer(step), KernelArg::integer(m)},
-                          gridStrideBlocks(numel(result)), 256, 1);
+    addGridStrideStep(builder, kernel,
+                      {KernelArg::buffer(input), KernelArg::buffer(result),
+                       KernelArg::integer(outer), KernelArg::integer(whole[axis]),
+                       KernelArg::integer(inner), KernelArg::integer(start),
+                       KernelArg::integer(step), KernelArg::integer(m)},
+                      numel(result));
     return success();
   }
 
@@ -177,8 +177,8 @@ private:
     args.push_back(KernelArg::integer(outer));
     args.push_back(KernelArg::integer(shape[axis]));
     args.push_back(KernelArg::integer(inner));
-    builder.addKernelStep(builder.kernel("concat", cudaConcat(count)), args,
-                          gridStrideBlocks(numel(result)), 256, 1);
+    addGridStrideStep(builder, builder.kernel("concat", cudaConcat(count)), args,
+                      numel(result));
     return success();
   }
 };

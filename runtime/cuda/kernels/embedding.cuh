@@ -111,7 +111,7 @@ __device__ void embedding_kernel(const int* ids, const T* table, T* out,
 
 // Table rows per embedding_grad block: V = 50257 gives 786 groups, one wave of
 // 256-thread blocks on an H200.
-constexpr long long kEmbeddingGradRows = 64;
+constexpr int kEmbeddingGradRows = 64;
 // Ids a thread reads per chunk (the hits, positions in the group, a block holds before
 // it adds them into its rows: the largest chunk, blocks of at most 512 threads), and
 // the 16-byte vectors (or elements) of a row a lane holds per pass over the hits (a
@@ -176,10 +176,10 @@ __device__ void embedding_grad_add_hits(const int* hits, const unsigned char* ro
 }
 
 // out [V, D] (v, d) = sum over p ascending with ids[p] = v of dy[p, d], from 0.
-// (Rows, IdsPerThread, Slots: the kernel lab's and bench's other shapes; codegen
-// takes the defaults.)
-template <class T, int Rows = int(kEmbeddingGradRows), int IdsPerThread = kEmbeddingGradIdsPerThread,
-          int Slots = kEmbeddingGradSlots>
+// (Rows, IdsPerThread, Slots: the kernel bench's other shapes; codegen and the lab
+// take the defaults.)
+template <class T, int Rows = kEmbeddingGradRows,
+          int IdsPerThread = kEmbeddingGradIdsPerThread, int Slots = kEmbeddingGradSlots>
 __device__ void embedding_grad_kernel(const int* ids, const T* dy, T* out,
                                       long long positions, long long V, long long D) {
   constexpr int kPerThread = IdsPerThread, kHits = IdsPerThread * 512;

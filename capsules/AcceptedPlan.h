@@ -79,6 +79,9 @@ struct PlannedOp {
   /// the op has a kernel (or library call) of its own.
   std::string fusion;
   std::string location; ///< `file:line:col`, or `unknown`
+  /// The composite op (scaled_dot_product_attention) whose composed form
+  /// this op is part of, or empty when the model wrote the op itself.
+  std::string composedFrom;
   std::vector<std::vector<int64_t>> operandShapes;
   /// One shape per result, in order (layer_norm_grad has three).
   std::vector<std::vector<int64_t>> resultShapes;

@@ -20,7 +20,7 @@ namespace vouch::capsules {
 std::vector<const OpFacts *> computeOpFacts() {
   std::vector<const OpFacts *> ops;
   for (const OpFacts &facts : opTable())
-    if (!facts.isStructural())
+    if (facts.isPlanned())
       ops.push_back(&facts);
   return ops;
 }

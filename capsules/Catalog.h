@@ -32,7 +32,7 @@ inline constexpr const char *kNativeCudaFmadOption =
     kNativeCudaFmad ? "-fmad=true" : "-fmad=false";
 
 /// The ops that get capsules: every row of the op table but the structural
-/// ones, in ODS order.
+/// and composite ones (OpFacts::isPlanned), in ODS order.
 std::vector<const OpFacts *> computeOpFacts();
 
 /// The providers of `facts.cudaProviders`, in its order; an unknown name is

@@ -120,7 +120,10 @@ std::string renderText(const AcceptedGraphPlan &plan) {
       out += " " + op.call;
     if (!op.fusion.empty())
       out += " fused=" + op.fusion;
-    out += " @ " + op.location + "\n";
+    out += " @ " + op.location;
+    if (!op.composedFrom.empty())
+      out += " (" + op.composedFrom + ", composed)";
+    out += "\n";
   }
 
   if (!plan.stepWork().empty()) {
@@ -214,6 +217,8 @@ JsonValue opJson(size_t index, const PlannedOp &op) {
   out.set("kernel", op.kernel);
   out.set("fusion", op.fusion.empty() ? JsonValue() : JsonValue(op.fusion));
   out.set("location", op.location);
+  out.set("composed_from", op.composedFrom.empty() ? JsonValue()
+                                                   : JsonValue(op.composedFrom));
   out.set("element_type", op.elementType);
   JsonValue results = JsonValue::array();
   for (const auto &shape : op.resultShapes)

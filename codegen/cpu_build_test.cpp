@@ -78,7 +78,7 @@ protected:
     auto module = parseSourceString<ModuleOp>(kModel, &context);
     ASSERT_TRUE(module);
     PassManager pm(&context);
-    pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
+    vouch::addAutodiffPasses(pm);
     ASSERT_TRUE(succeeded(pm.run(*module)));
     auto model = *module->getOps<vouch::ModelOp>().begin();
     auto plan = vouch::planAndGate(

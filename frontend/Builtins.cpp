@@ -64,6 +64,8 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"rand_uniform", &Lowering::lowerRandom},
       {"bernoulli_mask", &Lowering::lowerRandom},
       {"causal_mask", &Lowering::lowerCausalMask},
+      {"scaled_dot_product_attention",
+       &Lowering::lowerScaledDotProductAttention},
   };
   for (const auto &s : special)
     if (s.op == op.mnemonic)
@@ -231,6 +233,30 @@ std::optional<int64_t> Lowering::integerArg(const BuiltinCall &call,
   return requireInteger(*number, loc,
                         call.paramName(index) + " of " + call.opName(),
                         INT64_MIN);
+}
+
+mlir::Value Lowering::anyTensorArg(const BuiltinCall &call, unsigned index) {
+  const ExprValue &arg = call.args[index];
+  if (arg.isTensor())
+    return arg.getTensor();
+  error(arg.getLoc()) << call.opName() << " expects a tensor for "
+                      << call.paramName(index) << ", got " << arg.describe();
+  return {};
+}
+
+mlir::Value Lowering::maskArg(const BuiltinCall &call, unsigned index) {
+  const ExprValue &arg = call.args[index];
+  if (arg.isTensor() && arg.getTensorType().getElementType().isInteger(1))
+    return arg.getTensor();
+  mlir::InFlightDiagnostic diag = error(arg.getLoc());
+  diag << call.opName() << " needs an i1 tensor for " << call.paramName(index)
+       << ", got ";
+  if (arg.isTensor())
+    diag << arg.getTensorType()
+         << " (declare it as i1, e.g. `input mask : i1[batch, 8]`)";
+  else
+    diag << arg.describe();
+  return {};
 }
 
 static mlir::RankedTensorType typeOf(mlir::Value value) {
@@ -449,7 +475,7 @@ ExprValue Lowering::lowerMatmul(const BuiltinCall &call) {
 
 // reshape(x, shape): one entry may be -1, inferred from the element count.
 ExprValue Lowering::lowerReshape(const BuiltinCall &call) {
-  mlir::Value x = tensorArg(call, 0);
+  mlir::Value x = anyTensorArg(call, 0);
   std::optional<llvm::SmallVector<int64_t>> shape =
       integerListArg(call, 1, /*allowScalar=*/false);
   if (!x || !shape)
@@ -830,20 +856,9 @@ ExprValue Lowering::lowerSoftmax(const BuiltinCall &call) {
   unsigned axisArg = masked ? 2 : 1;
   mlir::Value x = tensorArg(call, 0), mask;
   if (masked) {
-    const ExprValue &arg = call.args[1];
-    if (!arg.isTensor() ||
-        !arg.getTensorType().getElementType().isInteger(1)) {
-      mlir::InFlightDiagnostic diag = error(arg.getLoc());
-      diag << call.opName() << " needs an i1 tensor for "
-           << call.paramName(1) << ", got ";
-      if (arg.isTensor())
-        diag << arg.getTensorType()
-             << " (declare it as i1, e.g. `input mask : i1[batch, 8]`)";
-      else
-        diag << arg.describe();
+    mask = maskArg(call, 1);
+    if (!mask)
       return ExprValue::invalid();
-    }
-    mask = arg.getTensor();
   }
   std::optional<int64_t> integer = integerArg(call, axisArg);
   if (!x || !integer)
@@ -1004,6 +1019,53 @@ ExprValue Lowering::lowerCausalMask(const BuiltinCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+// scaled_dot_product_attention(q, k, v, mask = none, causal = false,
+// scale = none): torch's, with a boolean mask and hard-mask semantics; the
+// scale defaults to 1/sqrt(D), D q's last extent.
+ExprValue Lowering::lowerScaledDotProductAttention(const BuiltinCall &call) {
+  mlir::Value q = tensorArg(call, 0), k = tensorArg(call, 1),
+              v = tensorArg(call, 2);
+  bool hasMask = !call.args[3].is(ExprValue::Kind::Absent);
+  mlir::Value mask = hasMask ? maskArg(call, 3) : mlir::Value();
+  std::optional<bool> causal = boolArg(call, 4);
+  bool hasScale = !call.args[5].is(ExprValue::Kind::Absent);
+  std::optional<Number> scale =
+      hasScale ? numberArg(call, 5) : std::optional<Number>(Number::real(0));
+  if (!q || !k || !v || (hasMask && !mask) || !causal || !scale)
+    return ExprValue::invalid();
+  if (hasMask && *causal) {
+    error(call.args[4].getLoc())
+        << call.opName() << " takes a mask or causal = true, not both (as "
+        << "torch's is_causal with attn_mask): pass the combined mask";
+    return ExprValue::invalid();
+  }
+  if (hasScale && !std::isfinite(scale->value)) {
+    error(call.args[5].getLoc()) << call.opName()
+                                 << ": scale must be a finite number, got "
+                                 << scale->str();
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type = checkShapeRule(
+      call, ScaledDotProductAttentionOp::inferResultType(
+                typeOf(q), typeOf(k), typeOf(v),
+                mask ? typeOf(mask) : mlir::RankedTensorType()));
+  if (!type)
+    return ExprValue::invalid();
+  double factor =
+      hasScale ? scale->value
+               : 1.0 / std::sqrt(static_cast<double>(
+                           typeOf(q).getShape().back()));
+  auto op = builder.create<ScaledDotProductAttentionOp>(
+      getLoc(call.getLoc()), type, q, k, v, mask,
+      *causal ? builder.getUnitAttr() : mlir::UnitAttr(),
+      builder.getF64FloatAttr(factor));
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
 // Conversions
 //===----------------------------------------------------------------------===//
 
@@ -1011,11 +1073,8 @@ ExprValue Lowering::lowerCausalMask(const BuiltinCall &call) {
 // its text; a cast to x's own type is x.
 ExprValue Lowering::lowerCast(const BuiltinCall &call) {
   const ExprValue &x = call.args[0], &to = call.args[1];
-  if (!x.isTensor()) {
-    error(x.getLoc()) << call.opName() << " expects a tensor for "
-                      << call.paramName(0) << ", got " << x.describe();
+  if (!anyTensorArg(call, 0))
     return ExprValue::invalid();
-  }
   mlir::Type element;
   if (to.is(ExprValue::Kind::String)) {
     if (to.getString() == "f32")

@@ -18,6 +18,7 @@
 #define VOUCH_FRONTEND_LOWERING_H
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,7 @@ private:
   ExprValue lowerLayerNorm(const BuiltinCall &call);
   ExprValue lowerRandom(const BuiltinCall &call);
   ExprValue lowerCausalMask(const BuiltinCall &call);
+  ExprValue lowerScaledDotProductAttention(const BuiltinCall &call);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,
@@ -259,6 +261,10 @@ private:
   mlir::Value tensorArg(const BuiltinCall &call, unsigned index);
   /// An i32 tensor argument (ids, indices).
   mlir::Value intTensorArg(const BuiltinCall &call, unsigned index);
+  /// A tensor argument of any element type; null after reporting.
+  mlir::Value anyTensorArg(const BuiltinCall &call, unsigned index);
+  /// An i1 tensor argument (a mask); null after reporting.
+  mlir::Value maskArg(const BuiltinCall &call, unsigned index);
   std::optional<Number> numberArg(const BuiltinCall &call, unsigned index);
   std::optional<bool> boolArg(const BuiltinCall &call, unsigned index);
   /// A number argument that is an integer (or its default).
@@ -302,6 +308,8 @@ private:
   //===--- State ----------------------------------------------------------===//
   SourceDiagnostics &diagnostics;
   const ImportOptions &options;
+  /// The configs options.configs replaced so far.
+  std::set<std::string> overriddenConfigs;
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
   OpCounter opCounter;

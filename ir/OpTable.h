@@ -33,6 +33,9 @@ enum class OpFamily {
   /// Each row along one axis normalised with its own sums (softmax,
   /// log_softmax, layer_norm) and their gradients: one kernel per op.
   Normalization,
+  /// Stands for other ops (scaled_dot_product_attention): vouch-decompose
+  /// replaces it by its composed form before autodiff; never planned.
+  Composite,
 };
 
 std::string_view toString(OpFamily family);
@@ -79,6 +82,11 @@ struct OpFacts {
   bool sums;
 
   bool isStructural() const { return family == OpFamily::Structural; }
+  /// Planned under capsules of its own: neither structure nor a composite
+  /// (whose composed form's ops are planned instead).
+  bool isPlanned() const {
+    return family != OpFamily::Structural && family != OpFamily::Composite;
+  }
 };
 
 /// Every op of the dialect, in ODS definition order.

@@ -97,6 +97,15 @@ TEST_F(OpTableTest, FamiliesMatchTheOps) {
       continue;
     }
     EXPECT_NE(facts.formula, "") << op;
+    if (facts.family == OpFamily::Composite) {
+      // Its composed form's ops have the kernels and the VJP rules.
+      EXPECT_TRUE(name.hasInterface<CompositeOpInterface>()) << op;
+      EXPECT_EQ(facts.cudaProviders, "") << op;
+      EXPECT_EQ(facts.cpuKernel, "") << op;
+      EXPECT_FALSE(facts.hasVjp) << op;
+      continue;
+    }
+    EXPECT_FALSE(name.hasInterface<CompositeOpInterface>()) << op;
     ASSERT_FALSE(splitList(facts.cudaProviders).empty()) << op;
     // One result or several (layer_norm_grad: dx, dweight, dbias): the
     // stages after the frontend read every result of an op.

@@ -52,6 +52,11 @@ def Vouch_Reduction : Vouch_OpFamily<"Reduction">;   // sums over `axes`
 def Vouch_Loss : Vouch_OpFamily<"Loss">;             // rank-0 reduction of two
 def Vouch_Gemm : Vouch_OpFamily<"Gemm">;             // matrix products
 def Vouch_Normalization : Vouch_OpFamily<"Normalization">; // row-wise (softmax, layer_norm)
+// Other ops of the dialect, as the op's CompositeOpInterface::decompose
+// builds them: vouch-decompose replaces it before autodiff, so it is never
+// planned and has no capsule of its own; the ops it becomes are planned,
+// each under its own capsule, and keep its location (named after it).
+def Vouch_Composite : Vouch_OpFamily<"Composite">;
 
 // Every op of the dialect. Besides the usual ODS fields, a record sets the
 // facts of its row in the op table; ir/gen_op_table.py reads them (through

@@ -53,4 +53,23 @@ def Vouch_PointwiseOpInterface : OpInterface<"PointwiseOpInterface"> {
   ];
 }
 
+def Vouch_CompositeOpInterface : OpInterface<"CompositeOpInterface"> {
+  let cppNamespace = "::vouch";
+  let description = [{
+    An op whose meaning is a composition of other vouch ops (its `composed`
+    form). vouch-decompose asks it to build them, at the builder's insertion
+    point, and replaces its results by theirs; autodiff then differentiates
+    the ops it became.
+  }];
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Builds the ops the op stands for and appends the values that
+                 replace its results, one per result.}],
+      /*retTy=*/"::mlir::LogicalResult",
+      /*methodName=*/"decompose",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                    "::llvm::SmallVectorImpl<::mlir::Value> &":$results)>
+  ];
+}
+
 #endif // VOUCH_INTERFACES_TD

@@ -2053,3 +2053,99 @@ LogicalResult CausalMaskOp::verify() {
            << type;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ScaledDotProductAttentionOp
+//===----------------------------------------------------------------------===//
+
+// q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with one set of leading
+// axes (the frontend refuses others: torch.matmul's broadcasting is the
+// caller's to write) -> [..., Tq, Dv]; the mask, if any, is i1 and
+// broadcasts to the scores [..., Tq, Tk] (masked_softmax's rule).
+InferredType ScaledDotProductAttentionOp::inferResultType(
+    RankedTensorType query, RankedTensorType key, RankedTensorType value,
+    RankedTensorType mask) {
+  if (auto differ = differingElementTypes({query, key, value}))
+    return *differ;
+  if (query.getRank() < 2)
+    return InferredType::failure("q must be [..., Tq, D] (rank 2 or more), "
+                                 "got " + quoted(query), 0);
+  RankedTensorType others[] = {key, value};
+  for (auto [index, t] : llvm::enumerate(others))
+    if (t.getRank() != query.getRank() ||
+        t.getShape().drop_back(2) != query.getShape().drop_back(2))
+      return InferredType::failure(
+          std::string(index == 0 ? "k " : "v ") + quoted(t) +
+              " does not have the leading axes " +
+              formatList(query.getShape().drop_back(2)) + " of q " +
+              quoted(query),
+          static_cast<int>(index) + 1);
+  int64_t rank = query.getRank();
+  int64_t d = query.getDimSize(rank - 1);
+  int64_t tk = key.getDimSize(rank - 2);
+  if (key.getDimSize(rank - 1) != d)
+    return InferredType::failure("k " + quoted(key) + " and q " +
+                                     quoted(query) +
+                                     " differ in the feature extent (D = " +
+                                     std::to_string(d) + ")",
+                                 1);
+  if (value.getDimSize(rank - 2) != tk)
+    return InferredType::failure("v " + quoted(value) + " and k " +
+                                     quoted(key) +
+                                     " differ in the key count (Tk = " +
+                                     std::to_string(tk) + ")",
+                                 2);
+  SmallVector<int64_t> scores(query.getShape().drop_back(1));
+  scores.push_back(tk);
+  SmallVector<int64_t> shape(query.getShape().drop_back(1));
+  shape.push_back(value.getDimSize(rank - 1));
+  if (mask) {
+    InferredType masked = MaskedSoftmaxOp::inferResultType(
+        tensorLike(query, scores), mask, rank - 1);
+    if (!masked) {
+      masked.argument = 3;
+      return masked;
+    }
+  }
+  return InferredType{tensorLike(query, shape)};
+}
+
+LogicalResult ScaledDotProductAttentionOp::verify() {
+  if (getMask() && getCausal())
+    return emitOpError("takes a mask or `causal`, not both (as "
+                       "torch's is_causal with attn_mask)");
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite");
+  RankedTensorType mask = getMask() ? tensorOf(getMask()) : RankedTensorType();
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getQuery()), tensorOf(getKey()),
+                             tensorOf(getValue()), mask));
+}
+
+// The composed form: scores = q·kᵀ (a transpose flag, no copy), scaled,
+// masked_softmax over the keys (the causal rule as a causal_mask, which
+// masked_softmax broadcasts over the leading axes; plain softmax when
+// nothing masks), then · v. Every op is located at the call, named after
+// this op, so the plan and the report say what they came from.
+LogicalResult
+ScaledDotProductAttentionOp::decompose(OpBuilder &b,
+                                       SmallVectorImpl<Value> &results) {
+  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
+  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey());
+  int64_t rank = q.getRank();
+  Value scores = buildMatmul(b, loc, getQuery(), false, getKey(), true);
+  Value scaled = buildScale(b, loc, scores, getScale().convertToDouble());
+  Value mask = getMask();
+  if (getCausal())
+    mask = b.create<CausalMaskOp>(
+        loc, RankedTensorType::get({q.getDimSize(rank - 2),
+                                    k.getDimSize(rank - 2)},
+                                   b.getI1Type()));
+  Value weights =
+      mask ? Value(b.create<MaskedSoftmaxOp>(loc, scaled.getType(), scaled,
+                                             mask, b.getI64IntegerAttr(rank - 1)))
+           : Value(b.create<SoftmaxOp>(loc, scaled.getType(), scaled,
+                                       b.getI64IntegerAttr(rank - 1)));
+  results.push_back(buildMatmul(b, loc, weights, false, getValue(), false));
+  return success();
+}

@@ -479,8 +479,8 @@ def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
     %r = vouch.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>
     ```
   }];
-  let arguments = (ins Vouch_FloatTensor:$input);
-  let results = (outs Vouch_FloatTensor:$result);
+  let arguments = (ins Vouch_AnyTensor:$input);
+  let results = (outs Vouch_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1348,6 +1348,66 @@ def Vouch_CausalMaskOp : Vouch_Op<"causal_mask", [Pure]> {
       "codegen/recipes/MaskRecipe.cpp, runtime/cuda/kernels/mask.cuh";
   let cudaKernel = "vouch::causal_mask_kernel";
   let contraction = "none";  // no arithmetic: comparisons of indices
+}
+
+//===----------------------------------------------------------------------===//
+// Composite ops: replaced by the ops of their composed form before autodiff
+//===----------------------------------------------------------------------===//
+
+// Ops that vouch-decompose replaces by other ops before autodiff (their
+// `composed` form): a formula and a builtin, but no kernel, capsule or VJP
+// of their own.
+class Vouch_CompositeOp<string mnemonic, list<Trait> traits = []>
+    : Vouch_Op<mnemonic, !listconcat(traits,
+          [DeclareOpInterfaceMethods<Vouch_CompositeOpInterface>])> {
+  let family = Vouch_Composite;
+  let cudaProviders = "";
+  let cudaEvidence = "";
+}
+
+// torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask,
+// is_causal=..., scale=...) with a boolean mask, but TorchLean's hard-mask
+// meaning (masked_softmax's): a query that may see no key gets zeros and
+// zero gradient, where torch's math path gives NaN.
+def Vouch_ScaledDotProductAttentionOp
+    : Vouch_CompositeOp<"scaled_dot_product_attention", [Pure]> {
+  let summary = "softmax(q·kᵀ·scale, masked) · v over leading batch axes";
+  let description = [{
+    q is [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv], with the same leading
+    (batch, head) axes; the result is [..., Tq, Dv]. The optional `mask` is
+    i1, broadcastable to [..., Tq, Tk] (true: the query sees the key);
+    `causal` masks with `causal_mask(Tq, Tk)` instead (key j seen by query i
+    where j <= i); not both. Rows that see no key are zeros.
+
+    Composed form (the `composed` capsule, built by vouch-decompose):
+    matmul(q, k, transpose_rhs) -> scale -> masked_softmax (softmax when
+    nothing masks) -> matmul(·, v), named after this op in their locations.
+
+    ```mlir
+    %o = vouch.scaled_dot_product_attention %q, %k, %v causal scale 0.5 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$query, Vouch_FloatTensor:$key,
+                       Vouch_FloatTensor:$value,
+                       Optional<Vouch_AnyTensor>:$mask, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
+                       "(`causal` $causal^)? `scale` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend; `mask` may be null.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType query, ::mlir::RankedTensorType key,
+        ::mlir::RankedTensorType value, ::mlir::RankedTensorType mask);
+  }];
+
+  let formula = "softmax(q·kᵀ·scale) · v per batch entry, the softmax over "
+                "the keys the mask (or the causal rule j <= i) keeps; 0 for a "
+                "query that sees no key";
+  let builtin = "scaled_dot_product_attention";
+  let builtinParams = "q, k, v, mask = none, causal = false, scale = none";
 }
 
 #endif // VOUCH_OPS_TD

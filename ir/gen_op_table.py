@@ -22,7 +22,7 @@ import re
 import sys
 
 FAMILIES = ["Structural", "Generator", "Pointwise", "View", "Index",
-            "Reduction", "Loss", "Gemm", "Normalization"]
+            "Reduction", "Loss", "Gemm", "Normalization", "Composite"]
 CLAUSES = ["Initializer", "Optimizer", "DataSource", "Schedule"]
 
 
@@ -107,8 +107,12 @@ def op_rows(records):
         structural = family == "Structural"
         if not structural and not r["formula"]:
             fail(name + " computes but states no formula")
-        if not structural and not r["cudaProviders"]:
+        composite = family == "Composite"
+        if not structural and not composite and not r["cudaProviders"]:
             fail(name + " computes but names no cuda provider")
+        if composite and (r["cudaProviders"] or r["cpuKernel"]):
+            fail(name + " is composite: its composed form's ops have the "
+                 "kernels, it has none")
         if structural and (r["builtin"] or r["formula"]):
             fail(name + " is structural: no builtin, no formula")
         if bool(r["builtin"]) != bool(r["builtinParams"]):

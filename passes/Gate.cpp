@@ -208,6 +208,13 @@ void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
 const KernelCapsule *AssuranceGate::checkCapsule(Operation *op) {
   StringRef name = op->getName().stripDialect();
   auto attr = op->getAttrOfType<StringAttr>(kCapsuleAttr);
+  if (!attr && isa<CompositeOpInterface>(op)) {
+    fail(op, Obligation::Capsule,
+         "vouch." + name.str() + " is a composite op: vouch-decompose "
+         "replaces it by its composed form's ops before planning (run it "
+         "before vouch-autodiff), and they have the capsules");
+    return nullptr;
+  }
   if (!attr) {
     std::string tried;
     for (Provider p : profile.preferenceFor(name.str(), productExtents(op)))
@@ -432,6 +439,7 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
   if (auto group = op->getAttrOfType<StringAttr>(kFusionGroupAttr))
     p.fusion = group.str();
   p.location = locationString(op->getLoc());
+  p.composedFrom = composedFrom(op->getLoc());
   auto shapeOf = [](Type t) {
     ArrayRef<int64_t> s = cast<RankedTensorType>(t).getShape();
     return std::vector<int64_t>(s.begin(), s.end());

@@ -207,13 +207,14 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"kernel", Kind::String},
                     {"fusion", Kind::String},
                     {"location", Kind::String},
+                    {"composed_from", Kind::String},
                     {"element_type", Kind::String},
                     {"operand_shapes", Kind::Array},
                     {"result_shapes", Kind::Array},
                     {"transpose_lhs", Kind::Bool},
                     {"transpose_rhs", Kind::Bool},
                     {"call", Kind::String}},
-                   "op", {"call", "fusion"});
+                   "op", {"call", "fusion", "composed_from"});
     // The step's own work: batch selection, then the quickstart's Adam.
     const std::vector<JsonValue> &step = doc.find("step")->items;
     ASSERT_EQ(step.size(), 2u);

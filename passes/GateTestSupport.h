@@ -82,7 +82,7 @@ protected:
       return nullptr;
     if (differentiate) {
       mlir::PassManager pm(&context);
-      pm.addNestedPass<ModelOp>(createAutodiff());
+      addAutodiffPasses(pm);
       EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << joined();
     }
     for (mlir::Operation &op : module->getBody()->getOperations())

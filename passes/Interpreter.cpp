@@ -78,9 +78,14 @@ HostTensor linear(const HostTensor &x, const HostTensor &w,
   return y;
 }
 
+/// x's axis i as axis dims[i] of `shape`; extent-1 axes repeat.
 HostTensor broadcast(const HostTensor &x, ArrayRef<int64_t> dims,
-                     Value result) {
-  HostTensor y = zerosLike(result);
+                     const std::vector<int64_t> &shape) {
+  HostTensor y{shape, {}};
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  y.data.assign(count, 0.0);
   std::vector<int64_t> inStrides = stridesOf(x.shape);
   for (size_t flat = 0; flat < y.data.size(); ++flat) {
     std::vector<int64_t> index = unflatten(flat, y.shape);
@@ -90,6 +95,69 @@ HostTensor broadcast(const HostTensor &x, ArrayRef<int64_t> dims,
     y.data[flat] = x.data[source];
   }
   return y;
+}
+
+HostTensor broadcast(const HostTensor &x, ArrayRef<int64_t> dims,
+                     Value result) {
+  return broadcast(x, dims, shapeOf(result));
+}
+
+/// `mask` (i1 as 0 / 1) broadcast NumPy-style (aligned from the last axis)
+/// to `shape`.
+HostTensor broadcastMask(const HostTensor &mask,
+                         const std::vector<int64_t> &shape) {
+  llvm::SmallVector<int64_t> dims;
+  for (size_t i = shape.size() - mask.shape.size(); i < shape.size(); ++i)
+    dims.push_back(static_cast<int64_t>(i));
+  return broadcast(mask, dims, shape);
+}
+
+/// scaled_dot_product_attention, written out directly (not through the ops
+/// of its composed form, which the compiled program runs): per batch entry
+/// and query i, the weights of the keys j it sees (mask, or j <= i when
+/// causal) are the softmax of scale·q_i·k_j, and the result Σ_j w_j·v_j; 0
+/// for a query that sees no key.
+HostTensor attention(const HostTensor &q, const HostTensor &k,
+                     const HostTensor &v, const HostTensor *mask, bool causal,
+                     double scale, Value result) {
+  HostTensor out = zerosLike(result);
+  size_t rank = q.shape.size();
+  int64_t tq = q.shape[rank - 2], d = q.shape[rank - 1];
+  int64_t tk = k.shape[rank - 2], dv = v.shape[rank - 1];
+  int64_t batch = static_cast<int64_t>(q.data.size()) / (tq * d);
+  std::vector<double> scores(tk);
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < tq; ++i) {
+      auto sees = [&](int64_t j) {
+        return causal ? j <= i : !mask || mask->data[(p * tq + i) * tk + j] != 0;
+      };
+      double m = -std::numeric_limits<double>::infinity();
+      bool any = false;
+      for (int64_t j = 0; j < tk; ++j) {
+        if (!sees(j))
+          continue;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += q.data[(p * tq + i) * d + c] * k.data[(p * tk + j) * d + c];
+        scores[j] = scale * dot;
+        m = any ? std::max(m, scores[j]) : scores[j];
+        any = true;
+      }
+      if (!any)
+        continue;
+      double sum = 0;
+      for (int64_t j = 0; j < tk; ++j)
+        if (sees(j))
+          sum += std::exp(scores[j] - m);
+      for (int64_t j = 0; j < tk; ++j) {
+        if (!sees(j))
+          continue;
+        double w = std::exp(scores[j] - m) / sum;
+        for (int64_t c = 0; c < dv; ++c)
+          out.data[(p * tq + i) * dv + c] += w * v.data[(p * tk + j) * dv + c];
+      }
+    }
+  return out;
 }
 
 HostTensor permute(const HostTensor &x, ArrayRef<int64_t> perm, Value result) {
@@ -468,6 +536,19 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getResult()] = y;
               return success();
             })
+            .Case([&](ScaledDotProductAttentionOp o) {
+              HostTensor mask;
+              if (o.getMask()) {
+                std::vector<int64_t> scores = shapeOf(o.getQuery());
+                scores.back() = shapeOf(o.getKey()).end()[-2];
+                mask = broadcastMask(get(o.getMask()), scores);
+              }
+              values[o.getResult()] = attention(
+                  get(o.getQuery()), get(o.getKey()), get(o.getValue()),
+                  o.getMask() ? &mask : nullptr, o.getCausal(),
+                  o.getScale().convertToDouble(), o.getResult());
+              return success();
+            })
             .Case([&](CausalMaskOp o) {
               HostTensor y = zerosLike(o.getResult());
               int64_t columns = y.shape[1];
@@ -667,15 +748,9 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](MaskedSoftmaxOp o) {
-              // The mask broadcast to x once (NumPy's rule: aligned from
-              // the last axis).
-              int64_t rank = cast<RankedTensorType>(o.getInput().getType()).getRank(),
-                      mrank = cast<RankedTensorType>(o.getMask().getType()).getRank();
-              llvm::SmallVector<int64_t> dims;
-              for (int64_t i = rank - mrank; i < rank; ++i)
-                dims.push_back(i);
               values[o.getResult()] = maskedSoftmax(
-                  get(o.getInput()), broadcast(get(o.getMask()), dims, o.getInput()),
+                  get(o.getInput()),
+                  broadcastMask(get(o.getMask()), shapeOf(o.getInput())),
                   o.getAxis());
               return success();
             })

@@ -14,6 +14,10 @@ namespace vouch {
 #include "passes/Passes.h.inc"
 
 
+/// vouch-decompose then vouch-autodiff, nested on every model: what every
+/// pipeline that trains runs first.
+void addAutodiffPasses(mlir::OpPassManager &pm);
+
 /// True for ops the fusion pass may put into a pointwise kernel.
 bool isFusible(mlir::Operation *op);
 

@@ -4,6 +4,28 @@
 
 include "mlir/Pass/PassBase.td"
 
+def Decompose : Pass<"vouch-decompose", "::vouch::ModelOp"> {
+  let summary = "Replaces composite ops by the ops of their composed form";
+  let description = [{
+    Every op implementing CompositeOpInterface (scaled_dot_product_attention)
+    builds the ops it stands for in its place (CompositeOpInterface::
+    decompose, the op's section of ir/VouchOps.cpp) and is erased. The ops
+    built keep its location, wrapped in a NameLoc of its name, so the plan
+    and the report can say which call they came from. Runs before
+    vouch-autodiff: the composed form's ops carry the VJP rules.
+
+    ```mlir
+    %o = vouch.scaled_dot_product_attention %q, %k, %v causal scale 0.5 : ...
+    // becomes
+    %s = vouch.matmul %q, %k {transpose_rhs} : ...
+    %t = vouch.scale %s by 0.5 : ...
+    %m = vouch.causal_mask : tensor<4x4xi1>
+    %p = vouch.masked_softmax %t, %m axis 2 : ...
+    %o = vouch.matmul %p, %v : ...
+    ```
+  }];
+}
+
 def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {
   let summary = "Builds the gradient of the loss with respect to every param";
   let description = [{

@@ -120,6 +120,16 @@ std::string locationString(Location loc) {
   return "unknown";
 }
 
+std::string composedFrom(Location loc) {
+  auto name = dyn_cast<NameLoc>(loc);
+  if (!name)
+    return "";
+  StringRef op = name.getName().getValue();
+  if (!op.consume_front(VouchDialect::getDialectNamespace().str() + "."))
+    return "";
+  return op.str();
+}
+
 //===----------------------------------------------------------------------===//
 // vouch-plan
 //===----------------------------------------------------------------------===//

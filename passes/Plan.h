@@ -80,6 +80,11 @@ void planModel(ModelOp model, const capsules::BackendProfile &profile,
 /// `file:line:col` of the first file location inside `loc`, or `unknown`.
 std::string locationString(mlir::Location loc);
 
+/// The composite op whose composed form an op belongs to, from the NameLoc
+/// vouch-decompose wraps its location in ("scaled_dot_product_attention"),
+/// or "" for an op the model wrote itself.
+std::string composedFrom(mlir::Location loc);
+
 } // namespace vouch
 
 #endif // VOUCH_PASSES_PLAN_H

@@ -30,6 +30,12 @@ TEST_F(Plan, CatalogCoversExactlyTheDialectsComputeOps) {
     if (name.getDialectNamespace() != "vouch" || !isPlannedOp(name))
       continue;
     std::string op = name.stripDialect().str();
+    if (findOpFacts(op)->family == OpFamily::Composite) {
+      // vouch-decompose replaces it before planning: planned anyway, it
+      // finds no capsule and the gate rejects it.
+      EXPECT_TRUE(registry.forOp(op, capsules::Device::Cpu).empty()) << op;
+      continue;
+    }
     dialect.insert(op);
     // (The rows themselves: ir/OpTableTest; the capsules per provider:
     // capsules/catalog_test.)

@@ -387,6 +387,22 @@ const std::vector<GradCase> &cases() {
        "  %out = vouch.scatter_add %x, %i, %src axis 0 : (tensor<2x3x2xf64>, tensor<3x3x2xi32>, tensor<3x3x2xf64>) -> tensor<2x3x2xf64>",
        {2, 3, 2}, 1e-8, 1e-7,
        {{"i", {{3, 3, 2}, {0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0}}}}},
+      // scaled_dot_product_attention, through its composed form (vouch-
+      // decompose): causal with Tq = 3 < Tk = 5; a data mask [2, 1, 3, 4]
+      // broadcast over 2 heads whose (0, ·, 1) row sees no key (zeros, no
+      // gradient); no mask, on matrices.
+      {"scaled_dot_product_attention", {{"q", {2, 3, 2}}, {"k", {2, 5, 2}}, {"v", {2, 5, 3}}},
+       "  %out = vouch.scaled_dot_product_attention %q, %k, %v causal scale 0.7 : (tensor<2x3x2xf64>, tensor<2x5x2xf64>, tensor<2x5x3xf64>) -> tensor<2x3x3xf64>",
+       {2, 3, 3}, 1e-8, 1e-7},
+      {"scaled_dot_product_attention", {{"q", {2, 2, 3, 2}}, {"k", {2, 2, 4, 2}}, {"v", {2, 2, 4, 3}}},
+       "  %mask = vouch.target \"mask\" : tensor<2x1x3x4xi1>\n"
+       "  %out = vouch.scaled_dot_product_attention %q, %k, %v mask %mask scale 0.5 : (tensor<2x2x3x2xf64>, tensor<2x2x4x2xf64>, tensor<2x2x4x3xf64>, tensor<2x1x3x4xi1>) -> tensor<2x2x3x3xf64>",
+       {2, 2, 3, 3}, 1e-8, 1e-7,
+       {{"mask", {{2, 1, 3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1,
+                                 0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1}}}}},
+      {"scaled_dot_product_attention", {{"q", {3, 2}}, {"k", {4, 2}}, {"v", {4, 2}}},
+       "  %out = vouch.scaled_dot_product_attention %q, %k, %v scale 1.0 : (tensor<3x2xf64>, tensor<4x2xf64>, tensor<4x2xf64>) -> tensor<3x2xf64>",
+       {3, 2}, 1e-8, 1e-7},
       // A plain forward (not a training step): the identity. The training
       // steps' masks are checked by GradCheckDropout below.
       {"dropout", {{"a", {3, 4}}},
@@ -406,7 +422,7 @@ vouch::ModelOp differentiated(MLIRContext &context, const GradCase &c,
   if (!module)
     return {};
   PassManager pm(&context);
-  pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
+  vouch::addAutodiffPasses(pm);
   EXPECT_TRUE(succeeded(pm.run(*module))) << text;
   return *module->getOps<vouch::ModelOp>().begin();
 }
@@ -504,6 +520,57 @@ TEST(GradCheckMasked, BlockedElementsAndRowsAreExactZerosWithZeroGradient) {
   feeds["mask"].data[0] = 0.5;
   ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
   EXPECT_TRUE(failed(vouch::interpret(model, feeds)));
+}
+
+// The composed form of scaled_dot_product_attention (what programs run)
+// against the interpreter's own attention (written out directly, not from
+// those ops), every output element, on the masked case of cases(): its
+// fully blocked row is zeros in both.
+TEST(GradCheckAttention, ComposedFormMatchesTheInterpretersAttention) {
+  const GradCase *c = nullptr;
+  for (const GradCase &candidate : cases())
+    if (candidate.name == "scaled_dot_product_attention" &&
+        candidate.fixed.count("mask"))
+      c = &candidate;
+  ASSERT_TRUE(c);
+  MLIRContext context;
+  vouch::registerVouchDialect(context);
+  std::mt19937_64 rng(5);
+  std::map<std::string, vouch::HostTensor> feeds;
+  feeds["r"] = randomTensor(c->outShape, rng);
+  feeds["mask"] = c->fixed.at("mask");
+  for (const Param &p : c->params)
+    feeds[p.name] = randomTensor(p.shape, rng);
+  // The value the loss's vouch.mul reads (%out), before and after decompose.
+  auto outputOf = [&](bool decompose) -> std::vector<double> {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(modelText(*c), &context);
+    if (!module)
+      return {};
+    if (decompose) {
+      PassManager pm(&context);
+      pm.addNestedPass<vouch::ModelOp>(vouch::createDecompose());
+      if (failed(pm.run(*module)))
+        return {};
+    }
+    vouch::ModelOp model = *module->getOps<vouch::ModelOp>().begin();
+    auto result = vouch::interpret(model, feeds);
+    if (failed(result))
+      return {};
+    for (auto &[value, tensor] : result->values)
+      if (auto mul = value.getDefiningOp<vouch::MulOp>())
+        return result->values.at(mul.getLhs()).data;
+    return {};
+  };
+  std::vector<double> direct = outputOf(false), composed = outputOf(true);
+  ASSERT_EQ(direct.size(), static_cast<size_t>(count(c->outShape)));
+  ASSERT_EQ(composed.size(), direct.size());
+  for (size_t i = 0; i < direct.size(); ++i)
+    EXPECT_NEAR(direct[i], composed[i], 1e-14) << "element " << i;
+  // Batch 0, query 1 sees no key: zeros in each head (result [2, 2, 3, 3]).
+  for (int head = 0; head < 2; ++head)
+    for (int c3 = 0; c3 < 3; ++c3)
+      EXPECT_EQ(direct[(head * 3 + 1) * 3 + c3], 0.0);
 }
 
 // Where maximum's / minimum's operands tie, the gradient is split half and half
@@ -690,11 +757,13 @@ TEST(GradCheckCoverage, EveryDifferentiableOpHasACase) {
   int differentiable = 0;
   for (RegisteredOperationName name : context.getRegisteredOperations()) {
     if (name.getDialectNamespace() != "vouch" ||
-        !name.hasInterface<vouch::VJPOpInterface>())
+        !(name.hasInterface<vouch::VJPOpInterface>() ||
+          name.hasInterface<vouch::CompositeOpInterface>()))
       continue;
     ++differentiable;
     EXPECT_TRUE(covered.count(name.getStringRef().str()))
-        << name.getStringRef().str() << " has a VJP rule but no gradient check";
+        << name.getStringRef().str()
+        << " has a VJP rule (or a composed form's) but no gradient check";
   }
   EXPECT_GE(differentiable, 14); // the ops of the MLP subset
 }

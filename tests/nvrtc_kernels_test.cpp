@@ -83,7 +83,7 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
   auto module = vouch::frontend::importModel(sourceMgr, context);
   ASSERT_TRUE(module && succeeded(verify(*module)));
   PassManager pm(&context);
-  pm.addNestedPass<vouch::ModelOp>(vouch::createAutodiff());
+  vouch::addAutodiffPasses(pm);
   pm.addNestedPass<vouch::ModelOp>(vouch::createFusePointwise());
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto model = *module->getOps<vouch::ModelOp>().begin();

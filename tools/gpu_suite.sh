@@ -21,6 +21,9 @@ rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 /usr/bin/python3 tools/data/tokens.py "$out/tests/gpu/data/tokens"
 # ops_mask reads features with numpy-bool masks (tools/data/masks.py).
 /usr/bin/python3 tools/data/masks.py "$out/tests/gpu/data/masks"
+# ops_attention reads padded token sequences and their attention mask
+# (tools/data/sequences.py).
+/usr/bin/python3 tools/data/sequences.py "$out/tests/gpu/data/sequences"
 /usr/bin/python3 tools/data/digits.py "$out/examples/data/digits"
 for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/digits_mlp.vouch \
              examples/digits_rnn.vouch \

@@ -9,7 +9,7 @@ final params. Shares no code with vouch. Prints the largest error per
 quantity and exits 1 on any value beyond the declared tolerance.
 
 usage: torch_reference.py MODEL INIT.safetensors TRACE FINAL.safetensors STEPS SEED [DATA]
-       torch_reference.py --forward MODEL PARAMS.safetensors INTERPRETER_OUTPUT
+       torch_reference.py --forward MODEL PARAMS.safetensors INTERPRETER_OUTPUT [DATA]
 
 DATA (models trained on files): the inputs' and targets' .npy files, comma-separated
 in declaration order, as the executable's --data takes them.
@@ -236,6 +236,48 @@ def tied_bag_forward(p, x):
     return h @ p["table"].T
 
 
+def hard_mask_attention(q, k, v, seen):
+    """softmax(q·kᵀ/√D) · v over the keys `seen` keeps, as TorchLean's hard
+    mask: a query that sees no key gets zeros (and no gradient), where
+    masked_fill(-inf) alone would give NaN."""
+    scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    any_seen = seen.any(-1, keepdim=True)
+    scores = scores.masked_fill(~seen, -math.inf).masked_fill(~any_seen, 0.0)
+    return (torch.softmax(scores, dim=-1) * any_seen) @ v
+
+
+def tiny_gpt_forward(p, ids, seen=None):
+    """examples/tiny_gpt.vouch (causal) and tiny_gpt_padded.vouch (`seen`, the
+    data's mask [N, T, T], broadcast over the heads): pre-LayerNorm blocks, a
+    fused qkv projection split into 2 heads, GELU (tanh) MLP, tied LM head."""
+    F = torch.nn.functional
+    n, t = ids.shape
+    d, heads = p["wte"].shape[1], 2
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    seen = causal if seen is None else seen[:, None]
+    h = F.embedding(ids, p["wte"]) + p["wpe"]
+    k = 0
+    while "layer.%d.w_qkv" % k in p:
+        w = lambda name: p["layer.%d.%s" % (k, name)]
+        a = F.layer_norm(h, [d], w("gain_attn"), w("b_attn_ln"), eps=1e-5)
+        qkv = a @ w("w_qkv").T + w("b_qkv")
+        q, kk, v = (x.reshape(n, t, heads, d // heads).transpose(1, 2)
+                    for x in qkv.split(d, dim=-1))
+        o = hard_mask_attention(q, kk, v, seen).transpose(1, 2).reshape(n, t, d)
+        h = h + o @ w("w_proj").T + w("b_proj")
+        m = F.layer_norm(h, [d], w("gain_mlp"), w("b_mlp_ln"), eps=1e-5)
+        m = F.gelu(m @ w("w_fc").T + w("b_fc"), approximate="tanh")
+        h = h + m @ w("w_out").T + w("b_out")
+        k += 1
+    return F.layer_norm(h, [d], p["gain_f"], p["b_f"], eps=1e-5) @ p["wte"].T
+
+
+def token_cross_entropy(logits, labels):
+    """Mean over the positions whose label is not -100 (ignore_index)."""
+    return torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+
+
 def masked_attention_forward(p, xm):
     """xm stacks the features and the 0 / 1 mask ([N, 2, 8], read_npy_fields).
     The hard-mask softmax written here: over the kept positions only, a blocked
@@ -317,6 +359,8 @@ FILE_MODELS = {
     "tied_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels)),
     "masked_attention_mlp": ("adam", lambda pred, y: torch.mean((pred - y) ** 2)),
+    "tiny_gpt": ("adamw", token_cross_entropy),
+    "tiny_gpt_padded": ("adamw", token_cross_entropy),
 }
 
 
@@ -337,6 +381,8 @@ MODELS = {
     "dropout_mlp": (dropout_forward, 0.01, 5),
     "masked_attention_mlp": (masked_attention_forward, 0.01, 16),
     "heads_mlp": (heads_forward, 0.01, 5),
+    "tiny_gpt": (tiny_gpt_forward, 0.01, 16),
+    "tiny_gpt_padded": (tiny_gpt_forward, 0.01, 16),
 }
 
 
@@ -345,21 +391,49 @@ MODELS = {
 SHUFFLED = {"digits_mlp", "digits_rnn"}
 
 
+class Fields:
+    """Several inputs of different shapes (ids and an attention mask), taken
+    by rows together: fields[rows] is the tuple the forward takes after p."""
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+        self.shape = tensors[0].shape
+
+    def __getitem__(self, rows):
+        return tuple(t[rows] for t in self.tensors)
+
+
+def read_npy(path):
+    """An .npy file as torch: integers (ids, labels) as int64, which torch
+    indexes with, bools as bool, reals as float64."""
+    import numpy
+    a = numpy.load(path)
+    if a.dtype.kind in "iu":
+        return torch.tensor(a.astype(numpy.int64))
+    if a.dtype.kind == "b":
+        return torch.tensor(a)
+    return torch.tensor(a.astype(numpy.float64))
+
+
 def read_npy_fields(spec):
-    """The model's input and target from .npy files (numpy, not vouch's loader)."""
+    """The model's inputs and target from .npy files (numpy, not vouch's loader)."""
     import numpy
     *x_paths, y_path = spec.split(",")
-    if len(x_paths) == 2:
-        # Features and a bool mask: stacked as [N, 2, ...] float64 (the mask 0 / 1).
-        x = torch.tensor(numpy.stack([numpy.load(f).astype(numpy.float64)
-                                      for f in x_paths], 1))
+    inputs = [read_npy(f) for f in x_paths]
+    if len(inputs) == 2 and inputs[0].shape == inputs[1].shape:
+        # Features and a bool mask of one shape: stacked as [N, 2, ...] float64
+        # (the mask 0 / 1).
+        x = torch.stack([t.to(torch.float64) for t in inputs], 1)
+    elif len(inputs) == 1:
+        x = inputs[0]
     else:
-        x = numpy.load(x_paths[0])
-        # Integer inputs (embedding ids) stay integers: torch indexes with int64.
-        x = torch.tensor(x.astype(numpy.int64 if x.dtype.kind in "iu" else numpy.float64))
-    y = numpy.load(y_path)
-    y = torch.tensor(y.astype(numpy.int64 if y.dtype.kind in "iu" else numpy.float64))
-    return x, y
+        x = Fields(inputs)
+    return x, read_npy(y_path)
+
+
+def call(forward, params, inputs):
+    """forward(params, inputs), the inputs spread when there are several."""
+    return forward(params, *inputs) if isinstance(inputs, tuple) else forward(params, inputs)
 
 
 def check_init(name, init, seed, report):
@@ -375,31 +449,35 @@ def check_init(name, init, seed, report):
         report("init " + pname, (tensor - expected).abs().max().item())
 
 
-def forward_check(name, params_path, printed_path):
+def forward_check(name, params_path, printed_path, data_spec=None):
     """The reference interpreter's forward (vouch run --interpret --precise)
     on batch 0 against PyTorch on the same params; tolerance 1e-12."""
     forward, _, batch = MODELS[name]
     params = read_safetensors(params_path)
-    x, y = regression_grid()
-    pred = forward(params, x[:batch])
-    loss = torch.mean((pred - y[:batch]) ** 2).item()
+    x, y = read_npy_fields(data_spec) if data_spec else regression_grid()
+    _, loss_of = FILE_MODELS.get(
+        name, ("adam", lambda pred, target: torch.mean((pred - target) ** 2)))
+    pred = call(forward, params, x[:batch])
+    loss = loss_of(pred, y[:batch]).item()
     printed = {}
     with open(printed_path) as f:
         for line in f:
             key, _, value = line.strip().partition(" = ")
-            if key in ("pred", "loss"):
-                printed[key] = [float(v) for v in value.strip("[]").split(",")]
+            if value.startswith("[") or key == "loss":
+                # The model's output (by its name) and the loss.
+                printed["loss" if key == "loss" else "pred"] = [
+                    float(v) for v in value.strip("[]").split(",")]
     err_pred = max(abs(a - b) for a, b in zip(pred.flatten().tolist(), printed["pred"]))
     err_loss = abs(loss - printed["loss"][0])
     ok = len(printed["pred"]) == pred.numel() and max(err_pred, err_loss) <= 1e-12
-    print("interpreter forward vs torch: pred max |error| %.3e, loss |error| %.3e, "
+    print("interpreter forward vs torch: output max |error| %.3e, loss |error| %.3e, "
           "tolerance 1e-12: %s" % (err_pred, err_loss, "match" if ok else "FAIL"))
     return 0 if ok else 1
 
 
 def main():
     if sys.argv[1] == "--forward":
-        return forward_check(*sys.argv[2:5])
+        return forward_check(*sys.argv[2:6])
     name, init_path, trace_path, final_path, steps, seed = sys.argv[1:7]
     data_spec = sys.argv[7] if len(sys.argv) > 7 else None
     steps, seed = int(steps), int(seed)
@@ -440,7 +518,7 @@ def main():
 
     def mean_loss():
         with torch.no_grad():
-            return sum(loss_of(forward(params, x[b * batch:(b + 1) * batch]),
+            return sum(loss_of(call(forward, params, x[b * batch:(b + 1) * batch]),
                                y[b * batch:(b + 1) * batch]).item()
                        for b in range(batches)) / batches
 
@@ -454,7 +532,7 @@ def main():
             b = k % batches
             rows = torch.arange(b * batch, (b + 1) * batch)
         optimizer.zero_grad()
-        loss = loss_of(forward(params, x[rows]), y[rows])
+        loss = loss_of(call(forward, params, x[rows]), y[rows])
         report("step losses", abs(loss.item() - trace[k]))
         loss.backward()
         if max_norm is not None:

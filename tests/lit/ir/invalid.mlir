@@ -827,3 +827,31 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.causal_mask' op result must be an i1 matrix [rows, columns], got 'tensor<3x3xf32>'}}
   %m = vouch.causal_mask : tensor<3x3xf32>
 }
+
+// -----
+
+// scaled_dot_product_attention: a mask or causal, not both.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %m = vouch.causal_mask : tensor<3x3xi1>
+  // expected-error @+1 {{'vouch.scaled_dot_product_attention' op takes a mask or `causal`, not both (as torch's is_causal with attn_mask)}}
+  %o = vouch.scaled_dot_product_attention %q, %q, %q mask %m causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3x3xi1>) -> tensor<2x3x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %v = vouch.fill 1.0 : tensor<2x3x6xf32>
+  // expected-error @+1 {{'vouch.scaled_dot_product_attention' op result 'tensor<2x3x4xf32>' differs from the inferred 'tensor<2x3x6xf32>'}}
+  %o = vouch.scaled_dot_product_attention %q, %q, %v scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x6xf32>) -> tensor<2x3x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %m = vouch.causal_mask : tensor<4x3xi1>
+  // expected-error @+1 {{'vouch.scaled_dot_product_attention' op the mask 'tensor<4x3xi1>' does not broadcast to 'tensor<2x3x3xf32>'}}
+  %o = vouch.scaled_dot_product_attention %q, %q, %q mask %m scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4x3xi1>) -> tensor<2x3x4xf32>
+}

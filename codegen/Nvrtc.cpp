@@ -7,7 +7,6 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -45,13 +44,19 @@ std::string annotateLog(const std::string &log, const std::string &source,
 
 // No fast-math: the kernels' numeric policy is the capsules' (IEEE
 // rounding; FMA contraction as capsules::kNativeCudaFmad says, which the
-// native capsules state as contract=fma).
+// native capsules state as contract=fma). ptxas, most of the compile time,
+// assembles the kernels on every core: its code is the same as on one
+// thread (only the cubin's toolkit note records the option).
 const char *const kOptions[] = {"-std=c++17", "-default-device", "-lineinfo",
-                                capsules::kNativeCudaFmadOption};
+                                capsules::kNativeCudaFmadOption,
+                                "--ptxas-options=--split-compile=0"};
 
+/// One compile for `out.arch` gives both binaries: NVRTC keeps the PTX it
+/// assembled the cubin from, byte for byte what a compile for
+/// compute_<arch> returns.
 bool compileOnce(const std::string &source, const std::string &name,
-                 const std::string &archOption, const CudaHeaders &headers,
-                 bool wantCubin, std::string &binary, std::string &error) {
+                 const CudaHeaders &headers, CudaBinary &out,
+                 std::string &error) {
   std::vector<const char *> headerTexts, headerNames;
   for (const auto &[include, text] : headers) {
     headerNames.push_back(include.c_str());
@@ -65,7 +70,7 @@ bool compileOnce(const std::string &source, const std::string &name,
     error = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(r);
     return false;
   }
-  std::string arch = "-arch=" + archOption;
+  std::string arch = "-arch=" + out.arch;
   std::vector<const char *> options = {arch.c_str()};
   options.insert(options.end(), std::begin(kOptions), std::end(kOptions));
   r = nvrtcCompileProgram(program, static_cast<int>(options.size()),
@@ -76,24 +81,25 @@ bool compileOnce(const std::string &source, const std::string &name,
   if (logSize > 1)
     nvrtcGetProgramLog(program, log.data());
   if (r != NVRTC_SUCCESS) {
-    error = "NVRTC could not compile the generated kernels (" + archOption +
+    error = "NVRTC could not compile the generated kernels (" + out.arch +
             "): " + nvrtcGetErrorString(r) + "\n" +
             annotateLog(log.c_str(), source, name);
     nvrtcDestroyProgram(&program);
     return false;
   }
+  const char *failed = nullptr;
   size_t size = 0;
-  r = wantCubin ? nvrtcGetCUBINSize(program, &size)
-                : nvrtcGetPTXSize(program, &size);
-  if (r == NVRTC_SUCCESS) {
-    binary.assign(size, '\0');
-    r = wantCubin ? nvrtcGetCUBIN(program, binary.data())
-                  : nvrtcGetPTX(program, binary.data());
-  }
+  if ((r = nvrtcGetCUBINSize(program, &size)) != NVRTC_SUCCESS ||
+      (out.cubin.assign(size, '\0'),
+       (r = nvrtcGetCUBIN(program, out.cubin.data())) != NVRTC_SUCCESS))
+    failed = "nvrtcGetCUBIN";
+  else if ((r = nvrtcGetPTXSize(program, &size)) != NVRTC_SUCCESS ||
+           (out.ptx.assign(size, '\0'),
+            (r = nvrtcGetPTX(program, out.ptx.data())) != NVRTC_SUCCESS))
+    failed = "nvrtcGetPTX";
   nvrtcDestroyProgram(&program);
-  if (r != NVRTC_SUCCESS) {
-    error = std::string(wantCubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX") +
-            " failed: " + nvrtcGetErrorString(r);
+  if (failed) {
+    error = std::string(failed) + " failed: " + nvrtcGetErrorString(r);
     return false;
   }
   return true;
@@ -120,20 +126,7 @@ bool compileCuda(const std::string &source, const std::string &name,
                  const std::string &arch, const CudaHeaders &headers,
                  CudaBinary &out, std::string &error) {
   out.arch = arch;
-  std::string compute = "compute_" + arch.substr(arch.find('_') + 1);
-  // The PTX on a second thread: NVRTC programs are independent.
-  std::string ptxError;
-  bool ptxOk = false;
-  std::thread ptx([&] {
-    ptxOk = compileOnce(source, name, compute, headers, /*wantCubin=*/false,
-                        out.ptx, ptxError);
-  });
-  bool cubinOk = compileOnce(source, name, arch, headers, /*wantCubin=*/true,
-                             out.cubin, error);
-  ptx.join();
-  if (cubinOk && !ptxOk)
-    error = ptxError;
-  return cubinOk && ptxOk;
+  return compileOnce(source, name, headers, out, error);
 }
 
 namespace {

@@ -10,7 +10,9 @@
 #define VOUCH_FRONTEND_FRONTEND_H
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "llvm/ADT/StringRef.h"
@@ -26,6 +28,10 @@ namespace vouch::frontend {
 struct ImportOptions {
   /// Replaces the batch size of the description's `train` clause.
   std::optional<int64_t> batch;
+  /// Replaces the values of the description's configs of these names (the
+  /// driver's --config NAME=VALUE); a name the description does not declare
+  /// as a config is an error.
+  std::map<std::string, double> configs;
 };
 
 /// Parses the model description in `sourceMgr`'s main buffer and lowers it to

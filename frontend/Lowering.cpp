@@ -64,6 +64,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Lowering::lowerFile(const ast::File &file) {
   builder.setInsertionPointToEnd(&scratch);
 
   collectDeclarations(file);
+  for (const auto &[name, value] : options.configs)
+    if (!overriddenConfigs.count(name))
+      error(SMLoc::getFromPointer(diagnostics.getBuffer().begin()))
+          << "no config '" << name << "' in this description to set "
+          << "(--config " << name << "=…): configs are declared as 'config "
+          << name << " = …'";
   if (!model) {
     SMLoc start = SMLoc::getFromPointer(diagnostics.getBuffer().begin());
     error(start) << "expected a model: a description holds one "
@@ -163,7 +169,17 @@ void Lowering::declareConfig(const ast::ConfigStmt &stmt) {
     return;
   }
   ExprValue value = ExprValue::invalid();
-  if (stmt.value) {
+  if (auto given = options.configs.find(stmt.name.str());
+      given != options.configs.end()) {
+    // --config NAME=VALUE: the value replaces the expression, which is not
+    // evaluated (later configs see the new value).
+    double v = given->second;
+    Number number = v == std::trunc(v) && std::abs(v) < 9.0e15
+                        ? Number::integer(static_cast<int64_t>(v))
+                        : Number::real(v);
+    value = ExprValue::number(number, stmt.nameLoc);
+    overriddenConfigs.insert(stmt.name.str());
+  } else if (stmt.value) {
     std::optional<Number> number = evaluateNumber(
         *stmt.value, globals, "config '" + stmt.name.str() + "'");
     if (number)

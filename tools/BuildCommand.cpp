@@ -95,7 +95,7 @@ int runBuild(const std::vector<std::string> &args) {
   cl.option("emit", "exe|cpp", "write an executable, or only its C++ source",
             "exe");
   cl.option("emit-dir", "DIR", "keep the generated sources in DIR");
-  cl.option("batch", "N", "override the train clause's batch size");
+  declareImportOptions(cl);
   cl.option("cxx", "COMPILER", "the host C++ compiler", "g++");
   cl.flag("verbose", "print the time of each phase and the compiler "
                      "commands; also -v");

@@ -19,7 +19,7 @@ namespace vouch::driver {
 int runCheck(const std::vector<std::string> &args) {
   CommandLine cl("check", "parse, lower and verify a model description",
                  "[options] FILE");
-  cl.option("batch", "N", "override the train clause's batch size");
+  declareImportOptions(cl);
   cl.flag("autodiff", "also build (and verify) the gradient graph");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
@@ -43,7 +43,7 @@ int runEmitIR(const std::vector<std::string> &args) {
                  "[options] FILE");
   cl.option("stage", "import|autodiff", "after which stage to print",
             "import");
-  cl.option("batch", "N", "override the train clause's batch size");
+  declareImportOptions(cl);
   cl.flag("generic", "print ops in MLIR's generic form");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
@@ -73,7 +73,7 @@ int runInterpret(const std::vector<std::string> &args) {
                        "compiled runs are 'vouch build')");
   cl.option("seed", "S", "initialisation seed", "0");
   cl.option("dtype", "f64|f32", "interpreter precision", "f64");
-  cl.option("batch", "N", "override the train clause's batch size");
+  declareImportOptions(cl);
   cl.option("data", "PATH", "data file (x.csv, or x.npy,y.npy) instead of the "
                             "data clause");
   cl.option("save-params", "PATH", "write the initial params (safetensors)");

@@ -1,6 +1,8 @@
 //===- Pipeline.cpp - loading a model file for the driver -------*- C++ -*-===//
 #include "tools/Pipeline.h"
 
+#include <cmath>
+
 #include "frontend/Frontend.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -31,20 +33,46 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
 
   frontend::ImportOptions importOptions;
   importOptions.batch = options.batch;
+  importOptions.configs = options.configs;
   OwningOpRef<ModuleOp> module =
       frontend::importModel(*sourceMgr, context, importOptions);
   if (!module || failed(verify(*module)))
     return nullptr;
   if (options.autodiff) {
     PassManager pm(&context);
-    pm.addNestedPass<ModelOp>(createAutodiff());
+    addAutodiffPasses(pm);
     if (failed(pm.run(*module)))
       return nullptr;
   }
   return module;
 }
 
-bool readBatchOption(const CommandLine &cl, LoadOptions &options) {
+void declareImportOptions(CommandLine &cl) {
+  cl.option("batch", "N", "override the train clause's batch size");
+  cl.option("config", "NAME=VALUE,...",
+            "replace the values of the description's configs of these names "
+            "(e.g. --config L=6,D=384)");
+}
+
+bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
+  if (cl.has("config")) {
+    std::string given = cl.get("config");
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(given).split(items, ',');
+    for (llvm::StringRef item : items) {
+      auto [name, text] = item.trim().split('=');
+      double value;
+      bool ok = !name.trim().empty() && item.contains('=') &&
+                !text.trim().getAsDouble(value) && std::isfinite(value);
+      if (!ok) {
+        llvm::errs() << "error: --config expects NAME=NUMBER entries separated "
+                        "by commas, got '"
+                     << item << "'\n";
+        return false;
+      }
+      options.configs[name.trim().str()] = value;
+    }
+  }
   if (!cl.has("batch"))
     return true;
   long long batch;
@@ -65,7 +93,7 @@ OwningOpRef<ModuleOp> loadFromCommandLine(const CommandLine &cl,
   LoadOptions options;
   options.autodiff = autodiff;
   exitCode = 2;
-  if (!readBatchOption(cl, options))
+  if (!readImportOptions(cl, options))
     return nullptr;
   exitCode = 1;
   return loadModel(cl.positional()[0], context, options);

@@ -2,6 +2,7 @@
 #ifndef VOUCH_TOOLS_PIPELINE_H
 #define VOUCH_TOOLS_PIPELINE_H
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -15,7 +16,8 @@ namespace vouch::driver {
 
 struct LoadOptions {
   std::optional<int64_t> batch;
-  bool autodiff = false; ///< run vouch-autodiff after import
+  std::map<std::string, double> configs; ///< --config NAME=VALUE,...
+  bool autodiff = false; ///< run vouch-decompose and vouch-autodiff after import
 };
 
 /// Reads, imports and verifies a model description, printing every
@@ -25,9 +27,13 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
                                             mlir::MLIRContext &context,
                                             const LoadOptions &options);
 
-/// Reads `--batch N` (N ≥ 1) into `options` when given; prints the error and
-/// returns false when malformed.
-bool readBatchOption(const CommandLine &cl, LoadOptions &options);
+/// Declares the options every command that loads a model takes: `--batch N`
+/// and `--config NAME=VALUE[,NAME=VALUE...]`.
+void declareImportOptions(CommandLine &cl);
+
+/// Reads `--batch N` (N ≥ 1) and `--config` into `options` when given;
+/// prints the error and returns false when malformed.
+bool readImportOptions(const CommandLine &cl, LoadOptions &options);
 
 /// Loads the one model file of `cl`'s command line with its `--batch`. On
 /// failure returns null after printing why, with `exitCode` set: 2 for a

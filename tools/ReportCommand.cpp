@@ -33,7 +33,7 @@ int runReport(const std::vector<std::string> &args) {
                               "instead of --profile");
   cl.option("format", "text|json", "report format", "text");
   cl.option("output", "PATH", "write the report to PATH (also -o)");
-  cl.option("batch", "N", "override the train clause's batch size");
+  declareImportOptions(cl);
   cl.flag("deterministic", "require deterministic reductions");
   cl.flag("require-evidence", "reject contracts whose evidence is "
                               "not-provided");

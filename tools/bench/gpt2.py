@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The GPT-2 race (issue 11), run on the GPU machine: a training step of
+GPT-2 small (examples/gpt2_124m.vouch: vocab 50257, 12 layers, 12 heads, 768
+wide, context 1024) in vouch's executable against PyTorch eager and
+torch.compile, same initial weights (the executable's --init-only
+--save-params), same batches (the token windows of tools/data/gpt2_tokens.py,
+in file order), same optimizer (AdamW lr 6e-4, betas (0.9, 0.999), eps 1e-8,
+weight decay 0.01 on every param: vouch's adamw), batch 8.
+
+Per precision (fp32: TF32 off; tf32: cuBLAS may round GEMM inputs to TF32;
+bf16: torch's autocast) and contender it prints the median ms per step over
+the steps after warm-up (the loss read on the host every 10 steps), tokens/s,
+the peak device memory, and for torch.compile its first step's time (the
+compilation). vouch has no bf16 yet: that row says so. It also checks that the
+contenders train the same model: vouch's first losses against eager's in fp32.
+
+usage: gpt2.py --exe GPT2_EXE [--exe-tf32 GPT2_TF32_EXE] --data IDS.npy,LABELS.npy
+               [--steps N] [--precisions fp32,tf32,bf16] [--out RESULTS.json]
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HEADS = 12
+LR, BETAS, EPS, WEIGHT_DECAY = 6e-4, (0.9, 0.999), 1e-8, 0.01
+LOG_EVERY = 10
+
+
+def read_safetensors(path):
+    blob = open(path, "rb").read()
+    n = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = e["data_offsets"]
+        dtype = {"F32": np.float32, "F64": np.float64}[e["dtype"]]
+        a = np.frombuffer(blob[8 + n + begin:8 + n + end], dtype=dtype)
+        out[name] = torch.tensor(a.astype(np.float32).reshape(e["shape"]))
+    return out
+
+
+def gpt2_loss(p, ids, labels, layers):
+    """GPT-2 as examples/gpt2_124m.vouch writes it, in PyTorch's idioms."""
+    n, t = ids.shape
+    d = p["wte"].shape[1]
+    h = F.embedding(ids, p["wte"]) + p["wpe"]
+    for k in range(layers):
+        w = lambda name: p["layer.%d.%s" % (k, name)]
+        a = F.layer_norm(h, [d], w("gain_attn"), w("b_attn_ln"), eps=1e-5)
+        q, kk, v = F.linear(a, w("w_qkv"), w("b_qkv")).split(d, dim=-1)
+        q, kk, v = (x.view(n, t, HEADS, d // HEADS).transpose(1, 2) for x in (q, kk, v))
+        o = F.scaled_dot_product_attention(q, kk, v, is_causal=True)
+        h = h + F.linear(o.transpose(1, 2).reshape(n, t, d), w("w_proj"), w("b_proj"))
+        m = F.layer_norm(h, [d], w("gain_mlp"), w("b_mlp_ln"), eps=1e-5)
+        m = F.gelu(F.linear(m, w("w_fc"), w("b_fc")), approximate="tanh")
+        h = h + F.linear(m, w("w_out"), w("b_out"))
+    logits = F.linear(F.layer_norm(h, [d], p["gain_f"], p["b_f"], eps=1e-5), p["wte"])
+    return F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), labels.view(-1))
+
+
+def set_precision(precision):
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+
+
+def torch_run(init, ids, labels, batch, steps, precision, compiled):
+    """(median ms/step, peak MiB, first step s, first losses) of PyTorch."""
+    set_precision(precision)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    layers = sum(1 for k in init if k.endswith(".w_qkv"))
+    p = {k: v.cuda().requires_grad_() for k, v in init.items()}
+    opt = torch.optim.AdamW(list(p.values()), lr=LR, betas=BETAS, eps=EPS,
+                            weight_decay=WEIGHT_DECAY, fused=True)
+    loss_fn = torch.compile(gpt2_loss) if compiled else gpt2_loss
+    ids, labels = ids.cuda(), labels.cuda()
+    batches = ids.shape[0] // batch
+    times, losses, first = [], [], None
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for k in range(steps):
+        b = k % batches
+        rows = slice(b * batch, (b + 1) * batch)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            loss = loss_fn(p, ids[rows], labels[rows], layers)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if k < 3:
+            losses.append(loss.item())
+        if k == 0:
+            torch.cuda.synchronize()
+            first = time.perf_counter() - t0
+            t0 = time.perf_counter()
+        elif k % LOG_EVERY == 0:
+            loss.item()
+            t1 = time.perf_counter()
+            times.append((t1 - t0) * 1e3 / LOG_EVERY)
+            t0 = t1
+    peak = torch.cuda.max_memory_allocated() / 2**20
+    del p, opt
+    return median(times[1:]), peak, first, losses
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
+def vouch_run(exe, data, steps, work):
+    """(median ms/step, peak MiB, first losses) of vouch's executable."""
+    trace = os.path.join(work, "trace.txt")
+    out = subprocess.run([exe, "--device", "cuda", "--dtype", "f32", "--steps", str(steps),
+                          "--log-every", str(LOG_EVERY), "--time", "--mem-stats",
+                          "--data", data, "--trace", trace],
+                         check=True, capture_output=True, text=True)
+    text = out.stdout + out.stderr
+    ms = float(re.search(r"timing: median ([0-9.]+) ms/step", text).group(1))
+    # --mem-stats: "cuda allocator: ... peak_live_bytes=N ..."
+    peak = re.search(r"peak_live_bytes=([0-9]+)", text)
+    peak_mib = int(peak.group(1)) / 2**20 if peak else float("nan")
+    losses = []
+    for line in open(trace):
+        key, *rest = line.split()
+        if key == "step" and int(rest[0]) < 3:
+            losses.append(float(rest[1]))
+    return ms, peak_mib, losses, text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--exe-tf32")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--precisions", default="fp32,tf32,bf16")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp()
+    init_path = os.path.join(work, "init.st")
+    subprocess.run([args.exe, "--init-only", "--dtype", "f32", "--save-params", init_path],
+                   check=True, capture_output=True)
+    init = read_safetensors(init_path)
+    ids_path, labels_path = args.data.split(",")
+    ids = torch.tensor(np.load(ids_path).astype(np.int64))
+    labels = torch.tensor(np.load(labels_path).astype(np.int64))
+    tokens = args.batch * ids.shape[1]
+    print("GPT-2 race: %d params, batch %d x %d tokens, %d steps, torch %s, %s" % (
+        sum(v.numel() for v in init.values()), args.batch, ids.shape[1], args.steps,
+        torch.__version__, torch.cuda.get_device_name()))
+    results = []
+
+    def row(precision, who, ms, peak, extra=""):
+        results.append({"precision": precision, "who": who, "ms_per_step": ms,
+                        "tokens_per_s": tokens / ms * 1e3 if ms == ms else None,
+                        "peak_mib": peak, "note": extra})
+        print("  %-5s %-14s %9.2f ms/step %10.0f tok/s  peak %8.0f MiB  %s" % (
+            precision, who, ms, tokens / ms * 1e3, peak, extra), flush=True)
+
+    for precision in args.precisions.split(","):
+        exe = {"fp32": args.exe, "tf32": args.exe_tf32}.get(precision)
+        vouch_losses = None
+        if exe:
+            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work)
+            row(precision, "vouch", ms, peak)
+        else:
+            print("  %-5s %-14s not measured: %s" % (
+                precision, "vouch", "no bf16 policy yet (issue 11, step 8)"
+                if precision == "bf16" else "no executable given"), flush=True)
+        ms, peak, first, eager_losses = torch_run(init, ids, labels, args.batch, args.steps,
+                                                  precision, compiled=False)
+        row(precision, "torch eager", ms, peak)
+        ms, peak, first, _ = torch_run(init, ids, labels, args.batch, args.steps,
+                                       precision, compiled=True)
+        row(precision, "torch.compile", ms, peak, "first step (compile) %.1f s" % first)
+        if vouch_losses and precision == "fp32":
+            err = max(abs(a - b) / abs(b) for a, b in zip(vouch_losses, eager_losses))
+            ok = err <= 1e-4
+            print("  fp32 losses, steps 0-2: vouch %s, eager %s: max rel. diff %.2e (%s)" % (
+                ["%.6f" % x for x in vouch_losses], ["%.6f" % x for x in eager_losses], err,
+                "same model" if ok else "MISMATCH"), flush=True)
+            results.append({"fp32_first_losses_rel_diff": err})
+    if args.out:
+        json.dump(results, open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

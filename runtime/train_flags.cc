@@ -2,6 +2,8 @@
 #include "runtime/train_flags.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <string_view>
 
@@ -21,7 +23,8 @@ bool takes_value(std::string_view name) {
   return name == "device" || name == "steps" || name == "seed" || name == "dtype" ||
          name == "log-every" || name == "data" || name == "save-params" ||
          name == "load-params" || name == "trace" || name == "eval" ||
-         name == "eval-every" || name == "predict" || name == "predict-out";
+         name == "eval-every" || name == "predict" || name == "predict-out" ||
+         name == "sample" || name == "temperature" || name == "prompt" || name == "vocab";
 }
 
 bool is_switch(std::string_view name) {
@@ -61,6 +64,19 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
     o->predict = value;
   } else if (name == "predict-out") {
     o->predict_out = value;
+  } else if (name == "sample") {
+    if (!parse_int(value, &o->sample) || o->sample <= 0)
+      return Status::Error(flag + " expects a positive integer, got '" + value + "'");
+  } else if (name == "temperature") {
+    char* end = nullptr;
+    o->temperature = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !std::isfinite(o->temperature) ||
+        o->temperature < 0)
+      return Status::Error(flag + " expects a finite number >= 0, got '" + value + "'");
+  } else if (name == "prompt") {
+    o->prompt = value;
+  } else if (name == "vocab") {
+    o->vocab = value;
   } else if (name == "eval-every") {
     if (!parse_int(value, &o->eval_every) || o->eval_every <= 0)
       return Status::Error(flag + " expects a positive integer, got '" + value + "'");
@@ -72,6 +88,16 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
     o->load_params = value;
   }
   return Status::Ok();
+}
+
+// Whether a flag that only --sample reads is on the command line.
+bool sample_option_given(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string_view arg = argv[i];
+    for (std::string_view name : {"--temperature", "--prompt", "--vocab"})
+      if (arg == name || arg.substr(0, name.size() + 1) == std::string(name) + "=") return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -122,6 +148,13 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
   }
   if (!o.predict.empty() && o.init_only)
     return Status::Error("--predict runs the forward pass; --init-only stops before it");
+  if (o.sample > 0 && o.init_only)
+    return Status::Error("--sample runs the forward pass; --init-only stops before it");
+  if (o.sample == 0 && (sample_option_given(argc, argv)))
+    return Status::Error("--temperature, --prompt and --vocab shape --sample's text: give "
+                         "--sample N too");
+  if (!o.prompt.empty() && o.vocab.empty())
+    return Status::Error("--prompt is text: give --vocab to turn it into tokens");
   if (no_eval && eval_given) return Status::Error("--eval and --no-eval contradict each other");
   // The eval clause's held-out data unless --eval or --no-eval says otherwise.
   if (!eval_given && !no_eval) {
@@ -192,6 +225,15 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      per input, comma-separated, any number of rows) and write\n"
     << "                      the output's rows as .npy in the run's dtype\n"
     << "  --predict-out PATH  where --predict writes (default: predictions.npy)\n"
+    << "  --sample N          after training, generate N tokens (a model whose input is\n"
+    << "                      a window of token ids and whose output is every\n"
+    << "                      position's logits): each from the logits at the last\n"
+    << "                      position of the last window, drawn with --seed\n"
+    << "  --temperature X     of --sample's draws; 0 takes the most likely token\n"
+    << "                      (default: 1)\n"
+    << "  --prompt TEXT       the text --sample continues (default: token 0)\n"
+    << "  --vocab PATH        the tokens' strings, a JSON array (tools/data/fortunes.py\n"
+    << "                      writes one): --sample prints text (default: token ids)\n"
     << "  --save-params PATH  write the parameters as safetensors after training\n"
     << "                      (after initialisation with --init-only; default: none)\n"
     << "  --load-params PATH  start from these safetensors parameters (default: none)\n"

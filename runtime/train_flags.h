@@ -33,6 +33,10 @@ struct TrainOptions {
   enum class Progress { Auto, On, Off } progress = Progress::Auto;  // --[no-]progress
   std::string predict;     // --predict: the inputs' .npy files; empty: none
   std::string predict_out = "predictions.npy";  // --predict-out
+  int64_t sample = 0;         // --sample: tokens to generate after training (runtime/sample.h)
+  double temperature = 1.0;   // --temperature: of the draws; 0 takes the argmax
+  std::string prompt;         // --prompt: the text the sample continues (needs --vocab)
+  std::string vocab;          // --vocab: the tokens' strings (a JSON array); empty: print ids
   std::string save_params, load_params;
   std::string trace;       // --trace: every loss at full precision, for golden tests
   bool init_only = false, show_tape = false, help = false;

@@ -20,7 +20,9 @@
 #include "runtime/init.h"
 #include "runtime/model_data.h"
 #include "runtime/optim.h"
+#include "runtime/rng.h"
 #include "runtime/safetensors.h"
+#include "runtime/sample.h"
 #include "runtime/train_flags.h"
 
 namespace vouch::rt {
@@ -188,6 +190,10 @@ class Run {
     if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
     if (!o_.predict.empty()) {
       int code = predict();
+      if (code != kExitOk) return code;
+    }
+    if (o_.sample > 0) {
+      int code = sample();
       if (code != kExitOk) return code;
     }
     if (o_.mem_stats) std::printf("%s", model_->memory_report().c_str());
@@ -360,6 +366,77 @@ class Run {
     Status st = save_npy(o_.predict_out, shape, out, /*as_f64=*/sizeof(T) == 8);
     if (!st.ok()) return fail(kExitUsage, "--predict-out: " + st.message());
     std::printf("predict: %lld rows -> %s\n", (long long)d.rows, o_.predict_out.c_str());
+    return kExitOk;
+  }
+
+  // --sample: continues the prompt (token 0 without one) by o_.sample tokens. Each
+  // draw runs the forward pass on a batch whose every row is the last T tokens (fewer
+  // at first: the rest of the row is token 0, which causal attention at the last real
+  // position never reads) with zero targets, and draws from the logits at the last
+  // real position (runtime/sample.h).
+  int sample() {
+    const std::vector<FieldInfo> fields = model_fields(m_);
+    const std::vector<int64_t>& out = m_.output_shape;
+    int inputs = 0;
+    const FieldInfo* ids = nullptr;
+    for (const FieldInfo& f : fields)
+      if (!f.target) {
+        inputs++;
+        ids = &f;
+      }
+    if (inputs != 1 || ids->dtype != DType::I32 || out.size() != 3 || out[0] != m_.batch ||
+        out[1] != ids->row_elems)
+      return fail(kExitUsage, "--sample needs a language model: one i32 input of token ids "
+                              "[batch, T] and an output of logits [batch, T, vocab]");
+    const int64_t T_ = out[1], V = out[2];
+    Vocab vocab;
+    if (!o_.vocab.empty()) {
+      Result<Vocab> loaded = load_vocab(o_.vocab);
+      if (!loaded.ok()) return fail(kExitData, "--vocab: " + loaded.status().message());
+      vocab = std::move(loaded.value());
+      if (int64_t(vocab.strings.size()) != V)
+        return fail(kExitData, "--vocab: " + std::to_string(vocab.strings.size()) +
+                                   " tokens, but the model's logits have " +
+                                   std::to_string(V));
+    }
+    std::vector<int64_t> context = {0};
+    if (!o_.prompt.empty()) {
+      Result<std::vector<int64_t>> encoded = vocab.encode(o_.prompt);
+      if (!encoded.ok()) return fail(kExitUsage, "--prompt: " + encoded.status().message());
+      context = std::move(encoded.value());
+    }
+    const size_t prompt = context.size();
+    std::vector<FieldData> batch;
+    for (const FieldInfo& f : fields) {
+      FieldData b;
+      b.row_bytes = size_t(f.row_elems * element_bytes(f.dtype, sizeof(T)));
+      b.bytes.assign(size_t(m_.batch) * b.row_bytes, 0);
+      batch.push_back(std::move(b));
+    }
+    const size_t input = size_t(ids - fields.data());
+    const uint64_t seed = sample_seed(o_.seed);
+    for (int64_t i = 0; i < o_.sample; i++) {
+      const int64_t n = std::min<int64_t>(int64_t(context.size()), T_);
+      std::vector<int32_t> row(size_t(T_), 0);
+      for (int64_t t = 0; t < n; t++) row[size_t(t)] = int32_t(context[context.size() - n + t]);
+      for (int64_t r = 0; r < m_.batch; r++)
+        std::memcpy(batch[input].bytes.data() + size_t(r) * batch[input].row_bytes, row.data(),
+                    batch[input].row_bytes);
+      model_->forward_fields(batch_of(batch, 0).data(), nullptr);
+      if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
+      const T* logits = model_->prediction() + (n - 1) * V;
+      context.push_back(draw_token(logits, V, o_.temperature, rand01(seed, uint64_t(i))));
+    }
+    std::printf("sample: %lld tokens, temperature %g, seed %llu:\n", (long long)o_.sample,
+                o_.temperature, (unsigned long long)o_.seed);
+    if (vocab.strings.empty()) {
+      for (size_t t = 0; t < context.size(); t++)
+        std::printf("%s%lld", t ? " " : "", (long long)context[t]);
+      std::printf("\n");
+    } else {
+      std::printf("%s%s\n", o_.prompt.c_str(),
+                  vocab.decode({context.begin() + long(prompt), context.end()}).c_str());
+    }
     return kExitOk;
   }
 

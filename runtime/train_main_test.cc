@@ -199,6 +199,16 @@ TEST(TrainMainTest, UsageErrorsExit2WithHint) {
       {{"--steps", "ten"}, "error: --steps expects a non-negative integer, got 'ten'\n"},
       {{"--seed=1.5"}, "error: --seed expects an unsigned 64-bit integer, got '1.5'\n"},
       {{"--device", "gpu"}, "error: --device: unknown device `gpu`"},
+      {{"--sample", "0"}, "error: --sample expects a positive integer, got '0'\n"},
+      {{"--sample", "5", "--temperature", "-1"},
+       "error: --temperature expects a finite number >= 0, got '-1'\n"},
+      {{"--temperature", "0.5"},
+       "error: --temperature, --prompt and --vocab shape --sample's text: give --sample N "
+       "too\n"},
+      {{"--sample", "5", "--prompt", "hi"},
+       "error: --prompt is text: give --vocab to turn it into tokens\n"},
+      {{"--sample", "5", "--init-only"},
+       "error: --sample runs the forward pass; --init-only stops before it\n"},
   };
   for (const Case& c : cases) {
     RunOutput r = run(c.args);
@@ -207,6 +217,16 @@ TEST(TrainMainTest, UsageErrorsExit2WithHint) {
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
     EXPECT_TRUE(contains(r.err, "run `./linear2 --help` to see the flags")) << r.err;
   }
+}
+
+// --sample needs a language model (an i32 window in, logits per position out); the
+// grid's regression model is refused after training, with the reason.
+TEST(TrainMainTest, SampleRefusesAModelThatIsNoLanguageModel) {
+  RunOutput r = run({"--steps", "1", "--sample", "5"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "error: --sample needs a language model: one i32 input of "
+                              "token ids [batch, T] and an output of logits [batch, T, "
+                              "vocab]")) << r.err;
 }
 
 TEST(TrainMainTest, UnavailableDevicesExit3WithoutRunning) {

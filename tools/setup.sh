@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev                     # GoogleTest
   python3-torch python3-numpy                 # independent references for golden tests
   python3-sklearn                             # the 8x8 digits (tools/data/digits.py)
+  fortunes                                    # English text (tools/data/fortunes.py)
 )
 
 missing=()
@@ -34,4 +35,9 @@ fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ ! -f "$root/examples/data/digits/test_y.npy" ]; then
   /usr/bin/python3 "$root/tools/data/digits.py" "$root/examples/data/digits"
+fi
+
+# The character tokens of examples/char_gpt.vouch, from the fortunes package.
+if [ ! -f "$root/examples/data/fortunes/vocab.json" ]; then
+  /usr/bin/python3 "$root/tools/data/fortunes.py" "$root/examples/data/fortunes" >/dev/null
 fi

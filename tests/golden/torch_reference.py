@@ -10,6 +10,7 @@ quantity and exits 1 on any value beyond the declared tolerance.
 
 usage: torch_reference.py MODEL INIT.safetensors TRACE FINAL.safetensors STEPS SEED [DATA]
        torch_reference.py --forward MODEL PARAMS.safetensors INTERPRETER_OUTPUT [DATA]
+       torch_reference.py --sample MODEL PARAMS.safetensors OUTPUT N TEMPERATURE SEED
 
 DATA (models trained on files): the inputs' and targets' .npy files, comma-separated
 in declaration order, as the executable's --data takes them.
@@ -475,9 +476,50 @@ def forward_check(name, params_path, printed_path, data_spec=None):
     return 0 if ok else 1
 
 
+def sample_check(name, params_path, printed_path, n, temperature, seed):
+    """vouch's --sample (after `sample:`, the token ids) against the same
+    generation written here: the context starts as token 0; each step runs the
+    forward on batch rows holding the last T tokens (0 after them), and draws
+    from the logits at the last real position: the argmax at temperature 0,
+    else the first token whose cumulative softmax(logits / temperature) exceeds
+    u = rand01(next_seed(seed, "sample"), i) (docs/language.md, --sample)."""
+    forward, _, batch = MODELS[name]
+    params = read_safetensors(params_path)
+    n, temperature, seed = int(n), float(temperature), int(seed)
+    context = params["wpe"].shape[0]
+    stream = next_seed(seed, 0x73616d706c65)
+    tokens = [0]
+    with torch.no_grad():
+        for i in range(n):
+            m = min(len(tokens), context)
+            row = tokens[-m:] + [0] * (context - m)
+            logits = forward(params, torch.tensor([row] * batch))[0, m - 1].tolist()
+            best = max(range(len(logits)), key=lambda v: (logits[v], -v))
+            if temperature == 0:
+                tokens.append(best)
+                continue
+            weights = [math.exp((x - logits[best]) / temperature) for x in logits]
+            total, cumulative, u = sum(weights), 0.0, rand01(stream, i)
+            pick = best
+            for v, w in enumerate(weights):
+                cumulative += w / total
+                if u < cumulative:
+                    pick = v
+                    break
+            tokens.append(pick)
+    lines = open(printed_path).read().splitlines()
+    printed = [int(t) for t in lines[[l.startswith("sample:") for l in lines].index(True) + 1].split()]
+    ok = printed == tokens
+    print("sample, temperature %g, seed %d: vouch %s, torch %s: %s" % (
+        temperature, seed, printed, tokens, "match" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
 def main():
     if sys.argv[1] == "--forward":
         return forward_check(*sys.argv[2:6])
+    if sys.argv[1] == "--sample":
+        return sample_check(*sys.argv[2:8])
     name, init_path, trace_path, final_path, steps, seed = sys.argv[1:7]
     data_spec = sys.argv[7] if len(sys.argv) > 7 else None
     steps, seed = int(steps), int(seed)

@@ -2122,19 +2122,21 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
                              tensorOf(getValue()), mask));
 }
 
-// The composed form: scores = q·kᵀ (a transpose flag, no copy), scaled,
-// masked_softmax over the keys (the causal rule as a causal_mask, which
-// masked_softmax broadcasts over the leading axes; plain softmax when
-// nothing masks), then · v. Every op is located at the call, named after
-// this op, so the plan and the report say what they came from.
+// The composed form: scores = (scale·q)·kᵀ (a transpose flag, no copy of
+// k; q is scaled rather than the scores, a Tq·D tensor instead of a Tq·Tk
+// one, as torch's math path scales q), masked_softmax over the keys (the
+// causal rule as a causal_mask, which masked_softmax broadcasts over the
+// leading axes; plain softmax when nothing masks), then · v. Every op is
+// located at the call, named after this op, so the plan and the report say
+// what they came from.
 LogicalResult
 ScaledDotProductAttentionOp::decompose(OpBuilder &b,
                                        SmallVectorImpl<Value> &results) {
   Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
   RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey());
   int64_t rank = q.getRank();
-  Value scores = buildMatmul(b, loc, getQuery(), false, getKey(), true);
-  Value scaled = buildScale(b, loc, scores, getScale().convertToDouble());
+  Value scaledQuery = buildScale(b, loc, getQuery(), getScale().convertToDouble());
+  Value scaled = buildMatmul(b, loc, scaledQuery, false, getKey(), true);
   Value mask = getMask();
   if (getCausal())
     mask = b.create<CausalMaskOp>(

@@ -1379,9 +1379,9 @@ def Vouch_ScaledDotProductAttentionOp
     `causal` masks with `causal_mask(Tq, Tk)` instead (key j seen by query i
     where j <= i); not both. Rows that see no key are zeros.
 
-    Composed form (the `composed` capsule, built by vouch-decompose):
-    matmul(q, k, transpose_rhs) -> scale -> masked_softmax (softmax when
-    nothing masks) -> matmul(·, v), named after this op in their locations.
+    Composed form (built by vouch-decompose): scale(q) -> matmul(·, k,
+    transpose_rhs) -> masked_softmax (softmax when nothing masks) ->
+    matmul(·, v), named after this op in their locations.
 
     ```mlir
     %o = vouch.scaled_dot_product_attention %q, %k, %v causal scale 0.5 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>

@@ -5,14 +5,17 @@
 // says what to run.
 // UNDECOMPOSED: model.vouch:7:8: error: assurance gate [capsule]: vouch.scaled_dot_product_attention is a composite op: vouch-decompose replaces it by its composed form's ops before planning (run it before vouch-autodiff), and they have the capsules
 
-// scaled_dot_product_attention's composed form: q·kᵀ through a transpose
-// flag (no copy of k), the scale, causal_mask [Tq, Tk] under masked_softmax
-// over the last axis, then · v; every op located at the call, named after it.
+// scaled_dot_product_attention's composed form: q scaled (a [Tq, D] tensor,
+// not the [Tq, Tk] scores), ·kᵀ through a transpose flag (no copy of k),
+// causal_mask [Tq, Tk] under masked_softmax over the last axis, then · v;
+// every op located at the call, named after it.
 
 // CHECK-LABEL: vouch.model "causal"
 // CHECK-NOT: vouch.scaled_dot_product_attention
-// CHECK: %[[S:.*]] = vouch.matmul %[[Q:.*]], %[[K:.*]] {transpose_rhs} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32> loc(#[[LOC:.*]])
-// CHECK: %[[T:.*]] = vouch.scale %[[S]] by 5.000000e-01 : {{.*}} loc(#[[LOC]])
+// CHECK: %[[Q:.*]] = vouch.input "q"
+// CHECK: %[[K:.*]] = vouch.input "k"
+// CHECK: %[[QS:.*]] = vouch.scale %[[Q]] by 5.000000e-01 : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc(#[[LOC:.*]])
+// CHECK: %[[T:.*]] = vouch.matmul %[[QS]], %[[K]] {transpose_rhs} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32> loc(#[[LOC]])
 // CHECK: %[[M:.*]] = vouch.causal_mask : tensor<3x5xi1> loc(#[[LOC]])
 // CHECK: %[[P:.*]] = vouch.masked_softmax %[[T]], %[[M]] axis 2 : {{.*}} loc(#[[LOC]])
 // CHECK: %[[O:.*]] = vouch.matmul %[[P]], %{{.*}} : (tensor<2x3x5xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32> loc(#[[LOC]])

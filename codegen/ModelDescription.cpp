@@ -47,7 +47,8 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
       {"lr", &o.lr},       {"beta1", &o.beta1},
       {"beta2", &o.beta2}, {"eps", &o.eps},
       {"weight_decay", &o.weight_decay}, {"momentum", &o.momentum},
-      {"alpha", &o.alpha}, {"lr_decay", &o.lr_decay}};
+      {"alpha", &o.alpha}, {"lr_decay", &o.lr_decay},
+      {"decay_min_rank", &o.decay_min_rank}};
   StringRef optimizer = stringifyOptimizerKind(train.getOptimizer());
   const ClauseFacts *facts = findClauseFacts(ClauseKind::Optimizer, optimizer);
   for (const SignatureParam &p : parseSignature(facts ? facts->params : "")) {
@@ -392,6 +393,8 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
     out << "  d.optimizer.alpha = " << exact(o.alpha) << ";\n";
   if (o.kind == rt::OptimizerConfig::Adagrad)
     out << "  d.optimizer.lr_decay = " << exact(o.lr_decay) << ";\n";
+  if (o.decay_min_rank != 0)
+    out << "  d.optimizer.decay_min_rank = " << exact(o.decay_min_rank) << ";\n";
   if (o.schedule != rt::OptimizerConfig::Constant)
     out << "  d.optimizer.schedule = OptimizerConfig::"
         << enumerator(ClauseKind::Schedule, o.schedule) << ";\n"

@@ -236,6 +236,16 @@ TrainAttr Lowering::lowerTrainClause(const ast::TrainStmt &train) {
       if (value.is(ExprValue::Kind::Absent))
         continue;
       double v = number.value;
+      if (name == "decay_min_rank") {
+        // The rank from which params are decayed: 0 (every param) to 8.
+        if (!(v >= 0 && v <= 8 && v == std::floor(v))) {
+          error(value.getLoc()) << "'" << spec->name << "': decay_min_rank must "
+                                << "be an integer in [0, 8] (a param's rank), got "
+                                << number.str();
+          ok = false;
+        }
+        continue;
+      }
       bool positive = name == "lr" || name == "eps";
       bool nonNegative = name == "weight_decay" || name == "lr_decay";
       bool inRange = positive      ? v > 0

@@ -75,7 +75,7 @@ TEST(ClauseNames, OptimizersAgree) {
       EXPECT_TRUE(p.name == "lr" || p.name == "beta1" || p.name == "beta2" ||
                   p.name == "eps" || p.name == "weight_decay" ||
                   p.name == "momentum" || p.name == "alpha" ||
-                  p.name == "lr_decay")
+                  p.name == "lr_decay" || p.name == "decay_min_rank")
           << row->name << " takes " << p.name;
 }
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "ir/VouchAttrs.h"
 
+#include <cmath>
+
 #include <string>
 
 #include "ir/ClauseTable.h"
@@ -90,7 +92,8 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 APFloat weightDecay,
                                 std::optional<APFloat> momentum,
                                 std::optional<APFloat> alpha,
-                                std::optional<APFloat> lrDecay, int64_t steps,
+                                std::optional<APFloat> lrDecay,
+                                std::optional<APFloat> decayMinRank, int64_t steps,
                                 int64_t logEvery, ScheduleAttr schedule,
                                 std::optional<APFloat> clipGradNorm,
                                 bool shuffle, std::optional<int64_t> evalEvery) {
@@ -104,8 +107,15 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             {"weight_decay", true},
                             {"momentum", momentum.has_value()},
                             {"alpha", alpha.has_value()},
-                            {"lr_decay", lrDecay.has_value()}})))
+                            {"lr_decay", lrDecay.has_value()},
+                            {"decay_min_rank", decayMinRank.has_value()}})))
     return failure();
+  if (decayMinRank) {
+    double rank = decayMinRank->convertToDouble();
+    if (!(rank >= 0 && rank <= 8 && rank == std::floor(rank)))
+      return emitError() << "decay_min_rank must be an integer in [0, 8], got "
+                         << rank;
+  }
   if (steps < 1 || logEvery < 1)
     return emitError() << "steps and log_every must be at least 1, got "
                        << steps << " and " << logEvery;
@@ -163,6 +173,8 @@ std::optional<double> TrainAttr::getHyperParameter(StringRef name) const {
     return toDouble(getAlpha());
   if (name == "lr_decay")
     return toDouble(getLrDecay());
+  if (name == "decay_min_rank")
+    return toDouble(getDecayMinRank());
   return std::nullopt;
 }
 
@@ -180,7 +192,7 @@ TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
   for (const auto &entry : hyper)
     if (!llvm::is_contained(
             {"lr", "beta1", "beta2", "eps", "weight_decay", "momentum",
-             "alpha", "lr_decay"},
+             "alpha", "lr_decay", "decay_min_rank"},
             entry.getKey())) {
       emitError() << "unknown hyper-parameter '" << entry.getKey() << "'";
       return {};
@@ -196,7 +208,8 @@ TrainAttr vouch::buildTrainAttr(MLIRContext *context, OptimizerKind optimizer,
                                toAPFloat(get("eps")), APFloat(*weightDecay),
                                toAPFloat(get("momentum")),
                                toAPFloat(get("alpha")),
-                               toAPFloat(get("lr_decay")), steps, logEvery,
+                               toAPFloat(get("lr_decay")),
+                               toAPFloat(get("decay_min_rank")), steps, logEvery,
                                schedule, toAPFloat(clipGradNorm), shuffle,
                                evalEvery);
 }

@@ -55,7 +55,8 @@ def Vouch_OptimizerKind : Vouch_ClauseEnum<"OptimizerKind",
   Vouch_ClauseCase<"Adam", 1, "adam",
       "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0">,
   Vouch_ClauseCase<"AdamW", 2, "adamw",
-      "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01">,
+      "lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.01, "
+      "decay_min_rank = 0">,
   Vouch_ClauseCase<"RmsProp", 3, "rmsprop",
       "lr, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0">,
   Vouch_ClauseCase<"Adagrad", 4, "adagrad",
@@ -160,7 +161,8 @@ def Vouch_TrainAttr : Vouch_Attr<"Train", "train"> {
     Every hyper-parameter the optimizer takes is written out (the defaults
     of its signature filled in by the frontend) and no other: `beta1`,
     `beta2`, `eps` for adam and adamw, `momentum` for sgd, `alpha`, `eps`,
-    `momentum` for rmsprop, `lr_decay`, `eps` for adagrad. A schedule other
+    `momentum` for rmsprop, `lr_decay`, `eps` for adagrad, `decay_min_rank`
+    for adamw. A schedule other
     than constant and gradient clipping appear only when the clause asks.
 
     ```mlir
@@ -180,6 +182,7 @@ def Vouch_TrainAttr : Vouch_Attr<"Train", "train"> {
     Vouch_OptionalF64Parameter<"sgd, rmsprop: momentum">:$momentum,
     Vouch_OptionalF64Parameter<"rmsprop: square average decay">:$alpha,
     Vouch_OptionalF64Parameter<"adagrad: lr decay">:$lr_decay,
+    Vouch_OptionalF64Parameter<"adamw: decay only params of at least this rank">:$decay_min_rank,
     "int64_t":$steps,
     "int64_t":$log_every,
     OptionalParameter<"ScheduleAttr", "the lr schedule; absent: constant">:$schedule,

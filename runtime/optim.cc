@@ -12,6 +12,9 @@ Status check_optimizer_config(const OptimizerConfig& c) {
   };
   if (!(c.lr >= 0) || !std::isfinite(c.lr)) return bad("lr must be finite and >= 0", c.lr);
   if (!(c.weight_decay >= 0)) return bad("weight_decay must be >= 0", c.weight_decay);
+  if (!(c.decay_min_rank >= 0 && c.decay_min_rank <= 8) ||
+      c.decay_min_rank != std::floor(c.decay_min_rank))
+    return bad("decay_min_rank must be an integer in [0, 8]", c.decay_min_rank);
   if (!(c.clip_grad_norm >= 0) || !std::isfinite(c.clip_grad_norm))
     return bad("clip_grad_norm must be finite and >= 0", c.clip_grad_norm);
   switch (c.schedule) {
@@ -135,9 +138,10 @@ void Optimizer<T>::step() {
       T* p = params_[i].first;
       const T* g = params_[i].second;
       T* v = v_[i].data();
+      const bool decay = config_.weight_decay != 0 && decays_param(config_, i);
       for (int64_t j = 0; j < sizes_[i]; j++) {
         T grad = grad_of(g, j);
-        if (config_.weight_decay != 0) grad = grad + wd * p[j];
+        if (decay) grad = grad + wd * p[j];
         if (!rms) {
           v[j] = v[j] + grad * grad;
           p[j] = p[j] - clr * (grad / (std::sqrt(v[j]) + eps));
@@ -161,9 +165,10 @@ void Optimizer<T>::step() {
       T* p = params_[i].first;
       const T* g = params_[i].second;
       T* buf = m_[i].data();
+      const bool decay = config_.weight_decay != 0 && decays_param(config_, i);
       for (int64_t j = 0; j < sizes_[i]; j++) {
         T d = grad_of(g, j);
-        if (config_.weight_decay != 0) d = d + wd * p[j];
+        if (decay) d = d + wd * p[j];
         if (config_.momentum != 0) {
           buf[j] = t_ == 1 ? d : momentum * buf[j] + d;
           d = buf[j];
@@ -184,9 +189,10 @@ void Optimizer<T>::step() {
     const T* g = params_[i].second;
     T* m = m_[i].data();
     T* v = v_[i].data();
+    const bool decay = config_.weight_decay != 0 && decays_param(config_, i);
     for (int64_t j = 0; j < sizes_[i]; j++) {
       T grad = grad_of(g, j);
-      if (config_.weight_decay != 0) {
+      if (decay) {
         if (decoupled) {
           p[j] = p[j] - lr * wd * p[j];
         } else {

@@ -27,6 +27,12 @@ struct OptimizerConfig {
   double momentum = 0;  // SGD and RMSprop
   double alpha = 0.99;  // RMSprop: smoothing constant of the squared-gradient average
   double lr_decay = 0;  // Adagrad: lr / (1 + (t - 1) lr_decay)
+  // AdamW: weight decay only for params of rank >= decay_min_rank (0: every param,
+  // PyTorch's default; 2: matrices only, as GPT-2 trains), given their ranks in
+  // param_ranks (declaration order; train_main fills it from the model; empty: every
+  // param decays). See decays_param.
+  double decay_min_rank = 0;
+  std::vector<int64_t> param_ranks;
 
   // The learning-rate schedule (ir's ScheduleKind): the lr of step i (0-based) is
   // lr_at(config, i), see below.
@@ -43,6 +49,13 @@ struct OptimizerConfig {
 
 // Ok, or the first out-of-range hyper-parameter.
 Status check_optimizer_config(const OptimizerConfig& config);
+
+// Whether param i gets the weight decay: always, unless decay_min_rank exempts its
+// rank (param_ranks[i]). The cpu optimizer and the CUDA one's slots both ask.
+inline bool decays_param(const OptimizerConfig& c, size_t i) {
+  return c.param_ranks.empty() || i >= c.param_ranks.size() ||
+         double(c.param_ranks[i]) >= c.decay_min_rank;
+}
 
 // The learning rate of step i (0-based: the first update is i = 0), in double. The same
 // formula runs on the device (runtime/cuda/kernels/optimizer.cuh, optimizer_lr_at):
@@ -80,6 +93,7 @@ class Optimizer {
   //   RMSprop: g += wd p;  v = alpha v + (1-alpha) g^2;  d = g / (sqrt(v) + eps);
   //          buf = momentum buf + d, p -= lr buf (momentum > 0), else p -= lr d
   //   Adagrad: g += wd p;  v += g^2;  p -= lr / (1 + (t-1) lr_decay) g / (sqrt(v) + eps)
+  // wd is 0 for a param decays_param exempts.
   // lr is lr_at(config, t - 1). With clip_grad_norm > 0 every gradient is first scaled
   // by clip_coefficient(clip_grad_norm, global norm) (the norm summed in double, in
   // parameter order); the gradient buffers are not modified.

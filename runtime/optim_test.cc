@@ -70,6 +70,25 @@ TEST(OptimTest, AdamWDecouplesWeightDecay) {
   expect_trace(run_two_steps<float>(make(OptimizerConfig::AdamW, 0.1, 0.1)), want, 2e-6);
 }
 
+// decay_min_rank = 2 (GPT-2's practice): a rank-1 param is updated as by Adam without
+// decay (OptimTest.Adam's values), a rank-2 one as by AdamW (the test above's).
+TEST(OptimTest, AdamWExemptsParamsBelowDecayMinRank) {
+  OptimizerConfig c = make(OptimizerConfig::AdamW, 0.1, 0.1);
+  c.decay_min_rank = 2;
+  c.param_ranks = {1};
+  expect_trace(run_two_steps<double>(c),
+               {{0.900000002, -1.9000000039999998}, {0.8196959063846518, -1.914294476547747}},
+               1e-15);
+  c.param_ranks = {2};
+  expect_trace(run_two_steps<double>(c),
+               {{0.890000002, -1.8800000039999998}, {0.8007959063646517, -1.875494476507747}},
+               1e-15);
+  EXPECT_FALSE(decays_param(OptimizerConfig{.decay_min_rank = 2, .param_ranks = {0}}, 0));
+  EXPECT_TRUE(decays_param(OptimizerConfig{}, 0));
+  c.decay_min_rank = 1.5;
+  EXPECT_FALSE(check_optimizer_config(c).ok());
+}
+
 TEST(OptimTest, SgdWithMomentumAndWeightDecay) {
   SCOPED_TRACE("reference.sgd_step");
   Trace want = {{0.949, -1.973}, {0.8921509999999999, -1.9767270000000001}};

@@ -517,7 +517,7 @@ class Run {
         params.push_back({model_->param(int(i)), model_->grad(int(i))});
         sizes.push_back(m_.params[i].numel);
       }
-      optimizer = std::make_unique<Optimizer<T>>(m_.optimizer, params, sizes);
+      optimizer = std::make_unique<Optimizer<T>>(optimizer_, params, sizes);
       if (!optimizer->status().ok()) return fail(kExitInternal, optimizer->status().message());
     }
     Tape tape;
@@ -546,7 +546,7 @@ class Run {
         int64_t last = k;
         while (!is_flush(last)) last++;
         Tape* recorded = k == 0 ? &tape : nullptr;
-        Status st = model_->enqueue_steps(m_.optimizer, last - k + 1, recorded);
+        Status st = model_->enqueue_steps(optimizer_, last - k + 1, recorded);
         if (!st.ok()) return fail(kExitDevice, st.message());
         k = last;
       } else {
@@ -662,8 +662,16 @@ class Run {
     return format_row(model_->prediction(), m_.out_features);
   }
 
+  // The model's optimizer with its params' ranks (decay_min_rank reads them).
+  static OptimizerConfig optimizer_for(const ModelDescription& m) {
+    OptimizerConfig config = m.optimizer;
+    for (const ParamInfo& p : m.params) config.param_ranks.push_back(int64_t(p.shape.size()));
+    return config;
+  }
+
   const TrainOptions& o_;
   const ModelDescription& m_;
+  const OptimizerConfig optimizer_ = optimizer_for(m_);
   const Backend& backend_;
   std::unique_ptr<CompiledModel<T>> model_;
   std::vector<FieldData> fields_;  // ModelDescription::fields order

@@ -255,6 +255,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     owned_.push_back(std::move(b.value()));
     VOUCH_RETURN_IF_ERROR(upload(slots_, slots.data(), slots.size(), stream_.get()));
   }
+  host_slots_ = std::move(slots);
   {
     // [step, done] for the optimizer, then the random ops' training flag and seed
     // (counter_rng.h's RngContextSlot): the step context they read.
@@ -491,6 +492,18 @@ void CudaProgramModel<T>::pack_optimizer(const OptimizerConfig& o) {
 }
 
 template <class T>
+Status CudaProgramModel<T>::update_decay_flags(const OptimizerConfig& o) {
+  bool changed = false;
+  for (size_t i = 0; i < host_slots_.size(); i++) {
+    const int decay = decays_param(o, i) ? 1 : 0;
+    changed |= host_slots_[i].decay != decay;
+    host_slots_[i].decay = decay;
+  }
+  if (!changed) return Status::Ok();
+  return upload(slots_, host_slots_.data(), host_slots_.size(), stream_.get());
+}
+
+template <class T>
 T* CudaProgramModel<T>::device_buffer(int32_t b) const {
   if (!status_.ok() || b < 0 || b >= program_.num_buffers) return nullptr;
   return pointers_[size_t(b)];
@@ -681,6 +694,7 @@ Status CudaProgramModel<T>::enqueue_steps(const OptimizerConfig& o, int64_t coun
   if (count < 0) return Status::Error("enqueue_steps: " + std::to_string(count) + " steps");
   OptimizerArgs before = optimizer_args_;
   pack_optimizer(o);
+  VOUCH_RETURN_IF_ERROR(fail(update_decay_flags(o)));
   // A captured graph holds the arguments it was captured with: capture again.
   if (before.hyper_parameters() != optimizer_args_.hyper_parameters())
     VOUCH_RETURN_IF_ERROR(drop_graphs());

@@ -145,6 +145,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status allocate(T*& ptr, int64_t count);  // poisoned; kept in owned_
   Status pack_arguments();
   void pack_optimizer(const OptimizerConfig& o);
+  // Sets each slot's decay flag from o (decays_param) and uploads the slots if one
+  // changed; the kernel reads them at run time, so captured graphs stay valid.
+  Status update_decay_flags(const OptimizerConfig& o);
   Status run_steps(int32_t begin, int32_t end, Tape* tape);
   Status run_step(int32_t s);
   Status linear(const StepDesc& st, int32_t s);
@@ -191,6 +194,8 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;
+  std::vector<vouch::ParamSlot<T>> host_slots_;  // what slots_ holds
+
   double* clip_ = nullptr;               // [global gradient norm, clipping coefficient]
   long long training_ = 0, seed_ = 0;    // host words of the step context's flag, seed
   long long* step_ = nullptr;            // the device step counter, then the optimizer's

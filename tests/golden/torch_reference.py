@@ -203,6 +203,14 @@ OPTIMIZERS = {
                                          weight_decay=0.01),
         lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(0.02, 20, 200, 0.001)),
         0.5),
+    # AdamW decaying only the params of rank >= 2 (decay_min_rank = 2), as
+    # GPT-2 trains: two parameter groups.
+    "tiny_gpt": (
+        lambda ps, lr: torch.optim.AdamW(
+            [{"params": [p for p in ps if p.dim() >= 2]},
+             {"params": [p for p in ps if p.dim() < 2], "weight_decay": 0.0}],
+            lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01),
+        None, None),
     "rmsprop_mlp": (
         lambda ps, lr: torch.optim.RMSprop(ps, lr=lr, alpha=0.99, eps=1e-8, weight_decay=0,
                                            momentum=0.5, centered=False),

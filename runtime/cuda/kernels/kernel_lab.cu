@@ -1409,6 +1409,8 @@ void test_optimizer(const Hyper& hy, int steps) {
     slots.push_back({dp.back()->p, dg.back()->p, dm.back()->p, dv.back()->p, n});
     largest = std::max(largest, n);
   }
+  // The one-element param is exempt from the weight decay (decay_min_rank's slots).
+  slots[0].decay = 0;
   DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
   LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
                        cudaMemcpyHostToDevice));
@@ -1430,7 +1432,11 @@ void test_optimizer(const Hyper& hy, int steps) {
     }
     const double norm = std::sqrt(sum);
     const double coef = hy.clip > 0 ? std::min(1.0, hy.clip / (norm + 1e-6)) : 1.0;
-    for (size_t k = 0; k < sizes.size(); ++k) cpu_optimizer(p[k], gs[k], m[k], v[k], s, h, coef);
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      vouch::OptimizerHyper hk = h;
+      if (!slots[k].decay) hk.weight_decay = 0;
+      cpu_optimizer(p[k], gs[k], m[k], v[k], s, hk, coef);
+    }
     const double* clip = nullptr;
     if (hy.clip > 0) {
       Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, int(sizes.size()), hy.clip,

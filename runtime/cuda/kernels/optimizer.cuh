@@ -66,7 +66,7 @@ __device__ void optimizer_kernel(const ParamSlot<T>* slots, int num_params,
   const int kind = h.kind;
   const double lr = optimizer_lr_at(h, t - 1);
   const double beta1 = h.beta1, beta2 = h.beta2, eps = h.eps;
-  const double weight_decay = h.weight_decay, momentum = h.momentum;
+  const double weight_decay = s.decay ? h.weight_decay : 0.0, momentum = h.momentum;
   const double c1 = 1.0 - pow(beta1, (double)t), c2 = 1.0 - pow(beta2, (double)t);
   const bool scale = clip != nullptr && clip[1] < 1.0;
   const T coef = scale ? T(clip[1]) : T(1);

@@ -15,6 +15,9 @@ struct ParamSlot {
   T* m;         // first moment (Adam, AdamW) or momentum buffer (SGD, RMSprop)
   T* v;         // second moment (Adam, AdamW), square average (RMSprop), sum (Adagrad)
   long long n;  // elements
+  // 1: the weight decay applies; 0: the param is exempt (runtime/optim.h
+  // decays_param, from the AdamW option decay_min_rank).
+  int decay = 1;
 };
 
 // The optimizer's hyper-parameters and learning-rate schedule, passed by value to the

@@ -101,6 +101,7 @@ struct RunConfig {
   bool cuda_graph = true;      // --no-cuda-graph turns it off
   bool deterministic = false;  // --deterministic (the cuda runtime also reads its env var)
   bool audit_launches = false;  // --audit-launches: audit the first captured step's graph
+  bool profile = false;         // --profile: time every launch of one step (profile_report)
   // The train clause's `shuffle = true` (unless --no-shuffle): step k trains on the rows
   // of a per-epoch order keyed by `seed` (runtime/cuda/kernels/shuffle.h); `batch` is
   // the model's batch size.
@@ -197,6 +198,9 @@ struct CompiledModel {
   virtual Status status() const { return Status::Ok(); }
   // Allocator telemetry for --mem-stats (empty where there is none).
   virtual std::string memory_report() const { return ""; }
+  // With RunConfig::profile, after training: the device time of every launch of one
+  // training step, by capsule (empty when no step was profiled).
+  virtual std::string profile_report() const { return ""; }
 };
 
 // One implementation of the model on one device. An executable built for the

@@ -32,7 +32,7 @@ bool is_switch(std::string_view name) {
          name == "show-backend" || name == "mem-stats" || name == "no-cuda-graph" ||
          name == "deterministic" || name == "time" || name == "audit-launches" ||
          name == "no-shuffle" || name == "no-eval" || name == "progress" ||
-         name == "no-progress";
+         name == "no-progress" || name == "profile";
 }
 
 Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
@@ -125,6 +125,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       if (name == "deterministic") o.run.deterministic = true;
       if (name == "time") o.time = true;
       if (name == "audit-launches") o.run.audit_launches = true;
+      if (name == "profile") o.run.profile = true;
       if (name == "no-shuffle") o.shuffle = false;
       if (name == "no-eval") no_eval = true;
       if (name == "progress") o.progress = TrainOptions::Progress::On;
@@ -249,6 +250,9 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --audit-launches    cuda: list every node of the first step's CUDA graph with\n"
     << "                      the named launch that made it; exit 1 if a node is\n"
     << "                      unnamed or not the kernel its launch names\n"
+    << "  --profile           cuda: run training step 2 without a CUDA graph, a CUDA\n"
+    << "                      event before every launch, and print its device time by\n"
+    << "                      capsule and its slowest launches after training\n"
     << "  --time              print the median and minimum wall time per training step,\n"
     << "                      each measured over the steps between two loss reads (one\n"
     << "                      step with --log-every 1), after warm-up\n"

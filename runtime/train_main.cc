@@ -118,6 +118,9 @@ class Run {
     if (o_.run.audit_launches && (!model_->device_resident() || !o_.run.cuda_graph))
       return fail(kExitUsage, "--audit-launches audits a step's CUDA graph: it needs "
                               "--device cuda and no --no-cuda-graph");
+    if (o_.run.profile && !model_->device_resident())
+      return fail(kExitUsage, "--profile times a step's CUDA launches: it needs --device "
+                              "cuda");
     RunConfig run_config = o_.run;
     run_config.shuffle = o_.shuffle;  // run.seed: set with --seed (train_flags.cc)
     run_config.batch = m_.batch;
@@ -197,6 +200,12 @@ class Run {
       if (code != kExitOk) return code;
     }
     if (o_.mem_stats) std::printf("%s", model_->memory_report().c_str());
+    if (o_.run.profile) {
+      const std::string report = model_->profile_report();
+      std::printf("%s", report.empty() ? "profile: no step profiled (it times step 2: "
+                                         "train 3 steps or more)\n"
+                                       : report.c_str());
+    }
     std::fflush(stdout);
     if (model_->device_resident()) {
       Status down = model_->download_params();

@@ -229,6 +229,15 @@ TEST(TrainMainTest, SampleRefusesAModelThatIsNoLanguageModel) {
                               "vocab]")) << r.err;
 }
 
+// --profile times CUDA launches: a cpu model is refused before anything runs.
+TEST(TrainMainTest, ProfileNeedsTheCudaDevice) {
+  RunOutput r = run({"--profile"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains(r.err, "error: --profile times a step's CUDA launches: it needs "
+                              "--device cuda\n")) << r.err;
+}
+
 TEST(TrainMainTest, UnavailableDevicesExit3WithoutRunning) {
   RunOutput cuda = run({"--device", "cuda"});
   EXPECT_EQ(cuda.code, 3);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <tuple>
@@ -563,6 +564,11 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
     if (audit_.active()) VOUCH_RETURN_IF_ERROR(audit_before_step(s));
     std::optional<BlasCallLog> calls;  // the library calls the audit compares
     if (audit_.active()) calls.emplace();
+    if (profile_) {
+      const StepDesc& st = program_.steps[s];
+      VOUCH_RETURN_IF_ERROR(
+          mark(st.capsule ? st.capsule : "unassigned", st.what ? st.what : "?"));
+    }
     Status st = run_step(s);
     if (st.ok()) st = deps_.after(a.reads, a.writes);
     const Fallback& f = fallback_[size_t(s)];
@@ -607,6 +613,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
                     &select_args_.step,        &select_args_.num_batches,
                     &select_args_.words,       &select_args_.order};
   unsigned select_grid = grid_for(select_args_.words, 256, 1024);
+  VOUCH_RETURN_IF_ERROR(mark(named(p.batch_capsule), "batch selection"));
   VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
   VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
   VOUCH_RETURN_IF_ERROR(audit_.after());
@@ -622,6 +629,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
     int num_params = p.num_params;
     double* out = clip_;
     void* norm[] = {&optimizer_args_.slots, &num_params, &optimizer_args_.max_norm, &out};
+    VOUCH_RETURN_IF_ERROR(mark(named(p.clip_capsule), "gradient norm"));
     VOUCH_RETURN_IF_ERROR(launch(grad_norm_, dim3(1), dim3(vouch::kGradNormThreads), 0, s, norm));
     VOUCH_RETURN_IF_ERROR(deps_.after(grad_norm_access_.reads, grad_norm_access_.writes));
     VOUCH_RETURN_IF_ERROR(audit_.after());
@@ -636,6 +644,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
                  &optimizer_args_.clip,     &optimizer_args_.loss,
                  &optimizer_args_.ring,     &optimizer_args_.capacity,
                  &optimizer_args_.done};
+  VOUCH_RETURN_IF_ERROR(mark(named(p.optimizer_capsule), "optimizer"));
   VOUCH_RETURN_IF_ERROR(launch(optimizer_,
                                dim3(optimizer_blocks_, unsigned(std::max(p.num_params, 1))),
                                dim3(256), 0, s, opt));
@@ -701,12 +710,105 @@ Status CudaProgramModel<T>::enqueue_steps(const OptimizerConfig& o, int64_t coun
   // Outside the graphs, which read it: these forwards are training steps.
   VOUCH_RETURN_IF_ERROR(fail(set_training(true)));
   int64_t left = count;
-  for (; left >= steps_per_graph_ && steps_per_graph_ > 1; left -= steps_per_graph_)
-    VOUCH_RETURN_IF_ERROR(enqueue_through(unrolled_, steps_per_graph_));
-  for (; left > 0; left--) VOUCH_RETURN_IF_ERROR(enqueue_through(graph_, 1));
+  if (run_.profile && profile_text_.empty() && enqueued_ <= kProfiledStep &&
+      enqueued_ + count > kProfiledStep) {
+    const int64_t before = kProfiledStep - enqueued_;
+    VOUCH_RETURN_IF_ERROR(enqueue_plain(before));
+    VOUCH_RETURN_IF_ERROR(profile_step());
+    left = count - before - 1;
+  }
+  VOUCH_RETURN_IF_ERROR(enqueue_plain(left));
   // Every step's tape is the same (the program is static); the last body that ran on the
   // host recorded it.
   if (tape && count > 0) *tape = recorded_;
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::enqueue_plain(int64_t steps) {
+  for (; steps >= steps_per_graph_ && steps_per_graph_ > 1; steps -= steps_per_graph_)
+    VOUCH_RETURN_IF_ERROR(enqueue_through(unrolled_, steps_per_graph_));
+  for (; steps > 0; steps--) VOUCH_RETURN_IF_ERROR(enqueue_through(graph_, 1));
+  return Status::Ok();
+}
+
+template <class T>
+Status CudaProgramModel<T>::mark(const char* capsule, const std::string& what) {
+  if (!profile_) return Status::Ok();
+  cudaEvent_t e;
+  VOUCH_CUDA_CHECK_WHAT(cudaEventCreate(&e), "cudaEventCreate(--profile)");
+  profile_->events.push_back(e);
+  VOUCH_CUDA_CHECK_WHAT(cudaEventRecord(e, stream_.get()), "cudaEventRecord(--profile)");
+  profile_->capsules.push_back(capsule);
+  profile_->whats.push_back(what);
+  return Status::Ok();
+}
+
+// The time between two consecutive events is the launch between them (the stream
+// runs them in order), library calls with every kernel they make; the gaps between
+// launches (host launch overhead a graph hides) count to the launch after them.
+template <class T>
+Status CudaProgramModel<T>::profile_step() {
+  const int64_t step = enqueued_;
+  profile_ = std::make_unique<StepProfile>();
+  std::unique_ptr<StepGraph> direct;
+  {
+    const bool graphs = run_.cuda_graph;
+    run_.cuda_graph = false;  // enqueue_through builds `direct` without a graph
+    Status st = enqueue_through(direct, 1);
+    run_.cuda_graph = graphs;
+    if (st.ok()) st = mark("", "end");
+    if (st.ok()) st = stream_.synchronize();
+    if (!st.ok()) {
+      for (cudaEvent_t e : profile_->events) cudaEventDestroy(e);
+      profile_.reset();
+      return fail(st);
+    }
+  }
+  const StepProfile& p = *profile_;
+  struct Total {
+    double ms = 0;
+    int launches = 0;
+  };
+  std::map<std::string, Total> by_capsule;
+  std::vector<std::pair<double, std::string>> launches;
+  double total = 0;
+  for (size_t i = 0; i + 1 < p.events.size(); i++) {
+    float ms = 0;
+    VOUCH_CUDA_CHECK_WHAT(cudaEventElapsedTime(&ms, p.events[i], p.events[i + 1]),
+                          "cudaEventElapsedTime(--profile)");
+    by_capsule[p.capsules[i]].ms += ms;
+    by_capsule[p.capsules[i]].launches++;
+    launches.push_back({ms, p.whats[i] + " [" + p.capsules[i] + "]"});
+    total += ms;
+  }
+  for (cudaEvent_t e : p.events) cudaEventDestroy(e);
+  profile_.reset();
+  std::vector<std::pair<std::string, Total>> rows(by_capsule.begin(), by_capsule.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  std::stable_sort(launches.begin(), launches.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  char line[512];
+  std::string text;
+  std::snprintf(line, sizeof(line),
+                "profile of training step %lld (no CUDA graph; a CUDA event before every "
+                "launch): %.3f ms, %zu launches\n",
+                (long long)step, total, launches.size());
+  text += line;
+  text += "  by capsule:        ms      %  launches\n";
+  for (const auto& [capsule, t] : rows) {
+    std::snprintf(line, sizeof(line), "  %-28s %9.3f %6.1f %9d\n", capsule.c_str(), t.ms,
+                  total > 0 ? 100.0 * t.ms / total : 0.0, t.launches);
+    text += line;
+  }
+  text += "  slowest launches:\n";
+  for (size_t i = 0; i < launches.size() && i < 10; i++) {
+    std::snprintf(line, sizeof(line), "  %9.3f ms  %s\n", launches[i].first,
+                  launches[i].second.c_str());
+    text += line;
+  }
+  profile_text_ = text;
   return Status::Ok();
 }
 

@@ -123,6 +123,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status status() const override { return status_; }
   std::string memory_report() const override;
   std::string launch_audit() const override { return audit_.text(); }
+  std::string profile_report() const override { return profile_text_; }
+  // The step --profile times (0-based): after the first captures and warm-up.
+  static constexpr int64_t kProfiledStep = 2;
   int64_t launch_audit_problems() const override { return audit_.problems(); }
 
   // For tests and tools.
@@ -159,6 +162,13 @@ class CudaProgramModel final : public CompiledModel<T> {
   // Runs `steps` step bodies through `graph` (created on first use; a captured graph
   // replays them); advances enqueued_.
   Status enqueue_through(std::unique_ptr<StepGraph>& graph, int64_t steps);
+  // Enqueues `steps` steps through the graphs (or directly without them).
+  Status enqueue_plain(int64_t steps);
+  // --profile: runs the next step without a graph, a CUDA event before each launch and
+  // one after the last, waits for it, and writes profile_text_.
+  Status profile_step();
+  // Before a launch while profile_step runs: records an event and what runs next.
+  Status mark(const char* capsule, const std::string& what);
   Status drop_graphs();  // the next enqueue captures again (the counts stay)
   // The prologue (constant gradients), then the tape's VJPs, last node first.
   Status run_backward(const Tape& tape);
@@ -167,6 +177,14 @@ class CudaProgramModel final : public CompiledModel<T> {
   // Orders the captured launches by the buffers they read and write (stream_graph.h).
   CaptureDependencies deps_{nullptr};
   LaunchAudit audit_;  // of the first captured step, with RunConfig::audit_launches
+  // The profiled step's events (events[i] before launch i, the last after them all)
+  // and what each launch ran as; live only during profile_step.
+  struct StepProfile {
+    std::vector<cudaEvent_t> events;
+    std::vector<std::string> capsules, whats;
+  };
+  std::unique_ptr<StepProfile> profile_;
+  std::string profile_text_;
   // Per step: a linear whose cuBLASLt epilogue was refused, what it ran instead.
   struct Fallback {
     std::string ran;                 // empty: none

@@ -352,6 +352,54 @@ TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
   EXPECT_EQ(gpu->launch_audit(), text);
 }
 
+// --profile: step 2 runs without a graph with an event before every launch, and the
+// report accounts for each of them (batch selection, the program's steps, the
+// optimizer) by capsule; the run's losses and params are those of a run without it.
+TEST(CudaExecutorGpuTest, TheProfiledStepTimesEveryLaunchAndChangesNothing) {
+  VOUCH_REQUIRE_CUDA_DEVICE("--profile of the cuda executor");
+  MlpProgram mlp(2, 2, 6, 2);
+  auto train = [&](bool profile, std::string* report) {
+    std::unique_ptr<CudaProgramModel<float>> gpu = make_cuda<float>(mlp.program);
+    EXPECT_TRUE(gpu->status().ok()) << gpu->status().message();
+    RunConfig run;
+    run.profile = profile;
+    EXPECT_TRUE(gpu->configure(run).ok());
+    set_params(*gpu, mlp);
+    std::vector<float> x = values<float>(8, 3), y = values<float>(8, 4);
+    EXPECT_TRUE(gpu->upload_params().ok());
+    EXPECT_TRUE(gpu->upload_data(x.data(), y.data(), 2).ok());
+    EXPECT_TRUE(gpu->enqueue_steps(OptimizerConfig{}, 1, nullptr).ok());
+    EXPECT_TRUE(gpu->enqueue_steps(OptimizerConfig{}, 5, nullptr).ok());
+    std::vector<double> losses(6);
+    EXPECT_TRUE(gpu->read_losses(0, 6, losses.data()).ok());
+    EXPECT_TRUE(gpu->download_params().ok());
+    *report = gpu->profile_report();
+    std::vector<float> params;
+    for (int i = 0; i < 5; i++) {
+      const int64_t n = mlp.buffers[size_t(mlp.params[size_t(i)])].numel;
+      params.insert(params.end(), gpu->param(i), gpu->param(i) + n);
+    }
+    return std::make_pair(losses, params);
+  };
+  std::string plain_report, report;
+  auto plain = train(false, &plain_report);
+  auto profiled = train(true, &report);
+  EXPECT_EQ(plain_report, "");
+  EXPECT_EQ(profiled.first, plain.first);
+  EXPECT_EQ(profiled.second, plain.second);
+  // Every program step runs once in a training step, between batch selection and the
+  // optimizer: one event each.
+  EXPECT_TRUE(contains(report, "launch): ")) << report;
+  EXPECT_TRUE(contains(report, ", " + std::to_string(mlp.program.num_steps + 2) +
+                                   " launches\n"))
+      << report;
+  EXPECT_TRUE(contains(report, "profile of training step 2 (no CUDA graph")) << report;
+  EXPECT_TRUE(contains(report, "  by capsule:")) << report;
+  EXPECT_TRUE(contains(report, "batch selection [unassigned]") ||
+              contains(report, "  unassigned ")) << report;
+  EXPECT_TRUE(contains(report, "  slowest launches:\n")) << report;
+}
+
 // A linear whose cuBLASLt epilogue is refused runs cublasGemmEx + a bias GEMM: the
 // tape says so with cuBLASLt's reason, and the launch audit holds the step to the
 // calls of the fallback it names (the step's table names cublasLtMatmul). Both dtypes.

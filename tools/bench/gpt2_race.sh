@@ -23,6 +23,12 @@ cd "$(dirname "$0")"
 export NCCL_NVLS_ENABLE=0
 python3 gpt2.py --exe ./gpt2 --exe-tf32 ./gpt2_tf32 --data data/ids.npy,data/labels.npy \
   --out race.json "$@"
+# Where vouch's step goes: step 2 of each precision, by capsule (--profile).
+for exe in gpt2 gpt2_tf32; do
+  echo "== $exe --profile"
+  ./$exe --device cuda --steps 3 --log-every 3 --no-eval --profile \
+    --data data/ids.npy,data/labels.npy | sed -n '/^profile of/,$p'
+done
 RUN
 chmod +x "$out/run.sh"
 du -sh "$out"

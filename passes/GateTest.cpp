@@ -169,7 +169,8 @@ TEST_F(Gate, PlansTheStepsOwnWorkForEveryOptimizer) {
       {"adam", "lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 9.990000e-01, "
                "eps = 1.000000e-08, weight_decay = 0.000000e+00"},
       {"adamw", "lr = 1.000000e-01, beta1 = 9.000000e-01, beta2 = 9.990000e-01, "
-                "eps = 1.000000e-08, weight_decay = 1.000000e-02"},
+                "eps = 1.000000e-08, weight_decay = 1.000000e-02, "
+                "decay_min_rank = 2.000000e+00"},
       {"rmsprop", "lr = 1.000000e-01, eps = 1.000000e-08, weight_decay = 0.000000e+00, "
                   "momentum = 0.000000e+00, alpha = 9.900000e-01"},
       {"adagrad", "lr = 1.000000e-01, eps = 1.000000e-10, weight_decay = 0.000000e+00, "

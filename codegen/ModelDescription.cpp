@@ -81,11 +81,16 @@ LogicalResult describeTraining(ModelOp model, rt::ModelDescription &d) {
   return success();
 }
 
-std::string shapeList(const std::vector<int64_t> &shape) {
-  std::string s = "{";
+/// "2, 3": the extents of `shape`, comma-separated.
+std::string extents(const std::vector<int64_t> &shape) {
+  std::string s;
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "}";
+  return s;
+}
+
+std::string shapeList(const std::vector<int64_t> &shape) {
+  return "{" + extents(shape) + "}";
 }
 
 /// The name and value of a data field (an input or a target).
@@ -353,14 +358,37 @@ FailureOr<TrainingSignature> trainingSignature(ModelOp model) {
 
 std::string emitDescribeFunction(const rt::ModelDescription &d) {
   std::ostringstream out;
+  // The params as a table read by a loop: g++ -O2 takes seconds over a
+  // statement per param of a large model, which builds strings and vectors.
+  if (!d.params.empty()) {
+    out << "struct ParamRow {\n  const char* name;\n  int rank;  // extents "
+           "in kParamShapes, row after row\n  int64_t numel;\n  InitSpec "
+           "init;\n};\nconst ParamRow kParams[] = {";
+    bool scalarsOnly = true;
+    for (const rt::ParamInfo &p : d.params) {
+      out << (&p == &d.params.front() ? "\n  {" : ",\n  {")
+          << cppStringLiteral(p.name) << ", " << p.shape.size() << ", "
+          << p.numel << ", {InitKind::"
+          << enumerator(ClauseKind::Initializer, static_cast<int>(p.init.kind))
+          << ", " << exact(p.init.a) << ", " << exact(p.init.b) << "}}";
+      scalarsOnly &= p.shape.empty();
+    }
+    out << "};\nconst int64_t kParamShapes[] = {";
+    if (scalarsOnly)
+      out << "0"; // a placeholder: an array may not be empty
+    for (const rt::ParamInfo &p : d.params)
+      if (!p.shape.empty())
+        out << "\n  " << extents(p.shape) << ",";
+    out << "};\n\n";
+  }
   out << "ModelDescription describe() {\n  ModelDescription d;\n"
       << "  d.name = " << cppStringLiteral(d.name) << ";\n";
-  for (const rt::ParamInfo &p : d.params)
-    out << "  d.params.push_back({" << cppStringLiteral(p.name) << ", "
-        << shapeList(p.shape) << ", " << p.numel << ", InitSpec{InitKind::"
-        << enumerator(ClauseKind::Initializer, static_cast<int>(p.init.kind))
-        << ", " << exact(p.init.a) << ", "
-        << exact(p.init.b) << "}});\n";
+  if (!d.params.empty())
+    out << "  const int64_t* shape = kParamShapes;\n"
+        << "  for (const ParamRow& p : kParams) {\n"
+        << "    d.params.push_back({p.name, std::vector<int64_t>(shape, "
+           "shape + p.rank), p.numel, p.init});\n"
+        << "    shape += p.rank;\n  }\n";
   for (const rt::FieldInfo &f : d.fields)
     out << "  d.fields.push_back({" << cppStringLiteral(f.name) << ", DType::"
         << (f.dtype == rt::DType::I32 ? "I32" : "Real") << ", " << f.row_elems

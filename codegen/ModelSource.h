@@ -32,7 +32,15 @@ struct ModelSourceInput {
   BackendSource cuda; ///< program == nullptr: a cpu-only executable
 };
 
-/// The executable's whole C++ source.
+/// The parts of emitModelSource's file: compiled with -DVOUCH_PART=1 ..
+/// kModelSourceParts, each is a translation unit of the program, and the
+/// objects link into the executable. Part 1 holds the cpu kernels, the cpu
+/// tables and the cubin and PTX; part 2 the runtime's heavier headers and
+/// everything else.
+inline constexpr int kModelSourceParts = 2;
+
+/// The executable's whole C++ source: compiled as it is, it is the whole
+/// program; NativeBuild compiles its parts side by side.
 std::string emitModelSource(const ModelSourceInput &input);
 
 /// The NVRTC source of `program`'s kernels: the kernel library's headers

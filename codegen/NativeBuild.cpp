@@ -1,14 +1,21 @@
 //===- NativeBuild.cpp - generated C++ to an executable ---------*- C++ -*-===//
 #include "codegen/NativeBuild.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include "codegen/ContentHash.h"
+#include "codegen/ModelSource.h"
 #include "codegen/RuntimeSources.h"
 
 namespace fs = std::filesystem;
@@ -47,6 +54,36 @@ bool runCommand(const std::string &command, bool verbose, std::string &log) {
     log.append(chunk, n);
   int status = pclose(pipe);
   return status == 0;
+}
+
+/// Runs `commands` side by side, as many at once as the machine has cores,
+/// printed in order when `verbose`. Returns the index of the first (in
+/// order) that failed, with its output in `log`; -1 when all succeeded.
+int runCommands(const std::vector<std::string> &commands, bool verbose,
+                std::string &log) {
+  if (verbose)
+    for (const std::string &command : commands)
+      std::fprintf(stderr, "vouch: %s\n", command.c_str());
+  std::vector<std::string> logs(commands.size());
+  std::vector<char> ok(commands.size(), false); // not bool: threads write it
+  std::atomic<size_t> next = 0;
+  auto work = [&] {
+    for (size_t i; (i = next++) < commands.size();)
+      ok[i] = runCommand(commands[i], /*verbose=*/false, logs[i]);
+  };
+  std::vector<std::thread> threads(
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                       commands.size()));
+  for (std::thread &t : threads)
+    t = std::thread(work);
+  for (std::thread &t : threads)
+    t.join();
+  for (size_t i = 0; i < commands.size(); ++i)
+    if (!ok[i]) {
+      log = logs[i];
+      return static_cast<int>(i);
+    }
+  return -1;
 }
 
 bool writeFile(const fs::path &path, const std::string &text,
@@ -107,6 +144,7 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
     if (!writeFile(staging / kRuntimeSources[i].path, kRuntimeSources[i].text,
                    error))
       return false;
+  std::vector<std::string> compiles;
   std::string objects;
   for (int i = 0; i < kRuntimeSourceCount; ++i) {
     fs::path file = staging / kRuntimeSources[i].path;
@@ -114,17 +152,16 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
       continue;
     fs::path object = file;
     object.replace_extension(".o");
-    std::string log;
-    if (!runCommand(options.cxx + " " + kCxxFlags + " -I" +
-                        shellQuote(staging.string()) + " -c " +
-                        shellQuote(file.string()) + " -o " +
-                        shellQuote(object.string()),
-                    options.verbose, log)) {
-      error = "compiling the runtime failed:\n" + log;
-      fs::remove_all(staging, ec);
-      return false;
-    }
+    compiles.push_back(options.cxx + " " + kCxxFlags + " -I" +
+                       shellQuote(staging.string()) + " -c " +
+                       shellQuote(file.string()) + " -o " +
+                       shellQuote(object.string()));
     objects += " " + shellQuote(object.string());
+  }
+  if (std::string log; runCommands(compiles, options.verbose, log) >= 0) {
+    error = "compiling the runtime failed:\n" + log;
+    fs::remove_all(staging, ec);
+    return false;
   }
   std::string log;
   if (!runCommand("ar rcs " +
@@ -164,34 +201,53 @@ bool buildExecutable(const std::string &source,
   if (!ensureRuntime(options, runtime, error))
     return false;
 
+  // The objects, and model.cpp unless kept in emitDir, in a directory of
+  // this build's own (mkdtemp: a pid is not unique across sandboxes sharing
+  // /tmp).
   std::error_code ec;
-  fs::path workDir = options.emitDir;
-  bool temporary = workDir.empty();
-  if (temporary)
-    workDir = fs::temp_directory_path() /
-              ("vouch-build-" + std::to_string(getpid()));
-  fs::create_directories(workDir, ec);
-  if (ec) {
-    error = "cannot create " + workDir.string() + ": " + ec.message();
+  std::string workTemplate =
+      (fs::temp_directory_path() / "vouch-build-XXXXXX").string();
+  if (!mkdtemp(workTemplate.data())) {
+    error = "cannot create " + workTemplate + ": " + std::strerror(errno);
     return false;
   }
-  fs::path modelSource = workDir / "model.cpp";
-  if (!writeFile(modelSource, source, error))
+  fs::path workDir = workTemplate;
+  fs::path sourceDir =
+      options.emitDir.empty() ? workDir : fs::path(options.emitDir);
+  fs::create_directories(sourceDir, ec);
+  if (ec) {
+    error = "cannot create " + sourceDir.string() + ": " + ec.message();
+    fs::remove_all(workDir, ec);
     return false;
+  }
+  fs::path modelSource = sourceDir / "model.cpp";
+  if (!writeFile(modelSource, source, error)) {
+    fs::remove_all(workDir, ec);
+    return false;
+  }
 
+  std::vector<std::string> compiles;
+  std::string objects;
+  for (int part = 1; part <= kModelSourceParts; ++part) {
+    fs::path object = workDir / ("model." + std::to_string(part) + ".o");
+    compiles.push_back(options.cxx + " " + kCxxFlags + " -DVOUCH_PART=" +
+                       std::to_string(part) + " -I" +
+                       shellQuote(runtime.string()) + " -c " +
+                       shellQuote(modelSource.string()) + " -o " +
+                       shellQuote(object.string()));
+    objects += " " + shellQuote(object.string());
+  }
   fs::path output = fs::absolute(options.output);
   fs::path partial = output;
   partial += ".partial." + std::to_string(getpid());
   std::string log;
-  bool ok = runCommand(options.cxx + " " + kCxxFlags + " -I" +
-                           shellQuote(runtime.string()) + " " +
-                           shellQuote(modelSource.string()) + " " +
+  bool ok = runCommands(compiles, options.verbose, log) < 0 &&
+            runCommand(options.cxx + objects + " " +
                            shellQuote((runtime / "libvouch_runtime.a").string()) +
                            " -o " + shellQuote(partial.string()) +
                            (options.cuda ? kCudaLinkFlags : ""),
                        options.verbose, log);
-  if (temporary)
-    fs::remove_all(workDir, ec);
+  fs::remove_all(workDir, ec);
   if (!ok) {
     fs::remove(partial, ec);
     error = "compiling the generated code failed (keep it with --emit-dir):\n" +

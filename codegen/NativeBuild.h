@@ -20,10 +20,11 @@ struct NativeBuildOptions {
 /// else $XDG_CACHE_HOME/vouch, else ~/.cache/vouch.
 std::string cacheRoot();
 
-/// Writes `source` as model.cpp, compiles the embedded runtime once into the
-/// cache (cacheRoot(); keyed by a hash of its sources and flags) and links
-/// the executable. The output is replaced atomically. On failure returns
-/// false with the compiler's log in `error`.
+/// Writes `source` (emitModelSource's) as model.cpp, compiles the embedded
+/// runtime once into the cache (cacheRoot(); keyed by a hash of its sources
+/// and flags), compiles the source's parts side by side and links the
+/// executable. The output is replaced atomically. On failure returns false
+/// with the compiler's log in `error`.
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error);
 

@@ -51,12 +51,29 @@ const char *const kOptions[] = {"-std=c++17", "-default-device", "-lineinfo",
                                 capsules::kNativeCudaFmadOption,
                                 "--ptxas-options=--split-compile=0"};
 
-/// One compile for `out.arch` gives both binaries: NVRTC keeps the PTX it
-/// assembled the cubin from, byte for byte what a compile for
-/// compute_<arch> returns.
-bool compileOnce(const std::string &source, const std::string &name,
-                 const CudaHeaders &headers, CudaBinary &out,
-                 std::string &error) {
+/// Copies one output of a compiled `program` through its size and data
+/// getters.
+nvrtcResult getOutput(nvrtcProgram program,
+                      nvrtcResult (*sizeOf)(nvrtcProgram, size_t *),
+                      nvrtcResult (*get)(nvrtcProgram, char *),
+                      std::string &bytes) {
+  size_t size = 0;
+  nvrtcResult r = sizeOf(program, &size);
+  if (r != NVRTC_SUCCESS)
+    return r;
+  bytes.assign(size, '\0');
+  return get(program, bytes.data());
+}
+
+} // namespace
+
+// One compile for `arch` gives both binaries: NVRTC keeps the PTX it
+// assembled the cubin from, byte for byte what a compile for compute_<arch>
+// returns.
+bool compileCuda(const std::string &source, const std::string &name,
+                 const std::string &arch, const CudaHeaders &headers,
+                 CudaBinary &out, std::string &error) {
+  out.arch = arch;
   std::vector<const char *> headerTexts, headerNames;
   for (const auto &[include, text] : headers) {
     headerNames.push_back(include.c_str());
@@ -70,8 +87,8 @@ bool compileOnce(const std::string &source, const std::string &name,
     error = std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(r);
     return false;
   }
-  std::string arch = "-arch=" + out.arch;
-  std::vector<const char *> options = {arch.c_str()};
+  std::string archOption = "-arch=" + arch;
+  std::vector<const char *> options = {archOption.c_str()};
   options.insert(options.end(), std::begin(kOptions), std::end(kOptions));
   r = nvrtcCompileProgram(program, static_cast<int>(options.size()),
                           options.data());
@@ -81,21 +98,18 @@ bool compileOnce(const std::string &source, const std::string &name,
   if (logSize > 1)
     nvrtcGetProgramLog(program, log.data());
   if (r != NVRTC_SUCCESS) {
-    error = "NVRTC could not compile the generated kernels (" + out.arch +
+    error = "NVRTC could not compile the generated kernels (" + arch +
             "): " + nvrtcGetErrorString(r) + "\n" +
             annotateLog(log.c_str(), source, name);
     nvrtcDestroyProgram(&program);
     return false;
   }
   const char *failed = nullptr;
-  size_t size = 0;
-  if ((r = nvrtcGetCUBINSize(program, &size)) != NVRTC_SUCCESS ||
-      (out.cubin.assign(size, '\0'),
-       (r = nvrtcGetCUBIN(program, out.cubin.data())) != NVRTC_SUCCESS))
+  if ((r = getOutput(program, nvrtcGetCUBINSize, nvrtcGetCUBIN, out.cubin)) !=
+      NVRTC_SUCCESS)
     failed = "nvrtcGetCUBIN";
-  else if ((r = nvrtcGetPTXSize(program, &size)) != NVRTC_SUCCESS ||
-           (out.ptx.assign(size, '\0'),
-            (r = nvrtcGetPTX(program, out.ptx.data())) != NVRTC_SUCCESS))
+  else if ((r = getOutput(program, nvrtcGetPTXSize, nvrtcGetPTX, out.ptx)) !=
+           NVRTC_SUCCESS)
     failed = "nvrtcGetPTX";
   nvrtcDestroyProgram(&program);
   if (failed) {
@@ -104,8 +118,6 @@ bool compileOnce(const std::string &source, const std::string &name,
   }
   return true;
 }
-
-} // namespace
 
 const CudaHeaders &kernelLibraryHeaders() {
   static const CudaHeaders headers = [] {
@@ -120,13 +132,6 @@ const CudaHeaders &kernelLibraryHeaders() {
     return h;
   }();
   return headers;
-}
-
-bool compileCuda(const std::string &source, const std::string &name,
-                 const std::string &arch, const CudaHeaders &headers,
-                 CudaBinary &out, std::string &error) {
-  out.arch = arch;
-  return compileOnce(source, name, headers, out, error);
 }
 
 namespace {

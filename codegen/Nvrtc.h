@@ -29,9 +29,9 @@ using CudaHeaders = std::vector<std::pair<std::string, std::string>>;
 const CudaHeaders &kernelLibraryHeaders();
 
 /// Compiles `source` (named `name` in NVRTC's log) for `arch`: the cubin
-/// and the PTX at once, on two threads. On failure returns false; `error`
-/// holds NVRTC's log with each reported line of the generated source quoted
-/// under it.
+/// and the PTX it was assembled from, in one compile. On failure returns
+/// false; `error` holds NVRTC's log with each reported line of the generated
+/// source quoted under it.
 bool compileCuda(const std::string &source, const std::string &name,
                  const std::string &arch, const CudaHeaders &headers,
                  CudaBinary &out, std::string &error);

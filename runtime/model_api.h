@@ -14,7 +14,7 @@
 //     return train_main(argc, argv, model,
 //                       {cpu_program_backend(kCpuProgram, kCpuKernelsF32, kCpuKernelsF64,
 //                                            kCpuHeader, cpu_reports()),
-//                        cuda_program_backend(kCudaProgram, kCubin, sizeof kCubin,
+//                        cuda_program_backend(kCudaProgram, vouch_model::kCubin, <its size>,
 //                                             reinterpret_cast<const char*>(kPtx), kTf32,
 //                                             kCudaHeader, cuda_reports())});
 //   }

@@ -22,16 +22,20 @@ int64_t draw_token(const T* logits, int64_t V, double temperature, double u) {
     if (logits[v] > logits[best]) best = v;
   if (temperature <= 0) return best;
   const double top = double(logits[best]);
+  std::vector<double> weights(static_cast<size_t>(V));
   double total = 0;
-  for (int64_t v = 0; v < V; v++) total += std::exp((double(logits[v]) - top) / temperature);
+  for (int64_t v = 0; v < V; v++) {
+    weights[size_t(v)] = std::exp((double(logits[v]) - top) / temperature);
+    total += weights[size_t(v)];
+  }
   double cumulative = 0;
   for (int64_t v = 0; v < V; v++) {
-    cumulative += std::exp((double(logits[v]) - top) / temperature) / total;
+    cumulative += weights[size_t(v)] / total;
     if (u < cumulative) return v;
   }
   // Rounding left the sum just below 1 and u above it: the last token with mass.
   for (int64_t v = V - 1; v >= 0; v--)
-    if (std::exp((double(logits[v]) - top) / temperature) > 0) return v;
+    if (weights[size_t(v)] > 0) return v;
   return best;
 }
 

@@ -90,16 +90,6 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
   return Status::Ok();
 }
 
-// Whether a flag that only --sample reads is on the command line.
-bool sample_option_given(int argc, char** argv) {
-  for (int i = 1; i < argc; i++) {
-    std::string_view arg = argv[i];
-    for (std::string_view name : {"--temperature", "--prompt", "--vocab"})
-      if (arg == name || arg.substr(0, name.size() + 1) == std::string(name) + "=") return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescription& model) {
@@ -108,6 +98,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
   o.log_every = model.log_every;
   o.shuffle = model.shuffle;
   bool eval_given = false, no_eval = false, eval_every_given = false;
+  bool shapes_sample = false;  // --temperature, --prompt or --vocab, which only --sample reads
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
@@ -144,6 +135,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
     if (value.empty()) return Status::Error("--" + name + " needs a value");
     eval_given |= name == "eval";
     eval_every_given |= name == "eval-every";
+    shapes_sample |= name == "temperature" || name == "prompt" || name == "vocab";
     Status st = apply(&o, name, value);
     if (!st.ok()) return st;
   }
@@ -151,7 +143,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
     return Status::Error("--predict runs the forward pass; --init-only stops before it");
   if (o.sample > 0 && o.init_only)
     return Status::Error("--sample runs the forward pass; --init-only stops before it");
-  if (o.sample == 0 && (sample_option_given(argc, argv)))
+  if (o.sample == 0 && shapes_sample)
     return Status::Error("--temperature, --prompt and --vocab shape --sample's text: give "
                          "--sample N too");
   if (!o.prompt.empty() && o.vocab.empty())

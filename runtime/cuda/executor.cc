@@ -735,9 +735,10 @@ Status CudaProgramModel<T>::enqueue_plain(int64_t steps) {
 template <class T>
 Status CudaProgramModel<T>::mark(const char* capsule, const std::string& what) {
   if (!profile_) return Status::Ok();
-  cudaEvent_t e;
-  VOUCH_CUDA_CHECK_WHAT(cudaEventCreate(&e), "cudaEventCreate(--profile)");
-  profile_->events.push_back(e);
+  // The events exist before the step runs (profile_step): no creation between launches.
+  if (profile_->capsules.size() == profile_->events.size())
+    return Status::Error("--profile: more launches than events");
+  cudaEvent_t e = profile_->events[profile_->capsules.size()];
   VOUCH_CUDA_CHECK_WHAT(cudaEventRecord(e, stream_.get()), "cudaEventRecord(--profile)");
   profile_->capsules.push_back(capsule);
   profile_->whats.push_back(what);
@@ -751,6 +752,11 @@ template <class T>
 Status CudaProgramModel<T>::profile_step() {
   const int64_t step = enqueued_;
   profile_ = std::make_unique<StepProfile>();
+  // One per launch (the program's steps, batch selection, gradient norm, optimizer)
+  // and the end.
+  profile_->events.resize(size_t(program_.num_steps) + 4);
+  for (cudaEvent_t& e : profile_->events)
+    VOUCH_CUDA_CHECK_WHAT(cudaEventCreate(&e), "cudaEventCreate(--profile)");
   std::unique_ptr<StepGraph> direct;
   {
     const bool graphs = run_.cuda_graph;
@@ -773,7 +779,7 @@ Status CudaProgramModel<T>::profile_step() {
   std::map<std::string, Total> by_capsule;
   std::vector<std::pair<double, std::string>> launches;
   double total = 0;
-  for (size_t i = 0; i + 1 < p.events.size(); i++) {
+  for (size_t i = 0; i + 1 < p.capsules.size(); i++) {  // the events recorded
     float ms = 0;
     VOUCH_CUDA_CHECK_WHAT(cudaEventElapsedTime(&ms, p.events[i], p.events[i + 1]),
                           "cudaEventElapsedTime(--profile)");

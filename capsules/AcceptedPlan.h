@@ -82,6 +82,9 @@ struct PlannedOp {
   /// The composite op (scaled_dot_product_attention) whose composed form
   /// this op is part of, or empty when the model wrote the op itself.
   std::string composedFrom;
+  /// Which of its forms: "composed" (batched GEMMs and a masked softmax) or
+  /// "fused" (flash_attention); empty with composedFrom.
+  std::string form;
   std::vector<std::vector<int64_t>> operandShapes;
   /// One shape per result, in order (layer_norm_grad has three).
   std::vector<std::vector<int64_t>> resultShapes;

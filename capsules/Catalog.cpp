@@ -52,7 +52,8 @@ namespace {
 bool sums(const OpFacts &spec) {
   OpFamily family = spec.family;
   return spec.sums || family == OpFamily::Reduction || family == OpFamily::Loss ||
-         family == OpFamily::Gemm || family == OpFamily::Normalization;
+         family == OpFamily::Gemm || family == OpFamily::Normalization ||
+         family == OpFamily::Attention;
 }
 
 /// The evidence a table key names, or not-provided for an empty key.
@@ -147,6 +148,20 @@ NativeKernel nativeKernel(OpFamily family) {
             "blocks to arrive) with no atomics, in the element type (two runs "
             "give the same bits); checked by the kernel lab and compared with "
             "the cpu f64 reference by the GPU suite",
+            ReductionOrder::FixedTree};
+  case OpFamily::Attention:
+    return {{"codegen/recipes/AttentionRecipe.cpp, "
+             "runtime/cuda/kernels/attention.cuh",
+             "vouch::attention_forward_kernel / vouch::attention_delta_kernel / "
+             "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel",
+             nvrtc},
+            "the online softmax: each query's keys in ascending tiles, its "
+            "running max and sum rescaled as the max grows, in the element "
+            "type; the gradient's dk and dv summed over the queries, and dq "
+            "over the keys, in ascending tiles by the one block that writes "
+            "them (no atomics: two runs give the same bits); checked by the "
+            "kernel lab against a float64 reference and compared with the cpu "
+            "f64 reference by the GPU suite",
             ReductionOrder::FixedTree};
   case OpFamily::View:
     return {{"codegen/recipes/ViewRecipe.cpp", "",
@@ -346,9 +361,13 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   // so -fmad does not reach it, fused or alone.
   bool uncontracted = spec.contraction == "none";
   c.numeric.contract = uncontracted ? Contraction::None : nativeContraction();
-  c.shape = contract("static shapes as the vouch." + op + kCudaShapeClaim,
-                     "checked at compile time by the assurance gate", gate,
-                     gateSource);
+  std::string shapeClaim = "static shapes as the vouch." + op + kCudaShapeClaim;
+  if (spec.family == OpFamily::Attention)
+    shapeClaim += "; heads (q's and v's feature extents) of at most " +
+                  std::to_string(kMaxAttentionHeadDim) +
+                  " (runtime/cuda/kernels/attention.cuh's kAttentionMaxHeadDim)";
+  c.shape = contract(shapeClaim, "checked at compile time by the assurance gate",
+                     gate, gateSource);
   std::string layout = "dense row-major device buffers; flat indices in 64-bit "
                        "(long long) arithmetic, divided in 32 bits where both "
                        "operands fit";

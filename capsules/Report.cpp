@@ -122,7 +122,7 @@ std::string renderText(const AcceptedGraphPlan &plan) {
       out += " fused=" + op.fusion;
     out += " @ " + op.location;
     if (!op.composedFrom.empty())
-      out += " (" + op.composedFrom + ", composed)";
+      out += " (" + op.composedFrom + ", " + op.form + ")";
     out += "\n";
   }
 
@@ -219,6 +219,7 @@ JsonValue opJson(size_t index, const PlannedOp &op) {
   out.set("location", op.location);
   out.set("composed_from", op.composedFrom.empty() ? JsonValue()
                                                    : JsonValue(op.composedFrom));
+  out.set("form", op.form.empty() ? JsonValue() : JsonValue(op.form));
   out.set("element_type", op.elementType);
   JsonValue results = JsonValue::array();
   for (const auto &shape : op.resultShapes)

@@ -150,6 +150,17 @@ LogicalResult describeSource(ModelOp model, DataAttr data, rt::DataSpec &spec) {
   case DataKind::Csv:
     spec.path = data.getPath().str();
     return success();
+  case DataKind::Tokens:
+    // The frontend checked the fields (one i32[batch, T] input and target);
+    // the runtime checks them again (runtime/tokens.h token_context).
+    if (data.getPath().getValue().contains(','))
+      return model.emitOpError("token file '")
+                 << data.getPath().getValue()
+                 << "': a comma in a data file's path is not supported",
+             failure();
+    spec.path = data.getPath().str();
+    spec.random = data.getOrder() && data.getOrder().getValue() == "random";
+    return success();
   case DataKind::Npy: {
     // One file per field, in field order (the runtime's comma-separated form).
     FailureOr<SmallVector<Operation *>> fields = dataFields(model);
@@ -406,6 +417,8 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
       << "  d.data.hi = " << exact(d.data.hi) << ";\n"
       << "  d.data.n = " << d.data.n << ";\n"
       << "  d.data.path = " << cppStringLiteral(d.data.path) << ";\n";
+  if (d.data.random)
+    out << "  d.data.random = true;\n";
   const rt::OptimizerConfig &o = d.optimizer;
   out << "  d.optimizer.kind = OptimizerConfig::"
       << enumerator(ClauseKind::Optimizer, o.kind) << ";\n"

@@ -119,7 +119,7 @@ void ProgramBuilder::setCapsule(int32_t firstStep, const std::string &capsule) {
 void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
                                    uint32_t grid, uint32_t blockX,
                                    uint32_t blockY, uint32_t sharedBytes,
-                                   uint32_t blocksPerSM) {
+                                   uint32_t blocksPerSM, uint32_t sharedBytesF64) {
   rt::StepDesc &step = appendStep(rt::StepKind::Kernel, kernels_[kernel].name);
   step.kernel = kernel;
   step.first_arg = static_cast<int32_t>(args_.size());
@@ -129,6 +129,7 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
   step.block_y = blockY;
   step.shared_bytes = sharedBytes;
   step.blocks_per_sm = blocksPerSM;
+  step.shared_bytes_f64 = sharedBytesF64;
   for (const KernelArg &arg : args) {
     rt::ArgDesc desc{arg.kind, 0, 0, 0.0};
     switch (arg.kind) {
@@ -171,6 +172,11 @@ std::vector<int32_t> ProgramBuilder::markWritten(int32_t firstStep,
     bool any = false;
     for (int32_t a = step.first_arg; a < step.first_arg + step.num_args; ++a) {
       rt::ArgDesc &arg = args_[a];
+      // A scratch buffer is written where it is an argument (addKernelStep):
+      // a step may write only its group's scratch (flash_attention_grad's
+      // delta), which later steps of the group read.
+      if (arg.kind == rt::ArgDesc::Buffer && arg.count == 1)
+        any = true;
       if (arg.kind == rt::ArgDesc::Buffer &&
           llvm::is_contained(outputs, static_cast<int32_t>(arg.value))) {
         arg.count = 1;
@@ -317,7 +323,11 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
                    << s.b << ", " << s.c << ", " << s.bias << ", "
                    << cppStringLiteral(whats_[i]) << ", "
                    << cppStringLiteral(capsules_[i]) << ", " << s.shared_bytes
-                   << ", " << s.blocks_per_sm << "}";
+                   << ", " << s.blocks_per_sm;
+               // The last field only where set (value-initialised otherwise).
+               if (s.shared_bytes_f64)
+                 out << ", " << s.shared_bytes_f64;
+               out << "}";
              });
   writeArray(out, "const vouch::rt::ArgDesc " + name + "_args[]", args_, "{}",
              [&](const rt::ArgDesc &a) {

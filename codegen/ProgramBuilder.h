@@ -82,14 +82,16 @@ public:
 
   /// Steps, appended to the current section (see beginForward etc.).
   /// sharedBytes: dynamic shared memory the launch asks for; blocksPerSM:
-  /// nonzero for a persistent grid (rt::StepDesc).
+  /// nonzero for a persistent grid; sharedBytesF64: the f64 runs' dynamic
+  /// shared memory where it differs (0: sharedBytes) (rt::StepDesc).
   void addKernelStep(int32_t kernel, llvm::ArrayRef<KernelArg> args,
                      uint32_t grid, uint32_t blockX, uint32_t blockY,
-                     uint32_t sharedBytes = 0, uint32_t blocksPerSM = 0);
+                     uint32_t sharedBytes = 0, uint32_t blocksPerSM = 0,
+                     uint32_t sharedBytesF64 = 0);
   /// Marks, in the kernel steps from `firstStep` on, the Buffer arguments of
   /// `written` as written (ArgDesc::count = 1): the cuda executor orders
   /// launches by what they read and write. Returns the steps that write none
-  /// of them (an emitter bug, reported by the caller).
+  /// of them nor a scratch buffer (an emitter bug, reported by the caller).
   std::vector<int32_t> markWritten(int32_t firstStep,
                                    llvm::ArrayRef<mlir::Value> written);
   /// C = op(A)·op(B) with `d`'s transpose flags, extents and strides.

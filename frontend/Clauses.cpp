@@ -470,7 +470,7 @@ EvalAttr Lowering::lowerEvalClause(const ast::EvalStmt &eval) {
         !findClause(dataSources(), call->callee)) {
       error(call->getLoc())
           << "'eval' takes a fraction of the data, such as 0.2, or held-out "
-             "files, npy(...) or csv(...); got '"
+             "files, npy(...), csv(...) or tokens(...); got '"
           << call->callee << "(…)'";
       return nullptr;
     }
@@ -505,6 +505,8 @@ DataAttr Lowering::lowerDataSource(const ast::CallExpr &call) {
   auto emitError = [&] { return error(call.getLoc()); };
   if (kind == DataKind::Npy)
     return lowerNpyClause(call);
+  if (kind == DataKind::Tokens)
+    return lowerTokensClause(call, Signature{spec->name, spec->params});
   Signature signature{spec->name, spec->params};
   std::optional<llvm::SmallVector<ExprValue>> args =
       evaluateClauseArgs(signature, call, globals);
@@ -540,7 +542,7 @@ DataAttr Lowering::lowerDataSource(const ast::CallExpr &call) {
     return DataAttr::getChecked(
         emitError, &context, kind, std::optional(llvm::APFloat(lo.value)),
         std::optional(llvm::APFloat(hi.value)), std::optional(*count),
-        mlir::StringAttr(), mlir::DictionaryAttr());
+        mlir::StringAttr(), mlir::DictionaryAttr(), mlir::StringAttr());
   }
 
   // csv(path): the file.
@@ -551,7 +553,7 @@ DataAttr Lowering::lowerDataSource(const ast::CallExpr &call) {
   return DataAttr::getChecked(emitError, &context, kind, noBound, noBound,
                               std::optional<int64_t>(),
                               builder.getStringAttr(resolveDataPath(path)),
-                              mlir::DictionaryAttr());
+                              mlir::DictionaryAttr(), mlir::StringAttr());
 }
 
 // npy(NAME = "file.npy", ...): one file per input and target, named by the
@@ -632,5 +634,46 @@ DataAttr Lowering::lowerNpyClause(const ast::CallExpr &call) {
   return DataAttr::getChecked([&] { return error(call.getLoc()); }, &context,
                               DataKind::Npy, noBound, noBound,
                               std::optional<int64_t>(), mlir::StringAttr(),
-                              builder.getDictionaryAttr(entries));
+                              builder.getDictionaryAttr(entries), mlir::StringAttr());
+}
+
+// tokens(file = "train.bin", order = random | sequential): a stream of token ids
+// cut into windows of the model's context + 1 (docs/language.md). The order is a
+// bare name; the model's fields are checked once they are lowered
+// (checkTokenFields).
+DataAttr Lowering::lowerTokensClause(const ast::CallExpr &call,
+                                     const Signature &signature) {
+  std::optional<llvm::SmallVector<int>> bound = bindArguments(
+      signature, call.args, call.getLoc(),
+      [this](SMLoc loc) { return error(loc); }, diagnostics);
+  if (!bound)
+    return nullptr;
+  bool ok = true;
+  std::string path;
+  const ast::Expr &file = *call.args[(*bound)[0]].value;
+  ExprValue value = lowerExpr(file, globals);
+  if (value.isInvalid())
+    ok = false;
+  else if (!clauseString(signature, 0, value, path))
+    ok = false;
+  StringRef order = "sequential";
+  if ((*bound)[1] >= 0) {
+    const ast::Expr &given = *call.args[(*bound)[1]].value;
+    const auto *name = llvm::dyn_cast<ast::NameExpr>(&given);
+    if (!name || (name->name != "random" && name->name != "sequential")) {
+      error(given.getLoc()) << "'tokens': order is random or sequential (a bare "
+                               "name, as `order = random`)";
+      ok = false;
+    } else {
+      order = name->name;
+    }
+  }
+  if (!ok)
+    return nullptr;
+  std::optional<llvm::APFloat> noBound;
+  return DataAttr::getChecked([&] { return error(call.getLoc()); }, &context,
+                              DataKind::Tokens, noBound, noBound,
+                              std::optional<int64_t>(),
+                              builder.getStringAttr(resolveDataPath(path)),
+                              mlir::DictionaryAttr(), builder.getStringAttr(order));
 }

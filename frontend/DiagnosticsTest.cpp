@@ -667,7 +667,7 @@ TEST_F(DiagnosticsTest, DataClause) {
             (Errors{
                 "3:3: error: a model has one data clause",
                 "2:8: error: unknown data source 'parquet' (known: "
-                "regression_grid, csv, npy)",
+                "regression_grid, csv, npy, tokens)",
             }));
   EXPECT_EQ(errorsOf("model m {\n  data csv(path = 3)\n}\n"),
             (Errors{"2:19: error: 'csv': path must be a non-empty string such "

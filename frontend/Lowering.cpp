@@ -242,6 +242,14 @@ mlir::OwningOpRef<mlir::ModuleOp> Lowering::buildModel(TrainAttr train,
   modelScope = &scope;
   instanceCounters = &counters;
   lowerStatements(model->body, scope);
+  if (!aborted && !hadSyntaxErrors) {
+    if (data && data.getKind() == DataKind::Tokens)
+      checkTokenFields(modelOp.getBlock(), dataStmt->source->getLoc(), train,
+                       eval && eval.getFraction().has_value());
+    else if (eval && eval.getData() && eval.getData().getKind() == DataKind::Tokens)
+      checkTokenFields(modelOp.getBlock(), evalStmt->source->getLoc(), nullptr,
+                       false);
+  }
   if (trainStmt && !hasLoss && !aborted && !hadSyntaxErrors)
     error(trainStmt->getLoc()) << "the model has a train clause but no loss; "
                                   "define one with 'loss = …'";
@@ -249,6 +257,55 @@ mlir::OwningOpRef<mlir::ModuleOp> Lowering::buildModel(TrainAttr train,
   modelScope = nullptr;
   instanceCounters = nullptr;
   return module;
+}
+
+void Lowering::checkTokenFields(mlir::Block &body, SMLoc loc, TrainAttr train,
+                                bool fraction) {
+  llvm::SmallVector<mlir::Operation *> inputs, targets;
+  for (mlir::Operation &op : body) {
+    if (llvm::isa<InputOp>(op))
+      inputs.push_back(&op);
+    else if (llvm::isa<TargetOp>(op))
+      targets.push_back(&op);
+  }
+  auto describe = [](llvm::ArrayRef<mlir::Operation *> ops) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (mlir::Operation *op : ops) {
+      StringRef name = llvm::isa<InputOp>(op) ? llvm::cast<InputOp>(op).getName()
+                                              : llvm::cast<TargetOp>(op).getName();
+      os << (text.empty() ? "" : ", ") << "'" << name << "' "
+         << op->getResult(0).getType();
+    }
+    return text.empty() ? std::string("none") : text;
+  };
+  // i32[batch, T]: rank 2, the batch first, T the same for both.
+  auto isWindow = [&](mlir::Operation *op) {
+    auto type = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    return type.getRank() == 2 && type.getElementType().isInteger(32) &&
+           type.getShape()[0] == *batch;
+  };
+  bool ok = inputs.size() == 1 && targets.size() == 1 && isWindow(inputs[0]) &&
+            isWindow(targets[0]) &&
+            llvm::cast<mlir::RankedTensorType>(inputs[0]->getResult(0).getType())
+                    .getShape()[1] ==
+                llvm::cast<mlir::RankedTensorType>(targets[0]->getResult(0).getType())
+                    .getShape()[1];
+  if (!ok) {
+    error(loc) << "'tokens' feeds exactly one input and one target, both "
+                  "i32[batch, T] (a window of T + 1 tokens: the input its first T, "
+                  "the target its last T); the model's inputs: "
+               << describe(inputs) << "; its targets: " << describe(targets);
+    return;
+  }
+  if (fraction)
+    error(loc) << "the eval clause's fraction holds out rows of a table; a "
+                  "token stream's held-out data is a file of its own: eval "
+                  "tokens(file = \"...\")";
+  if (train && train.getShuffle())
+    error(loc) << "'tokens' has an order of its own (order = random draws "
+                  "every window); the train clause's shuffle = true applies "
+                  "to tables";
 }
 
 //===----------------------------------------------------------------------===//

@@ -293,6 +293,11 @@ private:
   /// The eval clause: a held-out fraction or a data source of its own.
   EvalAttr lowerEvalClause(const ast::EvalStmt &eval);
   DataAttr lowerNpyClause(const ast::CallExpr &call);
+  DataAttr lowerTokensClause(const ast::CallExpr &call, const Signature &signature);
+  /// A tokens data or eval clause, once the body is lowered: the model has
+  /// exactly one input and one target, both i32[batch, T]; errors at `loc`.
+  void checkTokenFields(mlir::Block &body, llvm::SMLoc loc, TrainAttr train,
+                        bool fraction);
   /// Binds and evaluates the numeric arguments of a clause call.
   std::optional<llvm::SmallVector<ExprValue>>
   evaluateClauseArgs(const Signature &signature, const ast::CallExpr &call,

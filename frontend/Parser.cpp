@@ -557,7 +557,7 @@ ast::StmtPtr Parser::parseData() {
   auto stmt = std::make_unique<ast::DataStmt>(cur().getLoc());
   advance();
   stmt->source = parseCallLike(
-      "a data source after 'data' (regression_grid, csv or npy)");
+      "a data source after 'data' (regression_grid, csv, npy or tokens)");
   return stmt;
 }
 

@@ -93,7 +93,8 @@ TEST(ClauseNames, DataSourcesAgree) {
   expectSameEnumerators(ClauseKind::DataSource,
                         {{rt::DataSpec::RegressionGrid, "RegressionGrid"},
                          {rt::DataSpec::Csv, "Csv"},
-                         {rt::DataSpec::Npy, "Npy"}});
+                         {rt::DataSpec::Npy, "Npy"},
+                         {rt::DataSpec::Tokens, "Tokens"}});
   // The grid's defaults in the language are the runtime's.
   rt::DataSpec spec;
   const ClauseFacts *grid =

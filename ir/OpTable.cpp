@@ -16,6 +16,7 @@ std::string_view toString(OpFamily family) {
   case OpFamily::Loss: return "loss";
   case OpFamily::Gemm: return "gemm";
   case OpFamily::Normalization: return "normalization";
+  case OpFamily::Attention: return "attention";
   case OpFamily::Composite: return "composite";
   }
   return "";

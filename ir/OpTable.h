@@ -13,6 +13,7 @@
 #ifndef VOUCH_IR_OPTABLE_H
 #define VOUCH_IR_OPTABLE_H
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -33,12 +34,21 @@ enum class OpFamily {
   /// Each row along one axis normalised with its own sums (softmax,
   /// log_softmax, layer_norm) and their gradients: one kernel per op.
   Normalization,
+  /// Attention in one fused kernel (flash_attention: online softmax, no
+  /// Tq×Tk matrix in memory) and its gradient (three kernels).
+  Attention,
   /// Stands for other ops (scaled_dot_product_attention): vouch-decompose
   /// replaces it by its composed form before autodiff; never planned.
   Composite,
 };
 
 std::string_view toString(OpFamily family);
+
+/// The widest head (q's and v's feature extents) the fused attention kernels
+/// take: runtime/cuda/kernels/attention.cuh's kAttentionMaxHeadDim. Wider
+/// heads run attention composed (vouch-decompose), and the gate refuses a
+/// flash_attention beyond it on cuda.
+inline constexpr int64_t kMaxAttentionHeadDim = 256;
 
 struct OpFacts {
   std::string_view mnemonic; ///< the dialect name without `vouch.`

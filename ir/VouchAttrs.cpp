@@ -227,8 +227,12 @@ LogicalResult EvalAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                     fraction->convertToDouble() < 1))
     return emitError() << "the held-out fraction must be in (0, 1)";
   if (data && data.getKind() == DataKind::RegressionGrid)
-    return emitError() << "held-out data is a file (npy or csv), not the "
-                          "regression grid";
+    return emitError() << "held-out data is a file (npy, csv or tokens), not "
+                          "the regression grid";
+  if (data && data.getKind() == DataKind::Tokens && data.getOrder() &&
+      data.getOrder().getValue() != "sequential")
+    return emitError() << "held-out tokens are read in sequential windows "
+                          "(order = sequential)";
   return success();
 }
 
@@ -240,16 +244,25 @@ LogicalResult DataAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                DataKind kind, std::optional<APFloat> lo,
                                std::optional<APFloat> hi,
                                std::optional<int64_t> n, StringAttr path,
-                               DictionaryAttr files) {
+                               DictionaryAttr files, StringAttr order) {
   StringRef name = stringifyDataKind(kind);
+  // tokens' `file` is stored as `path`.
+  bool tokens = kind == DataKind::Tokens;
   if (failed(checkPresence(emitError, name,
                            clauseSignature(ClauseKind::DataSource, name),
                            {{"lo", lo.has_value()},
                             {"hi", hi.has_value()},
                             {"n", n.has_value()},
-                            {"path", static_cast<bool>(path)},
-                            {"files", static_cast<bool>(files)}})))
+                            {"path", !tokens && static_cast<bool>(path)},
+                            {"file", tokens && static_cast<bool>(path)},
+                            {"files", static_cast<bool>(files)},
+                            {"order", static_cast<bool>(order)}})))
     return failure();
+  if (order && order.getValue() != "random" &&
+      order.getValue() != "sequential")
+    return emitError() << "'" << name
+                       << "': order is \"random\" or \"sequential\", got \""
+                       << order.getValue() << "\"";
   if (lo && hi && !(lo->convertToDouble() < hi->convertToDouble()))
     return emitError() << "'" << name << "' needs lo < hi";
   if (n && *n < 1)

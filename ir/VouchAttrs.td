@@ -81,6 +81,7 @@ def Vouch_DataKind : Vouch_ClauseEnum<"DataKind",
       "lo = -1.0, hi = 1.0, n = 5">,
   Vouch_ClauseCase<"Csv", 1, "csv", "path">,
   Vouch_ClauseCase<"Npy", 2, "npy", "files">,
+  Vouch_ClauseCase<"Tokens", 3, "tokens", "file, order = sequential">,
 ]>;
 
 //===----------------------------------------------------------------------===//
@@ -206,13 +207,16 @@ def Vouch_DataAttr : Vouch_Attr<"Data", "data"> {
     Exactly the arguments of the source's signature are present: `lo`,
     `hi`, `n` for regression_grid, `path` for csv, `files` for npy (one file
     per input and target, by the field's name: the language's
-    `npy(x = "x.npy", labels = "y.npy")`). Paths are resolved against the
+    `npy(x = "x.npy", labels = "y.npy")`), `path` (the language's `file`)
+    and `order` ("random" or "sequential") for tokens, a stream of token ids
+    cut into windows (docs/language.md). Paths are resolved against the
     description's directory.
 
     ```mlir
     data = #vouch.data<kind = regression_grid, lo = -1.000000e+00,
                        hi = 1.000000e+00, n = 5>
     data = #vouch.data<kind = npy, files = {labels = "data/y.npy", x = "data/x.npy"}>
+    data = #vouch.data<kind = tokens, path = "data/train.bin", order = "random">
     ```
   }];
   let parameters = (ins
@@ -220,9 +224,11 @@ def Vouch_DataAttr : Vouch_Attr<"Data", "data"> {
     Vouch_OptionalF64Parameter<"regression_grid: lower end">:$lo,
     Vouch_OptionalF64Parameter<"regression_grid: upper end">:$hi,
     Vouch_OptionalI64Parameter<"regression_grid: points per axis">:$n,
-    Vouch_OptionalStringParameter<"csv: the file">:$path,
+    Vouch_OptionalStringParameter<"csv, tokens: the file">:$path,
     OptionalParameter<"::mlir::DictionaryAttr",
-        "npy: each input's and target's file, by name">:$files
+        "npy: each input's and target's file, by name">:$files,
+    Vouch_OptionalStringParameter<
+        "tokens: the windows' order, \"random\" or \"sequential\"">:$order
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -232,8 +238,8 @@ def Vouch_EvalAttr : Vouch_Attr<"Eval", "eval"> {
   let summary = "The eval clause: the held-out data";
   let description = [{
     Either a fraction of the data clause's rows (the last ones, see
-    docs/language.md) or a data source of its own (npy or csv, as the data
-    clause's). The train clause's `eval_every` says how often it is
+    docs/language.md) or a data source of its own (npy, csv or tokens with
+    order = "sequential", as the data clause's). The train clause's `eval_every` says how often it is
     evaluated besides after training.
 
     ```mlir

@@ -57,9 +57,9 @@ def Vouch_CompositeOpInterface : OpInterface<"CompositeOpInterface"> {
   let cppNamespace = "::vouch";
   let description = [{
     An op whose meaning is a composition of other vouch ops (its `composed`
-    form). vouch-decompose asks it to build them, at the builder's insertion
-    point, and replaces its results by theirs; autodiff then differentiates
-    the ops it became.
+    form), and which may also have a `fused` form. vouch-decompose asks it to
+    build one of them, at the builder's insertion point, and replaces its
+    results by theirs; autodiff then differentiates the ops it became.
   }];
   let methods = [
     InterfaceMethod<
@@ -67,6 +67,15 @@ def Vouch_CompositeOpInterface : OpInterface<"CompositeOpInterface"> {
                  replace its results, one per result.}],
       /*retTy=*/"::mlir::LogicalResult",
       /*methodName=*/"decompose",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                    "::llvm::SmallVectorImpl<::mlir::Value> &":$results)>,
+    InterfaceMethod<
+      /*desc=*/[{Builds the op's fused form (fewer ops with kernels of their
+                 own) and appends the values that replace its results; fails,
+                 building nothing, where the op has no fused form for these
+                 operands (its composed form is then the only one).}],
+      /*retTy=*/"::mlir::LogicalResult",
+      /*methodName=*/"fuse",
       /*args=*/(ins "::mlir::OpBuilder &":$builder,
                     "::llvm::SmallVectorImpl<::mlir::Value> &":$results)>
   ];

@@ -2126,19 +2126,15 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
 // k; q is scaled rather than the scores, a Tq·D tensor instead of a Tq·Tk
 // one, as torch's math path scales q), masked_softmax over the keys (the
 // causal rule as a causal_mask, which masked_softmax broadcasts over the
-// leading axes; plain softmax when nothing masks), then · v. Every op is
-// located at the call, named after this op, so the plan and the report say
-// what they came from.
-LogicalResult
-ScaledDotProductAttentionOp::decompose(OpBuilder &b,
-                                       SmallVectorImpl<Value> &results) {
-  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
-  RankedTensorType q = tensorOf(getQuery()), k = tensorOf(getKey());
+// leading axes; plain softmax when nothing masks), then · v.
+static Value buildComposedAttention(OpBuilder &b, Location loc, Value query,
+                                    Value key, Value value, Value mask,
+                                    bool causal, double scale) {
+  RankedTensorType q = tensorOf(query), k = tensorOf(key);
   int64_t rank = q.getRank();
-  Value scaledQuery = buildScale(b, loc, getQuery(), getScale().convertToDouble());
-  Value scaled = buildMatmul(b, loc, scaledQuery, false, getKey(), true);
-  Value mask = getMask();
-  if (getCausal())
+  Value scaledQuery = buildScale(b, loc, query, scale);
+  Value scaled = buildMatmul(b, loc, scaledQuery, false, key, true);
+  if (causal)
     mask = b.create<CausalMaskOp>(
         loc, RankedTensorType::get({q.getDimSize(rank - 2),
                                     k.getDimSize(rank - 2)},
@@ -2148,6 +2144,148 @@ ScaledDotProductAttentionOp::decompose(OpBuilder &b,
                                              mask, b.getI64IntegerAttr(rank - 1)))
            : Value(b.create<SoftmaxOp>(loc, scaled.getType(), scaled,
                                        b.getI64IntegerAttr(rank - 1)));
-  results.push_back(buildMatmul(b, loc, weights, false, getValue(), false));
+  return buildMatmul(b, loc, weights, false, value, false);
+}
+
+// Every op of the composed form is located at the call, named after this
+// op, so the plan and the report say what they came from.
+LogicalResult
+ScaledDotProductAttentionOp::decompose(OpBuilder &b,
+                                       SmallVectorImpl<Value> &results) {
+  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
+  results.push_back(buildComposedAttention(b, loc, getQuery(), getKey(),
+                                           getValue(), getMask(), getCausal(),
+                                           getScale().convertToDouble()));
+  return success();
+}
+
+// The fused form: one flash_attention op (the result and each query's
+// log-sum-exp, which its VJP reads), located as the composed form's ops
+// are. None for a head wider than the fused kernels take.
+LogicalResult
+ScaledDotProductAttentionOp::fuse(OpBuilder &b,
+                                  SmallVectorImpl<Value> &results) {
+  RankedTensorType q = tensorOf(getQuery()), v = tensorOf(getValue());
+  if (q.getShape().back() > FlashAttentionOp::kMaxHeadDim ||
+      v.getShape().back() > FlashAttentionOp::kMaxHeadDim)
+    return failure();
+  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
+  auto fused = b.create<FlashAttentionOp>(
+      loc, getResult().getType(), tensorLike(q, q.getShape().drop_back()),
+      getQuery(), getKey(), getValue(), getMask(), getCausalAttr(),
+      getScaleAttr());
+  results.push_back(fused.getResult());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FlashAttentionOp, FlashAttentionGradOp
+//===----------------------------------------------------------------------===//
+
+/// What flash_attention and its gradient share: the operands' rule
+/// (scaled_dot_product_attention's), a mask or `causal` but not both, a
+/// finite scale, and lse [..., Tq] of q's element type.
+static LogicalResult verifyAttention(Operation *op, Value query, Value key,
+                                     Value value, Value mask, bool causal,
+                                     double scale, Value result, Value lse) {
+  if (mask && causal)
+    return op->emitOpError("takes a mask or `causal`, not both");
+  if (!std::isfinite(scale))
+    return op->emitOpError("scale must be finite");
+  InferredType inferred = ScaledDotProductAttentionOp::inferResultType(
+      tensorOf(query), tensorOf(key), tensorOf(value),
+      mask ? tensorOf(mask) : RankedTensorType());
+  if (!inferred)
+    return op->emitOpError(inferred.message);
+  if (result.getType() != inferred.type)
+    return op->emitOpError("result ")
+           << result.getType() << " differs from the inferred "
+           << inferred.type;
+  RankedTensorType q = tensorOf(query);
+  RankedTensorType expected = tensorLike(q, q.getShape().drop_back());
+  if (lse.getType() != expected)
+    return op->emitOpError("lse ")
+           << lse.getType() << " must be " << expected
+           << " (q's shape without its feature axis)";
+  return success();
+}
+
+LogicalResult FlashAttentionOp::verify() {
+  return verifyAttention(*this, getQuery(), getKey(), getValue(), getMask(),
+                         getCausal(), getScale().convertToDouble(),
+                         getResult(), getLse());
+}
+
+// dq, dk, dv in one op (three kernels on cuda) from the forward's inputs, its
+// result and lse; lse itself has no use but this, so its gradient is ignored.
+LogicalResult FlashAttentionOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                         SmallVectorImpl<Value> &grads) {
+  auto grad = b.create<FlashAttentionGradOp>(
+      getLoc(), getQuery().getType(), getKey().getType(), getValue().getType(),
+      dy[0], getQuery(), getKey(), getValue(), getResult(), getLse(),
+      getMask(), getCausalAttr(), getScaleAttr());
+  grads.append({grad.getDq(), grad.getDk(), grad.getDv()});
+  if (getMask())
+    grads.push_back(Value());
+  return success();
+}
+
+// The second-order rule: dq, dk and dv written out as the composed form's
+// VJP (the composed forward from q, k, v, differentiated with `grad` as its
+// result's gradient) and differentiated through those ops; the result and
+// lse operands are functions of q, k, v already counted there, so they get
+// no gradient of their own.
+LogicalResult FlashAttentionGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                             SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value q = getQuery(), k = getKey(), v = getValue(), mask = getMask();
+  bool causal = getCausal();
+  double scale = getScale().convertToDouble();
+  SmallVector<Value> inputs{getGrad(), q, k, v};
+  SmallVector<Value> first;
+  LogicalResult built = vjpThroughOps(
+      b, inputs,
+      [&]() -> SmallVector<Value> {
+        SmallVector<Value> qkv;
+        if (failed(vjpThroughOps(
+                b, ValueRange{q, k, v},
+                [&]() {
+                  return buildComposedAttention(b, loc, q, k, v, mask, causal,
+                                                scale);
+                },
+                getGrad(), qkv)))
+          return {};
+        for (auto [index, g] : llvm::enumerate(qkv))
+          if (!g) // an input the result does not depend on: zeros
+            g = b.create<FillOp>(loc, inputs[index + 1].getType(),
+                                 b.getF64FloatAttr(0.0));
+        return qkv;
+      },
+      dy, first);
+  if (failed(built) || first.size() != 4)
+    return failure();
+  grads.append(first.begin(), first.end());
+  grads.append({Value(), Value()}); // result, lse
+  if (mask)
+    grads.push_back(Value());
+  return success();
+}
+
+LogicalResult FlashAttentionGradOp::verify() {
+  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(),
+                             getMask(), getCausal(),
+                             getScale().convertToDouble(), getResult(),
+                             getLse())))
+    return failure();
+  if (getGrad().getType() != getResult().getType())
+    return emitOpError("grad ") << getGrad().getType() << " and result "
+                                << getResult().getType()
+                                << " must have one type";
+  Value inputs[] = {getQuery(), getKey(), getValue()};
+  for (auto [input, grad] : llvm::zip(inputs, getResults()))
+    if (grad.getType() != input.getType())
+      return emitOpError("gradient ")
+             << grad.getType() << " must have its input's type "
+             << input.getType();
   return success();
 }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "ir/OpTable.h"
 #include "ir/VouchAttrs.h"
 #include "ir/VouchDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"

@@ -1351,6 +1351,97 @@ def Vouch_CausalMaskOp : Vouch_Op<"causal_mask", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Attention in one kernel: scaled_dot_product_attention's `fused` form
+//===----------------------------------------------------------------------===//
+
+// Built by vouch-decompose from scaled_dot_product_attention when the fused
+// form is chosen (`--attention fused`, the cuda default): the online softmax
+// of FlashAttention, no Tq×Tk matrix in memory. `lse` is each query's
+// log-sum-exp of its kept scores (-inf for a query that sees no key), which
+// the gradient reads instead of the probabilities.
+def Vouch_FlashAttentionOp : Vouch_Op<"flash_attention", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "scaled_dot_product_attention in one kernel, and each query's log-sum-exp";
+  let description = [{
+    Operands and attributes as `vouch.scaled_dot_product_attention`'s; the
+    results are its result [..., Tq, Dv] and `lse` [..., Tq]: the log of
+    Σ exp(scale·q_i·k_j) over the keys query i sees, -inf where it sees
+    none (its result row is then zeros).
+
+    ```mlir
+    %o, %lse = vouch.flash_attention %q, %k, %v causal scale 0.5 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>)
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$query, Vouch_FloatTensor:$key,
+                       Vouch_FloatTensor:$value,
+                       Optional<Vouch_AnyTensor>:$mask, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Vouch_FloatTensor:$result, Vouch_FloatTensor:$lse);
+  let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? "
+                       "(`causal` $causal^)? `scale` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The widest head (D and Dv) the fused kernels take.
+    static constexpr int64_t kMaxHeadDim = ::vouch::kMaxAttentionHeadDim;
+  }];
+
+  let family = Vouch_Attention;
+  let formula = "softmax(q·kᵀ·scale) · v per batch entry over the kept keys "
+                "(0 for a query that sees none), by the online softmax: keys "
+                "in ascending tiles, the running max and sum rescaled; and "
+                "lse = max + log Σ exp(s - max)";
+  let cpuKernel = "vouch::rt::flash_attention<T>";
+  let cpuKernelNote = "the scores of one query at a time, its softmax max-shifted";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh";
+  let cudaKernel = "vouch::attention_forward_kernel";
+}
+
+// Built by flash_attention's VJP only: dq, dk and dv from the forward's
+// inputs, its result and lse (FlashAttention-2's backward: the probabilities
+// recomputed tile by tile from lse, never stored). Its own VJP goes through
+// the composed form's ops.
+def Vouch_FlashAttentionGradOp : Vouch_Op<"flash_attention_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "flash_attention's gradients with respect to q, k and v";
+  let description = [{
+    With P the kept probabilities exp(scale·q·kᵀ - lse) (0 where blocked and
+    on rows whose lse is -inf) and delta_i = Σ_c grad[i, c]·result[i, c]:
+    dv = Pᵀ·grad, dS = P ∘ (grad·vᵀ - delta), dq = scale·dS·k,
+    dk = scale·dSᵀ·q.
+
+    ```mlir
+    %dq, %dk, %dv = vouch.flash_attention_grad %dy, %q, %k, %v, %o, %lse causal scale 0.5 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$query,
+                       Vouch_FloatTensor:$key, Vouch_FloatTensor:$value,
+                       Vouch_FloatTensor:$result, Vouch_FloatTensor:$lse,
+                       Optional<Vouch_AnyTensor>:$mask, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Vouch_FloatTensor:$dq, Vouch_FloatTensor:$dk,
+                      Vouch_FloatTensor:$dv);
+  let assemblyFormat = "$grad `,` $query `,` $key `,` $value `,` $result `,` "
+                       "$lse (`mask` $mask^)? (`causal` $causal^)? `scale` "
+                       "$scale attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Attention;
+  let formula = "dq = scale·dS·k, dk = scale·dSᵀ·q, dv = Pᵀ·dy with P the "
+                "kept probabilities recomputed from lse and dS = P ∘ (dy·vᵀ "
+                "- Σ dy∘result), each sum in ascending key (dq) or query "
+                "(dk, dv) order";
+  let cpuKernel = "vouch::rt::flash_attention_grad<T>";
+  let cpuKernelNote = "P recomputed from lse one query at a time";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh";
+  let cudaKernel = "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel";
+}
+
+//===----------------------------------------------------------------------===//
 // Composite ops: replaced by the ops of their composed form before autodiff
 //===----------------------------------------------------------------------===//
 

@@ -22,7 +22,8 @@ import re
 import sys
 
 FAMILIES = ["Structural", "Generator", "Pointwise", "View", "Index",
-            "Reduction", "Loss", "Gemm", "Normalization", "Composite"]
+            "Reduction", "Loss", "Gemm", "Normalization", "Attention",
+            "Composite"]
 CLAUSES = ["Initializer", "Optimizer", "DataSource", "Schedule"]
 
 

@@ -113,6 +113,10 @@ void AutodiffPass::runOnOperation() {
       failed = true;
       continue;
     }
+    // The zero gradients of results none flows to count as the VJP's ops,
+    // so those its rule leaves unread are erased with its other dead ops
+    // (flash_attention's lse).
+    Operation *mark = &block.back();
     SmallVector<Value> resultGrads;
     for (Value result : op->getResults()) {
       Value g = grads.lookup(result);
@@ -121,7 +125,6 @@ void AutodiffPass::runOnOperation() {
                              b.getF64FloatAttr(0.0));
       resultGrads.push_back(g);
     }
-    Operation *mark = &block.back();
     SmallVector<Value> operandGrads;
     if (mlir::failed(vjp.buildVJP(b, resultGrads, operandGrads)) ||
         operandGrads.size() != op->getNumOperands()) {

@@ -1,8 +1,9 @@
 //===- Decompose.cpp - composite ops into their composed form ---*- C++ -*-===//
 //
 // A composite op (CompositeOpInterface) is shorthand the language offers for
-// a composition of other ops; what it stands for is written once, in the
-// op's section of ir/VouchOps.cpp. This pass only asks each one to build it.
+// a composition of other ops (its composed form), and may have a fused form
+// too; what each stands for is written once, in the op's section of
+// ir/VouchOps.cpp. This pass only picks the form and asks the op to build it.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -18,28 +19,47 @@ namespace vouch {
 using namespace mlir;
 using namespace vouch;
 
-void vouch::addAutodiffPasses(OpPassManager &pm) {
+void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention) {
   OpPassManager &model = pm.nest<ModelOp>();
-  model.addPass(createDecompose());
+  DecomposeOptions options;
+  options.attention = attention.str();
+  model.addPass(createDecompose(options));
   model.addPass(createAutodiff());
 }
 
 namespace {
 
 struct DecomposePass : public vouch::impl::DecomposeBase<DecomposePass> {
+  using DecomposeBase::DecomposeBase;
+
   void runOnOperation() override {
+    if (attention != "composed" && attention != "fused" && attention != "auto") {
+      getOperation()->emitError("vouch-decompose: attention must be composed, "
+                                "fused or auto, got '")
+          << attention << "'";
+      return signalPassFailure();
+    }
     SmallVector<CompositeOpInterface> composites;
     getOperation().walk(
         [&](CompositeOpInterface op) { composites.push_back(op); });
     for (CompositeOpInterface op : composites) {
       OpBuilder builder(op);
       SmallVector<Value> results;
-      if (failed(op.decompose(builder, results))) {
+      bool fused = attention != "composed" &&
+                   succeeded(op.fuse(builder, results));
+      if (!fused && attention == "fused") {
+        op->emitOpError("has no fused form for these operands (the fused "
+                        "attention kernels take heads of at most ")
+            << FlashAttentionOp::kMaxHeadDim
+            << " features); use --attention composed or auto";
+        return signalPassFailure();
+      }
+      if (!fused && failed(op.decompose(builder, results))) {
         op->emitOpError("could not be decomposed");
         return signalPassFailure();
       }
       assert(results.size() == op->getNumResults() &&
-             "decompose gives one value per result");
+             "one value per result");
       op->replaceAllUsesWith(results);
       op->erase();
     }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Gate.h"
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -193,6 +194,22 @@ void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
                    " has extent " + std::to_string(extent) + "; " +
                    str(toString(c.provider)) +
                    " takes int extents (≤ 2147483647)");
+  }
+  // The fused attention kernels hold a head's features in registers in
+  // chunks of 64, at most kMaxAttentionHeadDim of them.
+  if (findOpFacts(op->getName().stripDialect())->family == OpFamily::Attention &&
+      c.provider == Provider::NativeCuda) {
+    Value heads[] = {op->getOperand(isa<FlashAttentionGradOp>(op) ? 1 : 0),
+                     op->getOperand(isa<FlashAttentionGradOp>(op) ? 3 : 2)};
+    for (auto [name, value] : llvm::zip(std::array{"q", "v"}, heads)) {
+      int64_t features = cast<RankedTensorType>(value.getType()).getShape().back();
+      if (features > kMaxAttentionHeadDim)
+        fail(op, Obligation::Shape,
+             std::string(name) + "'s heads have " + std::to_string(features) +
+                 " features; capsule " + quoted(c.name) + " handles at most " +
+                 std::to_string(kMaxAttentionHeadDim) +
+                 " (build with --attention composed)");
+    }
   }
   bool flagged = op->hasAttr("transpose_lhs") || op->hasAttr("transpose_rhs");
   if (flagged && !c.acceptsTransposeFlags)
@@ -440,6 +457,9 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     p.fusion = group.str();
   p.location = locationString(op->getLoc());
   p.composedFrom = composedFrom(op->getLoc());
+  if (!p.composedFrom.empty())
+    p.form = findOpFacts(p.op)->family == OpFamily::Attention ? "fused"
+                                                              : "composed";
   auto shapeOf = [](Type t) {
     ArrayRef<int64_t> s = cast<RankedTensorType>(t).getShape();
     return std::vector<int64_t>(s.begin(), s.end());

@@ -208,13 +208,14 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"fusion", Kind::String},
                     {"location", Kind::String},
                     {"composed_from", Kind::String},
+                    {"form", Kind::String},
                     {"element_type", Kind::String},
                     {"operand_shapes", Kind::Array},
                     {"result_shapes", Kind::Array},
                     {"transpose_lhs", Kind::Bool},
                     {"transpose_rhs", Kind::Bool},
                     {"call", Kind::String}},
-                   "op", {"call", "fusion", "composed_from"});
+                   "op", {"call", "fusion", "composed_from", "form"});
     // The step's own work: batch selection, then the quickstart's Adam.
     const std::vector<JsonValue> &step = doc.find("step")->items;
     ASSERT_EQ(step.size(), 2u);

@@ -112,53 +112,121 @@ HostTensor broadcastMask(const HostTensor &mask,
   return broadcast(mask, dims, shape);
 }
 
-/// scaled_dot_product_attention, written out directly (not through the ops
-/// of its composed form, which the compiled program runs): per batch entry
-/// and query i, the weights of the keys j it sees (mask, or j <= i when
-/// causal) are the softmax of scale·q_i·k_j, and the result Σ_j w_j·v_j; 0
-/// for a query that sees no key.
-HostTensor attention(const HostTensor &q, const HostTensor &k,
-                     const HostTensor &v, const HostTensor *mask, bool causal,
-                     double scale, Value result) {
-  HostTensor out = zerosLike(result);
-  size_t rank = q.shape.size();
-  int64_t tq = q.shape[rank - 2], d = q.shape[rank - 1];
-  int64_t tk = k.shape[rank - 2], dv = v.shape[rank - 1];
-  int64_t batch = static_cast<int64_t>(q.data.size()) / (tq * d);
-  std::vector<double> scores(tk);
-  for (int64_t p = 0; p < batch; ++p)
-    for (int64_t i = 0; i < tq; ++i) {
-      auto sees = [&](int64_t j) {
-        return causal ? j <= i : !mask || mask->data[(p * tq + i) * tk + j] != 0;
-      };
-      double m = -std::numeric_limits<double>::infinity();
-      bool any = false;
-      for (int64_t j = 0; j < tk; ++j) {
-        if (!sees(j))
-          continue;
-        double dot = 0;
-        for (int64_t c = 0; c < d; ++c)
-          dot += q.data[(p * tq + i) * d + c] * k.data[(p * tk + j) * d + c];
-        scores[j] = scale * dot;
-        m = any ? std::max(m, scores[j]) : scores[j];
-        any = true;
-      }
-      if (!any)
+/// Attention, written out directly (not through the ops of its composed
+/// form, nor the fused kernels' online softmax, which the compiled program
+/// runs): per batch entry p and query i, the weights of the keys j it sees
+/// (mask, or j <= i when causal) are the softmax of scale·q_i·k_j.
+struct Attention {
+  const HostTensor &q, &k, &v;
+  const HostTensor *mask; ///< broadcast to the scores [..., Tq, Tk], or null
+  bool causal;
+  double scale;
+  int64_t tq, tk, d, dv, batch;
+
+  Attention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
+            const HostTensor *mask, bool causal, double scale)
+      : q(q), k(k), v(v), mask(mask), causal(causal), scale(scale) {
+    size_t rank = q.shape.size();
+    tq = q.shape[rank - 2];
+    d = q.shape[rank - 1];
+    tk = k.shape[rank - 2];
+    dv = v.shape[rank - 1];
+    batch = static_cast<int64_t>(q.data.size()) / (tq * d);
+  }
+
+  bool sees(int64_t p, int64_t i, int64_t j) const {
+    return causal ? j <= i : !mask || mask->data[(p * tq + i) * tk + j] != 0;
+  }
+
+  /// Query (p, i)'s weights over the keys (0 where unseen) and the log-sum-
+  /// exp of its kept scores; false (weights all 0, lse -inf) when it sees
+  /// no key.
+  bool weights(int64_t p, int64_t i, std::vector<double> &w, double &lse) const {
+    w.assign(tk, 0.0);
+    double m = -std::numeric_limits<double>::infinity();
+    bool any = false;
+    for (int64_t j = 0; j < tk; ++j) {
+      if (!sees(p, i, j))
         continue;
-      double sum = 0;
-      for (int64_t j = 0; j < tk; ++j)
-        if (sees(j))
-          sum += std::exp(scores[j] - m);
-      for (int64_t j = 0; j < tk; ++j) {
-        if (!sees(j))
-          continue;
-        double w = std::exp(scores[j] - m) / sum;
-        for (int64_t c = 0; c < dv; ++c)
-          out.data[(p * tq + i) * dv + c] += w * v.data[(p * tk + j) * dv + c];
-      }
+      double dot = 0;
+      for (int64_t c = 0; c < d; ++c)
+        dot += q.data[(p * tq + i) * d + c] * k.data[(p * tk + j) * d + c];
+      w[j] = scale * dot;
+      m = any ? std::max(m, w[j]) : w[j];
+      any = true;
     }
-  return out;
-}
+    lse = -std::numeric_limits<double>::infinity();
+    if (!any)
+      return false;
+    double sum = 0;
+    for (int64_t j = 0; j < tk; ++j)
+      if (sees(p, i, j))
+        sum += std::exp(w[j] - m);
+    for (int64_t j = 0; j < tk; ++j)
+      w[j] = sees(p, i, j) ? std::exp(w[j] - m) / sum : 0.0;
+    lse = m + std::log(sum);
+    return true;
+  }
+
+  /// The result [..., Tq, Dv] (0 for a query that sees no key) and, when
+  /// asked, lse [..., Tq].
+  HostTensor forward(Value result, HostTensor *lse = nullptr) const {
+    HostTensor out = zerosLike(result);
+    if (lse)
+      *lse = HostTensor{std::vector<int64_t>(q.shape.begin(), q.shape.end() - 1),
+                        std::vector<double>(batch * tq)};
+    std::vector<double> w;
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < tq; ++i) {
+        double l;
+        bool any = weights(p, i, w, l);
+        if (lse)
+          lse->data[p * tq + i] = l;
+        if (!any)
+          continue;
+        for (int64_t j = 0; j < tk; ++j)
+          for (int64_t c = 0; c < dv; ++c)
+            out.data[(p * tq + i) * dv + c] += w[j] * v.data[(p * tk + j) * dv + c];
+      }
+    return out;
+  }
+
+  /// dq, dk, dv for the result's gradient dy: dv_j += w_j·dy_i, dS_j =
+  /// w_j·(dy_i·v_j - Σ_j' w_j'·dy_i·v_j'), dq_i += scale·Σ_j dS_j·k_j,
+  /// dk_j += scale·dS_j·q_i.
+  void backward(const HostTensor &dy, HostTensor &dq, HostTensor &dk,
+                HostTensor &dvOut) const {
+    dq = HostTensor{q.shape, std::vector<double>(q.data.size())};
+    dk = HostTensor{k.shape, std::vector<double>(k.data.size())};
+    dvOut = HostTensor{v.shape, std::vector<double>(v.data.size())};
+    std::vector<double> w, dp(tk);
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < tq; ++i) {
+        double l;
+        if (!weights(p, i, w, l))
+          continue;
+        const double *g = &dy.data[(p * tq + i) * dv];
+        double delta = 0;
+        for (int64_t j = 0; j < tk; ++j) {
+          dp[j] = 0;
+          for (int64_t c = 0; c < dv; ++c)
+            dp[j] += g[c] * v.data[(p * tk + j) * dv + c];
+          delta += w[j] * dp[j];
+        }
+        for (int64_t j = 0; j < tk; ++j) {
+          if (w[j] == 0)
+            continue;
+          double ds = w[j] * (dp[j] - delta);
+          for (int64_t c = 0; c < dv; ++c)
+            dvOut.data[(p * tk + j) * dv + c] += w[j] * g[c];
+          for (int64_t c = 0; c < d; ++c) {
+            dq.data[(p * tq + i) * d + c] += scale * ds * k.data[(p * tk + j) * d + c];
+            dk.data[(p * tk + j) * d + c] += scale * ds * q.data[(p * tq + i) * d + c];
+          }
+        }
+      }
+  }
+};
 
 HostTensor permute(const HostTensor &x, ArrayRef<int64_t> perm, Value result) {
   HostTensor y = zerosLike(result);
@@ -461,6 +529,15 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
   InterpreterResult run;
   auto &values = run.values;
   auto get = [&](Value v) -> const HostTensor & { return values[v]; };
+  // An attention op's mask broadcast to its scores [..., Tq, Tk]; empty
+  // without one.
+  auto attentionMask = [&](Value mask, Value query, Value key) -> HostTensor {
+    if (!mask)
+      return {};
+    std::vector<int64_t> scores = shapeOf(query);
+    scores.back() = shapeOf(key).end()[-2];
+    return broadcastMask(get(mask), scores);
+  };
 
   auto feed = [&](Operation *op, StringRef name, Value result) -> LogicalResult {
     auto it = feeds.find(name.str());
@@ -537,16 +614,33 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](ScaledDotProductAttentionOp o) {
-              HostTensor mask;
-              if (o.getMask()) {
-                std::vector<int64_t> scores = shapeOf(o.getQuery());
-                scores.back() = shapeOf(o.getKey()).end()[-2];
-                mask = broadcastMask(get(o.getMask()), scores);
-              }
-              values[o.getResult()] = attention(
-                  get(o.getQuery()), get(o.getKey()), get(o.getValue()),
-                  o.getMask() ? &mask : nullptr, o.getCausal(),
-                  o.getScale().convertToDouble(), o.getResult());
+              HostTensor mask = attentionMask(o.getMask(), o.getQuery(), o.getKey());
+              Attention a(get(o.getQuery()), get(o.getKey()), get(o.getValue()),
+                          o.getMask() ? &mask : nullptr, o.getCausal(),
+                          o.getScale().convertToDouble());
+              values[o.getResult()] = a.forward(o.getResult());
+              return success();
+            })
+            .Case([&](FlashAttentionOp o) {
+              HostTensor mask = attentionMask(o.getMask(), o.getQuery(), o.getKey());
+              Attention a(get(o.getQuery()), get(o.getKey()), get(o.getValue()),
+                          o.getMask() ? &mask : nullptr, o.getCausal(),
+                          o.getScale().convertToDouble());
+              HostTensor lse;
+              values[o.getResult()] = a.forward(o.getResult(), &lse);
+              values[o.getLse()] = lse;
+              return success();
+            })
+            .Case([&](FlashAttentionGradOp o) {
+              HostTensor mask = attentionMask(o.getMask(), o.getQuery(), o.getKey());
+              Attention a(get(o.getQuery()), get(o.getKey()), get(o.getValue()),
+                          o.getMask() ? &mask : nullptr, o.getCausal(),
+                          o.getScale().convertToDouble());
+              HostTensor dq, dk, dv;
+              a.backward(get(o.getGrad()), dq, dk, dv);
+              values[o.getDq()] = dq;
+              values[o.getDk()] = dk;
+              values[o.getDv()] = dv;
               return success();
             })
             .Case([&](CausalMaskOp o) {

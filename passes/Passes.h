@@ -15,8 +15,10 @@ namespace vouch {
 
 
 /// vouch-decompose then vouch-autodiff, nested on every model: what every
-/// pipeline that trains runs first.
-void addAutodiffPasses(mlir::OpPassManager &pm);
+/// pipeline that trains runs first. `attention` is vouch-decompose's option
+/// (composed, fused or auto).
+void addAutodiffPasses(mlir::OpPassManager &pm,
+                       llvm::StringRef attention = "composed");
 
 /// True for ops the fusion pass may put into a pointwise kernel.
 bool isFusible(mlir::Operation *op);

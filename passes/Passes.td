@@ -5,25 +5,35 @@
 include "mlir/Pass/PassBase.td"
 
 def Decompose : Pass<"vouch-decompose", "::vouch::ModelOp"> {
-  let summary = "Replaces composite ops by the ops of their composed form";
+  let summary = "Replaces composite ops by the ops of their composed or fused form";
   let description = [{
     Every op implementing CompositeOpInterface (scaled_dot_product_attention)
-    builds the ops it stands for in its place (CompositeOpInterface::
-    decompose, the op's section of ir/VouchOps.cpp) and is erased. The ops
-    built keep its location, wrapped in a NameLoc of its name, so the plan
-    and the report can say which call they came from. Runs before
-    vouch-autodiff: the composed form's ops carry the VJP rules.
+    builds the ops it stands for in its place and is erased: its composed
+    form (CompositeOpInterface::decompose), or, as `attention` asks, its
+    fused form (CompositeOpInterface::fuse: one flash_attention), both
+    written in the op's section of ir/VouchOps.cpp. The ops built keep its
+    location, wrapped in a NameLoc of its name, so the plan and the report
+    can say which call they came from. Runs before vouch-autodiff: the ops
+    built carry the VJP rules.
 
     ```mlir
     %o = vouch.scaled_dot_product_attention %q, %k, %v causal scale 0.5 : ...
-    // becomes
-    %s = vouch.matmul %q, %k {transpose_rhs} : ...
-    %t = vouch.scale %s by 0.5 : ...
+    // composed:
+    %qs = vouch.scale %q by 0.5 : ...
+    %s = vouch.matmul %qs, %k {transpose_rhs} : ...
     %m = vouch.causal_mask : tensor<4x4xi1>
-    %p = vouch.masked_softmax %t, %m axis 2 : ...
+    %p = vouch.masked_softmax %s, %m axis 2 : ...
     %o = vouch.matmul %p, %v : ...
+    // fused:
+    %o, %lse = vouch.flash_attention %q, %k, %v causal scale 0.5 : ...
     ```
   }];
+  let options = [
+    Option<"attention", "attention", "std::string", /*default=*/"\"composed\"",
+           "scaled_dot_product_attention's form: composed; fused (an error "
+           "where the fused kernels cannot take the op); auto (fused where "
+           "they can, composed elsewhere)">
+  ];
 }
 
 def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {

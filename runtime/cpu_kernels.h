@@ -8,6 +8,7 @@
 #ifndef VOUCH_RUNTIME_CPU_KERNELS_H_
 #define VOUCH_RUNTIME_CPU_KERNELS_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -541,6 +542,121 @@ void masked_softmax(const T* in, const int32_t* mask, int rank, const int64_t* e
       for (int64_t k = 0; k < n; k++) {
         const int64_t at = base + k * inner;
         out[at] = kept[k] ? std::exp(in[at] - m) / sum : T(0);
+      }
+    }
+}
+
+// Attention (scaled_dot_product_attention's fused form, flash_attention): per batch
+// entry p of `batch` and query i, the kept keys j (the mask, an int32 0 / 1 read through
+// `mask_stride` over the scores' shape [..., tq, tk] (`rank` axes, `extent`), or j <= i
+// when `causal`) weighted by the softmax of scale · q_i · k_j, max-shifted; out_i =
+// Σ_j w_j · v_j in ascending j, and lse_i = max + log Σ exp(s - max) (-inf, out_i = 0
+// for a query that sees no key). q [batch, tq, d], k [batch, tk, d], v [batch, tk, dv],
+// out [batch, tq, dv], lse [batch, tq], contiguous.
+namespace kernel_detail {
+struct AttentionShape {
+  int64_t batch, tq, tk, d, dv;
+  int rank;
+  const int64_t *extent, *mask_stride;
+  const int32_t* mask;  // null: none
+  bool causal;
+  bool sees(int64_t p, int64_t i, int64_t j) const {
+    if (causal) return j <= i;
+    if (!mask) return true;
+    int64_t at = (p * tq + i) * tk + j, offset = 0;
+    for (int k = rank - 1; k >= 0; k--) {
+      offset += (at % extent[k]) * mask_stride[k];
+      at /= extent[k];
+    }
+    return mask[offset] != 0;
+  }
+  // Query (p, i)'s scores scale · q_i · k_j into s (kept keys only) and their max.
+  template <class T>
+  bool scores(const T* q, const T* k, T scale, int64_t p, int64_t i, std::vector<T>& s,
+              std::vector<char>& kept, T& m) const {
+    bool any = false;
+    m = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < tk; j++) {
+      kept[j] = sees(p, i, j);
+      if (!kept[j]) continue;
+      T dot = T(0);
+      for (int64_t c = 0; c < d; c++) dot += q[(p * tq + i) * d + c] * k[(p * tk + j) * d + c];
+      s[j] = scale * dot;
+      if (m == m && !(s[j] <= m)) m = s[j];
+      any = true;
+    }
+    return any;
+  }
+};
+}  // namespace kernel_detail
+
+template <class T>
+void flash_attention(const T* q, const T* k, const T* v, const int32_t* mask, int rank,
+                     const int64_t* extent, const int64_t* mask_stride, T* out, T* lse,
+                     int64_t batch, int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                     bool causal, T scale) {
+  const kernel_detail::AttentionShape a{batch, tq, tk, d, dv, rank, extent, mask_stride,
+                                        mask, causal};
+  std::vector<T> s(static_cast<size_t>(tk));
+  std::vector<char> kept(static_cast<size_t>(tk));
+  for (int64_t p = 0; p < batch; p++)
+    for (int64_t i = 0; i < tq; i++) {
+      T* o = out + (p * tq + i) * dv;
+      for (int64_t c = 0; c < dv; c++) o[c] = T(0);
+      T m;
+      if (!a.scores(q, k, scale, p, i, s, kept, m)) {
+        lse[p * tq + i] = -std::numeric_limits<T>::infinity();
+        continue;
+      }
+      T sum = T(0);
+      for (int64_t j = 0; j < tk; j++)
+        if (kept[j]) sum += std::exp(s[j] - m);
+      for (int64_t j = 0; j < tk; j++) {
+        if (!kept[j]) continue;
+        const T w = std::exp(s[j] - m) / sum;
+        for (int64_t c = 0; c < dv; c++) o[c] += w * v[(p * tk + j) * dv + c];
+      }
+      lse[p * tq + i] = m + std::log(sum);
+    }
+}
+
+// flash_attention's gradients for dy = d(out): per query, its weights recomputed from
+// lse (w_j = exp(s_j - lse_i), 0 where blocked or lse_i = -inf), delta_i = Σ_c dy_i·out_i,
+// dS_j = w_j · (dy_i · v_j - delta_i); dq_i = scale · Σ_j dS_j · k_j (ascending j),
+// dk_j += scale · dS_j · q_i and dv_j += w_j · dy_i (ascending i). Layouts as above.
+template <class T>
+void flash_attention_grad(const T* dy, const T* q, const T* k, const T* v, const T* out,
+                          const T* lse, const int32_t* mask, int rank, const int64_t* extent,
+                          const int64_t* mask_stride, T* dq, T* dk, T* dv_out,
+                          int64_t batch, int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                          bool causal, T scale) {
+  const kernel_detail::AttentionShape a{batch, tq, tk, d, dv, rank, extent, mask_stride,
+                                        mask, causal};
+  std::fill(dq, dq + batch * tq * d, T(0));
+  std::fill(dk, dk + batch * tk * d, T(0));
+  std::fill(dv_out, dv_out + batch * tk * dv, T(0));
+  std::vector<T> s(static_cast<size_t>(tk));
+  std::vector<char> kept(static_cast<size_t>(tk));
+  for (int64_t p = 0; p < batch; p++)
+    for (int64_t i = 0; i < tq; i++) {
+      const T l = lse[p * tq + i];
+      T m;
+      if (!a.scores(q, k, scale, p, i, s, kept, m) || !(l > -std::numeric_limits<T>::infinity()))
+        continue;
+      const T* g = dy + (p * tq + i) * dv;
+      T delta = T(0);
+      for (int64_t c = 0; c < dv; c++) delta += g[c] * out[(p * tq + i) * dv + c];
+      for (int64_t j = 0; j < tk; j++) {
+        if (!kept[j]) continue;
+        const T w = std::exp(s[j] - l);
+        T dp = T(0);
+        for (int64_t c = 0; c < dv; c++) dp += g[c] * v[(p * tk + j) * dv + c];
+        const T ds = w * (dp - delta);
+        for (int64_t c = 0; c < dv; c++) dv_out[(p * tk + j) * dv + c] += w * g[c];
+        for (int64_t c = 0; c < d; c++) {
+          dq[(p * tq + i) * d + c] += scale * ds * k[(p * tk + j) * d + c];
+          dk[(p * tk + j) * d + c] += scale * ds * q[(p * tq + i) * d + c];
+        }
       }
     }
 }

@@ -489,6 +489,88 @@ TEST(CpuKernelsTest, MaskedSoftmaxAgainstLoops) {
   EXPECT_EQ(yf, (std::vector<float>{0, 0, 0, 0}));
 }
 
+// flash_attention and flash_attention_grad on batch 2, Tq 3, Tk 4, D 2, Dv 3, against
+// matrices written here: P = softmax of scale·QKᵀ over the kept keys (1 / Σ exp(s_j -
+// s_k), no max shift), O = PV, lse = log Σ exp(s_j); dV = PᵀdO, dP = dO Vᵀ, dS = P ∘
+// (dP - rowsum(P ∘ dP)), dQ = scale·dS K, dK = scale·dSᵀ Q. A [3, 4] mask broadcast over
+// the batch (strides {0, 4, 1}) whose query 1 sees no key (its O row and dQ row exact
+// zeros, lse -inf), then causal (j <= i) without a mask. Tolerance 1e-12 (f64).
+TEST(CpuKernelsTest, FlashAttentionAgainstMatrices) {
+  const int64_t B = 2, TQ = 3, TK = 4, D = 2, DV = 3;
+  const double scale = 0.7, tol = 1e-12;
+  std::vector<double> q = iota_values(B * TQ * D, 0.3), k = iota_values(B * TK * D, -0.2),
+                      v = iota_values(B * TK * DV, 0.5), g = iota_values(B * TQ * DV, 0.1);
+  const std::vector<int32_t> mask = {1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1};
+  const int64_t extent[] = {B, TQ, TK}, stride[] = {0, TK, 1};
+  for (bool causal : {false, true}) {
+    auto kept = [&](int64_t i, int64_t j) { return causal ? j <= i : mask[i * TK + j] != 0; };
+    std::vector<double> o(B * TQ * DV, -7), lse(B * TQ, -7), dq(q.size(), -7),
+        dk(k.size(), -7), dv(v.size(), -7);
+    const int32_t* m = causal ? nullptr : mask.data();
+    flash_attention<double>(q.data(), k.data(), v.data(), m, 3, extent, stride, o.data(),
+                            lse.data(), B, TQ, TK, D, DV, causal, scale);
+    flash_attention_grad<double>(g.data(), q.data(), k.data(), v.data(), o.data(),
+                                 lse.data(), m, 3, extent, stride, dq.data(), dk.data(),
+                                 dv.data(), B, TQ, TK, D, DV, causal, scale);
+    std::vector<double> wantDq(q.size(), 0), wantDk(k.size(), 0), wantDv(v.size(), 0);
+    for (int64_t b = 0; b < B; b++) {
+      double s[TQ][TK], p[TQ][TK], dp[TQ][TK];
+      for (int64_t i = 0; i < TQ; i++)
+        for (int64_t j = 0; j < TK; j++) {
+          s[i][j] = 0;
+          for (int64_t c = 0; c < D; c++) s[i][j] += q[(b * TQ + i) * D + c] * k[(b * TK + j) * D + c];
+          s[i][j] *= scale;
+        }
+      for (int64_t i = 0; i < TQ; i++) {
+        double sum = 0;
+        bool any = false;
+        for (int64_t j = 0; j < TK; j++) {
+          p[i][j] = 0;
+          if (!kept(i, j)) continue;
+          double denom = 0;
+          for (int64_t l = 0; l < TK; l++)
+            if (kept(i, l)) denom += std::exp(s[i][l] - s[i][j]);
+          p[i][j] = 1.0 / denom;
+          sum += std::exp(s[i][j]);
+          any = true;
+        }
+        if (any)
+          EXPECT_NEAR(lse[b * TQ + i], std::log(sum), tol) << "lse " << b << "," << i;
+        else
+          EXPECT_EQ(lse[b * TQ + i], -std::numeric_limits<double>::infinity());
+        for (int64_t c = 0; c < DV; c++) {
+          double want = 0;
+          for (int64_t j = 0; j < TK; j++) want += p[i][j] * v[(b * TK + j) * DV + c];
+          if (!any)
+            EXPECT_EQ(o[(b * TQ + i) * DV + c], 0.0) << "blocked query " << i;
+          EXPECT_NEAR(o[(b * TQ + i) * DV + c], want, tol) << "out " << b << "," << i;
+        }
+        double rowsum = 0;
+        for (int64_t j = 0; j < TK; j++) {
+          dp[i][j] = 0;
+          for (int64_t c = 0; c < DV; c++) dp[i][j] += g[(b * TQ + i) * DV + c] * v[(b * TK + j) * DV + c];
+          rowsum += p[i][j] * dp[i][j];
+        }
+        for (int64_t j = 0; j < TK; j++) {
+          const double ds = p[i][j] * (dp[i][j] - rowsum);
+          for (int64_t c = 0; c < D; c++) {
+            wantDq[(b * TQ + i) * D + c] += scale * ds * k[(b * TK + j) * D + c];
+            wantDk[(b * TK + j) * D + c] += scale * ds * q[(b * TQ + i) * D + c];
+          }
+          for (int64_t c = 0; c < DV; c++)
+            wantDv[(b * TK + j) * DV + c] += p[i][j] * g[(b * TQ + i) * DV + c];
+        }
+      }
+    }
+    for (size_t i = 0; i < dq.size(); i++) EXPECT_NEAR(dq[i], wantDq[i], tol) << "dq " << i;
+    for (size_t i = 0; i < dk.size(); i++) EXPECT_NEAR(dk[i], wantDk[i], tol) << "dk " << i;
+    for (size_t i = 0; i < dv.size(); i++) EXPECT_NEAR(dv[i], wantDv[i], tol) << "dv " << i;
+    if (!causal)
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < D; c++) EXPECT_EQ(dq[(b * TQ + 1) * D + c], 0.0);
+  }
+}
+
 // Softmax family along the middle axis of [2, 3, 4] (strided rows) and the last one,
 // against loops written here: softmax_k = 1 / sum_j exp(x_j - x_k) (no max shift, no
 // shared code), log_softmax as its log, the VJPs through the explicit Jacobians

@@ -47,11 +47,30 @@ struct ParamInfo {
 };
 
 struct DataSpec {
-  enum Kind { RegressionGrid, Csv, Npy } kind = RegressionGrid;
+  enum Kind { RegressionGrid, Csv, Npy, Tokens } kind = RegressionGrid;
   double lo = -1, hi = 1;  // RegressionGrid: linspace(lo, hi, n) squared
   int64_t n = 5;
   std::string path;        // Csv: "file.csv"; Npy: one file per field, comma-separated,
-                           // in field order ("x.npy,labels.npy")
+                           // in field order ("x.npy,labels.npy"); Tokens: the token file
+  bool random = false;     // Tokens: order = random (else sequential windows)
+};
+
+// A token stream (`data tokens(...)`, runtime/tokens.h) as a device-resident model
+// reads it: `count` token ids of `token_bytes` (2: uint16, 4: uint32 / int32, every
+// value checked to be a valid id) at `tokens`, in host memory that `keep` keeps alive
+// (a read-only mapping of the file). Step k's row r is the window of context + 1
+// tokens at token_window_start (runtime/cuda/kernels/token_windows.h) of (k, r):
+// input row = window[0, context), target row = window[1, context].
+struct TokenStream {
+  std::shared_ptr<const void> keep;
+  const void* tokens = nullptr;
+  int64_t count = 0;
+  int token_bytes = 2;
+  int64_t context = 0;
+  bool random = false;
+  // The whole read-only mapping `tokens` lies in (the cuda executor registers it).
+  const void* mapping = nullptr;
+  size_t mapping_bytes = 0;
 };
 
 // One data field: an input or a target, fed [batch, ...] rows at a time.
@@ -169,6 +188,14 @@ struct CompiledModel {
   virtual Status upload_fields(const void* const* fields, int64_t num_batches) {
     return upload_data(static_cast<const T*>(fields[0]), static_cast<const T*>(fields[1]),
                        num_batches);
+  }
+  // Training data of a token stream instead of upload_fields: the model's first field
+  // is the input, its second the target (both int32 [batch, context]); each step
+  // computes its windows from the device step counter and reads the tokens where they
+  // lie (the cuda executor maps the host memory; it is never copied to the device
+  // whole). `run.seed` (configure) keys the random order.
+  virtual Status upload_tokens(const TokenStream& /*tokens*/) {
+    return Status::Error("this model cannot stream tokens");
   }
   // Enqueues the next `count` training steps and returns without waiting for them
   // (several at once let the cuda executor replay them as fewer, larger CUDA graphs).

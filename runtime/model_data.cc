@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "runtime/init.h"
+#include "runtime/tokens.h"
 
 namespace vouch::rt {
 
@@ -101,8 +102,39 @@ Result<Dataset> split_held_out(Dataset& d, double fraction, int64_t batch) {
   return held;
 }
 
+namespace {
+
+// A token stream's first batch of sequential windows as a table (`vouch run
+// --interpret` reads batch 0): input then target columns, one window per row.
+Result<Dataset> first_token_batch(const ModelDescription& m, const std::string& path) {
+  if (path.find(',') != std::string::npos)
+    return Status::Error("a token stream is one file (llm.c .bin or a 1-D .npy), got '" +
+                         path + "'");
+  Result<int64_t> context = token_context(m);
+  if (!context.ok()) return context.status();
+  const int64_t T = context.value();
+  Result<std::shared_ptr<TokenFile>> file = TokenFile::open(path);
+  if (!file.ok()) return file.status();
+  Status ids = check_token_ids(*file.value(), m, T);
+  if (!ids.ok()) return ids;
+  std::vector<int32_t> in(size_t(m.batch * T)), out(size_t(m.batch * T));
+  fill_token_batch(*file.value(), T, 0, m.batch, m.batch, false, 0, in.data(), out.data());
+  Dataset d;
+  d.rows = m.batch;
+  d.in_features = d.out_features = T;
+  d.x.assign(in.begin(), in.end());
+  d.y.assign(out.begin(), out.end());
+  d.description = path + " (tokens: the first " + std::to_string(m.batch) +
+                  " sequential windows)";
+  return d;
+}
+
+}  // namespace
+
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path,
                                 Dataset* held_out) {
+  if (m.data.kind == DataSpec::Tokens)
+    return first_token_batch(m, override_path.empty() ? m.data.path : override_path);
   Result<Dataset> data = Status::Error("no data");
   std::vector<int64_t> row_elems;
   const size_t inputs = field_layout(m, row_elems);

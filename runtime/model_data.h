@@ -23,7 +23,9 @@ namespace vouch::rt {
 // not a multiple of the batch, or an integer field holds a value that is not an int32.
 // With an eval fraction (the model's eval clause, ModelDescription::eval_fraction) the
 // data is split first (split_held_out): the training part is returned and the held-out
-// rows go to `held_out` when it is given.
+// rows go to `held_out` when it is given. A token stream (DataSpec::Tokens, whose
+// training reads windows per step: runtime/tokens.h) gives its first batch of sequential
+// windows, its ids checked.
 Result<Dataset> load_model_data(const ModelDescription& m, const std::string& override_path,
                                 Dataset* held_out = nullptr);
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cerrno>
@@ -153,14 +154,10 @@ void convert(const char* src, int64_t n, double* dst) {
 
 }  // namespace
 
-Result<NpyArray> load_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return npy_error(path, std::string("cannot open file (") + std::strerror(errno) + ")");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return npy_error(path, "read error");
-
+Result<NpyHeader> parse_npy_header(const std::string& path, const char* data, size_t size) {
+  const std::string bytes(data, std::min<size_t>(size, 12));
   static const char kMagic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
+  if (size < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
     return npy_error(path, "bad magic: not an NPY file");
   int major = uint8_t(bytes[6]), minor = uint8_t(bytes[7]);
   size_t header_start;
@@ -169,25 +166,37 @@ Result<NpyArray> load_npy(const std::string& path) {
     header_start = 10;
     header_len = read_le(bytes, 8, 2);
   } else if (major == 2 && minor == 0) {
-    if (bytes.size() < 12) return npy_error(path, "truncated header");
+    if (size < 12) return npy_error(path, "truncated header");
     header_start = 12;
     header_len = read_le(bytes, 8, 4);
   } else {
     return npy_error(path, "unsupported NPY version " + std::to_string(major) + "." +
                                std::to_string(minor) + " (only 1.0 and 2.0)");
   }
-  if (header_start + header_len > bytes.size())
+  if (header_start + header_len > size)
     return npy_error(path, "truncated header: header length " + std::to_string(header_len) +
                                " exceeds the file");
 
   Header h;
-  Status st = parse_header(path, bytes.substr(header_start, header_len), &h);
+  Status st = parse_header(path, std::string(data + header_start, header_len), &h);
   if (!st.ok()) return st;
 
   if (h.fortran_order)
     return npy_error(path, "fortran_order arrays are not supported (save a C-contiguous array)");
   if (h.descr.size() >= 1 && h.descr[0] == '>')
     return npy_error(path, "big-endian dtype '" + h.descr + "' is not supported");
+  return NpyHeader{h.descr, h.shape, header_start + header_len};
+}
+
+Result<NpyArray> load_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return npy_error(path, std::string("cannot open file (") + std::strerror(errno) + ")");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return npy_error(path, "read error");
+
+  Result<NpyHeader> parsed = parse_npy_header(path, bytes.data(), bytes.size());
+  if (!parsed.ok()) return parsed.status();
+  const NpyHeader& h = parsed.value();
   size_t elem;
   if (h.descr == "|u1" || h.descr == "|b1") {  // |b1: numpy bool, one byte 0 or 1
     elem = 1;
@@ -205,7 +214,7 @@ Result<NpyArray> load_npy(const std::string& path) {
       return npy_error(path, "shape too large");
     numel *= d;
   }
-  size_t data_start = header_start + header_len;
+  size_t data_start = h.data_offset;
   uint64_t need = uint64_t(numel) * elem;
   uint64_t have = bytes.size() - data_start;
   if (have < need)

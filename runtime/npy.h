@@ -22,6 +22,17 @@ struct NpyArray {
 
 Result<NpyArray> load_npy(const std::string& path);
 
+// The header of an .npy file whose first `size` bytes are `bytes` (the whole file):
+// the dtype as numpy writes it ("<u2"), the shape, and where the data starts. Refuses
+// a bad magic, an unsupported version, a malformed or truncated header, Fortran order
+// and big-endian dtypes; the caller checks the dtype and the data's size.
+struct NpyHeader {
+  std::string descr;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;
+};
+Result<NpyHeader> parse_npy_header(const std::string& path, const char* bytes, size_t size);
+
 // Writes `data` (row-major, `shape`) as a version 1.0 .npy of <f4 (as_f64 false) or
 // <f8, through a temporary file renamed into place: an existing file is replaced
 // whole or not at all. An existing path that is not a regular file is refused.

@@ -104,6 +104,9 @@ struct StepDesc {
   // Kernel on cuda: nonzero: a persistent grid, at most this many blocks per SM
   // (grid = min(grid_x, blocks_per_sm × the device's SMs)); 0: grid_x.
   uint32_t blocks_per_sm;
+  // Kernel on cuda: the dynamic shared memory of an f64 run where it differs from
+  // shared_bytes (kernels whose tiles hold elements: flash attention); 0: shared_bytes.
+  uint32_t shared_bytes_f64;
 };
 
 // One forward node: what the tape records once forward step `after_step` has run.

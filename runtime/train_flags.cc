@@ -168,6 +168,8 @@ bool run_in_f32(const TrainOptions& o, Device device) {
 }
 
 std::string describe_data_spec(const DataSpec& data) {
+  if (data.kind == DataSpec::Tokens)
+    return "tokens(" + data.path + ", order " + (data.random ? "random" : "sequential") + ")";
   if (data.kind != DataSpec::RegressionGrid) return data.path;
   std::ostringstream s;
   s << "regression_grid(" << data.lo << ", " << data.hi << ", " << data.n << ")";
@@ -197,13 +199,23 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      cpu)\n"
     << "  --log-every K       print the loss every K steps (default: " << model.log_every << ");\n"
     << "                      on cuda the host reads losses only then (and at the last\n"
-    << "                      step), so the steps between run back to back\n"
-    << "  --data PATH         file.csv, or one .npy per input and target in declaration\n"
-    << "                      order (x.npy,y.npy), instead of the model's data\n"
-    << "                      (default: " << describe_data_spec(model.data) << ")\n"
-    << "  --eval PATH         held-out data, as --data: its mean loss (whole batches)\n"
-    << "                      and, for a classifier, its accuracy (every row) after\n"
-    << "                      training (default: " << describe_eval(model) << ")\n"
+    << "                      step), so the steps between run back to back\n";
+  if (model.data.kind == DataSpec::Tokens)
+    s << "  --data FILE         a token stream (llm.c .bin shard or 1-D .npy of ids) in\n"
+      << "                      the place of the data clause's file, read in the\n"
+      << "                      clause's order (default: " << describe_data_spec(model.data)
+      << ")\n"
+      << "  --eval PATH         held-out data: a token file (sequential windows), or one\n"
+      << "                      .npy per input and target: its mean loss (whole batches)\n"
+      << "                      after training (default: " << describe_eval(model) << ")\n";
+  else
+    s << "  --data PATH         file.csv, or one .npy per input and target in declaration\n"
+      << "                      order (x.npy,y.npy), instead of the model's data\n"
+      << "                      (default: " << describe_data_spec(model.data) << ")\n"
+      << "  --eval PATH         held-out data, as --data: its mean loss (whole batches)\n"
+      << "                      and, for a classifier, its accuracy (every row) after\n"
+      << "                      training (default: " << describe_eval(model) << ")\n";
+  s
     << "  --no-eval           no held-out evaluation, whatever the eval clause says\n"
     << "  --eval-every N      also evaluate every N steps (default: "
     << (model.eval_every ? std::to_string(model.eval_every) : std::string("at the end only"))

@@ -23,11 +23,16 @@
 #include "runtime/rng.h"
 #include "runtime/safetensors.h"
 #include "runtime/sample.h"
+#include "runtime/tokens.h"
 #include "runtime/train_flags.h"
 
 namespace vouch::rt {
 
 namespace {
+
+// mean_loss(before/after) of a token stream: its first sequential batches, at most this
+// many (a stream may hold billions of tokens).
+constexpr int64_t kTokenMeanLossBatches = 16;
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -122,7 +127,8 @@ class Run {
       return fail(kExitUsage, "--profile times a step's CUDA launches: it needs --device "
                               "cuda");
     RunConfig run_config = o_.run;
-    run_config.shuffle = o_.shuffle;  // run.seed: set with --seed (train_flags.cc)
+    // A token stream has an order of its own (order = random), not shuffled epochs.
+    run_config.shuffle = o_.shuffle && !streaming_;  // run.seed: set with --seed (train_flags.cc)
     run_config.batch = m_.batch;
     Status configured = model_->configure(run_config);
     if (!configured.ok()) return fail(kExitDevice, configured.message());
@@ -134,12 +140,25 @@ class Run {
     if (o_.init_only) return save_params();
 
     Dataset held_back;  // the eval clause's fraction of the data
-    Result<Dataset> data = load_model_data(m_, o_.data, &held_back);
-    if (!data.ok()) return fail(kExitData, data.status().message());
-    const Dataset& d = data.value();
-    fields_ = store_fields(d);
-    num_batches_ = d.rows / m_.batch;
-    if (!o_.eval.empty()) {
+    if (streaming_) {
+      int code = open_tokens();
+      if (code != kExitOk) return code;
+    } else {
+      Result<Dataset> data = load_model_data(m_, o_.data, &held_back);
+      if (!data.ok()) return fail(kExitData, data.status().message());
+      const Dataset& d = data.value();
+      fields_ = store_fields(d);
+      num_batches_ = d.rows / m_.batch;
+    }
+    if (!o_.eval.empty() && eval_is_tokens()) {
+      Result<std::shared_ptr<TokenFile>> file = open_checked_tokens(o_.eval);
+      if (!file.ok())
+        return fail(kExitData, (o_.eval_from_clause ? "the eval clause's data: " : "--eval: ") +
+                                   file.status().message());
+      eval_tokens_ = file.value();
+      eval_rows_ = token_window_count(eval_tokens_->count(), context_);
+      evaluating_ = true;
+    } else if (!o_.eval.empty()) {
       Result<Dataset> held_out = load_eval_data(m_, o_.eval);
       if (!held_out.ok())
         return fail(kExitData, (o_.eval_from_clause ? "the eval clause's data: " : "--eval: ") +
@@ -157,7 +176,9 @@ class Run {
                   o_.eval.empty() ? "the eval clause's fraction" : o_.eval.c_str());
     if (model_->device_resident()) {
       Status up = model_->upload_params();
-      if (up.ok()) up = model_->upload_fields(batch_fields(0).data(), num_batches_);
+      if (up.ok())
+        up = streaming_ ? model_->upload_tokens(token_stream(tokens_, context_, m_.data.random))
+                        : model_->upload_fields(batch_fields(0).data(), num_batches_);
       if (!up.ok()) return fail(kExitDevice, up.message());
     }
     const bool grid = o_.data.empty() && m_.data.kind == DataSpec::RegressionGrid;
@@ -219,6 +240,65 @@ class Run {
     std::vector<unsigned char> bytes;  // every row, in the field's storage
     size_t row_bytes = 0;
   };
+
+  // A token stream (`data tokens`): the file (--data or the clause's), mapped and
+  // checked; num_batches_ is the batches mean_loss averages (sequential windows).
+  int open_tokens() {
+    if (o_.eval_fraction > 0)
+      return fail(kExitData, "the eval clause's fraction holds out rows of a table; a token "
+                             "stream's held-out data is a file of its own (eval tokens(file = "
+                             "\"...\")) or --eval FILE");
+    const std::string path = o_.data.empty() ? m_.data.path : o_.data;
+    if (path.find(',') != std::string::npos)
+      return fail(kExitData, "--data: a token stream is one file (llm.c .bin or a 1-D .npy), "
+                             "got '" + path + "'");
+    Result<std::shared_ptr<TokenFile>> file = open_checked_tokens(path);
+    if (!file.ok()) return fail(kExitData, file.status().message());
+    tokens_ = file.value();
+    const int64_t windows = token_window_count(tokens_->count(), context_);
+    num_batches_ = std::clamp<int64_t>(windows / m_.batch, 1, kTokenMeanLossBatches);
+    std::printf("token data: %s, %lld tokens (%s), %lld windows of %lld + 1, order %s\n",
+                path.c_str(), (long long)tokens_->count(), tokens_->format().c_str(),
+                (long long)windows, (long long)context_,
+                m_.data.random ? "random" : "sequential");
+    return kExitOk;
+  }
+
+  // The token file at `path`, its ids checked against the model's fields.
+  Result<std::shared_ptr<TokenFile>> open_checked_tokens(const std::string& path) {
+    Result<int64_t> context = token_context(m_);
+    if (!context.ok()) return context.status();
+    context_ = context.value();
+    Result<std::shared_ptr<TokenFile>> file = TokenFile::open(path);
+    if (!file.ok()) return file.status();
+    Status ids = check_token_ids(*file.value(), m_, context_);
+    if (!ids.ok()) return ids;
+    return file;
+  }
+
+  // Held-out data read as a token stream: the eval clause's `tokens(...)`, or --eval's
+  // one file for a model whose data is a token stream.
+  bool eval_is_tokens() const {
+    if (o_.eval_from_clause) return m_.eval_data.kind == DataSpec::Tokens;
+    return streaming_ && o_.eval.find(',') == std::string::npos;
+  }
+
+  // Rows [0, rows) of step `step`'s token batch (padded to the batch with row 0).
+  std::vector<FieldData> token_batch(const TokenFile& file, int64_t step, int64_t rows,
+                                     bool random) const {
+    std::vector<FieldData> batch(2);
+    for (FieldData& f : batch) {
+      f.row_bytes = size_t(context_) * 4;
+      f.bytes.resize(size_t(m_.batch) * f.row_bytes);
+    }
+    auto* in = reinterpret_cast<int32_t*>(batch[0].bytes.data());
+    auto* out = reinterpret_cast<int32_t*>(batch[1].bytes.data());
+    fill_token_batch(file, context_, step, m_.batch, rows, random, o_.seed, in, out);
+    for (int64_t r = rows; r < m_.batch; r++)
+      for (FieldData& f : batch)
+        std::memcpy(f.bytes.data() + size_t(r) * f.row_bytes, f.bytes.data(), f.row_bytes);
+    return batch;
+  }
 
   void initialise() {
     std::vector<NamedTensor> values = initial_params(m_, o_.seed);
@@ -302,6 +382,10 @@ class Run {
   // shuffling the rows shuffled_row names for epoch k / num_batches, gathered as the
   // cuda batch selection gathers them (runtime/cuda/kernels/shuffle.h).
   std::vector<const void*> training_batch(int64_t k) {
+    if (streaming_) {  // the windows token_window_start names for step k
+      shuffled_ = token_batch(*tokens_, k, m_.batch, m_.data.random);
+      return batch_of(shuffled_, 0);
+    }
     const int64_t b = k % num_batches_;
     if (!o_.shuffle) return batch_fields(b);
     const int64_t epoch = k / num_batches_, rows = num_batches_ * m_.batch;
@@ -474,11 +558,19 @@ class Run {
       }
     };
     for (int64_t b = 0; b < whole; b++) {
+      if (eval_tokens_) {  // sequential windows b * B .. b * B + B - 1
+        const std::vector<FieldData> batch = token_batch(*eval_tokens_, b, B, false);
+        loss += double(model_->forward_fields(batch_of(batch, 0).data(), nullptr));
+        score(batch, 0, B);
+        continue;
+      }
       loss += double(model_->forward_fields(batch_of(eval_fields_, b).data(), nullptr));
       score(eval_fields_, b, B);
     }
     if (rest > 0) {
-      const std::vector<FieldData> tail = padded_batch(eval_fields_, whole * B, rest);
+      const std::vector<FieldData> tail = eval_tokens_
+                                              ? token_batch(*eval_tokens_, whole, rest, false)
+                                              : padded_batch(eval_fields_, whole * B, rest);
       model_->forward_fields(batch_of(tail, 0).data(), nullptr);
       score(tail, 0, rest);
     }
@@ -499,8 +591,14 @@ class Run {
   // Mean over the batches, in order, of each batch's loss.
   double mean_loss() {
     double sum = 0;
-    for (int64_t b = 0; b < num_batches_; b++)
+    for (int64_t b = 0; b < num_batches_; b++) {
+      if (streaming_) {  // a token stream: its first sequential batches
+        const std::vector<FieldData> batch = token_batch(*tokens_, b, m_.batch, false);
+        sum += double(model_->forward_fields(batch_of(batch, 0).data(), nullptr));
+        continue;
+      }
       sum += double(model_->forward_fields(batch_fields(b).data(), nullptr));
+    }
     return sum / double(num_batches_);
   }
 
@@ -688,8 +786,12 @@ class Run {
   int64_t eval_rows_ = 0;
   bool evaluating_ = false;  // --eval or the eval clause gave held-out rows
   int64_t num_batches_ = 0;
-  std::vector<FieldData> shuffled_;  // cpu: the current batch of a shuffled epoch
+  std::vector<FieldData> shuffled_;  // cpu: the current batch of a shuffled epoch (or tokens)
   FILE* trace_ = nullptr;
+  // A token stream (data tokens): the mapped file, the context T of both fields.
+  const bool streaming_ = m_.data.kind == DataSpec::Tokens;
+  std::shared_ptr<TokenFile> tokens_, eval_tokens_;  // eval_tokens_: held-out windows
+  int64_t context_ = 0;
 };
 
 }  // namespace

@@ -403,6 +403,34 @@ const std::vector<GradCase> &cases() {
       {"scaled_dot_product_attention", {{"q", {3, 2}}, {"k", {4, 2}}, {"v", {4, 2}}},
        "  %out = vouch.scaled_dot_product_attention %q, %k, %v scale 1.0 : (tensor<3x2xf64>, tensor<4x2xf64>, tensor<4x2xf64>) -> tensor<3x2xf64>",
        {3, 2}, 1e-8, 1e-7},
+      // flash_attention (the fused form): its VJP is flash_attention_grad,
+      // which the interpreter computes directly; causal with Tq != Tk, and a
+      // broadcast mask with a fully blocked row (zeros, zero gradient).
+      {"flash_attention", {{"q", {2, 3, 2}}, {"k", {2, 5, 2}}, {"v", {2, 5, 3}}},
+       "  %out, %lse = vouch.flash_attention %q, %k, %v causal scale 0.7 : (tensor<2x3x2xf64>, tensor<2x5x2xf64>, tensor<2x5x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xf64>)",
+       {2, 3, 3}, 1e-8, 1e-7},
+      {"flash_attention", {{"q", {2, 2, 3, 2}}, {"k", {2, 2, 4, 2}}, {"v", {2, 2, 4, 3}}},
+       "  %mask = vouch.target \"mask\" : tensor<2x1x3x4xi1>\n"
+       "  %out, %lse = vouch.flash_attention %q, %k, %v mask %mask scale 0.5 : (tensor<2x2x3x2xf64>, tensor<2x2x4x2xf64>, tensor<2x2x4x3xf64>, tensor<2x1x3x4xi1>) -> (tensor<2x2x3x3xf64>, tensor<2x2x3xf64>)",
+       {2, 2, 3, 3}, 1e-8, 1e-7,
+       {{"mask", {{2, 1, 3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1,
+                                 0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1}}}}},
+      // flash_attention_grad's second-order rule (through the composed
+      // form's ops): each of dq, dk, dv as the output, g, q, k, v varied.
+      {"flash_attention_grad", {{"g", {2, 3, 3}}, {"q", {2, 3, 2}}, {"k", {2, 4, 2}}, {"v", {2, 4, 3}}},
+       "  %o, %lse = vouch.flash_attention %q, %k, %v causal scale 0.7 : (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xf64>)\n"
+       "  %out, %dk, %dv = vouch.flash_attention_grad %g, %q, %k, %v, %o, %lse causal scale 0.7 : (tensor<2x3x3xf64>, tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>, tensor<2x3x3xf64>, tensor<2x3xf64>) -> (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>)",
+       {2, 3, 2}, 1e-6, 1e-5},
+      {"flash_attention_grad", {{"g", {2, 3, 3}}, {"q", {2, 3, 2}}, {"k", {2, 4, 2}}, {"v", {2, 4, 3}}},
+       "  %o, %lse = vouch.flash_attention %q, %k, %v causal scale 0.7 : (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xf64>)\n"
+       "  %dq, %out, %dv = vouch.flash_attention_grad %g, %q, %k, %v, %o, %lse causal scale 0.7 : (tensor<2x3x3xf64>, tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>, tensor<2x3x3xf64>, tensor<2x3xf64>) -> (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>)",
+       {2, 4, 2}, 1e-6, 1e-5},
+      {"flash_attention_grad", {{"g", {2, 3, 3}}, {"q", {2, 3, 2}}, {"k", {2, 4, 2}}, {"v", {2, 4, 3}}},
+       "  %mask = vouch.target \"mask\" : tensor<3x4xi1>\n"
+       "  %o, %lse = vouch.flash_attention %q, %k, %v mask %mask scale 0.6 : (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>, tensor<3x4xi1>) -> (tensor<2x3x3xf64>, tensor<2x3xf64>)\n"
+       "  %dq, %dk, %out = vouch.flash_attention_grad %g, %q, %k, %v, %o, %lse mask %mask scale 0.6 : (tensor<2x3x3xf64>, tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>, tensor<2x3x3xf64>, tensor<2x3xf64>, tensor<3x4xi1>) -> (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>)",
+       {2, 4, 3}, 1e-6, 1e-5,
+       {{"mask", {{3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0}}}}},
       // A plain forward (not a training step): the identity. The training
       // steps' masks are checked by GradCheckDropout below.
       {"dropout", {{"a", {3, 4}}},
@@ -571,6 +599,56 @@ TEST(GradCheckAttention, ComposedFormMatchesTheInterpretersAttention) {
   for (int head = 0; head < 2; ++head)
     for (int c3 = 0; c3 < 3; ++c3)
       EXPECT_EQ(direct[(head * 3 + 1) * 3 + c3], 0.0);
+}
+
+// The two forms of scaled_dot_product_attention (vouch-decompose's
+// `attention` option) give one loss and one gradient per param: the composed
+// form's ops and their VJPs against flash_attention and flash_attention_grad
+// (which the interpreter computes from their formulas), on every attention
+// case (causal with Tq != Tk, a broadcast mask with a fully blocked row, no
+// mask).
+TEST(GradCheckAttention, FusedAndComposedFormsGiveOneGradient) {
+  int checked = 0;
+  for (const GradCase &c : cases()) {
+    if (c.name != "scaled_dot_product_attention")
+      continue;
+    ++checked;
+    MLIRContext context;
+    vouch::registerVouchDialect(context);
+    std::mt19937_64 rng(11 + checked);
+    std::map<std::string, vouch::HostTensor> feeds;
+    feeds["r"] = randomTensor(c.outShape, rng);
+    for (const auto &[name, tensor] : c.fixed)
+      feeds[name] = tensor;
+    for (const Param &p : c.params)
+      feeds[p.name] = randomTensor(p.shape, rng);
+    auto run = [&](const char *form) -> FailureOr<vouch::InterpreterResult> {
+      OwningOpRef<ModuleOp> module =
+          parseSourceString<ModuleOp>(modelText(c), &context);
+      if (!module)
+        return failure();
+      PassManager pm(&context);
+      vouch::addAutodiffPasses(pm, form);
+      if (failed(pm.run(*module)))
+        return failure();
+      bool fused = false;
+      module->walk([&](vouch::FlashAttentionGradOp) { fused = true; });
+      EXPECT_EQ(fused, std::string(form) == "fused") << form;
+      return vouch::interpret(*module->getOps<vouch::ModelOp>().begin(), feeds);
+    };
+    auto composed = run("composed"), fused = run("fused");
+    ASSERT_TRUE(succeeded(composed) && succeeded(fused)) << c.body;
+    EXPECT_NEAR(composed->loss, fused->loss, 1e-13) << c.body;
+    for (const Param &p : c.params) {
+      const auto &a = composed->paramGrads.at(p.name).data;
+      const auto &b = fused->paramGrads.at(p.name).data;
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_NEAR(a[i], b[i], 1e-13)
+            << c.body << "\nd loss / d " << p.name << "[" << i << "]";
+    }
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 // Where maximum's / minimum's operands tie, the gradient is split half and half

@@ -38,9 +38,21 @@ namespace {
 
 struct Case {
   std::string profile, path;
+  /// vouch-decompose's form: auto (what a cuda build does: the fused
+  /// attention), or composed.
+  std::string attention = "auto";
 };
 
-/// Every model of the citation under every profile of it.
+/// Whether the model file calls scaled_dot_product_attention.
+bool usesAttention(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str().find("scaled_dot_product_attention") != std::string::npos;
+}
+
+/// Every model of the citation under every profile of it; a model with
+/// attention also in its composed form (`vouch build --attention composed`).
 std::vector<Case> citedCases() {
   const vouch::capsules::Citation *nvrtc =
       vouch::capsules::findCitation("nvrtc");
@@ -49,8 +61,11 @@ std::vector<Case> citedCases() {
   std::vector<Case> cases;
   for (std::string_view profile :
        vouch::capsules::splitWords(nvrtc->exercises.profiles))
-    for (const std::string &path : vouch::capsules::citedModels(*nvrtc))
+    for (const std::string &path : vouch::capsules::citedModels(*nvrtc)) {
       cases.push_back({std::string(profile), path});
+      if (usesAttention(path))
+        cases.push_back({std::string(profile), path, "composed"});
+    }
   return cases;
 }
 
@@ -58,7 +73,8 @@ std::vector<Case> citedCases() {
 std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   std::string name = info.param.path;
   name = name.substr(name.rfind('/') + 1);
-  name = name.substr(0, name.find('.')) + "_" + info.param.profile;
+  name = name.substr(0, name.find('.')) + "_" + info.param.profile +
+         (info.param.attention == "auto" ? "" : "_" + info.param.attention);
   for (char &c : name)
     if (!isalnum(static_cast<unsigned char>(c)))
       c = '_';
@@ -83,7 +99,7 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
   auto module = vouch::frontend::importModel(sourceMgr, context);
   ASSERT_TRUE(module && succeeded(verify(*module)));
   PassManager pm(&context);
-  vouch::addAutodiffPasses(pm);
+  vouch::addAutodiffPasses(pm, GetParam().attention);
   pm.addNestedPass<vouch::ModelOp>(vouch::createFusePointwise());
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto model = *module->getOps<vouch::ModelOp>().begin();

@@ -40,7 +40,7 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
     return nullptr;
   if (options.autodiff) {
     PassManager pm(&context);
-    addAutodiffPasses(pm);
+    addAutodiffPasses(pm, options.attention);
     if (failed(pm.run(*module)))
       return nullptr;
   }
@@ -52,9 +52,42 @@ void declareImportOptions(CommandLine &cl) {
   cl.option("config", "NAME=VALUE,...",
             "replace the values of the description's configs of these names "
             "(e.g. --config L=6,D=384)");
+  cl.option("attention", "composed|fused",
+            "scaled_dot_product_attention's form: composed (batched GEMMs "
+            "and a masked softmax) or fused (flash_attention: one forward "
+            "and three backward kernels, no Tq x Tk matrix); default fused "
+            "for cuda without --tf32 (where heads fit its kernels: at most "
+            "256 features), else composed");
+}
+
+/// scaled_dot_product_attention's default form: fused (where the heads fit
+/// its kernels) when the command builds or plans for cuda (--target, --device
+/// or --profile say so) without TF32; composed on cpu, and under TF32, where
+/// the composed form's products run on tensor cores and the fused kernels
+/// (FP32 FMA) are slower: GPT-2 124M on an H200 took 64.6 ms a step composed,
+/// 84.4 fused (docs/performance.md).
+static std::string defaultAttention(const CommandLine &cl) {
+  auto given = [&](const char *name, llvm::StringRef text, bool prefix) {
+    if (!cl.has(name))
+      return false;
+    llvm::StringRef value(cl.get(name));
+    return prefix ? value.starts_with(text) : value.contains(text);
+  };
+  bool cuda = given("target", "cuda", true) || given("device", "cuda", true) ||
+              given("profile", "checked_cuda", true);
+  bool tf32 = cl.has("tf32") || given("profile", "+tf32", false);
+  return cuda && !tf32 ? "auto" : "composed";
 }
 
 bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
+  if (cl.has("attention")) {
+    auto form = cl.choice("attention", {"composed", "fused"});
+    if (!form)
+      return false;
+    options.attention = *form;
+  } else {
+    options.attention = defaultAttention(cl);
+  }
   if (cl.has("config")) {
     std::string given = cl.get("config");
     llvm::SmallVector<llvm::StringRef> items;

@@ -18,6 +18,9 @@ struct LoadOptions {
   std::optional<int64_t> batch;
   std::map<std::string, double> configs; ///< --config NAME=VALUE,...
   bool autodiff = false; ///< run vouch-decompose and vouch-autodiff after import
+  /// scaled_dot_product_attention's form (vouch-decompose's option):
+  /// composed, fused or auto.
+  std::string attention = "composed";
 };
 
 /// Reads, imports and verifies a model description, printing every

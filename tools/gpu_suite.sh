@@ -24,6 +24,9 @@ rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 # ops_attention reads padded token sequences and their attention mask
 # (tools/data/sequences.py).
 /usr/bin/python3 tools/data/sequences.py "$out/tests/gpu/data/sequences"
+# ops_tokens streams llm.c token shards (tools/data/token_stream.py).
+/usr/bin/python3 tools/data/token_stream.py "$out/tests/gpu/data/tokens/stream.bin" 50000 64
+/usr/bin/python3 tools/data/token_stream.py "$out/tests/gpu/data/tokens/stream_val.bin" 2000 64 7
 /usr/bin/python3 tools/data/digits.py "$out/examples/data/digits"
 for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/digits_mlp.vouch \
              examples/digits_rnn.vouch \
@@ -31,6 +34,11 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
              tools/bench/wide_mlp.vouch; do
   name=$(basename "$model" .vouch)
   bazel-bin/tools/vouch build "$model" --target cuda -o "$out/bin/$name"
+  # Attention runs fused on cuda by default; the composed form is checked too.
+  if grep -q scaled_dot_product_attention "$model"; then
+    bazel-bin/tools/vouch build "$model" --target cuda --attention composed \
+      -o "$out/bin/${name}_composed"
+  fi
 done
 bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --deterministic \
   -o "$out/det/wide_mlp"

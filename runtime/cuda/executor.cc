@@ -11,6 +11,8 @@
 #include <tuple>
 #include <utility>
 
+#include <unistd.h>
+
 #include "runtime/cuda/allocator.h"
 #include "runtime/cuda/blas.h"
 #include "runtime/cuda/deterministic.h"
@@ -144,6 +146,7 @@ CudaProgramModel<T>::~CudaProgramModel() {
   graph_.reset();
   unrolled_.reset();
   if (host_ring_) (void)cudaFreeHost(host_ring_);
+  (void)release_tokens();
   data_ = DeviceBuffer();
   owned_.clear();
 }
@@ -347,7 +350,9 @@ Status CudaProgramModel<T>::plan_launches() {
     if (st.blocks_per_sm > 0)
       step_grid_[size_t(s)] = uint32_t(std::max<int64_t>(
           1, std::min<int64_t>(st.grid_x, int64_t(st.blocks_per_sm) * sms)));
-    if (st.shared_bytes == 0) continue;
+    const uint32_t shared = sizeof(T) == 8 && st.shared_bytes_f64 ? st.shared_bytes_f64
+                                                                   : st.shared_bytes;
+    if (shared == 0) continue;
     // Beyond the device's limit (with the kernel's static shared memory), the launch
     // gets none and the kernel takes its other path.
     if (static_bytes[size_t(st.kernel)] < 0) {
@@ -359,9 +364,9 @@ Status CudaProgramModel<T>::plan_launches() {
               element_suffix<T>() + ")");
       static_bytes[size_t(st.kernel)] = int64_t(attributes.sharedSizeBytes);
     }
-    if (int64_t(st.shared_bytes) + static_bytes[size_t(st.kernel)] > optin) continue;
-    step_shared_[size_t(s)] = st.shared_bytes;
-    most[size_t(st.kernel)] = std::max(most[size_t(st.kernel)], st.shared_bytes);
+    if (int64_t(shared) + static_bytes[size_t(st.kernel)] > optin) continue;
+    step_shared_[size_t(s)] = shared;
+    most[size_t(st.kernel)] = std::max(most[size_t(st.kernel)], shared);
   }
   for (int32_t k = 0; k < p.num_kernels; k++) {
     if (most[size_t(k)] == 0) continue;
@@ -605,16 +610,25 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   const std::string suffix = audit_.active() ? element_suffix<T>() : "";
   auto named = [](const char* capsule) { return capsule ? capsule : "unassigned"; };
   VOUCH_RETURN_IF_ERROR(deps_.before(select_access_.reads, select_access_.writes));
+  const char* select_name = streaming_ ? kSelectWindowsKernel : kSelectBatchKernel;
   if (audit_.active())
-    VOUCH_RETURN_IF_ERROR(audit_.before(kSelectBatchKernel + suffix + " [" +
+    VOUCH_RETURN_IF_ERROR(audit_.before(select_name + suffix + " [" +
                                             named(p.batch_capsule) + "]",
-                                        kSelectBatchKernel + suffix, {}));
-  void* select[] = {&select_args_.data,        &select_args_.batch,
-                    &select_args_.step,        &select_args_.num_batches,
-                    &select_args_.words,       &select_args_.order};
-  unsigned select_grid = grid_for(select_args_.words, 256, 1024);
+                                        select_name + suffix, {}));
   VOUCH_RETURN_IF_ERROR(mark(named(p.batch_capsule), "batch selection"));
-  VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
+  if (streaming_) {
+    void* windows[] = {&windows_args_.tokens, &windows_args_.batch, &windows_args_.step,
+                       &windows_args_.windows};
+    const unsigned grid =
+        grid_for(windows_args_.windows.batch * windows_args_.windows.context, 256, 1024);
+    VOUCH_RETURN_IF_ERROR(launch(select_windows_, dim3(grid), dim3(256), 0, s, windows));
+  } else {
+    void* select[] = {&select_args_.data,        &select_args_.batch,
+                      &select_args_.step,        &select_args_.num_batches,
+                      &select_args_.words,       &select_args_.order};
+    unsigned select_grid = grid_for(select_args_.words, 256, 1024);
+    VOUCH_RETURN_IF_ERROR(launch(select_batch_, dim3(select_grid), dim3(256), 0, s, select));
+  }
   VOUCH_RETURN_IF_ERROR(deps_.after(select_access_.reads, select_access_.writes));
   VOUCH_RETURN_IF_ERROR(audit_.after());
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
@@ -1027,6 +1041,106 @@ Status CudaProgramModel<T>::upload_fields(const void* const* fields, int64_t num
   select_args_.num_batches = num_batches;
   select_args_.order.rows = run_.shuffle ? num_batches * run_.batch : 0;
   num_batches_ = num_batches;
+  streaming_ = false;
+  return fail(stream_.synchronize());
+}
+
+template <class T>
+Status CudaProgramModel<T>::release_tokens() {
+  Status st = Status::Ok();
+  if (registered_) st = check_cuda(cudaHostUnregister(registered_), "cudaHostUnregister(tokens)");
+  if (pinned_tokens_ && st.ok())
+    st = check_cuda(cudaFreeHost(pinned_tokens_), "cudaFreeHost(tokens)");
+  registered_ = pinned_tokens_ = nullptr;
+  tokens_ = TokenStream();
+  streaming_ = false;
+  return st;
+}
+
+template <class T>
+Status CudaProgramModel<T>::upload_tokens(const TokenStream& tokens) {
+  VOUCH_RETURN_IF_ERROR(status_);
+  const Program& p = program_;
+  // The input (field 0) and the target (field 1), both int32 [batch, context].
+  if (p.num_fields != 2)
+    return fail(Status::Error("upload_tokens: a token stream feeds one input and one target, "
+                              "the program has " + std::to_string(p.num_fields) + " fields"));
+  for (int32_t f = 0; f < 2; f++) {
+    const BufferDesc& d = p.buffers[p.fields[f]];
+    if (d.dtype != DType::I32 || d.numel != run_.batch * tokens.context)
+      return fail(Status::Error("upload_tokens: field " + std::to_string(f) +
+                                " is not int32 [batch " + std::to_string(run_.batch) +
+                                ", context " + std::to_string(tokens.context) + "]"));
+  }
+  if (tokens.count < tokens.context + 1 || tokens.context < 1 ||
+      (tokens.token_bytes != 2 && tokens.token_bytes != 4) || tokens.mapping == nullptr)
+    return fail(Status::Error("upload_tokens: an empty or malformed token stream"));
+  const std::string suffix = element_suffix<T>();
+  if (!select_windows_) {
+    Result<cudaKernel_t> k = module_.kernel((kSelectWindowsKernel + suffix).c_str());
+    if (!k.ok()) return fail(k.status());
+    using Sizes = std::vector<std::pair<size_t, const char*>>;
+    const std::pair<size_t, const char*> ptr{sizeof(void*), "pointer"};
+    VOUCH_RETURN_IF_ERROR(fail(check_parameters(
+        k.value(), kSelectWindowsKernel + suffix,
+        Sizes{ptr, ptr, ptr, {sizeof(vouch::TokenWindows), "TokenWindows"}}, "executor")));
+    select_windows_ = k.value();
+  }
+  // The graphs read the old data's address: drop them before it goes.
+  VOUCH_RETURN_IF_ERROR(drop_graphs());
+  VOUCH_RETURN_IF_ERROR(fail(stream_.synchronize()));
+  VOUCH_RETURN_IF_ERROR(fail(release_tokens()));
+  const size_t token_offset = size_t(static_cast<const unsigned char*>(tokens.tokens) -
+                                     static_cast<const unsigned char*>(tokens.mapping));
+  const size_t token_bytes = size_t(tokens.count) * size_t(tokens.token_bytes);
+  // The mapping as the kernel reads it: registered in place (pinned, mapped into the
+  // device's address space, read-only as the file's mapping is), whole pages.
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t mapped = (tokens.mapping_bytes + page - 1) / page * page;
+  void* host = const_cast<void*>(tokens.mapping);
+  const unsigned char* device_tokens = nullptr;
+  cudaError_t registered =
+      cudaHostRegister(host, mapped, cudaHostRegisterMapped | cudaHostRegisterReadOnly);
+  if (registered == cudaSuccess) {
+    registered_ = host;
+    void* device = nullptr;
+    VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaHostGetDevicePointer(&device, host, 0),
+                                          "cudaHostGetDevicePointer(tokens)")));
+    device_tokens = static_cast<const unsigned char*>(device) + token_offset;
+    token_memory_ = "read in place from the file's mapping (cudaHostRegister, mapped, "
+                    "read-only)";
+  } else {
+    // Refused (a filesystem or driver that cannot pin file pages, no read-only
+    // registration on this device): one copy into mapped pinned host memory.
+    (void)cudaGetLastError();
+    const std::string why = cudaGetErrorString(registered);
+    VOUCH_RETURN_IF_ERROR(fail(check_cuda(
+        cudaHostAlloc(&pinned_tokens_, std::max<size_t>(token_bytes, 4), cudaHostAllocMapped),
+        "cudaHostAlloc(tokens, " + std::to_string(token_bytes) + " bytes)")));
+    std::memcpy(pinned_tokens_, tokens.tokens, token_bytes);
+    void* device = nullptr;
+    VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaHostGetDevicePointer(&device, pinned_tokens_, 0),
+                                          "cudaHostGetDevicePointer(tokens)")));
+    device_tokens = static_cast<const unsigned char*>(device);
+    token_memory_ = "copied into mapped pinned host memory (cudaHostRegister refused the "
+                    "file's mapping: " + why + ")";
+  }
+  tokens_ = tokens;
+  windows_args_.tokens = device_tokens;
+  windows_args_.batch = batch_;
+  windows_args_.step = step_;
+  vouch::TokenWindows& w = windows_args_.windows;
+  w = vouch::TokenWindows{};
+  w.seed = run_.seed;
+  w.count = tokens.count;
+  w.context = tokens.context;
+  w.batch = run_.batch;
+  w.input_word = (long long)(field_offset_[0] / 4);
+  w.target_word = (long long)(field_offset_[1] / 4);
+  w.token_bytes = tokens.token_bytes;
+  w.random = tokens.random ? 1 : 0;
+  streaming_ = true;
+  num_batches_ = 1;  // enqueue_steps' "data uploaded"; the windows come from the step
   return fail(stream_.synchronize());
 }
 
@@ -1042,7 +1156,10 @@ std::string CudaProgramModel<T>::memory_report() const {
       " captured, " + std::to_string(count(unrolled_, &StepGraph::launches)) + " launches of " +
       std::to_string(steps_per_graph_) + " steps and " +
       std::to_string(count(graph_, &StepGraph::launches)) + " of 1 for " +
-      std::to_string(num_batches_) + " batches\n";
+      (streaming_ ? std::string("a token stream\n") : std::to_string(num_batches_) + " batches\n");
+  if (streaming_)
+    graphs += "tokens: " + std::to_string(tokens_.count) + " of " +
+              std::to_string(tokens_.token_bytes) + " bytes, " + token_memory_ + "\n";
   return graphs + format(stats());
 }
 

@@ -15,6 +15,9 @@
 // A training step is a fixed sequence of launches, whatever the number of batches:
 //   vouch_select_batch_<t>   copies batch (step % num_batches) of the uploaded dataset
 //                            into the input and target buffers (reads the device step)
+//     or vouch_select_windows_<t>, for a token stream (upload_tokens): each row's window
+//                            of the token file, read where it lies in host memory
+//                            mapped into the device (reads the device step)
 //   forward steps (recording the tape), prologue steps, the tape's VJPs (last first)
 //   vouch_grad_norm_<t>      with clip_grad_norm only: the global gradient norm and
 //                            the clipping coefficient, one block, fixed order
@@ -47,6 +50,7 @@
 #include "runtime/cuda/kernels/counter_rng.h"
 #include "runtime/cuda/kernels/param_slot.h"
 #include "runtime/cuda/kernels/shuffle.h"
+#include "runtime/cuda/kernels/token_windows.h"
 #include "runtime/cuda/module.h"
 #include "runtime/cuda/stream_graph.h"
 #include "runtime/executor.h"
@@ -67,7 +71,10 @@ namespace vouch::rt::cuda {
 //                       vouch::OptimizerHyper hyper,   // kind, hyper-parameters, schedule
 //                       const double* clip,            // null, or vouch_grad_norm's out
 //                       const t* loss, t* ring, long long capacity, unsigned* done)
+//   vouch_select_windows_<t>(const void* tokens, unsigned* batch, const long long* step,
+//                            vouch::TokenWindows windows)  // a token stream's batch
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
+inline constexpr const char kSelectWindowsKernel[] = "vouch_select_windows";
 inline constexpr const char kGradNormKernel[] = "vouch_grad_norm";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
 
@@ -117,6 +124,11 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status download_params() override;
   Status upload_data(const T* x, const T* y, int64_t num_batches) override;
   Status upload_fields(const void* const* fields, int64_t num_batches) override;
+  // The token file is not copied to the device: its read-only mapping is registered
+  // (cudaHostRegister, mapped and read-only) and the window selection reads it through
+  // its device address; where registering is refused, the tokens are copied once into
+  // mapped pinned host memory instead (memory_report says which).
+  Status upload_tokens(const TokenStream& tokens) override;
   Status enqueue_steps(const OptimizerConfig& optimizer, int64_t count, Tape* tape) override;
   int64_t loss_capacity() const override { return loss_capacity_; }
   Status read_losses(int64_t first, int64_t count, double* out) override;
@@ -225,6 +237,20 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<size_t> field_offset_;
   int64_t batch_words_ = 0;
   DeviceBuffer data_;                    // the dataset: num_batches packed blocks
+  // A token stream (upload_tokens): its host memory, registered or copied.
+  bool streaming_ = false;
+  TokenStream tokens_;                   // keeps the file's mapping alive
+  void* registered_ = nullptr;           // the mapping, while cudaHostRegister'ed
+  void* pinned_tokens_ = nullptr;        // else a cudaHostAlloc'ed copy of the tokens
+  std::string token_memory_;             // how the device reads the tokens
+  cudaKernel_t select_windows_ = nullptr;
+  struct SelectWindowsArgs {
+    const void* tokens = nullptr;        // the device address of the first token
+    unsigned* batch = nullptr;
+    const long long* step = nullptr;
+    vouch::TokenWindows windows{};
+  } windows_args_;
+  Status release_tokens();
   // Packed kernel arguments: storage, one pointer per Program::args entry.
   std::unique_ptr<unsigned char[]> arg_storage_;
   std::vector<void*> arg_pointers_;

@@ -84,6 +84,46 @@ for exe in bin/*; do
   done
 done
 
+echo "== attention: the fused kernels (cuda) against the composed form (cpu f64)"
+# bin/X runs scaled_dot_product_attention as flash_attention, bin/X_composed as
+# batched products and a masked softmax; same seed, same init, same data: the
+# fused cuda runs must match the composed cpu f64 reference as closely as any
+# cuda run matches its own build's.
+for composed in bin/*_composed; do
+  [ -e "$composed" ] || continue
+  fused=$(basename "$composed" _composed)
+  check "$fused: fused cuda f64 vs composed cpu f64" python3 compare.py \
+    "$fused fused cuda-f64 vs composed cpu-f64" \
+    "$TEST_TMPDIR/$fused/cuda64.trace" "$TEST_TMPDIR/$fused/cuda64.st" \
+    "$TEST_TMPDIR/${fused}_composed/cpu64.trace" "$TEST_TMPDIR/${fused}_composed/cpu64.st" 1e-12 1e-11
+  check "$fused: fused cuda f32 vs composed cpu f64" python3 compare.py \
+    "$fused fused cuda-f32 vs composed cpu-f64" \
+    "$TEST_TMPDIR/$fused/cuda32.trace" "$TEST_TMPDIR/$fused/cuda32.st" \
+    "$TEST_TMPDIR/${fused}_composed/cpu64.trace" "$TEST_TMPDIR/${fused}_composed/cpu64.st" 1e-5 1e-4
+  bin/$fused --device cuda --steps 1 --show-backend >"$TEST_TMPDIR/$fused.show" 2>&1
+  rc=$?
+  for want in "flash_attention: native_cuda.flash_attention provider=native-cuda" \
+              "flash_attention_grad: native_cuda.flash_attention_grad provider=native-cuda" \
+              "vouch_flash_attention_grad_dkdv [native_cuda.flash_attention_grad]"; do
+    grep -qF "$want" "$TEST_TMPDIR/$fused.show" || { echo "missing: $want"; rc=1; }
+  done
+  result "$fused --show-backend names the fused attention capsules" $rc
+done
+
+echo "== the token stream on cuda (tests/gpu/ops_tokens.vouch): the file read in place"
+# cuda == cpu for its random windows is checked above with every model; here, how
+# the device reads the token file: its mapping registered (cudaHostRegister, read
+# in place), or copied into mapped pinned memory where registering is refused.
+bin/ops_tokens --device cuda --steps 3 --mem-stats >"$TEST_TMPDIR/tokens.txt" 2>&1
+rc=$?
+line=$(grep '^tokens: ' "$TEST_TMPDIR/tokens.txt")
+echo "${line:-no tokens line}"
+grep -q '^cuda graph: .* for a token stream$' "$TEST_TMPDIR/tokens.txt" || rc=1
+[ -n "$line" ] || rc=1
+cat "$TEST_TMPDIR/tokens.txt" >>"$log"
+[ $rc -eq 0 ] || tail -5 "$TEST_TMPDIR/tokens.txt"
+result "ops_tokens on cuda: --mem-stats names how the tokens are read" $rc
+
 echo "== the digits classifiers on cuda: held-out accuracy (examples/digits_*.vouch)"
 # Their full training runs in f32 on the GPU, evaluated on the 357 held-out rows
 # (their eval clauses): the README states >= 95%.
@@ -169,7 +209,7 @@ result "per-step losses identical whether read every step or at log points" $?
 
 echo "== compute-sanitizer (memcheck)"
 if command -v compute-sanitizer >/dev/null; then
-  for exe in bin/quickstart_mlp bin/ops_shape bin/ops_matmul bin/ops_library; do
+  for exe in bin/quickstart_mlp bin/ops_shape bin/ops_matmul bin/ops_library bin/ops_attention; do
     check "memcheck $(basename $exe)" compute-sanitizer --tool memcheck --error-exitcode 1 \
       "$exe" --device cuda --steps 3
   done

@@ -14,10 +14,17 @@ next character). About the last tenth of the windows is held out: the
 training windows are the first multiple of 256 at or below nine tenths (so
 any batch dividing 256 takes them whole), the rest are held out.
 
+The same two parts of the text also go to llm.c token shards (256 int32 of
+header: magic 20240520, version 1, the token count; then uint16 tokens), for
+`data tokens(...)`: train.bin holds the training windows' tokens (windows
+* CONTEXT + 1 of them, so its sequential windows of CONTEXT + 1 are exactly
+the training rows), test.bin the held-out windows' likewise.
+
 usage: fortunes.py OUT_DIR [CONTEXT]   (default 256)
 writes OUT_DIR/{train_ids,train_labels,test_ids,test_labels}.npy (int32
-[rows, CONTEXT]) and OUT_DIR/vocab.json (a JSON array of the characters), and
-prints the vocabulary's size (the model's V).
+[rows, CONTEXT]), OUT_DIR/{train,test}.bin (llm.c shards of uint16 tokens) and
+OUT_DIR/vocab.json (a JSON array of the characters), and prints the
+vocabulary's size (the model's V).
 """
 import json
 import os
@@ -45,6 +52,17 @@ def text_of_package():
     return "\n".join(parts)
 
 
+def write_shard(path, tokens):
+    """llm.c's token shard (dev/data/data_common.py, "gpt-2"): a header of 256
+    int32 (magic 20240520, version 1, the token count), then uint16 tokens."""
+    assert tokens.max() < 2**16
+    header = np.zeros(256, np.int32)
+    header[:3] = 20240520, 1, len(tokens)
+    with open(path, "wb") as f:
+        f.write(header.astype("<i4").tobytes())
+        f.write(tokens.astype("<u2").tobytes())
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
@@ -66,6 +84,9 @@ def main():
     for split, rows in (("train", windows[:train]), ("test", windows[train:])):
         np.save(os.path.join(out, split + "_ids.npy"), rows[:, :-1].copy())
         np.save(os.path.join(out, split + "_labels.npy"), rows[:, 1:].copy())
+    for split, first, end in (("train", 0, train), ("test", train, count)):
+        write_shard(os.path.join(out, split + ".bin"),
+                    tokens[first * context:end * context + 1])
     with open(os.path.join(out, "vocab.json"), "w") as f:
         json.dump(vocab, f)
     print(len(vocab))

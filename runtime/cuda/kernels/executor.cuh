@@ -10,6 +10,7 @@
 //
 // Entry points and launch shapes (block 256 unless said):
 //   vouch_select_batch_f32/_f64  grid max(1, min(ceil(words / 256), 1024))
+//   vouch_select_windows_f32/_f64  grid max(1, min(ceil(batch * context / 256), 1024))
 //   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
@@ -19,6 +20,7 @@
 #include "optimizer.cuh"
 #include "param_slot.h"
 #include "shuffle.h"
+#include "token_windows.h"
 
 namespace vouch {
 
@@ -52,6 +54,25 @@ __device__ inline void select_batch_kernel(const unsigned* data, unsigned* batch
     const long long rb = index_div(r, order.batch);
     batch[i] = data[rb * words + order.word_offset[f] + (r - rb * order.batch) * row_words +
                     (local - j * row_words)];
+  }
+}
+
+// A token stream's batch (token_windows.h): row r of step *step is the window of
+// context + 1 tokens at token_window_start(*step, r, ...) of `tokens` (host memory mapped
+// into the device's address space: the stream is read where it lies, never uploaded
+// whole); its first context tokens, widened to int32, fill input row r, its last
+// context target row r. One thread per (row, position), grid-stride.
+__device__ inline void select_windows_kernel(const void* tokens, unsigned* batch,
+                                             const long long* step, const TokenWindows& w) {
+  const long long s = *step, total = w.batch * w.context;
+  const unsigned short* u16 = static_cast<const unsigned short*>(tokens);
+  const unsigned* u32 = static_cast<const unsigned*>(tokens);
+  for (long long i = grid_stride_begin(); i < total; i += grid_stride_step()) {
+    const long long r = index_div(i, w.context), t = i - r * w.context;
+    const long long at =
+        token_window_start(s, r, w.batch, w.count, w.context, w.random != 0, w.seed) + t;
+    batch[w.input_word + i] = w.token_bytes == 2 ? unsigned(u16[at]) : u32[at];
+    batch[w.target_word + i] = w.token_bytes == 2 ? unsigned(u16[at + 1]) : u32[at + 1];
   }
 }
 
@@ -94,6 +115,18 @@ extern "C" __global__ void vouch_select_batch_f64(const unsigned* data, unsigned
                                                   long long num_batches, long long words,
                                                   vouch::RowOrder order) {
   vouch::select_batch_kernel(data, batch, step, num_batches, words, order);
+}
+
+// The token stream's windows (select_windows_kernel); one body for both element types.
+extern "C" __global__ void vouch_select_windows_f32(const void* tokens, unsigned* batch,
+                                                    const long long* step,
+                                                    vouch::TokenWindows windows) {
+  vouch::select_windows_kernel(tokens, batch, step, windows);
+}
+extern "C" __global__ void vouch_select_windows_f64(const void* tokens, unsigned* batch,
+                                                    const long long* step,
+                                                    vouch::TokenWindows windows) {
+  vouch::select_windows_kernel(tokens, batch, step, windows);
 }
 
 // `clip` is null without gradient clipping, else vouch_grad_norm_<t>'s output.

@@ -7,6 +7,7 @@
 // nvrtc_compile_test with NVRTC under codegen's options (the headers given by name),
 // and kernel_lab.cu includes it, so the lab runs these very entry points.
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
+#include "attention.cuh"
 #include "cast.cuh"
 #include "classifier.cuh"
 #include "concat.cuh"
@@ -600,4 +601,106 @@ extern "C" __global__ void lab_cast_from_int_f32(const int* in, float* out, long
 }
 extern "C" __global__ void lab_cast_from_int_f64(const int* in, double* out, long long n) {
   vouch::cast_kernel<double>(nullptr, in, out, nullptr, n);
+}
+
+// ---------------------------------------------------------------------- attention
+
+// attention.cuh: the generic instantiations (DV = DK = 4: any D, Dv up to 256) and
+// the ones codegen picks for heads of at most 64 features (attention_chunks = 1; f32
+// with __launch_bounds__(256, 2): 128 registers, two blocks per SM, no spills).
+extern "C" __global__ void lab_attention_forward_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_kernel<float>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                        scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_forward_d64_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_kernel<float, 1>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                           scale);
+}
+extern "C" __global__ void lab_attention_delta_f32(const float* dout, vouch::Dims dod,
+                                                  const float* out, vouch::Dims od, float* delta) {
+  vouch::attention_delta_kernel<float>(dout, dod, out, od, delta);
+}
+extern "C" __global__ void lab_attention_dkdv_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_kernel<float>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
+                                     dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_dkdv_d64_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_kernel<float, 1, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                           dk, dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void lab_attention_dq_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_kernel<float>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq, dqd,
+                                   causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_dq_d64_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_kernel<float, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                      dqd, causal, scale);
+}
+extern "C" __global__ void lab_attention_forward_f64(
+    const double* q, vouch::Dims qd, const double* k, vouch::Dims kd, const double* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, double* out, vouch::Dims od, double* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_kernel<double>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                        scale);
+}
+extern "C" __global__ void lab_attention_forward_d64_f64(
+    const double* q, vouch::Dims qd, const double* k, vouch::Dims kd, const double* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, double* out, vouch::Dims od, double* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_kernel<double, 1>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                           scale);
+}
+extern "C" __global__ void lab_attention_delta_f64(const double* dout, vouch::Dims dod,
+                                                  const double* out, vouch::Dims od, double* delta) {
+  vouch::attention_delta_kernel<double>(dout, dod, out, od, delta);
+}
+extern "C" __global__ void lab_attention_dkdv_f64(
+    const double* q, vouch::Dims qd, const double* k, vouch::Dims kd, const double* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const double* dout, vouch::Dims dod, const double* lse,
+    const double* delta, double* dk, vouch::Dims dkd, double* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_kernel<double>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
+                                     dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void lab_attention_dkdv_d64_f64(
+    const double* q, vouch::Dims qd, const double* k, vouch::Dims kd, const double* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const double* dout, vouch::Dims dod, const double* lse,
+    const double* delta, double* dk, vouch::Dims dkd, double* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_kernel<double, 1, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                           dk, dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void lab_attention_dq_f64(
+    const double* q, vouch::Dims qd, const double* k, vouch::Dims kd, const double* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const double* dout, vouch::Dims dod, const double* lse,
+    const double* delta, double* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_kernel<double>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq, dqd,
+                                   causal, scale);
+}
+extern "C" __global__ void lab_attention_dq_d64_f64(
+    const double* q, vouch::Dims qd, const double* k, vouch::Dims kd, const double* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const double* dout, vouch::Dims dod, const double* lse,
+    const double* delta, double* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_kernel<double, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                      dqd, causal, scale);
 }

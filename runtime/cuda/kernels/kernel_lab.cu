@@ -208,6 +208,13 @@ struct Lab;
     static constexpr auto dropout = lab_dropout##SUFFIX;            \
     static constexpr auto rand_uniform = lab_rand_uniform##SUFFIX;  \
     static constexpr auto bernoulli_mask = lab_bernoulli_mask##SUFFIX; \
+    static constexpr auto attention_forward = lab_attention_forward##SUFFIX; \
+    static constexpr auto attention_forward_d64 = lab_attention_forward_d64##SUFFIX; \
+    static constexpr auto attention_delta = lab_attention_delta##SUFFIX; \
+    static constexpr auto attention_dkdv = lab_attention_dkdv##SUFFIX; \
+    static constexpr auto attention_dkdv_d64 = lab_attention_dkdv_d64##SUFFIX; \
+    static constexpr auto attention_dq = lab_attention_dq##SUFFIX; \
+    static constexpr auto attention_dq_d64 = lab_attention_dq_d64##SUFFIX; \
   };
 LAB_ENTRY_POINTS(float, _f32)
 LAB_ENTRY_POINTS(double, _f64)
@@ -1695,6 +1702,293 @@ void test_gather_scatter(long long outer, long long n, long long m, long long in
   report_bitwise(tag + ": scatter_add run twice", bit_mismatches(again.download(), sc), big);
 }
 
+// ------------------------------------------------------------------------ attention
+
+// attention.cuh against a materialised double reference written here (S, P, O, lse,
+// delta, dP, dS and the three gradients directly): torch's scaled_dot_product_attention
+// with a hard mask (blocked entries exactly 0, a fully blocked row's O, dq exact zeros,
+// its lse -inf). Tensors through Dims: contiguous, a [B, T, H, D] buffer viewed as
+// [B, H, T, D] (permuted), or a feature stride of 2. Each case runs the generic
+// instantiation (DV = DK = 4) and, where D and Dv are at most 64, codegen's d64 one;
+// forward and backward run twice and must give the same bits.
+struct AttnCase {
+  const char* name;
+  std::vector<long long> batch;
+  long long tq, tk, d, dv;
+  bool causal;
+  int mask;    // 0 none, 1 random with fully blocked rows, 2 random broadcast over batch axis 0
+  int layout;  // 0 contiguous, 1 [B,T,H,F] storage viewed as [B,H,T,F], 2 feature stride 2
+};
+
+struct AttnTensor {
+  vouch::Dims dims;
+  long long size;  // elements of the storage
+  std::vector<long long> batch_offset;
+  long long rs, fs;
+  long long at(long long b, long long i, long long f) const {
+    return batch_offset[b] + i * rs + f * fs;
+  }
+};
+
+AttnTensor attn_tensor(const std::vector<long long>& batch, long long t, long long f,
+                       int layout) {
+  std::vector<long long> shape = batch;
+  shape.push_back(t);
+  shape.push_back(f);
+  std::vector<long long> stride;
+  long long size;
+  if (layout == 1) {  // storage [B, T, H, F]
+    const long long B = batch[0], H = batch[1];
+    stride = {t * H * f, f, H * f, 1};
+    size = B * t * H * f;
+  } else {
+    stride = row_major_strides(shape);
+    size = 1;
+    for (long long e : shape) size *= e;
+    if (layout == 2) {
+      for (long long& x : stride) x *= 2;
+      size *= 2;
+    }
+  }
+  AttnTensor a;
+  a.dims = make_dims(shape, stride);
+  a.size = size;
+  const int nb = int(batch.size());
+  long long count = 1;
+  for (long long e : batch) count *= e;
+  for (long long b = 0; b < count; ++b) {
+    long long rest = b, off = 0;
+    for (int k = nb - 1; k >= 0; --k) {
+      off += (rest % batch[k]) * stride[k];
+      rest /= batch[k];
+    }
+    a.batch_offset.push_back(off);
+  }
+  a.rs = stride[nb];
+  a.fs = stride[nb + 1];
+  return a;
+}
+
+template <class T, class F>
+void attn_set_shared(F f, long long bytes) {
+  if (!allow_dynamic_shared(f, bytes)) {
+    std::fprintf(stderr, "kernel_lab: attention needs %lld bytes of shared memory\n", bytes);
+    std::exit(1);
+  }
+}
+
+template <class T>
+void test_attention(const AttnCase& c) {
+  using K = Lab<T>;
+  const std::string tag = std::string("attention ") + type_name<T>() + " " + c.name;
+  long long count = 1;
+  for (long long e : c.batch) count *= e;
+  const AttnTensor tq_ = attn_tensor(c.batch, c.tq, c.d, c.layout),
+                   tk_ = attn_tensor(c.batch, c.tk, c.d, c.layout),
+                   tv_ = attn_tensor(c.batch, c.tk, c.dv, c.layout),
+                   to_ = attn_tensor(c.batch, c.tq, c.dv, c.layout);
+  const std::vector<T> q = random_vector<T>(tq_.size, -2, 2), k = random_vector<T>(tk_.size, -2, 2),
+                       v = random_vector<T>(tv_.size), dout = random_vector<T>(to_.size);
+  const double scale = 1.0 / std::sqrt(double(c.d));
+  // The mask: [batch..., tq, tk], row-major, axis 0 broadcast (stride 0) for mask 2.
+  std::vector<long long> mshape = c.batch;
+  mshape.push_back(c.tq);
+  mshape.push_back(c.tk);
+  std::vector<long long> mstride = row_major_strides(mshape);
+  long long msize = 1;
+  for (long long e : mshape) msize *= e;
+  if (c.mask == 2) {
+    msize /= c.batch[0];
+    mstride[0] = 0;
+  }
+  std::vector<int> mask(std::max(msize, 1LL), 1);
+  if (c.mask) {
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int& x : mask) x = u(g_rng) < 0.6 ? 1 : 0;
+    for (long long e = 0; e < msize; ++e)  // rows (i % 4 == 1) fully blocked in some batches
+      if ((e / c.tk) % c.tq % 4 == 1 && (e / (c.tq * c.tk)) % 2 == 0) mask[e] = 0;
+  }
+  const AttnTensor tm = [&] {
+    AttnTensor a;
+    a.dims = make_dims(mshape, mstride);
+    const int nb = int(c.batch.size());
+    for (long long b = 0; b < count; ++b) {
+      long long rest = b, off = 0;
+      for (int x = nb - 1; x >= 0; --x) {
+        off += (rest % c.batch[x]) * mstride[x];
+        rest /= c.batch[x];
+      }
+      a.batch_offset.push_back(off);
+    }
+    a.rs = mstride[nb];
+    a.fs = mstride[nb + 1];
+    return a;
+  }();
+  auto kept = [&](long long b, long long i, long long j) {
+    if (c.causal && j > i) return false;
+    return c.mask == 0 || mask[tm.at(b, i, j)] != 0;
+  };
+
+  // The reference, materialised in double.
+  const long long rows = count * c.tq;
+  std::vector<double> o_ref(rows * c.dv, 0), lse_ref(rows), delta_ref(rows, 0),
+      dq_ref(rows * c.d, 0), dk_ref(count * c.tk * c.d, 0), dv_ref(count * c.tk * c.dv, 0);
+  std::vector<char> blocked_row(rows, 0);
+  for (long long b = 0; b < count; ++b)
+    for (long long i = 0; i < c.tq; ++i) {
+      const long long row = b * c.tq + i;
+      std::vector<double> s(c.tk), p(c.tk, 0), dp(c.tk, 0);
+      double m = -INFINITY, l = 0;
+      for (long long j = 0; j < c.tk; ++j) {
+        double acc = 0;
+        for (long long f = 0; f < c.d; ++f)
+          acc += double(q[tq_.at(b, i, f)]) * double(k[tk_.at(b, j, f)]);
+        s[j] = acc * scale;
+        if (kept(b, i, j)) m = std::max(m, s[j]);
+      }
+      for (long long j = 0; j < c.tk; ++j)
+        if (kept(b, i, j)) l += std::exp(s[j] - m);
+      blocked_row[row] = l == 0;
+      lse_ref[row] = l == 0 ? -INFINITY : m + std::log(l);
+      if (l == 0) continue;
+      for (long long j = 0; j < c.tk; ++j)
+        if (kept(b, i, j)) p[j] = std::exp(s[j] - m) / l;
+      for (long long j = 0; j < c.tk; ++j)
+        for (long long f = 0; f < c.dv; ++f) {
+          o_ref[row * c.dv + f] += p[j] * double(v[tv_.at(b, j, f)]);
+          dp[j] += double(dout[to_.at(b, i, f)]) * double(v[tv_.at(b, j, f)]);
+        }
+      for (long long j = 0; j < c.tk; ++j) delta_ref[row] += p[j] * dp[j];
+      for (long long j = 0; j < c.tk; ++j) {
+        if (p[j] == 0) continue;
+        const double ds = p[j] * (dp[j] - delta_ref[row]);
+        for (long long f = 0; f < c.d; ++f) {
+          dq_ref[row * c.d + f] += scale * ds * double(k[tk_.at(b, j, f)]);
+          dk_ref[(b * c.tk + j) * c.d + f] += scale * ds * double(q[tq_.at(b, i, f)]);
+        }
+        for (long long f = 0; f < c.dv; ++f)
+          dv_ref[(b * c.tk + j) * c.dv + f] += p[j] * double(dout[to_.at(b, i, f)]);
+      }
+    }
+
+  DeviceArray<T> dq_in(q), dk_in(k), dv_in(v), ddout(dout);
+  DeviceArray<int> dmask(mask);
+  const int* const mask_p = c.mask ? dmask.p : nullptr;
+  const double rel = sizeof(T) == 4 ? 1e-4 : 1e-11;
+  auto gather = [&](const std::vector<T>& got, const AttnTensor& t, long long n, long long f) {
+    std::vector<T> r(count * n * f);
+    for (long long b = 0; b < count; ++b)
+      for (long long i = 0; i < n; ++i)
+        for (long long x = 0; x < f; ++x) r[(b * n + i) * f + x] = got[t.at(b, i, x)];
+    return r;
+  };
+  auto check = [&](const std::string& what, const std::vector<T>& got,
+                   const std::vector<double>& want) {
+    double mx = 1;
+    for (double w : want) mx = std::max(mx, std::fabs(w));
+    report(what, max_abs_err(got, want), rel * mx);
+  };
+  const bool small = c.d <= 64 && c.dv <= 64;
+  for (int variant = 0; variant < (small ? 2 : 1); ++variant) {
+    const bool d64 = variant == 1;
+    const std::string vt = tag + (d64 ? " (d64)" : " (generic)");
+    const auto fwd = d64 ? K::attention_forward_d64 : K::attention_forward;
+    const auto dkdv = d64 ? K::attention_dkdv_d64 : K::attention_dkdv;
+    const auto dqk = d64 ? K::attention_dq_d64 : K::attention_dq;
+    const long long fbytes = vouch::attention_forward_shared_bytes(sizeof(T));
+    const long long bbytes = vouch::attention_backward_shared_bytes(sizeof(T));
+    attn_set_shared<T>(fwd, fbytes);
+    attn_set_shared<T>(dkdv, bbytes);
+    attn_set_shared<T>(dqk, bbytes);
+    const unsigned qgrid = unsigned(vouch::attention_tile_grid(count, c.tq));
+    const unsigned kgrid = unsigned(vouch::attention_tile_grid(count, c.tk));
+    std::vector<T> out_runs[2], lse_runs[2], dq_runs[2], dk_runs[2], dv_runs[2], delta_got;
+    for (int run = 0; run < 2; ++run) {
+      DeviceArray<T> out(to_.size), lse(rows), delta(rows), dq(tq_.size), dk(tk_.size),
+          dv(tv_.size);
+      // A one-block grid on the second run: the tile loop (the same bits either way).
+      fwd<<<run ? 1 : qgrid, vouch::attention_block(), fbytes>>>(
+          dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, out.p,
+          to_.dims, lse.p, c.causal, scale);
+      LAB_LAUNCHED();
+      K::attention_delta<<<unsigned(vouch::attention_delta_grid(rows)), 256>>>(
+          ddout.p, to_.dims, out.p, to_.dims, delta.p);
+      LAB_LAUNCHED();
+      dkdv<<<run ? 1 : kgrid, vouch::attention_block(), bbytes>>>(
+          dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, ddout.p,
+          to_.dims, lse.p, delta.p, dk.p, tk_.dims, dv.p, tv_.dims, c.causal, scale);
+      LAB_LAUNCHED();
+      dqk<<<run ? 1 : qgrid, vouch::attention_block(), bbytes>>>(
+          dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, ddout.p,
+          to_.dims, lse.p, delta.p, dq.p, tq_.dims, c.causal, scale);
+      LAB_LAUNCHED();
+      out_runs[run] = gather(out.download(), to_, c.tq, c.dv);
+      lse_runs[run] = lse.download();
+      dq_runs[run] = gather(dq.download(), tq_, c.tq, c.d);
+      dk_runs[run] = gather(dk.download(), tk_, c.tk, c.d);
+      dv_runs[run] = gather(dv.download(), tv_, c.tk, c.dv);
+      if (run == 0) delta_got = delta.download();
+    }
+    lse_runs[0].resize(rows);
+    lse_runs[1].resize(rows);
+    delta_got.resize(rows);
+    check(vt + " out", out_runs[0], o_ref);
+    std::vector<T> lse_kept;
+    std::vector<double> lse_want;
+    long long blocked = 0, blocked_wrong = 0;
+    for (long long row = 0; row < rows; ++row) {
+      if (!blocked_row[row]) {
+        lse_kept.push_back(lse_runs[0][row]);
+        lse_want.push_back(lse_ref[row]);
+        continue;
+      }
+      ++blocked;
+      blocked_wrong += !(std::isinf(double(lse_runs[0][row])) && lse_runs[0][row] < 0);
+      for (long long f = 0; f < c.dv; ++f)
+        blocked_wrong += std::memcmp(&out_runs[0][row * c.dv + f], "\0\0\0\0\0\0\0\0",
+                                     sizeof(T)) != 0;
+      for (long long f = 0; f < c.d; ++f)
+        blocked_wrong += std::memcmp(&dq_runs[0][row * c.d + f], "\0\0\0\0\0\0\0\0",
+                                     sizeof(T)) != 0;
+    }
+    check(vt + " lse", lse_kept, lse_want);
+    check(vt + " delta", delta_got, delta_ref);
+    check(vt + " dq", dq_runs[0], dq_ref);
+    check(vt + " dk", dk_runs[0], dk_ref);
+    check(vt + " dv", dv_runs[0], dv_ref);
+    if (c.mask)
+      report_bitwise(vt + " fully blocked rows (" + std::to_string(blocked) +
+                         "): out, dq +0, lse -inf",
+                     blocked_wrong, blocked * (c.d + c.dv + 1));
+    report_bitwise(vt + " repeat (grid 1) out, lse",
+                   bit_mismatches(out_runs[0], out_runs[1]) +
+                       bit_mismatches(lse_runs[0], lse_runs[1]),
+                   rows * (c.dv + 1));
+    report_bitwise(vt + " repeat (grid 1) dq, dk, dv",
+                   bit_mismatches(dq_runs[0], dq_runs[1]) + bit_mismatches(dk_runs[0], dk_runs[1]) +
+                       bit_mismatches(dv_runs[0], dv_runs[1]),
+                   rows * c.d + count * c.tk * (c.d + c.dv));
+  }
+}
+
+template <class T>
+void test_attention_all() {
+  const AttnCase cases[] = {
+      {"(a) no mask [3,17,8] x [3,17,8]", {3}, 17, 17, 8, 8, false, 0, 0},
+      {"(b) causal [2,64,64]", {2}, 64, 64, 64, 64, true, 0, 0},
+      {"(c) Tq=5 Tk=37 D=33 Dv=7 random mask, blocked rows", {2}, 5, 37, 33, 7, false, 1, 0},
+      {"(c2) causal Tq=70 Tk=130 D=33 Dv=7 random mask", {2}, 70, 130, 33, 7, true, 1, 0},
+      {"(d) batch [2,3] mask broadcast over axis 0, T=40 D=16", {2, 3}, 40, 40, 16, 16, false, 2,
+       0},
+      {"(e) causal [B,T,H,D] viewed as [B,H,T,D] 2x3, T=50 D=24", {2, 3}, 50, 50, 24, 24, true, 0,
+       1},
+      {"(g) causal feature stride 2, T=70 D=130 Dv=200, mask", {2}, 70, 70, 130, 200, true, 1, 2},
+      {"(f) causal batch [2,2] T=1024 D=64", {2, 2}, 1024, 1024, 64, 64, true, 0, 0},
+  };
+  for (const AttnCase& c : cases) test_attention<T>(c);
+}
+
+
 template <class T>
 void validate() {
   for (long long n : {1LL, 3LL, 4LL, 7LL, 8LL, 1000LL, 1001LL, 1LL << 20, (1LL << 20) + 2})
@@ -1862,7 +2156,9 @@ void validate() {
   test_executor<T>(13);
   test_executor<T>(2000);
   test_executor<T>(300000);  // more than one block per thread: the grid-stride loop
+  test_attention_all<T>();
 }
+
 
 // ------------------------------------------------------------------------- --bench
 
@@ -1964,6 +2260,59 @@ void run_bench() {
   for (DeviceArray<T>* p : bufs) delete p;
 }
 
+// GPT-2's attention (batch 8 x 12 heads, T 1024, D 64, causal), f32, codegen's d64
+// instantiations: the forward, and the backward (delta + dkdv + dq).
+void bench_attention() {
+  using K = Lab<float>;
+  const long long B = 8, H = 12, T = 1024, D = 64;
+  const std::vector<long long> shape = {B, H, T, D};
+  const vouch::Dims dims = make_dims(shape, row_major_strides(shape));
+  const long long n = B * H * T * D;
+  DeviceArray<float> q(random_vector<float>(n)), k(random_vector<float>(n)),
+      v(random_vector<float>(n)), dout(random_vector<float>(n)), out(n), dq(n), dk(n), dv(n),
+      lse(B * H * T), delta(B * H * T);
+  const long long fbytes = vouch::attention_forward_shared_bytes(4);
+  const long long bbytes = vouch::attention_backward_shared_bytes(4);
+  attn_set_shared<float>(K::attention_forward_d64, fbytes);
+  attn_set_shared<float>(K::attention_dkdv_d64, bbytes);
+  attn_set_shared<float>(K::attention_dq_d64, bbytes);
+  const unsigned grid = unsigned(vouch::attention_tile_grid(B * H, T));
+  const double scale = 0.125;
+  const double flops = 4.0 * B * H * T * T * D / 2;  // QK^T and PV, causal half
+  auto forward = [&] {
+    K::attention_forward_d64<<<grid, 256, fbytes>>>(q.p, dims, k.p, dims, v.p, dims, nullptr,
+                                                    dims, out.p, dims, lse.p, 1, scale);
+  };
+  forward();
+  LAB_LAUNCHED();
+  bench("f32 attention forward GPT-2 [8,12,1024,64] causal (bytes: q,k,v,o)", 4.0 * n * 4,
+        forward);
+  auto backward = [&] {
+    K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H * T)), 256>>>(
+        dout.p, dims, out.p, dims, delta.p);
+    K::attention_dkdv_d64<<<grid, 256, bbytes>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims,
+                                                 dout.p, dims, lse.p, delta.p, dk.p, dims, dv.p,
+                                                 dims, 1, scale);
+    K::attention_dq_d64<<<grid, 256, bbytes>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims,
+                                               dout.p, dims, lse.p, delta.p, dq.p, dims, 1, scale);
+  };
+  bench("f32 attention backward GPT-2 (delta + dkdv + dq)", 9.0 * n * 4, backward);
+  auto dkdv_only = [&] {
+    K::attention_dkdv_d64<<<grid, 256, bbytes>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims,
+                                                 dout.p, dims, lse.p, delta.p, dk.p, dims, dv.p,
+                                                 dims, 1, scale);
+  };
+  bench("f32 attention backward: dkdv alone", 6.0 * n * 4, dkdv_only);
+  auto dq_only = [&] {
+    K::attention_dq_d64<<<grid, 256, bbytes>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims,
+                                               dout.p, dims, lse.p, delta.p, dq.p, dims, 1, scale);
+  };
+  bench("f32 attention backward: dq alone", 5.0 * n * 4, dq_only);
+  std::printf("BENCH attention forward useful work %.2f GFLOP (causal half of QK^T and PV)\n",
+              flops / 1e9);
+}
+
+
 }  // namespace
 
 // causal_mask against j <= i written here, square and not, one block (the grid-stride
@@ -2015,6 +2364,7 @@ int main(int argc, char** argv) {
   if (do_bench && g_failures == 0) {
     run_bench<float>();
     run_bench<double>();
+    bench_attention();
   }
   return g_failures == 0 ? 0 : 1;
 }

@@ -33,8 +33,8 @@ symbols=$(perl -0777 -ne \
   'print "$1\n" while /extern "C" __global__ void\s+(?:__\w+__\([^)]*\)\s*)*(\w+)\(/g' \
   "$dir/kernel_instances.cu" "$dir/executor.cuh")
 count=0
-for want in vouch_select_batch_f32 vouch_select_batch_f64 vouch_optimizer_f32 \
-            vouch_optimizer_f64; do
+for want in vouch_select_batch_f32 vouch_select_batch_f64 vouch_select_windows_f32 \
+            vouch_select_windows_f64 vouch_optimizer_f32 vouch_optimizer_f64; do
   grep -qx "$want" <<<"$symbols" || fail "executor.cuh does not declare $want"
 done
 for sym in $symbols; do

@@ -200,7 +200,16 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
   %cast = vouch.cast %mask {vouch.capsule = "native_cuda.cast", vouch.kernel = "bounds_cast"} : (tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // The fused attention kernels: heads of at most 256 features (q's, v's).
+  %wq = vouch.input "wq" : tensor<2x3x300xf32>
+  %wv = vouch.input "wv" : tensor<2x3x257xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.flash_attention` handles at most 256 (build with --attention composed)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 257 features; capsule `native_cuda.flash_attention` handles at most 256 (build with --attention composed)
+  %fo, %flse = vouch.flash_attention %wq, %wq, %wv causal scale 0.5 {vouch.capsule = "native_cuda.flash_attention", vouch.kernel = "bounds_flash_attention"} : (tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>) -> (tensor<2x3x257xf32>, tensor<2x3xf32>)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 257 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
+  %dq, %dk, %dv = vouch.flash_attention_grad %fo, %wq, %wq, %wv, %fo, %flse causal scale 0.5 {vouch.capsule = "native_cuda.flash_attention_grad", vouch.kernel = "bounds_flash_attention_grad"} : (tensor<2x3x257xf32>, tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>, tensor<2x3x257xf32>, tensor<2x3xf32>) -> (tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>)
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 118 failed obligations (shape ×112, uint32-abi ×6)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 122 failed obligations (shape ×116, uint32-abi ×6)

@@ -855,3 +855,50 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.scaled_dot_product_attention' op the mask 'tensor<4x3xi1>' does not broadcast to 'tensor<2x3x3xf32>'}}
   %o = vouch.scaled_dot_product_attention %q, %q, %q mask %m scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4x3xi1>) -> tensor<2x3x4xf32>
 }
+
+// -----
+
+// flash_attention: scaled_dot_product_attention's rules, and lse [..., Tq].
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %m = vouch.causal_mask : tensor<3x3xi1>
+  // expected-error @+1 {{'vouch.flash_attention' op takes a mask or `causal`, not both}}
+  %o, %l = vouch.flash_attention %q, %q, %q mask %m causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3x3xi1>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  // expected-error @+1 {{'vouch.flash_attention' op lse 'tensor<2x4xf32>' must be 'tensor<2x3xf32>' (q's shape without its feature axis)}}
+  %o, %l = vouch.flash_attention %q, %q, %q causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x4xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %v = vouch.fill 1.0 : tensor<2x3x6xf32>
+  // expected-error @+1 {{'vouch.flash_attention' op result 'tensor<2x3x4xf32>' differs from the inferred 'tensor<2x3x6xf32>'}}
+  %o, %l = vouch.flash_attention %q, %q, %v scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x6xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>)
+}
+
+// -----
+
+// flash_attention_grad: dy has the result's type, each gradient its input's.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %g = vouch.fill 1.0 : tensor<2x3x5xf32>
+  %o, %l = vouch.flash_attention %q, %q, %q causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>)
+  // expected-error @+1 {{'vouch.flash_attention_grad' op grad 'tensor<2x3x5xf32>' and result 'tensor<2x3x4xf32>' must have one type}}
+  %dq, %dk, %dv = vouch.flash_attention_grad %g, %q, %q, %q, %o, %l causal scale 0.5 : (tensor<2x3x5xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %q = vouch.fill 1.0 : tensor<2x3x4xf32>
+  %o, %l = vouch.flash_attention %q, %q, %q causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>)
+  // expected-error @+1 {{'vouch.flash_attention_grad' op gradient 'tensor<2x3x5xf32>' must have its input's type 'tensor<2x3x4xf32>'}}
+  %dq, %dk, %dv = vouch.flash_attention_grad %o, %q, %q, %q, %o, %l causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x5xf32>, tensor<2x3x4xf32>)
+}

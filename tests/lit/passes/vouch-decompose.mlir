@@ -1,5 +1,19 @@
 // RUN: %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-decompose))' --mlir-print-debuginfo | FileCheck %s
 // RUN: not %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-plan{profile=checked_cpu},vouch-gate))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNDECOMPOSED
+// RUN: %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-decompose{attention=fused}))' --mlir-print-debuginfo | FileCheck %s --check-prefix=FUSED
+// RUN: not %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-decompose{attention=sideways}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORM
+// FORM: vouch-decompose: attention must be composed, fused or auto, got 'sideways'
+
+// The fused form: one flash_attention (result and lse [..., Tq]), located at
+// the call, named after it; its mask passed through.
+// FUSED-LABEL: vouch.model "causal"
+// FUSED: %[[O:.*]], %{{.*}} = vouch.flash_attention %{{.*}}, %{{.*}}, %{{.*}} causal scale 5.000000e-01 : (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x6xf32>) -> (tensor<2x3x6xf32>, tensor<2x3xf32>) loc(#[[LOC:.*]])
+// FUSED: vouch.output "o" %[[O]]
+// FUSED: #[[LOC]] = loc("vouch.scaled_dot_product_attention"(#{{.*}}))
+// FUSED-LABEL: vouch.model "masked"
+// FUSED: vouch.flash_attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 2.500000e-01 : (tensor<2x2x3x4xf64>, tensor<2x2x3x4xf64>, tensor<2x2x3x4xf64>, tensor<2x1x3x3xi1>) -> (tensor<2x2x3x4xf64>, tensor<2x2x3xf64>)
+// FUSED: vouch.flash_attention %{{.*}}, %{{.*}}, %{{.*}} scale 2.500000e-01 :
+
 
 // Planned without vouch-decompose, the composite op is a gate failure that
 // says what to run.
@@ -42,3 +56,4 @@ vouch.model "masked" attributes {batch = 2 : i64} {
   %p = vouch.scaled_dot_product_attention %q, %q, %o scale 0.25 : (tensor<2x2x3x4xf64>, tensor<2x2x3x4xf64>, tensor<2x2x3x4xf64>) -> tensor<2x2x3x4xf64>
   vouch.output "p" %p : tensor<2x2x3x4xf64>
 }
+

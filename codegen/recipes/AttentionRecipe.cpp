@@ -1,0 +1,352 @@
+//===- AttentionRecipe.cpp - flash_attention and its gradient ----*- C++ -*-===//
+//
+// scaled_dot_product_attention's fused form. cuda: runtime/cuda/kernels/
+// attention.cuh, the forward one kernel (online softmax over key tiles, no
+// Tq×Tk matrix), the gradient three: delta = Σ dy∘result per query into a
+// scratch buffer, then dk and dv (a block per key tile, the queries in
+// ascending tiles) and dq (a block per query tile, the keys in ascending
+// tiles), each result written once, no atomics. Every tensor is passed with a
+// Dims (its extents and strides; the batch axes walked row-major), the mask
+// (an int32 0 / 1 buffer) with its broadcast strides over the scores
+// [..., Tq, Tk]. cpu: runtime/cpu_kernels.h's flash_attention /
+// flash_attention_grad (contiguous tensors).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/recipes/Recipe.h"
+
+#include <algorithm>
+
+#include "codegen/EmitSupport.h"
+
+using namespace mlir;
+
+namespace vouch::codegen {
+namespace {
+
+/// Row-major strides of `shape`.
+std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// A contiguous tensor's Dims: its extents, row-major strides.
+KernelArg denseDims(Value v) {
+  return KernelArg::dims(shapeOf(v), rowMajorStrides(shapeOf(v)));
+}
+
+/// The mask's Dims over the scores [..., Tq, Tk] (NumPy broadcasting: aligned
+/// from the last axis, 0 where the mask has no axis or extent 1).
+KernelArg maskDims(ArrayRef<int64_t> scores, Value mask) {
+  ArrayRef<int64_t> shape = shapeOf(mask);
+  std::vector<int64_t> strides(scores.size(), 0);
+  int64_t stride = 1;
+  for (size_t k = 1; k <= shape.size(); ++k) {
+    int64_t extent = shape[shape.size() - k];
+    strides[scores.size() - k] = extent == 1 ? 0 : stride;
+    stride *= extent;
+  }
+  return KernelArg::dims(scores, strides);
+}
+
+/// The extents every kernel of the op needs.
+struct AttentionExtents {
+  int64_t batch = 1, tq, tk, d, dv;
+  std::vector<int64_t> scores; ///< [..., Tq, Tk]
+};
+
+AttentionExtents extentsOf(Value query, Value key, Value value) {
+  ArrayRef<int64_t> q = shapeOf(query), k = shapeOf(key), v = shapeOf(value);
+  AttentionExtents e;
+  size_t rank = q.size();
+  for (size_t i = 0; i + 2 < rank; ++i)
+    e.batch *= q[i];
+  e.tq = q[rank - 2];
+  e.d = q[rank - 1];
+  e.tk = k[rank - 2];
+  e.dv = v[rank - 1];
+  e.scores.assign(q.begin(), q.end() - 1);
+  e.scores.push_back(e.tk);
+  return e;
+}
+
+const std::pair<const char *, const char *> kCudaTypes[] = {{"float", "f32"},
+                                                            {"double", "f64"}};
+
+//===----------------------------------------------------------------------===//
+// Launch shapes: attention.cuh's helpers, mirrored (kernel_lab launches the
+// kernels with the header's own).
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kTile = 64;      // kAttentionTile: rows of a tile, features of a chunk
+constexpr int64_t kPitch = 65;     // kAttentionPitch
+constexpr uint32_t kThreads = 256; // kAttentionThreads
+constexpr int64_t kDeltaRows = 8;  // kAttentionDeltaRows
+
+/// attention_chunks: 64-feature chunks of a head (the DV / DK template
+/// arguments), 1..4.
+int64_t chunks(int64_t d) { return d <= 64 ? 1 : d <= 128 ? 2 : d <= 192 ? 3 : 4; }
+
+/// attention_tile_grid: a block per (batch, tile) of the side it owns.
+uint32_t tileGrid(int64_t batch, int64_t t) {
+  return static_cast<uint32_t>(std::max<int64_t>(1, batch * ((t + kTile - 1) / kTile)));
+}
+
+/// attention_delta_grid: a warp per row, 8 rows a block.
+uint32_t deltaGrid(int64_t rows) {
+  return static_cast<uint32_t>(
+      std::clamp<int64_t>((rows + kDeltaRows - 1) / kDeltaRows, 1, 65535));
+}
+
+/// attention_forward_shared_bytes / attention_backward_shared_bytes: 4 or 5
+/// tiles of [64][65] elements (f32 66,560 / 83,200 bytes; f64 twice that).
+uint32_t tileBytes(int tiles, int64_t element) {
+  return static_cast<uint32_t>(tiles * kTile * kPitch * element);
+}
+
+/// The f32 entry points with one chunk (heads of up to 64: GPT-2's) hold two
+/// blocks per SM in 128 registers without spills (attention.cuh's measure).
+std::string bounds(const char *type, int64_t chunkCount) {
+  return std::string(type) == "float" && chunkCount == 1
+             ? "__launch_bounds__(256, 2) "
+             : "";
+}
+
+//===----------------------------------------------------------------------===//
+// Sources
+//===----------------------------------------------------------------------===//
+
+/// The cpu forward: flash_attention(q, k, v, [mask, its Dims], out, lse,
+/// batch, tq, tk, d, dv, causal, scale).
+std::string cpuForwardSource(bool masked) {
+  std::string mask = masked ? "static_cast<const int32_t*>(args[3].ptr), args[4].dims.rank, "
+                              "args[4].dims.extent, args[4].dims.stride, "
+                            : "nullptr, 0, nullptr, nullptr, ";
+  int k = masked ? 5 : 3;
+  auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
+  return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
+         "  vouch::rt::flash_attention(static_cast<const T*>(args[0].ptr), "
+         "static_cast<const T*>(args[1].ptr), static_cast<const T*>(args[2].ptr), " +
+         mask + "static_cast<T*>(" + at(0) + ".ptr), static_cast<T*>(" + at(1) +
+         ".ptr), " + at(2) + ".i, " + at(3) + ".i, " + at(4) + ".i, " + at(5) + ".i, " +
+         at(6) + ".i, " + at(7) + ".i != 0, static_cast<T>(" + at(8) + ".real));\n}\n";
+}
+
+/// The cpu gradient: flash_attention_grad(dy, q, k, v, out, lse, [mask, its
+/// Dims], dq, dk, dv, batch, tq, tk, d, dv, causal, scale).
+std::string cpuGradSource(bool masked) {
+  std::string in;
+  for (int i = 0; i < 6; ++i)
+    in += "static_cast<const T*>(args[" + std::to_string(i) + "].ptr), ";
+  std::string mask = masked ? "static_cast<const int32_t*>(args[6].ptr), args[7].dims.rank, "
+                              "args[7].dims.extent, args[7].dims.stride, "
+                            : "nullptr, 0, nullptr, nullptr, ";
+  int k = masked ? 8 : 6;
+  auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
+  return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
+         "  vouch::rt::flash_attention_grad(" +
+         in + mask + "static_cast<T*>(" + at(0) + ".ptr), static_cast<T*>(" + at(1) +
+         ".ptr), static_cast<T*>(" + at(2) + ".ptr), " + at(3) + ".i, " + at(4) + ".i, " +
+         at(5) + ".i, " + at(6) + ".i, " + at(7) + ".i, " + at(8) +
+         ".i != 0, static_cast<T>(" + at(9) + ".real));\n}\n";
+}
+
+/// A cuda entry point calling `vouch::<kernel><type[, heads]>` with
+/// parameters `params` (each "T* name" or "Dims name"; `T` replaced by the
+/// element type) and, where the op has no mask, nullptr and an empty Dims for
+/// the mask's.
+std::string cudaEntry(const std::string &kernel, const std::string &heads,
+                      const std::vector<std::string> &params, bool masked,
+                      int64_t boundChunks) {
+  std::string source;
+  for (auto [type, suffix] : kCudaTypes) {
+    std::string list, names;
+    for (const std::string &p : params) {
+      bool isMask = p == "const int* mask" || p == "vouch::Dims md";
+      std::string name = p.substr(p.rfind(' ') + 1);
+      if (isMask && !masked) {
+        names += std::string(names.empty() ? "" : ", ") +
+                 (p == "const int* mask" ? "nullptr" : "vouch::Dims{}");
+        continue;
+      }
+      std::string typed = p;
+      for (size_t at = typed.find("T*"); at != std::string::npos;
+           at = typed.find("T*", at + 1))
+        typed.replace(at, 1, type);
+      list += (list.empty() ? "" : ", ") + typed;
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    source += "extern \"C\" __global__ void " +
+              (boundChunks ? bounds(type, boundChunks) : std::string()) + "@NAME@_" +
+              suffix + "(" +
+              list + ") {\n  vouch::" + kernel + "<" + type + heads + ">(" + names +
+              ");\n}\n";
+  }
+  return source;
+}
+
+class AttentionRecipe final : public KernelRecipe {
+public:
+  StringRef name() const override { return "attention"; }
+  bool handles(Operation *op) const override {
+    return familyOf(op) == OpFamily::Attention;
+  }
+
+  LogicalResult emit(const StepGroup &group,
+                     ProgramBuilder &builder) const override {
+    Operation *op = group.ops.front();
+    bool cuda = builder.target() == Target::Cuda;
+    if (auto forward = dyn_cast<FlashAttentionOp>(op))
+      return emitForward(forward, cuda, builder);
+    return emitGrad(cast<FlashAttentionGradOp>(op), cuda, builder);
+  }
+
+private:
+  static void appendExtents(SmallVectorImpl<KernelArg> &args,
+                            const AttentionExtents &e, bool causal,
+                            double scale) {
+    args.append({KernelArg::integer(e.batch), KernelArg::integer(e.tq),
+                 KernelArg::integer(e.tk), KernelArg::integer(e.d),
+                 KernelArg::integer(e.dv), KernelArg::integer(causal ? 1 : 0),
+                 KernelArg::real(scale)});
+  }
+
+  LogicalResult emitForward(FlashAttentionOp op, bool cuda,
+                            ProgramBuilder &builder) const {
+    AttentionExtents e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
+    bool masked = bool(op.getMask());
+    double scale = op.getScale().convertToDouble();
+    std::string variant = std::string("flash_attention") + (masked ? "_masked" : "");
+    SmallVector<KernelArg> args;
+    if (!cuda) {
+      args.append({KernelArg::buffer(op.getQuery()), KernelArg::buffer(op.getKey()),
+                   KernelArg::buffer(op.getValue())});
+      if (masked)
+        args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
+      args.append({KernelArg::buffer(op.getResult()), KernelArg::buffer(op.getLse())});
+      appendExtents(args, e, op.getCausal(), scale);
+      builder.addKernelStep(builder.kernel(variant, cpuForwardSource(masked)), args,
+                            0, 0, 0);
+      return success();
+    }
+    args.append({KernelArg::buffer(op.getQuery()), denseDims(op.getQuery()),
+                 KernelArg::buffer(op.getKey()), denseDims(op.getKey()),
+                 KernelArg::buffer(op.getValue()), denseDims(op.getValue())});
+    if (masked)
+      args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
+    args.append({KernelArg::buffer(op.getResult()), denseDims(op.getResult()),
+                 KernelArg::buffer(op.getLse()), KernelArg::integer(op.getCausal()),
+                 KernelArg::real(scale)});
+    int64_t dv = chunks(e.dv);
+    std::string source =
+        "#include \"attention.cuh\"\n" +
+        cudaEntry("attention_forward_kernel", ", " + std::to_string(dv),
+                  {"const T* q", "vouch::Dims qd", "const T* k", "vouch::Dims kd",
+                   "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
+                   "T* out", "vouch::Dims od", "T* lse", "long long causal",
+                   "double scale"},
+                  masked, dv);
+    builder.addKernelStep(builder.kernel(variant, source), args, tileGrid(e.batch, e.tq),
+                          kThreads, 1, tileBytes(4, 4), 0, tileBytes(4, 8));
+    return success();
+  }
+
+  LogicalResult emitGrad(FlashAttentionGradOp op, bool cuda,
+                         ProgramBuilder &builder) const {
+    AttentionExtents e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
+    bool masked = bool(op.getMask());
+    double scale = op.getScale().convertToDouble();
+    std::string variant = std::string("flash_attention_grad") + (masked ? "_masked" : "");
+    if (!cuda) {
+      SmallVector<KernelArg> args;
+      for (Value v : {op.getGrad(), op.getQuery(), op.getKey(), op.getValue(),
+                      op.getResult(), op.getLse()})
+        args.push_back(KernelArg::buffer(v));
+      if (masked)
+        args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
+      args.append({KernelArg::buffer(op.getDq()), KernelArg::buffer(op.getDk()),
+                   KernelArg::buffer(op.getDv())});
+      appendExtents(args, e, op.getCausal(), scale);
+      builder.addKernelStep(builder.kernel(variant, cpuGradSource(masked)), args, 0,
+                            0, 0);
+      return success();
+    }
+    // delta = Σ dy∘result per query: a scratch buffer of this op's own, read
+    // by both gradient kernels.
+    int32_t delta = builder.addScratch(builder.bufferName(op.getDq()) + ".delta",
+                                       e.batch * e.tq, rt::DType::Real, false);
+    int64_t dk = chunks(e.d), dv = chunks(e.dv);
+    {
+      std::string source =
+          "#include \"attention.cuh\"\n" +
+          cudaEntry("attention_delta_kernel", "",
+                    {"const T* dout", "vouch::Dims dod", "const T* out",
+                     "vouch::Dims od", "T* delta"},
+                    masked, 0);
+      builder.addKernelStep(
+          builder.kernel("flash_attention_delta", source),
+          {KernelArg::buffer(op.getGrad()), denseDims(op.getGrad()),
+           KernelArg::buffer(op.getResult()), denseDims(op.getResult()),
+           KernelArg::scratch(delta)},
+          deltaGrid(e.batch * e.tq), kThreads, 1);
+    }
+    auto inputs = [&](SmallVectorImpl<KernelArg> &args) {
+      args.append({KernelArg::buffer(op.getQuery()), denseDims(op.getQuery()),
+                   KernelArg::buffer(op.getKey()), denseDims(op.getKey()),
+                   KernelArg::buffer(op.getValue()), denseDims(op.getValue())});
+      if (masked)
+        args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
+      args.append({KernelArg::buffer(op.getGrad()), denseDims(op.getGrad()),
+                   KernelArg::buffer(op.getLse()), KernelArg::scratch(delta)});
+    };
+    std::vector<std::string> common = {
+        "const T* q",    "vouch::Dims qd",  "const T* k",      "vouch::Dims kd",
+        "const T* v",    "vouch::Dims vd",  "const int* mask", "vouch::Dims md",
+        "const T* dout", "vouch::Dims dod", "const T* lse",    "const T* delta"};
+    {
+      SmallVector<KernelArg> args;
+      inputs(args);
+      args.append({KernelArg::buffer(op.getDk()), denseDims(op.getDk()),
+                   KernelArg::buffer(op.getDv()), denseDims(op.getDv()),
+                   KernelArg::integer(op.getCausal()), KernelArg::real(scale)});
+      std::vector<std::string> params = common;
+      params.insert(params.end(), {"T* dk", "vouch::Dims dkd", "T* dv",
+                                   "vouch::Dims dvd", "long long causal",
+                                   "double scale"});
+      builder.addKernelStep(
+          builder.kernel(variant + "_dkdv",
+                         "#include \"attention.cuh\"\n" +
+                             cudaEntry("attention_dkdv_kernel",
+                                       ", " + std::to_string(dk) + ", " +
+                                           std::to_string(dv),
+                                       params, masked, std::max(dk, dv))),
+          args, tileGrid(e.batch, e.tk), kThreads, 1, tileBytes(5, 4), 0,
+          tileBytes(5, 8));
+    }
+    {
+      SmallVector<KernelArg> args;
+      inputs(args);
+      args.append({KernelArg::buffer(op.getDq()), denseDims(op.getDq()),
+                   KernelArg::integer(op.getCausal()), KernelArg::real(scale)});
+      std::vector<std::string> params = common;
+      params.insert(params.end(),
+                    {"T* dq", "vouch::Dims dqd", "long long causal", "double scale"});
+      builder.addKernelStep(
+          builder.kernel(variant + "_dq",
+                         "#include \"attention.cuh\"\n" +
+                             cudaEntry("attention_dq_kernel", ", " + std::to_string(dk),
+                                       params, masked, dk)),
+          args, tileGrid(e.batch, e.tq), kThreads, 1, tileBytes(5, 4), 0,
+          tileBytes(5, 8));
+    }
+    return success();
+  }
+};
+
+const AttentionRecipe recipe;
+const RecipeRegistration registration(&recipe);
+
+} // namespace
+
+} // namespace vouch::codegen

@@ -1,0 +1,690 @@
+// attention.cuh: fused scaled-dot-product attention (torch's
+// scaled_dot_product_attention with a hard mask), forward and backward, flash style:
+// no Tq × Tk matrix ever reaches global memory.
+//
+// Semantics, per batch: S = scale · Q Kᵀ; keep(i, j) = (no mask or mask(i, j) != 0) and
+// (not causal or j <= i: top-left aligned, torch's is_causal / tril(ones(Tq, Tk)));
+// P(i, j) = exp(S(i, j) - m_i) / Σ_{kept j'} exp(S(i, j') - m_i) on kept entries and
+// exactly 0 on blocked ones (no -inf or finite sentinel is ever added to S);
+// O = P V; lse_i = m_i + log(l_i) over the kept keys. A row with no kept key ("fully
+// blocked") gives an O row of exact zeros, lse -inf, a dq row of exact zeros and
+// nothing in dk / dv. Tq may differ from Tk, D (q, k features) from Dv (v features).
+//
+// Layout: q [batch..., Tq, D], k [batch..., Tk, D], v [batch..., Tk, Dv],
+// out [batch..., Tq, Dv] (dq, dk, dv, dout like q, k, v, out), each described by its own
+// vouch::Dims of rank r in 3..8: axes 0..r-3 the batch (the same extents for every
+// tensor; a linear batch index b walks them row-major, a stride may be 0), axis r-2
+// the sequence, axis r-1 the features (any stride; stride 1, the common case, loads
+// without the multiply). The mask (int32 0 / 1, pointer null: no mask) has its own
+// Dims of the same rank, extents [batch..., Tq, Tk], stride 0 where it broadcasts. lse
+// and delta are contiguous [batch_count × Tq] arrays of T.
+//
+// Work: a block of 256 threads (16 × 16) takes one 64-row tile and walks the other
+// operand's 64-row tiles in ascending order; features go through shared memory in
+// chunks of 64 (a [64][65] tile per operand: the odd row pitch makes both operand
+// reads of the tile products conflict-free). Thread (ty, tx) owns rows ty + 16·i and
+// columns tx + 16·j (i, j < 4) of every 64 × 64 product, and its accumulators' columns
+// tx + 16·j of each 64-feature chunk of the output, in registers. A product term is a
+// fold over the reduction index ascending (chunks ascending), so every result has a
+// fixed order: the same bits every run, no atomics. Accumulation is in T.
+//  - forward: a block per query tile; per key tile S (chunks of D), the online softmax
+//    (each row's running max m and sum l, the tile's row max and row sum a butterfly
+//    of xor shuffles over the row's 16 threads, O rescaled by exp(m_old - m_new)), P to
+//    shared memory, O += P V (chunks of Dv). Then O / l and lse = m + log(l).
+//  - delta (FlashAttention-2's D_i = Σ_d dO · O): a warp per row, lanes d = lane,
+//    lane + 32, ... then a butterfly.
+//  - dkdv: a block per key tile; per query tile ascending Sᵀ, Pᵀ = exp(Sᵀ - lse) (0 on
+//    blocked entries and rows whose lse is -inf), dPᵀ = V dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ - delta);
+//    dV += Pᵀ dO and dK += dSᵀ Q in registers; dK scaled once at the end; each written
+//    once.
+//  - dq: a block per query tile; per key tile ascending the same S, P, dP, dS, then
+//    dQ += dS K; scaled once at the end, written once.
+// Causal: key tiles past a query tile's last row (forward, dq) and query tiles before
+// a key tile's first key (dkdv) are skipped whole; tiles cut by the diagonal are masked
+// per element. Blocks take the tiles with the most work first.
+//
+// Template arguments: DV (forward: output chunks held in registers, ceil(Dv / 64)),
+// DK (dkdv: dK chunks, ceil(D / 64); dq: dQ chunks), all defaulting to 4 (any D, Dv up
+// to kAttentionMaxHeadDim = 256); attention_chunks(d) gives the fastest (1 for
+// GPT-2's 64). A launch whose D or Dv needs more chunks than instantiated traps.
+//
+// Launch (every kernel a block of kAttentionThreads = 256, tiles grid-stride, so any
+// grid is correct): forward and dq grid attention_tile_grid(batch_count, Tq), dkdv
+// attention_tile_grid(batch_count, Tk), delta attention_delta_grid(batch_count · Tq);
+// dynamic shared memory attention_forward_shared_bytes(sizeof(T)) (4 tiles: f32
+// 66,560 bytes, f64 133,120) and attention_backward_shared_bytes(sizeof(T)) for dkdv
+// and dq (5 tiles: f32 83,200, f64 166,400): above 48 KiB, so the host sets
+// cudaFuncAttributeMaxDynamicSharedMemorySize; a launch given less traps. delta takes
+// none. GPT-2 (batch 8 × 12 heads, T 1024, D 64): grids 96 · 16 = 1536, delta 12,288.
+// Codegen gives the f32 entry points with DV = DK = 1 __launch_bounds__(256, 2) (128
+// registers, two blocks per SM, no spills; the compiler's own choice takes ~145-250
+// and one block). Measured on an H200 (kernel_lab --bench, GPT-2's shape, causal,
+// f32, those entry points): forward 0.71 ms (12.9 GFLOP of useful work: ~18 TFLOP/s),
+// backward 2.42 ms (delta + dkdv 1.33 ms + dq 1.02 ms).
+// Generated entry points (DV, DK: attention_chunks of Dv, D):
+//   extern "C" __global__ void k_f32(const float* q, vouch::Dims qd, const float* k,
+//       vouch::Dims kd, const float* v, vouch::Dims vd, const int* mask, vouch::Dims md,
+//       float* out, vouch::Dims od, float* lse, long long causal, double scale) {
+//     vouch::attention_forward_kernel<float, DV>(q, qd, k, kd, v, vd, mask, md, out, od,
+//                                                lse, causal, scale); }
+//   extern "C" __global__ void k_f32(const float* dout, vouch::Dims dod, const float* out,
+//       vouch::Dims od, float* delta) {
+//     vouch::attention_delta_kernel<float>(dout, dod, out, od, delta); }
+//   extern "C" __global__ void k_f32(const float* q, vouch::Dims qd, const float* k,
+//       vouch::Dims kd, const float* v, vouch::Dims vd, const int* mask, vouch::Dims md,
+//       const float* dout, vouch::Dims dod, const float* lse, const float* delta,
+//       float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+//       double scale) {
+//     vouch::attention_dkdv_kernel<float, DK, DV>(q, qd, k, kd, v, vd, mask, md, dout,
+//         dod, lse, delta, dk, dkd, dv, dvd, causal, scale); }
+//   extern "C" __global__ void k_f32(const float* q, vouch::Dims qd, const float* k,
+//       vouch::Dims kd, const float* v, vouch::Dims vd, const int* mask, vouch::Dims md,
+//       const float* dout, vouch::Dims dod, const float* lse, const float* delta,
+//       float* dq, vouch::Dims dqd, long long causal, double scale) {
+//     vouch::attention_dq_kernel<float, DK>(q, qd, k, kd, v, vd, mask, md, dout, dod,
+//         lse, delta, dq, dqd, causal, scale); }
+// (mask nullptr with any md: no mask; causal 0 or 1; scale e.g. 1 / sqrt(D).)
+#ifndef VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION_CUH_
+#define VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION_CUH_
+
+#include "common.cuh"
+#include "reduce.cuh"  // positive_infinity
+
+namespace vouch {
+
+constexpr int kAttentionMaxHeadDim = 256;  // D and Dv
+constexpr int kAttentionTile = 64;         // rows of a tile; features of a chunk
+constexpr int kAttentionPitch = 65;        // a tile row in shared memory (odd: no conflicts)
+constexpr int kAttentionThreads = 256;     // 16 × 16
+constexpr int kAttentionDeltaRows = 8;     // delta: rows (warps) per block
+
+// 64-feature chunks of a head dimension (the template arguments DV / DK), 1..4.
+__host__ __device__ constexpr int attention_chunks(long long d) {
+  return d <= 64 ? 1 : d <= 128 ? 2 : d <= 192 ? 3 : 4;
+}
+__host__ __device__ constexpr long long attention_tiles(long long t) {
+  return (t + kAttentionTile - 1) / kAttentionTile;
+}
+// Blocks of the tile kernels: one per (batch, tile) of the side they own.
+__host__ __device__ constexpr long long attention_tile_grid(long long batch_count,
+                                                            long long t) {
+  return batch_count * attention_tiles(t) < 1 ? 1 : batch_count * attention_tiles(t);
+}
+__host__ __device__ constexpr long long attention_delta_grid(long long rows) {
+  return (rows + kAttentionDeltaRows - 1) / kAttentionDeltaRows < 1
+             ? 1
+             : (rows + kAttentionDeltaRows - 1) / kAttentionDeltaRows > 65535
+                   ? 65535
+                   : (rows + kAttentionDeltaRows - 1) / kAttentionDeltaRows;
+}
+__host__ __device__ constexpr int attention_block() { return kAttentionThreads; }
+__host__ __device__ constexpr long long attention_tile_bytes(int size) {
+  return (long long)kAttentionTile * kAttentionPitch * size;
+}
+__host__ __device__ constexpr long long attention_forward_shared_bytes(int size) {
+  return 4 * attention_tile_bytes(size);
+}
+__host__ __device__ constexpr long long attention_backward_shared_bytes(int size) {
+  return 5 * attention_tile_bytes(size);
+}
+
+// ---- Shapes read from a Dims (constant indices: no local copy of the struct).
+
+__device__ inline long long attention_extent(const Dims& d, int axis) {
+  long long e = 0;
+#pragma unroll
+  for (int k = 0; k < kDimsCapacity; ++k)
+    if (k == axis) e = d.extent[k];
+  return e;
+}
+__device__ inline long long attention_stride(const Dims& d, int axis) {
+  long long s = 0;
+#pragma unroll
+  for (int k = 0; k < kDimsCapacity; ++k)
+    if (k == axis) s = d.stride[k];
+  return s;
+}
+// Product of the batch extents (axes 0..rank-3).
+__device__ inline long long attention_batch_count(const Dims& d) {
+  long long n = 1;
+#pragma unroll
+  for (int k = 0; k < kDimsCapacity; ++k)
+    if (k < d.rank - 2) n *= d.extent[k];
+  return n;
+}
+// Offset of batch b (row-major over axes 0..rank-3, each with its own stride).
+__device__ inline long long attention_batch_offset(long long b, const Dims& d) {
+  unsigned long long rest = static_cast<unsigned long long>(b);
+  long long offset = 0;
+#pragma unroll
+  for (int k = kDimsCapacity - 1; k >= 0; --k) {
+    if (k < d.rank - 2) {
+      const unsigned long long e = static_cast<unsigned long long>(d.extent[k]);
+      const unsigned long long q = rest / e;
+      offset += static_cast<long long>(rest - q * e) * d.stride[k];
+      rest = q;
+    }
+  }
+  return offset;
+}
+
+// One tensor's view for a batch: element (row, feature) at p[row·rs + f·fs].
+template <class T>
+struct AttnView {
+  const T* p;
+  long long rs, fs;
+  __device__ AttnView(const T* ptr, const Dims& d, long long b)
+      : p(ptr + attention_batch_offset(b, d)),
+        rs(attention_stride(d, d.rank - 2)),
+        fs(attention_stride(d, d.rank - 1)) {}
+};
+
+// The kept entries of a 64 × 64 tile (queries q0 + ty + 16i, keys k0 + tx + 16j, or
+// transposed: keys k0 + ty + 16i, queries q0 + tx + 16j) as 16 bits, bit 4i + j: inside
+// [Tq) × [Tk), j <= i if causal, and mask != 0 if there is a mask.
+struct AttnKeep {
+  const int* mask;
+  long long rs, cs, tq, tk;
+  bool causal;
+  __device__ AttnKeep(const int* m, const Dims& md, long long b, long long tq_, long long tk_,
+                      long long causal_)
+      : mask(m), rs(0), cs(0), tq(tq_), tk(tk_), causal(causal_ != 0) {
+    if (m != nullptr) {
+      mask = m + attention_batch_offset(b, md);
+      rs = attention_stride(md, md.rank - 2);
+      cs = attention_stride(md, md.rank - 1);
+    }
+  }
+  template <bool Transposed>
+  __device__ unsigned bits(long long q0, long long k0) const {
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int qn = int(tq - q0 < 64 ? tq - q0 : 64), kn = int(tk - k0 < 64 ? tk - k0 : 64);
+    // j <= i: key index - query index <= q0 - k0 (clamped: tiles are 64 apart at least).
+    const long long gap = q0 - k0;
+    const int diag = !causal ? 1 << 20 : gap > 128 ? 128 : gap < -128 ? -128 : int(gap);
+    const int* const m = mask == nullptr ? nullptr : mask + q0 * rs + k0 * cs;
+    unsigned kept = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int qi = Transposed ? tx + 16 * j : ty + 16 * i;
+        const int kj = Transposed ? ty + 16 * i : tx + 16 * j;
+        bool ok = qi < qn && kj < kn && kj - qi <= diag;
+        if (ok && m != nullptr) ok = m[qi * rs + kj * cs] != 0;
+        if (ok) kept |= 1u << (4 * i + j);
+      }
+    return kept;
+  }
+};
+
+// tile[r][c] = rows row0 + r, features f0 + c of v (r, c < 64), 0 outside [rows) × [feats).
+// Thread t loads column t % 64 of rows t / 64, t / 64 + 4, ...: one pointer stepping by
+// 4 rows (a warp reads 32 consecutive features where the feature stride is 1).
+template <class T>
+__device__ inline void attention_load_tile(T* tile, const AttnView<T>& v, long long row0,
+                                           long long rows, long long f0, long long feats) {
+  const int c = threadIdx.x & 63, r0 = threadIdx.x >> 6;
+  const long long f = f0 + c;
+  const int rn = int(rows - row0 < 64 ? rows - row0 : 64);
+  const T* src = v.p + (row0 + r0) * v.rs + (v.fs == 1 ? f : f * v.fs);
+  const long long step = 4 * v.rs;
+  T* dst = tile + r0 * kAttentionPitch + c;
+  const bool in = f < feats;
+#pragma unroll
+  for (int n = 0; n < 16; ++n) {
+    dst[n * 4 * kAttentionPitch] = (in && r0 + 4 * n < rn) ? src[0] : T(0);
+    src += step;
+  }
+}
+
+// acc[i][j] += Σ_{x < n} a[ty + 16i][x] · b[tx + 16j][x] (x ascending).
+template <class T>
+__device__ inline void attention_mma_nt(T (&acc)[4][4], const T* a, const T* b, int n) {
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const T* ar = a + ty * kAttentionPitch;
+  const T* br = b + tx * kAttentionPitch;
+#pragma unroll 2
+  for (int x = 0; x < n; ++x) {
+    T av[4], bv[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) av[i] = ar[16 * i * kAttentionPitch + x];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) bv[j] = br[16 * j * kAttentionPitch + x];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * bv[j];
+  }
+}
+
+// acc[i][j] += Σ_{x < n} a[ty + 16i][x] · b[x][tx + 16j] (x ascending).
+template <class T>
+__device__ inline void attention_mma_nn(T (&acc)[4][4], const T* a, const T* b, int n) {
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const T* ar = a + ty * kAttentionPitch;
+  const T* bc = b + tx;
+#pragma unroll 2
+  for (int x = 0; x < n; ++x) {
+    T av[4], bv[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) av[i] = ar[16 * i * kAttentionPitch + x];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) bv[j] = bc[x * kAttentionPitch + 16 * j];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * bv[j];
+  }
+}
+
+// The combination over the 16 threads of a row (lanes differing in their low 4 bits):
+// a butterfly of xor shuffles, h = 8, 4, 2, 1; every lane ends with the same bits.
+template <class T>
+__device__ inline T attention_row_max(T v) {
+#pragma unroll
+  for (int h = 8; h > 0; h >>= 1) {
+    const T o = __shfl_xor_sync(0xffffffffu, v, h);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+template <class T>
+__device__ inline T attention_row_sum(T v) {
+#pragma unroll
+  for (int h = 8; h > 0; h >>= 1) v += __shfl_xor_sync(0xffffffffu, v, h);
+  return v;
+}
+
+__device__ inline int attention_min(long long a, long long b) { return int(a < b ? a : b); }
+
+__device__ inline void attention_require(bool ok) {
+  if (!ok) __trap();
+}
+
+// ---- Forward.
+
+template <class T, int DV = 4>
+__device__ void attention_forward_kernel(const T* q, Dims qd, const T* k, Dims kd, const T* v,
+                                         Dims vd, const int* mask, Dims md, T* out, Dims od,
+                                         T* lse, long long causal, double scale) {
+  constexpr int kT = kAttentionTile, kP = kAttentionPitch;
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  const int nd = attention_chunks(d), nv = attention_chunks(dv);
+  attention_require(blockDim.x == kAttentionThreads && nv <= DV &&
+                    dynamic_shared_bytes() >= attention_forward_shared_bytes(sizeof(T)));
+  T* const sq = dynamic_shared<T>();
+  T* const sk = sq + kT * kP;
+  T* const sv = sk + kT * kP;
+  T* const sp = sv + kT * kP;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const T sc = T(scale);
+  const T ninf = -positive_infinity<T>();
+  const long long q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long q0 = (q_tiles - 1 - tile / batches) * kT;  // the longest rows first
+    const AttnView<T> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    T o[DV][4][4];
+#pragma unroll
+    for (int c = 0; c < DV; ++c)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) o[c][i][j] = T(0);
+    T m[4], l[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) m[i] = ninf, l[i] = T(0);
+    if (nd == 1) {
+      __syncthreads();  // the previous tile's reads of sq are done
+      attention_load_tile(sq, Q, q0, tq, 0, d);
+    }
+    const long long k_end = causal ? (tk < q0 + kT ? tk : q0 + kT) : tk;
+    for (long long k0 = 0; k0 < k_end; k0 += kT) {
+      T s[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) s[i][j] = T(0);
+      for (int c = 0; c < nd; ++c) {
+        __syncthreads();
+        if (nd > 1) attention_load_tile(sq, Q, q0, tq, c * kT, d);
+        attention_load_tile(sk, K, k0, tk, c * kT, d);
+        __syncthreads();
+        attention_mma_nt(s, sq, sk, attention_min(kT, d - c * kT));
+      }
+      // The online softmax of the tile's rows.
+      const unsigned kept = keep.bits<false>(q0, k0);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        T mx = ninf;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          s[i][j] *= sc;
+          if ((kept >> (4 * i + j) & 1u) && !(s[i][j] <= mx)) mx = s[i][j];
+        }
+        mx = attention_row_max(mx);
+        const T m_new = mx > m[i] ? mx : m[i];
+        T alpha = T(1), sum = T(0);
+        if (m_new == ninf) {  // nothing kept yet in this row
+#pragma unroll
+          for (int j = 0; j < 4; ++j) s[i][j] = T(0);
+        } else {
+          alpha = exp(m[i] - m_new);  // 0 while m is -inf
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            s[i][j] = (kept >> (4 * i + j) & 1u) ? exp(s[i][j] - m_new) : T(0);
+            sum += s[i][j];
+          }
+        }
+        sum = attention_row_sum(sum);
+        l[i] = l[i] * alpha + sum;
+        m[i] = m_new;
+#pragma unroll
+        for (int c = 0; c < DV; ++c)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) o[c][i][j] *= alpha;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) sp[(ty + 16 * i) * kP + tx + 16 * j] = s[i][j];
+      }
+      const int kn = attention_min(kT, tk - k0);
+#pragma unroll
+      for (int c = 0; c < DV; ++c) {
+        if (c < nv) {
+          __syncthreads();  // sp written; the previous chunk's reads of sv done
+          attention_load_tile(sv, V, k0, tk, c * kT, dv);
+          __syncthreads();
+          attention_mma_nn(o[c], sp, sv, kn);
+        }
+      }
+    }
+    // O = acc / l (exact zeros where nothing was kept), lse = m + log(l).
+    const long long ob = attention_batch_offset(b, od);
+    const long long ors = attention_stride(od, r - 2), ofs = attention_stride(od, r - 1);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long row = q0 + ty + 16 * i;
+      if (row >= tq) continue;
+      const bool any = l[i] > T(0);
+#pragma unroll
+      for (int c = 0; c < DV; ++c)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const long long f = c * kT + tx + 16 * j;
+          if (c < nv && f < dv) out[ob + row * ors + f * ofs] = any ? o[c][i][j] / l[i] : T(0);
+        }
+      if (tx == 0) lse[b * tq + row] = any ? m[i] + log(l[i]) : ninf;
+    }
+  }
+}
+
+// ---- delta[row] = Σ_f dout[row][f] · out[row][f], rows = batch_count × Tq.
+
+template <class T>
+__device__ void attention_delta_kernel(const T* dout, Dims dod, const T* out, Dims od,
+                                       T* delta) {
+  const int r = od.rank;
+  const long long tq = attention_extent(od, r - 2), dv = attention_extent(od, r - 1);
+  const long long rows = attention_batch_count(od) * tq;
+  const int lane = threadIdx.x & 31;
+  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+  for (long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+       row < rows; row += warps) {
+    const long long b = row / tq, i = row - b * tq;
+    const AttnView<T> G(dout, dod, b), O(out, od, b);
+    T sum = T(0);
+    for (long long f = lane; f < dv; f += 32)
+      sum += G.p[i * G.rs + f * G.fs] * O.p[i * O.rs + f * O.fs];
+#pragma unroll
+    for (int h = 16; h > 0; h >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, h);
+    if (lane == 0) delta[row] = sum;
+  }
+}
+
+// P (or Pᵀ) of one 64 × 64 tile from the scores s: exp(s · scale - lse) where kept and
+// the row's lse is finite, else 0. Row / column numbering by the caller's orientation.
+template <class T>
+__device__ inline T attention_prob(T s, T sc, T row_lse, unsigned kept) {
+  return (kept != 0u && row_lse != -positive_infinity<T>()) ? exp(s * sc - row_lse) : T(0);
+}
+
+// ---- dK, dV: a block per key tile, query tiles ascending.
+
+template <class T, int DK = 4, int DV = 4>
+__device__ void attention_dkdv_kernel(const T* q, Dims qd, const T* k, Dims kd, const T* v,
+                                      Dims vd, const int* mask, Dims md, const T* dout,
+                                      Dims dod, const T* lse, const T* delta, T* dk, Dims dkd,
+                                      T* dv_out, Dims dvd, long long causal, double scale) {
+  constexpr int kT = kAttentionTile, kP = kAttentionPitch;
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  const int nd = attention_chunks(d), nv = attention_chunks(dv);
+  attention_require(blockDim.x == kAttentionThreads && nd <= DK && nv <= DV &&
+                    dynamic_shared_bytes() >= attention_backward_shared_bytes(sizeof(T)));
+  T* const sk = dynamic_shared<T>();
+  T* const sv = sk + kT * kP;
+  T* const sq = sv + kT * kP;
+  T* const sdo = sq + kT * kP;
+  T* const sp = sdo + kT * kP;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const T sc = T(scale);
+  const long long k_tiles = attention_tiles(tk);
+  for (long long tile = blockIdx.x; tile < batches * k_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long k0 = (tile / batches) * kT;  // causal: the first key tiles have the most
+    const AttnView<T> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    T ak[DK][4][4], av[DV][4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < DK; ++c) ak[c][i][j] = T(0);
+#pragma unroll
+        for (int c = 0; c < DV; ++c) av[c][i][j] = T(0);
+      }
+    __syncthreads();  // the previous tile's reads are done
+    if (nd == 1) attention_load_tile(sk, K, k0, tk, 0, d);
+    if (nv == 1) attention_load_tile(sv, V, k0, tk, 0, dv);
+    for (long long q0 = causal ? k0 : 0; q0 < tq; q0 += kT) {
+      // Sᵀ[key][query]: keys ty + 16i, queries tx + 16j.
+      T s[4][4], dp[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) s[i][j] = T(0), dp[i][j] = T(0);
+      for (int c = 0; c < nd; ++c) {
+        __syncthreads();
+        if (nd > 1) attention_load_tile(sk, K, k0, tk, c * kT, d);
+        attention_load_tile(sq, Q, q0, tq, c * kT, d);
+        __syncthreads();
+        attention_mma_nt(s, sk, sq, attention_min(kT, d - c * kT));
+      }
+      // dPᵀ[key][query] = Σ_f V[key][f] dO[query][f].
+      for (int c = 0; c < nv; ++c) {
+        __syncthreads();
+        if (nv > 1) attention_load_tile(sv, V, k0, tk, c * kT, dv);
+        attention_load_tile(sdo, G, q0, tq, c * kT, dv);
+        __syncthreads();
+        attention_mma_nt(dp, sv, sdo, attention_min(kT, dv - c * kT));
+      }
+      T row_lse[4], row_delta[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const long long row = q0 + tx + 16 * j;
+        row_lse[j] = row < tq ? lse[b * tq + row] : -positive_infinity<T>();
+        row_delta[j] = row < tq ? delta[b * tq + row] : T(0);
+      }
+      // Pᵀ into shared memory (dS kept in dp).
+      const unsigned kept = keep.bits<true>(q0, k0);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const T p = attention_prob(s[i][j], sc, row_lse[j], kept >> (4 * i + j) & 1u);
+          dp[i][j] = p * (dp[i][j] - row_delta[j]);
+          sp[(ty + 16 * i) * kP + tx + 16 * j] = p;
+        }
+      const int qn = attention_min(kT, tq - q0);
+      // dV[key][f] += Σ_query Pᵀ[key][query] dO[query][f].
+      for (int c = 0; c < DV; ++c) {
+        if (c < nv) {
+          __syncthreads();
+          if (nv > 1) attention_load_tile(sdo, G, q0, tq, c * kT, dv);
+          __syncthreads();
+          attention_mma_nn(av[c], sp, sdo, qn);
+        }
+      }
+      __syncthreads();  // the reads of Pᵀ are done
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) sp[(ty + 16 * i) * kP + tx + 16 * j] = dp[i][j];
+      // dK[key][f] += Σ_query dSᵀ[key][query] Q[query][f].
+#pragma unroll
+      for (int c = 0; c < DK; ++c) {
+        if (c < nd) {
+          __syncthreads();
+          if (nd > 1) attention_load_tile(sq, Q, q0, tq, c * kT, d);
+          __syncthreads();
+          attention_mma_nn(ak[c], sp, sq, qn);
+        }
+      }
+    }
+    const long long kb = attention_batch_offset(b, dkd), vb = attention_batch_offset(b, dvd);
+    const long long krs = attention_stride(dkd, r - 2), kfs = attention_stride(dkd, r - 1);
+    const long long vrs = attention_stride(dvd, r - 2), vfs = attention_stride(dvd, r - 1);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long key = k0 + ty + 16 * i;
+      if (key >= tk) continue;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < DK; ++c) {
+          const long long f = c * kT + tx + 16 * j;
+          if (c < nd && f < d) dk[kb + key * krs + f * kfs] = ak[c][i][j] * sc;
+        }
+#pragma unroll
+        for (int c = 0; c < DV; ++c) {
+          const long long f = c * kT + tx + 16 * j;
+          if (c < nv && f < dv) dv_out[vb + key * vrs + f * vfs] = av[c][i][j];
+        }
+      }
+    }
+  }
+}
+
+// ---- dQ: a block per query tile, key tiles ascending.
+
+template <class T, int DK = 4>
+__device__ void attention_dq_kernel(const T* q, Dims qd, const T* k, Dims kd, const T* v,
+                                    Dims vd, const int* mask, Dims md, const T* dout, Dims dod,
+                                    const T* lse, const T* delta, T* dq, Dims dqd,
+                                    long long causal, double scale) {
+  constexpr int kT = kAttentionTile, kP = kAttentionPitch;
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  const int nd = attention_chunks(d), nv = attention_chunks(dv);
+  attention_require(blockDim.x == kAttentionThreads && nd <= DK &&
+                    dynamic_shared_bytes() >= attention_backward_shared_bytes(sizeof(T)));
+  T* const sq = dynamic_shared<T>();
+  T* const sdo = sq + kT * kP;
+  T* const sk = sdo + kT * kP;
+  T* const sv = sk + kT * kP;
+  T* const sp = sv + kT * kP;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const T sc = T(scale);
+  const long long q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long q0 = (q_tiles - 1 - tile / batches) * kT;
+    const AttnView<T> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    T aq[DK][4][4];
+#pragma unroll
+    for (int c = 0; c < DK; ++c)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) aq[c][i][j] = T(0);
+    T row_lse[4], row_delta[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long row = q0 + ty + 16 * i;
+      row_lse[i] = row < tq ? lse[b * tq + row] : -positive_infinity<T>();
+      row_delta[i] = row < tq ? delta[b * tq + row] : T(0);
+    }
+    __syncthreads();
+    if (nd == 1) attention_load_tile(sq, Q, q0, tq, 0, d);
+    if (nv == 1) attention_load_tile(sdo, G, q0, tq, 0, dv);
+    const long long k_end = causal ? (tk < q0 + kT ? tk : q0 + kT) : tk;
+    for (long long k0 = 0; k0 < k_end; k0 += kT) {
+      T s[4][4], dp[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) s[i][j] = T(0), dp[i][j] = T(0);
+      for (int c = 0; c < nd; ++c) {
+        __syncthreads();
+        if (nd > 1) attention_load_tile(sq, Q, q0, tq, c * kT, d);
+        attention_load_tile(sk, K, k0, tk, c * kT, d);
+        __syncthreads();
+        attention_mma_nt(s, sq, sk, attention_min(kT, d - c * kT));
+      }
+      for (int c = 0; c < nv; ++c) {
+        __syncthreads();
+        if (nv > 1) attention_load_tile(sdo, G, q0, tq, c * kT, dv);
+        attention_load_tile(sv, V, k0, tk, c * kT, dv);
+        __syncthreads();
+        attention_mma_nt(dp, sdo, sv, attention_min(kT, dv - c * kT));
+      }
+      const unsigned kept = keep.bits<false>(q0, k0);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const T p = attention_prob(s[i][j], sc, row_lse[i], kept >> (4 * i + j) & 1u);
+          sp[(ty + 16 * i) * kP + tx + 16 * j] = p * (dp[i][j] - row_delta[i]);
+        }
+      const int kn = attention_min(kT, tk - k0);
+      // dQ[query][f] += Σ_key dS[query][key] K[key][f].
+#pragma unroll
+      for (int c = 0; c < DK; ++c) {
+        if (c < nd) {
+          __syncthreads();
+          if (nd > 1) attention_load_tile(sk, K, k0, tk, c * kT, d);
+          __syncthreads();
+          attention_mma_nn(aq[c], sp, sk, kn);
+        }
+      }
+    }
+    const long long qb = attention_batch_offset(b, dqd);
+    const long long qrs = attention_stride(dqd, r - 2), qfs = attention_stride(dqd, r - 1);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long row = q0 + ty + 16 * i;
+      if (row >= tq) continue;
+#pragma unroll
+      for (int c = 0; c < DK; ++c)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const long long f = c * kT + tx + 16 * j;
+          if (c < nd && f < d) dq[qb + row * qrs + f * qfs] = aq[c][i][j] * sc;
+        }
+    }
+  }
+}
+
+}  // namespace vouch
+
+#endif  // VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION_CUH_

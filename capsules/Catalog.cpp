@@ -486,6 +486,45 @@ KernelCapsule selectBatchCapsule(Device device) {
   return c;
 }
 
+KernelCapsule selectWindowsCapsule(Device device) {
+  KernelCapsule c = stepCapsule(device, std::string(kSelectWindowsWork));
+  bool cuda = device == Device::Cuda;
+  Provenance where =
+      cuda ? Provenance{"runtime/cuda/kernels/executor.cuh, "
+                        "runtime/cuda/kernels/token_windows.h",
+                        "vouch_select_windows_<t>",
+                        "one launch per step; the windows' starts computed "
+                        "from the device step counter (token_windows.h), the "
+                        "tokens read over the bus from the file's mapping, "
+                        "registered with cudaHostRegister (read-only, mapped), "
+                        "or from mapped pinned memory where registering is "
+                        "refused (--mem-stats says which)"}
+           : Provenance{"runtime/tokens.cc, runtime/cuda/kernels/token_windows.h",
+                        "vouch::rt::fill_token_batch",
+                        "the windows copied from the file's mapping"};
+  Evidence tested = citedEvidence(EvidenceKind::TestSuite,
+                                  cuda ? "gpu-suite" : "tokens");
+  c.shape = contract("one i32 input and one i32 target of [batch, T]; the "
+                     "token file (llm.c .bin or 1-D npy, uint16 / uint32 / "
+                     "int32) holds at least T + 1 tokens, each below the "
+                     "vocabulary",
+                     "checked when the file is opened", tested, where);
+  c.layout = contract(cuda ? "the token file stays in host memory (never "
+                             "uploaded whole); the batch buffers are dense "
+                             "row-major device buffers"
+                           : "dense row-major host buffers",
+                      "a copy of T + 1 tokens per row, converted to int32",
+                      tested, where);
+  c.value = contract("step k, row r: the window of T + 1 tokens at start "
+                     "n·T, n = (k·batch + r) mod floor((N - 1) / T) "
+                     "(sequential), or at a start drawn from the run seed, k "
+                     "and r (random; token_windows.h, the same function on "
+                     "cpu and cuda); input = its first T tokens, target = its "
+                     "last T",
+                     "a copy (no arithmetic)", tested, where);
+  return c;
+}
+
 KernelCapsule optimizerCapsule(Device device, const OptimizerRule &rule) {
   KernelCapsule c = stepCapsule(device, optimizerWork(rule.name));
   bool cuda = device == Device::Cuda;
@@ -594,6 +633,7 @@ std::vector<KernelCapsule> stepCatalog() {
   std::vector<KernelCapsule> out;
   for (Device device : {Device::Cpu, Device::Cuda}) {
     out.push_back(selectBatchCapsule(device));
+    out.push_back(selectWindowsCapsule(device));
     for (const OptimizerRule &rule : kOptimizerRules)
       out.push_back(optimizerCapsule(device, rule));
     out.push_back(clipCapsule(device));

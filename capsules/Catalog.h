@@ -61,6 +61,9 @@ std::vector<KernelCapsule> stepCatalog();
 const std::vector<std::string_view> &stepOptimizers();
 /// The "op" of a step capsule: "select_batch", or "<optimizer>_step".
 inline constexpr std::string_view kSelectBatchWork = "select_batch";
+/// The batch selection of a model whose data is a token stream (`data
+/// tokens(...)`): windows read from the host-resident file.
+inline constexpr std::string_view kSelectWindowsWork = "select_windows";
 /// The "op" of the gradient-clipping capsule (train clause `clip_grad_norm`).
 inline constexpr std::string_view kClipGradNormWork = "clip_grad_norm";
 std::string optimizerWork(std::string_view optimizer);

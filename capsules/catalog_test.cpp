@@ -90,9 +90,9 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
           << op << " cites the unknown evidence key " << key;
   }
   // + the native products, + the step's own work on cpu and cuda (batch
-  // selection, clipping, the optimizers).
+  // selection from rows or from a token stream, clipping, the optimizers).
   EXPECT_EQ(registry.all().size(),
-            2 * ops.size() + 2 + 2 * (2 + stepOptimizers().size()));
+            2 * ops.size() + 2 + 2 * (3 + stepOptimizers().size()));
   // The shipped set, by name: a changed provider or a lost op shows here.
   for (const char *op : {"fill", "matmul", "linear", "add", "sub", "mul",
                          "relu", "step", "scale", "broadcast", "reshape",
@@ -109,7 +109,8 @@ TEST(Catalog, TheStepsOwnWorkHasACapsulePerDevice) {
                                            "adagrad"}));
   for (Device device : {Device::Cpu, Device::Cuda}) {
     Provider provider = *stepProvider(device);
-    std::vector<std::string> work = {std::string(kSelectBatchWork)};
+    std::vector<std::string> work = {std::string(kSelectBatchWork),
+                                     std::string(kSelectWindowsWork)};
     for (std::string_view optimizer : stepOptimizers())
       work.push_back(optimizerWork(optimizer));
     for (const std::string &what : work) {

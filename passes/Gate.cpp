@@ -415,8 +415,11 @@ AssuranceGate::checkStepWork(std::vector<KernelCapsule> &used) {
   std::string optimizer = stringifyOptimizerKind(train.getOptimizer()).str();
   // In launch order: batch selection, clipping (only when the clause asks),
   // the optimizer (codegen/ProgramEmitter.cpp relies on it).
+  DataAttr data = model.getDataAttr();
+  bool tokens = data && data.getKind() == DataKind::Tokens;
   std::vector<std::pair<std::string, std::string>> roles = {
-      {"batch selection", std::string(capsules::kSelectBatchWork)}};
+      {"batch selection", std::string(tokens ? capsules::kSelectWindowsWork
+                                             : capsules::kSelectBatchWork)}};
   if (train.getClipGradNorm())
     roles.push_back({"gradient clipping",
                      std::string(capsules::kClipGradNormWork)});

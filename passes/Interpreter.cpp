@@ -529,14 +529,18 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
   InterpreterResult run;
   auto &values = run.values;
   auto get = [&](Value v) -> const HostTensor & { return values[v]; };
-  // An attention op's mask broadcast to its scores [..., Tq, Tk]; empty
-  // without one.
-  auto attentionMask = [&](Value mask, Value query, Value key) -> HostTensor {
-    if (!mask)
-      return {};
-    std::vector<int64_t> scores = shapeOf(query);
-    scores.back() = shapeOf(key).end()[-2];
-    return broadcastMask(get(mask), scores);
+  // The attention an op computes (scaled_dot_product_attention and its fused
+  // ops), its mask broadcast to the scores [..., Tq, Tk] into `mask`, which
+  // must outlive it.
+  auto attentionOf = [&](auto op, HostTensor &mask) {
+    if (op.getMask()) {
+      std::vector<int64_t> scores = shapeOf(op.getQuery());
+      scores.back() = shapeOf(op.getKey()).end()[-2];
+      mask = broadcastMask(get(op.getMask()), scores);
+    }
+    return Attention(get(op.getQuery()), get(op.getKey()), get(op.getValue()),
+                     op.getMask() ? &mask : nullptr, op.getCausal(),
+                     op.getScale().convertToDouble());
   };
 
   auto feed = [&](Operation *op, StringRef name, Value result) -> LogicalResult {
@@ -614,30 +618,19 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](ScaledDotProductAttentionOp o) {
-              HostTensor mask = attentionMask(o.getMask(), o.getQuery(), o.getKey());
-              Attention a(get(o.getQuery()), get(o.getKey()), get(o.getValue()),
-                          o.getMask() ? &mask : nullptr, o.getCausal(),
-                          o.getScale().convertToDouble());
-              values[o.getResult()] = a.forward(o.getResult());
+              HostTensor mask;
+              values[o.getResult()] = attentionOf(o, mask).forward(o.getResult());
               return success();
             })
             .Case([&](FlashAttentionOp o) {
-              HostTensor mask = attentionMask(o.getMask(), o.getQuery(), o.getKey());
-              Attention a(get(o.getQuery()), get(o.getKey()), get(o.getValue()),
-                          o.getMask() ? &mask : nullptr, o.getCausal(),
-                          o.getScale().convertToDouble());
-              HostTensor lse;
-              values[o.getResult()] = a.forward(o.getResult(), &lse);
+              HostTensor mask, lse;
+              values[o.getResult()] = attentionOf(o, mask).forward(o.getResult(), &lse);
               values[o.getLse()] = lse;
               return success();
             })
             .Case([&](FlashAttentionGradOp o) {
-              HostTensor mask = attentionMask(o.getMask(), o.getQuery(), o.getKey());
-              Attention a(get(o.getQuery()), get(o.getKey()), get(o.getValue()),
-                          o.getMask() ? &mask : nullptr, o.getCausal(),
-                          o.getScale().convertToDouble());
-              HostTensor dq, dk, dv;
-              a.backward(get(o.getGrad()), dq, dk, dv);
+              HostTensor mask, dq, dk, dv;
+              attentionOf(o, mask).backward(get(o.getGrad()), dq, dk, dv);
               values[o.getDq()] = dq;
               values[o.getDk()] = dk;
               values[o.getDv()] = dv;

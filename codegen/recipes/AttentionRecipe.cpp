@@ -36,18 +36,9 @@ KernelArg denseDims(Value v) {
   return KernelArg::dims(shapeOf(v), rowMajorStrides(shapeOf(v)));
 }
 
-/// The mask's Dims over the scores [..., Tq, Tk] (NumPy broadcasting: aligned
-/// from the last axis, 0 where the mask has no axis or extent 1).
+/// The mask's Dims over the scores [..., Tq, Tk] (broadcast strides).
 KernelArg maskDims(ArrayRef<int64_t> scores, Value mask) {
-  ArrayRef<int64_t> shape = shapeOf(mask);
-  std::vector<int64_t> strides(scores.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = 1; k <= shape.size(); ++k) {
-    int64_t extent = shape[shape.size() - k];
-    strides[scores.size() - k] = extent == 1 ? 0 : stride;
-    stride *= extent;
-  }
-  return KernelArg::dims(scores, strides);
+  return KernelArg::dims(scores, broadcastStrides(scores, shapeOf(mask)));
 }
 
 /// The extents every kernel of the op needs.

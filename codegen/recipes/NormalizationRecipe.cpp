@@ -141,19 +141,6 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call,
   return source;
 }
 
-/// The mask's strides over the input's axes (NumPy broadcasting: aligned from
-/// the last axis; 0 where the mask has no axis or extent 1).
-std::vector<int64_t> maskStrides(ArrayRef<int64_t> input, ArrayRef<int64_t> mask) {
-  std::vector<int64_t> strides(input.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = 1; k <= mask.size(); ++k) {
-    int64_t extent = mask[mask.size() - k];
-    strides[input.size() - k] = extent == 1 ? 0 : stride;
-    stride *= extent;
-  }
-  return strides;
-}
-
 /// layer_norm (x, [weight], [bias]) -> y, or layer_norm_grad (grad, x,
 /// [weight]) -> dx, [dweight], [dbias]: the operands and results the op has
 /// are parameters, the others nullptr. On cuda the backward with dweight or
@@ -289,7 +276,7 @@ public:
       builder.addKernelStep(
           kernel,
           {KernelArg::buffer(masked.getInput()), KernelArg::buffer(masked.getMask()),
-           KernelArg::dims(in, maskStrides(in, shapeOf(masked.getMask()))),
+           KernelArg::dims(in, broadcastStrides(in, shapeOf(masked.getMask()))),
            KernelArg::buffer(masked.getResult()), KernelArg::integer(r.outer),
            KernelArg::integer(r.n), KernelArg::integer(r.inner)},
           launch.grid, launch.threads, height, launch.sharedBytes, launch.blocksPerSM);

@@ -213,14 +213,18 @@ LinearPath check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, b
     ADD_FAILURE() << s.message();
     return path;
   }
-  if (expected != LinearPath::None) EXPECT_EQ(path, expected) << linear_path_name(path);
+  if (expected != LinearPath::None) {
+    EXPECT_EQ(path, expected) << linear_path_name(path);
+  }
   if (path == LinearPath::LtEpilogue) {
     EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"});
     EXPECT_EQ(refusal, "");
   } else {
     EXPECT_FALSE(calls.calls().empty()) << linear_path_name(path);
     for (const std::string& c : calls.calls()) EXPECT_NE(c, "cublasLtMatmul");
-    if (in > 0) EXPECT_NE(refusal, "") << "a fallback says why";
+    if (in > 0) {
+      EXPECT_NE(refusal, "") << "a fallback says why";
+    }
   }
   constexpr bool f64 = std::is_same_v<T, double>;
   Result<LinearCall> call = describe_linear(rows, in, out, with_bias, tf32,

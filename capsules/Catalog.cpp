@@ -362,6 +362,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   bool uncontracted = spec.contraction == "none";
   c.numeric.contract = uncontracted ? Contraction::None : nativeContraction();
   std::string shapeClaim = "static shapes as the vouch." + op + kCudaShapeClaim;
+  // The fused attention's f32 kernels compute their products on tensor
+  // cores in TF32 under the profile's tf32 option (attention.cuh's *_tf32).
+  if (spec.family == OpFamily::Attention)
+    c.numeric.tf32Allowed = true;
   if (spec.family == OpFamily::Attention)
     shapeClaim += "; heads (q's and v's feature extents) of at most " +
                   std::to_string(kMaxAttentionHeadDim) +

@@ -104,8 +104,9 @@ std::string renderText(const AcceptedGraphPlan &plan) {
          " deterministic=" + onOff(plan.deterministic()) +
          " require-evidence=" + onOff(plan.requireEvidence()) + "\n";
   if (profile.tf32)
-    out += "  tf32=on: cuBLAS GEMMs may round their inputs to TF32 (10-bit "
-           "mantissa)\n";
+    out += "  tf32=on: cuBLAS GEMMs, and the fused attention's f32 kernels "
+           "(tensor cores), may round their products' inputs to TF32 (10-bit "
+           "mantissa); every capsule that may says tf32=on\n";
   out += "  abi: " + abiLine(profile.device) + "\n";
 
   out += "\ncapsules (one entry per capsule, at first use):\n";

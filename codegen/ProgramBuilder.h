@@ -53,6 +53,10 @@ public:
   ProgramBuilder(ModelOp model, Target target);
 
   Target target() const { return target_; }
+  /// Whether the plan's profile lets products compute in TF32 (checked_cuda
+  /// +tf32): recipes with a TF32 kernel instantiate it (flash attention).
+  bool tf32() const { return tf32_; }
+  void setTf32(bool tf32) { tf32_ = tf32; }
   const std::string &modelName() const { return modelName_; }
 
   /// Buffers: params (declaration order), then the data fields (inputs, then
@@ -138,6 +142,7 @@ private:
   std::string modelName_;
   Target target_;
   std::vector<rt::BufferDesc> buffers_;
+  bool tf32_ = false;
   std::vector<std::string> bufferNames_, bufferShapes_;
   llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
   std::vector<int32_t> params_, grads_;

@@ -40,6 +40,7 @@ public:
         builder(std::make_unique<ProgramBuilder>(model, target)) {
     for (const capsules::PlannedOp &p : plan.ops())
       planned[p.kernel] = &p;
+    builder->setTf32(plan.profile().tf32);
   }
 
   FailureOr<std::unique_ptr<ProgramBuilder>> run();
@@ -115,10 +116,14 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
                << s << " (" << builder->stepWhat(s)
                << ") writes none of the group's results",
            failure();
-  std::string what =
-      after > before ? builder->stepWhat(after - 1)
-                     : "alias of " + builder->bufferName(group.ops.front()->getOperand(0)) +
-                           " (the same values: no kernel)";
+  // Every launch of the group, in order (flash_attention_grad has three), so
+  // the schedule and the tape name each kernel that runs.
+  std::string what;
+  for (int32_t s = before; s < after; ++s)
+    what += (s > before ? " + " : "") + builder->stepWhat(s);
+  if (after == before)
+    what = "alias of " + builder->bufferName(group.ops.front()->getOperand(0)) +
+           " (the same values: no kernel)";
   if (after > before) {
     schedule += "  " + phase + " " + what;
     if (group.ops.size() > 1) {

@@ -55,28 +55,23 @@ void declareImportOptions(CommandLine &cl) {
   cl.option("attention", "composed|fused",
             "scaled_dot_product_attention's form: composed (batched GEMMs "
             "and a masked softmax) or fused (flash_attention: one forward "
-            "and three backward kernels, no Tq x Tk matrix); default fused "
-            "for cuda without --tf32 (where heads fit its kernels: at most "
-            "256 features), else composed");
+            "and three backward kernels, no Tq x Tk matrix; tensor cores "
+            "under --tf32); default fused for cuda (where heads fit its "
+            "kernels: at most 256 features), composed for cpu");
 }
 
 /// scaled_dot_product_attention's default form: fused (where the heads fit
 /// its kernels) when the command builds or plans for cuda (--target, --device
-/// or --profile say so) without TF32; composed on cpu, and under TF32, where
-/// the composed form's products run on tensor cores and the fused kernels
-/// (FP32 FMA) are slower: GPT-2 124M on an H200 took 64.6 ms a step composed,
-/// 84.4 fused (docs/performance.md).
+/// or --profile say so), composed on cpu. GPT-2 124M on an H200: fp32 177 ms a
+/// step fused (24.0 GiB) vs 172 composed (42.6 GiB); tf32 67.5 fused (tensor-
+/// core kernels) vs 66.0 composed (43.6 GiB) (docs/performance.md).
 static std::string defaultAttention(const CommandLine &cl) {
-  auto given = [&](const char *name, llvm::StringRef text, bool prefix) {
-    if (!cl.has(name))
-      return false;
-    llvm::StringRef value(cl.get(name));
-    return prefix ? value.starts_with(text) : value.contains(text);
+  auto given = [&](const char *name, llvm::StringRef prefix) {
+    return cl.has(name) && llvm::StringRef(cl.get(name)).starts_with(prefix);
   };
-  bool cuda = given("target", "cuda", true) || given("device", "cuda", true) ||
-              given("profile", "checked_cuda", true);
-  bool tf32 = cl.has("tf32") || given("profile", "+tf32", false);
-  return cuda && !tf32 ? "auto" : "composed";
+  bool cuda = given("target", "cuda") || given("device", "cuda") ||
+              given("profile", "checked_cuda");
+  return cuda ? "auto" : "composed";
 }
 
 bool readImportOptions(const CommandLine &cl, LoadOptions &options) {

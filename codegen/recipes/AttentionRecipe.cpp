@@ -2,7 +2,8 @@
 //
 // scaled_dot_product_attention's fused form. cuda: runtime/cuda/kernels/
 // attention.cuh, the forward one kernel (online softmax over key tiles, no
-// Tq×Tk matrix), the gradient three: delta = Σ dy∘result per query into a
+// Tq×Tk matrix; under a TF32 profile the f32 entries are its tensor-core
+// kernels, the products' inputs rounded to TF32), the gradient three: delta = Σ dy∘result per query into a
 // scratch buffer, then dk and dv (a block per key tile, the queries in
 // ascending tiles) and dq (a block per query tile, the keys in ascending
 // tiles), each result written once, no atomics. Every tensor is passed with a
@@ -96,8 +97,13 @@ uint32_t tileBytes(int tiles, int64_t element) {
   return static_cast<uint32_t>(tiles * kTile * kPitch * element);
 }
 
+/// attention_tf32_forward_shared_bytes / attention_tf32_backward_shared_bytes:
+/// the TF32 kernels' tiles (rows of 68 floats), f32 only.
+constexpr uint32_t kTf32ForwardBytes = 4 * kTile * 68 * 4 + 2 * 2 * kTile * 4; // 70,656
+constexpr uint32_t kTf32BackwardBytes = 5 * kTile * 68 * 4;                   // 87,040
+
 /// The f32 entry points with one chunk (heads of up to 64: GPT-2's) hold two
-/// blocks per SM in 128 registers without spills (attention.cuh's measure).
+/// blocks per SM in 128 registers (attention.cuh's measure).
 std::string bounds(const char *type, int64_t chunkCount) {
   return std::string(type) == "float" && chunkCount == 1
              ? "__launch_bounds__(256, 2) "
@@ -146,10 +152,11 @@ std::string cpuGradSource(bool masked) {
 /// A cuda entry point calling `vouch::<kernel><type[, heads]>` with
 /// parameters `params` (each "T* name" or "Dims name"; `T` replaced by the
 /// element type) and, where the op has no mask, nullptr and an empty Dims for
-/// the mask's.
+/// the mask's. `tf32`: the f32 entry calls the kernel's TF32 twin,
+/// `<name>_tf32_kernel<heads>` (tensor cores), the f64 entry the kernel.
 std::string cudaEntry(const std::string &kernel, const std::string &heads,
                       const std::vector<std::string> &params, bool masked,
-                      int64_t boundChunks) {
+                      int64_t boundChunks, bool tf32 = false) {
   std::string source;
   for (auto [type, suffix] : kCudaTypes) {
     std::string list, names;
@@ -171,8 +178,14 @@ std::string cudaEntry(const std::string &kernel, const std::string &heads,
     source += "extern \"C\" __global__ void " +
               (boundChunks ? bounds(type, boundChunks) : std::string()) + "@NAME@_" +
               suffix + "(" +
-              list + ") {\n  vouch::" + kernel + "<" + type + heads + ">(" + names +
-              ");\n}\n";
+              list + ") {\n  vouch::" +
+              // The f32 entry of a TF32 build: attention.cuh's tensor-core
+              // kernel of the same arguments (no element type parameter).
+              (tf32 && std::string(type) == "float"
+                   ? kernel.substr(0, kernel.size() - 7) + "_tf32_kernel<" +
+                         heads.substr(2)
+                   : kernel + "<" + type + heads) +
+              ">(" + names + ");\n}\n";
   }
   return source;
 }
@@ -237,9 +250,11 @@ private:
                    "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
                    "T* out", "vouch::Dims od", "T* lse", "long long causal",
                    "double scale"},
-                  masked, dv);
+                  masked, dv, builder.tf32());
     builder.addKernelStep(builder.kernel(variant, source), args, tileGrid(e.batch, e.tq),
-                          kThreads, 1, tileBytes(4, 4), 0, tileBytes(4, 8));
+                          kThreads, 1,
+                          builder.tf32() ? kTf32ForwardBytes : tileBytes(4, 4), 0,
+                          tileBytes(4, 8));
     return success();
   }
 
@@ -311,9 +326,10 @@ private:
                              cudaEntry("attention_dkdv_kernel",
                                        ", " + std::to_string(dk) + ", " +
                                            std::to_string(dv),
-                                       params, masked, std::max(dk, dv))),
-          args, tileGrid(e.batch, e.tk), kThreads, 1, tileBytes(5, 4), 0,
-          tileBytes(5, 8));
+                                       params, masked, std::max(dk, dv),
+                                       builder.tf32())),
+          args, tileGrid(e.batch, e.tk), kThreads, 1,
+          builder.tf32() ? kTf32BackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
@@ -327,9 +343,9 @@ private:
           builder.kernel(variant + "_dq",
                          "#include \"attention.cuh\"\n" +
                              cudaEntry("attention_dq_kernel", ", " + std::to_string(dk),
-                                       params, masked, dk)),
-          args, tileGrid(e.batch, e.tq), kThreads, 1, tileBytes(5, 4), 0,
-          tileBytes(5, 8));
+                                       params, masked, dk, builder.tf32())),
+          args, tileGrid(e.batch, e.tq), kThreads, 1,
+          builder.tf32() ? kTf32BackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
     }
     return success();
   }

@@ -104,10 +104,26 @@ for composed in bin/*_composed; do
   rc=$?
   for want in "flash_attention: native_cuda.flash_attention provider=native-cuda" \
               "flash_attention_grad: native_cuda.flash_attention_grad provider=native-cuda" \
-              "vouch_flash_attention_grad_dkdv [native_cuda.flash_attention_grad]"; do
+              "vouch_flash_attention_delta + vouch_flash_attention_grad_dkdv + vouch_flash_attention_grad_dq (flash_attention_grad) [native_cuda.flash_attention_grad]"; do
     grep -qF "$want" "$TEST_TMPDIR/$fused.show" || { echo "missing: $want"; rc=1; }
   done
   result "$fused --show-backend names the fused attention capsules" $rc
+done
+
+echo "== TF32 (checked_cuda+tf32): the attention model, both forms, against cpu f64"
+# TF32 rounds each product's inputs to a 10-bit mantissa (relative 2^-11):
+# declared tolerance atol 1e-3, rtol 1e-2 on 12 SGD steps' losses and the final
+# params (f32 without TF32 is held to 1e-5 above).
+for exe in tf32/*; do
+  [ -e "$exe" ] || continue
+  name=$(basename "$exe")
+  d="$TEST_TMPDIR/tf32-$name"; mkdir -p "$d"
+  "$exe" --seed "$seed" --steps 30 --device cuda --dtype f32 --trace "$d/cuda32.trace" \
+    --save-params "$d/cuda32.st" >"$d/out.txt" 2>&1 || tail -5 "$d/out.txt"
+  check "$name tf32: cuda f32 vs composed cpu f64" python3 compare.py \
+    "$name tf32 cuda-f32 vs composed cpu-f64" "$d/cuda32.trace" "$d/cuda32.st" \
+    "$TEST_TMPDIR/ops_attention_composed/cpu64.trace" \
+    "$TEST_TMPDIR/ops_attention_composed/cpu64.st" 1e-3 1e-2
 done
 
 echo "== the token stream on cuda (tests/gpu/ops_tokens.vouch): the file read in place"

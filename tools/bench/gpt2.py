@@ -15,7 +15,8 @@ the peak device memory, and for torch.compile its first step's time (the
 compilation). vouch has no bf16 yet: that row says so. It also checks that the
 contenders train the same model: vouch's first losses against eager's in fp32.
 
-usage: gpt2.py --exe GPT2_EXE [--exe-tf32 GPT2_TF32_EXE] --data IDS.npy,LABELS.npy
+usage: gpt2.py --exe GPT2_EXE [--exe-tf32 GPT2_TF32_EXE] [--exe-tf32-fused EXE]
+               --data IDS.npy,LABELS.npy
                [--steps N] [--precisions fp32,tf32,bf16] [--out RESULTS.json]
 """
 import argparse
@@ -148,6 +149,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exe", required=True)
     ap.add_argument("--exe-tf32")
+    ap.add_argument("--exe-tf32-fused",
+                    help="a --tf32 build with --attention fused, raced as a second vouch row "
+                         "(--exe-tf32 then the composed one)")
     ap.add_argument("--data", required=True)
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--batch", type=int, default=8)
@@ -182,6 +186,9 @@ def main():
         if exe:
             ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work)
             row(precision, "vouch", ms, peak)
+            if precision == "tf32" and args.exe_tf32_fused:
+                ms, peak, _, _ = vouch_run(args.exe_tf32_fused, args.data, args.steps, work)
+                row(precision, "vouch (fused)", ms, peak, "--attention fused")
         else:
             print("  %-5s %-14s not measured: %s" % (
                 precision, "vouch", "no bf16 policy yet (issue 11, step 8)"

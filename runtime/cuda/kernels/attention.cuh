@@ -84,6 +84,41 @@
 //     vouch::attention_dq_kernel<float, DK>(q, qd, k, kd, v, vd, mask, md, dout, dod,
 //         lse, delta, dq, dqd, causal, scale); }
 // (mask nullptr with any md: no mask; causal 0 or 1; scale e.g. 1 / sqrt(D).)
+// TF32 tensor-core variants (f32 only; "TF32 tensor-core variants" below says what they
+// compute): attention_forward_tf32_kernel<DV>, attention_dkdv_tf32_kernel<DK, DV>,
+// attention_dq_tf32_kernel<DK>, with the same argument lists as the f32 entries above
+// and no T (an f64 instantiation does not exist; f64 stays SIMT); delta stays
+// attention_delta_kernel<float>. Any D, Dv up to 256 (no SIMT fallback needed; D need
+// not be a multiple of 8). Block 256, grids attention_tile_grid as above, dynamic
+// shared memory attention_tf32_forward_shared_bytes() (70,656 bytes) for the forward
+// and attention_tf32_backward_shared_bytes() (87,040) for dkdv and dq (the host sets
+// cudaFuncAttributeMaxDynamicSharedMemorySize); sm_80 or newer. Generated entry points
+// (DV, DK: attention_chunks of Dv, D; codegen's d64 entries, DV = DK = 1, with
+// __launch_bounds__(256, 2) as the SIMT ones):
+//   extern "C" __global__ void __launch_bounds__(256, 2) k_f32(const float* q,
+//       vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+//       const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse,
+//       long long causal, double scale) {
+//     vouch::attention_forward_tf32_kernel<DV>(q, qd, k, kd, v, vd, mask, md, out, od,
+//                                              lse, causal, scale); }
+//   extern "C" __global__ void __launch_bounds__(256, 2) k_f32(const float* q,
+//       vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+//       const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod,
+//       const float* lse, const float* delta, float* dk, vouch::Dims dkd, float* dv,
+//       vouch::Dims dvd, long long causal, double scale) {
+//     vouch::attention_dkdv_tf32_kernel<DK, DV>(q, qd, k, kd, v, vd, mask, md, dout, dod,
+//         lse, delta, dk, dkd, dv, dvd, causal, scale); }
+//   extern "C" __global__ void __launch_bounds__(256, 2) k_f32(const float* q,
+//       vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+//       const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod,
+//       const float* lse, const float* delta, float* dq, vouch::Dims dqd, long long causal,
+//       double scale) {
+//     vouch::attention_dq_tf32_kernel<DK>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse,
+//         delta, dq, dqd, causal, scale); }
+// Launch: k<<<attention_tile_grid(batch_count, Tq), attention_block(),
+// attention_tf32_forward_shared_bytes()>>> (forward), the same grid with
+// attention_tf32_backward_shared_bytes() (dq), attention_tile_grid(batch_count, Tk)
+// with attention_tf32_backward_shared_bytes() (dkdv); delta as above, before dkdv and dq.
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION_CUH_
 
@@ -681,6 +716,580 @@ __device__ void attention_dq_kernel(const T* q, Dims qd, const T* k, Dims kd, co
           const long long f = c * kT + tx + 16 * j;
           if (c < nd && f < d) dq[qb + row * qrs + f * qfs] = aq[c][i][j] * sc;
         }
+    }
+  }
+}
+
+// ---- TF32 tensor-core variants (float only).
+//
+// attention_forward_tf32_kernel<DV>, attention_dkdv_tf32_kernel<DK, DV> and
+// attention_dq_tf32_kernel<DK>: the same semantics, arguments, tiles, tile order,
+// causal skipping and per-chunk structure as the SIMT kernels above, but the six tile
+// products (S = Q Kᵀ, O += P V, dP = dO Vᵀ, dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) run on
+// tensor cores: PTX mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, FP32
+// accumulation, every operand rounded to TF32 (cvt.rna.tf32.f32, round to nearest, ties
+// away: what cuBLAS's TF32 mode does to its inputs) once, when it is written to shared
+// memory (Q, K, V, dO tiles as loaded; P and dS as stored). The softmax statistics,
+// exp, rescaling, lse, delta (attention_delta_kernel, unchanged) and masking stay FP32
+// exactly as in the SIMT kernels; P's row sum l is over the unrounded FP32 P.
+// Layout: tiles in shared memory with a row pitch of 68 floats (kAttentionTcPitch: the
+// fragment reads a[row g][col t], g < 8, t < 4, fall in 32 distinct banks). Warp w of
+// the 8 owns rows 16·(w / 2) .. +16 and columns 32·(w % 2) .. +32 of every 64 × 64
+// product: four m16n8 accumulator tiles, thread (g = lane / 4, t = lane % 4) holding
+// rows g, g + 8 and columns 8j + 2t, 8j + 2t + 1 of tile j. The forward's row max and
+// row sum: the 4 lanes of a row by a xor butterfly (1, 2), then the two warps of a row
+// band through shared memory, left half + right half (both warps get the same bits).
+// The reduction index of each product runs over all 64 entries of the tile (the
+// tiles' padding is zeros, P and dS are 0 outside [Tq) × [Tk)), in 8 steps ascending:
+// a fixed order, the same bits every run, no atomics. Any D, Dv up to 256 (chunks of
+// 64 as above; D, Dv need not be multiples of 8: the zero padding covers them).
+// A fully blocked row: O and dQ exact +0 (the dQ row is written 0 where lse is -inf),
+// lse -inf. Accuracy: TF32 keeps 10 mantissa bits, so the products carry a relative
+// error of ~1e-3 of their magnitudes (the lab's tolerance: 4e-3 of the largest
+// |reference| of each output), as cuBLAS in TF32 mode.
+// Launch: block kAttentionThreads = 256; grids as the SIMT kernels
+// (attention_tile_grid); dynamic shared memory attention_tf32_forward_shared_bytes()
+// (70,656 bytes: 4 tiles of 64 × 68 floats + 2 × 2 × 64 floats of row partials) and
+// attention_tf32_backward_shared_bytes() (87,040: 5 tiles) for dkdv and dq, above 48
+// KiB, so the host sets cudaFuncAttributeMaxDynamicSharedMemorySize; a launch given
+// less traps (so does a launch whose D or Dv needs more chunks than instantiated).
+// Requires sm_80 or newer (traps below). Codegen's d64 entries (DV = DK =
+// attention_chunks(...) = 1) take __launch_bounds__(256, 2) (two blocks per SM; 128
+// registers, with some spills in dkdv and dq). Measured on an H200 (kernel_lab --bench,
+// GPT-2's shape, causal; 2026-12-02): forward 0.417 ms (SIMT d64 0.711), backward
+// 1.408 ms (SIMT 2.418): dkdv 0.766 (SIMT 1.322), dq 0.563 (SIMT 1.025). With
+// __launch_bounds__(256, 1) instead: forward 0.579, dkdv 0.702, dq 0.556, backward
+// 1.338 (so dkdv alone is ~8% faster at one block per SM).
+constexpr int kAttentionTcPitch = 68;
+
+__host__ __device__ constexpr long long attention_tf32_tile_bytes() {
+  return (long long)kAttentionTile * kAttentionTcPitch * 4;
+}
+__host__ __device__ constexpr long long attention_tf32_forward_shared_bytes() {
+  return 4 * attention_tf32_tile_bytes() + 2 * 2 * kAttentionTile * 4;
+}
+__host__ __device__ constexpr long long attention_tf32_backward_shared_bytes() {
+  return 5 * attention_tf32_tile_bytes();
+}
+
+// x rounded to TF32 (10 mantissa bits; nearest, ties away from zero), as a float.
+__device__ inline float attention_tf32(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+#else
+  __trap();
+  return x;
+#endif
+}
+
+// c += a · b for one m16n8k8 tile (a, b already TF32 values).
+__device__ inline void attention_mma_tf32(float (&c)[4], float a0, float a1, float a2,
+                                          float a3, float b0, float b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)),
+        "r"(__float_as_uint(a3)), "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+#else
+  __trap();
+#endif
+}
+
+// The warp's place in a 64 × 64 product and the thread's in the m16n8 tiles.
+struct AttnTcLane {
+  int g, t, wr, wc;
+  __device__ AttnTcLane() {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    g = lane >> 2;
+    t = lane & 3;
+    wr = 16 * (warp >> 1);
+    wc = 32 * (warp & 1);
+  }
+  // Element e of tile j: row wr + g + 8(e / 2), column wc + 8j + 2t + e % 2.
+  __device__ int row(int e) const { return wr + g + 8 * (e >> 1); }
+  __device__ int col(int j, int e) const { return wc + 8 * j + 2 * t + (e & 1); }
+};
+
+// acc[j] += Σ_{x < 64} a[row][x] · b[col][x] (x ascending, 8 at a time).
+__device__ inline void attention_tc_nt(float (&acc)[4][4], const float* a, const float* b) {
+  constexpr int kP = kAttentionTcPitch;
+  const AttnTcLane L;
+  const float* ar = a + (L.wr + L.g) * kP + L.t;
+  const float* br = b + (L.wc + L.g) * kP + L.t;
+#pragma unroll
+  for (int x = 0; x < kAttentionTile; x += 8) {
+    const float a0 = ar[x], a1 = ar[8 * kP + x], a2 = ar[x + 4], a3 = ar[8 * kP + x + 4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      attention_mma_tf32(acc[j], a0, a1, a2, a3, br[8 * j * kP + x], br[8 * j * kP + x + 4]);
+  }
+}
+
+// acc[j] += Σ_{x < 64} a[row][x] · b[x][col] (x ascending, 8 at a time).
+__device__ inline void attention_tc_nn(float (&acc)[4][4], const float* a, const float* b) {
+  constexpr int kP = kAttentionTcPitch;
+  const AttnTcLane L;
+  const float* ar = a + (L.wr + L.g) * kP + L.t;
+  const float* bc = b + L.t * kP + L.wc + L.g;
+#pragma unroll
+  for (int x = 0; x < kAttentionTile; x += 8) {
+    const float a0 = ar[x], a1 = ar[8 * kP + x], a2 = ar[x + 4], a3 = ar[8 * kP + x + 4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      attention_mma_tf32(acc[j], a0, a1, a2, a3, bc[x * kP + 8 * j], bc[(x + 4) * kP + 8 * j]);
+  }
+}
+
+// attention_load_tile into a pitch-68 tile, each value rounded to TF32. Where the
+// feature stride is 1, the row stride a multiple of 4, the base 16-byte aligned and the
+// chunk whole: float4 loads (thread t: features 4(t % 16).., rows t / 16 + 16n).
+__device__ inline void attention_tc_load_tile(float* tile, const AttnView<float>& v,
+                                              long long row0, long long rows, long long f0,
+                                              long long feats) {
+  constexpr int kP = kAttentionTcPitch;
+  const int rn = int(rows - row0 < 64 ? rows - row0 : 64);
+  const bool vec = v.fs == 1 && (v.rs & 3) == 0 && (f0 & 3) == 0 && f0 + 64 <= feats &&
+                   (reinterpret_cast<unsigned long long>(v.p) & 15) == 0;
+  if (vec) {
+    const int c4 = threadIdx.x & 15, r0 = threadIdx.x >> 4;
+    const float* src = v.p + (row0 + r0) * v.rs + f0 + 4 * c4;
+    float* dst = tile + r0 * kP + 4 * c4;
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (r0 + 16 * n < rn) x = *reinterpret_cast<const float4*>(src + 16 * n * v.rs);
+      x.x = attention_tf32(x.x);
+      x.y = attention_tf32(x.y);
+      x.z = attention_tf32(x.z);
+      x.w = attention_tf32(x.w);
+      *reinterpret_cast<float4*>(dst + 16 * n * kP) = x;
+    }
+    return;
+  }
+  const int c = threadIdx.x & 63, r0 = threadIdx.x >> 6;
+  const long long f = f0 + c;
+  const float* src = v.p + (row0 + r0) * v.rs + (v.fs == 1 ? f : f * v.fs);
+  const long long step = 4 * v.rs;
+  float* dst = tile + r0 * kP + c;
+  const bool in = f < feats;
+#pragma unroll 4
+  for (int n = 0; n < 16; ++n) {
+    dst[n * 4 * kP] = (in && r0 + 4 * n < rn) ? attention_tf32(src[0]) : 0.f;
+    src += step;
+  }
+}
+
+// The kept entries of a 64 × 64 tile in the tensor-core layout, bit 4j + e for element
+// e of tile j (row L.row(e), column L.col(j, e)): rows are queries and columns keys, or
+// (Transposed) rows keys and columns queries. The rules of AttnKeep::bits.
+__device__ inline unsigned attention_tc_kept(const AttnKeep& K, long long q0, long long k0,
+                                             bool transposed) {
+  const AttnTcLane L;
+  const int qn = int(K.tq - q0 < 64 ? K.tq - q0 : 64), kn = int(K.tk - k0 < 64 ? K.tk - k0 : 64);
+  const long long gap = q0 - k0;
+  const int diag = !K.causal ? 1 << 20 : gap > 128 ? 128 : gap < -128 ? -128 : int(gap);
+  const int* const m = K.mask == nullptr ? nullptr : K.mask + q0 * K.rs + k0 * K.cs;
+  unsigned kept = 0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int qi = transposed ? L.col(j, e) : L.row(e);
+      const int kj = transposed ? L.row(e) : L.col(j, e);
+      bool ok = qi < qn && kj < kn && kj - qi <= diag;
+      if (ok && m != nullptr) ok = m[qi * K.rs + kj * K.cs] != 0;
+      if (ok) kept |= 1u << (4 * j + e);
+    }
+  return kept;
+}
+
+template <int DV = 4>
+__device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                              const float* v, Dims vd, const int* mask, Dims md,
+                                              float* out, Dims od, float* lse, long long causal,
+                                              double scale) {
+  constexpr int kT = kAttentionTile, kP = kAttentionTcPitch;
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  const int nd = attention_chunks(d), nv = attention_chunks(dv);
+  attention_require(blockDim.x == kAttentionThreads && nv <= DV &&
+                    dynamic_shared_bytes() >= attention_tf32_forward_shared_bytes());
+  float* const sq = dynamic_shared<float>();
+  float* const sk = sq + kT * kP;
+  float* const sv = sk + kT * kP;
+  float* const sp = sv + kT * kP;
+  float* const red_max = sp + kT * kP;   // [2][64]: each column half's row maxima
+  float* const red_sum = red_max + 2 * kT;  // [2][64]: its row sums
+  const AttnTcLane L;
+  const int half = (threadIdx.x >> 5) & 1;
+  const float sc = float(scale);
+  const float ninf = -positive_infinity<float>();
+  const long long q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long q0 = (q_tiles - 1 - tile / batches) * kT;  // the longest rows first
+    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    float o[DV][4][4];
+#pragma unroll
+    for (int c = 0; c < DV; ++c)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[c][j][e] = 0.f;
+    float m[2], l[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) m[h] = ninf, l[h] = 0.f;
+    if (nd == 1) {
+      __syncthreads();  // the previous tile's reads of sq are done
+      attention_tc_load_tile(sq, Q, q0, tq, 0, d);
+    }
+    const long long k_end = causal ? (tk < q0 + kT ? tk : q0 + kT) : tk;
+    for (long long k0 = 0; k0 < k_end; k0 += kT) {
+      float s[4][4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][e] = 0.f;
+      for (int c = 0; c < nd; ++c) {
+        __syncthreads();
+        if (nd > 1) attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
+        attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+        __syncthreads();
+        attention_tc_nt(s, sq, sk);
+      }
+      // The online softmax of the tile's rows: h = 0 rows L.row(0), h = 1 L.row(2).
+      const unsigned kept = attention_tc_kept(keep, q0, k0, false);
+      float mx[2] = {ninf, ninf};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[j][e] *= sc;
+          if ((kept >> (4 * j + e) & 1u) && !(s[j][e] <= mx[e >> 1])) mx[e >> 1] = s[j][e];
+        }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int x = 1; x < 4; x <<= 1) {
+          const float other = __shfl_xor_sync(0xffffffffu, mx[h], x);
+          mx[h] = other > mx[h] ? other : mx[h];
+        }
+        if (L.t == 0) red_max[half * kT + L.row(2 * h)] = mx[h];
+      }
+      __syncthreads();
+      float alpha[2], sum[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float left = red_max[L.row(2 * h)], right = red_max[kT + L.row(2 * h)];
+        const float row_max = right > left ? right : left;
+        const float m_new = row_max > m[h] ? row_max : m[h];
+        alpha[h] = 1.f;
+        sum[h] = 0.f;
+        if (m_new == ninf) {  // nothing kept yet in this row
+#pragma unroll
+          for (int j = 0; j < 4; ++j) s[j][2 * h] = 0.f, s[j][2 * h + 1] = 0.f;
+        } else {
+          alpha[h] = exp(m[h] - m_new);  // 0 while m is -inf
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 2 * h; e < 2 * h + 2; ++e) {
+              s[j][e] = (kept >> (4 * j + e) & 1u) ? exp(s[j][e] - m_new) : 0.f;
+              sum[h] += s[j][e];
+            }
+        }
+        m[h] = m_new;
+#pragma unroll
+        for (int x = 1; x < 4; x <<= 1) sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], x);
+        if (L.t == 0) red_sum[half * kT + L.row(2 * h)] = sum[h];
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(s[j][e]);
+#pragma unroll
+          for (int c = 0; c < DV; ++c) o[c][j][e] *= alpha[e >> 1];
+        }
+      __syncthreads();  // red_sum and sp written
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        l[h] = l[h] * alpha[h] + (red_sum[L.row(2 * h)] + red_sum[kT + L.row(2 * h)]);
+#pragma unroll
+      for (int c = 0; c < DV; ++c) {
+        if (c < nv) {
+          if (c > 0) __syncthreads();  // the previous chunk's reads of sv done
+          attention_tc_load_tile(sv, V, k0, tk, c * kT, dv);
+          __syncthreads();
+          attention_tc_nn(o[c], sp, sv);
+        }
+      }
+    }
+    // O = acc / l (exact zeros where nothing was kept), lse = m + log(l).
+    const long long ob = attention_batch_offset(b, od);
+    const long long ors = attention_stride(od, r - 2), ofs = attention_stride(od, r - 1);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long row = q0 + L.row(2 * h);
+      if (row >= tq) continue;
+      const bool any = l[h] > 0.f;
+#pragma unroll
+      for (int c = 0; c < DV; ++c)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e) {
+            const long long f = c * kT + L.col(j, e);
+            if (c < nv && f < dv)
+              out[ob + row * ors + f * ofs] = any ? o[c][j][e] / l[h] : 0.f;
+          }
+      if (L.t == 0 && half == 0) lse[b * tq + row] = any ? m[h] + log(l[h]) : ninf;
+    }
+  }
+}
+
+template <int DK = 4, int DV = 4>
+__device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                           const float* v, Dims vd, const int* mask, Dims md,
+                                           const float* dout, Dims dod, const float* lse,
+                                           const float* delta, float* dk, Dims dkd,
+                                           float* dv_out, Dims dvd, long long causal,
+                                           double scale) {
+  constexpr int kT = kAttentionTile, kP = kAttentionTcPitch;
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  const int nd = attention_chunks(d), nv = attention_chunks(dv);
+  attention_require(blockDim.x == kAttentionThreads && nd <= DK && nv <= DV &&
+                    dynamic_shared_bytes() >= attention_tf32_backward_shared_bytes());
+  float* const sk = dynamic_shared<float>();
+  float* const sv = sk + kT * kP;
+  float* const sq = sv + kT * kP;
+  float* const sdo = sq + kT * kP;
+  float* const sp = sdo + kT * kP;
+  const AttnTcLane L;
+  const float sc = float(scale);
+  const long long k_tiles = attention_tiles(tk);
+  for (long long tile = blockIdx.x; tile < batches * k_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long k0 = (tile / batches) * kT;  // causal: the first key tiles have the most
+    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    float ak[DK][4][4], av[DV][4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+#pragma unroll
+        for (int c = 0; c < DK; ++c) ak[c][j][e] = 0.f;
+#pragma unroll
+        for (int c = 0; c < DV; ++c) av[c][j][e] = 0.f;
+      }
+    __syncthreads();  // the previous tile's reads are done
+    if (nd == 1) attention_tc_load_tile(sk, K, k0, tk, 0, d);
+    if (nv == 1) attention_tc_load_tile(sv, V, k0, tk, 0, dv);
+    for (long long q0 = causal ? k0 : 0; q0 < tq; q0 += kT) {
+      // Sᵀ[key][query]: keys L.row(e), queries L.col(j, e).
+      float s[4][4], dp[4][4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][e] = 0.f, dp[j][e] = 0.f;
+      for (int c = 0; c < nd; ++c) {
+        __syncthreads();
+        if (nd > 1) attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+        attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
+        __syncthreads();
+        attention_tc_nt(s, sk, sq);
+      }
+      // dPᵀ[key][query] = Σ_f V[key][f] dO[query][f].
+      for (int c = 0; c < nv; ++c) {
+        __syncthreads();
+        if (nv > 1) attention_tc_load_tile(sv, V, k0, tk, c * kT, dv);
+        attention_tc_load_tile(sdo, G, q0, tq, c * kT, dv);
+        __syncthreads();
+        attention_tc_nt(dp, sv, sdo);
+      }
+      // The queries' lse and delta: column L.col(j, x), x = e % 2.
+      float row_lse[4][2], row_delta[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+          const long long row = q0 + L.col(j, x);
+          row_lse[j][x] = row < tq ? lse[b * tq + row] : -positive_infinity<float>();
+          row_delta[j][x] = row < tq ? delta[b * tq + row] : 0.f;
+        }
+      const unsigned kept = attention_tc_kept(keep, q0, k0, true);
+      // Pᵀ into shared memory (dS kept in dp).
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float p =
+              attention_prob(s[j][e], sc, row_lse[j][e & 1], kept >> (4 * j + e) & 1u);
+          dp[j][e] = p * (dp[j][e] - row_delta[j][e & 1]);
+          sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(p);
+        }
+      // dV[key][f] += Σ_query Pᵀ[key][query] dO[query][f].
+#pragma unroll
+      for (int c = 0; c < DV; ++c) {
+        if (c < nv) {
+          __syncthreads();
+          if (nv > 1) attention_tc_load_tile(sdo, G, q0, tq, c * kT, dv);
+          __syncthreads();
+          attention_tc_nn(av[c], sp, sdo);
+        }
+      }
+      __syncthreads();  // the reads of Pᵀ are done
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(dp[j][e]);
+      // dK[key][f] += Σ_query dSᵀ[key][query] Q[query][f].
+#pragma unroll
+      for (int c = 0; c < DK; ++c) {
+        if (c < nd) {
+          __syncthreads();
+          if (nd > 1) attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
+          __syncthreads();
+          attention_tc_nn(ak[c], sp, sq);
+        }
+      }
+    }
+    const long long kb = attention_batch_offset(b, dkd), vb = attention_batch_offset(b, dvd);
+    const long long krs = attention_stride(dkd, r - 2), kfs = attention_stride(dkd, r - 1);
+    const long long vrs = attention_stride(dvd, r - 2), vfs = attention_stride(dvd, r - 1);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const long long key = k0 + L.row(e);
+      if (key >= tk) continue;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < DK; ++c) {
+          const long long f = c * kT + L.col(j, e);
+          if (c < nd && f < d) dk[kb + key * krs + f * kfs] = ak[c][j][e] * sc;
+        }
+#pragma unroll
+        for (int c = 0; c < DV; ++c) {
+          const long long f = c * kT + L.col(j, e);
+          if (c < nv && f < dv) dv_out[vb + key * vrs + f * vfs] = av[c][j][e];
+        }
+      }
+    }
+  }
+}
+
+template <int DK = 4>
+__device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                         const float* v, Dims vd, const int* mask, Dims md,
+                                         const float* dout, Dims dod, const float* lse,
+                                         const float* delta, float* dq, Dims dqd,
+                                         long long causal, double scale) {
+  constexpr int kT = kAttentionTile, kP = kAttentionTcPitch;
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  const int nd = attention_chunks(d), nv = attention_chunks(dv);
+  attention_require(blockDim.x == kAttentionThreads && nd <= DK &&
+                    dynamic_shared_bytes() >= attention_tf32_backward_shared_bytes());
+  float* const sq = dynamic_shared<float>();
+  float* const sdo = sq + kT * kP;
+  float* const sk = sdo + kT * kP;
+  float* const sv = sk + kT * kP;
+  float* const sp = sv + kT * kP;
+  const AttnTcLane L;
+  const float sc = float(scale);
+  const float ninf = -positive_infinity<float>();
+  const long long q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long q0 = (q_tiles - 1 - tile / batches) * kT;
+    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    float aq[DK][4][4];
+#pragma unroll
+    for (int c = 0; c < DK; ++c)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) aq[c][j][e] = 0.f;
+    float row_lse[2], row_delta[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long row = q0 + L.row(2 * h);
+      row_lse[h] = row < tq ? lse[b * tq + row] : ninf;
+      row_delta[h] = row < tq ? delta[b * tq + row] : 0.f;
+    }
+    __syncthreads();
+    if (nd == 1) attention_tc_load_tile(sq, Q, q0, tq, 0, d);
+    if (nv == 1) attention_tc_load_tile(sdo, G, q0, tq, 0, dv);
+    const long long k_end = causal ? (tk < q0 + kT ? tk : q0 + kT) : tk;
+    for (long long k0 = 0; k0 < k_end; k0 += kT) {
+      float s[4][4], dp[4][4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][e] = 0.f, dp[j][e] = 0.f;
+      for (int c = 0; c < nd; ++c) {
+        __syncthreads();
+        if (nd > 1) attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
+        attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+        __syncthreads();
+        attention_tc_nt(s, sq, sk);
+      }
+      for (int c = 0; c < nv; ++c) {
+        __syncthreads();
+        if (nv > 1) attention_tc_load_tile(sdo, G, q0, tq, c * kT, dv);
+        attention_tc_load_tile(sv, V, k0, tk, c * kT, dv);
+        __syncthreads();
+        attention_tc_nt(dp, sdo, sv);
+      }
+      const unsigned kept = attention_tc_kept(keep, q0, k0, false);
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float p =
+              attention_prob(s[j][e], sc, row_lse[e >> 1], kept >> (4 * j + e) & 1u);
+          sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(p * (dp[j][e] - row_delta[e >> 1]));
+        }
+      // dQ[query][f] += Σ_key dS[query][key] K[key][f].
+#pragma unroll
+      for (int c = 0; c < DK; ++c) {
+        if (c < nd) {
+          __syncthreads();
+          if (nd > 1) attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+          __syncthreads();
+          attention_tc_nn(aq[c], sp, sk);
+        }
+      }
+    }
+    const long long qb = attention_batch_offset(b, dqd);
+    const long long qrs = attention_stride(dqd, r - 2), qfs = attention_stride(dqd, r - 1);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long row = q0 + L.row(2 * h);
+      if (row >= tq) continue;
+      const bool any = row_lse[h] != ninf;
+#pragma unroll
+      for (int c = 0; c < DK; ++c)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e) {
+            const long long f = c * kT + L.col(j, e);
+            if (c < nd && f < d) dq[qb + row * qrs + f * qfs] = any ? aq[c][j][e] * sc : 0.f;
+          }
     }
   }
 }

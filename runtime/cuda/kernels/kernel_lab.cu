@@ -27,6 +27,30 @@
 
 #include "kernel_instances.cu"
 
+// bench_attention's comparison: the TF32 d64 entries with __launch_bounds__(256, 1).
+extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_forward_tf32_d64_lb1_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_tf32_kernel<1>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                          scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dkdv_tf32_d64_lb1_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_tf32_kernel<1, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                          dk, dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dq_tf32_d64_lb1_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_tf32_kernel<1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                     dqd, causal, scale);
+}
+
 namespace {
 
 // ------------------------------------------------------------------------- harness
@@ -1883,20 +1907,35 @@ void test_attention(const AttnCase& c) {
     return r;
   };
   auto check = [&](const std::string& what, const std::vector<T>& got,
-                   const std::vector<double>& want) {
+                   const std::vector<double>& want, double tol) {
     double mx = 1;
     for (double w : want) mx = std::max(mx, std::fabs(w));
-    report(what, max_abs_err(got, want), rel * mx);
+    report(what, max_abs_err(got, want), tol * mx);
   };
   const bool small = c.d <= 64 && c.dv <= 64;
-  for (int variant = 0; variant < (small ? 2 : 1); ++variant) {
-    const bool d64 = variant == 1;
-    const std::string vt = tag + (d64 ? " (d64)" : " (generic)");
-    const auto fwd = d64 ? K::attention_forward_d64 : K::attention_forward;
-    const auto dkdv = d64 ? K::attention_dkdv_d64 : K::attention_dkdv;
-    const auto dqk = d64 ? K::attention_dq_d64 : K::attention_dq;
-    const long long fbytes = vouch::attention_forward_shared_bytes(sizeof(T));
-    const long long bbytes = vouch::attention_backward_shared_bytes(sizeof(T));
+  // Variants: 0 generic, 1 d64 (SIMT, T); f32 only: 2 TF32 generic, 3 TF32 d64.
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool d64 = variant == 1 || variant == 3, tf32 = variant >= 2;
+    if (d64 && !small) continue;
+    if (tf32 && sizeof(T) != 4) continue;
+    const std::string vt =
+        tag + (tf32 ? (d64 ? " (tf32 d64)" : " (tf32 generic)") : (d64 ? " (d64)" : " (generic)"));
+    auto fwd = d64 ? K::attention_forward_d64 : K::attention_forward;
+    auto dkdv = d64 ? K::attention_dkdv_d64 : K::attention_dkdv;
+    auto dqk = d64 ? K::attention_dq_d64 : K::attention_dq;
+    long long fbytes = vouch::attention_forward_shared_bytes(sizeof(T));
+    long long bbytes = vouch::attention_backward_shared_bytes(sizeof(T));
+    if constexpr (sizeof(T) == 4) {
+      if (tf32) {
+        fwd = d64 ? lab_attention_forward_tf32_d64_f32 : lab_attention_forward_tf32_f32;
+        dkdv = d64 ? lab_attention_dkdv_tf32_d64_f32 : lab_attention_dkdv_tf32_f32;
+        dqk = d64 ? lab_attention_dq_tf32_d64_f32 : lab_attention_dq_tf32_f32;
+        fbytes = vouch::attention_tf32_forward_shared_bytes();
+        bbytes = vouch::attention_tf32_backward_shared_bytes();
+      }
+    }
+    // TF32 (10 mantissa bits, as cuBLAS's TF32 mode): ~1e-3 of the magnitudes expected.
+    const double tol = tf32 ? 5e-3 : rel;
     attn_set_shared<T>(fwd, fbytes);
     attn_set_shared<T>(dkdv, bbytes);
     attn_set_shared<T>(dqk, bbytes);
@@ -1932,7 +1971,7 @@ void test_attention(const AttnCase& c) {
     lse_runs[0].resize(rows);
     lse_runs[1].resize(rows);
     delta_got.resize(rows);
-    check(vt + " out", out_runs[0], o_ref);
+    check(vt + " out", out_runs[0], o_ref, tol);
     std::vector<T> lse_kept;
     std::vector<double> lse_want;
     long long blocked = 0, blocked_wrong = 0;
@@ -1951,11 +1990,11 @@ void test_attention(const AttnCase& c) {
         blocked_wrong += std::memcmp(&dq_runs[0][row * c.d + f], "\0\0\0\0\0\0\0\0",
                                      sizeof(T)) != 0;
     }
-    check(vt + " lse", lse_kept, lse_want);
-    check(vt + " delta", delta_got, delta_ref);
-    check(vt + " dq", dq_runs[0], dq_ref);
-    check(vt + " dk", dk_runs[0], dk_ref);
-    check(vt + " dv", dv_runs[0], dv_ref);
+    check(vt + " lse", lse_kept, lse_want, tol);
+    check(vt + " delta", delta_got, delta_ref, tol);
+    check(vt + " dq", dq_runs[0], dq_ref, tol);
+    check(vt + " dk", dk_runs[0], dk_ref, tol);
+    check(vt + " dv", dv_runs[0], dv_ref, tol);
     if (c.mask)
       report_bitwise(vt + " fully blocked rows (" + std::to_string(blocked) +
                          "): out, dq +0, lse -inf",
@@ -1984,6 +2023,8 @@ void test_attention_all() {
        1},
       {"(g) causal feature stride 2, T=70 D=130 Dv=200, mask", {2}, 70, 70, 130, 200, true, 1, 2},
       {"(f) causal batch [2,2] T=1024 D=64", {2, 2}, 1024, 1024, 64, 64, true, 0, 0},
+      {"(h) causal [B,T,H,D] Tq=100 Tk=200 D=64 random mask, blocked rows", {2, 2}, 100, 200,
+       64, 64, true, 1, 1},
   };
   for (const AttnCase& c : cases) test_attention<T>(c);
 }
@@ -2310,6 +2351,55 @@ void bench_attention() {
   bench("f32 attention backward: dq alone", 5.0 * n * 4, dq_only);
   std::printf("BENCH attention forward useful work %.2f GFLOP (causal half of QK^T and PV)\n",
               flops / 1e9);
+
+  // The TF32 tensor-core variants at the same shape: codegen's d64 entries
+  // (__launch_bounds__(256, 2)) and, for comparison, the same with (256, 1).
+  const long long tf_f = vouch::attention_tf32_forward_shared_bytes();
+  const long long tf_b = vouch::attention_tf32_backward_shared_bytes();
+  struct TfSet {
+    const char* name;
+    decltype(&lab_attention_forward_tf32_d64_f32) fwd;
+    decltype(&lab_attention_dkdv_tf32_d64_f32) dkdv;
+    decltype(&lab_attention_dq_tf32_d64_f32) dq;
+  };
+  const TfSet sets[] = {
+      {"tf32 d64 lb(256,2)", lab_attention_forward_tf32_d64_f32, lab_attention_dkdv_tf32_d64_f32,
+       lab_attention_dq_tf32_d64_f32},
+      {"tf32 d64 lb(256,1)", lab_attention_forward_tf32_d64_lb1_f32,
+       lab_attention_dkdv_tf32_d64_lb1_f32, lab_attention_dq_tf32_d64_lb1_f32},
+  };
+  for (const TfSet& t : sets) {
+    attn_set_shared<float>(t.fwd, tf_f);
+    attn_set_shared<float>(t.dkdv, tf_b);
+    attn_set_shared<float>(t.dq, tf_b);
+    const std::string tag = std::string("f32 attention ") + t.name;
+    auto tf_forward = [&] {
+      t.fwd<<<grid, 256, tf_f>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims, out.p, dims,
+                                 lse.p, 1, scale);
+    };
+    tf_forward();
+    LAB_LAUNCHED();
+    bench((tag + " forward GPT-2 [8,12,1024,64] causal").c_str(), 4.0 * n * 4, tf_forward);
+    auto tf_dkdv = [&] {
+      t.dkdv<<<grid, 256, tf_b>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims, dout.p, dims,
+                                  lse.p, delta.p, dk.p, dims, dv.p, dims, 1, scale);
+    };
+    auto tf_dq = [&] {
+      t.dq<<<grid, 256, tf_b>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims, dout.p, dims,
+                                lse.p, delta.p, dq.p, dims, 1, scale);
+    };
+    auto tf_backward = [&] {
+      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H * T)), 256>>>(
+          dout.p, dims, out.p, dims, delta.p);
+      tf_dkdv();
+      tf_dq();
+    };
+    tf_backward();
+    LAB_LAUNCHED();
+    bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), 9.0 * n * 4, tf_backward);
+    bench((tag + " backward: dkdv alone").c_str(), 6.0 * n * 4, tf_dkdv);
+    bench((tag + " backward: dq alone").c_str(), 5.0 * n * 4, tf_dq);
+  }
 }
 
 

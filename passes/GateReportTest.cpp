@@ -85,8 +85,10 @@ TEST_F(Report, Tf32IsReported) {
              /*differentiate=*/false));
   EXPECT_NE(text.find("profile checked_cuda+tf32 (device cuda)"),
             std::string::npos);
-  EXPECT_NE(text.find("  tf32=on: cuBLAS GEMMs may round their inputs to TF32 "
-                      "(10-bit mantissa)\n"),
+  EXPECT_NE(text.find("  tf32=on: cuBLAS GEMMs, and the fused attention's f32 "
+                      "kernels (tensor cores), may round their products' inputs "
+                      "to TF32 (10-bit mantissa); every capsule that may says "
+                      "tf32=on\n"),
             std::string::npos);
   EXPECT_NE(text.find("reduce=library-fixed] tf32=on\n"),
             std::string::npos);

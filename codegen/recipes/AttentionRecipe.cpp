@@ -149,12 +149,12 @@ std::string cpuGradSource(bool masked) {
          ".i != 0, static_cast<T>(" + at(9) + ".real));\n}\n";
 }
 
-/// A cuda entry point calling `vouch::<kernel><type[, heads]>` with
+/// A cuda entry point calling `vouch::<stem>_kernel<type[, heads]>` with
 /// parameters `params` (each "T* name" or "Dims name"; `T` replaced by the
 /// element type) and, where the op has no mask, nullptr and an empty Dims for
 /// the mask's. `tf32`: the f32 entry calls the kernel's TF32 twin,
-/// `<name>_tf32_kernel<heads>` (tensor cores), the f64 entry the kernel.
-std::string cudaEntry(const std::string &kernel, const std::string &heads,
+/// `<stem>_tf32_kernel<heads>` (tensor cores), the f64 entry the kernel.
+std::string cudaEntry(const std::string &stem, const std::string &heads,
                       const std::vector<std::string> &params, bool masked,
                       int64_t boundChunks, bool tf32 = false) {
   std::string source;
@@ -182,9 +182,8 @@ std::string cudaEntry(const std::string &kernel, const std::string &heads,
               // The f32 entry of a TF32 build: attention.cuh's tensor-core
               // kernel of the same arguments (no element type parameter).
               (tf32 && std::string(type) == "float"
-                   ? kernel.substr(0, kernel.size() - 7) + "_tf32_kernel<" +
-                         heads.substr(2)
-                   : kernel + "<" + type + heads) +
+                   ? stem + "_tf32_kernel<" + heads.substr(2)
+                   : stem + "_kernel<" + type + heads) +
               ">(" + names + ");\n}\n";
   }
   return source;
@@ -245,7 +244,7 @@ private:
     int64_t dv = chunks(e.dv);
     std::string source =
         "#include \"attention.cuh\"\n" +
-        cudaEntry("attention_forward_kernel", ", " + std::to_string(dv),
+        cudaEntry("attention_forward", ", " + std::to_string(dv),
                   {"const T* q", "vouch::Dims qd", "const T* k", "vouch::Dims kd",
                    "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
                    "T* out", "vouch::Dims od", "T* lse", "long long causal",
@@ -286,7 +285,7 @@ private:
     {
       std::string source =
           "#include \"attention.cuh\"\n" +
-          cudaEntry("attention_delta_kernel", "",
+          cudaEntry("attention_delta", "",
                     {"const T* dout", "vouch::Dims dod", "const T* out",
                      "vouch::Dims od", "T* delta"},
                     masked, 0);
@@ -323,7 +322,7 @@ private:
       builder.addKernelStep(
           builder.kernel(variant + "_dkdv",
                          "#include \"attention.cuh\"\n" +
-                             cudaEntry("attention_dkdv_kernel",
+                             cudaEntry("attention_dkdv",
                                        ", " + std::to_string(dk) + ", " +
                                            std::to_string(dv),
                                        params, masked, std::max(dk, dv),
@@ -342,7 +341,7 @@ private:
       builder.addKernelStep(
           builder.kernel(variant + "_dq",
                          "#include \"attention.cuh\"\n" +
-                             cudaEntry("attention_dq_kernel", ", " + std::to_string(dk),
+                             cudaEntry("attention_dq", ", " + std::to_string(dk),
                                        params, masked, dk, builder.tf32())),
           args, tileGrid(e.batch, e.tq), kThreads, 1,
           builder.tf32() ? kTf32BackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));

@@ -80,6 +80,13 @@ std::string_view toString(ReductionOrder r) {
   return lookupName(names, r);
 }
 
+constexpr std::array<std::string_view, 3> kProductPrecisionNames = {
+    "fp32", "tf32", "bf16"};
+
+std::string_view toString(ProductPrecision p) {
+  return lookupName(kProductPrecisionNames, p);
+}
+
 const std::vector<std::string_view> &deviceNames() {
   static const std::vector<std::string_view> names(kDeviceNames.begin(),
                                                    kDeviceNames.end());
@@ -92,6 +99,14 @@ Expected<Device> parseDevice(std::string_view name) {
       return static_cast<Device>(i);
   return Error{"unknown device `" + std::string(name) +
                "` (known devices: " + joinNames(kDeviceNames) + ")"};
+}
+
+Expected<ProductPrecision> parseProductPrecision(std::string_view name) {
+  for (size_t i = 0; i < kProductPrecisionNames.size(); ++i)
+    if (kProductPrecisionNames[i] == name)
+      return static_cast<ProductPrecision>(i);
+  return Error{"unknown product precision `" + std::string(name) +
+               "` (known: " + joinNames(kProductPrecisionNames) + ")"};
 }
 
 Expected<Provider> parseProvider(std::string_view name) {

@@ -68,6 +68,12 @@ enum class ReductionOrder {
   LibraryFixed,
   ImplementationDefined
 };
+/// What an f32 product's operands are rounded to before they are multiplied
+/// (the sums stay f32): fp32 not at all; tf32 to 10 mantissa bits
+/// (cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32, mma.sync .tf32); bf16 to 8
+/// (CUBLAS_COMPUTE_32F_FAST_16BF, mma.sync .bf16). Ordered: each rounds
+/// more than the one before. f64 products are never rounded.
+enum class ProductPrecision { Fp32, Tf32, Bf16 };
 
 std::string_view toString(Provider);
 std::string_view toString(Device);
@@ -78,6 +84,7 @@ std::string_view toString(Rounding);
 std::string_view toString(Subnormals);
 std::string_view toString(Contraction);
 std::string_view toString(ReductionOrder);
+std::string_view toString(ProductPrecision);
 
 /// Every device name, in enum order: "cpu", "cuda", "rocm", ...
 const std::vector<std::string_view> &deviceNames();
@@ -85,6 +92,8 @@ const std::vector<std::string_view> &deviceNames();
 /// names.
 Expected<Device> parseDevice(std::string_view name);
 Expected<Provider> parseProvider(std::string_view name);
+/// "fp32", "tf32", "bf16"; anything else is an error listing them.
+Expected<ProductPrecision> parseProductPrecision(std::string_view name);
 
 /// Whether a provider can run on a device at all (reference: cpu; the
 /// NVIDIA libraries and native CUDA: cuda; LibTorch: cpu or cuda).
@@ -120,13 +129,24 @@ struct NumericalPolicy {
   Subnormals subnormal = Subnormals::ImplementationDefined;
   Contraction contract = Contraction::ImplementationDefined;
   ReductionOrder reduce = ReductionOrder::ImplementationDefined;
-  /// The capsule may compute products in TF32 when the profile allows it
-  /// (cuBLAS / cuBLASLt GEMMs); never without the profile's `tf32` option.
-  bool tf32Allowed = false;
+  /// The most its f32 products may be rounded when the profile asks for it
+  /// (cuBLAS / cuBLASLt GEMMs: tf32; the fused attention's tensor-core
+  /// kernels: bf16); fp32: never. A capsule computes in the lesser of this
+  /// and the profile's precision (productPrecisionOf).
+  ProductPrecision fastestProducts = ProductPrecision::Fp32;
 };
 
+/// What a capsule's f32 products compute in under a profile asking for
+/// `requested`: the lesser of that and what the capsule can do.
+inline ProductPrecision productPrecisionOf(const NumericalPolicy &numeric,
+                                           ProductPrecision requested) {
+  return requested < numeric.fastestProducts ? requested
+                                             : numeric.fastestProducts;
+}
+
 /// `numeric=[round=…,subnormal=…,contract=…,reduce=…]`, exactly as the
-/// seed prints it. The TF32 flag is not part of this text: reports print it
+/// seed prints it. The product precision is not part of this text: reports
+/// print it beside it (`products=…`), for capsules that may round products;
 /// beside it, for capsules where it applies.
 std::string formatNumericalPolicy(const NumericalPolicy &);
 

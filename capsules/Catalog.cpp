@@ -153,11 +153,15 @@ NativeKernel nativeKernel(OpFamily family) {
     return {{"codegen/recipes/AttentionRecipe.cpp, "
              "runtime/cuda/kernels/attention.cuh",
              "vouch::attention_forward_kernel / vouch::attention_delta_kernel / "
-             "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel",
+             "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel "
+             "(f32 under products=tf32 / bf16: their *_tf32_kernel / "
+             "*_bf16_kernel twins, mma.sync on tensor cores)",
              nvrtc},
             "the online softmax: each query's keys in ascending tiles, its "
             "running max and sum rescaled as the max grows, in the element "
-            "type; the gradient's dk and dv summed over the queries, and dq "
+            "type (f32 under products=tf32 / bf16: the tile products' "
+            "operands rounded to TF32 / bf16, their sums in f32); the "
+            "gradient's dk and dv summed over the queries, and dq "
             "over the keys, in ascending tiles by the one block that writes "
             "them (no atomics: two runs give the same bits); checked by the "
             "kernel lab against a float64 reference and compared with the cpu "
@@ -309,7 +313,9 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
     if (op != blas.op)
       return std::nullopt;
     c.acceptsTransposeFlags = true;
-    c.numeric.tf32Allowed = true;
+    // TF32 at most: cuBLAS's bf16 mode for f32 operands (COMPUTE_32F_FAST_16BF)
+    // was measured to keep bits bf16 drops (runtime/cuda/gemm_call.h).
+    c.numeric.fastestProducts = ProductPrecision::Tf32;
     c.numeric.reduce = ReductionOrder::LibraryFixed;
     Provenance library{"runtime/cuda/executor.cc, runtime/cuda/blas.cc",
                        blas.symbol,
@@ -326,8 +332,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
         {"capsules/GemmCall.cpp", blas.symbol, ""});
     c.value = contract(std::string(spec.formula) +
                            ", in the element type (f32: CUBLAS_COMPUTE_32F, "
-                           "TF32 products only under the profile's tf32 "
-                           "option; f64: CUBLAS_COMPUTE_64F); summed in the "
+                           "its operands rounded to TF32 "
+                           "(COMPUTE_32F_FAST_TF32) only under the profile's "
+                           "tf32 or bf16 option; f64: "
+                           "CUBLAS_COMPUTE_64F); summed in the "
                            "library's own order, "
                            "the same bits run to run on one GPU model with "
                            "one toolkit version under vouch's configuration: " +
@@ -363,9 +371,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   c.numeric.contract = uncontracted ? Contraction::None : nativeContraction();
   std::string shapeClaim = "static shapes as the vouch." + op + kCudaShapeClaim;
   // The fused attention's f32 kernels compute their products on tensor
-  // cores in TF32 under the profile's tf32 option (attention.cuh's *_tf32).
+  // cores under the profile's tf32 or bf16 option (attention.cuh's *_tf32 and
+  // *_bf16 kernels).
   if (spec.family == OpFamily::Attention)
-    c.numeric.tf32Allowed = true;
+    c.numeric.fastestProducts = ProductPrecision::Bf16;
   if (spec.family == OpFamily::Attention)
     shapeClaim += "; heads (q's and v's feature extents) of at most " +
                   std::to_string(kMaxAttentionHeadDim) +

@@ -52,7 +52,11 @@ bool BackendProfile::allowsProvider(Provider p) const {
   return std::find(providers.begin(), providers.end(), p) != providers.end();
 }
 
-std::string BackendProfile::spec() const { return name + (tf32 ? "+tf32" : ""); }
+std::string BackendProfile::spec() const {
+  if (products == ProductPrecision::Fp32)
+    return name;
+  return name + "+" + std::string(toString(products));
+}
 
 const std::vector<std::string_view> &profileNames() {
   static const std::vector<std::string_view> names = {
@@ -135,10 +139,10 @@ Expected<BackendProfile> lookupProfile(std::string_view name,
   else
     return Error{"unknown profile `" + std::string(name) +
                  "` (known profiles: " + knownProfiles() + ")"};
-  if (options.tf32 && p.device != Device::Cuda)
-    return Error{"profile option `tf32` applies to cuda profiles, not `" +
-                 p.name + "`"};
-  p.tf32 = options.tf32;
+  if (options.products != ProductPrecision::Fp32 && p.device != Device::Cuda)
+    return Error{"profile option `" + std::string(toString(options.products)) +
+                 "` applies to cuda profiles, not `" + p.name + "`"};
+  p.products = options.products;
   return p;
 }
 
@@ -149,11 +153,14 @@ Expected<BackendProfile> parseProfileSpec(std::string_view spec) {
   while (plus != std::string_view::npos) {
     size_t next = spec.find('+', plus + 1);
     std::string_view option = spec.substr(plus + 1, next - plus - 1);
-    if (option == "tf32")
-      options.tf32 = true;
-    else
+    if (option != "tf32" && option != "bf16")
       return Error{"unknown profile option `" + std::string(option) +
-                   "` in `" + std::string(spec) + "` (known options: tf32)"};
+                   "` in `" + std::string(spec) +
+                   "` (known options: tf32, bf16)"};
+    if (options.products != ProductPrecision::Fp32)
+      return Error{"profile options `tf32` and `bf16` exclude each other (in `" +
+                   std::string(spec) + "`)"};
+    options.products = *parseProductPrecision(option);
     plus = next;
   }
   return lookupProfile(name, options);

@@ -9,7 +9,8 @@
 //   checked_cpu            cpu;  reference kernels; verified / checked
 //   checked_cuda           cuda; cublaslt / cublas for linear / matmul,
 //                          native-cuda otherwise; verified / checked;
-//                          TF32 off unless the `tf32` option is given
+//                          f32 products unrounded unless the `tf32` or
+//                          `bf16` option is given
 //   libtorch_forward_cuda  cuda; forward values from LibTorch where it has
 //                          a capsule, vouch's VJPs from the tape; any trust
 //                          level; needs the LibTorch provider, which this
@@ -53,7 +54,9 @@ struct NumericsAllowance {
 };
 
 struct ProfileOptions {
-  bool tf32 = false; ///< cuda profiles: let cuBLAS GEMMs compute in TF32
+  /// cuda profiles: let f32 products (cuBLAS GEMMs, the fused attention's
+  /// tensor-core kernels) round their operands to TF32 or bf16.
+  ProductPrecision products = ProductPrecision::Fp32;
 };
 
 /// The extents of a product: C[b] (m x n) = A[b] (m x k) · B[b] (k x n).
@@ -89,7 +92,10 @@ struct BackendProfile {
   std::vector<Provider> requiredProviders;
   NumericsAllowance numerics;
   SmallProductRule smallProducts;
-  bool tf32 = false;
+  /// What f32 products may round their operands to (the `tf32` / `bf16`
+  /// option); every capsule computes in productPrecisionOf(its numeric,
+  /// this).
+  ProductPrecision products = ProductPrecision::Fp32;
   std::string description; ///< one line, for reports
 
   /// Preference order for `op`: its override, else `providers`. For a
@@ -99,7 +105,7 @@ struct BackendProfile {
   preferenceFor(std::string_view op,
                 std::optional<ProductExtents> product = std::nullopt) const;
   bool allowsProvider(Provider) const;
-  /// `name`, plus `+tf32` when the option is on: what parseProfileSpec
+  /// `name`, plus `+tf32` / `+bf16` for the option: what parseProfileSpec
   /// reads back, and what vouch-plan records on the model.
   std::string spec() const;
 };
@@ -108,10 +114,11 @@ struct BackendProfile {
 const std::vector<std::string_view> &profileNames();
 
 /// A profile by name; an unknown name is an error listing the known ones.
-/// `tf32` on a cpu profile is an error.
+/// `tf32` or `bf16` on a cpu profile is an error.
 Expected<BackendProfile> lookupProfile(std::string_view name,
                                        const ProfileOptions &options = {});
-/// `name[+option...]`, e.g. "checked_cuda+tf32" (the pass option syntax).
+/// `name[+option...]`, e.g. "checked_cuda+tf32" (the pass option syntax);
+/// the options `tf32` and `bf16` exclude each other.
 Expected<BackendProfile> parseProfileSpec(std::string_view spec);
 
 /// The maintained profile of a device (cpu → checked_cpu, cuda →

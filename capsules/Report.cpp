@@ -79,10 +79,12 @@ std::string provenanceLine(const KernelCapsule &c) {
 
 } // namespace
 
-std::string renderCapsuleEntry(const KernelCapsule &c, bool tf32) {
+std::string renderCapsuleEntry(const KernelCapsule &c,
+                               ProductPrecision products) {
   std::string out = formatCapsuleHeadline(c);
-  if (c.numeric.tf32Allowed)
-    out += " tf32=" + onOff(tf32);
+  if (c.numeric.fastestProducts != ProductPrecision::Fp32)
+    out += " products=" +
+           str(toString(productPrecisionOf(c.numeric, products)));
   out += "\n";
   for (const NamedContract &nc : contractsOf(c))
     out += std::string("  ") + nc.name + ": " +
@@ -100,18 +102,26 @@ std::string renderText(const AcceptedGraphPlan &plan) {
                     str(toString(profile.device)) + ")\n";
   out += "  " + profile.description + "\n";
   out += "  assurance=" + str(toString(profile.assurance)) + " (accepts " +
-         acceptedTrust(profile.assurance) + ") tf32=" + onOff(profile.tf32) +
+         acceptedTrust(profile.assurance) + ") products=" +
+         str(toString(profile.products)) +
          " deterministic=" + onOff(plan.deterministic()) +
          " require-evidence=" + onOff(plan.requireEvidence()) + "\n";
-  if (profile.tf32)
-    out += "  tf32=on: cuBLAS GEMMs, and the fused attention's f32 kernels "
-           "(tensor cores), may round their products' inputs to TF32 (10-bit "
-           "mantissa); every capsule that may says tf32=on\n";
+  if (profile.products == ProductPrecision::Tf32)
+    out += "  products=tf32: cuBLAS GEMMs, and the fused attention's f32 "
+           "kernels (tensor cores), round their products' operands to TF32 "
+           "(10-bit mantissa), sums in f32; each capsule says what it computes "
+           "in (products=)\n";
+  if (profile.products == ProductPrecision::Bf16)
+    out += "  products=bf16: the fused attention's f32 kernels (tensor cores) "
+           "round their products' operands to bf16 (8-bit mantissa), cuBLAS "
+           "GEMMs (TF32 at most for f32 operands) to TF32; sums in f32; "
+           "storage stays f32 (activations, gradients, params, optimizer "
+           "state); each capsule says what it computes in (products=)\n";
   out += "  abi: " + abiLine(profile.device) + "\n";
 
   out += "\ncapsules (one entry per capsule, at first use):\n";
   for (const KernelCapsule &c : plan.capsules())
-    out += renderCapsuleEntry(c, profile.tf32);
+    out += renderCapsuleEntry(c, profile.products);
 
   out += "\nops (in execution order):\n";
   for (const PlannedOp &op : plan.ops()) {
@@ -178,13 +188,15 @@ JsonValue contractJson(const ContractDescriptor &d) {
   return out;
 }
 
-JsonValue capsuleJson(const KernelCapsule &c) {
+JsonValue capsuleJson(const KernelCapsule &c, ProductPrecision products) {
   JsonValue numeric = JsonValue::object();
   numeric.set("round", toString(c.numeric.round));
   numeric.set("subnormal", toString(c.numeric.subnormal));
   numeric.set("contract", toString(c.numeric.contract));
   numeric.set("reduce", toString(c.numeric.reduce));
-  numeric.set("tf32_allowed", c.numeric.tf32Allowed);
+  numeric.set("fastest_products", toString(c.numeric.fastestProducts));
+  numeric.set("products",
+              toString(productPrecisionOf(c.numeric, products)));
   numeric.set("text", formatNumericalPolicy(c.numeric));
   JsonValue contracts = JsonValue::object();
   for (const NamedContract &nc : contractsOf(c))
@@ -257,13 +269,13 @@ std::string renderJson(const AcceptedGraphPlan &plan) {
     if (allowsTrust(profile.assurance, t))
       trust.push(toString(t));
   out.set("accepted_trust", std::move(trust));
-  out.set("tf32", profile.tf32);
+  out.set("products", toString(profile.products));
   out.set("deterministic", plan.deterministic());
   out.set("require_evidence", plan.requireEvidence());
   out.set("abi", profile.device == Device::Cuda ? "uint32" : "int64");
   JsonValue capsules = JsonValue::array();
   for (const KernelCapsule &c : plan.capsules())
-    capsules.push(capsuleJson(c));
+    capsules.push(capsuleJson(c, profile.products));
   out.set("capsules", std::move(capsules));
   JsonValue ops = JsonValue::array();
   for (size_t i = 0; i < plan.ops().size(); ++i)

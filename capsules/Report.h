@@ -32,15 +32,17 @@ std::string renderRejectionJson(const GateRejection &rejection);
 std::string renderRejectionText(const GateRejection &rejection);
 
 /// A capsule's entry as `--show-backend` prints it at first use:
-///   op: name provider=… trust=… vjp=… numeric=[…] [tf32=on|off]
+///   op: name provider=… trust=… vjp=… numeric=[…] [products=fp32|tf32|bf16]
 ///     shape: claim (summary; evidence: kind reference)
 ///     layout: …
 ///     value: …
 ///     vjp: …
 ///     provenance: …
-/// `tf32` is the profile's option; it is printed only for capsules that may
-/// use TF32.
-std::string renderCapsuleEntry(const KernelCapsule &capsule, bool tf32);
+/// `products` is what the capsule's f32 products compute in under a profile
+/// asking for `products` (productPrecisionOf); printed only for capsules that
+/// may round them.
+std::string renderCapsuleEntry(const KernelCapsule &capsule,
+                               ProductPrecision products);
 
 } // namespace vouch::capsules
 

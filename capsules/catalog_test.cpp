@@ -188,8 +188,14 @@ TEST(Catalog, ProvidersSayWhoComputes) {
   EXPECT_EQ(r.find("native_cuda.relu")->provider, Provider::NativeCuda);
   EXPECT_TRUE(r.find("cublas.matmul")->acceptsTransposeFlags);
   EXPECT_TRUE(r.find("reference.matmul")->acceptsTransposeFlags);
-  EXPECT_TRUE(r.find("cublas.matmul")->numeric.tf32Allowed);
-  EXPECT_FALSE(r.find("native_cuda.add")->numeric.tf32Allowed);
+  EXPECT_EQ(r.find("cublas.matmul")->numeric.fastestProducts,
+            ProductPrecision::Tf32);
+  EXPECT_EQ(r.find("native_cuda.flash_attention")->numeric.fastestProducts,
+            ProductPrecision::Bf16);
+  EXPECT_EQ(r.find("native_cuda.add")->numeric.fastestProducts,
+            ProductPrecision::Fp32);
+  EXPECT_EQ(r.find("reference.matmul")->numeric.fastestProducts,
+            ProductPrecision::Fp32);
   EXPECT_EQ(r.find("native_cuda.add")->maxRank, 8);
   EXPECT_EQ(r.find("reference.add")->maxRank, 0);
 }
@@ -262,7 +268,7 @@ TEST(Catalog, SeedFormat) {
 
 TEST(Catalog, CapsuleEntryHasFourContractsAndProvenance) {
   const KernelCapsule &c = *defaultRegistry().find("reference.matmul");
-  std::string entry = renderCapsuleEntry(c, /*tf32=*/false);
+  std::string entry = renderCapsuleEntry(c, ProductPrecision::Bf16);
   EXPECT_EQ(entry.find("matmul: reference.matmul provider=reference"), 0u);
   EXPECT_NE(entry.find("\n  shape: static shapes as the vouch.matmul verifier "
                        "requires; any rank; int64 indexing (checked by the op "
@@ -279,11 +285,31 @@ TEST(Catalog, CapsuleEntryHasFourContractsAndProvenance) {
                        "ir/VouchOps.cpp VJPOpInterface::buildVJP\n"),
             std::string::npos)
       << entry;
-  EXPECT_EQ(entry.find("tf32"), std::string::npos);
-  std::string gemm =
-      renderCapsuleEntry(*defaultRegistry().find("cublas.matmul"), true);
-  EXPECT_NE(gemm.find(std::string(kBlasNumeric) + " tf32=on\n"),
-            std::string::npos);
+  // The reference computes in the element type whatever the profile asks.
+  EXPECT_EQ(entry.find("products="), std::string::npos);
+  const KernelCapsule &blas = *defaultRegistry().find("cublas.matmul");
+  for (auto [asked, shown] :
+       {std::pair<ProductPrecision, const char *>{ProductPrecision::Fp32,
+                                                  " products=fp32\n"},
+        {ProductPrecision::Tf32, " products=tf32\n"},
+        {ProductPrecision::Bf16, " products=tf32\n"}})
+    EXPECT_NE(renderCapsuleEntry(blas, asked)
+                  .find(std::string(kBlasNumeric) + shown),
+              std::string::npos)
+        << shown;
+}
+
+// A capsule computes in the lesser of what the profile asks and what it can.
+TEST(Catalog, ProductPrecisionIsTheLesserOfProfileAndCapsule) {
+  NumericalPolicy tf32Only;
+  tf32Only.fastestProducts = ProductPrecision::Tf32;
+  EXPECT_EQ(productPrecisionOf(tf32Only, ProductPrecision::Bf16),
+            ProductPrecision::Tf32);
+  EXPECT_EQ(productPrecisionOf(tf32Only, ProductPrecision::Fp32),
+            ProductPrecision::Fp32);
+  NumericalPolicy exact;
+  EXPECT_EQ(productPrecisionOf(exact, ProductPrecision::Bf16),
+            ProductPrecision::Fp32);
 }
 
 //===----------------------------------------------------------------------===//

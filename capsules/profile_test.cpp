@@ -57,7 +57,7 @@ TEST(Profiles, CheckedCudaPrefersCublasForProducts) {
   EXPECT_EQ(p.preferenceFor("relu").front(), Provider::NativeCuda);
   EXPECT_FALSE(p.allowsProvider(Provider::Reference));
   EXPECT_FALSE(p.allowsProvider(Provider::Libtorch));
-  EXPECT_FALSE(p.tf32);
+  EXPECT_EQ(p.products, ProductPrecision::Fp32);
   EXPECT_TRUE(p.requiredProviders.empty());
 }
 
@@ -83,17 +83,26 @@ TEST(Profiles, SmallProductsPreferVouchsKernel) {
             V{Provider::Reference});
 }
 
-TEST(Profiles, Tf32IsAnOptionOfCudaProfiles) {
+TEST(Profiles, Tf32AndBf16AreOptionsOfCudaProfiles) {
   Expected<BackendProfile> p = parseProfileSpec("checked_cuda+tf32");
   ASSERT_TRUE(p.ok()) << p.error();
-  EXPECT_TRUE(p->tf32);
+  EXPECT_EQ(p->products, ProductPrecision::Tf32);
   EXPECT_EQ(p->spec(), "checked_cuda+tf32");
+  Expected<BackendProfile> b = parseProfileSpec("checked_cuda+bf16");
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(b->products, ProductPrecision::Bf16);
+  EXPECT_EQ(b->spec(), "checked_cuda+bf16");
   EXPECT_EQ(parseProfileSpec("checked_cuda")->spec(), "checked_cuda");
   EXPECT_EQ(parseProfileSpec("checked_cpu+tf32").error(),
             "profile option `tf32` applies to cuda profiles, not `checked_cpu`");
+  EXPECT_EQ(parseProfileSpec("checked_cpu+bf16").error(),
+            "profile option `bf16` applies to cuda profiles, not `checked_cpu`");
   EXPECT_EQ(parseProfileSpec("checked_cuda+fast").error(),
             "unknown profile option `fast` in `checked_cuda+fast` (known "
-            "options: tf32)");
+            "options: tf32, bf16)");
+  EXPECT_EQ(parseProfileSpec("checked_cuda+tf32+bf16").error(),
+            "profile options `tf32` and `bf16` exclude each other (in "
+            "`checked_cuda+tf32+bf16`)");
 }
 
 TEST(Profiles, AssurancePolicies) {

@@ -1,6 +1,8 @@
 //===- ModelSource.cpp - the C++ of a model's executable --------*- C++ -*-===//
 #include "codegen/ModelSource.h"
 
+#include <algorithm>
+#include <cassert>
 #include <sstream>
 
 #include "capsules/Report.h"
@@ -52,6 +54,21 @@ struct BackendText {
   std::string definitions, arguments;
 };
 
+/// What the executor's cuBLAS / cuBLASLt calls compute in
+/// (runtime/cuda/gemm_call.h's ProductMath, by name): what the plan's library
+/// capsules say they compute in under its profile (TF32 at most).
+const char *gemmProductMath(const AcceptedGraphPlan &plan) {
+  capsules::ProductPrecision math = capsules::ProductPrecision::Fp32;
+  for (const capsules::KernelCapsule &c : plan.capsules())
+    if (c.provider == capsules::Provider::Cublas ||
+        c.provider == capsules::Provider::Cublaslt)
+      math = std::max(math, capsules::productPrecisionOf(
+                                c.numeric, plan.profile().products));
+  assert(math != capsules::ProductPrecision::Bf16 &&
+         "the runtime has no bf16 mode for f32 GEMM operands");
+  return math == capsules::ProductPrecision::Tf32 ? "Tf32" : "Fp32";
+}
+
 BackendText backendText(const std::string &name, const std::string &header,
                         const AcceptedGraphPlan &plan) {
   std::string headerName = "k" + name + "Header";
@@ -61,7 +78,7 @@ BackendText backendText(const std::string &name, const std::string &header,
       << ";\nconst std::pair<const char*, const char*> " << table << "[] = {";
   for (const capsules::KernelCapsule &c : plan.capsules())
     out << "\n  {" << cppStringLiteral(c.name) << ", "
-        << cppStringLiteral(capsules::renderCapsuleEntry(c, plan.profile().tf32))
+        << cppStringLiteral(capsules::renderCapsuleEntry(c, plan.profile().products))
         << "},";
   if (plan.capsules().empty())
     out << "{nullptr, nullptr}"; // a placeholder: an array may not be empty
@@ -180,7 +197,8 @@ std::string emitModelSource(const ModelSourceInput &input) {
         << "Backend cuda_backend() {\n  return vouch::rt::cuda::cuda_program_backend("
            "kCudaProgram, vouch_model::kCubin,\n      "
         << input.cuda.binary->cubin.size() << ", vouch_model::kPtx, "
-        << (plan.profile().tf32 ? "true" : "false") << ", "
+        << "vouch::rt::cuda::ProductMath::" << gemmProductMath(plan)
+        << ", "
         << cudaText.arguments << ");\n}\n\n";
   }
   out << "}  // namespace\n\n"

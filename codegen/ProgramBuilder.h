@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "capsules/Capsule.h"
 #include "ir/GemmDims.h"
 #include "ir/VouchOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -53,10 +54,11 @@ public:
   ProgramBuilder(ModelOp model, Target target);
 
   Target target() const { return target_; }
-  /// Whether the plan's profile lets products compute in TF32 (checked_cuda
-  /// +tf32): recipes with a TF32 kernel instantiate it (flash attention).
-  bool tf32() const { return tf32_; }
-  void setTf32(bool tf32) { tf32_ = tf32; }
+  /// What the plan's profile lets f32 products round their operands to
+  /// (checked_cuda+tf32 / +bf16): recipes with tensor-core kernels
+  /// instantiate the matching one (flash attention).
+  capsules::ProductPrecision products() const { return products_; }
+  void setProducts(capsules::ProductPrecision p) { products_ = p; }
   const std::string &modelName() const { return modelName_; }
 
   /// Buffers: params (declaration order), then the data fields (inputs, then
@@ -142,7 +144,7 @@ private:
   std::string modelName_;
   Target target_;
   std::vector<rt::BufferDesc> buffers_;
-  bool tf32_ = false;
+  capsules::ProductPrecision products_ = capsules::ProductPrecision::Fp32;
   std::vector<std::string> bufferNames_, bufferShapes_;
   llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
   std::vector<int32_t> params_, grads_;

@@ -40,7 +40,7 @@ public:
         builder(std::make_unique<ProgramBuilder>(model, target)) {
     for (const capsules::PlannedOp &p : plan.ops())
       planned[p.kernel] = &p;
-    builder->setTf32(plan.profile().tf32);
+    builder->setProducts(plan.profile().products);
   }
 
   FailureOr<std::unique_ptr<ProgramBuilder>> run();

@@ -79,18 +79,38 @@ TEST_F(Report, QuickstartLibraryProductsGolden) {
                "capsules/testdata/quickstart_checked_cuda_library.txt");
 }
 
-TEST_F(Report, Tf32IsReported) {
+TEST_F(Report, ProductPrecisionIsReported) {
   std::string text = capsules::renderText(
       accept(*capsules::parseProfileSpec("checked_cuda+tf32"), testing::kWideLinear,
              /*differentiate=*/false));
   EXPECT_NE(text.find("profile checked_cuda+tf32 (device cuda)"),
             std::string::npos);
-  EXPECT_NE(text.find("  tf32=on: cuBLAS GEMMs, and the fused attention's f32 "
-                      "kernels (tensor cores), may round their products' inputs "
-                      "to TF32 (10-bit mantissa); every capsule that may says "
-                      "tf32=on\n"),
+  EXPECT_NE(text.find(") products=tf32 deterministic=off"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  products=tf32: cuBLAS GEMMs, and the fused attention's "
+                      "f32 kernels (tensor cores), round their products' "
+                      "operands to TF32 (10-bit mantissa), sums in f32; each "
+                      "capsule says what it computes in (products=)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("reduce=library-fixed] products=tf32\n"),
             std::string::npos);
-  EXPECT_NE(text.find("reduce=library-fixed] tf32=on\n"),
+
+  std::string bf16 = capsules::renderText(
+      accept(*capsules::parseProfileSpec("checked_cuda+bf16"), testing::kWideLinear,
+             /*differentiate=*/false));
+  EXPECT_NE(bf16.find("profile checked_cuda+bf16 (device cuda)"),
+            std::string::npos);
+  EXPECT_NE(bf16.find("  products=bf16: the fused attention's f32 kernels "
+                      "(tensor cores) round their products' operands to bf16 "
+                      "(8-bit mantissa), cuBLAS GEMMs (TF32 at most for f32 "
+                      "operands) to TF32; sums in f32; storage stays f32 "
+                      "(activations, gradients, params, optimizer state); each "
+                      "capsule says what it computes in (products=)\n"),
+            std::string::npos)
+      << bf16;
+  // cuBLASLt computes what it can: TF32.
+  EXPECT_NE(bf16.find("reduce=library-fixed] products=tf32\n"),
             std::string::npos);
 }
 
@@ -135,7 +155,7 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                   {"accepted", Kind::Bool},
                   {"assurance", Kind::String},
                   {"accepted_trust", Kind::Array},
-                  {"tf32", Kind::Bool},
+                  {"products", Kind::String},
                   {"deterministic", Kind::Bool},
                   {"require_evidence", Kind::Bool},
                   {"abi", Kind::String},
@@ -170,7 +190,8 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"subnormal", Kind::String},
                     {"contract", Kind::String},
                     {"reduce", Kind::String},
-                    {"tf32_allowed", Kind::Bool},
+                    {"fastest_products", Kind::String},
+                    {"products", Kind::String},
                     {"text", Kind::String}},
                    "numeric");
       const JsonValue &contracts = *c.find("contracts");

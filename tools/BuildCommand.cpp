@@ -87,8 +87,7 @@ int runBuild(const std::vector<std::string> &args) {
             "cpu: reference kernels only; cuda: also NVRTC kernels and "
             "cuBLAS (the executable then runs on either, --device picks)",
             "cpu");
-  cl.flag("tf32", "cuda: let cuBLAS GEMMs compute in TF32 (profile "
-                  "checked_cuda+tf32; the report says so)");
+  declarePrecisionOption(cl);
   cl.flag("deterministic", "gate the plans under the determinism "
                            "obligation: refuse any capsule whose summation "
                            "order may change from run to run");
@@ -111,6 +110,17 @@ int runBuild(const std::vector<std::string> &args) {
     return 2;
   std::string target = *chosenTarget, emit = *chosenEmit, error;
   bool cuda = target == "cuda";
+  std::optional<capsules::ProductPrecision> precision = readPrecisionOption(cl);
+  if (!precision)
+    return 2;
+  if (!cuda && *precision != capsules::ProductPrecision::Fp32) {
+    std::fprintf(stderr,
+                 "error: --precision %s applies to cuda builds; add --target "
+                 "cuda (the cpu backend computes in the model's element "
+                 "type)\n",
+                 std::string(capsules::toString(*precision)).c_str());
+    return 2;
+  }
   if (!prepareOutput(cl.get("output"), error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 2;
@@ -152,11 +162,10 @@ int runBuild(const std::vector<std::string> &args) {
   std::string kernels;
   if (cuda) {
     ModelOp model = getModel(*module);
+    capsules::ProfileOptions options;
+    options.products = *precision;
     cudaPlan = planForProfile(
-        model,
-        *capsules::parseProfileSpec(cl.has("tf32") ? "checked_cuda+tf32"
-                                                    : "checked_cuda"),
-        gate);
+        model, *capsules::lookupProfile("checked_cuda", options), gate);
     if (failed(cudaPlan))
       return 1;
     auto built = codegen::buildProgram(model, *cudaPlan, codegen::Target::Cuda);

@@ -2,6 +2,7 @@
 #include "tools/Pipeline.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "frontend/Frontend.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -56,15 +57,41 @@ void declareImportOptions(CommandLine &cl) {
             "scaled_dot_product_attention's form: composed (batched GEMMs "
             "and a masked softmax) or fused (flash_attention: one forward "
             "and three backward kernels, no Tq x Tk matrix; tensor cores "
-            "under --tf32); default fused for cuda (where heads fit its "
+            "under --precision tf32 or bf16); default fused for cuda (where heads fit its "
             "kernels: at most 256 features), composed for cpu");
+}
+
+void declarePrecisionOption(CommandLine &cl) {
+  cl.option("precision", "fp32|tf32|bf16",
+            "cuda: what f32 products (cuBLAS GEMMs, the fused attention's "
+            "tensor-core kernels) round their operands to; sums and storage "
+            "stay f32 (profile checked_cuda[+tf32|+bf16]; the report states "
+            "each capsule's)",
+            "fp32");
+  cl.flag("tf32", "the same as --precision tf32");
+}
+
+std::optional<capsules::ProductPrecision>
+readPrecisionOption(const CommandLine &cl) {
+  auto chosen = cl.choice("precision", {"fp32", "tf32", "bf16"});
+  if (!chosen)
+    return std::nullopt;
+  if (cl.has("tf32") && cl.has("precision") && *chosen != "tf32") {
+    std::fprintf(stderr, "error: --tf32 and --precision %s contradict each "
+                         "other (--tf32 means --precision tf32)\n",
+                 chosen->c_str());
+    return std::nullopt;
+  }
+  if (cl.has("tf32"))
+    return capsules::ProductPrecision::Tf32;
+  return *capsules::parseProductPrecision(*chosen);
 }
 
 /// scaled_dot_product_attention's default form: fused (where the heads fit
 /// its kernels) when the command builds or plans for cuda (--target, --device
 /// or --profile say so), composed on cpu. GPT-2 124M on an H200: fp32 177 ms a
 /// step fused (24.0 GiB) vs 172 composed (42.6 GiB); tf32 67.5 fused (tensor-
-/// core kernels) vs 66.0 composed (43.6 GiB) (docs/performance.md).
+/// core kernels) vs 66.0 composed (42.6 GiB) (docs/performance.md).
 static std::string defaultAttention(const CommandLine &cl) {
   auto given = [&](const char *name, llvm::StringRef prefix) {
     return cl.has(name) && llvm::StringRef(cl.get(name)).starts_with(prefix);

@@ -45,6 +45,17 @@ mlir::OwningOpRef<mlir::ModuleOp>
 loadFromCommandLine(const CommandLine &cl, bool autodiff,
                     mlir::MLIRContext &context, int &exitCode);
 
+/// Declares `--precision fp32|tf32|bf16` (and `--tf32`, its older spelling
+/// of `--precision tf32`): what a cuda profile's f32 products may round
+/// their operands to.
+void declarePrecisionOption(CommandLine &cl);
+
+/// The product precision `cl` asks for (fp32 when it asks for none); prints
+/// the error and returns nullopt for an unknown value or `--tf32` with
+/// another `--precision`.
+std::optional<capsules::ProductPrecision>
+readPrecisionOption(const CommandLine &cl);
+
 /// The single vouch.model of a loaded module.
 ModelOp getModel(mlir::ModuleOp module);
 

@@ -27,10 +27,12 @@ int runReport(const std::vector<std::string> &args) {
   for (std::string_view name : capsules::profileNames())
     profiles += (profiles.empty() ? "" : ", ") + std::string(name);
   cl.option("profile", "NAME", "backend profile (" + profiles +
-                                   "; append +tf32 to allow TF32 GEMMs)",
+                                   "; append +tf32 or +bf16 to let f32 "
+                                   "products round their operands)",
             "checked_cpu");
   cl.option("device", "NAME", "use the maintained profile of a device "
                               "instead of --profile");
+  declarePrecisionOption(cl);
   cl.option("format", "text|json", "report format", "text");
   cl.option("output", "PATH", "write the report to PATH (also -o)");
   declareImportOptions(cl);
@@ -43,9 +45,19 @@ int runReport(const std::vector<std::string> &args) {
   if (!chosenFormat)
     return 2;
   std::string format = *chosenFormat;
+  std::optional<capsules::ProductPrecision> precision = readPrecisionOption(cl);
+  if (!precision)
+    return 2;
+  // --precision (or --tf32) adds its option to --device's profile, or to
+  // --profile's, which may also spell it (+tf32 / +bf16).
+  std::string spec = cl.get("profile");
+  if (*precision != capsules::ProductPrecision::Fp32)
+    spec += "+" + std::string(capsules::toString(*precision));
+  capsules::ProfileOptions options;
+  options.products = *precision;
   auto profile = cl.has("device")
-                     ? capsules::profileForDeviceName(cl.get("device"))
-                     : capsules::parseProfileSpec(cl.get("profile"));
+                     ? capsules::profileForDeviceName(cl.get("device"), options)
+                     : capsules::parseProfileSpec(spec);
   if (!profile) {
     std::fprintf(stderr, "error: %s\n", profile.error().c_str());
     return 2;

@@ -40,13 +40,16 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
       -o "$out/bin/${name}_composed"
   fi
 done
-# TF32 products (the profile checked_cuda+tf32): the attention model in both
-# forms, compared with the cpu f64 reference under TF32's declared tolerance.
-mkdir -p "$out/tf32"
-bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda --tf32 \
-  --attention composed -o "$out/tf32/ops_attention_composed"
-bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda --tf32 \
-  --attention fused -o "$out/tf32/ops_attention_fused"
+# Rounded products (the profiles checked_cuda+tf32 and +bf16): the attention
+# model in both forms, compared with the cpu f64 reference under each
+# precision's declared tolerance.
+for precision in tf32 bf16; do
+  mkdir -p "$out/$precision"
+  for form in composed fused; do
+    bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda \
+      --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
+  done
+done
 bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --deterministic \
   -o "$out/det/wide_mlp"
 for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \
@@ -88,11 +91,11 @@ BENCH
 chmod +x "$out/bench.sh"
 # Symbols are not needed on the GPU machine; the folder must stay under the
 # device tool's 64 MiB.
-for f in "$out"/bin/* "$out"/det/* "$out"/rt/* "$out"/tf32/*; do
+for f in "$out"/bin/* "$out"/det/* "$out"/rt/* "$out"/tf32/* "$out"/bf16/*; do
   head -c 4 "$f" | grep -qa ELF && strip "$f"
 done
 # Compressed (the executables embed their kernels' PTX and cubins, which gzip
 # shrinks about 3x): the runners unpack binaries.tar.gz on first use.
-tar -C "$out" -czf "$out/binaries.tar.gz" bin det rt tf32
-rm -rf "$out/bin" "$out/det" "$out/rt" "$out/tf32"
+tar -C "$out" -czf "$out/binaries.tar.gz" bin det rt tf32 bf16
+rm -rf "$out/bin" "$out/det" "$out/rt" "$out/tf32" "$out/bf16"
 du -sh "$out"

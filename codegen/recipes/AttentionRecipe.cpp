@@ -2,8 +2,9 @@
 //
 // scaled_dot_product_attention's fused form. cuda: runtime/cuda/kernels/
 // attention.cuh, the forward one kernel (online softmax over key tiles, no
-// Tq×Tk matrix; under a TF32 profile the f32 entries are its tensor-core
-// kernels, the products' inputs rounded to TF32), the gradient three: delta = Σ dy∘result per query into a
+// Tq×Tk matrix; under a tf32 or bf16 profile the f32 entries are its
+// tensor-core kernels, the products' operands rounded to TF32 or bf16), the
+// gradient three: delta = Σ dy∘result per query into a
 // scratch buffer, then dk and dv (a block per key tile, the queries in
 // ascending tiles) and dq (a block per query tile, the keys in ascending
 // tiles), each result written once, no atomics. Every tensor is passed with a
@@ -98,9 +99,24 @@ uint32_t tileBytes(int tiles, int64_t element) {
 }
 
 /// attention_tf32_forward_shared_bytes / attention_tf32_backward_shared_bytes:
-/// the TF32 kernels' tiles (rows of 68 floats), f32 only.
-constexpr uint32_t kTf32ForwardBytes = 4 * kTile * 68 * 4 + 2 * 2 * kTile * 4; // 70,656
-constexpr uint32_t kTf32BackwardBytes = 5 * kTile * 68 * 4;                   // 87,040
+/// the tensor-core kernels' tiles (rows of 68 floats; TF32 and bf16 alike),
+/// f32 only.
+constexpr uint32_t kTcForwardBytes = 4 * kTile * 68 * 4 + 2 * 2 * kTile * 4; // 70,656
+constexpr uint32_t kTcBackwardBytes = 5 * kTile * 68 * 4;                   // 87,040
+
+/// The suffix of attention.cuh's tensor-core twin for a profile's product
+/// precision ("_tf32", "_bf16"); empty for fp32 (the FMA kernels).
+std::string tensorCoreTwin(capsules::ProductPrecision p) {
+  switch (p) {
+  case capsules::ProductPrecision::Fp32:
+    return "";
+  case capsules::ProductPrecision::Tf32:
+    return "_tf32";
+  case capsules::ProductPrecision::Bf16:
+    return "_bf16";
+  }
+  return "";
+}
 
 /// The f32 entry points with one chunk (heads of up to 64: GPT-2's) hold two
 /// blocks per SM in 128 registers (attention.cuh's measure).
@@ -152,11 +168,12 @@ std::string cpuGradSource(bool masked) {
 /// A cuda entry point calling `vouch::<stem>_kernel<type[, heads]>` with
 /// parameters `params` (each "T* name" or "Dims name"; `T` replaced by the
 /// element type) and, where the op has no mask, nullptr and an empty Dims for
-/// the mask's. `tf32`: the f32 entry calls the kernel's TF32 twin,
-/// `<stem>_tf32_kernel<heads>` (tensor cores), the f64 entry the kernel.
+/// the mask's. `tensorCore` ("_tf32" / "_bf16", tensorCoreTwin): the f32
+/// entry calls that twin, e.g. `<stem>_tf32_kernel<heads>` (tensor cores),
+/// the f64 entry the kernel.
 std::string cudaEntry(const std::string &stem, const std::string &heads,
                       const std::vector<std::string> &params, bool masked,
-                      int64_t boundChunks, bool tf32 = false) {
+                      int64_t boundChunks, const std::string &tensorCore) {
   std::string source;
   for (auto [type, suffix] : kCudaTypes) {
     std::string list, names;
@@ -179,10 +196,11 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
               (boundChunks ? bounds(type, boundChunks) : std::string()) + "@NAME@_" +
               suffix + "(" +
               list + ") {\n  vouch::" +
-              // The f32 entry of a TF32 build: attention.cuh's tensor-core
-              // kernel of the same arguments (no element type parameter).
-              (tf32 && std::string(type) == "float"
-                   ? stem + "_tf32_kernel<" + heads.substr(2)
+              // The f32 entry of a TF32 / bf16 build: attention.cuh's
+              // tensor-core kernel of the same arguments (no element type
+              // parameter).
+              (!tensorCore.empty() && std::string(type) == "float"
+                   ? stem + tensorCore + "_kernel<" + heads.substr(2)
                    : stem + "_kernel<" + type + heads) +
               ">(" + names + ");\n}\n";
   }
@@ -249,10 +267,10 @@ private:
                    "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
                    "T* out", "vouch::Dims od", "T* lse", "long long causal",
                    "double scale"},
-                  masked, dv, builder.tf32());
+                  masked, dv, tensorCoreTwin(builder.products()));
     builder.addKernelStep(builder.kernel(variant, source), args, tileGrid(e.batch, e.tq),
                           kThreads, 1,
-                          builder.tf32() ? kTf32ForwardBytes : tileBytes(4, 4), 0,
+                          builder.products() != capsules::ProductPrecision::Fp32 ? kTcForwardBytes : tileBytes(4, 4), 0,
                           tileBytes(4, 8));
     return success();
   }
@@ -288,7 +306,7 @@ private:
           cudaEntry("attention_delta", "",
                     {"const T* dout", "vouch::Dims dod", "const T* out",
                      "vouch::Dims od", "T* delta"},
-                    masked, 0);
+                    masked, 0, /*tensorCore=*/"");
       builder.addKernelStep(
           builder.kernel("flash_attention_delta", source),
           {KernelArg::buffer(op.getGrad()), denseDims(op.getGrad()),
@@ -326,9 +344,9 @@ private:
                                        ", " + std::to_string(dk) + ", " +
                                            std::to_string(dv),
                                        params, masked, std::max(dk, dv),
-                                       builder.tf32())),
+                                       tensorCoreTwin(builder.products()))),
           args, tileGrid(e.batch, e.tk), kThreads, 1,
-          builder.tf32() ? kTf32BackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
+          builder.products() != capsules::ProductPrecision::Fp32 ? kTcBackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
@@ -342,9 +360,10 @@ private:
           builder.kernel(variant + "_dq",
                          "#include \"attention.cuh\"\n" +
                              cudaEntry("attention_dq", ", " + std::to_string(dk),
-                                       params, masked, dk, builder.tf32())),
+                                       params, masked, dk,
+                                       tensorCoreTwin(builder.products()))),
           args, tileGrid(e.batch, e.tq), kThreads, 1,
-          builder.tf32() ? kTf32BackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
+          builder.products() != capsules::ProductPrecision::Fp32 ? kTcBackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
     }
     return success();
   }

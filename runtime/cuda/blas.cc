@@ -23,7 +23,17 @@ void log_blas_call(const char* api);  // BlasCallLog's friend, defined below
 
 namespace {
 
-// A cached cuBLASLt plan for one (shape, bias, tf32, alignment) key.
+// gemm_call.h's compute_type_name as the cuBLAS enum.
+cublasComputeType_t compute_type(ProductMath math, GemmDType dtype) {
+  if (dtype == GemmDType::F64) return CUBLAS_COMPUTE_64F;
+  switch (math) {
+    case ProductMath::Fp32: return CUBLAS_COMPUTE_32F;
+    case ProductMath::Tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+  }
+  return CUBLAS_COMPUTE_32F;
+}
+
+// A cached cuBLASLt plan for one (shape, bias, math, alignment) key.
 struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
@@ -40,7 +50,7 @@ void destroy_plan(LtPlan& p) {
   p = LtPlan{};
 }
 
-using LtKey = std::tuple<int, int, int, bool, bool, int, bool>;  // m, n, k, bias, tf32, align, f64
+using LtKey = std::tuple<int, int, int, bool, ProductMath, int, bool>;  // m, n, k, bias, math, align, f64
 
 // The innermost live BlasCallLog of this thread (nullptr: nobody is listening).
 thread_local BlasCallLog* current_log = nullptr;
@@ -132,8 +142,7 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
                        void* out) {
   const bool f64 = c.dtype == GemmDType::F64;
   const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
-  const cublasComputeType_t ct =
-      f64 ? CUBLAS_COMPUTE_64F : (c.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  const cublasComputeType_t ct = compute_type(c.math, c.dtype);
   const float alpha_f = 1.0f, beta_f = c.accumulate ? 1.0f : 0.0f;
   const double alpha_d = 1.0, beta_d = c.accumulate ? 1.0 : 0.0;
   const void* alpha = f64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
@@ -169,10 +178,10 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
 template <class T>
 Status gemm_impl(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K,
                  const T* A, int64_t stride_a, const T* B, int64_t stride_b, T* C,
-                 bool accumulate, bool allow_tf32) {
+                 bool accumulate, ProductMath math) {
   constexpr GemmDType dtype = std::is_same_v<T, double> ? GemmDType::F64 : GemmDType::F32;
   Result<GemmCall> call = describe_gemm(trans_a, trans_b, batch, M, N, K, stride_a, stride_b,
-                                        accumulate, allow_tf32, dtype);
+                                        accumulate, math, dtype);
   if (!call.ok()) return call.status();
   if (call.value().api == GemmCall::Api::None) return Status::Ok();
   BlasState& s = state();
@@ -215,9 +224,7 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
   }
   const bool f64 = c.dtype == GemmDType::F64;
   const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
-  const cublasComputeType_t ct = f64      ? CUBLAS_COMPUTE_64F
-                                 : c.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t ct = compute_type(c.math, c.dtype);
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, dt),
                           "cublasLtMatmulDescCreate for " + what);
   const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
@@ -319,7 +326,7 @@ LtAlgorithm describe_plan(const LtPlan& p) {
 }
 
 Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
-  LtKey key{c.m, c.n, c.k, c.bias, c.tf32, align, c.dtype == GemmDType::F64};
+  LtKey key{c.m, c.n, c.k, c.bias, c.math, align, c.dtype == GemmDType::F64};
   auto it = s.plans.find(key);
   if (it != s.plans.end()) return &it->second;
   LtPlan plan;
@@ -352,16 +359,16 @@ cudaStream_t blas_stream() {
 
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const float* A, int64_t stride_a, const float* B,
-                      int64_t stride_b, float* C, bool accumulate, bool allow_tf32) {
+                      int64_t stride_b, float* C, bool accumulate, ProductMath math) {
   return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
-                   allow_tf32);
+                   math);
 }
 
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const double* A, int64_t stride_a, const double* B,
-                      int64_t stride_b, double* C, bool accumulate, bool allow_tf32) {
+                      int64_t stride_b, double* C, bool accumulate, ProductMath math) {
   return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
-                   allow_tf32);
+                   math);
 }
 
 const char* linear_path_name(LinearPath path) {
@@ -377,12 +384,12 @@ namespace {
 
 template <class T>
 Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W,
-                   const T* bias, T* y, bool allow_tf32, LinearPath* path,
+                   const T* bias, T* y, ProductMath math, LinearPath* path,
                    std::string* refusal) {
   constexpr bool f64 = std::is_same_v<T, double>;
   constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
   Result<LinearCall> call =
-      describe_linear(rows, in, out, bias != nullptr, allow_tf32, dtype);
+      describe_linear(rows, in, out, bias != nullptr, math, dtype);
   if (!call.ok()) return call.status();
   const LinearCall& c = call.value();
   if (path != nullptr) *path = LinearPath::None;
@@ -397,7 +404,7 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W
     int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
                           bias != nullptr ? alignment_of(bias) : 16});
     bool new_plan =
-        s.plans.find(LtKey{c.m, c.n, c.k, c.bias, c.tf32, align, f64}) == s.plans.end();
+        s.plans.find(LtKey{c.m, c.n, c.k, c.bias, c.math, align, f64}) == s.plans.end();
     Result<LtPlan*> plan = lt_plan_locked(s, c, align);
     if (!plan.ok()) return plan.status();
     LtPlan& p = *plan.value();
@@ -431,7 +438,7 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W
 
   // Fallback (or in = 0): y = x · Wᵀ, then y[r,:] += bias for every row.
   Result<GemmCall> gemm =
-      describe_gemm(false, true, 1, rows, out, in, 0, 0, false, allow_tf32, dtype);
+      describe_gemm(false, true, 1, rows, out, in, 0, 0, false, math, dtype);
   if (!gemm.ok()) return gemm.status();
   VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
   if (bias != nullptr) {
@@ -447,15 +454,15 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W
 }  // namespace
 
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
-                             const float* W, const float* bias, float* y, bool allow_tf32,
+                             const float* W, const float* bias, float* y, ProductMath math,
                              LinearPath* path, std::string* refusal) {
-  return linear_impl(rows, in, out, x, W, bias, y, allow_tf32, path, refusal);
+  return linear_impl(rows, in, out, x, W, bias, y, math, path, refusal);
 }
 
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double* x,
-                             const double* W, const double* bias, double* y, bool allow_tf32,
+                             const double* W, const double* bias, double* y, ProductMath math,
                              LinearPath* path, std::string* refusal) {
-  return linear_impl(rows, in, out, x, W, bias, y, allow_tf32, path, refusal);
+  return linear_impl(rows, in, out, x, W, bias, y, math, path, refusal);
 }
 
 BlasCallLog::BlasCallLog() : outer_(current_log) { current_log = this; }
@@ -493,8 +500,8 @@ std::string lt_reduction_scheme_name(uint32_t scheme) {
 namespace {
 
 Result<LinearCall> lt_linear_call(int64_t rows, int64_t in, int64_t out, bool with_bias,
-                                  bool allow_tf32) {
-  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, allow_tf32);
+                                  ProductMath math) {
+  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, math);
   if (call.ok() && call.value().api != LinearCall::Api::LtMatmul)
     return Status::Error("linear(rows=" + std::to_string(rows) + ", in=" + std::to_string(in) +
                          ", out=" + std::to_string(out) + ") makes no cublasLtMatmul call");
@@ -504,8 +511,8 @@ Result<LinearCall> lt_linear_call(int64_t rows, int64_t in, int64_t out, bool wi
 }  // namespace
 
 Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool with_bias,
-                                     bool allow_tf32, int align) {
-  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, allow_tf32);
+                                     ProductMath math, int align) {
+  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, math);
   if (!call.ok()) return call.status();
   BlasState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -516,9 +523,9 @@ Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool
 }
 
 Result<LtAlgorithm> linear_heuristic_for_testing(int64_t rows, int64_t in, int64_t out,
-                                                 bool with_bias, bool allow_tf32,
+                                                 bool with_bias, ProductMath math,
                                                  uint32_t reduction_scheme_mask) {
-  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, allow_tf32);
+  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, math);
   if (!call.ok()) return call.status();
   BlasState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);

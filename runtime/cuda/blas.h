@@ -8,9 +8,10 @@
 //
 // gemm_row_major has exactly the semantics of runtime/cpu_kernels.h's matmul and never
 // copies or transposes an operand: the mapping onto cuBLAS's column-major convention is
-// described (and unit-tested) in gemm_call.h. The numeric policy: CUBLAS_COMPUTE_32F
-// (fp32 products and sums; no TF32) unless allow_tf32, then
-// CUBLAS_COMPUTE_32F_FAST_TF32; f64 always CUBLAS_COMPUTE_64F.
+// described (and unit-tested) in gemm_call.h. The numeric policy: f32 by `math`
+// (gemm_call.h's ProductMath): CUBLAS_COMPUTE_32F (fp32 products and sums),
+// CUBLAS_COMPUTE_32F_FAST_TF32 (operands rounded to TF32, sums in f32; storage f32
+// throughout); f64 always CUBLAS_COMPUTE_64F.
 //
 // Reproducibility: the summation order inside cuBLAS is the library's own (not the
 // CPU's left fold), and the handles are always in the configuration under which NVIDIA
@@ -24,7 +25,7 @@
 //    OUTPUT_TYPE (partial sums staged in the workspace and added by a separate step in a
 //    fixed order; kLtReductionSchemeMask). INPLACE, which adds the partial sums into the
 //    output serialised through counters, is excluded: cublasLt.h promises its
-//    "sequentiality", not an order. One algorithm per (shape, bias, tf32, alignment),
+//    "sequentiality", not an order. One algorithm per (shape, bias, math, alignment),
 //    chosen at its first call and reused by every later one.
 //  * one call at a time: calls are serialised by a mutex, and the executor never puts
 //    two side by side in a graph (they share the workspaces).
@@ -79,11 +80,11 @@ std::string lt_reduction_scheme_name(uint32_t scheme);
 // The algorithm linear_bias_row_major uses for this linear with operands aligned to
 // `align` bytes (chosen now if this is the shape's first use, then pinned).
 Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool with_bias,
-                                     bool allow_tf32, int align = 16);
+                                     ProductMath math, int align = 16);
 // Tests only: the heuristic's first choice for that linear under another reduction
 // scheme mask (CUBLASLT_REDUCTION_SCHEME_MASK: every scheme); never pinned nor used.
 Result<LtAlgorithm> linear_heuristic_for_testing(int64_t rows, int64_t in, int64_t out,
-                                                 bool with_bias, bool allow_tf32,
+                                                 bool with_bias, ProductMath math,
                                                  uint32_t reduction_scheme_mask);
 
 // Creates the handles (if needed) and binds them to `stream` (the session's stream).
@@ -96,11 +97,11 @@ cudaStream_t blas_stream();
 // >= 0 and fit int (the cuBLAS ABI); errors name the cuBLAS call and its parameters.
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const float* A, int64_t stride_a, const float* B,
-                      int64_t stride_b, float* C, bool accumulate, bool allow_tf32);
-// f64: allow_tf32 is ignored (CUBLAS_COMPUTE_64F); kept so generated code is uniform.
+                      int64_t stride_b, float* C, bool accumulate, ProductMath math);
+// f64: `math` is ignored (CUBLAS_COMPUTE_64F); kept so generated code is uniform.
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const double* A, int64_t stride_a, const double* B,
-                      int64_t stride_b, double* C, bool accumulate, bool allow_tf32);
+                      int64_t stride_b, double* C, bool accumulate, ProductMath math);
 
 // Which path a linear_bias_row_major call took.
 enum class LinearPath {
@@ -112,17 +113,17 @@ const char* linear_path_name(LinearPath path);  // "none", "cublasLt-epilogue", 
 
 // y[rows,out] = x[rows,in] · W[out,in]ᵀ + bias[out] (bias may be nullptr), as one
 // cuBLASLt matmul with CUBLASLT_EPILOGUE_BIAS (describe_linear; f64 in
-// CUBLAS_COMPUTE_64F, allow_tf32 ignored). If cuBLASLt refuses the epilogue for this
+// CUBLAS_COMPUTE_64F, `math` ignored). If cuBLASLt refuses the epilogue for this
 // shape / type / alignment (its heuristic returns no allowed algorithm), the call falls
 // back to gemm_row_major plus one GEMM that adds the bias to every row
 // (describe_bias_broadcast), and says so once per shape on stderr ("note: cuBLASLt
 // refused ..."); `path`, when given, receives the path taken and `refusal` cuBLASLt's
 // reason. Never a silent fallback. in = 0 gives y = bias (or 0).
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
-                             const float* W, const float* bias, float* y, bool allow_tf32,
+                             const float* W, const float* bias, float* y, ProductMath math,
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double* x,
-                             const double* W, const double* bias, double* y, bool allow_tf32,
+                             const double* W, const double* bias, double* y, ProductMath math,
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
 
 // The library entry points called by this thread while a BlasCallLog is alive, in

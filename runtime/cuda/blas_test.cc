@@ -28,6 +28,8 @@
 namespace vouch::rt::cuda {
 namespace {
 
+constexpr ProductMath kFp32 = ProductMath::Fp32, kTf32 = ProductMath::Tf32;
+
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
@@ -84,30 +86,30 @@ std::vector<double> to_double(const std::vector<T>& v) {
 
 TEST(BlasTest, ArgumentErrorsComeFirstAndNameTheExtent) {
   Status s = gemm_row_major(false, false, 1, int64_t(1) << 31, 2, 2, static_cast<const float*>(nullptr),
-                            0, nullptr, 0, nullptr, false, false);
+                            0, nullptr, 0, nullptr, false, kFp32);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.message(), "M = 2147483648 does not fit the int extents")) << s.message();
   // Empty outputs need nothing, not even a device.
   EXPECT_TRUE(gemm_row_major(false, false, 1, 0, 2, 2, static_cast<const double*>(nullptr), 0,
-                             nullptr, 0, nullptr, false, false)
+                             nullptr, 0, nullptr, false, kFp32)
                   .ok());
   LinearPath path = LinearPath::LtEpilogue;
   EXPECT_TRUE(linear_bias_row_major(0, 2, 8, static_cast<const float*>(nullptr), nullptr, nullptr,
-                                    static_cast<float*>(nullptr), false, &path).ok());
+                                    static_cast<float*>(nullptr), kFp32, &path).ok());
   EXPECT_EQ(path, LinearPath::None);
 }
 
 TEST(BlasTest, WithoutADeviceTheErrorSaysSo) {
   if (cuda_device_present()) GTEST_SKIP() << "not applicable: a CUDA device is present";
   Status s = gemm_row_major(false, false, 1, 2, 2, 2, static_cast<const float*>(nullptr), 0,
-                            nullptr, 0, nullptr, false, false);
+                            nullptr, 0, nullptr, false, kFp32);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.message(), "cuBLAS not initialised: device `cuda` requested, but no "
                                     "usable CUDA device is visible"))
       << s.message();
   EXPECT_FALSE(set_blas_stream(nullptr).ok());
   EXPECT_FALSE(blas_configuration().ok());
-  EXPECT_FALSE(linear_algorithm(2, 2, 2, true, false).ok());
+  EXPECT_FALSE(linear_algorithm(2, 2, 2, true, kFp32).ok());
 }
 
 TEST(BlasTest, ReductionSchemeMaskExcludesInPlace) {
@@ -122,7 +124,7 @@ TEST(BlasTest, ReductionSchemeMaskExcludesInPlace) {
 
 template <class T>
 void check_gemm(bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K, int64_t sa,
-                int64_t sb, bool accumulate, bool tf32, double tol, uint32_t seed) {
+                int64_t sb, bool accumulate, ProductMath math, double tol, uint32_t seed) {
   const int64_t na = sa == 0 ? M * K : batch * M * K, nb = sb == 0 ? K * N : batch * K * N;
   std::vector<T> A = random_values<T>(size_t(na), seed), B = random_values<T>(size_t(nb), seed + 1);
   std::vector<T> C0 = accumulate ? random_values<T>(size_t(batch * M * N), seed + 2)
@@ -135,9 +137,9 @@ void check_gemm(bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K
     for (size_t i = 0; i < want.size(); i++) want[i] += double(C0[i]);
   DeviceArray<T> dA(A), dB(B), dC(C0);
   Status s = gemm_row_major(ta, tb, batch, M, N, K, dA.ptr, sa, dB.ptr, sb, dC.ptr, accumulate,
-                            tf32);
+                            math);
   ASSERT_TRUE(s.ok()) << s.message();
-  Result<GemmCall> call = describe_gemm(ta, tb, batch, M, N, K, sa, sb, accumulate, tf32,
+  Result<GemmCall> call = describe_gemm(ta, tb, batch, M, N, K, sa, sb, accumulate, math,
                                         sizeof(T) == 8 ? GemmDType::F64 : GemmDType::F32);
   expect_close(dC.read(), want, tol * std::sqrt(double(std::max<int64_t>(K, 1))),
                call.value().to_string_with_policy());
@@ -151,7 +153,7 @@ TEST(BlasDeviceTest, GemmMatchesCpuMatmulForAllFlags) {
     for (bool tb : {false, true})
       for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 8, 2}, {37, 19, 53},
                              {128, 64, 256}, {1, 1, 1}, {5, 1, 300}})
-        check_gemm<float>(ta, tb, 1, M, N, K, 0, 0, false, false, 1e-5, seed++);
+        check_gemm<float>(ta, tb, 1, M, N, K, 0, 0, false, kFp32, 1e-5, seed++);
 }
 
 TEST(BlasDeviceTest, BatchedBroadcastAccumulateF64AndTf32) {
@@ -161,12 +163,44 @@ TEST(BlasDeviceTest, BatchedBroadcastAccumulateF64AndTf32) {
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       const int64_t batch = 6, M = 17, N = 12, K = 33;
-      check_gemm<float>(ta, tb, batch, M, N, K, M * K, K * N, false, false, 1e-5, seed++);
-      check_gemm<float>(ta, tb, batch, M, N, K, 0, K * N, false, false, 1e-5, seed++);  // A shared
-      check_gemm<float>(ta, tb, batch, M, N, K, M * K, 0, true, false, 1e-5, seed++);   // B shared
-      check_gemm<double>(ta, tb, batch, M, N, K, M * K, K * N, true, false, 1e-13, seed++);
-      check_gemm<double>(ta, tb, 1, M, N, K, 0, 0, false, true, 1e-13, seed++);
-      check_gemm<float>(ta, tb, 1, 64, 64, 256, 0, 0, false, true, 5e-3, seed++);  // TF32
+      check_gemm<float>(ta, tb, batch, M, N, K, M * K, K * N, false, kFp32, 1e-5, seed++);
+      check_gemm<float>(ta, tb, batch, M, N, K, 0, K * N, false, kFp32, 1e-5, seed++);  // A shared
+      check_gemm<float>(ta, tb, batch, M, N, K, M * K, 0, true, kFp32, 1e-5, seed++);   // B shared
+      check_gemm<double>(ta, tb, batch, M, N, K, M * K, K * N, true, kFp32, 1e-13, seed++);
+      check_gemm<double>(ta, tb, 1, M, N, K, 0, 0, false, kTf32, 1e-13, seed++);
+      check_gemm<float>(ta, tb, 1, 64, 64, 256, 0, 0, false, kTf32, 5e-3, seed++);  // TF32
+    }
+  }
+}
+
+// What each ProductMath really rounds the operands to, at a small and a large shape, in
+// cublasGemmEx and cublasLtMatmul: every entry of A is 1 + e, of B 1, so each output is
+// K·(1 + e) exactly in f32 unless the operands were rounded first. e = 2^-12 survives
+// fp32 only (TF32's spacing at 1 is 2^-10); e = 2^-9 survives both. (The same probe
+// showed CUBLAS_COMPUTE_32F_FAST_16BF keeping 2^-9, which bf16 drops: gemm_call.h.)
+TEST(BlasDeviceTest, ProductMathRoundsOperandsAsItSays) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS / cuBLASLt operand rounding per ProductMath");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  for (int64_t n : {int64_t(64), int64_t(1024)}) {
+    for (auto [e, name] : {std::pair<float, const char*>{0x1p-12f, "2^-12"}, {0x1p-9f, "2^-9"}}) {
+      DeviceArray<float> dA(std::vector<float>(size_t(n * n), 1.0f + e)),
+          dB(std::vector<float>(size_t(n * n), 1.0f));
+      for (ProductMath math : {kFp32, kTf32}) {
+        const bool kept = math == kFp32 || e == 0x1p-9f;
+        const float want = float(n) * (kept ? 1.0f + e : 1.0f);
+        DeviceArray<float> dC(std::vector<float>(size_t(n * n), 0.0f)),
+            dY(std::vector<float>(size_t(n * n), 0.0f));
+        ASSERT_TRUE(gemm_row_major(false, false, 1, n, n, n, dA.ptr, 0, dB.ptr, 0, dC.ptr, false,
+                                   math)
+                        .ok());
+        ASSERT_TRUE(linear_bias_row_major(n, n, n, dA.ptr, dB.ptr, static_cast<float*>(nullptr),
+                                          dY.ptr, math)
+                        .ok());
+        EXPECT_EQ(dC.read()[0], want) << "gemm n=" << n << " e=" << name << " math="
+                                      << product_math_name(math);
+        EXPECT_EQ(dY.read()[0], want) << "linear n=" << n << " e=" << name << " math="
+                                      << product_math_name(math);
+      }
     }
   }
 }
@@ -178,14 +212,14 @@ TEST(BlasDeviceTest, DegenerateShapes) {
   std::vector<float> poison(2 * 3 * 4, std::numeric_limits<float>::quiet_NaN());
   DeviceArray<float> dC(poison), dummy(std::vector<float>(1, 0.f));
   ASSERT_TRUE(gemm_row_major(false, false, 2, 3, 4, 0, dummy.ptr, 0, dummy.ptr, 0, dC.ptr, false,
-                             false)
+                             kFp32)
                   .ok());
   for (float v : dC.read()) EXPECT_EQ(v, 0.0f);
   // K = 0 with accumulate: unchanged.
   std::vector<float> ones(12, 1.0f);
   DeviceArray<float> dD(ones);
   ASSERT_TRUE(gemm_row_major(false, false, 1, 3, 4, 0, dummy.ptr, 0, dummy.ptr, 0, dD.ptr, true,
-                             false)
+                             kFp32)
                   .ok());
   EXPECT_EQ(dD.read(), ones);
 }
@@ -194,7 +228,7 @@ TEST(BlasDeviceTest, DegenerateShapes) {
 // either path (f64: whether cuBLASLt offers the f64 bias epilogue is its own answer),
 // but the calls made must be the ones of the path taken, and a fallback says why.
 template <class T = float>
-LinearPath check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, bool tf32,
+LinearPath check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, ProductMath math,
                         LinearPath expected, uint32_t seed) {
   std::vector<T> x = random_values<T>(size_t(rows * in), seed),
                  W = random_values<T>(size_t(out * in), seed + 1),
@@ -208,7 +242,7 @@ LinearPath check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, b
   std::string refusal;
   BlasCallLog calls;
   Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr, with_bias ? db.ptr : nullptr,
-                                   dy.ptr, tf32, &path, &refusal);
+                                   dy.ptr, math, &path, &refusal);
   if (!s.ok()) {
     ADD_FAILURE() << s.message();
     return path;
@@ -227,9 +261,11 @@ LinearPath check_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, b
     }
   }
   constexpr bool f64 = std::is_same_v<T, double>;
-  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, tf32,
+  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, math,
                                             f64 ? GemmDType::F64 : GemmDType::F32);
-  double tol = f64 ? 1e-12 : (tf32 ? 5e-3 : 1e-5) * std::sqrt(double(std::max<int64_t>(in, 1)));
+  double tol = f64 ? 1e-12
+               : (math == kTf32 ? 5e-3 : 1e-5) *
+                     std::sqrt(double(std::max<int64_t>(in, 1)));
   expect_close(dy.read(), want, tol, call.value().to_string() + " via " + linear_path_name(path));
   return path;
 }
@@ -243,14 +279,14 @@ TEST(BlasDeviceTest, LinearF64TakesTheCublasLtRoadOrFallsBackVisibly) {
   for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1, 2, 8}, {25, 2, 8},
                                {64, 128, 96}, {7, 13, 5}})
     for (bool with_bias : {true, false}) {
-      LinearPath path = check_linear<double>(rows, in, out, with_bias, false, LinearPath::None,
+      LinearPath path = check_linear<double>(rows, in, out, with_bias, kFp32, LinearPath::None,
                                              seed++);
       std::printf("f64 linear(rows=%lld, in=%lld, out=%lld, bias=%d): %s\n", (long long)rows,
                   (long long)in, (long long)out, int(with_bias), linear_path_name(path));
     }
   set_lt_refusal_for_testing(true);
   testing::internal::CaptureStderr();
-  check_linear<double>(5, 3, 4, true, false, LinearPath::GemmFallback, 500);
+  check_linear<double>(5, 3, 4, true, kFp32, LinearPath::GemmFallback, 500);
   std::string err = testing::internal::GetCapturedStderr();
   set_lt_refusal_for_testing(false);
   EXPECT_TRUE(contains(err, "out=4, f64): refused for testing")) << err;
@@ -263,12 +299,12 @@ TEST(BlasDeviceTest, LinearWithBiasEpilogue) {
   for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1, 2, 8}, {1, 8, 1},
                                {25, 2, 8}, {64, 128, 96}, {7, 13, 5}}) {
     for (bool with_bias : {true, false}) {
-      check_linear(rows, in, out, with_bias, false, LinearPath::LtEpilogue, seed++);
+      check_linear(rows, in, out, with_bias, kFp32, LinearPath::LtEpilogue, seed++);
     }
   }
-  check_linear(64, 256, 128, true, true, LinearPath::LtEpilogue, seed++);
+  check_linear(64, 256, 128, true, kTf32, LinearPath::LtEpilogue, seed++);
   // in = 0: y = bias (the gemm path: clear, then the bias broadcast).
-  check_linear(3, 0, 4, true, false, LinearPath::GemmFallback, seed++);
+  check_linear(3, 0, 4, true, kFp32, LinearPath::GemmFallback, seed++);
 }
 
 TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
@@ -276,15 +312,15 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
   ASSERT_TRUE(set_blas_stream(nullptr).ok());
   set_lt_refusal_for_testing(true);
   testing::internal::CaptureStderr();
-  check_linear(9, 6, 10, true, false, LinearPath::GemmFallback, 300);
-  check_linear(9, 6, 10, true, false, LinearPath::GemmFallback, 301);  // same shape: no 2nd note
+  check_linear(9, 6, 10, true, kFp32, LinearPath::GemmFallback, 300);
+  check_linear(9, 6, 10, true, kFp32, LinearPath::GemmFallback, 301);  // same shape: no 2nd note
   std::string err = testing::internal::GetCapturedStderr();
   set_lt_refusal_for_testing(false);
   EXPECT_TRUE(contains(err, "note: cuBLASLt refused CUBLASLT_EPILOGUE_BIAS for linear(rows=9, "
                             "in=6, out=10, f32)"))
       << err;
   EXPECT_EQ(err.find("note:"), err.rfind("note:")) << err;  // once per shape
-  check_linear(9, 6, 10, true, false, LinearPath::LtEpilogue, 302);
+  check_linear(9, 6, 10, true, kFp32, LinearPath::LtEpilogue, 302);
 }
 
 // A product with a long K and a small output: a few output tiles for 132 SMs, the shape
@@ -328,17 +364,17 @@ TEST(BlasDeviceTest, ReproducibleConfigurationIsApplied) {
   // epilogue, and TF32) reduces in an allowed scheme; a second query returns the same
   // pinned algorithm.
   for (bool with_bias : {true, false}) {
-    for (bool tf32 : {false, true}) {
+    for (ProductMath math : {kFp32, kTf32}) {
       Result<LtAlgorithm> used =
-          linear_algorithm(kSplitKRows, kSplitKIn, kSplitKOut, with_bias, tf32);
+          linear_algorithm(kSplitKRows, kSplitKIn, kSplitKOut, with_bias, math);
       ASSERT_TRUE(used.ok()) << used.status().message();
       Result<LtAlgorithm> unrestricted = linear_heuristic_for_testing(
-          kSplitKRows, kSplitKIn, kSplitKOut, with_bias, tf32, 0x7);
+          kSplitKRows, kSplitKIn, kSplitKOut, with_bias, math, 0x7);
       ASSERT_TRUE(unrestricted.ok()) << unrestricted.status().message();
-      std::printf("linear(rows=%lld, in=%lld, out=%lld, bias=%d, tf32=%d): used %s; "
+      std::printf("linear(rows=%lld, in=%lld, out=%lld, bias=%d, math=%s): used %s; "
                   "unrestricted heuristic: %s\n",
                   (long long)kSplitKRows, (long long)kSplitKIn, (long long)kSplitKOut,
-                  int(with_bias), int(tf32), describe(used.value()).c_str(),
+                  int(with_bias), product_math_name(math), describe(used.value()).c_str(),
                   describe(unrestricted.value()).c_str());
       ASSERT_FALSE(used.value().refused) << used.value().refusal;
       EXPECT_TRUE(scheme_allowed(used.value().reduction_scheme)) << describe(used.value());
@@ -347,7 +383,7 @@ TEST(BlasDeviceTest, ReproducibleConfigurationIsApplied) {
         EXPECT_NE(used.value().reduction_scheme, 0u) << describe(used.value());
       }
       Result<LtAlgorithm> again =
-          linear_algorithm(kSplitKRows, kSplitKIn, kSplitKOut, with_bias, tf32);
+          linear_algorithm(kSplitKRows, kSplitKIn, kSplitKOut, with_bias, math);
       ASSERT_TRUE(again.ok());
       EXPECT_EQ(describe(again.value()), describe(used.value()));
     }
@@ -382,14 +418,12 @@ TEST(BlasDeviceTest, SplitKProneProductsAreBitwiseReproducible) {
 
   // C = A · B through cublasGemmEx, twice, another product between the two runs.
   DeviceArray<float> c1(poison), c2(poison), other(std::vector<float>(64 * 64, 0.f));
-  ASSERT_TRUE(gemm_row_major(false, false, 1, M, N, K, dA.ptr, 0, dB.ptr, 0, c1.ptr, false,
-                             false)
+  ASSERT_TRUE(gemm_row_major(false, false, 1, M, N, K, dA.ptr, 0, dB.ptr, 0, c1.ptr, false, kFp32)
                   .ok());
   ASSERT_TRUE(gemm_row_major(false, true, 1, 64, 64, 64, dA.ptr, 0, dA.ptr, 0, other.ptr, false,
-                             false)
+                             kFp32)
                   .ok());
-  ASSERT_TRUE(gemm_row_major(false, false, 1, M, N, K, dA.ptr, 0, dB.ptr, 0, c2.ptr, false,
-                             false)
+  ASSERT_TRUE(gemm_row_major(false, false, 1, M, N, K, dA.ptr, 0, dB.ptr, 0, c2.ptr, false, kFp32)
                   .ok());
   std::vector<float> g1 = c1.read();
   expect_bitwise_equal(g1, c2.read(), "cublasGemmEx m=n=64, k=2^18");
@@ -402,11 +436,11 @@ TEST(BlasDeviceTest, SplitKProneProductsAreBitwiseReproducible) {
     DeviceArray<float> y1(poison), y2(poison);
     const float* b = with_bias ? dbias.ptr : nullptr;
     LinearPath p1 = LinearPath::None, p2 = LinearPath::None;
-    ASSERT_TRUE(linear_bias_row_major(M, K, N, dA.ptr, dW.ptr, b, y1.ptr, false, &p1).ok());
+    ASSERT_TRUE(linear_bias_row_major(M, K, N, dA.ptr, dW.ptr, b, y1.ptr, kFp32, &p1).ok());
     ASSERT_TRUE(gemm_row_major(false, true, 1, 64, 64, 64, dA.ptr, 0, dA.ptr, 0, other.ptr,
-                               false, false)
+                               false, kFp32)
                     .ok());
-    ASSERT_TRUE(linear_bias_row_major(M, K, N, dA.ptr, dW.ptr, b, y2.ptr, false, &p2).ok());
+    ASSERT_TRUE(linear_bias_row_major(M, K, N, dA.ptr, dW.ptr, b, y2.ptr, kFp32, &p2).ok());
     EXPECT_EQ(p1, LinearPath::LtEpilogue) << linear_path_name(p1);
     EXPECT_EQ(p2, p1);
     expect_bitwise_equal(y1.read(), y2.read(),
@@ -427,7 +461,7 @@ TEST(BlasDeviceTest, BoundToASessionStream) {
   DeviceArray<float> dA(A), dB(B), dC(std::vector<float>(64 * 16, 0.f));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_TRUE(gemm_row_major(false, false, 1, 64, 16, 32, dA.ptr, 0, dB.ptr, 0, dC.ptr, false,
-                             false)
+                             kFp32)
                   .ok());
   ASSERT_TRUE(stream.value().synchronize().ok());
   expect_close(dC.read(), want, 1e-5 * std::sqrt(32.0), "gemm on the session stream");

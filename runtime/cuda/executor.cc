@@ -134,9 +134,9 @@ unsigned grid_for(int64_t elements, int64_t block, int64_t max_grid) {
 
 template <class T>
 CudaProgramModel<T>::CudaProgramModel(const Program& program, const void* cubin,
-                                      size_t cubin_size, const char* ptx, bool tf32,
+                                      size_t cubin_size, const char* ptx, ProductMath math,
                                       int64_t loss_capacity)
-    : program_(program), tf32_(tf32), loss_capacity_(loss_capacity) {
+    : program_(program), math_(math), loss_capacity_(loss_capacity) {
   status_ = init(cubin, cubin_size, ptx);
 }
 
@@ -524,7 +524,7 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
   LinearPath path = LinearPath::None;
   std::string refusal;
   VOUCH_RETURN_IF_ERROR(
-      linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, tf32_, &path, &refusal));
+      linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, math_, &path, &refusal));
   // cuBLASLt refused its epilogue for this shape and type: the step ran other calls
   // than the one it names, which the tape and the launch audit say, with the reason.
   Fallback& f = fallback_[size_t(s)];
@@ -554,7 +554,7 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
       return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
                             static_cast<const T*>(pointers_[size_t(st.a)]), st.stride_a,
                             static_cast<const T*>(pointers_[size_t(st.b)]), st.stride_b,
-                            pointers_[size_t(st.c)], false, tf32_);
+                            pointers_[size_t(st.c)], false, math_);
     case StepKind::Linear:
       return linear(st, s);
   }
@@ -1167,16 +1167,16 @@ template class CudaProgramModel<float>;
 template class CudaProgramModel<double>;
 
 Backend cuda_program_backend(const Program& program, const void* cubin, size_t cubin_size,
-                             const char* ptx, bool tf32, std::string header,
+                             const char* ptx, ProductMath math, std::string header,
                              std::map<std::string, std::string> capsule_reports) {
   Backend b;
   b.device = Device::Cuda;
   const Program* p = &program;
   b.make_f32 = [=]() -> std::unique_ptr<CompiledModel<float>> {
-    return std::make_unique<CudaProgramModel<float>>(*p, cubin, cubin_size, ptx, tf32);
+    return std::make_unique<CudaProgramModel<float>>(*p, cubin, cubin_size, ptx, math);
   };
   b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
-    return std::make_unique<CudaProgramModel<double>>(*p, cubin, cubin_size, ptx, tf32);
+    return std::make_unique<CudaProgramModel<double>>(*p, cubin, cubin_size, ptx, math);
   };
   b.ready = [] { return require_native_cuda(); };
   b.header = std::move(header);

@@ -47,6 +47,7 @@
 
 #include "runtime/cuda/buffer.h"
 #include "runtime/cuda/check.h"
+#include "runtime/cuda/gemm_call.h"
 #include "runtime/cuda/kernels/counter_rng.h"
 #include "runtime/cuda/kernels/param_slot.h"
 #include "runtime/cuda/kernels/shuffle.h"
@@ -96,12 +97,12 @@ template <class T>
 class CudaProgramModel final : public CompiledModel<T> {
  public:
   // `program`, `cubin` (cubin_size bytes; may be nullptr) and the NUL-terminated `ptx`
-  // (may be nullptr) are borrowed and must outlive the model. `tf32` allows TF32 in the
-  // f32 GEMMs. Failures (no usable device, an inconsistent program, a kernel missing
+  // (may be nullptr) are borrowed and must outlive the model. `math` is what the f32
+  // GEMMs round their operands to (gemm_call.h's ProductMath). Failures (no usable device, an inconsistent program, a kernel missing
   // from the module or taking other arguments than the step passes, out of memory)
   // leave the model unusable with the reason in status() and configure().
   CudaProgramModel(const Program& program, const void* cubin, size_t cubin_size,
-                   const char* ptx, bool tf32, int64_t loss_capacity = kDefaultLossCapacity);
+                   const char* ptx, ProductMath math, int64_t loss_capacity = kDefaultLossCapacity);
   ~CudaProgramModel() override;
   CudaProgramModel(const CudaProgramModel&) = delete;
   CudaProgramModel& operator=(const CudaProgramModel&) = delete;
@@ -207,7 +208,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   StepAccess select_access_, optimizer_access_, grad_norm_access_;
 
   const Program& program_;
-  const bool tf32_;
+  const ProductMath math_;
   const int64_t loss_capacity_;
   Status status_ = Status::Ok();
   RunConfig run_;
@@ -306,7 +307,7 @@ extern template class CudaProgramModel<double>;
 // executor's own launches, then the capsule reports. Everything passed by pointer must
 // outlive the backend.
 Backend cuda_program_backend(const Program& program, const void* cubin, size_t cubin_size,
-                             const char* ptx, bool tf32, std::string header,
+                             const char* ptx, ProductMath math, std::string header,
                              std::map<std::string, std::string> capsule_reports);
 
 }  // namespace vouch::rt::cuda

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
                            "backend: cpu (executor demo)", {}),
        vouch::rt::cuda::cuda_program_backend(
            mlp.program, td::kExecutorKernelsSm90Cubin, td::kExecutorKernelsSm90CubinSize,
-           reinterpret_cast<const char*>(td::kExecutorKernelsPtx), false,
+           reinterpret_cast<const char*>(td::kExecutorKernelsPtx),
+           vouch::rt::cuda::ProductMath::Fp32,
            "backend: cuda (executor demo)", {})});
 }

@@ -40,14 +40,14 @@ std::unique_ptr<CudaProgramModel<T>> make_cuda(const Program& program,
                                                int64_t capacity = kDefaultLossCapacity) {
   return std::make_unique<CudaProgramModel<T>>(
       program, testdata::kExecutorKernelsSm90Cubin, testdata::kExecutorKernelsSm90CubinSize,
-      reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx), /*tf32=*/false, capacity);
+      reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx), ProductMath::Fp32, capacity);
 }
 
 Backend cuda_backend(const Program& program) {
   return cuda_program_backend(program, testdata::kExecutorKernelsSm90Cubin,
                               testdata::kExecutorKernelsSm90CubinSize,
                               reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx),
-                              false, "backend: cuda (test)", {});
+                              ProductMath::Fp32, "backend: cuda (test)", {});
 }
 
 template <class T>

@@ -25,9 +25,26 @@ const char* op_name(bool transposed) { return transposed ? "T" : "N"; }
 
 }  // namespace
 
+const char* product_math_name(ProductMath math) {
+  switch (math) {
+    case ProductMath::Fp32: return "fp32";
+    case ProductMath::Tf32: return "tf32";
+  }
+  return "fp32";
+}
+
+const char* compute_type_name(ProductMath math, GemmDType dtype) {
+  if (dtype == GemmDType::F64) return "CUBLAS_COMPUTE_64F";
+  switch (math) {
+    case ProductMath::Fp32: return "CUBLAS_COMPUTE_32F";
+    case ProductMath::Tf32: return "CUBLAS_COMPUTE_32F_FAST_TF32";
+  }
+  return "CUBLAS_COMPUTE_32F";
+}
+
 Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b,
-                               bool accumulate, bool allow_tf32, GemmDType dtype) {
+                               bool accumulate, ProductMath math, GemmDType dtype) {
   const char* what = "gemm";
   for (auto [name, v] : {std::pair<const char*, int64_t>{"batch", batch}, {"M", M}, {"N", N},
                          {"K", K}}) {
@@ -42,14 +59,9 @@ Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_
   GemmCall c;
   c.dtype = dtype;
   c.accumulate = accumulate;
-  if (dtype == GemmDType::F64) {
-    c.data_type = "CUDA_R_64F";
-    c.compute_type = "CUBLAS_COMPUTE_64F";
-  } else {
-    c.data_type = "CUDA_R_32F";
-    c.tf32 = allow_tf32;
-    c.compute_type = allow_tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
-  }
+  c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
+  c.data_type = dtype == GemmDType::F64 ? "CUDA_R_64F" : "CUDA_R_32F";
+  c.compute_type = compute_type_name(c.math, dtype);
   // Column-major Cᵀ = op(B)ᵀ op(A)ᵀ: cuBLAS's A is our B, its B is our A.
   c.op_a_transposed = trans_b;
   c.op_b_transposed = trans_a;
@@ -116,7 +128,7 @@ std::string GemmCall::to_string_with_policy() const {
 }
 
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   bool allow_tf32, GemmDType dtype) {
+                                   ProductMath math, GemmDType dtype) {
   for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"in", in},
                          {"out", out}}) {
     Status s = check_extent("linear", name, v);
@@ -125,10 +137,8 @@ Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool h
   LinearCall c;
   c.bias = has_bias;
   c.dtype = dtype;
-  c.tf32 = allow_tf32 && dtype == GemmDType::F32;
-  c.compute_type = dtype == GemmDType::F64 ? "CUBLAS_COMPUTE_64F"
-                   : c.tf32                ? "CUBLAS_COMPUTE_32F_FAST_TF32"
-                                           : "CUBLAS_COMPUTE_32F";
+  c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
+  c.compute_type = compute_type_name(c.math, dtype);
   // Column-major yᵀ[out,rows] = op_T(W stored as col-major [in,out]) · (xᵀ col-major [in,rows]).
   c.m = int(out);
   c.n = int(rows);

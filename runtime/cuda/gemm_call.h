@@ -30,6 +30,18 @@ namespace vouch::rt::cuda {
 
 enum class GemmDType { F32, F64 };
 
+// What an f32 GEMM's operands are rounded to before they are multiplied (sums stay f32):
+// Fp32 not at all (CUBLAS_COMPUTE_32F), Tf32 to 10 mantissa bits
+// (CUBLAS_COMPUTE_32F_FAST_TF32). F64 products ignore it (CUBLAS_COMPUTE_64F). There is
+// no bf16 mode for f32 operands: CUBLAS_COMPUTE_32F_FAST_16BF, measured on an H200 with
+// CUDA 13.0, kept operand bits that bf16 drops (TF32's, it seems) and ran no faster than
+// FAST_TF32 (docs/performance.md, 2026-12-02), so a bf16 profile's GEMMs run as Tf32 and
+// its report says products=tf32 for them.
+enum class ProductMath { Fp32, Tf32 };
+const char* product_math_name(ProductMath math);  // "fp32", "tf32"
+// The cuBLAS compute type's name for `math` and `dtype`, e.g. "CUBLAS_COMPUTE_32F_FAST_TF32".
+const char* compute_type_name(ProductMath math, GemmDType dtype);
+
 struct GemmCall {
   enum class Api {
     None,                    // empty output: nothing to do
@@ -45,9 +57,9 @@ struct GemmCall {
   int batch = 1;
   bool accumulate = false;  // beta = 1 (C += ...) or 0 (C = ...)
   GemmDType dtype = GemmDType::F32;
-  bool tf32 = false;  // F32 only: CUBLAS_COMPUTE_32F_FAST_TF32
+  ProductMath math = ProductMath::Fp32;  // F32 only; F64 always Fp32
   const char* data_type = "CUDA_R_32F";             // A, B and C
-  const char* compute_type = "CUBLAS_COMPUTE_32F";  // or ..._FAST_TF32, ..._64F
+  const char* compute_type = "CUBLAS_COMPUTE_32F";  // compute_type_name(math, dtype)
   size_t zero_bytes = 0;                            // MemsetZero: bytes of C to clear
 
   // The call with its parameters, e.g. "cublasGemmEx(opA=T, opB=N, m=8, n=1, k=2,
@@ -60,11 +72,11 @@ struct GemmCall {
 
 // The call gemm_row_major (blas.h) makes for these arguments (same meaning as
 // runtime/cpu_kernels.h's matmul). Errors: a negative extent or stride, or an extent
-// (batch, M, N, K) above INT_MAX, which the cuBLAS ABI cannot take. allow_tf32 selects
-// CUBLAS_COMPUTE_32F_FAST_TF32 for F32 and is ignored for F64 (CUBLAS_COMPUTE_64F).
+// (batch, M, N, K) above INT_MAX, which the cuBLAS ABI cannot take. `math` selects the
+// F32 compute type (compute_type_name) and is ignored for F64 (CUBLAS_COMPUTE_64F).
 Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b,
-                               bool accumulate, bool allow_tf32,
+                               bool accumulate, ProductMath math,
                                GemmDType dtype = GemmDType::F32);
 
 // linear_bias_row_major (blas.h): y[rows,out] = x[rows,in] · W[out,in]ᵀ (+ bias[out])
@@ -79,16 +91,16 @@ struct LinearCall {
   Api api = Api::LtMatmul;
   int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;  // opA = T, opB = N
   bool bias = false;
-  bool tf32 = false;
+  ProductMath math = ProductMath::Fp32;  // F32 only; F64 always Fp32
   GemmDType dtype = GemmDType::F32;
-  const char* compute_type = "CUBLAS_COMPUTE_32F";  // or ..._FAST_TF32, ..._64F
+  const char* compute_type = "CUBLAS_COMPUTE_32F";  // compute_type_name(math, dtype)
   // "cublasLtMatmul(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8, epilogue=BIAS)".
   std::string to_string() const;
 };
 
-// f64: CUBLAS_COMPUTE_64F, allow_tf32 ignored.
+// f64: CUBLAS_COMPUTE_64F, `math` ignored.
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   bool allow_tf32, GemmDType dtype = GemmDType::F32);
+                                   ProductMath math, GemmDType dtype = GemmDType::F32);
 
 // The bias broadcast of the fallback path (y[r,:] += bias for every row r), as one
 // strided-batched GEMM: per row, column-major y_r[out,1] += bias[out,1] · one[1,1], with

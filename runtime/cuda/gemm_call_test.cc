@@ -19,6 +19,8 @@
 namespace vouch::rt::cuda {
 namespace {
 
+constexpr ProductMath kFp32 = ProductMath::Fp32, kTf32 = ProductMath::Tf32;
+
 // cuBLAS's gemm on host arrays: a = cuBLAS's A, b = cuBLAS's B.
 void emulate(const GemmCall& c, const double* a, const double* b, double* out) {
   switch (c.api) {
@@ -59,16 +61,16 @@ std::vector<double> values(int64_t n, int salt) {
 }
 
 GemmCall described(bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K,
-                   int64_t sa, int64_t sb, bool acc = false, bool tf32 = false,
+                   int64_t sa, int64_t sb, bool acc = false, ProductMath math = kFp32,
                    GemmDType dt = GemmDType::F64) {
-  Result<GemmCall> c = describe_gemm(ta, tb, batch, M, N, K, sa, sb, acc, tf32, dt);
+  Result<GemmCall> c = describe_gemm(ta, tb, batch, M, N, K, sa, sb, acc, math, dt);
   EXPECT_TRUE(c.ok()) << c.status().message();
   return c.ok() ? c.value() : GemmCall{};
 }
 
 TEST(GemmCallTest, QuickstartLinearLayerString) {
   // x[1,2] · W[8,2]ᵀ: M=1, N=8, K=2, B (= W) stored [N,K] -> trans_b.
-  GemmCall c = described(false, true, 1, 1, 8, 2, 0, 0, false, false, GemmDType::F32);
+  GemmCall c = described(false, true, 1, 1, 8, 2, 0, 0, false, kFp32, GemmDType::F32);
   EXPECT_EQ(c.to_string(), "cublasGemmEx(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8)");
   EXPECT_EQ(c.to_string_with_policy(),
             "cublasGemmEx(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8) "
@@ -156,7 +158,7 @@ TEST(GemmCallTest, DegenerateSizes) {
     EXPECT_EQ(c.to_string(), "cudaMemsetAsync(C, 0, 96 bytes) (K=0: empty sums)");
     emulate(c, nullptr, nullptr, got.data());
     EXPECT_EQ(got, want);
-    EXPECT_EQ(described(false, false, 1, 3, 2, 0, 0, 0, false, false, GemmDType::F32).zero_bytes,
+    EXPECT_EQ(described(false, false, 1, 3, 2, 0, 0, 0, false, kFp32, GemmDType::F32).zero_bytes,
               24u);
     // Accumulating an empty sum leaves C as it is.
     EXPECT_EQ(described(false, false, 1, 3, 2, 0, 0, 0, true).api, GemmCall::Api::None);
@@ -179,23 +181,23 @@ TEST(GemmCallTest, DegenerateSizes) {
 
 TEST(GemmCallTest, ExtentsMustFitTheIntAbi) {
   Result<GemmCall> big = describe_gemm(false, false, 1, int64_t(1) << 31, 2, 2, 0, 0, false,
-                                       false);
+                                       kFp32);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.status().message(),
             "gemm: M = 2147483648 does not fit the int extents of the cuBLAS ABI (max "
             "2147483647)");
-  EXPECT_FALSE(describe_gemm(false, false, int64_t(1) << 32, 1, 1, 1, 0, 0, false, false).ok());
-  EXPECT_FALSE(describe_gemm(false, false, 1, 1, int64_t(3000000000), 1, 0, 0, false, false).ok());
-  EXPECT_FALSE(describe_gemm(false, false, 1, 1, 1, int64_t(3000000000), 0, 0, false, false).ok());
+  EXPECT_FALSE(describe_gemm(false, false, int64_t(1) << 32, 1, 1, 1, 0, 0, false, kFp32).ok());
+  EXPECT_FALSE(describe_gemm(false, false, 1, 1, int64_t(3000000000), 1, 0, 0, false, kFp32).ok());
+  EXPECT_FALSE(describe_gemm(false, false, 1, 1, 1, int64_t(3000000000), 0, 0, false, kFp32).ok());
   // The limit itself is fine.
-  EXPECT_TRUE(describe_gemm(false, false, 1, 2147483647, 1, 1, 0, 0, false, false).ok());
-  Result<GemmCall> neg = describe_gemm(false, false, 1, 2, 2, -1, 0, 0, false, false);
+  EXPECT_TRUE(describe_gemm(false, false, 1, 2147483647, 1, 1, 0, 0, false, kFp32).ok());
+  Result<GemmCall> neg = describe_gemm(false, false, 1, 2, 2, -1, 0, 0, false, kFp32);
   ASSERT_FALSE(neg.ok());
   EXPECT_EQ(neg.status().message(), "gemm: K = -1 is negative");
-  Result<GemmCall> neg_stride = describe_gemm(false, false, 2, 2, 2, 2, -4, 0, false, false);
+  Result<GemmCall> neg_stride = describe_gemm(false, false, 2, 2, 2, 2, -4, 0, false, kFp32);
   ASSERT_FALSE(neg_stride.ok());
   EXPECT_EQ(neg_stride.status().message(), "gemm: stride_a = -4 is negative");
-  Result<LinearCall> lin = describe_linear(int64_t(1) << 31, 2, 2, true, false);
+  Result<LinearCall> lin = describe_linear(int64_t(1) << 31, 2, 2, true, kFp32);
   ASSERT_FALSE(lin.ok());
   EXPECT_EQ(lin.status().message(),
             "linear: rows = 2147483648 does not fit the int extents of the cuBLAS ABI (max "
@@ -203,15 +205,19 @@ TEST(GemmCallTest, ExtentsMustFitTheIntAbi) {
 }
 
 TEST(GemmCallTest, NumericPolicy) {
-  EXPECT_STREQ(described(false, false, 1, 2, 2, 2, 0, 0, false, false, GemmDType::F32).compute_type,
+  EXPECT_STREQ(described(false, false, 1, 2, 2, 2, 0, 0, false, kFp32, GemmDType::F32).compute_type,
                "CUBLAS_COMPUTE_32F");
-  GemmCall tf32 = described(false, false, 1, 2, 2, 2, 0, 0, false, true, GemmDType::F32);
+  GemmCall tf32 = described(false, false, 1, 2, 2, 2, 0, 0, false, kTf32, GemmDType::F32);
   EXPECT_STREQ(tf32.compute_type, "CUBLAS_COMPUTE_32F_FAST_TF32");
-  EXPECT_TRUE(tf32.tf32);
-  GemmCall f64 = described(false, false, 1, 2, 2, 2, 0, 0, true, true, GemmDType::F64);
+  EXPECT_EQ(tf32.math, kTf32);
+  EXPECT_STREQ(tf32.data_type, "CUDA_R_32F");  // storage stays f32
+  EXPECT_EQ(tf32.to_string_with_policy(),
+            "cublasGemmEx(opA=N, opB=N, m=2, n=2, k=2, lda=2, ldb=2, ldc=2) "
+            "[CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, beta=0]");
+  GemmCall f64 = described(false, false, 1, 2, 2, 2, 0, 0, true, kTf32, GemmDType::F64);
   EXPECT_STREQ(f64.compute_type, "CUBLAS_COMPUTE_64F");
   EXPECT_STREQ(f64.data_type, "CUDA_R_64F");
-  EXPECT_FALSE(f64.tf32);
+  EXPECT_EQ(f64.math, kFp32);  // f64 products are never rounded
   EXPECT_EQ(f64.to_string_with_policy(),
             "cublasGemmEx(opA=N, opB=N, m=2, n=2, k=2, lda=2, ldb=2, ldc=2) "
             "[CUDA_R_64F, CUBLAS_COMPUTE_64F, beta=1]");
@@ -230,7 +236,7 @@ void emulate_linear(const LinearCall& c, const double* W, const double* x, const
 }
 
 TEST(GemmCallTest, LinearEpilogueMatchesCpuLinear) {
-  Result<LinearCall> q = describe_linear(1, 2, 8, true, false);
+  Result<LinearCall> q = describe_linear(1, 2, 8, true, kFp32);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q.value().to_string(),
             "cublasLtMatmul(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8, epilogue=BIAS)");
@@ -241,17 +247,20 @@ TEST(GemmCallTest, LinearEpilogueMatchesCpuLinear) {
                           b = values(out, 12);
       std::vector<double> want(rows * out), got(rows * out, -99.0);
       linear(rows, in, out, x.data(), W.data(), with_bias ? b.data() : nullptr, want.data());
-      Result<LinearCall> c = describe_linear(rows, in, out, with_bias, false);
+      Result<LinearCall> c = describe_linear(rows, in, out, with_bias, kFp32);
       ASSERT_TRUE(c.ok());
       ASSERT_EQ(c.value().api, LinearCall::Api::LtMatmul);
       emulate_linear(c.value(), W.data(), x.data(), b.data(), got.data());
       EXPECT_EQ(got, want) << c.value().to_string();
     }
   }
-  EXPECT_EQ(describe_linear(0, 2, 8, true, false).value().api, LinearCall::Api::None);
-  EXPECT_EQ(describe_linear(3, 0, 8, true, false).value().api, LinearCall::Api::GemmThenBias);
-  EXPECT_STREQ(describe_linear(3, 2, 8, true, true).value().compute_type,
+  EXPECT_EQ(describe_linear(0, 2, 8, true, kFp32).value().api, LinearCall::Api::None);
+  EXPECT_EQ(describe_linear(3, 0, 8, true, kFp32).value().api, LinearCall::Api::GemmThenBias);
+  EXPECT_STREQ(describe_linear(3, 2, 8, true, kTf32).value().compute_type,
                "CUBLAS_COMPUTE_32F_FAST_TF32");
+  Result<LinearCall> f64 = describe_linear(3, 2, 8, true, kTf32, GemmDType::F64);
+  EXPECT_STREQ(f64.value().compute_type, "CUBLAS_COMPUTE_64F");
+  EXPECT_EQ(f64.value().math, kFp32);
 }
 
 TEST(GemmCallTest, FallbackPathGemmPlusBiasBroadcastMatchesCpuLinear) {

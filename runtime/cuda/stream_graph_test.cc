@@ -260,7 +260,7 @@ TEST(StepGraphDeviceTest, CublasGemmInsideTheGraph) {
   for (int i = 0; i < 3; i++) {
     Status s = g.run([&] {
       return gemm_row_major(false, false, 1, M, N, K, dA, 0, dB, 0, dC, /*accumulate=*/true,
-                            false);
+                            ProductMath::Fp32);
     });
     ASSERT_TRUE(s.ok()) << s.message();
   }

@@ -110,20 +110,33 @@ for composed in bin/*_composed; do
   result "$fused --show-backend names the fused attention capsules" $rc
 done
 
-echo "== TF32 (checked_cuda+tf32): the attention model, both forms, against cpu f64"
-# TF32 rounds each product's inputs to a 10-bit mantissa (relative 2^-11):
-# declared tolerance atol 1e-3, rtol 1e-2 on 12 SGD steps' losses and the final
-# params (f32 without TF32 is held to 1e-5 above).
-for exe in tf32/*; do
-  [ -e "$exe" ] || continue
-  name=$(basename "$exe")
-  d="$TEST_TMPDIR/tf32-$name"; mkdir -p "$d"
-  "$exe" --seed "$seed" --steps 30 --device cuda --dtype f32 --trace "$d/cuda32.trace" \
-    --save-params "$d/cuda32.st" >"$d/out.txt" 2>&1 || tail -5 "$d/out.txt"
-  check "$name tf32: cuda f32 vs composed cpu f64" python3 compare.py \
-    "$name tf32 cuda-f32 vs composed cpu-f64" "$d/cuda32.trace" "$d/cuda32.st" \
-    "$TEST_TMPDIR/ops_attention_composed/cpu64.trace" \
-    "$TEST_TMPDIR/ops_attention_composed/cpu64.st" 1e-3 1e-2
+echo "== rounded products (checked_cuda+tf32, +bf16): the attention model, both forms, against cpu f64"
+# TF32 rounds each product's operands to a 10-bit mantissa (relative 2^-11):
+# declared tolerance atol 1e-3, rtol 1e-2 on 30 SGD steps' losses and the final
+# params (f32 without rounding is held to 1e-5 above). bf16 keeps 8 bits
+# (relative 2^-9, 4x TF32's): atol 4e-3, rtol 4e-2.
+for precision in tf32 bf16; do
+  case $precision in tf32) atol=1e-3 rtol=1e-2 ;; bf16) atol=4e-3 rtol=4e-2 ;; esac
+  for exe in $precision/*; do
+    [ -e "$exe" ] || continue
+    name=$(basename "$exe")
+    d="$TEST_TMPDIR/$precision-$name"; mkdir -p "$d"
+    "$exe" --seed "$seed" --steps 30 --device cuda --dtype f32 --trace "$d/cuda32.trace" \
+      --save-params "$d/cuda32.st" >"$d/out.txt" 2>&1 || tail -5 "$d/out.txt"
+    check "$name $precision: cuda f32 vs composed cpu f64" python3 compare.py \
+      "$name $precision cuda-f32 vs composed cpu-f64" "$d/cuda32.trace" "$d/cuda32.st" \
+      "$TEST_TMPDIR/ops_attention_composed/cpu64.trace" \
+      "$TEST_TMPDIR/ops_attention_composed/cpu64.st" $atol $rtol
+    # The executable says what its products compute in.
+    "$exe" --device cuda --steps 1 --show-backend >"$d/show.txt" 2>&1
+    rc=$?
+    grep -q "profile checked_cuda+$precision" "$d/show.txt" || { echo "missing profile line"; rc=1; }
+    if [ "$name" = ops_attention_fused ]; then
+      grep -q "native_cuda.flash_attention provider=native-cuda .* products=$precision" \
+        "$d/show.txt" || { echo "missing: flash_attention products=$precision"; rc=1; }
+    fi
+    result "$name $precision: --show-backend states products=$precision" $rc
+  done
 done
 
 echo "== the token stream on cuda (tests/gpu/ops_tokens.vouch): the file read in place"

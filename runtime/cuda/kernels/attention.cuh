@@ -84,17 +84,20 @@
 //     vouch::attention_dq_kernel<float, DK>(q, qd, k, kd, v, vd, mask, md, dout, dod,
 //         lse, delta, dq, dqd, causal, scale); }
 // (mask nullptr with any md: no mask; causal 0 or 1; scale e.g. 1 / sqrt(D).)
-// TF32 tensor-core variants (f32 only; "TF32 tensor-core variants" below says what they
-// compute): attention_forward_tf32_kernel<DV>, attention_dkdv_tf32_kernel<DK, DV>,
-// attention_dq_tf32_kernel<DK>, with the same argument lists as the f32 entries above
-// and no T (an f64 instantiation does not exist; f64 stays SIMT); delta stays
+// Tensor-core variants (f32 only; "Tensor-core variants" below says what they compute):
+// TF32 products attention_forward_tf32_kernel<DV>, attention_dkdv_tf32_kernel<DK, DV>,
+// attention_dq_tf32_kernel<DK> and their bf16-product twins (f32 storage)
+// attention_forward_bf16_kernel<DV>, attention_dkdv_bf16_kernel<DK, DV>,
+// attention_dq_bf16_kernel<DK>, all with the same argument lists as the f32 entries
+// above and no T (an f64 instantiation does not exist; f64 stays SIMT); delta stays
 // attention_delta_kernel<float>. Any D, Dv up to 256 (no SIMT fallback needed; D need
 // not be a multiple of 8). Block 256, grids attention_tile_grid as above, dynamic
-// shared memory attention_tf32_forward_shared_bytes() (70,656 bytes) for the forward
-// and attention_tf32_backward_shared_bytes() (87,040) for dkdv and dq (the host sets
-// cudaFuncAttributeMaxDynamicSharedMemorySize); sm_80 or newer. Generated entry points
-// (DV, DK: attention_chunks of Dv, D; codegen's d64 entries, DV = DK = 1, with
-// __launch_bounds__(256, 2) as the SIMT ones):
+// shared memory (both precisions) attention_tf32_forward_shared_bytes() (70,656 bytes)
+// for the forward and attention_tf32_backward_shared_bytes() (87,040) for dkdv and dq
+// (the host sets cudaFuncAttributeMaxDynamicSharedMemorySize); sm_80 or newer.
+// Generated entry points (DV, DK: attention_chunks of Dv, D; codegen's d64 entries, DV
+// = DK = 1, with __launch_bounds__(256, 2) as the SIMT ones; bf16: _bf16_ for _tf32_ in
+// the kernel names):
 //   extern "C" __global__ void __launch_bounds__(256, 2) k_f32(const float* q,
 //       vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
 //       const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse,
@@ -720,34 +723,53 @@ __device__ void attention_dq_kernel(const T* q, Dims qd, const T* k, Dims kd, co
   }
 }
 
-// ---- TF32 tensor-core variants (float only).
+// ---- Tensor-core variants (float only): TF32 or bf16 products.
 //
-// attention_forward_tf32_kernel<DV>, attention_dkdv_tf32_kernel<DK, DV> and
-// attention_dq_tf32_kernel<DK>: the same semantics, arguments, tiles, tile order,
-// causal skipping and per-chunk structure as the SIMT kernels above, but the six tile
-// products (S = Q Kᵀ, O += P V, dP = dO Vᵀ, dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) run on
-// tensor cores: PTX mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, FP32
-// accumulation, every operand rounded to TF32 (cvt.rna.tf32.f32, round to nearest, ties
-// away: what cuBLAS's TF32 mode does to its inputs) once, when it is written to shared
-// memory (Q, K, V, dO tiles as loaded; P and dS as stored). The softmax statistics,
-// exp, rescaling, lse, delta (attention_delta_kernel, unchanged) and masking stay FP32
-// exactly as in the SIMT kernels; P's row sum l is over the unrounded FP32 P.
+// attention_forward_tf32_kernel<DV>, attention_dkdv_tf32_kernel<DK, DV>,
+// attention_dq_tf32_kernel<DK> and their bf16 twins attention_forward_bf16_kernel<DV>,
+// attention_dkdv_bf16_kernel<DK, DV>, attention_dq_bf16_kernel<DK> are thin
+// instantiations of one implementation, attention_{forward,dkdv,dq}_tc_kernel<Tc, ...>,
+// over a products policy Tc (AttnTf32 / AttnBf16: the operands' rounding, the mma's k
+// and its fragment packing). The same semantics, arguments, tiles, tile order, causal
+// skipping and per-chunk structure as the SIMT kernels above, but the six tile products
+// (S = Q Kᵀ, O += P V, dP = dO Vᵀ, dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) run on tensor
+// cores with FP32 accumulation:
+//  - TF32: PTX mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, every operand rounded
+//    to TF32 (cvt.rna.tf32.f32, round to nearest, ties away: what cuBLAS's TF32 mode
+//    does to its inputs);
+//  - bf16 (the policy "bf16 products, f32 storage"): PTX
+//    mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, every operand rounded to bf16
+//    (cvt.rn.bf16x2.f32, round to nearest even, as __float2bfloat16_rn); inputs, outputs
+//    and shared memory stay float.
+// An operand is rounded once, when it is written to shared memory (Q, K, V, dO tiles as
+// loaded; P and dS as stored), and stays a float there (a bf16 value is a float whose
+// low 16 bits are zero), so both policies share the tiles, their layout and the shared
+// memory sizes; a bf16 k-step packs two upper halves per register (exact). The softmax
+// statistics, exp, rescaling, lse, delta (attention_delta_kernel, unchanged) and
+// masking stay FP32 exactly as in the SIMT kernels; P's row sum l is over the unrounded
+// FP32 P.
 // Layout: tiles in shared memory with a row pitch of 68 floats (kAttentionTcPitch: the
 // fragment reads a[row g][col t], g < 8, t < 4, fall in 32 distinct banks). Warp w of
 // the 8 owns rows 16·(w / 2) .. +16 and columns 32·(w % 2) .. +32 of every 64 × 64
 // product: four m16n8 accumulator tiles, thread (g = lane / 4, t = lane % 4) holding
-// rows g, g + 8 and columns 8j + 2t, 8j + 2t + 1 of tile j. The forward's row max and
-// row sum: the 4 lanes of a row by a xor butterfly (1, 2), then the two warps of a row
-// band through shared memory, left half + right half (both warps get the same bits).
-// The reduction index of each product runs over all 64 entries of the tile (the
-// tiles' padding is zeros, P and dS are 0 outside [Tq) × [Tk)), in 8 steps ascending:
-// a fixed order, the same bits every run, no atomics. Any D, Dv up to 256 (chunks of
-// 64 as above; D, Dv need not be multiples of 8: the zero padding covers them).
-// A fully blocked row: O and dQ exact +0 (the dQ row is written 0 where lse is -inf),
-// lse -inf. Accuracy: TF32 keeps 10 mantissa bits, so the products carry a relative
-// error of ~1e-3 of their magnitudes (the lab's tolerance: 4e-3 of the largest
-// |reference| of each output), as cuBLAS in TF32 mode.
-// Launch: block kAttentionThreads = 256; grids as the SIMT kernels
+// rows g, g + 8 and columns 8j + 2t, 8j + 2t + 1 of tile j. The bf16 k-step of 16
+// columns x.. gives lane t's k slots 2t, 2t + 1, 2t + 8, 2t + 9 (PTX's A and B layouts)
+// the columns x + t, + 4, + 8, + 12: an mma sums over all 16 slots, so any permutation
+// of them that A and B share gives the same product, and this one reads shared memory
+// as the TF32 k-steps do (a[g][x + t + 4u]: no bank conflicts). The forward's row max
+// and row sum: the 4 lanes of a row by a xor butterfly (1, 2), then the two warps of a
+// row band through shared memory, left half + right half (both warps get the same
+// bits). The reduction index of each product runs over all 64 entries of the tile (the
+// tiles' padding is zeros, P and dS are 0 outside [Tq) × [Tk)), in k-steps ascending
+// (TF32: 8 of 8, bf16: 4 of 16): a fixed order, the same bits every run, no atomics. Any
+// D, Dv up to 256 (chunks of 64 as above; D, Dv need not be multiples of 8 or 16: the
+// zero padding covers them). A fully blocked row: O and dQ exact +0 (the dQ row is
+// written 0 where lse is -inf), lse -inf. Accuracy: TF32 keeps 10 mantissa bits, so the
+// products carry a relative error of ~1e-3 of their magnitudes (the lab's tolerance:
+// 5e-3 of the largest |reference| of each output), as cuBLAS in TF32 mode; bf16 keeps 8
+// (7 stored), a relative error of ~4e-3 of the magnitudes (the lab's tolerance: 2e-2 of
+// the largest |reference| of each output; a CPU model of these roundings gives ~6e-3).
+// Launch (both policies): block kAttentionThreads = 256; grids as the SIMT kernels
 // (attention_tile_grid); dynamic shared memory attention_tf32_forward_shared_bytes()
 // (70,656 bytes: 4 tiles of 64 × 68 floats + 2 × 2 × 64 floats of row partials) and
 // attention_tf32_backward_shared_bytes() (87,040: 5 tiles) for dkdv and dq, above 48
@@ -756,10 +778,10 @@ __device__ void attention_dq_kernel(const T* q, Dims qd, const T* k, Dims kd, co
 // Requires sm_80 or newer (traps below). Codegen's d64 entries (DV = DK =
 // attention_chunks(...) = 1) take __launch_bounds__(256, 2) (two blocks per SM; 128
 // registers, with some spills in dkdv and dq). Measured on an H200 (kernel_lab --bench,
-// GPT-2's shape, causal; 2026-12-02): forward 0.417 ms (SIMT d64 0.711), backward
+// GPT-2's shape, causal; 2026-12-02), TF32: forward 0.417 ms (SIMT d64 0.711), backward
 // 1.408 ms (SIMT 2.418): dkdv 0.766 (SIMT 1.322), dq 0.563 (SIMT 1.025). With
 // __launch_bounds__(256, 1) instead: forward 0.579, dkdv 0.702, dq 0.556, backward
-// 1.338 (so dkdv alone is ~8% faster at one block per SM).
+// 1.338 (so dkdv alone is ~8% faster at one block per SM). bf16: not measured yet.
 constexpr int kAttentionTcPitch = 68;
 
 __host__ __device__ constexpr long long attention_tf32_tile_bytes() {
@@ -784,19 +806,82 @@ __device__ inline float attention_tf32(float x) {
 #endif
 }
 
-// c += a · b for one m16n8k8 tile (a, b already TF32 values).
-__device__ inline void attention_mma_tf32(float (&c)[4], float a0, float a1, float a2,
-                                          float a3, float b0, float b1) {
+// x rounded to bf16 (8 bits; nearest, ties to even), as a float: cvt puts its first
+// source in the upper half, and bf16(0) = 0 fills the lower.
+__device__ inline float attention_bf16(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)),
-        "r"(__float_as_uint(a3)), "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(x), "f"(0.f));
+  return __uint_as_float(r);
 #else
   __trap();
+  return x;
 #endif
 }
+
+// Two bf16-valued floats as one bf16x2 register, lo in the lower half: their upper halves.
+__device__ inline unsigned attention_pack_bf16(float lo, float hi) {
+  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
+}
+
+// The products' policies. A k-step of kStep columns x.. of a 64-wide product: load_a
+// takes the A fragment from p = &a[row g][x + t] and p8 = &a[row g + 8][x + t], load_b
+// the B fragment from p = &b(k = x + t, n = g), where k steps by ks floats; the values
+// are already rounded (round() on the way into shared memory).
+struct AttnTf32 {
+  static constexpr int kStep = 8;
+  struct A { unsigned r[4]; };
+  struct B { unsigned r[2]; };
+  __device__ static float round(float x) { return attention_tf32(x); }
+  // k slots t, t + 4 (PTX's m16n8k8 tf32 layout): a0 row g, a1 row g + 8, a2, a3 slot t + 4.
+  __device__ static A load_a(const float* p, const float* p8) {
+    return {{__float_as_uint(p[0]), __float_as_uint(p8[0]), __float_as_uint(p[4]),
+             __float_as_uint(p8[4])}};
+  }
+  __device__ static B load_b(const float* p, int ks) {
+    return {{__float_as_uint(p[0]), __float_as_uint(p[4 * ks])}};
+  }
+  // c += a · b for one m16n8k8 tile.
+  __device__ static void mma(float (&c)[4], const A& a, const B& b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
+#else
+    __trap();
+#endif
+  }
+};
+
+struct AttnBf16 {
+  static constexpr int kStep = 16;
+  struct A { unsigned r[4]; };
+  struct B { unsigned r[2]; };
+  __device__ static float round(float x) { return attention_bf16(x); }
+  // PTX's m16n8k16 bf16 layout: a0 = (row g, slots 2t, 2t + 1), a1 = (row g + 8, the
+  // same), a2 = (row g, slots 2t + 8, 2t + 9), a3 = (row g + 8, the same); b0 = (slots
+  // 2t, 2t + 1, column g), b1 = (slots 2t + 8, 2t + 9); the lower slot in the lower half.
+  // Slots 2t, 2t + 1, 2t + 8, 2t + 9 hold columns x + t, + 4, + 8, + 12 (see above).
+  __device__ static A load_a(const float* p, const float* p8) {
+    return {{attention_pack_bf16(p[0], p[4]), attention_pack_bf16(p8[0], p8[4]),
+             attention_pack_bf16(p[8], p[12]), attention_pack_bf16(p8[8], p8[12])}};
+  }
+  __device__ static B load_b(const float* p, int ks) {
+    return {{attention_pack_bf16(p[0], p[4 * ks]), attention_pack_bf16(p[8 * ks], p[12 * ks])}};
+  }
+  // c += a · b for one m16n8k16 tile.
+  __device__ static void mma(float (&c)[4], const A& a, const B& b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
+#else
+    __trap();
+#endif
+  }
+};
 
 // The warp's place in a 64 × 64 product and the thread's in the m16n8 tiles.
 struct AttnTcLane {
@@ -813,39 +898,40 @@ struct AttnTcLane {
   __device__ int col(int j, int e) const { return wc + 8 * j + 2 * t + (e & 1); }
 };
 
-// acc[j] += Σ_{x < 64} a[row][x] · b[col][x] (x ascending, 8 at a time).
+// acc[j] += Σ_{x < 64} a[row][x] · b[col][x] (x ascending, Tc::kStep at a time).
+template <class Tc>
 __device__ inline void attention_tc_nt(float (&acc)[4][4], const float* a, const float* b) {
   constexpr int kP = kAttentionTcPitch;
   const AttnTcLane L;
   const float* ar = a + (L.wr + L.g) * kP + L.t;
   const float* br = b + (L.wc + L.g) * kP + L.t;
 #pragma unroll
-  for (int x = 0; x < kAttentionTile; x += 8) {
-    const float a0 = ar[x], a1 = ar[8 * kP + x], a2 = ar[x + 4], a3 = ar[8 * kP + x + 4];
+  for (int x = 0; x < kAttentionTile; x += Tc::kStep) {
+    const typename Tc::A fa = Tc::load_a(ar + x, ar + 8 * kP + x);
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      attention_mma_tf32(acc[j], a0, a1, a2, a3, br[8 * j * kP + x], br[8 * j * kP + x + 4]);
+    for (int j = 0; j < 4; ++j) Tc::mma(acc[j], fa, Tc::load_b(br + 8 * j * kP + x, 1));
   }
 }
 
-// acc[j] += Σ_{x < 64} a[row][x] · b[x][col] (x ascending, 8 at a time).
+// acc[j] += Σ_{x < 64} a[row][x] · b[x][col] (x ascending, Tc::kStep at a time).
+template <class Tc>
 __device__ inline void attention_tc_nn(float (&acc)[4][4], const float* a, const float* b) {
   constexpr int kP = kAttentionTcPitch;
   const AttnTcLane L;
   const float* ar = a + (L.wr + L.g) * kP + L.t;
   const float* bc = b + L.t * kP + L.wc + L.g;
 #pragma unroll
-  for (int x = 0; x < kAttentionTile; x += 8) {
-    const float a0 = ar[x], a1 = ar[8 * kP + x], a2 = ar[x + 4], a3 = ar[8 * kP + x + 4];
+  for (int x = 0; x < kAttentionTile; x += Tc::kStep) {
+    const typename Tc::A fa = Tc::load_a(ar + x, ar + 8 * kP + x);
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      attention_mma_tf32(acc[j], a0, a1, a2, a3, bc[x * kP + 8 * j], bc[(x + 4) * kP + 8 * j]);
+    for (int j = 0; j < 4; ++j) Tc::mma(acc[j], fa, Tc::load_b(bc + x * kP + 8 * j, kP));
   }
 }
 
-// attention_load_tile into a pitch-68 tile, each value rounded to TF32. Where the
+// attention_load_tile into a pitch-68 tile, each value rounded by Tc::round. Where the
 // feature stride is 1, the row stride a multiple of 4, the base 16-byte aligned and the
 // chunk whole: float4 loads (thread t: features 4(t % 16).., rows t / 16 + 16n).
+template <class Tc>
 __device__ inline void attention_tc_load_tile(float* tile, const AttnView<float>& v,
                                               long long row0, long long rows, long long f0,
                                               long long feats) {
@@ -861,10 +947,10 @@ __device__ inline void attention_tc_load_tile(float* tile, const AttnView<float>
     for (int n = 0; n < 4; ++n) {
       float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
       if (r0 + 16 * n < rn) x = *reinterpret_cast<const float4*>(src + 16 * n * v.rs);
-      x.x = attention_tf32(x.x);
-      x.y = attention_tf32(x.y);
-      x.z = attention_tf32(x.z);
-      x.w = attention_tf32(x.w);
+      x.x = Tc::round(x.x);
+      x.y = Tc::round(x.y);
+      x.z = Tc::round(x.z);
+      x.w = Tc::round(x.w);
       *reinterpret_cast<float4*>(dst + 16 * n * kP) = x;
     }
     return;
@@ -877,7 +963,7 @@ __device__ inline void attention_tc_load_tile(float* tile, const AttnView<float>
   const bool in = f < feats;
 #pragma unroll 4
   for (int n = 0; n < 16; ++n) {
-    dst[n * 4 * kP] = (in && r0 + 4 * n < rn) ? attention_tf32(src[0]) : 0.f;
+    dst[n * 4 * kP] = (in && r0 + 4 * n < rn) ? Tc::round(src[0]) : 0.f;
     src += step;
   }
 }
@@ -906,11 +992,11 @@ __device__ inline unsigned attention_tc_kept(const AttnKeep& K, long long q0, lo
   return kept;
 }
 
-template <int DV = 4>
-__device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
-                                              const float* v, Dims vd, const int* mask, Dims md,
-                                              float* out, Dims od, float* lse, long long causal,
-                                              double scale) {
+template <class Tc, int DV>
+__device__ void attention_forward_tc_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                            const float* v, Dims vd, const int* mask, Dims md,
+                                            float* out, Dims od, float* lse, long long causal,
+                                            double scale) {
   constexpr int kT = kAttentionTile, kP = kAttentionTcPitch;
   const int r = qd.rank;
   const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
@@ -947,7 +1033,7 @@ __device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const flo
     for (int h = 0; h < 2; ++h) m[h] = ninf, l[h] = 0.f;
     if (nd == 1) {
       __syncthreads();  // the previous tile's reads of sq are done
-      attention_tc_load_tile(sq, Q, q0, tq, 0, d);
+      attention_tc_load_tile<Tc>(sq, Q, q0, tq, 0, d);
     }
     const long long k_end = causal ? (tk < q0 + kT ? tk : q0 + kT) : tk;
     for (long long k0 = 0; k0 < k_end; k0 += kT) {
@@ -958,10 +1044,10 @@ __device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const flo
         for (int e = 0; e < 4; ++e) s[j][e] = 0.f;
       for (int c = 0; c < nd; ++c) {
         __syncthreads();
-        if (nd > 1) attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
-        attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+        if (nd > 1) attention_tc_load_tile<Tc>(sq, Q, q0, tq, c * kT, d);
+        attention_tc_load_tile<Tc>(sk, K, k0, tk, c * kT, d);
         __syncthreads();
-        attention_tc_nt(s, sq, sk);
+        attention_tc_nt<Tc>(s, sq, sk);
       }
       // The online softmax of the tile's rows: h = 0 rows L.row(0), h = 1 L.row(2).
       const unsigned kept = attention_tc_kept(keep, q0, k0, false);
@@ -1013,7 +1099,7 @@ __device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const flo
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(s[j][e]);
+          sp[L.row(e) * kP + L.col(j, e)] = Tc::round(s[j][e]);
 #pragma unroll
           for (int c = 0; c < DV; ++c) o[c][j][e] *= alpha[e >> 1];
         }
@@ -1025,9 +1111,9 @@ __device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const flo
       for (int c = 0; c < DV; ++c) {
         if (c < nv) {
           if (c > 0) __syncthreads();  // the previous chunk's reads of sv done
-          attention_tc_load_tile(sv, V, k0, tk, c * kT, dv);
+          attention_tc_load_tile<Tc>(sv, V, k0, tk, c * kT, dv);
           __syncthreads();
-          attention_tc_nn(o[c], sp, sv);
+          attention_tc_nn<Tc>(o[c], sp, sv);
         }
       }
     }
@@ -1054,13 +1140,13 @@ __device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const flo
   }
 }
 
-template <int DK = 4, int DV = 4>
-__device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
-                                           const float* v, Dims vd, const int* mask, Dims md,
-                                           const float* dout, Dims dod, const float* lse,
-                                           const float* delta, float* dk, Dims dkd,
-                                           float* dv_out, Dims dvd, long long causal,
-                                           double scale) {
+template <class Tc, int DK, int DV>
+__device__ void attention_dkdv_tc_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                         const float* v, Dims vd, const int* mask, Dims md,
+                                         const float* dout, Dims dod, const float* lse,
+                                         const float* delta, float* dk, Dims dkd,
+                                         float* dv_out, Dims dvd, long long causal,
+                                         double scale) {
   constexpr int kT = kAttentionTile, kP = kAttentionTcPitch;
   const int r = qd.rank;
   const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
@@ -1093,8 +1179,8 @@ __device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float*
         for (int c = 0; c < DV; ++c) av[c][j][e] = 0.f;
       }
     __syncthreads();  // the previous tile's reads are done
-    if (nd == 1) attention_tc_load_tile(sk, K, k0, tk, 0, d);
-    if (nv == 1) attention_tc_load_tile(sv, V, k0, tk, 0, dv);
+    if (nd == 1) attention_tc_load_tile<Tc>(sk, K, k0, tk, 0, d);
+    if (nv == 1) attention_tc_load_tile<Tc>(sv, V, k0, tk, 0, dv);
     for (long long q0 = causal ? k0 : 0; q0 < tq; q0 += kT) {
       // Sᵀ[key][query]: keys L.row(e), queries L.col(j, e).
       float s[4][4], dp[4][4];
@@ -1104,18 +1190,18 @@ __device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float*
         for (int e = 0; e < 4; ++e) s[j][e] = 0.f, dp[j][e] = 0.f;
       for (int c = 0; c < nd; ++c) {
         __syncthreads();
-        if (nd > 1) attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
-        attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
+        if (nd > 1) attention_tc_load_tile<Tc>(sk, K, k0, tk, c * kT, d);
+        attention_tc_load_tile<Tc>(sq, Q, q0, tq, c * kT, d);
         __syncthreads();
-        attention_tc_nt(s, sk, sq);
+        attention_tc_nt<Tc>(s, sk, sq);
       }
       // dPᵀ[key][query] = Σ_f V[key][f] dO[query][f].
       for (int c = 0; c < nv; ++c) {
         __syncthreads();
-        if (nv > 1) attention_tc_load_tile(sv, V, k0, tk, c * kT, dv);
-        attention_tc_load_tile(sdo, G, q0, tq, c * kT, dv);
+        if (nv > 1) attention_tc_load_tile<Tc>(sv, V, k0, tk, c * kT, dv);
+        attention_tc_load_tile<Tc>(sdo, G, q0, tq, c * kT, dv);
         __syncthreads();
-        attention_tc_nt(dp, sv, sdo);
+        attention_tc_nt<Tc>(dp, sv, sdo);
       }
       // The queries' lse and delta: column L.col(j, x), x = e % 2.
       float row_lse[4][2], row_delta[4][2];
@@ -1136,31 +1222,31 @@ __device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float*
           const float p =
               attention_prob(s[j][e], sc, row_lse[j][e & 1], kept >> (4 * j + e) & 1u);
           dp[j][e] = p * (dp[j][e] - row_delta[j][e & 1]);
-          sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(p);
+          sp[L.row(e) * kP + L.col(j, e)] = Tc::round(p);
         }
       // dV[key][f] += Σ_query Pᵀ[key][query] dO[query][f].
 #pragma unroll
       for (int c = 0; c < DV; ++c) {
         if (c < nv) {
           __syncthreads();
-          if (nv > 1) attention_tc_load_tile(sdo, G, q0, tq, c * kT, dv);
+          if (nv > 1) attention_tc_load_tile<Tc>(sdo, G, q0, tq, c * kT, dv);
           __syncthreads();
-          attention_tc_nn(av[c], sp, sdo);
+          attention_tc_nn<Tc>(av[c], sp, sdo);
         }
       }
       __syncthreads();  // the reads of Pᵀ are done
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(dp[j][e]);
+        for (int e = 0; e < 4; ++e) sp[L.row(e) * kP + L.col(j, e)] = Tc::round(dp[j][e]);
       // dK[key][f] += Σ_query dSᵀ[key][query] Q[query][f].
 #pragma unroll
       for (int c = 0; c < DK; ++c) {
         if (c < nd) {
           __syncthreads();
-          if (nd > 1) attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
+          if (nd > 1) attention_tc_load_tile<Tc>(sq, Q, q0, tq, c * kT, d);
           __syncthreads();
-          attention_tc_nn(ak[c], sp, sq);
+          attention_tc_nn<Tc>(ak[c], sp, sq);
         }
       }
     }
@@ -1188,12 +1274,12 @@ __device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float*
   }
 }
 
-template <int DK = 4>
-__device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
-                                         const float* v, Dims vd, const int* mask, Dims md,
-                                         const float* dout, Dims dod, const float* lse,
-                                         const float* delta, float* dq, Dims dqd,
-                                         long long causal, double scale) {
+template <class Tc, int DK>
+__device__ void attention_dq_tc_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                       const float* v, Dims vd, const int* mask, Dims md,
+                                       const float* dout, Dims dod, const float* lse,
+                                       const float* delta, float* dq, Dims dqd,
+                                       long long causal, double scale) {
   constexpr int kT = kAttentionTile, kP = kAttentionTcPitch;
   const int r = qd.rank;
   const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
@@ -1231,8 +1317,8 @@ __device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k
       row_delta[h] = row < tq ? delta[b * tq + row] : 0.f;
     }
     __syncthreads();
-    if (nd == 1) attention_tc_load_tile(sq, Q, q0, tq, 0, d);
-    if (nv == 1) attention_tc_load_tile(sdo, G, q0, tq, 0, dv);
+    if (nd == 1) attention_tc_load_tile<Tc>(sq, Q, q0, tq, 0, d);
+    if (nv == 1) attention_tc_load_tile<Tc>(sdo, G, q0, tq, 0, dv);
     const long long k_end = causal ? (tk < q0 + kT ? tk : q0 + kT) : tk;
     for (long long k0 = 0; k0 < k_end; k0 += kT) {
       float s[4][4], dp[4][4];
@@ -1242,17 +1328,17 @@ __device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k
         for (int e = 0; e < 4; ++e) s[j][e] = 0.f, dp[j][e] = 0.f;
       for (int c = 0; c < nd; ++c) {
         __syncthreads();
-        if (nd > 1) attention_tc_load_tile(sq, Q, q0, tq, c * kT, d);
-        attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+        if (nd > 1) attention_tc_load_tile<Tc>(sq, Q, q0, tq, c * kT, d);
+        attention_tc_load_tile<Tc>(sk, K, k0, tk, c * kT, d);
         __syncthreads();
-        attention_tc_nt(s, sq, sk);
+        attention_tc_nt<Tc>(s, sq, sk);
       }
       for (int c = 0; c < nv; ++c) {
         __syncthreads();
-        if (nv > 1) attention_tc_load_tile(sdo, G, q0, tq, c * kT, dv);
-        attention_tc_load_tile(sv, V, k0, tk, c * kT, dv);
+        if (nv > 1) attention_tc_load_tile<Tc>(sdo, G, q0, tq, c * kT, dv);
+        attention_tc_load_tile<Tc>(sv, V, k0, tk, c * kT, dv);
         __syncthreads();
-        attention_tc_nt(dp, sdo, sv);
+        attention_tc_nt<Tc>(dp, sdo, sv);
       }
       const unsigned kept = attention_tc_kept(keep, q0, k0, false);
 #pragma unroll
@@ -1261,16 +1347,16 @@ __device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k
         for (int e = 0; e < 4; ++e) {
           const float p =
               attention_prob(s[j][e], sc, row_lse[e >> 1], kept >> (4 * j + e) & 1u);
-          sp[L.row(e) * kP + L.col(j, e)] = attention_tf32(p * (dp[j][e] - row_delta[e >> 1]));
+          sp[L.row(e) * kP + L.col(j, e)] = Tc::round(p * (dp[j][e] - row_delta[e >> 1]));
         }
       // dQ[query][f] += Σ_key dS[query][key] K[key][f].
 #pragma unroll
       for (int c = 0; c < DK; ++c) {
         if (c < nd) {
           __syncthreads();
-          if (nd > 1) attention_tc_load_tile(sk, K, k0, tk, c * kT, d);
+          if (nd > 1) attention_tc_load_tile<Tc>(sk, K, k0, tk, c * kT, d);
           __syncthreads();
-          attention_tc_nn(aq[c], sp, sk);
+          attention_tc_nn<Tc>(aq[c], sp, sk);
         }
       }
     }
@@ -1292,6 +1378,64 @@ __device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k
           }
     }
   }
+}
+
+// The entry points: TF32 and bf16 products of the one implementation above.
+template <int DV = 4>
+__device__ void attention_forward_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                              const float* v, Dims vd, const int* mask, Dims md,
+                                              float* out, Dims od, float* lse, long long causal,
+                                              double scale) {
+  attention_forward_tc_kernel<AttnTf32, DV>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                            scale);
+}
+template <int DV = 4>
+__device__ void attention_forward_bf16_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                              const float* v, Dims vd, const int* mask, Dims md,
+                                              float* out, Dims od, float* lse, long long causal,
+                                              double scale) {
+  attention_forward_tc_kernel<AttnBf16, DV>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                            scale);
+}
+
+template <int DK = 4, int DV = 4>
+__device__ void attention_dkdv_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                           const float* v, Dims vd, const int* mask, Dims md,
+                                           const float* dout, Dims dod, const float* lse,
+                                           const float* delta, float* dk, Dims dkd,
+                                           float* dv_out, Dims dvd, long long causal,
+                                           double scale) {
+  attention_dkdv_tc_kernel<AttnTf32, DK, DV>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                             dk, dkd, dv_out, dvd, causal, scale);
+}
+template <int DK = 4, int DV = 4>
+__device__ void attention_dkdv_bf16_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                           const float* v, Dims vd, const int* mask, Dims md,
+                                           const float* dout, Dims dod, const float* lse,
+                                           const float* delta, float* dk, Dims dkd,
+                                           float* dv_out, Dims dvd, long long causal,
+                                           double scale) {
+  attention_dkdv_tc_kernel<AttnBf16, DK, DV>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                             dk, dkd, dv_out, dvd, causal, scale);
+}
+
+template <int DK = 4>
+__device__ void attention_dq_tf32_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                         const float* v, Dims vd, const int* mask, Dims md,
+                                         const float* dout, Dims dod, const float* lse,
+                                         const float* delta, float* dq, Dims dqd,
+                                         long long causal, double scale) {
+  attention_dq_tc_kernel<AttnTf32, DK>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                       dqd, causal, scale);
+}
+template <int DK = 4>
+__device__ void attention_dq_bf16_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                         const float* v, Dims vd, const int* mask, Dims md,
+                                         const float* dout, Dims dod, const float* lse,
+                                         const float* delta, float* dq, Dims dqd,
+                                         long long causal, double scale) {
+  attention_dq_tc_kernel<AttnBf16, DK>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                       dqd, causal, scale);
 }
 
 }  // namespace vouch

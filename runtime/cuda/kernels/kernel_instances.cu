@@ -751,3 +751,49 @@ extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_dq_tf32_d64_f
   vouch::attention_dq_tf32_kernel<1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
                                      dqd, causal, scale);
 }
+// attention.cuh's bf16-product twins (f32 storage, operands rounded to bf16): the generic
+// instantiations (DV = DK = 4) and codegen-style d64 ones (__launch_bounds__(256, 2)).
+extern "C" __global__ void lab_attention_forward_bf16_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_bf16_kernel<4>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                          scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_forward_bf16_d64_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_bf16_kernel<1>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                          scale);
+}
+extern "C" __global__ void lab_attention_dkdv_bf16_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_bf16_kernel<4, 4>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                          dk, dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_dkdv_bf16_d64_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_bf16_kernel<1, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                          dk, dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void lab_attention_dq_bf16_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_bf16_kernel<4>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                     dqd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_dq_bf16_d64_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_bf16_kernel<1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                     dqd, causal, scale);
+}

@@ -51,6 +51,31 @@ extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dq_tf32_d64_l
                                      dqd, causal, scale);
 }
 
+// attention.cuh's bf16-product twins with __launch_bounds__(256, 1), for bench_attention
+// (kernel_instances.cu has the generic and the codegen-style d64 ones).
+extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_forward_bf16_d64_lb1_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention_forward_bf16_kernel<1>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                          scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dkdv_bf16_d64_lb1_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention_dkdv_bf16_kernel<1, 1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,
+                                          dk, dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dq_bf16_d64_lb1_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention_dq_bf16_kernel<1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                     dqd, causal, scale);
+}
+
 namespace {
 
 // ------------------------------------------------------------------------- harness
@@ -1913,13 +1938,14 @@ void test_attention(const AttnCase& c) {
     report(what, max_abs_err(got, want), tol * mx);
   };
   const bool small = c.d <= 64 && c.dv <= 64;
-  // Variants: 0 generic, 1 d64 (SIMT, T); f32 only: 2 TF32 generic, 3 TF32 d64.
-  for (int variant = 0; variant < 4; ++variant) {
-    const bool d64 = variant == 1 || variant == 3, tf32 = variant >= 2;
+  // Variants: 0 generic, 1 d64 (SIMT, T); f32 only: 2 TF32 generic, 3 TF32 d64, 4 bf16
+  // generic, 5 bf16 d64 (the tensor-core ones share their shared-memory layout).
+  for (int variant = 0; variant < 6; ++variant) {
+    const bool d64 = variant % 2 == 1, tf32 = variant == 2 || variant == 3, bf16 = variant >= 4;
     if (d64 && !small) continue;
-    if (tf32 && sizeof(T) != 4) continue;
-    const std::string vt =
-        tag + (tf32 ? (d64 ? " (tf32 d64)" : " (tf32 generic)") : (d64 ? " (d64)" : " (generic)"));
+    if ((tf32 || bf16) && sizeof(T) != 4) continue;
+    const char* const kind = tf32 ? "tf32 " : bf16 ? "bf16 " : "";
+    const std::string vt = tag + " (" + kind + (d64 ? "d64)" : "generic)");
     auto fwd = d64 ? K::attention_forward_d64 : K::attention_forward;
     auto dkdv = d64 ? K::attention_dkdv_d64 : K::attention_dkdv;
     auto dqk = d64 ? K::attention_dq_d64 : K::attention_dq;
@@ -1930,12 +1956,23 @@ void test_attention(const AttnCase& c) {
         fwd = d64 ? lab_attention_forward_tf32_d64_f32 : lab_attention_forward_tf32_f32;
         dkdv = d64 ? lab_attention_dkdv_tf32_d64_f32 : lab_attention_dkdv_tf32_f32;
         dqk = d64 ? lab_attention_dq_tf32_d64_f32 : lab_attention_dq_tf32_f32;
+      }
+      if (bf16) {
+        fwd = d64 ? lab_attention_forward_bf16_d64_f32 : lab_attention_forward_bf16_f32;
+        dkdv = d64 ? lab_attention_dkdv_bf16_d64_f32 : lab_attention_dkdv_bf16_f32;
+        dqk = d64 ? lab_attention_dq_bf16_d64_f32 : lab_attention_dq_bf16_f32;
+      }
+      if (tf32 || bf16) {
         fbytes = vouch::attention_tf32_forward_shared_bytes();
         bbytes = vouch::attention_tf32_backward_shared_bytes();
       }
     }
     // TF32 (10 mantissa bits, as cuBLAS's TF32 mode): ~1e-3 of the magnitudes expected.
-    const double tol = tf32 ? 5e-3 : rel;
+    // bf16 (8 bits, round to nearest even: relative error up to 2^-8 = 3.9e-3 per operand):
+    // a CPU model of these kernels' roundings over these cases gave at most ~6e-3 of the
+    // largest |reference| (dk, dv and delta worst); 2e-2 leaves 3x for the tensor cores'
+    // own accumulation, yet a wrong fragment layout (errors ~ the values) still fails.
+    const double tol = tf32 ? 5e-3 : bf16 ? 2e-2 : rel;
     attn_set_shared<T>(fwd, fbytes);
     attn_set_shared<T>(dkdv, bbytes);
     attn_set_shared<T>(dqk, bbytes);
@@ -2352,8 +2389,8 @@ void bench_attention() {
   std::printf("BENCH attention forward useful work %.2f GFLOP (causal half of QK^T and PV)\n",
               flops / 1e9);
 
-  // The TF32 tensor-core variants at the same shape: codegen's d64 entries
-  // (__launch_bounds__(256, 2)) and, for comparison, the same with (256, 1).
+  // The tensor-core variants (TF32, bf16 products) at the same shape: codegen's d64
+  // entries (__launch_bounds__(256, 2)) and, for comparison, the same with (256, 1).
   const long long tf_f = vouch::attention_tf32_forward_shared_bytes();
   const long long tf_b = vouch::attention_tf32_backward_shared_bytes();
   struct TfSet {
@@ -2367,6 +2404,10 @@ void bench_attention() {
        lab_attention_dq_tf32_d64_f32},
       {"tf32 d64 lb(256,1)", lab_attention_forward_tf32_d64_lb1_f32,
        lab_attention_dkdv_tf32_d64_lb1_f32, lab_attention_dq_tf32_d64_lb1_f32},
+      {"bf16 d64 lb(256,2)", lab_attention_forward_bf16_d64_f32, lab_attention_dkdv_bf16_d64_f32,
+       lab_attention_dq_bf16_d64_f32},
+      {"bf16 d64 lb(256,1)", lab_attention_forward_bf16_d64_lb1_f32,
+       lab_attention_dkdv_bf16_d64_lb1_f32, lab_attention_dq_bf16_d64_lb1_f32},
   };
   for (const TfSet& t : sets) {
     attn_set_shared<float>(t.fwd, tf_f);

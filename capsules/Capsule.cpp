@@ -16,6 +16,8 @@ constexpr std::array<std::string_view, 6> kProviderNames = {
 constexpr std::array<std::string_view, 9> kDeviceNames = {
     "cpu", "cuda", "rocm", "metal", "wasm", "tpu", "trainium", "custom",
     "external"};
+constexpr std::array<std::string_view, 3> kProductPrecisionNames = {
+    "fp32", "tf32", "bf16"};
 
 template <class E, size_t N>
 std::string_view lookupName(const std::array<std::string_view, N> &names,
@@ -29,6 +31,18 @@ std::string joinNames(const std::array<std::string_view, N> &names) {
   for (size_t i = 0; i < N; ++i)
     out += (i ? ", " : "") + std::string(names[i]);
   return out;
+}
+
+/// The enumerator named `name` in `names` (enum order); else the error
+/// "unknown <what> `name` (known <what>s: ...)".
+template <class E, size_t N>
+Expected<E> parseName(const std::array<std::string_view, N> &names,
+                      std::string_view name, const std::string &what) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == name)
+      return static_cast<E>(i);
+  return Error{"unknown " + what + " `" + std::string(name) + "` (known " +
+               what + "s: " + joinNames(names) + ")"};
 }
 
 } // namespace
@@ -80,9 +94,6 @@ std::string_view toString(ReductionOrder r) {
   return lookupName(names, r);
 }
 
-constexpr std::array<std::string_view, 3> kProductPrecisionNames = {
-    "fp32", "tf32", "bf16"};
-
 std::string_view toString(ProductPrecision p) {
   return lookupName(kProductPrecisionNames, p);
 }
@@ -94,27 +105,16 @@ const std::vector<std::string_view> &deviceNames() {
 }
 
 Expected<Device> parseDevice(std::string_view name) {
-  for (size_t i = 0; i < kDeviceNames.size(); ++i)
-    if (kDeviceNames[i] == name)
-      return static_cast<Device>(i);
-  return Error{"unknown device `" + std::string(name) +
-               "` (known devices: " + joinNames(kDeviceNames) + ")"};
+  return parseName<Device>(kDeviceNames, name, "device");
 }
 
 Expected<ProductPrecision> parseProductPrecision(std::string_view name) {
-  for (size_t i = 0; i < kProductPrecisionNames.size(); ++i)
-    if (kProductPrecisionNames[i] == name)
-      return static_cast<ProductPrecision>(i);
-  return Error{"unknown product precision `" + std::string(name) +
-               "` (known: " + joinNames(kProductPrecisionNames) + ")"};
+  return parseName<ProductPrecision>(kProductPrecisionNames, name,
+                                     "product precision");
 }
 
 Expected<Provider> parseProvider(std::string_view name) {
-  for (size_t i = 0; i < kProviderNames.size(); ++i)
-    if (kProviderNames[i] == name)
-      return static_cast<Provider>(i);
-  return Error{"unknown provider `" + std::string(name) +
-               "` (known providers: " + joinNames(kProviderNames) + ")"};
+  return parseName<Provider>(kProviderNames, name, "provider");
 }
 
 bool providerRunsOn(Provider provider, Device device) {

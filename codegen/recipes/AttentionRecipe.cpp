@@ -107,15 +107,9 @@ constexpr uint32_t kTcBackwardBytes = 5 * kTile * 68 * 4;                   // 8
 /// The suffix of attention.cuh's tensor-core twin for a profile's product
 /// precision ("_tf32", "_bf16"); empty for fp32 (the FMA kernels).
 std::string tensorCoreTwin(capsules::ProductPrecision p) {
-  switch (p) {
-  case capsules::ProductPrecision::Fp32:
+  if (p == capsules::ProductPrecision::Fp32)
     return "";
-  case capsules::ProductPrecision::Tf32:
-    return "_tf32";
-  case capsules::ProductPrecision::Bf16:
-    return "_bf16";
-  }
-  return "";
+  return "_" + std::string(capsules::toString(p));
 }
 
 /// The f32 entry points with one chunk (heads of up to 64: GPT-2's) hold two

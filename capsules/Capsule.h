@@ -71,8 +71,9 @@ enum class ReductionOrder {
 /// What an f32 product's operands are rounded to before they are multiplied
 /// (the sums stay f32): fp32 not at all; tf32 to 10 mantissa bits
 /// (cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32, mma.sync .tf32); bf16 to 8
-/// (CUBLAS_COMPUTE_32F_FAST_16BF, mma.sync .bf16). Ordered: each rounds
-/// more than the one before. f64 products are never rounded.
+/// (mma.sync .bf16; cuBLAS has no such mode for f32 operands:
+/// runtime/cuda/gemm_call.h). Ordered: each rounds more than the one before.
+/// f64 products are never rounded.
 enum class ProductPrecision { Fp32, Tf32, Bf16 };
 
 std::string_view toString(Provider);

@@ -63,6 +63,8 @@ cp runtime/cuda/allocator_stress_test.sh "$out/rt/"
 cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 # What a CUDA graph node costs on the GPU host (docs/performance.md).
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/graph_overhead.cu -o "$out/rt/graph_overhead"
+# What cuBLAS's f32 compute modes cost and round to at GPT-2's shapes.
+/usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/gemm_modes.cu -lcublas -o "$out/rt/gemm_modes"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 # The kernel speed lab (tools/bench/kernels): vouch's kernels against torch's ops.
 # sm_90 code only, its fatbin compressed (the lab and it add ~1 MB together).
@@ -86,6 +88,7 @@ python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
 rt/kernel_lab --bench | grep -E '^BENCH|checks'
 rt/graph_overhead
+rt/gemm_modes
 ./kernels.sh
 BENCH
 chmod +x "$out/bench.sh"

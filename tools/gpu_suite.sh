@@ -50,6 +50,14 @@ for precision in tf32 bf16; do
       --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
   done
 done
+# The tiny GPT (examples/tiny_gpt.vouch, AdamW) at each precision against its
+# cpu f64 run; it reads counting sequences from examples/data/sequences.
+/usr/bin/python3 tools/data/sequences.py "$out/examples/data/sequences"
+mkdir -p "$out/gpt"
+for precision in fp32 tf32 bf16; do
+  bazel-bin/tools/vouch build examples/tiny_gpt.vouch --target cuda --precision "$precision" \
+    -o "$out/gpt/tiny_gpt_$precision"
+done
 bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --deterministic \
   -o "$out/det/wide_mlp"
 for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \
@@ -94,11 +102,11 @@ BENCH
 chmod +x "$out/bench.sh"
 # Symbols are not needed on the GPU machine; the folder must stay under the
 # device tool's 64 MiB.
-for f in "$out"/bin/* "$out"/det/* "$out"/rt/* "$out"/tf32/* "$out"/bf16/*; do
+for f in "$out"/bin/* "$out"/det/* "$out"/rt/* "$out"/tf32/* "$out"/bf16/* "$out"/gpt/*; do
   head -c 4 "$f" | grep -qa ELF && strip "$f"
 done
 # Compressed (the executables embed their kernels' PTX and cubins, which gzip
 # shrinks about 3x): the runners unpack binaries.tar.gz on first use.
-tar -C "$out" -czf "$out/binaries.tar.gz" bin det rt tf32 bf16
-rm -rf "$out/bin" "$out/det" "$out/rt" "$out/tf32" "$out/bf16"
+tar -C "$out" -czf "$out/binaries.tar.gz" bin det rt tf32 bf16 gpt
+rm -rf "$out/bin" "$out/det" "$out/rt" "$out/tf32" "$out/bf16" "$out/gpt"
 du -sh "$out"

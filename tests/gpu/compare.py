@@ -2,9 +2,13 @@
 """Compares two runs of a vouch executable: their --trace files (every
 step's loss, mean losses) and --save-params files (final params).
 
-usage: compare.py LABEL TRACE_A PARAMS_A TRACE_B PARAMS_B ATOL RTOL
+usage: compare.py LABEL TRACE_A PARAMS_A TRACE_B PARAMS_B ATOL RTOL [--losses-only]
 ATOL = RTOL = 0 asks for bitwise equality. Prints the largest errors and
-exits 1 when any value is beyond |a - b| <= atol + rtol * |b|.
+exits 1 when any value is beyond |a - b| <= atol + rtol * |b|. With
+--losses-only the params' errors are printed but only their finiteness is
+checked: Adam's normalised update turns rounding-level differences of a
+near-zero gradient into lr-sized steps, so after a few Adam steps params are
+no measure of a kernel's accuracy while the losses still are.
 """
 import json
 import math
@@ -41,6 +45,7 @@ def params(path, with_shapes=False):
 def main():
     label, ta, pa, tb, pb = sys.argv[1:6]
     atol, rtol = float(sys.argv[6]), float(sys.argv[7])
+    losses_only = sys.argv[8:] == ["--losses-only"]
     a, b = trace(ta), trace(tb)
     worst = {"losses": 0.0, "params": 0.0}
     bad = []
@@ -55,6 +60,8 @@ def main():
             return
         err = abs(x - y)
         worst[kind] = max(worst[kind], err)
+        if kind == "params" and losses_only:
+            return
         if err > atol + rtol * abs(y):
             bad.append("%s %s: %r vs %r" % (kind, name, x, y))
 
@@ -68,7 +75,9 @@ def main():
     for name in qa.keys() & qb.keys():
         for i, (x, y) in enumerate(zip(qa[name], qb[name])):
             check("params", "%s[%d]" % (name, i), x, y)
-    tol = "bitwise" if atol == 0 and rtol == 0 else "atol %.0e rtol %.0e" % (atol, rtol)
+    tol = "bitwise" if atol == 0 and rtol == 0 else "atol %g rtol %g" % (atol, rtol)
+    if losses_only:
+        tol += ", losses only"
     print("%-44s losses max|err| %.2e  params max|err| %.2e  (%s)  %s"
           % (label, worst["losses"], worst["params"], tol, "ok" if not bad else "FAIL"))
     for line in bad[:5]:

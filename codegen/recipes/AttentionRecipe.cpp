@@ -254,6 +254,7 @@ private:
                  KernelArg::buffer(op.getLse()), KernelArg::integer(op.getCausal()),
                  KernelArg::real(scale)});
     int64_t dv = chunks(e.dv);
+    const std::string twin = tensorCoreTwin(builder.products());
     std::string source =
         "#include \"attention.cuh\"\n" +
         cudaEntry("attention_forward", ", " + std::to_string(dv),
@@ -261,11 +262,10 @@ private:
                    "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
                    "T* out", "vouch::Dims od", "T* lse", "long long causal",
                    "double scale"},
-                  masked, dv, tensorCoreTwin(builder.products()));
+                  masked, dv, twin);
     builder.addKernelStep(builder.kernel(variant, source), args, tileGrid(e.batch, e.tq),
-                          kThreads, 1,
-                          builder.products() != capsules::ProductPrecision::Fp32 ? kTcForwardBytes : tileBytes(4, 4), 0,
-                          tileBytes(4, 8));
+                          kThreads, 1, twin.empty() ? tileBytes(4, 4) : kTcForwardBytes,
+                          0, tileBytes(4, 8));
     return success();
   }
 
@@ -294,6 +294,9 @@ private:
     int32_t delta = builder.addScratch(builder.bufferName(op.getDq()) + ".delta",
                                        e.batch * e.tq, rt::DType::Real, false);
     int64_t dk = chunks(e.d), dv = chunks(e.dv);
+    // dkdv and dq: the f32 entries' tensor-core twin (if any) and its tiles.
+    const std::string twin = tensorCoreTwin(builder.products());
+    const uint32_t backwardBytes = twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
     {
       std::string source =
           "#include \"attention.cuh\"\n" +
@@ -337,10 +340,9 @@ private:
                              cudaEntry("attention_dkdv",
                                        ", " + std::to_string(dk) + ", " +
                                            std::to_string(dv),
-                                       params, masked, std::max(dk, dv),
-                                       tensorCoreTwin(builder.products()))),
+                                       params, masked, std::max(dk, dv), twin)),
           args, tileGrid(e.batch, e.tk), kThreads, 1,
-          builder.products() != capsules::ProductPrecision::Fp32 ? kTcBackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
+          backwardBytes, 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
@@ -354,10 +356,9 @@ private:
           builder.kernel(variant + "_dq",
                          "#include \"attention.cuh\"\n" +
                              cudaEntry("attention_dq", ", " + std::to_string(dk),
-                                       params, masked, dk,
-                                       tensorCoreTwin(builder.products()))),
+                                       params, masked, dk, twin)),
           args, tileGrid(e.batch, e.tq), kThreads, 1,
-          builder.products() != capsules::ProductPrecision::Fp32 ? kTcBackwardBytes : tileBytes(5, 4), 0, tileBytes(5, 8));
+          backwardBytes, 0, tileBytes(5, 8));
     }
     return success();
   }

@@ -313,9 +313,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
     if (op != blas.op)
       return std::nullopt;
     c.acceptsTransposeFlags = true;
-    // TF32 at most: cuBLAS's bf16 mode for f32 operands (COMPUTE_32F_FAST_16BF)
-    // was measured to keep bits bf16 drops (runtime/cuda/gemm_call.h).
-    c.numeric.fastestProducts = ProductPrecision::Tf32;
+    // bf16 by rounded operand copies (the executor's vouch_round_bf16), not
+    // cuBLAS's COMPUTE_32F_FAST_16BF, which was measured to keep bits bf16
+    // drops (runtime/cuda/gemm_call.h).
+    c.numeric.fastestProducts = ProductPrecision::Bf16;
     c.numeric.reduce = ReductionOrder::LibraryFixed;
     Provenance library{"runtime/cuda/executor.cc, runtime/cuda/blas.cc",
                        blas.symbol,
@@ -331,10 +332,14 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
         citedEvidence(EvidenceKind::TestSuite, "gemm-flags"),
         {"capsules/GemmCall.cpp", blas.symbol, ""});
     c.value = contract(std::string(spec.formula) +
-                           ", in the element type (f32: CUBLAS_COMPUTE_32F, "
-                           "its operands rounded to TF32 "
-                           "(COMPUTE_32F_FAST_TF32) only under the profile's "
-                           "tf32 or bf16 option; f64: "
+                           ", in the element type (f32: CUBLAS_COMPUTE_32F; "
+                           "under the profile's tf32 option its operands "
+                           "rounded to TF32 (COMPUTE_32F_FAST_TF32); under "
+                           "its bf16 option each operand first rounded to "
+                           "bf16, nearest even, by a vouch_round_bf16 launch "
+                           "into the executor's scratch and read as "
+                           "CUDA_R_16BF, products and sums in f32, the "
+                           "result f32; f64: "
                            "CUBLAS_COMPUTE_64F); summed in the "
                            "library's own order, "
                            "the same bits run to run on one GPU model with "

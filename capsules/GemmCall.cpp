@@ -31,6 +31,8 @@ std::string formatGemmCall(const GemmCall &call) {
                     ", B=" + call.b;
   if (!call.epilogue.empty())
     out += ", epilogue=" + call.epilogue;
+  if (call.bf16Operands)
+    out += ", A/B rounded to bf16 by vouch_round_bf16";
   return out + ")";
 }
 

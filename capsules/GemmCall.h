@@ -23,6 +23,9 @@ struct GemmCall {
   char transb = 'N';    ///< applied to cuBLAS's B
   std::string a, b;     ///< which vouch operand cuBLAS's A and B are
   std::string epilogue; ///< cublasLt only: "BIAS" or "DEFAULT"; else empty
+  /// Operands rounded to bf16 first (a bf16 profile's f32 products): each
+  /// by a vouch_round_bf16 launch of the executor, read as CUDA_R_16BF.
+  bool bf16Operands = false;
 };
 
 /// vouch.matmul (rank 2, or rank 3 with `batched`) as a cuBLAS call.
@@ -31,7 +34,8 @@ GemmCall matmulCall(bool transposeLhs, bool transposeRhs, bool batched);
 GemmCall linearCall(bool hasBias);
 
 /// `cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)`; cublasLt calls add
-/// `epilogue=BIAS`.
+/// `epilogue=BIAS`; bf16 operands add `, A/B rounded to bf16 by
+/// vouch_round_bf16`.
 std::string formatGemmCall(const GemmCall &);
 
 } // namespace vouch::capsules

@@ -112,9 +112,10 @@ std::string renderText(const AcceptedGraphPlan &plan) {
            "(10-bit mantissa), sums in f32; each capsule says what it computes "
            "in (products=)\n";
   if (profile.products == ProductPrecision::Bf16)
-    out += "  products=bf16: the fused attention's f32 kernels (tensor cores) "
-           "round their products' operands to bf16 (8-bit mantissa), cuBLAS "
-           "GEMMs (TF32 at most for f32 operands) to TF32; sums in f32; "
+    out += "  products=bf16: cuBLAS GEMMs (their operands rounded to bf16 "
+           "by vouch_round_bf16 launches, read as CUDA_R_16BF) and the "
+           "fused attention's f32 kernels (tensor cores) round their "
+           "products' operands to bf16 (8-bit mantissa), sums in f32; "
            "storage stays f32 (activations, gradients, params, optimizer "
            "state); each capsule says what it computes in (products=)\n";
   out += "  abi: " + abiLine(profile.device) + "\n";

@@ -189,7 +189,7 @@ TEST(Catalog, ProvidersSayWhoComputes) {
   EXPECT_TRUE(r.find("cublas.matmul")->acceptsTransposeFlags);
   EXPECT_TRUE(r.find("reference.matmul")->acceptsTransposeFlags);
   EXPECT_EQ(r.find("cublas.matmul")->numeric.fastestProducts,
-            ProductPrecision::Tf32);
+            ProductPrecision::Bf16);
   EXPECT_EQ(r.find("native_cuda.flash_attention")->numeric.fastestProducts,
             ProductPrecision::Bf16);
   EXPECT_EQ(r.find("native_cuda.add")->numeric.fastestProducts,
@@ -292,7 +292,7 @@ TEST(Catalog, CapsuleEntryHasFourContractsAndProvenance) {
        {std::pair<ProductPrecision, const char *>{ProductPrecision::Fp32,
                                                   " products=fp32\n"},
         {ProductPrecision::Tf32, " products=tf32\n"},
-        {ProductPrecision::Bf16, " products=tf32\n"}})
+        {ProductPrecision::Bf16, " products=bf16\n"}})
     EXPECT_NE(renderCapsuleEntry(blas, asked)
                   .find(std::string(kBlasNumeric) + shown),
               std::string::npos)

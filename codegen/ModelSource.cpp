@@ -56,7 +56,7 @@ struct BackendText {
 
 /// What the executor's cuBLAS / cuBLASLt calls compute in
 /// (runtime/cuda/gemm_call.h's ProductMath, by name): what the plan's library
-/// capsules say they compute in under its profile (TF32 at most).
+/// capsules say they compute in under its profile.
 const char *gemmProductMath(const AcceptedGraphPlan &plan) {
   capsules::ProductPrecision math = capsules::ProductPrecision::Fp32;
   for (const capsules::KernelCapsule &c : plan.capsules())
@@ -64,9 +64,15 @@ const char *gemmProductMath(const AcceptedGraphPlan &plan) {
         c.provider == capsules::Provider::Cublaslt)
       math = std::max(math, capsules::productPrecisionOf(
                                 c.numeric, plan.profile().products));
-  assert(math != capsules::ProductPrecision::Bf16 &&
-         "the runtime has no bf16 mode for f32 GEMM operands");
-  return math == capsules::ProductPrecision::Tf32 ? "Tf32" : "Fp32";
+  switch (math) {
+  case capsules::ProductPrecision::Fp32:
+    return "Fp32";
+  case capsules::ProductPrecision::Tf32:
+    return "Tf32";
+  case capsules::ProductPrecision::Bf16:
+    return "Bf16";
+  }
+  return "Fp32";
 }
 
 BackendText backendText(const std::string &name, const std::string &header,

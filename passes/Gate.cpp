@@ -480,12 +480,19 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
   // for a batch of more than one entry after GemmDims folds what it can.
   std::optional<GemmDims> dims = getGemmDims(op);
   bool batched = dims && dims->batch > 1;
+  std::optional<capsules::GemmCall> call;
   if (c.provider == Provider::Cublas && p.op == "matmul")
-    p.call = capsules::formatGemmCall(
-        capsules::matmulCall(p.transposeLhs, p.transposeRhs, batched));
+    call = capsules::matmulCall(p.transposeLhs, p.transposeRhs, batched);
   else if (c.provider == Provider::Cublaslt && p.op == "linear")
-    p.call = capsules::formatGemmCall(
-        capsules::linearCall(op->getNumOperands() == 3));
+    call = capsules::linearCall(op->getNumOperands() == 3);
+  if (call) {
+    // f64 products are never rounded (the runtime ignores the option for them).
+    call->bf16Operands =
+        p.elementType == "f32" &&
+        capsules::productPrecisionOf(c.numeric, profile.products) ==
+            capsules::ProductPrecision::Bf16;
+    p.call = capsules::formatGemmCall(*call);
+  }
   return p;
 }
 

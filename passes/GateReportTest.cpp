@@ -101,17 +101,22 @@ TEST_F(Report, ProductPrecisionIsReported) {
              /*differentiate=*/false));
   EXPECT_NE(bf16.find("profile checked_cuda+bf16 (device cuda)"),
             std::string::npos);
-  EXPECT_NE(bf16.find("  products=bf16: the fused attention's f32 kernels "
+  EXPECT_NE(bf16.find("  products=bf16: cuBLAS GEMMs (their operands rounded "
+                      "to bf16 by vouch_round_bf16 launches, read as "
+                      "CUDA_R_16BF) and the fused attention's f32 kernels "
                       "(tensor cores) round their products' operands to bf16 "
-                      "(8-bit mantissa), cuBLAS GEMMs (TF32 at most for f32 "
-                      "operands) to TF32; sums in f32; storage stays f32 "
+                      "(8-bit mantissa), sums in f32; storage stays f32 "
                       "(activations, gradients, params, optimizer state); each "
                       "capsule says what it computes in (products=)\n"),
             std::string::npos)
       << bf16;
-  // cuBLASLt computes what it can: TF32.
-  EXPECT_NE(bf16.find("reduce=library-fixed] products=tf32\n"),
+  EXPECT_NE(bf16.find("reduce=library-fixed] products=bf16\n"),
             std::string::npos);
+  // The call names the rounding launches that run before it.
+  EXPECT_NE(bf16.find("cublasLtMatmul(transa=T, transb=N, A=weight, B=input, "
+                      "epilogue=BIAS, A/B rounded to bf16 by vouch_round_bf16)"),
+            std::string::npos)
+      << bf16;
 }
 
 //===----------------------------------------------------------------------===//

@@ -41,7 +41,8 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
   fi
 done
 # Rounded products (the profiles checked_cuda+tf32 and +bf16): the attention
-# model in both forms, compared with the cpu f64 reference under each
+# model in both forms and the cuBLAS model (ops_library: its products in
+# cuBLAS / cuBLASLt), compared with the cpu f64 reference under each
 # precision's declared tolerance.
 for precision in tf32 bf16; do
   mkdir -p "$out/$precision"
@@ -49,6 +50,8 @@ for precision in tf32 bf16; do
     bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda \
       --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
   done
+  bazel-bin/tools/vouch build tests/gpu/ops_library.vouch --target cuda \
+    --precision "$precision" -o "$out/$precision/ops_library"
 done
 # The tiny GPT (examples/tiny_gpt.vouch, AdamW) at each precision against its
 # cpu f64 run; it reads counting sequences from examples/data/sequences.

@@ -29,8 +29,18 @@ cublasComputeType_t compute_type(ProductMath math, GemmDType dtype) {
   switch (math) {
     case ProductMath::Fp32: return CUBLAS_COMPUTE_32F;
     case ProductMath::Tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case ProductMath::Bf16: return CUBLAS_COMPUTE_32F;  // bf16 operands in memory
   }
   return CUBLAS_COMPUTE_32F;
+}
+
+// The storage types of a product's A / B operands and of C (gemm_data_types).
+cudaDataType_t operand_type(ProductMath math, GemmDType dtype) {
+  if (dtype == GemmDType::F64) return CUDA_R_64F;
+  return math == ProductMath::Bf16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+cudaDataType_t result_type(GemmDType dtype) {
+  return dtype == GemmDType::F64 ? CUDA_R_64F : CUDA_R_32F;
 }
 
 // A cached cuBLASLt plan for one (shape, bias, math, alignment) key.
@@ -141,7 +151,7 @@ Status init_locked(BlasState& s) {
 Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const void* b,
                        void* out) {
   const bool f64 = c.dtype == GemmDType::F64;
-  const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
+  const cudaDataType_t dt = operand_type(c.math, c.dtype), ct_out = result_type(c.dtype);
   const cublasComputeType_t ct = compute_type(c.math, c.dtype);
   const float alpha_f = 1.0f, beta_f = c.accumulate ? 1.0f : 0.0f;
   const double alpha_d = 1.0, beta_d = c.accumulate ? 1.0 : 0.0;
@@ -159,7 +169,7 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
     case GemmCall::Api::GemmEx:
       log_blas_call("cublasGemmEx");
       VOUCH_CUBLAS_CHECK_WHAT(cublasGemmEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt,
-                                           c.lda, b, dt, c.ldb, beta, out, dt, c.ldc, ct,
+                                           c.lda, b, dt, c.ldb, beta, out, ct_out, c.ldc, ct,
                                            CUBLAS_GEMM_DEFAULT),
                               c.to_string());
       return Status::Ok();
@@ -167,7 +177,7 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
       log_blas_call("cublasGemmStridedBatchedEx");
       VOUCH_CUBLAS_CHECK_WHAT(
           cublasGemmStridedBatchedEx(s.handle, opa, opb, c.m, c.n, c.k, alpha, a, dt, c.lda,
-                                     c.stride_a, b, dt, c.ldb, c.stride_b, beta, out, dt,
+                                     c.stride_a, b, dt, c.ldb, c.stride_b, beta, out, ct_out,
                                      c.ldc, c.stride_c, c.batch, ct, CUBLAS_GEMM_DEFAULT),
           c.to_string());
       return Status::Ok();
@@ -175,11 +185,10 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
   return Status::Error("internal: unknown GEMM api");
 }
 
-template <class T>
+// `A`, `B` of the storage operand_type(math, dtype), C of result_type(dtype).
 Status gemm_impl(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K,
-                 const T* A, int64_t stride_a, const T* B, int64_t stride_b, T* C,
-                 bool accumulate, ProductMath math) {
-  constexpr GemmDType dtype = std::is_same_v<T, double> ? GemmDType::F64 : GemmDType::F32;
+                 const void* A, int64_t stride_a, const void* B, int64_t stride_b, void* C,
+                 bool accumulate, ProductMath math, GemmDType dtype) {
   Result<GemmCall> call = describe_gemm(trans_a, trans_b, batch, M, N, K, stride_a, stride_b,
                                         accumulate, math, dtype);
   if (!call.ok()) return call.status();
@@ -188,6 +197,12 @@ Status gemm_impl(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N
   std::lock_guard<std::mutex> lock(s.mu);
   VOUCH_RETURN_IF_ERROR(init_locked(s));
   return run_gemm_locked(s, call.value(), B, A, C);  // column-major: Cᵀ = op(B)ᵀ op(A)ᵀ
+}
+
+Status refuse_f32_operands_for_bf16(const char* what) {
+  return Status::Error(std::string(what) +
+                       ": ProductMath::Bf16 takes operands already rounded to bf16 (the "
+                       "bf16_bits overload); f32 operands were given");
 }
 
 // Largest power of two (<= 16) dividing the address: cuBLASLt's alignment preference.
@@ -222,10 +237,9 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
     plan.refusal = "refused for testing (set_lt_refusal_for_testing)";
     return Status::Ok();
   }
-  const bool f64 = c.dtype == GemmDType::F64;
-  const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
+  const cudaDataType_t dt = operand_type(c.math, c.dtype), dt_out = result_type(c.dtype);
   const cublasComputeType_t ct = compute_type(c.math, c.dtype);
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, dt),
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, dt_out),
                           "cublasLtMatmulDescCreate for " + what);
   const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
   const cublasLtEpilogue_t epilogue = c.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -244,7 +258,7 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
                           "cublasLtMatrixLayoutCreate(W) for " + what);
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, dt, c.k, c.n, c.ldb),
                           "cublasLtMatrixLayoutCreate(x) for " + what);
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.c, dt, c.m, c.n, c.ldc),
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.c, dt_out, c.m, c.n, c.ldc),
                           "cublasLtMatrixLayoutCreate(y) for " + what);
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -360,15 +374,23 @@ cudaStream_t blas_stream() {
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const float* A, int64_t stride_a, const float* B,
                       int64_t stride_b, float* C, bool accumulate, ProductMath math) {
+  if (math == ProductMath::Bf16) return refuse_f32_operands_for_bf16("gemm_row_major");
   return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
-                   math);
+                   math, GemmDType::F32);
 }
 
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const double* A, int64_t stride_a, const double* B,
                       int64_t stride_b, double* C, bool accumulate, ProductMath math) {
   return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
-                   math);
+                   math, GemmDType::F64);
+}
+
+Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+                      int64_t K, const bf16_bits* A, int64_t stride_a, const bf16_bits* B,
+                      int64_t stride_b, float* C, bool accumulate) {
+  return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
+                   ProductMath::Bf16, GemmDType::F32);
 }
 
 const char* linear_path_name(LinearPath path) {
@@ -382,10 +404,15 @@ const char* linear_path_name(LinearPath path) {
 
 namespace {
 
-template <class T>
-Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W,
+// `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: bias and y.
+template <class In, class T>
+Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In* W,
                    const T* bias, T* y, ProductMath math, LinearPath* path,
                    std::string* refusal) {
+  static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
+  if constexpr (std::is_same_v<T, float>)  // f64 ignores `math`
+    if (std::is_same_v<In, bf16_bits> != (math == ProductMath::Bf16))
+      return refuse_f32_operands_for_bf16("linear_bias_row_major");
   constexpr bool f64 = std::is_same_v<T, double>;
   constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
   Result<LinearCall> call =
@@ -431,7 +458,9 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const T* x, const T* W
                    "note: cuBLASLt refused %s for linear(rows=%lld, in=%lld, out=%lld, %s): %s; "
                    "using cublasGemmEx + a bias broadcast GEMM instead\n",
                    c.bias ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul", (long long)rows,
-                   (long long)in, (long long)out, f64 ? "f64" : "f32", p.refusal.c_str());
+                   (long long)in, (long long)out,
+                   f64 ? "f64" : c.math == ProductMath::Bf16 ? "bf16 operands" : "f32",
+                   p.refusal.c_str());
       std::fflush(stderr);
     }
   }
@@ -463,6 +492,12 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double
                              const double* W, const double* bias, double* y, ProductMath math,
                              LinearPath* path, std::string* refusal) {
   return linear_impl(rows, in, out, x, W, bias, y, math, path, refusal);
+}
+
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
+                             const bf16_bits* W, const float* bias, float* y, LinearPath* path,
+                             std::string* refusal) {
+  return linear_impl(rows, in, out, x, W, bias, y, ProductMath::Bf16, path, refusal);
 }
 
 BlasCallLog::BlasCallLog() : outer_(current_log) { current_log = this; }

@@ -11,7 +11,8 @@
 // described (and unit-tested) in gemm_call.h. The numeric policy: f32 by `math`
 // (gemm_call.h's ProductMath): CUBLAS_COMPUTE_32F (fp32 products and sums),
 // CUBLAS_COMPUTE_32F_FAST_TF32 (operands rounded to TF32, sums in f32; storage f32
-// throughout); f64 always CUBLAS_COMPUTE_64F.
+// throughout), Bf16 (the bf16_bits overloads: operands the caller rounded to bf16,
+// products and sums in f32, an f32 result); f64 always CUBLAS_COMPUTE_64F.
 //
 // Reproducibility: the summation order inside cuBLAS is the library's own (not the
 // CPU's left fold), and the handles are always in the configuration under which NVIDIA
@@ -102,6 +103,12 @@ Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int6
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const double* A, int64_t stride_a, const double* B,
                       int64_t stride_b, double* C, bool accumulate, ProductMath math);
+// ProductMath::Bf16: A and B already rounded to bf16 (laid out as their f32 originals),
+// C f32: cublasGemmEx / cublasGemmStridedBatchedEx with CUDA_R_16BF operands. The f32
+// overload refuses ProductMath::Bf16 (it has no bf16 operands to pass).
+Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+                      int64_t K, const bf16_bits* A, int64_t stride_a, const bf16_bits* B,
+                      int64_t stride_b, float* C, bool accumulate);
 
 // Which path a linear_bias_row_major call took.
 enum class LinearPath {
@@ -124,6 +131,11 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float*
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double* x,
                              const double* W, const double* bias, double* y, ProductMath math,
+                             LinearPath* path = nullptr, std::string* refusal = nullptr);
+// ProductMath::Bf16: x and W already rounded to bf16, bias and y f32 (the epilogue adds
+// the f32 bias to the f32 sums).
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
+                             const bf16_bits* W, const float* bias, float* y,
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
 
 // The library entry points called by this thread while a BlasCallLog is alive, in

@@ -205,6 +205,85 @@ TEST(BlasDeviceTest, ProductMathRoundsOperandsAsItSays) {
   }
 }
 
+// An f32's bf16 bits, nearest even, computed as the quotient of an integer division
+// (not executor.cuh's bit trick): u / 2^16 rounded half to even. NaN never occurs here.
+bf16_bits host_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t q = u / 65536u, r = u % 65536u;
+  return bf16_bits(r > 32768u || (r == 32768u && q % 2u == 1u) ? q + 1u : q);
+}
+
+double bf16_value(bf16_bits b) {
+  const uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return double(f);
+}
+
+// The bf16 overloads: operands rounded on the host, products and sums f32, against
+// double products of the same rounded values (only the summation order differs).
+TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS / cuBLASLt with CUDA_R_16BF operands and f32 results");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 100;
+  for (auto [ta, tb, batch, M, N, K, sa, sb] :
+       {std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>{
+            false, false, 1, 37, 19, 53, 0, 0},
+        {true, false, 1, 64, 128, 256, 0, 0},
+        {false, true, 3, 16, 24, 40, 16 * 40, 0},
+        {true, true, 2, 8, 8, 600, 8 * 600, 600 * 8}}) {
+    const int64_t na = sa == 0 ? M * K : batch * M * K, nb = sb == 0 ? K * N : batch * K * N;
+    std::vector<float> A = random_values<float>(size_t(na), seed++),
+                       B = random_values<float>(size_t(nb), seed++);
+    std::vector<bf16_bits> a16, b16;
+    std::vector<double> ad, bd;
+    for (float x : A) a16.push_back(host_bf16(x)), ad.push_back(bf16_value(a16.back()));
+    for (float x : B) b16.push_back(host_bf16(x)), bd.push_back(bf16_value(b16.back()));
+    std::vector<double> want(size_t(batch * M * N));
+    matmul(ta, tb, batch, M, N, K, ad.data(), sa, bd.data(), sb, want.data());
+    DeviceArray<bf16_bits> dA(a16), dB(b16);
+    DeviceArray<float> dC(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+    Status s = gemm_row_major(ta, tb, batch, M, N, K, dA.ptr, sa, dB.ptr, sb, dC.ptr, false);
+    ASSERT_TRUE(s.ok()) << s.message();
+    Result<GemmCall> call = describe_gemm(ta, tb, batch, M, N, K, sa, sb, false,
+                                          ProductMath::Bf16);
+    EXPECT_STREQ(call.value().data_type, "CUDA_R_16BF A/B, CUDA_R_32F C");
+    // f32 sums of exact products (two 8-bit mantissas multiply exactly in f32).
+    expect_close(dC.read(), want, 1e-6 * std::sqrt(double(K)),
+                 call.value().to_string_with_policy());
+  }
+  for (bool with_bias : {true, false}) {
+    const int64_t rows = 48, in = 96, out = 80;
+    std::vector<float> x = random_values<float>(size_t(rows * in), seed++),
+                       W = random_values<float>(size_t(out * in), seed++),
+                       b = random_values<float>(size_t(out), seed++);
+    std::vector<bf16_bits> x16, W16;
+    std::vector<double> xd, Wd, bd(b.begin(), b.end());
+    for (float v : x) x16.push_back(host_bf16(v)), xd.push_back(bf16_value(x16.back()));
+    for (float v : W) W16.push_back(host_bf16(v)), Wd.push_back(bf16_value(W16.back()));
+    std::vector<double> want(size_t(rows * out));
+    linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
+    DeviceArray<bf16_bits> dx(x16), dW(W16);
+    DeviceArray<float> db(b), dy(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+    LinearPath path = LinearPath::None;
+    Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr, with_bias ? db.ptr : nullptr,
+                                     dy.ptr, &path);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(path, LinearPath::LtEpilogue);
+    expect_close(dy.read(), want, 1e-6 * std::sqrt(double(in)),
+                 std::string("bf16 linear, bias ") + (with_bias ? "on" : "off"));
+  }
+  // The f32 overloads have no bf16 operands to pass: a clear error, not f32 products.
+  DeviceArray<float> one(std::vector<float>(4, 1.0f));
+  Status s = gemm_row_major(false, false, 1, 2, 2, 1, one.ptr, 0, one.ptr, 0, one.ptr, false,
+                            ProductMath::Bf16);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "takes operands already rounded to bf16")) << s.message();
+  s = linear_bias_row_major(2, 1, 2, one.ptr, one.ptr, nullptr, one.ptr, ProductMath::Bf16);
+  ASSERT_FALSE(s.ok());
+}
+
 TEST(BlasDeviceTest, DegenerateShapes) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuBLAS gemm degenerate shapes");
   ASSERT_TRUE(set_blas_stream(nullptr).ok());

@@ -115,6 +115,17 @@ std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
   return out;
 }
 
+// The elements of its buffer a product step reads through operand `which` (0: A or x,
+// 1: B or W), from the start of the buffer: a batch of matrices at a stride (0: one
+// matrix for every entry).
+int64_t operand_elements(const StepDesc& st, int which) {
+  if (st.kind == StepKind::Linear) return which == 0 ? st.m * st.k : st.n * st.k;
+  const int64_t matrix = which == 0 ? st.m * st.k : st.k * st.n;
+  const int64_t stride = which == 0 ? st.stride_a : st.stride_b;
+  if (matrix == 0 || st.batch == 0) return 0;
+  return (st.batch - 1) * stride + matrix;
+}
+
 int optimizer_kind(OptimizerConfig::Kind kind) {
   switch (kind) {
     case OptimizerConfig::Sgd: return 0;
@@ -137,6 +148,7 @@ CudaProgramModel<T>::CudaProgramModel(const Program& program, const void* cubin,
                                       size_t cubin_size, const char* ptx, ProductMath math,
                                       int64_t loss_capacity)
     : program_(program), math_(math), loss_capacity_(loss_capacity) {
+  bf16_products_ = std::is_same_v<T, float> && math == ProductMath::Bf16;
   status_ = init(cubin, cubin_size, ptx);
 }
 
@@ -287,6 +299,20 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   std::memset(host_ring_, 0xff, sizeof(T) * size_t(loss_capacity_));
 
   fallback_.assign(size_t(p.num_steps), {});
+  if (bf16_products_) {
+    int64_t largest[2] = {0, 0};
+    for (int32_t s = 0; s < p.num_steps; s++)
+      if (p.steps[s].kind != StepKind::Kernel)
+        for (int which : {0, 1})
+          largest[which] = std::max(largest[which], operand_elements(p.steps[s], which));
+    for (int which : {0, 1}) {
+      Result<DeviceBuffer> b = DeviceBuffer::allocate(
+          sizeof(bf16_bits) * size_t(std::max<int64_t>(largest[which], 1)), stream_.get());
+      if (!b.ok()) return b.status();
+      rounded_[which].scratch = b.value().template as<bf16_bits>();
+      owned_.push_back(std::move(b.value()));
+    }
+  }
 
   VOUCH_RETURN_IF_ERROR(pack_arguments());
   select_args_.batch = batch_;
@@ -411,6 +437,11 @@ Status CudaProgramModel<T>::load_kernels() {
       "executor"));
   VOUCH_RETURN_IF_ERROR(check_parameters(grad_norm_, kGradNormKernel + suffix,
                                          Sizes{ptr, i32, f64, ptr}, "executor"));
+  if (bf16_products_) {
+    VOUCH_RETURN_IF_ERROR(get(kRoundBf16Kernel, round_bf16_));
+    VOUCH_RETURN_IF_ERROR(
+        check_parameters(round_bf16_, kRoundBf16Kernel, Sizes{ptr, ptr, i64}, "executor"));
+  }
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
     if (st.kind != StepKind::Kernel) continue;
@@ -523,8 +554,15 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
   T* y = pointers_[size_t(st.c)];
   LinearPath path = LinearPath::None;
   std::string refusal;
-  VOUCH_RETURN_IF_ERROR(
-      linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, math_, &path, &refusal));
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_products_)
+      VOUCH_RETURN_IF_ERROR(linear_bias_row_major(st.m, st.k, st.n, rounded_[0].scratch,
+                                                  rounded_[1].scratch, bias, y, &path,
+                                                  &refusal));
+  }
+  if (!bf16_products_)
+    VOUCH_RETURN_IF_ERROR(
+        linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, math_, &path, &refusal));
   // cuBLASLt refused its epilogue for this shape and type: the step ran other calls
   // than the one it names, which the tape and the launch audit say, with the reason.
   Fallback& f = fallback_[size_t(s)];
@@ -543,6 +581,45 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
 }
 
 template <class T>
+Status CudaProgramModel<T>::round_operands(int32_t s) {
+  const StepDesc& st = program_.steps[s];
+  const char* capsule = st.capsule ? st.capsule : "unassigned";
+  for (int which : {0, 1}) {
+    const int32_t buffer = which == 0 ? st.a : st.b;
+    const int32_t owner = storage_owner(program_, buffer);
+    long long n = operand_elements(st, which);
+    RoundedOperand& r = rounded_[which];
+    if (n == 0 || (r.owner == owner && r.elements >= n)) continue;
+    const std::string what = std::string(kRoundBf16Kernel) + " (" +
+                             (st.kind == StepKind::Linear ? (which == 0 ? "x" : "W")
+                                                          : (which == 0 ? "A" : "B")) +
+                             " of step " + std::to_string(s) + ")";
+    if (audit_.active())
+      VOUCH_RETURN_IF_ERROR(audit_.before(
+          "step " + std::to_string(s) + " " + what + " [" + capsule + "]", kRoundBf16Kernel, {}));
+    VOUCH_RETURN_IF_ERROR(mark(capsule, what));
+    const float* in = reinterpret_cast<const float*>(pointers_[size_t(buffer)]);
+    bf16_bits* out = r.scratch;
+    void* args[] = {&in, &out, &n};
+    VOUCH_RETURN_IF_ERROR(
+        launch(round_bf16_, dim3(grid_for((n + 3) / 4, 256, 4096)), dim3(256), 0, stream_.get(),
+               args));
+    VOUCH_RETURN_IF_ERROR(audit_.after());
+    r.owner = owner;
+    r.elements = n;
+  }
+  return Status::Ok();
+}
+
+template <class T>
+void CudaProgramModel<T>::forget_rounded(int32_t s) {
+  if (!bf16_products_) return;
+  for (int32_t w : access_[size_t(s)].writes)
+    for (RoundedOperand& r : rounded_)
+      if (r.owner == w) r = RoundedOperand{r.scratch};
+}
+
+template <class T>
 Status CudaProgramModel<T>::run_step(int32_t s) {
   const StepDesc& st = program_.steps[s];
   switch (st.kind) {
@@ -551,6 +628,12 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
                     dim3(st.block_x, st.block_y), step_shared_[size_t(s)], stream_.get(),
                     arg_pointers_.data() + st.first_arg);
     case StepKind::Gemm:
+      if constexpr (std::is_same_v<T, float>) {
+        if (bf16_products_)
+          return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
+                                rounded_[0].scratch, st.stride_a, rounded_[1].scratch,
+                                st.stride_b, pointers_[size_t(st.c)], false);
+      }
       return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
                             static_cast<const T*>(pointers_[size_t(st.a)]), st.stride_a,
                             static_cast<const T*>(pointers_[size_t(st.b)]), st.stride_b,
@@ -563,9 +646,21 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
 
 template <class T>
 Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
+  // A forward pass starts anew: the scratch holds what an earlier pass rounded, from
+  // buffers (inputs, parameters) that may have changed since.
+  if (begin == 0)
+    for (RoundedOperand& r : rounded_) r = RoundedOperand{r.scratch};
   for (int32_t s = begin; s < end; s++) {
     const StepAccess& a = access_[size_t(s)];
     VOUCH_RETURN_IF_ERROR(deps_.before(a.reads, a.writes));
+    if (bf16_products_ && program_.steps[s].kind != StepKind::Kernel) {
+      Status rounded = round_operands(s);
+      if (!rounded.ok()) {
+        const char* what = program_.steps[s].what;
+        return Status::Error("step " + std::to_string(s) + " (" + (what ? what : "?") +
+                             "): " + rounded.message());
+      }
+    }
     if (audit_.active()) VOUCH_RETURN_IF_ERROR(audit_before_step(s));
     std::optional<BlasCallLog> calls;  // the library calls the audit compares
     if (audit_.active()) calls.emplace();
@@ -576,6 +671,7 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
     }
     Status st = run_step(s);
     if (st.ok()) st = deps_.after(a.reads, a.writes);
+    forget_rounded(s);
     const Fallback& f = fallback_[size_t(s)];
     if (st.ok() && calls) st = audit_.after(calls->calls(), f.ran, f.calls);
     calls.reset();
@@ -768,7 +864,7 @@ Status CudaProgramModel<T>::profile_step() {
   profile_ = std::make_unique<StepProfile>();
   // One per launch (the program's steps, batch selection, gradient norm, optimizer)
   // and the end.
-  profile_->events.resize(size_t(program_.num_steps) + 4);
+  profile_->events.resize(size_t(program_.num_steps) * (bf16_products_ ? 3 : 1) + 4);
   for (cudaEvent_t& e : profile_->events)
     VOUCH_CUDA_CHECK_WHAT(cudaEventCreate(&e), "cudaEventCreate(--profile)");
   std::unique_ptr<StepGraph> direct;

@@ -74,10 +74,19 @@ namespace vouch::rt::cuda {
 //                       const t* loss, t* ring, long long capacity, unsigned* done)
 //   vouch_select_windows_<t>(const void* tokens, unsigned* batch, const long long* step,
 //                            vouch::TokenWindows windows)  // a token stream's batch
+//   vouch_round_bf16_f32(const float* in, unsigned short* out, long long n)
+//       ProductMath::Bf16 only: a GEMM operand rounded to bf16 into the executor's
+//       scratch (one of two, A and B, each sized by the program's largest such
+//       operand) just before the cuBLAS call that reads it. Each rounding is its own
+//       launch, named on the tape (the step's call says "operands rounded to bf16 by
+//       vouch_round_bf16"), by --audit-launches and by --profile; an operand the
+//       scratch already holds unchanged (the same buffer, not written since, in the
+//       same step) is not rounded again.
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
 inline constexpr const char kSelectWindowsKernel[] = "vouch_select_windows";
 inline constexpr const char kGradNormKernel[] = "vouch_grad_norm";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
+inline constexpr const char kRoundBf16Kernel[] = "vouch_round_bf16_f32";
 
 // The storage owners (runtime/executor.h storage_owner) a step reads and writes.
 struct StepAccess {
@@ -98,8 +107,8 @@ class CudaProgramModel final : public CompiledModel<T> {
  public:
   // `program`, `cubin` (cubin_size bytes; may be nullptr) and the NUL-terminated `ptx`
   // (may be nullptr) are borrowed and must outlive the model. `math` is what the f32
-  // GEMMs round their operands to (gemm_call.h's ProductMath). Failures (no usable device, an inconsistent program, a kernel missing
-  // from the module or taking other arguments than the step passes, out of memory)
+  // GEMMs round their operands to (gemm_call.h's ProductMath; f64 runs ignore it).
+  // Failures (no usable device, an inconsistent program, a kernel missing from the module or taking other arguments than the step passes, out of memory)
   // leave the model unusable with the reason in status() and configure().
   CudaProgramModel(const Program& program, const void* cubin, size_t cubin_size,
                    const char* ptx, ProductMath math, int64_t loss_capacity = kDefaultLossCapacity);
@@ -167,6 +176,11 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_steps(int32_t begin, int32_t end, Tape* tape);
   Status run_step(int32_t s);
   Status linear(const StepDesc& st, int32_t s);
+  // ProductMath::Bf16: rounds step s's two operands into the scratch (where it does not
+  // hold them already), each launch bracketed for the audit and the profile.
+  Status round_operands(int32_t s);
+  // The scratch's holding ends where step s wrote its buffer.
+  void forget_rounded(int32_t s);
   Status step_body(Tape& tape);
   // Sets the random ops' training flag on the device (stream-ordered; a no-op when
   // it already holds that value).
@@ -222,6 +236,15 @@ class CudaProgramModel final : public CompiledModel<T> {
   // blocks_per_sm and shared_bytes against this device; plan_launches).
   std::vector<uint32_t> step_grid_, step_shared_;
   cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, grad_norm_ = nullptr;
+  // ProductMath::Bf16 on f32: the operand scratch (A, B) and what each holds now: a
+  // storage owner's first `elements` elements rounded (owner -1: nothing).
+  bool bf16_products_ = false;
+  cudaKernel_t round_bf16_ = nullptr;
+  struct RoundedOperand {
+    bf16_bits* scratch = nullptr;
+    int32_t owner = -1;
+    int64_t elements = 0;
+  } rounded_[2];
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;

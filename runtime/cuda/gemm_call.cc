@@ -29,6 +29,7 @@ const char* product_math_name(ProductMath math) {
   switch (math) {
     case ProductMath::Fp32: return "fp32";
     case ProductMath::Tf32: return "tf32";
+    case ProductMath::Bf16: return "bf16";
   }
   return "fp32";
 }
@@ -38,8 +39,14 @@ const char* compute_type_name(ProductMath math, GemmDType dtype) {
   switch (math) {
     case ProductMath::Fp32: return "CUBLAS_COMPUTE_32F";
     case ProductMath::Tf32: return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    case ProductMath::Bf16: return "CUBLAS_COMPUTE_32F";  // bf16 operands, f32 products
   }
   return "CUBLAS_COMPUTE_32F";
+}
+
+const char* gemm_data_types(ProductMath math, GemmDType dtype) {
+  if (dtype == GemmDType::F64) return "CUDA_R_64F";
+  return math == ProductMath::Bf16 ? "CUDA_R_16BF A/B, CUDA_R_32F C" : "CUDA_R_32F";
 }
 
 Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
@@ -60,7 +67,7 @@ Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_
   c.dtype = dtype;
   c.accumulate = accumulate;
   c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
-  c.data_type = dtype == GemmDType::F64 ? "CUDA_R_64F" : "CUDA_R_32F";
+  c.data_type = gemm_data_types(c.math, dtype);
   c.compute_type = compute_type_name(c.math, dtype);
   // Column-major Cᵀ = op(B)ᵀ op(A)ᵀ: cuBLAS's A is our B, its B is our A.
   c.op_a_transposed = trans_b;
@@ -139,6 +146,7 @@ Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool h
   c.dtype = dtype;
   c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
   c.compute_type = compute_type_name(c.math, dtype);
+  c.data_type = gemm_data_types(c.math, dtype);
   // Column-major yᵀ[out,rows] = op_T(W stored as col-major [in,out]) · (xᵀ col-major [in,rows]).
   c.m = int(out);
   c.n = int(rows);

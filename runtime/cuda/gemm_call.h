@@ -32,13 +32,17 @@ enum class GemmDType { F32, F64 };
 
 // What an f32 GEMM's operands are rounded to before they are multiplied (sums stay f32):
 // Fp32 not at all (CUBLAS_COMPUTE_32F), Tf32 to 10 mantissa bits
-// (CUBLAS_COMPUTE_32F_FAST_TF32). F64 products ignore it (CUBLAS_COMPUTE_64F). There is
-// no bf16 mode for f32 operands: CUBLAS_COMPUTE_32F_FAST_16BF, measured on an H200 with
-// CUDA 13.0, kept operand bits that bf16 drops (TF32's, it seems) and ran no faster than
-// FAST_TF32 (docs/performance.md, 2026-12-02), so a bf16 profile's GEMMs run as Tf32 and
-// its report says products=tf32 for them.
-enum class ProductMath { Fp32, Tf32 };
-const char* product_math_name(ProductMath math);  // "fp32", "tf32"
+// (CUBLAS_COMPUTE_32F_FAST_TF32), Bf16 to 7 mantissa bits, nearest even: the operands
+// are bf16 in memory (CUDA_R_16BF A and B, CUDA_R_32F C, CUBLAS_COMPUTE_32F), rounded
+// copies that the caller makes (the executor's vouch_round_bf16 launches). cuBLAS's
+// own bf16 mode for f32 operands, CUBLAS_COMPUTE_32F_FAST_16BF, is not used: measured
+// on an H200 with CUDA 13.0 it kept operand bits that bf16 drops and ran no faster
+// than FAST_TF32, while bf16 operands in memory ran about twice as fast
+// (docs/performance.md, 2026-12-02). F64 products ignore it (CUBLAS_COMPUTE_64F).
+enum class ProductMath { Fp32, Tf32, Bf16 };
+// A bf16 value's bits: the upper half of the f32 it was rounded from.
+using bf16_bits = uint16_t;
+const char* product_math_name(ProductMath math);  // "fp32", "tf32", "bf16"
 // The cuBLAS compute type's name for `math` and `dtype`, e.g. "CUBLAS_COMPUTE_32F_FAST_TF32".
 const char* compute_type_name(ProductMath math, GemmDType dtype);
 
@@ -58,7 +62,7 @@ struct GemmCall {
   bool accumulate = false;  // beta = 1 (C += ...) or 0 (C = ...)
   GemmDType dtype = GemmDType::F32;
   ProductMath math = ProductMath::Fp32;  // F32 only; F64 always Fp32
-  const char* data_type = "CUDA_R_32F";             // A, B and C
+  const char* data_type = "CUDA_R_32F";             // A, B and C (gemm_data_types)
   const char* compute_type = "CUBLAS_COMPUTE_32F";  // compute_type_name(math, dtype)
   size_t zero_bytes = 0;                            // MemsetZero: bytes of C to clear
 
@@ -69,6 +73,10 @@ struct GemmCall {
   // to_string() plus " [CUDA_R_32F, CUBLAS_COMPUTE_32F, beta=0]" for GEMM calls.
   std::string to_string_with_policy() const;
 };
+
+// The storage types of a product's operands and result, as the report prints them:
+// "CUDA_R_32F", "CUDA_R_64F", or "CUDA_R_16BF A/B, CUDA_R_32F C" (Bf16).
+const char* gemm_data_types(ProductMath math, GemmDType dtype);
 
 // The call gemm_row_major (blas.h) makes for these arguments (same meaning as
 // runtime/cpu_kernels.h's matmul). Errors: a negative extent or stride, or an extent
@@ -94,6 +102,7 @@ struct LinearCall {
   ProductMath math = ProductMath::Fp32;  // F32 only; F64 always Fp32
   GemmDType dtype = GemmDType::F32;
   const char* compute_type = "CUBLAS_COMPUTE_32F";  // compute_type_name(math, dtype)
+  const char* data_type = "CUDA_R_32F";             // gemm_data_types(math, dtype)
   // "cublasLtMatmul(opA=T, opB=N, m=8, n=1, k=2, lda=2, ldb=2, ldc=8, epilogue=BIAS)".
   std::string to_string() const;
 };

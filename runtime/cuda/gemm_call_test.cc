@@ -214,6 +214,18 @@ TEST(GemmCallTest, NumericPolicy) {
   EXPECT_EQ(tf32.to_string_with_policy(),
             "cublasGemmEx(opA=N, opB=N, m=2, n=2, k=2, lda=2, ldb=2, ldc=2) "
             "[CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, beta=0]");
+  // bf16: the operands are bf16 in memory, the products f32 (no FAST_16BF mode).
+  GemmCall bf16 = described(false, false, 1, 2, 2, 2, 0, 0, false, ProductMath::Bf16,
+                            GemmDType::F32);
+  EXPECT_STREQ(bf16.compute_type, "CUBLAS_COMPUTE_32F");
+  EXPECT_STREQ(bf16.data_type, "CUDA_R_16BF A/B, CUDA_R_32F C");
+  EXPECT_STREQ(product_math_name(bf16.math), "bf16");
+  Result<LinearCall> lin16 = describe_linear(4, 8, 2, true, ProductMath::Bf16);
+  EXPECT_STREQ(lin16.value().data_type, "CUDA_R_16BF A/B, CUDA_R_32F C");
+  EXPECT_STREQ(lin16.value().compute_type, "CUBLAS_COMPUTE_32F");
+  EXPECT_STREQ(described(false, false, 1, 2, 2, 2, 0, 0, false, ProductMath::Bf16,
+                         GemmDType::F64).data_type,
+               "CUDA_R_64F");  // f64 ignores the option
   GemmCall f64 = described(false, false, 1, 2, 2, 2, 0, 0, true, kTf32, GemmDType::F64);
   EXPECT_STREQ(f64.compute_type, "CUBLAS_COMPUTE_64F");
   EXPECT_STREQ(f64.data_type, "CUDA_R_64F");

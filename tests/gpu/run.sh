@@ -114,7 +114,8 @@ echo "== rounded products (checked_cuda+tf32, +bf16): the attention model, both 
 # TF32 rounds each product's operands to a 10-bit mantissa (relative 2^-11):
 # declared tolerance atol 1e-3, rtol 1e-2 on 30 SGD steps' losses and the final
 # params (f32 without rounding is held to 1e-5 above). bf16 keeps 8 bits
-# (relative 2^-9, 4x TF32's): atol 4e-3, rtol 4e-2.
+# (relative 2^-9, 4x TF32's): atol 4e-3, rtol 4e-2. The same for the cuBLAS
+# model (ops_library), whose GEMMs round their operands alike.
 for precision in tf32 bf16; do
   case $precision in tf32) atol=1e-3 rtol=1e-2 ;; bf16) atol=4e-3 rtol=4e-2 ;; esac
   for exe in $precision/*; do
@@ -123,10 +124,23 @@ for precision in tf32 bf16; do
     d="$TEST_TMPDIR/$precision-$name"; mkdir -p "$d"
     "$exe" --seed "$seed" --steps 30 --device cuda --dtype f32 --trace "$d/cuda32.trace" \
       --save-params "$d/cuda32.st" >"$d/out.txt" 2>&1 || tail -5 "$d/out.txt"
-    check "$name $precision: cuda f32 vs composed cpu f64" python3 compare.py \
-      "$name $precision cuda-f32 vs composed cpu-f64" "$d/cuda32.trace" "$d/cuda32.st" \
-      "$TEST_TMPDIR/ops_attention_composed/cpu64.trace" \
-      "$TEST_TMPDIR/ops_attention_composed/cpu64.st" $atol $rtol
+    # The reference: the attention model's composed cpu f64 run, else the model's own.
+    case $name in ops_attention_*) ref=ops_attention_composed ;; *) ref=$name ;; esac
+    check "$name $precision: cuda f32 vs $ref cpu f64" python3 compare.py \
+      "$name $precision cuda-f32 vs $ref cpu-f64" "$d/cuda32.trace" "$d/cuda32.st" \
+      "$TEST_TMPDIR/$ref/cpu64.trace" "$TEST_TMPDIR/$ref/cpu64.st" $atol $rtol
+    # Every graph node named, the bf16 rounding launches included.
+    "$exe" --device cuda --steps 1 --audit-launches >"$d/audit.out" 2>&1
+    rc=$?
+    grep -qE "^launch audit: [0-9]+ graph nodes, [0-9]+ made by named launches, 0 unreported, 0 not the kernel named$" \
+      "$d/audit.out" || rc=1
+    if [ "$name" = ops_library ] && [ "$precision" = bf16 ]; then
+      grep -q "vouch_round_bf16_f32 <- step [0-9]* vouch_round_bf16_f32 ([A-Za-z] of step" \
+        "$d/audit.out" || { echo "missing: a vouch_round_bf16_f32 launch"; rc=1; }
+    fi
+    [ $rc -eq 0 ] || cat "$d/audit.out"
+    cat "$d/audit.out" >>"$log"
+    result "$name $precision: launch audit, 0 unreported" $rc
     # The executable says what its products compute in.
     "$exe" --device cuda --steps 1 --show-backend >"$d/show.txt" 2>&1
     rc=$?
@@ -134,6 +148,10 @@ for precision in tf32 bf16; do
     if [ "$name" = ops_attention_fused ]; then
       grep -q "native_cuda.flash_attention provider=native-cuda .* products=$precision" \
         "$d/show.txt" || { echo "missing: flash_attention products=$precision"; rc=1; }
+    fi
+    if [ "$name" = ops_library ]; then
+      grep -q "cublas.matmul provider=cublas .* products=$precision" \
+        "$d/show.txt" || { echo "missing: cublas.matmul products=$precision"; rc=1; }
     fi
     result "$name $precision: --show-backend states products=$precision" $rc
   done

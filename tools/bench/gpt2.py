@@ -12,10 +12,10 @@ Per precision (fp32: TF32 off; tf32: cuBLAS may round GEMM inputs to TF32;
 bf16: torch's autocast) and contender it prints the median ms per step over
 the steps after warm-up (the loss read on the host every 10 steps), tokens/s,
 the peak device memory, and for torch.compile its first step's time (the
-compilation). vouch's bf16 is `--precision bf16`: the fused attention's
-products with bf16 operands, the GEMMs in TF32 (cuBLAS has no bf16 mode for
-f32 operands worth having), f32 sums and storage, not autocast's bf16
-activations: its row says so. It also checks that the
+compilation). vouch's bf16 is `--precision bf16`: the fused attention's and
+the GEMMs' products with bf16 operands (each GEMM operand rounded into a bf16
+copy first), f32 sums and storage, not autocast's bf16 activations: its row
+says so. It also checks that the
 contenders train the same model: vouch's first losses against eager's in fp32.
 
 usage: gpt2.py --exe GPT2_EXE [--exe-tf32 GPT2_TF32_EXE] [--exe-bf16 GPT2_BF16_EXE]
@@ -187,7 +187,7 @@ def main():
         if exe:
             ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work)
             row(precision, "vouch", ms, peak,
-                "bf16 attention products, TF32 GEMMs, f32 storage"
+                "bf16 products (rounded operand copies for GEMMs), f32 storage"
                 if precision == "bf16" else "")
         else:
             print("  %-5s %-14s not measured: no executable given" % (precision, "vouch"),

@@ -13,6 +13,7 @@
 //   vouch_select_windows_f32/_f64  grid max(1, min(ceil(batch * context / 256), 1024))
 //   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
+//   vouch_round_bf16_f32         any grid (grid-stride; the executor's: min(ceil(n / 1024), 4096))
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 
@@ -100,6 +101,36 @@ __device__ void end_step_after_last_block(const T* loss, T* ring, long long* ste
   *done = 0;
 }
 
+// An f32's bf16 (its upper 16 bits after rounding to nearest, ties to even): what
+// cvt.rn.bf16.f32 gives, written out (blas_test's host reference rounds alike).
+// Infinities stay infinite, finite values past bf16's largest become infinite, NaN
+// stays NaN (quietened).
+__device__ inline unsigned short round_to_bf16(float x) {
+  const unsigned u = __float_as_uint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// out[i] = round_to_bf16(in[i]) for i < n: a bf16 profile's GEMM operand, rounded into
+// the executor's scratch before the cuBLAS call that reads it. Four elements per
+// thread and step where both pointers allow it (cudaMalloc'd buffers do), grid-stride.
+__device__ inline void round_bf16_kernel(const float* in, unsigned short* out, long long n) {
+  const bool vector = (reinterpret_cast<unsigned long long>(in) & 15) == 0 &&
+                      (reinterpret_cast<unsigned long long>(out) & 7) == 0;
+  const long long quads = vector ? n / 4 : 0;
+  for (long long i = grid_stride_begin(); i < quads; i += grid_stride_step()) {
+    const float4 v = reinterpret_cast<const float4*>(in)[i];
+    ushort4 r;
+    r.x = round_to_bf16(v.x);
+    r.y = round_to_bf16(v.y);
+    r.z = round_to_bf16(v.z);
+    r.w = round_to_bf16(v.w);
+    reinterpret_cast<ushort4*>(out)[i] = r;
+  }
+  for (long long i = quads * 4 + grid_stride_begin(); i < n; i += grid_stride_step())
+    out[i] = round_to_bf16(in[i]);
+}
+
 }  // namespace vouch
 
 // One word copy serves both element types; the two names keep the executor's
@@ -145,6 +176,12 @@ extern "C" __global__ void vouch_optimizer_f64(const vouch::ParamSlot<double>* s
                                                long long capacity, unsigned* done) {
   vouch::optimizer_kernel<double>(slots, num_params, step, hyper, clip);
   vouch::end_step_after_last_block<double>(loss, ring, step, capacity, done);
+}
+
+// f32 only: f64 products are never rounded.
+extern "C" __global__ void vouch_round_bf16_f32(const float* in, unsigned short* out,
+                                                long long n) {
+  vouch::round_bf16_kernel(in, out, n);
 }
 
 extern "C" __global__ void vouch_grad_norm_f32(const vouch::ParamSlot<float>* slots,

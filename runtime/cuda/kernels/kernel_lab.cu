@@ -2448,6 +2448,75 @@ void bench_attention() {
 
 // causal_mask against j <= i written here, square and not, one block (the grid-stride
 // loop) and many; every element set (the buffer starts at -1).
+// vouch_round_bf16_f32 (executor.cuh) against a host rounding written differently: the
+// two bf16 neighbours of x (truncated, and one bf16 step away from zero, 2^128 past the
+// largest) and the nearer of them in double, a tie to the even one. Exact bits for every
+// value: ties both ways, the largest float, subnormals, ±0, ±inf; NaN must stay NaN.
+// n = 1003 (not a multiple of 4) at offsets 0 and 1 (the vector and the scalar path).
+void test_round_bf16() {
+  std::mt19937 rng(7);
+  std::vector<float> x;
+  for (unsigned bits : {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7f7fffffu,
+                        0x3f808000u, 0x3f818000u, 0xbf808000u, 0x3f807fffu, 0x3f808001u,
+                        0x00000001u, 0x00008000u, 0x00018000u, 0x7fc00000u, 0x7f800001u,
+                        0x7f7f8000u, 0x7f7f7fffu}) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+  }
+  while (x.size() < 1003) {
+    const unsigned bits = unsigned(rng());
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+  }
+  auto value = [](unsigned bits16) {
+    const unsigned b = bits16 << 16;
+    if ((b & 0x7fffffffu) == 0x7f800000u) return std::ldexp(b >> 31 ? -1.0 : 1.0, 128);
+    float f;
+    std::memcpy(&f, &b, 4);
+    return double(f);
+  };
+  auto want_bits = [&](float f) -> unsigned {
+    unsigned u;
+    std::memcpy(&u, &f, 4);
+    const unsigned lo = u >> 16, hi = lo + 1;  // hi: one step away from zero
+    if (std::isinf(f) || (u & 0xffffu) == 0) return lo;
+    const double dlo = std::fabs(double(f) - value(lo)), dhi = std::fabs(value(hi) - double(f));
+    if (dlo != dhi) return dlo < dhi ? lo : hi;
+    return (lo & 1u) == 0 ? lo : hi;
+  };
+  for (int offset : {0, 1}) {
+    const long long n = (long long)x.size() - offset;
+    std::vector<float> in(x.begin() + offset, x.end());
+    DeviceArray<float> din(in);
+    DeviceArray<unsigned short> dout{size_t(n)};
+    vouch_round_bf16_f32<<<2, 256>>>(din.p, dout.p, n);
+    LAB_LAUNCHED();
+    // The scalar path: an input 4 bytes past a 16-byte boundary.
+    DeviceArray<float> shifted{size_t(n + 1)};
+    LAB_CHECK(cudaMemcpy(shifted.p + 1, in.data(), sizeof(float) * size_t(n),
+                         cudaMemcpyHostToDevice));
+    DeviceArray<unsigned short> dout2{size_t(n)};
+    vouch_round_bf16_f32<<<3, 256>>>(offset ? shifted.p + 1 : din.p, dout2.p, n);
+    LAB_LAUNCHED();
+    std::vector<unsigned short> got = dout.download(), got2 = dout2.download();
+    long long wrong = 0;
+    for (long long i = 0; i < n; ++i) {
+      const float f = in[size_t(i)];
+      for (unsigned short g : {got[size_t(i)], got2[size_t(i)]}) {
+        if (std::isnan(f))
+          wrong += (g & 0x7f80u) != 0x7f80u || (g & 0x7fu) == 0;
+        else
+          wrong += g != want_bits(f);
+      }
+    }
+    report(std::string("round_bf16 n=") + std::to_string(n) + (offset ? " scalar path" : "") +
+               ": values differing from nearest-even",
+           double(wrong), 0);
+  }
+}
+
 void test_causal_mask() {
   for (auto [rows, columns] : {std::pair<long long, long long>{1, 1}, {5, 5}, {7, 3},
                                {3, 700}, {1024, 1024}})
@@ -2491,6 +2560,7 @@ int main(int argc, char** argv) {
   validate<double>();
   test_select_shuffled();
   test_causal_mask();
+  test_round_bf16();
   std::printf("kernel_lab: %d checks, %d failed\n", g_checks, g_failures);
   if (do_bench && g_failures == 0) {
     run_bench<float>();

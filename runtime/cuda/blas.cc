@@ -188,9 +188,10 @@ Status run_gemm_locked(BlasState& s, const GemmCall& c, const void* a, const voi
 // `A`, `B` of the storage operand_type(math, dtype), C of result_type(dtype).
 Status gemm_impl(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K,
                  const void* A, int64_t stride_a, const void* B, int64_t stride_b, void* C,
-                 bool accumulate, ProductMath math, GemmDType dtype) {
+                 bool accumulate, ProductMath math, GemmDType dtype, int64_t pitch_a = 0,
+                 int64_t pitch_b = 0) {
   Result<GemmCall> call = describe_gemm(trans_a, trans_b, batch, M, N, K, stride_a, stride_b,
-                                        accumulate, math, dtype);
+                                        accumulate, math, dtype, pitch_a, pitch_b);
   if (!call.ok()) return call.status();
   if (call.value().api == GemmCall::Api::None) return Status::Ok();
   BlasState& s = state();
@@ -388,9 +389,10 @@ Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int6
 
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const bf16_bits* A, int64_t stride_a, const bf16_bits* B,
-                      int64_t stride_b, float* C, bool accumulate) {
+                      int64_t stride_b, float* C, bool accumulate, int64_t pitch_a,
+                      int64_t pitch_b) {
   return gemm_impl(trans_a, trans_b, batch, M, N, K, A, stride_a, B, stride_b, C, accumulate,
-                   ProductMath::Bf16, GemmDType::F32);
+                   ProductMath::Bf16, GemmDType::F32, pitch_a, pitch_b);
 }
 
 const char* linear_path_name(LinearPath path) {

@@ -103,12 +103,15 @@ Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int6
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const double* A, int64_t stride_a, const double* B,
                       int64_t stride_b, double* C, bool accumulate, ProductMath math);
-// ProductMath::Bf16: A and B already rounded to bf16 (laid out as their f32 originals),
-// C f32: cublasGemmEx / cublasGemmStridedBatchedEx with CUDA_R_16BF operands. The f32
-// overload refuses ProductMath::Bf16 (it has no bf16 operands to pass).
+// ProductMath::Bf16: A and B already rounded to bf16, laid out as their f32 originals
+// but for their rows' pitch (pitch_a / pitch_b elements, 0: dense; strides count
+// elements of the padded layout), C f32: cublasGemmEx / cublasGemmStridedBatchedEx with
+// CUDA_R_16BF operands. The f32 overload refuses ProductMath::Bf16 (it has no bf16
+// operands to pass).
 Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
                       int64_t K, const bf16_bits* A, int64_t stride_a, const bf16_bits* B,
-                      int64_t stride_b, float* C, bool accumulate);
+                      int64_t stride_b, float* C, bool accumulate, int64_t pitch_a = 0,
+                      int64_t pitch_b = 0);
 
 // Which path a linear_bias_row_major call took.
 enum class LinearPath {

@@ -1,6 +1,6 @@
 // Tests for blas.h: cuBLAS / cuBLASLt GEMMs against runtime/cpu_kernels.h on random
-// inputs (all transpose flags, batches with broadcast, accumulate, TF32, f64,
-// degenerate shapes, the bias epilogue and its fallback, a CUDA graph capture is in
+// inputs (all transpose flags, batches with broadcast, accumulate, TF32, bf16 operands
+// at dense and padded pitches, f64, degenerate shapes, the bias epilogue and its fallback, a CUDA graph capture is in
 // stream_graph_test), and the reproducible configuration: atomics off on the handle,
 // the cuBLASLt algorithm of a split-K-prone shape reducing in an allowed scheme and
 // pinned, two runs of such products bitwise equal. Outputs are poisoned (NaN) before
@@ -252,6 +252,44 @@ TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
     // f32 sums of exact products (two 8-bit mantissas multiply exactly in f32).
     expect_close(dC.read(), want, 1e-6 * std::sqrt(double(K)),
                  call.value().to_string_with_policy());
+  }
+  // Padded rows (the executor pads a cublasGemmEx operand's rows to 16 bytes and K to
+  // a multiple of 8 with zeros): the same products read at a pitch, batch strides in
+  // padded elements; K = 21 runs as 24 with zero rows / columns in both operands.
+  for (auto [ta, tb, batch, M, N, K] :
+       {std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t>{false, false, 1, 9, 13, 7},
+        {true, true, 3, 11, 5, 21}}) {
+    const int64_t Kp = (K + 7) / 8 * 8;  // zero rows (ta, !tb) or columns (!ta, tb)
+    const int64_t rows_a = ta ? Kp : M, row_a = ta ? M : K, rows_b = tb ? N : Kp,
+                  row_b = tb ? K : N;
+    const int64_t pa = (std::max(row_a, ta ? 0 : Kp) + 7) / 8 * 8,
+                  pb = (std::max(row_b, tb ? Kp : 0) + 7) / 8 * 8;
+    std::vector<float> A = random_values<float>(size_t(batch * M * K), seed++),
+                       B = random_values<float>(size_t(batch * K * N), seed++);
+    std::vector<bf16_bits> a16(size_t(batch * rows_a * pa), 0),
+        b16(size_t(batch * rows_b * pb), 0);
+    std::vector<double> ad, bd;
+    for (size_t i = 0; i < A.size(); i++) {
+      const size_t b = i / size_t(M * K), r = i % size_t(M * K) / size_t(row_a),
+                   c = i % size_t(row_a);
+      a16[(b * size_t(rows_a) + r) * size_t(pa) + c] = host_bf16(A[i]);
+      ad.push_back(bf16_value(host_bf16(A[i])));
+    }
+    for (size_t i = 0; i < B.size(); i++) {
+      const size_t b = i / size_t(K * N), r = i % size_t(K * N) / size_t(row_b),
+                   c = i % size_t(row_b);
+      b16[(b * size_t(rows_b) + r) * size_t(pb) + c] = host_bf16(B[i]);
+      bd.push_back(bf16_value(host_bf16(B[i])));
+    }
+    std::vector<double> want(size_t(batch * M * N));
+    matmul(ta, tb, batch, M, N, K, ad.data(), M * K, bd.data(), K * N, want.data());
+    DeviceArray<bf16_bits> dA(a16), dB(b16);
+    DeviceArray<float> dC(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+    Status s = gemm_row_major(ta, tb, batch, M, N, Kp, dA.ptr, rows_a * pa, dB.ptr,
+                              rows_b * pb, dC.ptr, false, pa, pb);
+    ASSERT_TRUE(s.ok()) << s.message();
+    expect_close(dC.read(), want, 1e-6 * std::sqrt(double(K)),
+                 "bf16 gemm, rows padded to " + std::to_string(pa) + " / " + std::to_string(pb));
   }
   for (bool with_bias : {true, false}) {
     const int64_t rows = 48, in = 96, out = 80;

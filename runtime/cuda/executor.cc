@@ -115,15 +115,12 @@ std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
   return out;
 }
 
-// The elements of its buffer a product step reads through operand `which` (0: A or x,
-// 1: B or W), from the start of the buffer: a batch of matrices at a stride (0: one
-// matrix for every entry).
-int64_t operand_elements(const StepDesc& st, int which) {
-  if (st.kind == StepKind::Linear) return which == 0 ? st.m * st.k : st.n * st.k;
-  const int64_t matrix = which == 0 ? st.m * st.k : st.k * st.n;
-  const int64_t stride = which == 0 ? st.stride_a : st.stride_b;
-  if (matrix == 0 || st.batch == 0) return 0;
-  return (st.batch - 1) * stride + matrix;
+// Operand `which` (0: A or x, 1: B or W) of a product step in the bf16 scratch
+// (gemm_call.h).
+OperandLayout operand_layout(const StepDesc& st, int which) {
+  if (st.kind == StepKind::Linear) return bf16_linear_operand(which, st.m, st.k, st.n);
+  return bf16_gemm_operand(which, st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
+                           st.stride_a, st.stride_b);
 }
 
 int optimizer_kind(OptimizerConfig::Kind kind) {
@@ -304,7 +301,8 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     for (int32_t s = 0; s < p.num_steps; s++)
       if (p.steps[s].kind != StepKind::Kernel)
         for (int which : {0, 1})
-          largest[which] = std::max(largest[which], operand_elements(p.steps[s], which));
+          largest[which] =
+              std::max(largest[which], operand_layout(p.steps[s], which).scratch_elements());
     for (int which : {0, 1}) {
       Result<DeviceBuffer> b = DeviceBuffer::allocate(
           sizeof(bf16_bits) * size_t(std::max<int64_t>(largest[which], 1)), stream_.get());
@@ -440,7 +438,8 @@ Status CudaProgramModel<T>::load_kernels() {
   if (bf16_products_) {
     VOUCH_RETURN_IF_ERROR(get(kRoundBf16Kernel, round_bf16_));
     VOUCH_RETURN_IF_ERROR(
-        check_parameters(round_bf16_, kRoundBf16Kernel, Sizes{ptr, ptr, i64}, "executor"));
+        check_parameters(round_bf16_, kRoundBf16Kernel,
+                         Sizes{ptr, ptr, i64, i64, i64, i64, i64}, "executor"));
   }
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
@@ -587,9 +586,9 @@ Status CudaProgramModel<T>::round_operands(int32_t s) {
   for (int which : {0, 1}) {
     const int32_t buffer = which == 0 ? st.a : st.b;
     const int32_t owner = storage_owner(program_, buffer);
-    long long n = operand_elements(st, which);
+    const OperandLayout l = operand_layout(st, which);
     RoundedOperand& r = rounded_[which];
-    if (n == 0 || (r.owner == owner && r.elements >= n)) continue;
+    if (l.rows == 0 || (r.owner == owner && r.layout == l)) continue;
     const std::string what = std::string(kRoundBf16Kernel) + " (" +
                              (st.kind == StepKind::Linear ? (which == 0 ? "x" : "W")
                                                           : (which == 0 ? "A" : "B")) +
@@ -600,13 +599,14 @@ Status CudaProgramModel<T>::round_operands(int32_t s) {
     VOUCH_RETURN_IF_ERROR(mark(capsule, what));
     const float* in = reinterpret_cast<const float*>(pointers_[size_t(buffer)]);
     bf16_bits* out = r.scratch;
-    void* args[] = {&in, &out, &n};
-    VOUCH_RETURN_IF_ERROR(
-        launch(round_bf16_, dim3(grid_for((n + 3) / 4, 256, 4096)), dim3(256), 0, stream_.get(),
-               args));
+    long long batches = l.batches, rows = l.rows, cols = l.cols, out_rows = l.out_rows,
+              pitch = l.pitch;
+    void* args[] = {&in, &out, &batches, &rows, &cols, &out_rows, &pitch};
+    const unsigned grid = grid_for(l.batches * l.out_rows * ((l.pitch + 1023) / 1024), 1, 4096);
+    VOUCH_RETURN_IF_ERROR(launch(round_bf16_, dim3(grid), dim3(256), 0, stream_.get(), args));
     VOUCH_RETURN_IF_ERROR(audit_.after());
     r.owner = owner;
-    r.elements = n;
+    r.layout = l;
   }
   return Status::Ok();
 }
@@ -616,7 +616,7 @@ void CudaProgramModel<T>::forget_rounded(int32_t s) {
   if (!bf16_products_) return;
   for (int32_t w : access_[size_t(s)].writes)
     for (RoundedOperand& r : rounded_)
-      if (r.owner == w) r = RoundedOperand{r.scratch};
+      if (r.owner == w) r.owner = -1;
 }
 
 template <class T>
@@ -629,10 +629,14 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
                     arg_pointers_.data() + st.first_arg);
     case StepKind::Gemm:
       if constexpr (std::is_same_v<T, float>) {
-        if (bf16_products_)
-          return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
-                                rounded_[0].scratch, st.stride_a, rounded_[1].scratch,
-                                st.stride_b, pointers_[size_t(st.c)], false);
+        if (bf16_products_) {
+          const OperandLayout a = operand_layout(st, 0), b = operand_layout(st, 1);
+          return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n,
+                                bf16_padded_k(st.m, st.n, st.k, st.stride_a, st.stride_b),
+                                rounded_[0].scratch, a.stride, rounded_[1].scratch, b.stride,
+                                pointers_[size_t(st.c)], false, a.gemm_pitch(),
+                                b.gemm_pitch());
+        }
       }
       return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
                             static_cast<const T*>(pointers_[size_t(st.a)]), st.stride_a,
@@ -649,7 +653,7 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
   // A forward pass starts anew: the scratch holds what an earlier pass rounded, from
   // buffers (inputs, parameters) that may have changed since.
   if (begin == 0)
-    for (RoundedOperand& r : rounded_) r = RoundedOperand{r.scratch};
+    for (RoundedOperand& r : rounded_) r.owner = -1;
   for (int32_t s = begin; s < end; s++) {
     const StepAccess& a = access_[size_t(s)];
     VOUCH_RETURN_IF_ERROR(deps_.before(a.reads, a.writes));

@@ -74,10 +74,13 @@ namespace vouch::rt::cuda {
 //                       const t* loss, t* ring, long long capacity, unsigned* done)
 //   vouch_select_windows_<t>(const void* tokens, unsigned* batch, const long long* step,
 //                            vouch::TokenWindows windows)  // a token stream's batch
-//   vouch_round_bf16_f32(const float* in, unsigned short* out, long long n)
+//   vouch_round_bf16_f32(const float* in, unsigned short* out, long long batches,
+//                        long long rows, long long cols, long long out_rows,
+//                        long long pitch)
 //       ProductMath::Bf16 only: a GEMM operand rounded to bf16 into the executor's
 //       scratch (one of two, A and B, each sized by the program's largest such
-//       operand) just before the cuBLAS call that reads it. Each rounding is its own
+//       operand; a cublasGemmEx operand's rows padded to 16 bytes and its K to a
+//       multiple of 8, with zeros) just before the cuBLAS call that reads it. Each rounding is its own
 //       launch, named on the tape (the step's call says "operands rounded to bf16 by
 //       vouch_round_bf16"), by --audit-launches and by --profile; an operand the
 //       scratch already holds unchanged (the same buffer, not written since, in the
@@ -237,13 +240,14 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<uint32_t> step_grid_, step_shared_;
   cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, grad_norm_ = nullptr;
   // ProductMath::Bf16 on f32: the operand scratch (A, B) and what each holds now: a
-  // storage owner's first `elements` elements rounded (owner -1: nothing).
+  // storage owner rounded in that layout (executor.cc's OperandLayout; owner -1:
+  // nothing).
   bool bf16_products_ = false;
   cudaKernel_t round_bf16_ = nullptr;
   struct RoundedOperand {
     bf16_bits* scratch = nullptr;
     int32_t owner = -1;
-    int64_t elements = 0;
+    OperandLayout layout;
   } rounded_[2];
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param

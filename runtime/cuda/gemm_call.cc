@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <tuple>
 #include <utility>
 
 namespace vouch::rt::cuda {
@@ -51,7 +52,8 @@ const char* gemm_data_types(ProductMath math, GemmDType dtype) {
 
 Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b,
-                               bool accumulate, ProductMath math, GemmDType dtype) {
+                               bool accumulate, ProductMath math, GemmDType dtype,
+                               int64_t pitch_a, int64_t pitch_b) {
   const char* what = "gemm";
   for (auto [name, v] : {std::pair<const char*, int64_t>{"batch", batch}, {"M", M}, {"N", N},
                          {"K", K}}) {
@@ -77,8 +79,18 @@ Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_
   c.k = int(K);
   // Leading dimensions are the stored row lengths; cuBLAS wants them >= 1 even for
   // empty matrices.
-  c.lda = int(std::max<int64_t>(1, trans_b ? K : N));
-  c.ldb = int(std::max<int64_t>(1, trans_a ? M : K));
+  const int64_t row_a = trans_a ? M : K, row_b = trans_b ? K : N;
+  for (auto [name, pitch, row] : {std::tuple<const char*, int64_t, int64_t>{"pitch_a", pitch_a,
+                                                                            row_a},
+                                  {"pitch_b", pitch_b, row_b}}) {
+    if (pitch != 0 && pitch < row)
+      return Status::Error(std::string("gemm: ") + name + " = " + std::to_string(pitch) +
+                           " is shorter than the row (" + std::to_string(row) + ")");
+    Status s = check_extent(what, name, pitch);
+    if (!s.ok()) return s;
+  }
+  c.lda = int(std::max<int64_t>(1, pitch_b != 0 ? pitch_b : row_b));
+  c.ldb = int(std::max<int64_t>(1, pitch_a != 0 ? pitch_a : row_a));
   c.ldc = int(std::max<int64_t>(1, N));
   c.batch = int(batch);
   c.stride_a = stride_b;
@@ -177,6 +189,55 @@ std::string LinearCall::to_string() const {
              (bias ? " + bias broadcast GEMM" : "");
   }
   return "?";
+}
+
+namespace {
+
+int64_t round_up8(int64_t n) { return (n + 7) / 8 * 8; }
+
+// Dense matrices, or one broadcast matrix: what padding needs.
+bool dense_batch(int64_t matrix, int64_t stride) { return stride == 0 || stride == matrix; }
+
+}  // namespace
+
+int64_t bf16_padded_k(int64_t M, int64_t N, int64_t K, int64_t stride_a, int64_t stride_b) {
+  if (!dense_batch(M * K, stride_a) || !dense_batch(K * N, stride_b)) return K;
+  return round_up8(K);
+}
+
+OperandLayout bf16_gemm_operand(int which, bool trans_a, bool trans_b, int64_t batch, int64_t M,
+                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b) {
+  OperandLayout l;
+  const int64_t matrix = which == 0 ? M * K : K * N;
+  const int64_t stride = which == 0 ? stride_a : stride_b;
+  if (matrix == 0 || batch == 0) return l;
+  if (!dense_batch(matrix, stride)) {
+    l.batches = l.rows = l.out_rows = 1;
+    l.cols = l.pitch = (batch - 1) * stride + matrix;
+    l.stride = stride;
+    l.flat = true;
+    return l;
+  }
+  // Stored [rows, cols]: A is [M, K] ([K, M] transposed), B [K, N] ([N, K] transposed).
+  const bool trans = which == 0 ? trans_a : trans_b;
+  const int64_t other = which == 0 ? M : N;
+  const bool k_rows = which == 0 ? trans : !trans;  // K along the rows
+  const int64_t kp = bf16_padded_k(M, N, K, stride_a, stride_b);
+  l.batches = stride == 0 ? 1 : batch;
+  l.rows = k_rows ? K : other;
+  l.cols = k_rows ? other : K;
+  l.out_rows = k_rows ? kp : l.rows;
+  l.pitch = round_up8(k_rows ? l.cols : kp);
+  l.stride = stride == 0 ? 0 : l.out_rows * l.pitch;
+  return l;
+}
+
+OperandLayout bf16_linear_operand(int which, int64_t rows, int64_t in, int64_t out) {
+  OperandLayout l;
+  l.batches = 1;
+  l.rows = l.out_rows = which == 0 ? rows : out;
+  l.cols = l.pitch = in;
+  return l;
 }
 
 Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out, GemmDType dtype) {

@@ -82,10 +82,44 @@ const char* gemm_data_types(ProductMath math, GemmDType dtype);
 // runtime/cpu_kernels.h's matmul). Errors: a negative extent or stride, or an extent
 // (batch, M, N, K) above INT_MAX, which the cuBLAS ABI cannot take. `math` selects the
 // F32 compute type (compute_type_name) and is ignored for F64 (CUBLAS_COMPUTE_64F).
+// `pitch_a` / `pitch_b`: the stored row length of A / B in elements when it exceeds
+// the dense one (rows padded; 0: dense); a smaller one is an error.
 Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M,
                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b,
                                bool accumulate, ProductMath math,
-                               GemmDType dtype = GemmDType::F32);
+                               GemmDType dtype = GemmDType::F32, int64_t pitch_a = 0,
+                               int64_t pitch_b = 0);
+
+// A bf16 product's operand: how it lies in its f32 buffer, from the buffer's start, and
+// in the bf16 copy the executor rounds it into (vouch_round_bf16_f32's arguments):
+// `batches` dense matrices of `rows` rows of `cols` elements, written as matrices of
+// `out_rows` rows at a row pitch of `pitch` elements, the pad zero; `stride`: the batch
+// stride of the copy (0: one matrix for every entry). A gemm_row_major operand's rows
+// are padded to a multiple of 8 elements (16 bytes of bf16: the stride alignment of
+// cuBLAS's fastest, TMA, kernels) and, where K is not a multiple of 8, K to one in both
+// operands (zero rows or columns: the added products are 0 · 0); an odd extent (GPT-2's
+// 50257 logits) otherwise costs several times the product. A batch whose stride is
+// not its matrix size is copied flat (one row), unpadded, and K is then not padded.
+struct OperandLayout {
+  int64_t batches = 0, rows = 0, cols = 0, out_rows = 0, pitch = 0, stride = 0;
+  bool flat = false;  // copied as one row: the product reads it dense
+  int64_t scratch_elements() const { return batches * out_rows * pitch; }
+  // gemm_row_major's pitch argument for it (0: dense).
+  int64_t gemm_pitch() const { return flat ? 0 : pitch; }
+  bool operator==(const OperandLayout& o) const {
+    return batches == o.batches && rows == o.rows && cols == o.cols &&
+           out_rows == o.out_rows && pitch == o.pitch && stride == o.stride && flat == o.flat;
+  }
+};
+// The K a bf16 gemm_row_major product runs with (K rounded up to a multiple of 8 where
+// both operands can be padded).
+int64_t bf16_padded_k(int64_t M, int64_t N, int64_t K, int64_t stride_a, int64_t stride_b);
+// Operand `which` (0: A, 1: B) of a bf16 gemm_row_major product.
+OperandLayout bf16_gemm_operand(int which, bool trans_a, bool trans_b, int64_t batch, int64_t M,
+                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b);
+// Operand `which` (0: x, 1: W) of a bf16 linear_bias_row_major: unpadded (its cuBLASLt
+// plan reads dense rows).
+OperandLayout bf16_linear_operand(int which, int64_t rows, int64_t in, int64_t out);
 
 // linear_bias_row_major (blas.h): y[rows,out] = x[rows,in] · W[out,in]ᵀ (+ bias[out])
 // as one cuBLASLt matmul: column-major yᵀ[out,rows] = op_T(W) · xᵀ with the bias

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -126,6 +127,66 @@ TEST(GemmCallTest, BatchedWithStridesAndBroadcast) {
             "strideB=20, ldc=2, strideC=8, batch=3)");
 }
 
+// The bf16 copies (OperandLayout) and the call made on them: each operand laid out
+// as vouch_round_bf16_f32 writes it (rows at a pitch, K padded, every pad zero), then
+// the described call emulated on those copies, against cpu matmul on the originals
+// (small integers: exact either way). Odd and even
+// extents, every flag, dense and broadcast batches, and a batch stride that is not the
+// matrix size (copied flat, unpadded).
+TEST(GemmCallTest, Bf16CopiesAtPaddedPitchesGiveTheSameProduct) {
+  struct Case {
+    bool ta, tb;
+    int64_t batch, M, N, K, sa, sb;
+  };
+  std::vector<Case> cases;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      cases.push_back({ta, tb, 1, 5, 3, 7, 0, 0});
+      cases.push_back({ta, tb, 1, 8, 16, 24, 0, 0});
+      cases.push_back({ta, tb, 3, 9, 11, 13, 9 * 13, 0});
+      cases.push_back({ta, tb, 2, 4, 6, 5, 4 * 5, 5 * 6});
+      cases.push_back({ta, tb, 2, 3, 2, 3, 12, 0});  // stride 12 > 3·3: flat
+    }
+  int salt = 1;
+  for (const Case& c : cases) {
+    const int64_t na = c.sa == 0 ? c.M * c.K : (c.batch - 1) * c.sa + c.M * c.K;
+    const int64_t nb = c.sb == 0 ? c.K * c.N : (c.batch - 1) * c.sb + c.K * c.N;
+    std::vector<double> A = values(na, salt++), B = values(nb, salt++);
+    std::vector<double> want(size_t(c.batch * c.M * c.N));
+    matmul(c.ta, c.tb, c.batch, c.M, c.N, c.K, A.data(), c.sa, B.data(), c.sb, want.data());
+    std::vector<double> copies[2];
+    OperandLayout layouts[2];
+    for (int which : {0, 1}) {
+      const OperandLayout l =
+          bf16_gemm_operand(which, c.ta, c.tb, c.batch, c.M, c.N, c.K, c.sa, c.sb);
+      layouts[which] = l;
+      const std::vector<double>& in = which == 0 ? A : B;
+      std::vector<double>& out = copies[which];
+      out.assign(size_t(l.scratch_elements()), std::nan(""));
+      for (int64_t b = 0; b < l.batches; b++)
+        for (int64_t r = 0; r < l.out_rows; r++)
+          for (int64_t col = 0; col < l.pitch; col++)
+            out[size_t((b * l.out_rows + r) * l.pitch + col)] =
+                r < l.rows && col < l.cols ? in[size_t((b * l.rows + r) * l.cols + col)] : 0.0;
+      EXPECT_EQ(l.pitch % 8 == 0 || l.flat, true) << "operand " << which;
+    }
+    const int64_t kp = bf16_padded_k(c.M, c.N, c.K, c.sa, c.sb);
+    Result<GemmCall> call =
+        describe_gemm(c.ta, c.tb, c.batch, c.M, c.N, kp, layouts[0].stride, layouts[1].stride,
+                      false, ProductMath::Bf16, GemmDType::F32, layouts[0].gemm_pitch(),
+                      layouts[1].gemm_pitch());
+    ASSERT_TRUE(call.ok()) << call.status().message();
+    std::vector<double> got(want.size(), std::nan(""));
+    emulate(call.value(), copies[1].data(), copies[0].data(), got.data());
+    EXPECT_EQ(got, want) << "ta=" << c.ta << " tb=" << c.tb << " batch=" << c.batch
+                         << " M=" << c.M << " N=" << c.N << " K=" << c.K << " (K as " << kp
+                         << ") " << call.value().to_string();
+  }
+  // Flat copies keep K (both operands must pad it, or neither).
+  EXPECT_EQ(bf16_padded_k(3, 2, 3, 12, 0), 3);
+  EXPECT_EQ(bf16_padded_k(3, 2, 3, 9, 0), 8);
+}
+
 TEST(GemmCallTest, AccumulateAddsToC) {
   const int64_t M = 2, N = 3, K = 4;
   std::vector<double> A = values(M * K, 5), B = values(K * N, 6), C0 = values(M * N, 7);
@@ -226,6 +287,15 @@ TEST(GemmCallTest, NumericPolicy) {
   EXPECT_STREQ(described(false, false, 1, 2, 2, 2, 0, 0, false, ProductMath::Bf16,
                          GemmDType::F64).data_type,
                "CUDA_R_64F");  // f64 ignores the option
+  // Padded rows: the leading dimensions are the pitches; a short pitch is an error.
+  Result<GemmCall> padded = describe_gemm(true, false, 1, 5, 3, 7, 0, 0, false,
+                                          ProductMath::Bf16, GemmDType::F32, 8, 16);
+  EXPECT_EQ(padded.value().ldb, 8);   // cuBLAS's B is our A, stored [K, M] rows of 5
+  EXPECT_EQ(padded.value().lda, 16);  // cuBLAS's A is our B, stored [K, N] rows of 3
+  Result<GemmCall> short_pitch = describe_gemm(false, false, 1, 5, 3, 7, 0, 0, false,
+                                               ProductMath::Bf16, GemmDType::F32, 6, 0);
+  ASSERT_FALSE(short_pitch.ok());
+  EXPECT_EQ(short_pitch.status().message(), "gemm: pitch_a = 6 is shorter than the row (7)");
   GemmCall f64 = described(false, false, 1, 2, 2, 2, 0, 0, true, kTf32, GemmDType::F64);
   EXPECT_STREQ(f64.compute_type, "CUBLAS_COMPUTE_64F");
   EXPECT_STREQ(f64.data_type, "CUDA_R_64F");

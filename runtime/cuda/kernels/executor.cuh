@@ -13,7 +13,8 @@
 //   vouch_select_windows_f32/_f64  grid max(1, min(ceil(batch * context / 256), 1024))
 //   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
-//   vouch_round_bf16_f32         any grid (grid-stride; the executor's: min(ceil(n / 1024), 4096))
+//   vouch_round_bf16_f32         any grid and block (grid-stride); the executor's: block
+//                                256, grid min(batches * out_rows * ceil(pitch / 1024), 4096)
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 
@@ -111,24 +112,49 @@ __device__ inline unsigned short round_to_bf16(float x) {
   return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-// out[i] = round_to_bf16(in[i]) for i < n: a bf16 profile's GEMM operand, rounded into
-// the executor's scratch before the cuBLAS call that reads it. Four elements per
-// thread and step where both pointers allow it (cudaMalloc'd buffers do), grid-stride.
-__device__ inline void round_bf16_kernel(const float* in, unsigned short* out, long long n) {
-  const bool vector = (reinterpret_cast<unsigned long long>(in) & 15) == 0 &&
+// A bf16 profile's GEMM operand rounded (round_to_bf16) into the executor's scratch:
+// `batches` dense matrices of `rows` rows of `cols` f32 values each, written as
+// matrices of `out_rows` >= rows rows at a row pitch of `pitch` >= cols elements,
+// every element past the input's (the pad) zero:
+//   out[(b * out_rows + r) * pitch + c] = round_to_bf16(in[(b * rows + r) * cols + c]).
+// The executor pads a row to a multiple of 8 elements (16 bytes), the stride alignment
+// cuBLAS's fastest (TMA) kernels need, and a product's K to a multiple of 8 with zero
+// rows or columns in both operands (adding products 0 · 0): an odd extent (GPT-2's
+// 50257 logits) otherwise costs several times the product. Work items are (matrix row,
+// 1024 columns), one per block at a time; a thread rounds 4 adjacent columns at once
+// (one 16-byte load, one 8-byte store) where cols, pitch and both pointers allow it.
+__device__ inline void round_bf16_kernel(const float* in, unsigned short* out, long long batches,
+                                         long long rows, long long cols, long long out_rows,
+                                         long long pitch) {
+  const long long chunks = (pitch + 1023) / 1024, items = batches * out_rows * chunks;
+  const bool vector = cols % 4 == 0 && pitch % 4 == 0 &&
+                      (reinterpret_cast<unsigned long long>(in) & 15) == 0 &&
                       (reinterpret_cast<unsigned long long>(out) & 7) == 0;
-  const long long quads = vector ? n / 4 : 0;
-  for (long long i = grid_stride_begin(); i < quads; i += grid_stride_step()) {
-    const float4 v = reinterpret_cast<const float4*>(in)[i];
-    ushort4 r;
-    r.x = round_to_bf16(v.x);
-    r.y = round_to_bf16(v.y);
-    r.z = round_to_bf16(v.z);
-    r.w = round_to_bf16(v.w);
-    reinterpret_cast<ushort4*>(out)[i] = r;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
+    const long long row = index_div(item, chunks);  // b * out_rows + r
+    const long long c0 = (item - row * chunks) * 1024;
+    const long long b = index_div(row, out_rows), r = row - b * out_rows;
+    const float* from = r < rows ? in + (b * rows + r) * cols : nullptr;  // null: a pad row
+    unsigned short* to = out + row * pitch;
+    if (vector) {
+      for (long long c = c0 + 4 * (long long)threadIdx.x; c < pitch && c < c0 + 1024;
+           c += 4 * (long long)blockDim.x) {
+        ushort4 q;
+        q.x = q.y = q.z = q.w = 0;
+        if (from != nullptr && c < cols) {
+          const float4 v = *reinterpret_cast<const float4*>(from + c);
+          q.x = round_to_bf16(v.x);
+          q.y = round_to_bf16(v.y);
+          q.z = round_to_bf16(v.z);
+          q.w = round_to_bf16(v.w);
+        }
+        *reinterpret_cast<ushort4*>(to + c) = q;
+      }
+    } else {
+      for (long long c = c0 + threadIdx.x; c < pitch && c < c0 + 1024; c += blockDim.x)
+        to[c] = from != nullptr && c < cols ? round_to_bf16(from[c]) : (unsigned short)0;
+    }
   }
-  for (long long i = quads * 4 + grid_stride_begin(); i < n; i += grid_stride_step())
-    out[i] = round_to_bf16(in[i]);
 }
 
 }  // namespace vouch
@@ -180,8 +206,10 @@ extern "C" __global__ void vouch_optimizer_f64(const vouch::ParamSlot<double>* s
 
 // f32 only: f64 products are never rounded.
 extern "C" __global__ void vouch_round_bf16_f32(const float* in, unsigned short* out,
-                                                long long n) {
-  vouch::round_bf16_kernel(in, out, n);
+                                                long long batches, long long rows,
+                                                long long cols, long long out_rows,
+                                                long long pitch) {
+  vouch::round_bf16_kernel(in, out, batches, rows, cols, out_rows, pitch);
 }
 
 extern "C" __global__ void vouch_grad_norm_f32(const vouch::ParamSlot<float>* slots,

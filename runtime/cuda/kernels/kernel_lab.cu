@@ -2451,8 +2451,8 @@ void bench_attention() {
 // vouch_round_bf16_f32 (executor.cuh) against a host rounding written differently: the
 // two bf16 neighbours of x (truncated, and one bf16 step away from zero, 2^128 past the
 // largest) and the nearer of them in double, a tie to the even one. Exact bits for every
-// value: ties both ways, the largest float, subnormals, ±0, ±inf; NaN must stay NaN.
-// n = 1003 (not a multiple of 4) at offsets 0 and 1 (the vector and the scalar path).
+// value: ties both ways, the largest float, subnormals, ±0, ±inf; NaN must stay NaN;
+// every pad element (extra columns, extra rows) zero.
 void test_round_bf16() {
   std::mt19937 rng(7);
   std::vector<float> x;
@@ -2486,33 +2486,44 @@ void test_round_bf16() {
     if (dlo != dhi) return dlo < dhi ? lo : hi;
     return (lo & 1u) == 0 ? lo : hi;
   };
-  for (int offset : {0, 1}) {
-    const long long n = (long long)x.size() - offset;
-    std::vector<float> in(x.begin() + offset, x.end());
-    DeviceArray<float> din(in);
-    DeviceArray<unsigned short> dout{size_t(n)};
-    vouch_round_bf16_f32<<<2, 256>>>(din.p, dout.p, n);
-    LAB_LAUNCHED();
-    // The scalar path: an input 4 bytes past a 16-byte boundary.
-    DeviceArray<float> shifted{size_t(n + 1)};
-    LAB_CHECK(cudaMemcpy(shifted.p + 1, in.data(), sizeof(float) * size_t(n),
+  // (batches, rows, cols, out_rows, pitch, input 4 bytes past a 16-byte boundary): one
+  // odd row; padded odd rows and zero rows (the scalar path); padded rows of 4s, two
+  // matrices with a zero row each (the vector path); a misaligned input.
+  struct Case {
+    long long batches, rows, cols, out_rows, pitch;
+    bool shifted;
+  };
+  for (const Case& k : {Case{1, 1, 1003, 1, 1003, false}, Case{1, 17, 59, 24, 64, false},
+                        Case{2, 5, 100, 6, 104, false}, Case{1, 10, 100, 10, 100, true}}) {
+    const long long n = k.batches * k.rows * k.cols;
+    std::vector<float> in(x.begin(), x.begin() + n);
+    DeviceArray<float> din{size_t(n + 1)};
+    LAB_CHECK(cudaMemcpy(din.p + (k.shifted ? 1 : 0), in.data(), sizeof(float) * size_t(n),
                          cudaMemcpyHostToDevice));
-    DeviceArray<unsigned short> dout2{size_t(n)};
-    vouch_round_bf16_f32<<<3, 256>>>(offset ? shifted.p + 1 : din.p, dout2.p, n);
+    DeviceArray<unsigned short> dout{size_t(k.batches * k.out_rows * k.pitch)};  // 0xffff
+    vouch_round_bf16_f32<<<3, 256>>>(din.p + (k.shifted ? 1 : 0), dout.p, k.batches, k.rows,
+                                     k.cols, k.out_rows, k.pitch);
     LAB_LAUNCHED();
-    std::vector<unsigned short> got = dout.download(), got2 = dout2.download();
+    std::vector<unsigned short> got = dout.download();
     long long wrong = 0;
-    for (long long i = 0; i < n; ++i) {
-      const float f = in[size_t(i)];
-      for (unsigned short g : {got[size_t(i)], got2[size_t(i)]}) {
-        if (std::isnan(f))
-          wrong += (g & 0x7f80u) != 0x7f80u || (g & 0x7fu) == 0;
-        else
-          wrong += g != want_bits(f);
-      }
-    }
-    report(std::string("round_bf16 n=") + std::to_string(n) + (offset ? " scalar path" : "") +
-               ": values differing from nearest-even",
+    for (long long b = 0; b < k.batches; ++b)
+      for (long long r = 0; r < k.out_rows; ++r)
+        for (long long c = 0; c < k.pitch; ++c) {
+          const unsigned short g = got[size_t((b * k.out_rows + r) * k.pitch + c)];
+          if (r >= k.rows || c >= k.cols) {
+            wrong += g != 0;  // the pad is zero
+            continue;
+          }
+          const float f = in[size_t((b * k.rows + r) * k.cols + c)];
+          if (std::isnan(f))
+            wrong += (g & 0x7f80u) != 0x7f80u || (g & 0x7fu) == 0;
+          else
+            wrong += g != want_bits(f);
+        }
+    report("round_bf16 " + std::to_string(k.batches) + "x" + std::to_string(k.rows) + "x" +
+               std::to_string(k.cols) + " as " + std::to_string(k.out_rows) + "x" +
+               std::to_string(k.pitch) + (k.shifted ? " misaligned" : "") +
+               ": values differing from nearest-even, or a nonzero pad",
            double(wrong), 0);
   }
 }

@@ -862,6 +862,8 @@ int train_main(int argc, char** argv, const ModelDescription& model,
   run.f32 = run_in_f32(o, b.device);  // --dtype, else f32 on cuda, f64 on cpu
   int code;
   if (run.f32) {
+    if (b.make_f32 == nullptr && !b.no_f32_reason.empty())
+      return fail(kExitUsage, "f32: " + b.no_f32_reason);
     if (b.make_f32 == nullptr)
       return fail(kExitUsage, o.dtype_given
                                   ? "--dtype f32: this executable was built without f32 support"
@@ -871,7 +873,10 @@ int train_main(int argc, char** argv, const ModelDescription& model,
     code = Run<float>(run, model, b, b.make_f32()).run();
   } else {
     if (b.make_f64 == nullptr)
-      return fail(kExitUsage, "--dtype f64: this executable was built without f64 support");
+      return fail(kExitUsage, "--dtype f64: " + (b.no_f64_reason.empty()
+                                                     ? std::string("this executable was built "
+                                                                   "without f64 support")
+                                                     : b.no_f64_reason));
     code = Run<double>(run, model, b, b.make_f64()).run();
   }
   std::fflush(stdout);

@@ -1275,9 +1275,18 @@ Backend cuda_program_backend(const Program& program, const void* cubin, size_t c
   b.make_f32 = [=]() -> std::unique_ptr<CompiledModel<float>> {
     return std::make_unique<CudaProgramModel<float>>(*p, cubin, cubin_size, ptx, math);
   };
-  b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
-    return std::make_unique<CudaProgramModel<double>>(*p, cubin, cubin_size, ptx, math);
-  };
+  // Rounded products are an f32 policy: an f64 run would compute exact f64 products
+  // while the schedule and the report say tf32 / bf16, so there is none.
+  if (math == ProductMath::Fp32)
+    b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
+      return std::make_unique<CudaProgramModel<double>>(*p, cubin, cubin_size, ptx, math);
+    };
+  else
+    b.no_f64_reason = std::string("this executable was built with --precision ") +
+                      product_math_name(math) +
+                      " (its f32 products round their operands, as its report says); an "
+                      "f64 run would compute other products: build without --precision for "
+                      "one";
   b.ready = [] { return require_native_cuda(); };
   b.header = std::move(header);
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);

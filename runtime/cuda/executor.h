@@ -329,7 +329,9 @@ extern template class CudaProgramModel<float>;
 extern template class CudaProgramModel<double>;
 
 // The cuda Backend of a generated executable: CudaProgramModel<float> and <double>
-// over `program` and the module bytes, ready() = require_native_cuda(). --show-backend
+// over `program` and the module bytes (<double> only when `math` is Fp32: rounded
+// products are an f32 policy, and no_f64_reason says so), ready() =
+// require_native_cuda(). --show-backend
 // prints `header`, then Program::schedule when not empty, then one line naming the
 // executor's own launches, then the capsule reports. Everything passed by pointer must
 // outlive the backend.

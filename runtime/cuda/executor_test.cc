@@ -99,6 +99,29 @@ TEST(CudaExecutorTest, ExecutorKernelNamesAreEntryPointsOfTheKernelLibrary) {
           << kernel << suffix;
   EXPECT_STREQ(element_suffix<float>(), "_f32");
   EXPECT_STREQ(element_suffix<double>(), "_f64");
+  // f32 only: a bf16 profile's GEMM operands.
+  EXPECT_NE(ptx.find(".entry " + std::string(kRoundBf16Kernel) + "("), std::string::npos);
+}
+
+// A --precision tf32 / bf16 build has no f64 run: its report says its products round
+// their operands, which an f64 run would not do.
+TEST(CudaExecutorTest, RoundedProductBuildsHaveNoF64Run) {
+  const Program program{};
+  Backend fp32 = cuda_backend(program);
+  EXPECT_TRUE(fp32.make_f64 != nullptr);
+  EXPECT_TRUE(fp32.no_f64_reason.empty());
+  for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16}) {
+    Backend b = cuda_program_backend(program, testdata::kExecutorKernelsSm90Cubin,
+                                     testdata::kExecutorKernelsSm90CubinSize,
+                                     reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx),
+                                     math, "backend: cuda (test)", {});
+    EXPECT_TRUE(b.make_f32 != nullptr);
+    EXPECT_TRUE(b.make_f64 == nullptr);
+    EXPECT_NE(b.no_f64_reason.find(std::string("built with --precision ") +
+                                   product_math_name(math)),
+              std::string::npos)
+        << b.no_f64_reason;
+  }
 }
 
 TEST(CudaExecutorTest, WithoutADeviceEveryEntryPointGivesTheRuntimeStatus) {

@@ -71,7 +71,7 @@ enum class ReductionOrder {
 /// What an f32 product's operands are rounded to before they are multiplied
 /// (the sums stay f32): fp32 not at all; tf32 to 10 mantissa bits
 /// (cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32, mma.sync .tf32); bf16 to 8
-/// (mma.sync .bf16; cuBLAS has no such mode for f32 operands:
+/// (mma.sync .bf16; for cuBLAS, bf16 copies of the operands:
 /// runtime/cuda/gemm_call.h). Ordered: each rounds more than the one before.
 /// f64 products are never rounded.
 enum class ProductPrecision { Fp32, Tf32, Bf16 };
@@ -131,7 +131,7 @@ struct NumericalPolicy {
   Contraction contract = Contraction::ImplementationDefined;
   ReductionOrder reduce = ReductionOrder::ImplementationDefined;
   /// The most its f32 products may be rounded when the profile asks for it
-  /// (cuBLAS / cuBLASLt GEMMs: tf32; the fused attention's tensor-core
+  /// (cuBLAS / cuBLASLt GEMMs and the fused attention's tensor-core
   /// kernels: bf16); fp32: never. A capsule computes in the lesser of this
   /// and the profile's precision (productPrecisionOf).
   ProductPrecision fastestProducts = ProductPrecision::Fp32;
@@ -147,8 +147,7 @@ inline ProductPrecision productPrecisionOf(const NumericalPolicy &numeric,
 
 /// `numeric=[round=…,subnormal=…,contract=…,reduce=…]`, exactly as the
 /// seed prints it. The product precision is not part of this text: reports
-/// print it beside it (`products=…`), for capsules that may round products;
-/// beside it, for capsules where it applies.
+/// print it beside it (`products=…`), for capsules that may round products.
 std::string formatNumericalPolicy(const NumericalPolicy &);
 
 struct KernelCapsule {

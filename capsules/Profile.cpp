@@ -153,14 +153,16 @@ Expected<BackendProfile> parseProfileSpec(std::string_view spec) {
   while (plus != std::string_view::npos) {
     size_t next = spec.find('+', plus + 1);
     std::string_view option = spec.substr(plus + 1, next - plus - 1);
-    if (option != "tf32" && option != "bf16")
+    // The options are the product precisions that round (fp32 is none).
+    Expected<ProductPrecision> products = parseProductPrecision(option);
+    if (!products || *products == ProductPrecision::Fp32)
       return Error{"unknown profile option `" + std::string(option) +
                    "` in `" + std::string(spec) +
                    "` (known options: tf32, bf16)"};
     if (options.products != ProductPrecision::Fp32)
       return Error{"profile options `tf32` and `bf16` exclude each other (in `" +
                    std::string(spec) + "`)"};
-    options.products = *parseProductPrecision(option);
+    options.products = *products;
     plus = next;
   }
   return lookupProfile(name, options);

@@ -2,7 +2,6 @@
 #include "codegen/ModelSource.h"
 
 #include <algorithm>
-#include <cassert>
 #include <sstream>
 
 #include "capsules/Report.h"
@@ -64,15 +63,9 @@ const char *gemmProductMath(const AcceptedGraphPlan &plan) {
         c.provider == capsules::Provider::Cublaslt)
       math = std::max(math, capsules::productPrecisionOf(
                                 c.numeric, plan.profile().products));
-  switch (math) {
-  case capsules::ProductPrecision::Fp32:
-    return "Fp32";
-  case capsules::ProductPrecision::Tf32:
-    return "Tf32";
-  case capsules::ProductPrecision::Bf16:
-    return "Bf16";
-  }
-  return "Fp32";
+  // ProductMath's enumerators, in ProductPrecision's order.
+  static const char *const kNames[] = {"Fp32", "Tf32", "Bf16"};
+  return kNames[static_cast<int>(math)];
 }
 
 BackendText backendText(const std::string &name, const std::string &header,

@@ -240,8 +240,8 @@ struct Backend {
   Device device = Device::Cpu;
   std::function<std::unique_ptr<CompiledModel<float>>()> make_f32;
   std::function<std::unique_ptr<CompiledModel<double>>()> make_f64;
-  // Why make_f32 / make_f64 is missing, when the backend says more than "not built".
-  std::string no_f32_reason, no_f64_reason;
+  // Why make_f64 is missing, when the backend says more than "not built".
+  std::string no_f64_reason;
   std::function<Status()> ready;  // empty: always usable
   // --show-backend: `header` first, then each capsule's report block by capsule name,
   // printed at the capsule's first use on the tape.

@@ -862,8 +862,6 @@ int train_main(int argc, char** argv, const ModelDescription& model,
   run.f32 = run_in_f32(o, b.device);  // --dtype, else f32 on cuda, f64 on cpu
   int code;
   if (run.f32) {
-    if (b.make_f32 == nullptr && !b.no_f32_reason.empty())
-      return fail(kExitUsage, "f32: " + b.no_f32_reason);
     if (b.make_f32 == nullptr)
       return fail(kExitUsage, o.dtype_given
                                   ? "--dtype f32: this executable was built without f32 support"

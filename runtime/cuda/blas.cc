@@ -412,9 +412,6 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
                    const T* bias, T* y, ProductMath math, LinearPath* path,
                    std::string* refusal) {
   static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
-  if constexpr (std::is_same_v<T, float>)  // f64 ignores `math`
-    if (std::is_same_v<In, bf16_bits> != (math == ProductMath::Bf16))
-      return refuse_f32_operands_for_bf16("linear_bias_row_major");
   constexpr bool f64 = std::is_same_v<T, double>;
   constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
   Result<LinearCall> call =
@@ -487,6 +484,7 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const float* x,
                              const float* W, const float* bias, float* y, ProductMath math,
                              LinearPath* path, std::string* refusal) {
+  if (math == ProductMath::Bf16) return refuse_f32_operands_for_bf16("linear_bias_row_major");
   return linear_impl(rows, in, out, x, W, bias, y, math, path, refusal);
 }
 

@@ -259,34 +259,26 @@ TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
   for (auto [ta, tb, batch, M, N, K] :
        {std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t>{false, false, 1, 9, 13, 7},
         {true, true, 3, 11, 5, 21}}) {
-    const int64_t Kp = (K + 7) / 8 * 8;  // zero rows (ta, !tb) or columns (!ta, tb)
-    const int64_t rows_a = ta ? Kp : M, row_a = ta ? M : K, rows_b = tb ? N : Kp,
-                  row_b = tb ? K : N;
-    const int64_t pa = (std::max(row_a, ta ? 0 : Kp) + 7) / 8 * 8,
-                  pb = (std::max(row_b, tb ? Kp : 0) + 7) / 8 * 8;
+    // The executor's layouts (bf16_gemm_operand), the values rounded on the host.
+    const OperandLayout la = bf16_gemm_operand(0, ta, tb, batch, M, N, K, M * K, K * N),
+                        lb = bf16_gemm_operand(1, ta, tb, batch, M, N, K, M * K, K * N);
+    const int64_t Kp = bf16_padded_k(M, N, K, M * K, K * N), pa = la.gemm_pitch(),
+                  pb = lb.gemm_pitch();
+    ASSERT_EQ(Kp, (K + 7) / 8 * 8);
     std::vector<float> A = random_values<float>(size_t(batch * M * K), seed++),
                        B = random_values<float>(size_t(batch * K * N), seed++);
-    std::vector<bf16_bits> a16(size_t(batch * rows_a * pa), 0),
-        b16(size_t(batch * rows_b * pb), 0);
+    std::vector<bf16_bits> a16, b16;
     std::vector<double> ad, bd;
-    for (size_t i = 0; i < A.size(); i++) {
-      const size_t b = i / size_t(M * K), r = i % size_t(M * K) / size_t(row_a),
-                   c = i % size_t(row_a);
-      a16[(b * size_t(rows_a) + r) * size_t(pa) + c] = host_bf16(A[i]);
-      ad.push_back(bf16_value(host_bf16(A[i])));
-    }
-    for (size_t i = 0; i < B.size(); i++) {
-      const size_t b = i / size_t(K * N), r = i % size_t(K * N) / size_t(row_b),
-                   c = i % size_t(row_b);
-      b16[(b * size_t(rows_b) + r) * size_t(pb) + c] = host_bf16(B[i]);
-      bd.push_back(bf16_value(host_bf16(B[i])));
-    }
+    for (float x : A) a16.push_back(host_bf16(x)), ad.push_back(bf16_value(a16.back()));
+    for (float x : B) b16.push_back(host_bf16(x)), bd.push_back(bf16_value(b16.back()));
+    a16 = lay_out(a16, la);
+    b16 = lay_out(b16, lb);
     std::vector<double> want(size_t(batch * M * N));
     matmul(ta, tb, batch, M, N, K, ad.data(), M * K, bd.data(), K * N, want.data());
     DeviceArray<bf16_bits> dA(a16), dB(b16);
     DeviceArray<float> dC(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
-    Status s = gemm_row_major(ta, tb, batch, M, N, Kp, dA.ptr, rows_a * pa, dB.ptr,
-                              rows_b * pb, dC.ptr, false, pa, pb);
+    Status s = gemm_row_major(ta, tb, batch, M, N, Kp, dA.ptr, la.stride, dB.ptr, lb.stride,
+                              dC.ptr, false, pa, pb);
     ASSERT_TRUE(s.ok()) << s.message();
     expect_close(dC.read(), want, 1e-6 * std::sqrt(double(K)),
                  "bf16 gemm, rows padded to " + std::to_string(pa) + " / " + std::to_string(pb));

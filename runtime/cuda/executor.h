@@ -240,9 +240,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::vector<uint32_t> step_grid_, step_shared_;
   cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, grad_norm_ = nullptr;
   // ProductMath::Bf16 on f32: the operand scratch (A, B) and what each holds now: a
-  // storage owner rounded in that layout (executor.cc's OperandLayout; owner -1:
+  // storage owner rounded in that layout (gemm_call.h's OperandLayout; owner -1:
   // nothing).
-  bool bf16_products_ = false;
+  const bool bf16_products_;  // f32 and ProductMath::Bf16
   cudaKernel_t round_bf16_ = nullptr;
   struct RoundedOperand {
     bf16_bits* scratch = nullptr;

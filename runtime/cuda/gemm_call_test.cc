@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/cpu_kernels.h"
+#include "runtime/cuda/test_util.h"
 
 namespace vouch::rt::cuda {
 namespace {
@@ -160,14 +161,7 @@ TEST(GemmCallTest, Bf16CopiesAtPaddedPitchesGiveTheSameProduct) {
       const OperandLayout l =
           bf16_gemm_operand(which, c.ta, c.tb, c.batch, c.M, c.N, c.K, c.sa, c.sb);
       layouts[which] = l;
-      const std::vector<double>& in = which == 0 ? A : B;
-      std::vector<double>& out = copies[which];
-      out.assign(size_t(l.scratch_elements()), std::nan(""));
-      for (int64_t b = 0; b < l.batches; b++)
-        for (int64_t r = 0; r < l.out_rows; r++)
-          for (int64_t col = 0; col < l.pitch; col++)
-            out[size_t((b * l.out_rows + r) * l.pitch + col)] =
-                r < l.rows && col < l.cols ? in[size_t((b * l.rows + r) * l.cols + col)] : 0.0;
+      copies[which] = lay_out(which == 0 ? A : B, l);
       EXPECT_EQ(l.pitch % 8 == 0 || l.flat, true) << "operand " << which;
     }
     const int64_t kp = bf16_padded_k(c.M, c.N, c.K, c.sa, c.sb);

@@ -1,4 +1,4 @@
-// test_util.h: the guard of tests that need a CUDA device.
+// test_util.h: the guard of tests that need a CUDA device, and host helpers they share.
 //
 // CI has no GPU; the GPU suite runs the same test binaries on an H200. A test that
 // needs a device starts with VOUCH_REQUIRE_CUDA_DEVICE("what it checks"): with no
@@ -10,13 +10,27 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <vector>
 
+#include "runtime/cuda/gemm_call.h"
 #include "runtime/cuda/status.h"
 
 namespace vouch::rt::cuda {
 
 inline bool cuda_device_present() {
   return probe_runtime().state == RuntimeState::NativeWithDevice;
+}
+
+// An operand laid out as vouch_round_bf16_f32 writes it (gemm_call.h's OperandLayout),
+// its values as given: `in`'s matrices at the layout's rows and pitch, every pad zero.
+template <class T>
+std::vector<T> lay_out(const std::vector<T>& in, const OperandLayout& l) {
+  std::vector<T> out(size_t(l.scratch_elements()), T(0));
+  for (int64_t b = 0; b < l.batches; b++)
+    for (int64_t r = 0; r < l.rows; r++)
+      for (int64_t c = 0; c < l.cols; c++)
+        out[size_t((b * l.out_rows + r) * l.pitch + c)] = in[size_t((b * l.rows + r) * l.cols + c)];
+  return out;
 }
 
 }  // namespace vouch::rt::cuda

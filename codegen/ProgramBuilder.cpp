@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
+#include "codegen/StoragePlan.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
@@ -234,6 +235,51 @@ void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value loss,
     grads_.push_back(buffer(g));
   loss_ = buffer(loss);
   output_ = buffer(output);
+}
+
+void ProgramBuilder::reuseStorage() {
+  // The tables as the executors will see them (names and capsules are not
+  // needed to read lifetimes off the steps).
+  std::vector<rt::NodeDesc> nodes;
+  for (const Node &n : nodes_)
+    nodes.push_back({static_cast<int32_t>(n.id), nullptr, nullptr, nullptr,
+                     n.afterStep, n.vjpBegin, n.vjpEnd, nullptr, 0});
+  rt::Program p{};
+  p.buffers = buffers_.data();
+  p.num_buffers = static_cast<int32_t>(buffers_.size());
+  p.params = params_.data();
+  p.grads = grads_.data();
+  p.num_params = static_cast<int32_t>(params_.size());
+  p.loss = loss_;
+  p.output = output_;
+  p.steps = steps_.data();
+  p.num_steps = stepCount();
+  p.forward_end = forwardEnd_;
+  p.prologue_begin = prologueBegin_;
+  p.prologue_end = prologueEnd_;
+  p.args = args_.data();
+  p.num_args = static_cast<int32_t>(args_.size());
+  p.nodes = nodes.data();
+  p.num_nodes = static_cast<int32_t>(nodes.size());
+  p.fields = fields_.data();
+  p.num_fields = static_cast<int32_t>(fields_.size());
+  StoragePlan plan = planStorage(p);
+
+  const int32_t first = static_cast<int32_t>(buffers_.size());
+  for (auto [k, numel] : llvm::enumerate(plan.slotNumel)) {
+    buffers_.push_back({numel, -1, nullptr, nullptr, rt::DType::Real});
+    bufferNames_.push_back("storage" + std::to_string(k));
+    bufferShapes_.push_back("[" + std::to_string(numel) + "]");
+  }
+  for (auto [b, slot] : llvm::enumerate(plan.slotOf))
+    if (slot >= 0)
+      buffers_[b].alias_of = first + slot;
+  storageSummary_ = std::to_string(plan.shared) + " buffers share " +
+                    std::to_string(plan.slotNumel.size()) + " slots: " +
+                    std::to_string(plan.ownedAfter) +
+                    " elements of storage instead of " +
+                    std::to_string(plan.ownedBefore) + " (at least " +
+                    std::to_string(plan.ownedAtLeast) + ")";
 }
 
 namespace {

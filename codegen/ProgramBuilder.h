@@ -131,6 +131,14 @@ public:
                     mlir::Value output);
   void appendSchedule(const std::string &line) { schedule_ += line; }
 
+  /// Lets buffers whose lifetimes within a training step are disjoint share
+  /// storage (codegen/StoragePlan.h): each slot becomes a buffer `storage<k>`
+  /// that its occupants alias. Call once, after every step and node.
+  void reuseStorage();
+  /// What reuseStorage did, for `vouch build -v`: "N buffers share M slots:
+  /// X elements of storage instead of Y (at least Z)"; empty before it ran.
+  const std::string &storageSummary() const { return storageSummary_; }
+
   /// The tables as C++ definitions of `const vouch::rt::Program <name>` and
   /// its arrays (all with the prefix `<name>_`).
   std::string emitTables(const std::string &name) const;
@@ -168,6 +176,7 @@ private:
   std::vector<Node> nodes_;
   int32_t forwardEnd_ = 0, prologueBegin_ = 0, prologueEnd_ = 0;
   std::string schedule_;
+  std::string storageSummary_;
 };
 
 } // namespace vouch::codegen

@@ -264,8 +264,13 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
 } // namespace
 
 FailureOr<std::unique_ptr<ProgramBuilder>>
-buildProgram(ModelOp model, const AcceptedGraphPlan &plan, Target target) {
-  return Emitter(model, plan, target).run();
+buildProgram(ModelOp model, const AcceptedGraphPlan &plan, Target target,
+             bool reuseStorage) {
+  FailureOr<std::unique_ptr<ProgramBuilder>> built =
+      Emitter(model, plan, target).run();
+  if (succeeded(built) && reuseStorage)
+    (*built)->reuseStorage();
+  return built;
 }
 
 } // namespace vouch::codegen

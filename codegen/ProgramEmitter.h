@@ -19,9 +19,12 @@ namespace vouch::codegen {
 /// The Program of `model` for `target`, from the plan the gate accepted for
 /// it (the model carries that plan's vouch.capsule / vouch.kernel). Fails
 /// with a diagnostic when a planned capsule has no recipe on `target` or
-/// the recipe cannot be bound to it.
+/// the recipe cannot be bound to it. `reuseStorage`: buffers whose
+/// lifetimes are disjoint share storage (ProgramBuilder::reuseStorage);
+/// false gives every value its own (vouch build --no-buffer-reuse).
 mlir::FailureOr<std::unique_ptr<ProgramBuilder>>
-buildProgram(ModelOp model, const AcceptedGraphPlan &plan, Target target);
+buildProgram(ModelOp model, const AcceptedGraphPlan &plan, Target target,
+             bool reuseStorage = true);
 
 } // namespace vouch::codegen
 

@@ -209,13 +209,53 @@ int32_t storage_owner(const Program& program, int32_t b) {
   return b;
 }
 
-void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
-  const char* dtype = element_bytes == 8 ? "f64" : "f32";
+std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
+  std::vector<StepAccess> out(size_t(p.num_steps));
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    const StepDesc& st = p.steps[s];
+    StepAccess& a = out[size_t(s)];
+    if (st.kind != StepKind::Kernel) {
+      for (int32_t b : {st.a, st.b, st.bias})
+        if (b != -1) a.reads.push_back(storage_owner(p, b));
+      a.writes.push_back(storage_owner(p, st.c));
+      // cuBLAS / cuBLASLt calls share their handle's workspace: never side by side.
+      a.writes.push_back(blas_workspace);
+      continue;
+    }
+    for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++) {
+      const ArgDesc& d = p.args[i];
+      // A random op reads the step counter (a pseudo-buffer after the real ones),
+      // which the optimizer's last block advances: never side by side with it.
+      if (d.kind == ArgDesc::Context) a.reads.push_back(p.num_buffers);
+      if (d.kind != ArgDesc::Buffer) continue;
+      (d.count == 1 ? a.writes : a.reads).push_back(storage_owner(p, int32_t(d.value)));
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> recorded_node_order(const Program& p) {
   std::vector<int32_t> order(size_t(p.num_nodes));
   for (int32_t i = 0; i < p.num_nodes; i++) order[size_t(i)] = i;
   std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
     return p.nodes[x].after_step < p.nodes[y].after_step;
   });
+  return order;
+}
+
+std::vector<int32_t> training_step_order(const Program& p) {
+  std::vector<int32_t> order;
+  for (int32_t s = 0; s < p.forward_end; s++) order.push_back(s);
+  for (int32_t s = p.prologue_begin; s < p.prologue_end; s++) order.push_back(s);
+  const std::vector<int32_t> nodes = recorded_node_order(p);
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+    for (int32_t s = p.nodes[*it].vjp_begin; s < p.nodes[*it].vjp_end; s++) order.push_back(s);
+  return order;
+}
+
+void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
+  const char* dtype = element_bytes == 8 ? "f64" : "f32";
+  const std::vector<int32_t> order = recorded_node_order(p);
   std::unordered_map<std::string, int32_t> buffer_named;
   for (int32_t b = 0; b < p.num_buffers; b++)
     if (p.buffers[b].name) buffer_named.emplace(p.buffers[b].name, b);

@@ -46,6 +46,27 @@ Status check_program(const Program& program);
 // owns). Precondition: check_program(program).ok().
 int32_t storage_owner(const Program& program, int32_t b);
 
+// The storage owners (storage_owner) a step reads and writes: a kernel step's Buffer
+// arguments (count 1: written, 0: read), a Gemm / Linear step's a, b and bias (read)
+// and c (written). Two pseudo-buffers stand for what is no buffer: a step with a
+// Context argument reads `program.num_buffers` (the step counter the optimizer
+// advances), and a Gemm / Linear step writes `blas_workspace` (its library handle's
+// workspace, which every library call shares). Precondition: check_program(program).ok().
+struct StepAccess {
+  std::vector<int32_t> reads, writes;
+};
+std::vector<StepAccess> step_access(const Program& program, int32_t blas_workspace);
+
+// The tape nodes in the order a forward pass records them: by after_step, nodes of
+// one step in table order (ProgramTape::build; Tape::backward walks it backwards).
+std::vector<int32_t> recorded_node_order(const Program& program);
+
+// The steps one training step runs, in the order both executors run them: the forward
+// steps [0, forward_end), the prologue, then each recorded node's VJP steps, the last
+// recorded node first. A step in none of these ranges never runs and is not listed.
+// Codegen's storage plan reads lifetimes off this order (codegen/StoragePlan.h).
+std::vector<int32_t> training_step_order(const Program& program);
+
 // The tape nodes of a Program, grouped by the forward step after which they are
 // recorded (nodes of one step in program order), and the node of an id: what both
 // executors record and dispatch VJPs with.

@@ -380,6 +380,73 @@ TEST(CpuExecutorTest, AnInt32FieldReachesItsKernelAsInt32) {
       << wrong.status().message();
 }
 
+// Every step of the program below runs `log_step`: it appends its Int argument (the
+// step's own index) to this log, so a run shows the order the executor ran steps in.
+std::vector<int64_t> step_log;
+void log_step(const ArgValue* a) {
+  step_log.push_back(a[1].i);
+  static_cast<double*>(a[0].ptr)[0] = 1;
+}
+
+// training_step_order is the order a training step really runs in (codegen's storage
+// plan reads lifetimes off it): forward steps, the prologue, then the VJPs of the
+// nodes last recorded first, where nodes are recorded by after_step and, after one
+// step, in table order (d before b below, though b comes later in no other sense);
+// a node without VJP steps adds none, and a step in no range never runs.
+TEST(TrainingStepOrderTest, IsTheOrderTheCpuExecutorRunsATrainingStepIn) {
+  const BufferDesc buffers[] = {{1, -1, "x", "[]", DType::Real},
+                                {1, -1, "loss", "[]", DType::Real}};
+  constexpr int32_t kSteps = 10;
+  std::vector<ArgDesc> args;
+  std::vector<StepDesc> steps(kSteps);
+  for (int32_t s = 0; s < kSteps; s++) {
+    steps[s].kind = StepKind::Kernel;
+    steps[s].first_arg = int32_t(args.size());
+    steps[s].num_args = 2;
+    steps[s].what = "log";
+    args.push_back({ArgDesc::Buffer, 1, 1, 0});
+    args.push_back({ArgDesc::Int, s, 0, 0});
+  }
+  // forward [0, 3), VJPs [3, 7) and [8, 9), prologue [7, 8); step 9 is in no range.
+  const NodeDesc nodes[] = {{4, "d", "c", "k", 2, 8, 9, nullptr, 0},
+                            {1, "a", "c", "k", 0, 5, 7, nullptr, 0},
+                            {3, "c", "c", "k", 1, 9, 9, nullptr, 0},
+                            {2, "b", "c", "k", 2, 3, 5, nullptr, 0}};
+  const char* names[] = {"log"};
+  const int32_t fields[] = {0};
+  Program p{};
+  p.name = "order";
+  p.buffers = buffers;
+  p.num_buffers = 2;
+  p.loss = p.output = 1;
+  p.steps = steps.data();
+  p.num_steps = kSteps;
+  p.forward_end = 3;
+  p.prologue_begin = 7;
+  p.prologue_end = 8;
+  p.args = args.data();
+  p.num_args = int32_t(args.size());
+  p.nodes = nodes;
+  p.num_nodes = 4;
+  p.kernel_names = names;
+  p.num_kernels = 1;
+  p.fields = fields;
+  p.num_fields = 1;
+  const CpuKernelFn kernels[] = {&log_step};
+  CpuProgramModel<double> model(p, kernels);
+  ASSERT_TRUE(model.status().ok()) << model.status().message();
+  step_log.clear();
+  Tape tape;
+  const double x = 0;
+  const void* batch[] = {&x};
+  model.forward_fields(batch, &tape);
+  model.backward(tape);
+  const std::vector<int64_t> expected = {0, 1, 2, 7, 3, 4, 8, 5, 6};
+  EXPECT_EQ(step_log, expected);
+  const std::vector<int32_t> order = training_step_order(p);
+  EXPECT_EQ(std::vector<int64_t>(order.begin(), order.end()), step_log);
+}
+
 TEST(CheckProgramTest, AnExecutorOfARefusedProgramSaysWhyAndDoesNothing) {
   MlpProgram mlp(2, 2, 3, 1);
   mlp.program.forward_end = 20;

@@ -30,12 +30,16 @@ inline constexpr int kMaxDims = 8;
 enum class DType : uint8_t { Real = 0, I32 = 1 };
 
 // The storage of one value. A view (reshape) shares the storage of the buffer it
-// aliases; every other value, param, input and target owns its own. The executors
+// aliases; so does a value that codegen's storage plan put in a slot (a buffer
+// `storage<k>` no step names, codegen/StoragePlan.h), shared with other values whose
+// lifetimes within a step are disjoint from its own; every other value, param, input
+// and target owns its own. The executors
 // give every buffer numel * sizeof(T) bytes whatever its dtype (an I32 buffer uses the
 // first 4 * numel of them), so aliasing and allocation stay dtype-blind.
 struct BufferDesc {
   int64_t numel;     // elements (a rank-0 value has 1)
-  int32_t alias_of;  // -1: owns storage; else the buffer whose storage it shares
+  int32_t alias_of;  // -1: owns storage; else the buffer whose storage it shares (a
+                     // view's source or a storage slot)
   const char* name;  // the model's name for it ("w1", "x") or "v<N>"
   const char* shape;  // "[8, 2]" ("[]" for rank 0); may be null (then not shown)
   DType dtype;        // Real unless an integer input, target or value

@@ -95,6 +95,10 @@ int runBuild(const std::vector<std::string> &args) {
             "exe");
   cl.option("emit-dir", "DIR", "keep the generated sources in DIR");
   declareImportOptions(cl);
+  cl.flag("no-buffer-reuse",
+          "give every value its own device / host storage for the whole "
+          "step (by default values whose lifetimes within a training step "
+          "are disjoint share storage; results are identical either way)");
   cl.option("cxx", "COMPILER", "the host C++ compiler", "g++");
   cl.flag("verbose", "print the time of each phase and the compiler "
                      "commands; also -v");
@@ -147,10 +151,12 @@ int runBuild(const std::vector<std::string> &args) {
       planForProfile(cpuModel, *capsules::parseProfileSpec("checked_cpu"), gate);
   if (failed(cpuPlan))
     return 1; // the gate printed every failed obligation
-  auto cpuProgram = codegen::buildProgram(cpuModel, *cpuPlan, codegen::Target::Cpu);
+  const bool reuse = !cl.has("no-buffer-reuse");
+  auto cpuProgram =
+      codegen::buildProgram(cpuModel, *cpuPlan, codegen::Target::Cpu, reuse);
   if (failed(cpuProgram))
     return 1;
-  timer.done("plan, gate, tables (cpu)");
+  timer.done("plan, gate, tables (cpu)", (*cpuProgram)->storageSummary());
 
   codegen::ModelSourceInput input;
   input.sourceName = cl.positional()[0];
@@ -168,11 +174,12 @@ int runBuild(const std::vector<std::string> &args) {
         model, *capsules::lookupProfile("checked_cuda", options), gate);
     if (failed(cudaPlan))
       return 1;
-    auto built = codegen::buildProgram(model, *cudaPlan, codegen::Target::Cuda);
+    auto built =
+        codegen::buildProgram(model, *cudaPlan, codegen::Target::Cuda, reuse);
     if (failed(built))
       return 1;
     cudaProgram = std::move(*built);
-    timer.done("plan, gate, tables (cuda)");
+    timer.done("plan, gate, tables (cuda)", cudaProgram->storageSummary());
     kernels = codegen::cudaKernelSource(*cudaProgram);
     bool hit = false;
     if (!codegen::compileCudaCached(kernels, model.getSymName().str() + ".cu",

@@ -88,33 +88,6 @@ Status check_parameters(cudaKernel_t kernel, const std::string& name,
   return Status::Ok();
 }
 
-// What each step reads and writes, by storage owner (runtime/program.h: a Buffer
-// argument with count 1 is written; a Gemm / Linear step reads a, b, bias and writes c).
-std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
-  std::vector<StepAccess> out(size_t(p.num_steps));
-  for (int32_t s = 0; s < p.num_steps; s++) {
-    const StepDesc& st = p.steps[s];
-    StepAccess& a = out[size_t(s)];
-    if (st.kind != StepKind::Kernel) {
-      for (int32_t b : {st.a, st.b, st.bias})
-        if (b != -1) a.reads.push_back(storage_owner(p, b));
-      a.writes.push_back(storage_owner(p, st.c));
-      // cuBLAS / cuBLASLt calls share their handle's workspace: never side by side.
-      a.writes.push_back(blas_workspace);
-      continue;
-    }
-    for (int32_t i = st.first_arg; i < st.first_arg + st.num_args; i++) {
-      const ArgDesc& d = p.args[i];
-      // A random op reads the step counter (a pseudo-buffer after the real ones),
-      // which the optimizer's last block advances: never side by side with it.
-      if (d.kind == ArgDesc::Context) a.reads.push_back(p.num_buffers);
-      if (d.kind != ArgDesc::Buffer) continue;
-      (d.count == 1 ? a.writes : a.reads).push_back(storage_owner(p, int32_t(d.value)));
-    }
-  }
-  return out;
-}
-
 // Operand `which` (0: A or x, 1: B or W) of a product step in the bf16 scratch
 // (gemm_call.h).
 OperandLayout operand_layout(const StepDesc& st, int which) {

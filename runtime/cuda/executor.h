@@ -91,11 +91,6 @@ inline constexpr const char kGradNormKernel[] = "vouch_grad_norm";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
 inline constexpr const char kRoundBf16Kernel[] = "vouch_round_bf16_f32";
 
-// The storage owners (runtime/executor.h storage_owner) a step reads and writes.
-struct StepAccess {
-  std::vector<int32_t> reads, writes;
-};
-
 // "_f32" for float, "_f64" for double: the suffix of a model kernel's symbol.
 template <class T>
 constexpr const char* element_suffix() {

@@ -171,6 +171,31 @@ for precision in tf32 bf16; do
   done
 done
 
+echo "== storage reuse: shared-storage builds (bin/) = --no-buffer-reuse builds (sep/), bitwise"
+# Same executable source, same seed, same data; the cuda runs above used the
+# step's CUDA graph (launches side by side, ordered by the storage they touch).
+for exe in sep/*; do
+  [ -e "$exe" ] || continue
+  name=$(basename "$exe")
+  d="$TEST_TMPDIR/sep-$name"; mkdir -p "$d"
+  for dt in f32 f64; do
+    "$exe" --seed "$seed" --steps 30 --device cuda --dtype $dt --trace "$d/cuda$dt.trace" \
+      --save-params "$d/cuda$dt.st" >"$d/out$dt.txt" 2>&1 || tail -5 "$d/out$dt.txt"
+  done
+  check "$name: shared storage = separate storage, cuda f32 bitwise" python3 compare.py \
+    "$name shared vs separate storage (cuda f32)" "$TEST_TMPDIR/$name/cuda32.trace" \
+    "$TEST_TMPDIR/$name/cuda32.st" "$d/cudaf32.trace" "$d/cudaf32.st" 0 0
+  check "$name: shared storage = separate storage, cuda f64 bitwise" python3 compare.py \
+    "$name shared vs separate storage (cuda f64)" "$TEST_TMPDIR/$name/cuda64.trace" \
+    "$TEST_TMPDIR/$name/cuda64.st" "$d/cudaf64.trace" "$d/cudaf64.st" 0 0
+  # And it holds less device memory at its peak.
+  shared_peak=$(bin/$name --device cuda --steps 2 --mem-stats 2>&1 | sed -nE 's/.*peak_live_bytes=([0-9]+).*/\1/p' | head -1)
+  separate_peak=$("$exe" --device cuda --steps 2 --mem-stats 2>&1 | sed -nE 's/.*peak_live_bytes=([0-9]+).*/\1/p' | head -1)
+  echo "$name: peak live bytes ${shared_peak:-?} shared, ${separate_peak:-?} separate"
+  [ -n "$shared_peak" ] && [ -n "$separate_peak" ] && [ "$shared_peak" -lt "$separate_peak" ]
+  result "$name: shared storage lowers the peak (${shared_peak:-?} < ${separate_peak:-?} bytes)" $?
+done
+
 echo "== the tiny GPT (examples/tiny_gpt.vouch, AdamW) at fp32, tf32, bf16 against cpu f64"
 # Losses only (compare.py --losses-only): AdamW's normalised update makes params
 # no measure of accuracy (measured on an H200 over 30 steps, 3 seeds: fp32

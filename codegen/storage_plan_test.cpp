@@ -1,0 +1,202 @@
+// Tests for StoragePlan.h on hand-written Programs whose lifetimes are known
+// by construction: which buffers share, which must not, and what it saves.
+// That sharing changes no result is checked end to end (tests/BUILD.bazel:
+// storage_reuse_*_test, every model built with and without reuse, bitwise).
+#include "codegen/StoragePlan.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "runtime/executor.h"
+
+namespace vouch::codegen {
+namespace {
+
+using rt::ArgDesc;
+using rt::BufferDesc;
+using rt::DType;
+
+// A program of kernel steps, each reading some buffers and writing others,
+// all forward steps but the last `vjp` ones, which are one node's VJP.
+struct Steps {
+  std::vector<BufferDesc> buffers;
+  std::vector<rt::StepDesc> steps;
+  std::vector<ArgDesc> args;
+  std::vector<int32_t> params, grads, fields;
+  int32_t loss = -1, output = -1;
+  rt::NodeDesc node{};
+  rt::Program program{};
+
+  int32_t buffer(const char *name, int64_t numel, int32_t aliasOf = -1,
+                 bool zeroed = false) {
+    buffers.push_back({numel, aliasOf, name, "[]", DType::Real, zeroed});
+    return static_cast<int32_t>(buffers.size() - 1);
+  }
+  void step(std::vector<int32_t> reads, std::vector<int32_t> writes) {
+    rt::StepDesc s{};
+    s.kind = rt::StepKind::Kernel;
+    s.first_arg = static_cast<int32_t>(args.size());
+    for (int32_t b : reads)
+      args.push_back({ArgDesc::Buffer, b, 0, 0});
+    for (int32_t b : writes)
+      args.push_back({ArgDesc::Buffer, b, 1, 0});
+    s.num_args = static_cast<int32_t>(reads.size() + writes.size());
+    s.grid_x = s.block_x = s.block_y = 1;
+    steps.push_back(s);
+  }
+  const rt::Program &finish(int32_t vjpSteps) {
+    program.name = "plan";
+    program.buffers = buffers.data();
+    program.num_buffers = static_cast<int32_t>(buffers.size());
+    program.params = params.data();
+    program.grads = grads.data();
+    program.num_params = static_cast<int32_t>(params.size());
+    program.fields = fields.data();
+    program.num_fields = static_cast<int32_t>(fields.size());
+    program.loss = loss;
+    program.output = output;
+    program.steps = steps.data();
+    program.num_steps = static_cast<int32_t>(steps.size());
+    program.forward_end = program.num_steps - vjpSteps;
+    program.prologue_begin = program.prologue_end = program.num_steps;
+    program.args = args.data();
+    program.num_args = static_cast<int32_t>(args.size());
+    node = {0, "op", "capsule", "kernel", 0, program.forward_end, program.num_steps,
+            nullptr, 0};
+    program.nodes = &node;
+    program.num_nodes = 1;
+    static const char *names[] = {"k"};
+    program.kernel_names = names;
+    program.num_kernels = 1;
+    EXPECT_TRUE(rt::check_program(program).ok()) << rt::check_program(program).message();
+    return program;
+  }
+};
+
+// t1 lives over every step; t2 [1, 2] and t3 [2, 3] overlap at step 2; d is
+// first written at step 4, after both died: it takes the slot that fits best
+// (t3's 4 elements, not t2's 8), and t1, t2 keep their own storage.
+TEST(StoragePlanTest, ADeadBuffersStorageGoesToTheBestFittingNewcomer) {
+  Steps p;
+  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+  int32_t t1 = p.buffer("t1", 4), t2 = p.buffer("t2", 8), t3 = p.buffer("t3", 4);
+  int32_t loss = p.buffer("loss", 1), d = p.buffer("d", 4);
+  p.params = {w};
+  p.grads = {gw};
+  p.fields = {x};
+  p.loss = p.output = loss;
+  p.step({x, w}, {t1});   // 0
+  p.step({t1}, {t2});     // 1
+  p.step({t2}, {t3});     // 2
+  p.step({t3}, {loss});   // 3
+  p.step({loss, t1}, {d}); // 4: the VJP
+  p.step({d, x}, {gw});   // 5
+  StoragePlan plan = planStorage(p.finish(2));
+  ASSERT_EQ(plan.slotNumel.size(), 1u);
+  EXPECT_EQ(plan.slotNumel[0], 4);
+  EXPECT_EQ(plan.slotOf[t3], 0);
+  EXPECT_EQ(plan.slotOf[d], 0);
+  for (int32_t b : {w, gw, x, t1, t2, loss})
+    EXPECT_EQ(plan.slotOf[b], -1) << p.buffers[b].name;
+  EXPECT_EQ(plan.shared, 2);
+  EXPECT_EQ(plan.ownedBefore, 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4);
+  EXPECT_EQ(plan.ownedAfter, plan.ownedBefore - 4);
+  // At step 2, t1, t2 and t3 are alive: 16 sharable elements of 20.
+  EXPECT_EQ(plan.ownedAtLeast, plan.ownedBefore - 20 + 16);
+}
+
+// A view read late keeps its source alive: t3 is read through its view at
+// step 4, so d cannot have t3's storage and takes t2's (8 elements fit 4).
+TEST(StoragePlanTest, AViewKeepsItsSourceAliveUntilItsLastReader) {
+  Steps p;
+  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+  int32_t t1 = p.buffer("t1", 4), t2 = p.buffer("t2", 8), t3 = p.buffer("t3", 4);
+  int32_t loss = p.buffer("loss", 1), d = p.buffer("d", 4);
+  int32_t view = p.buffer("t3_view", 4, t3);
+  p.params = {w};
+  p.grads = {gw};
+  p.fields = {x};
+  p.loss = p.output = loss;
+  p.step({x, w}, {t1});
+  p.step({t1}, {t2});
+  p.step({t2}, {t3});
+  p.step({t3}, {loss});
+  p.step({loss, t1, view}, {d});
+  p.step({d, x}, {gw});
+  StoragePlan plan = planStorage(p.finish(2));
+  EXPECT_EQ(plan.slotOf[view], -1);  // a view has no storage of its own
+  EXPECT_EQ(plan.slotOf[t3], -1);
+  ASSERT_GE(plan.slotOf[d], 0);
+  EXPECT_EQ(plan.slotOf[d], plan.slotOf[t2]);
+  EXPECT_EQ(plan.slotNumel[plan.slotOf[d]], 8);
+}
+
+// Every buffer below has a lifetime disjoint from the temporary `t`'s and
+// the same size, yet none may take its storage: parameters and gradients
+// (the optimizer reads them after the step), the data fields and the loss
+// and output (the host reads them), zero-initialised scratch (its kernel
+// expects zeros), a buffer whose first touch reads it (its value crosses
+// the step boundary), and one no step touches.
+TEST(StoragePlanTest, StateThatOutlivesTheStepNeverShares) {
+  Steps p;
+  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+  int32_t t = p.buffer("t", 4), out = p.buffer("out", 4), loss = p.buffer("loss", 1);
+  int32_t state = p.buffer("state", 4), zeroed = p.buffer("counter", 4, -1, true);
+  int32_t untouched = p.buffer("untouched", 4), late = p.buffer("late", 4);
+  p.params = {w};
+  p.grads = {gw};
+  p.fields = {x};
+  p.loss = loss;
+  p.output = out;
+  p.step({x}, {t});               // 0: t lives over steps 0 and 1
+  p.step({w, state, t}, {out});   // 1
+  p.step({out}, {loss, state});   // 2
+  p.step({zeroed}, {zeroed});     // 3: the VJP
+  p.step({loss}, {gw});           // 4
+  p.step({}, {late});             // 5: late may share t's storage
+  p.step({late}, {gw});           // 6
+  StoragePlan plan = planStorage(p.finish(4));
+  ASSERT_EQ(plan.slotNumel.size(), 1u);
+  EXPECT_EQ(plan.slotOf[t], 0);
+  EXPECT_EQ(plan.slotOf[late], 0);
+  for (int32_t b : {w, gw, x, out, loss, state, zeroed, untouched})
+    EXPECT_EQ(plan.slotOf[b], -1) << p.buffers[b].name;
+}
+
+// The VJPs run after the forward pass, last node first: a forward temporary
+// dead before the VJPs can give its storage to a VJP's temporary, but a
+// buffer that two nodes' VJPs read lives until the later of them runs.
+TEST(StoragePlanTest, LifetimesFollowTheTapesReverseOrder) {
+  Steps p;
+  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+  int32_t a = p.buffer("a", 4), b = p.buffer("b", 4), loss = p.buffer("loss", 1);
+  int32_t da = p.buffer("da", 4), db = p.buffer("db", 4);
+  p.params = {w};
+  p.grads = {gw};
+  p.fields = {x};
+  p.loss = p.output = loss;
+  p.step({x, w}, {a});     // 0: node 0
+  p.step({a}, {b});        // 1: node 1
+  p.step({b}, {loss});     // 2
+  p.step({a, loss}, {da}); // 3: node 0's VJP, which runs last
+  p.step({da, x}, {gw});   // 4
+  p.step({b, loss}, {db}); // 5: node 1's VJP, which runs first
+  p.step({db}, {gw});      // 6
+  p.finish(4);
+  rt::NodeDesc nodes[] = {{0, "a", "c", "k", 0, 3, 5, nullptr, 0},
+                          {1, "b", "c", "k", 1, 5, 7, nullptr, 0}};
+  p.program.nodes = nodes;
+  p.program.num_nodes = 2;
+  // Order: 0 1 2 5 6 3 4. db [5, 6] is dead when da is first written (3).
+  const std::vector<int32_t> order = rt::training_step_order(p.program);
+  ASSERT_EQ(order, (std::vector<int32_t>{0, 1, 2, 5, 6, 3, 4}));
+  StoragePlan plan = planStorage(p.program);
+  ASSERT_GE(plan.slotOf[da], 0);
+  EXPECT_TRUE(plan.slotOf[da] == plan.slotOf[db] || plan.slotOf[da] == plan.slotOf[b])
+      << "da may take db's or b's storage";
+  EXPECT_EQ(plan.slotOf[a], -1);  // read by the VJP that runs last
+}
+
+} // namespace
+} // namespace vouch::codegen

@@ -48,6 +48,77 @@ llvm::DenseSet<Value> findActiveValues(ModelOp model, Value loss) {
   return active;
 }
 
+/// The leaves of the sum of gradient contributions rooted at `add`: an
+/// operand that is itself such a sum (an add of the backward pass, of the
+/// same type, read only here) is expanded.
+void contributionLeaves(AddOp add, SmallVectorImpl<Value> &leaves) {
+  for (Value v : add->getOperands()) {
+    auto inner = v.getDefiningOp<AddOp>();
+    if (inner && inner->hasAttr(kVjpOfAttr) && v.hasOneUse() &&
+        inner.getType() == add.getType())
+      contributionLeaves(inner, leaves);
+    else
+      leaves.push_back(v);
+  }
+}
+
+/// add(slice_scatter(a, r1), slice_scatter(b, r2), ...) -> concat(a, b, ...)
+/// when the ranges r1, r2, ... of one axis (step 1) tile it exactly: each
+/// position gets one piece and zeros, so the concat of the pieces in range
+/// order is the same sum without the full-size zeros and additions. Other
+/// contributions in the sum (a direct use of the value) are added first,
+/// in their order, and the concat last. This is the gradient of a value split
+/// into pieces (a transformer's qkv projection into q, k and v).
+void foldTilingScatterSums(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+    auto root = dyn_cast<AddOp>(op);
+    if (!root || !root->hasAttr(kVjpOfAttr) || root->use_empty())
+      continue;
+    SmallVector<Value> leaves, others;
+    contributionLeaves(root, leaves);
+    SmallVector<SliceScatterOp> pieces;
+    for (Value v : leaves) {
+      auto scatter = v.getDefiningOp<SliceScatterOp>();
+      if (scatter && scatter->hasAttr(kVjpOfAttr) && v.hasOneUse() &&
+          scatter.getType() == root.getType() && scatter.getStep() == 1 &&
+          (pieces.empty() || scatter.getAxis() == pieces.front().getAxis()))
+        pieces.push_back(scatter);
+      else
+        others.push_back(v);
+    }
+    if (pieces.size() < 2)
+      continue;
+    llvm::sort(pieces, [](SliceScatterOp x, SliceScatterOp y) {
+      return x.getStart() < y.getStart();
+    });
+    const int64_t axis = pieces.front().getAxis();
+    int64_t covered = 0;
+    for (SliceScatterOp piece : pieces)
+      covered = piece.getStart() == covered ? piece.getEnd() : -1;
+    if (covered != cast<RankedTensorType>(root.getType()).getDimSize(axis))
+      continue;
+    SmallVector<Value> inputs;
+    for (SliceScatterOp piece : pieces)
+      inputs.push_back(piece.getInput());
+    OpBuilder b(root);
+    Attribute node = root->getAttr(kVjpOfAttr);
+    Value sum = b.create<ConcatOp>(root.getLoc(), root.getType(), inputs,
+                                   b.getI64IntegerAttr(axis));
+    sum.getDefiningOp()->setAttr(kVjpOfAttr, node);
+    if (!others.empty()) {
+      Value rest = others.front();
+      for (Value v : llvm::drop_begin(others)) {
+        rest = b.create<AddOp>(root.getLoc(), root.getType(), rest, v);
+        rest.getDefiningOp()->setAttr(kVjpOfAttr, node);
+      }
+      sum = b.create<AddOp>(root.getLoc(), root.getType(), rest, sum);
+      sum.getDefiningOp()->setAttr(kVjpOfAttr, node);
+    }
+    root.replaceAllUsesWith(sum);
+    root.erase(); // its adds and scatters, now unread, go with the dead ops
+  }
+}
+
 struct AutodiffPass : public vouch::impl::AutodiffBase<AutodiffPass> {
   void runOnOperation() override;
 };
@@ -155,6 +226,8 @@ void AutodiffPass::runOnOperation() {
                            b.getF64FloatAttr(0.0));
     b.create<ParamGradOp>(param.getLoc(), param.getNameAttr(), g);
   }
+
+  foldTilingScatterSums(block);
 
   // VJP rules build every operand's gradient; drop those nobody reads (the
   // gradient of a target or an input, say).

@@ -257,6 +257,24 @@ const std::vector<GradCase> &cases() {
       {"slice_scatter", {{"a", {3, 2}}},
        "  %out = vouch.slice_scatter %a axis 1 start 1 end 5 step 2 : (tensor<3x2xf64>) -> tensor<3x5xf64>",
        {3, 5}, 1e-8, 1e-7},
+      // A value split into pieces tiling its last axis (qkv into q, k, v):
+      // autodiff builds its gradient as one concat of the pieces' gradients
+      // (foldTilingScatterSums); with a fourth, direct use of the value the
+      // concat is added to that use's gradient.
+      {"slice", {{"a", {2, 2, 6}}},
+       "  %q = vouch.slice %a axis 2 start 0 end 2 step 1 : (tensor<2x2x6xf64>) -> tensor<2x2x2xf64>\n"
+       "  %k = vouch.slice %a axis 2 start 2 end 4 step 1 : (tensor<2x2x6xf64>) -> tensor<2x2x2xf64>\n"
+       "  %v = vouch.slice %a axis 2 start 4 end 6 step 1 : (tensor<2x2x6xf64>) -> tensor<2x2x2xf64>\n"
+       "  %qk = vouch.mul %q, %k : (tensor<2x2x2xf64>, tensor<2x2x2xf64>) -> tensor<2x2x2xf64>\n"
+       "  %out = vouch.mul %qk, %v : (tensor<2x2x2xf64>, tensor<2x2x2xf64>) -> tensor<2x2x2xf64>",
+       {2, 2, 2}, 1e-8, 1e-7},
+      {"slice", {{"a", {2, 6}}},
+       "  %q = vouch.slice %a axis 1 start 0 end 3 step 1 : (tensor<2x6xf64>) -> tensor<2x3xf64>\n"
+       "  %k = vouch.slice %a axis 1 start 3 end 6 step 1 : (tensor<2x6xf64>) -> tensor<2x3xf64>\n"
+       "  %qk = vouch.mul %q, %k : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>\n"
+       "  %c = vouch.concat %qk, %qk axis 1 : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x6xf64>\n"
+       "  %out = vouch.mul %c, %a : (tensor<2x6xf64>, tensor<2x6xf64>) -> tensor<2x6xf64>",
+       {2, 6}, 1e-8, 1e-7},
       {"concat", {{"a", {2, 1, 2}}, {"b", {2, 3, 2}}, {"c", {2, 2, 2}}},
        "  %out = vouch.concat %a, %b, %c axis 1 : (tensor<2x1x2xf64>, tensor<2x3x2xf64>, tensor<2x2x2xf64>) -> tensor<2x6x2xf64>",
        {2, 6, 2}, 1e-8, 1e-7},

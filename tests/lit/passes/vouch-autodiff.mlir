@@ -147,3 +147,106 @@ vouch.model "layer_norm_bias" attributes {batch = 1 : i64} {
   %s = vouch.reduce_sum %y axes [0] : (tensor<3xf32>) -> tensor<f32>
   vouch.loss %s : tensor<f32>
 }
+
+// -----
+
+// A value split into pieces that tile one axis (a qkv projection into q, k
+// and v): its gradient is the concat of the pieces' gradients in range
+// order, built where the last piece's VJP runs, not three full-size
+// slice_scatters of zeros and the two additions of their sums.
+
+// CHECK-LABEL: vouch.model "tiles"
+// CHECK: %[[X:.*]] = vouch.input "x"
+// CHECK: %[[A:.*]] = vouch.slice {{.*}} start 0 end 2
+// CHECK: %[[B:.*]] = vouch.slice {{.*}} start 2 end 4
+// CHECK: %[[DP:.*]] = vouch.mul {{.*}} {vouch.vjp_of = 6 : i64}
+// CHECK: %[[DA:.*]] = vouch.mul %[[DP]], %[[B]] {vouch.vjp_of = 4 : i64}
+// CHECK: %[[DB:.*]] = vouch.mul %[[DP]], %[[A]] {vouch.vjp_of = 4 : i64}
+// CHECK-NOT: vouch.slice_scatter
+// CHECK-NOT: vouch.add
+// CHECK: %[[DH:.*]] = vouch.concat %[[DA]], %[[DB]], %[[DP]] axis 1 {vouch.vjp_of = 1 : i64} : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x6xf32>
+// CHECK-NOT: vouch.slice_scatter
+// CHECK: vouch.mul %[[DH]], %[[X]] {vouch.vjp_of = 0 : i64}
+vouch.model "tiles" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x6xf32>
+  %y = vouch.target "y" : tensor<1x2xf32>
+  %w = vouch.param "w" = "xavier_uniform" : tensor<1x6xf32>
+  %h = vouch.mul %x, %w : (tensor<1x6xf32>, tensor<1x6xf32>) -> tensor<1x6xf32>
+  %a = vouch.slice %h axis 1 start 0 end 2 step 1 : (tensor<1x6xf32>) -> tensor<1x2xf32>
+  %b = vouch.slice %h axis 1 start 2 end 4 step 1 : (tensor<1x6xf32>) -> tensor<1x2xf32>
+  %c = vouch.slice %h axis 1 start 4 end 6 step 1 : (tensor<1x6xf32>) -> tensor<1x2xf32>
+  %m = vouch.mul %a, %b : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+  %p = vouch.add %m, %c : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+  %l = vouch.mse_loss %p, %y : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<f32>
+  vouch.output "p" %p : tensor<1x2xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+// -----
+
+// With another use of the value besides its pieces, that use's gradient comes
+// first and the concat of the pieces' gradients is added to it: one addition.
+
+// CHECK-LABEL: vouch.model "tiles_and_direct"
+// CHECK: vouch.mul {{.*}} {vouch.vjp_of = 5 : i64}
+// CHECK-NEXT: %[[DIRECT:.*]] = vouch.mul {{.*}} {vouch.vjp_of = 5 : i64}
+// CHECK-NOT: vouch.slice_scatter
+// CHECK: %[[PIECES:.*]] = vouch.concat {{.*}} axis 1 {vouch.vjp_of = 1 : i64} : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x6xf32>
+// CHECK-NEXT: %[[SUM:.*]] = vouch.add %[[DIRECT]], %[[PIECES]] {vouch.vjp_of = 1 : i64}
+// CHECK-NOT: vouch.add
+// CHECK: vouch.mul %[[SUM]]
+vouch.model "tiles_and_direct" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x6xf32>
+  %y = vouch.target "y" : tensor<1x6xf32>
+  %w = vouch.param "w" = "xavier_uniform" : tensor<1x6xf32>
+  %h = vouch.mul %x, %w : (tensor<1x6xf32>, tensor<1x6xf32>) -> tensor<1x6xf32>
+  %a = vouch.slice %h axis 1 start 0 end 3 step 1 : (tensor<1x6xf32>) -> tensor<1x3xf32>
+  %b = vouch.slice %h axis 1 start 3 end 6 step 1 : (tensor<1x6xf32>) -> tensor<1x3xf32>
+  %m = vouch.mul %a, %b : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>
+  %c = vouch.concat %m, %m axis 1 : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x6xf32>
+  %p = vouch.mul %c, %h : (tensor<1x6xf32>, tensor<1x6xf32>) -> tensor<1x6xf32>
+  %l = vouch.mse_loss %p, %y : (tensor<1x6xf32>, tensor<1x6xf32>) -> tensor<f32>
+  vouch.output "p" %p : tensor<1x6xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+// -----
+
+// Pieces that leave a gap (columns 2 and 3 unread), or that interleave with a
+// step of 2, do not tile the axis: their gradients stay slice_scatters of
+// zeros and their sum.
+
+// CHECK-LABEL: vouch.model "gap"
+// CHECK: vouch.slice_scatter {{.*}} start 4 end 6 step 1
+// CHECK: vouch.slice_scatter {{.*}} start 0 end 2 step 1
+// CHECK: vouch.add
+// CHECK-NOT: vouch.concat
+// CHECK-LABEL: vouch.model "interleaved"
+// CHECK: vouch.slice_scatter {{.*}} start 1 end 6 step 2
+// CHECK: vouch.slice_scatter {{.*}} start 0 end 6 step 2
+// CHECK: vouch.add
+// CHECK-NOT: vouch.concat
+vouch.model "gap" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x6xf32>
+  %y = vouch.target "y" : tensor<1x2xf32>
+  %w = vouch.param "w" = "xavier_uniform" : tensor<1x6xf32>
+  %h = vouch.mul %x, %w : (tensor<1x6xf32>, tensor<1x6xf32>) -> tensor<1x6xf32>
+  %a = vouch.slice %h axis 1 start 0 end 2 step 1 : (tensor<1x6xf32>) -> tensor<1x2xf32>
+  %c = vouch.slice %h axis 1 start 4 end 6 step 1 : (tensor<1x6xf32>) -> tensor<1x2xf32>
+  %p = vouch.mul %a, %c : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+  %l = vouch.mse_loss %p, %y : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<f32>
+  vouch.output "p" %p : tensor<1x2xf32>
+  vouch.loss %l : tensor<f32>
+}
+vouch.model "interleaved" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x6xf32>
+  %y = vouch.target "y" : tensor<1x3xf32>
+  %w = vouch.param "w" = "xavier_uniform" : tensor<1x6xf32>
+  %h = vouch.mul %x, %w : (tensor<1x6xf32>, tensor<1x6xf32>) -> tensor<1x6xf32>
+  %even = vouch.slice %h axis 1 start 0 end 6 step 2 : (tensor<1x6xf32>) -> tensor<1x3xf32>
+  %odd = vouch.slice %h axis 1 start 1 end 6 step 2 : (tensor<1x6xf32>) -> tensor<1x3xf32>
+  %p = vouch.mul %even, %odd : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>
+  %l = vouch.mse_loss %p, %y : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<f32>
+  vouch.output "p" %p : tensor<1x3xf32>
+  vouch.loss %l : tensor<f32>
+}

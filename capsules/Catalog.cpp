@@ -113,7 +113,7 @@ NativeKernel nativeKernel(OpFamily family) {
             tree, ReductionOrder::FixedTree};
   case OpFamily::Index:
     return {{"codegen/recipes/IndexRecipe.cpp, runtime/cuda/kernels/index.cuh",
-             "vouch::gather_kernel",
+             "vouch::gather_kernel / vouch::gather_quads_kernel",
              "NVRTC: sm_90 cubin plus PTX; a rank-0 input is broadcast inside "
              "a fused pointwise kernel instead"},
             compared, ReductionOrder::None};

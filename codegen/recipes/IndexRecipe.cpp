@@ -3,7 +3,10 @@
 // Each result element reads one input element. cuda: one gather kernel
 // (runtime/cuda/kernels/index.cuh) whose index map (result extents, the
 // input stride of each result axis, 0 for a repeated axis) is an argument,
-// so every broadcast and permute shares it. cpu: runtime/cpu_kernels.h's
+// so every broadcast and permute shares it; a map that reads the input's
+// last axis in order, in runs of four from offsets that are multiples of
+// four (a permute keeping the last axis: a transformer's heads), takes its
+// quad-at-a-time twin, gather_quads_kernel. cpu: runtime/cpu_kernels.h's
 // broadcast_in_dim and permute.
 //
 //===----------------------------------------------------------------------===//
@@ -47,6 +50,15 @@ extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims m
 }
 extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims map, long long n) {
   vouch::gather_kernel<double>(in, out, map, n);
+}
+)cu";
+
+const char *kCudaGatherQuads = R"cu(#include "index.cuh"
+extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims map, long long quads) {
+  vouch::gather_quads_kernel<float>(in, out, map, quads);
+}
+extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims map, long long quads) {
+  vouch::gather_quads_kernel<double>(in, out, map, quads);
 }
 )cu";
 
@@ -94,6 +106,25 @@ public:
       ArrayRef<int64_t> perm = cast<PermuteOp>(op).getPerm();
       for (size_t k = 0; k < perm.size(); ++k)
         source[k] = inStrides[perm[k]];
+    }
+    // The last axis read in order, in runs of four from offsets that are
+    // multiples of four: a quad at a time (index.cuh), the map in quads.
+    constexpr int64_t kQuad = 4;
+    if (!res.empty() && source.back() == 1 && res.back() % kQuad == 0 &&
+        llvm::all_of(ArrayRef<int64_t>(source).drop_back(),
+                     [](int64_t s) { return s % kQuad == 0; })) {
+      std::vector<int64_t> extents(res.begin(), res.end()), strides = source;
+      extents.back() /= kQuad;
+      for (size_t k = 0; k + 1 < strides.size(); ++k)
+        strides[k] /= kQuad;
+      const int64_t quads = numel(result) / kQuad;
+      int32_t kernel = builder.kernel("gather_quads", kCudaGatherQuads);
+      addGridStrideStep(builder, kernel,
+                        {KernelArg::buffer(input), KernelArg::buffer(result),
+                         KernelArg::dims(extents, strides),
+                         KernelArg::integer(quads)},
+                        quads);
+      return success();
     }
     int32_t kernel = builder.kernel("gather", kCudaGather);
     addGridStrideStep(builder, kernel,

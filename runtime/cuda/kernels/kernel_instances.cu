@@ -424,6 +424,14 @@ extern "C" __global__ void lab_gather_f64(const double* in, double* out, vouch::
                                           long long n) {
   vouch::gather_kernel<double>(in, out, map, n);
 }
+extern "C" __global__ void lab_gather_quads_f32(const float* in, float* out, vouch::Dims map,
+                                                long long quads) {
+  vouch::gather_quads_kernel<float>(in, out, map, quads);
+}
+extern "C" __global__ void lab_gather_quads_f64(const double* in, double* out,
+                                                vouch::Dims map, long long quads) {
+  vouch::gather_quads_kernel<double>(in, out, map, quads);
+}
 
 // ------------------------------------------------------------ gelu (gelu.cuh)
 

@@ -240,6 +240,7 @@ struct Lab;
     static constexpr auto masked_softmax_cluster = lab_masked_softmax_cluster##SUFFIX; \
     static constexpr auto cross_entropy_grad_cluster = lab_cross_entropy_grad_cluster##SUFFIX; \
     static constexpr auto gather = lab_gather##SUFFIX;              \
+    static constexpr auto gather_quads = lab_gather_quads##SUFFIX;  \
     static constexpr auto gelu = lab_gelu##SUFFIX;                  \
     static constexpr auto gelu_arith = lab_gelu_arith##SUFFIX;      \
     static constexpr auto slice = lab_slice##SUFFIX;                \
@@ -1132,6 +1133,28 @@ void test_small_product(long long batch, long long m, long long n, long long k, 
 
 // ------------------------------------------------------------ broadcast and permute
 
+// Where the map reads the input's last axis in order in runs of four from offsets that
+// are multiples of four (IndexRecipe's rule for gather_quads_kernel), the quad twin
+// against the same reference, exactly; a map that does not qualify is not run (the
+// caller's cases include both kinds).
+template <class T>
+void test_gather_quads(const std::string& tag, const DeviceArray<T>& din,
+                       const std::vector<long long>& res, const std::vector<long long>& source,
+                       const std::vector<double>& want) {
+  if (res.empty() || source.back() != 1 || res.back() % 4 != 0) return;
+  for (size_t k = 0; k + 1 < source.size(); ++k)
+    if (source[k] % 4 != 0) return;
+  std::vector<long long> extents = res, strides = source;
+  extents.back() /= 4;
+  for (size_t k = 0; k + 1 < strides.size(); ++k) strides[k] /= 4;
+  const long long quads = (long long)want.size() / 4;
+  DeviceArray<T> dout(want.size());
+  Lab<T>::gather_quads<<<elementwise_grid(quads), 256>>>(din.p, dout.p,
+                                                         make_dims(extents, strides), quads);
+  LAB_LAUNCHED();
+  report(tag + " in quads", max_abs_err(dout.download(), want), 0);
+}
+
 template <class T>
 void test_permute(const std::vector<long long>& in_shape, const std::vector<int>& perm) {
   const std::vector<long long> in_strides = row_major_strides(in_shape);
@@ -1165,6 +1188,7 @@ void test_permute(const std::vector<long long>& in_shape, const std::vector<int>
     want[i] = x[from];
   }
   report(tag, max_abs_err(dout.download(), want), 0);
+  test_gather_quads<T>(tag, din, res, source, want);
 }
 
 // ------------------------------------------------------------ gelu, slice, concat
@@ -1351,6 +1375,7 @@ void test_broadcast(const std::vector<long long>& in_shape, const std::vector<lo
     want[i] = x[from];
   }
   report(tag, max_abs_err(dout.download(), want), 0);
+  test_gather_quads<T>(tag, din, res, source, want);
 }
 
 // ------------------------------------------------------------------------ optimizer
@@ -2170,11 +2195,19 @@ void validate() {
   test_permute<T>({2, 3, 4, 5}, {0, 1, 2, 3});
   test_permute<T>({64, 33}, {1, 0});
   test_permute<T>({5, 1, 7}, {2, 1, 0});
+  // The last axis kept (quads too): a transformer's heads both ways, and a grid-stride
+  // loop over more quads than the grid has threads.
+  test_permute<T>({2, 5, 3, 8}, {0, 2, 1, 3});
+  test_permute<T>({2, 3, 5, 8}, {0, 2, 1, 3});
+  test_permute<T>({8, 128, 12, 96}, {0, 2, 1, 3});
+  test_permute<T>({3, 4, 6, 12}, {2, 0, 1, 3});
+  test_permute<T>({6, 4}, {1, 0});  // last axis moved: no quads
   test_broadcast<T>({5}, {4, 5}, {1});          // new leading axis
   test_broadcast<T>({3, 1}, {3, 4}, {0, 1});    // extent 1 -> 4
   test_broadcast<T>({}, {6, 7}, {});            // rank-0 to a matrix
   test_broadcast<T>({2, 1, 3}, {2, 5, 3}, {0, 1, 2});
   test_broadcast<T>({4}, {4, 9}, {0});          // trailing repeat
+  test_broadcast<T>({8}, {3, 8}, {1});          // rows of 8: quads too
 
   for (long long n : {1LL, 1000LL, 100003LL}) test_gelu<T>(n);
   test_slice<T>(4, 8, 1, 1, 8, 2, false);        // h[:, 1::2]

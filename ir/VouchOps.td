@@ -591,7 +591,7 @@ def Vouch_SliceOp : Vouch_Op<"slice", [Pure,
   let cpuEvidence = "cpu-kernels";
   let cudaKernelSource =
       "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/slice.cuh";
-  let cudaKernel = "vouch::slice_kernel";
+  let cudaKernel = "vouch::slice_kernel / vouch::slice_quads_kernel";
 }
 
 // slice's VJP: the gradient scattered into zeros of the sliced tensor's
@@ -655,7 +655,7 @@ def Vouch_ConcatOp : Vouch_Op<"concat", [Pure,
   let cpuEvidence = "cpu-kernels";
   let cudaKernelSource =
       "codegen/recipes/SliceRecipe.cpp, runtime/cuda/kernels/concat.cuh";
-  let cudaKernel = "vouch::concat_kernel";
+  let cudaKernel = "vouch::concat_kernel / vouch::concat_quads_kernel";
 }
 
 // torch.nn.functional.embedding: rows of a table picked by i32 ids.

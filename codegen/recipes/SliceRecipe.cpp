@@ -3,7 +3,9 @@
 // Ops of the index family that move whole runs of one axis: slice (and its
 // VJP, slice_scatter) and concat. Each sees its tensors as [outer, n, inner]
 // around the axis. cuda: runtime/cuda/kernels/slice.cuh and concat.cuh, one
-// thread per output element; concat's entry point is emitted per input count
+// thread per output element, or per quad of four where the layout is whole
+// quads (toQuads: a transformer's qkv split and its gradient's concat);
+// concat's entry point is emitted per input count
 // (its pointers and extents are arguments). cpu: runtime/cpu_kernels.h's
 // slice, slice_scatter and concat. Asked before the index recipe, which
 // covers the family's other ops (broadcast, permute).
@@ -64,8 +66,28 @@ std::string filled(std::string text, StringRef kernel) {
   return text;
 }
 
-/// concat's entry points for `count` inputs (concat.cuh's example).
-std::string cudaConcat(size_t count) {
+/// Whether tensors seen as [outer, n, inner] around an axis can be moved a
+/// quad of four elements at a time (common.cuh's Quad, from offsets that are
+/// multiples of four): inner a multiple of four, or inner 1 with every count
+/// on the axis (`onAxis`: n, a slice's start and length, concat's extents) a
+/// multiple of four and a step of 1. Divides the counts by four if so.
+bool toQuads(int64_t &inner, ArrayRef<int64_t *> onAxis, bool unitStep) {
+  constexpr int64_t kQuad = 4;
+  if (inner % kQuad == 0) {
+    inner /= kQuad;
+    return true;
+  }
+  if (inner != 1 || !unitStep ||
+      llvm::any_of(onAxis, [](int64_t *c) { return *c % kQuad != 0; }))
+    return false;
+  for (int64_t *c : onAxis)
+    *c /= kQuad;
+  return true;
+}
+
+/// concat's entry points for `count` inputs (concat.cuh's example), its
+/// quad twin's with `quads`.
+std::string cudaConcat(size_t count, bool quads) {
   std::ostringstream out;
   out << "#include \"concat.cuh\"\n";
   for (const char *t : {"float", "double"}) {
@@ -82,7 +104,7 @@ std::string cudaConcat(size_t count) {
     out << "};\n  const long long extent[] = {";
     for (size_t k = 0; k < count; ++k)
       out << (k ? ", " : "") << "e" << k;
-    out << "};\n  vouch::concat_kernel<" << count
+    out << "};\n  vouch::" << (quads ? "concat_quads_kernel<" : "concat_kernel<") << count
         << ">(out, in, extent, outer, n, inner);\n}\n";
   }
   return out.str();
@@ -135,17 +157,25 @@ public:
                             0, 0, 0);
       return success();
     }
-    int64_t outer, inner;
+    int64_t outer, inner, n = whole[axis];
     splitAt(whole, axis, outer, inner);
-    int64_t m = (end - start + step - 1) / step;
-    int32_t kernel = builder.kernel(
-        kernelName, filled(kCudaSlice, scatter ? "slice_scatter_kernel" : "slice_kernel"));
+    int64_t m = (end - start + step - 1) / step, elements = numel(result);
+    // A slice of whole quads moves them (slice_quads_kernel); its scatter,
+    // which also writes zeros, stays element-wise.
+    const bool quads = !scatter && toQuads(inner, {&n, &start, &m}, step == 1);
+    if (quads)
+      elements /= 4;
+    int32_t kernel =
+        quads ? builder.kernel("slice_quads", filled(kCudaSlice, "slice_quads_kernel"))
+              : builder.kernel(kernelName,
+                               filled(kCudaSlice, scatter ? "slice_scatter_kernel"
+                                                          : "slice_kernel"));
     addGridStrideStep(builder, kernel,
                       {KernelArg::buffer(input), KernelArg::buffer(result),
-                       KernelArg::integer(outer), KernelArg::integer(whole[axis]),
+                       KernelArg::integer(outer), KernelArg::integer(n),
                        KernelArg::integer(inner), KernelArg::integer(start),
                        KernelArg::integer(step), KernelArg::integer(m)},
-                      numel(result));
+                      elements);
     return success();
   }
 
@@ -167,18 +197,27 @@ private:
       builder.addKernelStep(builder.kernel("concat", kCpuConcat), args, 0, 0, 0);
       return success();
     }
-    int64_t outer, inner;
+    int64_t outer, inner, n = shape[axis];
     splitAt(shape, axis, outer, inner);
+    std::vector<int64_t> extents;
+    for (Value v : op.getInputs())
+      extents.push_back(shapeOf(v)[axis]);
+    SmallVector<int64_t *> onAxis = {&n};
+    for (int64_t &e : extents)
+      onAxis.push_back(&e);
+    const bool quads = toQuads(inner, onAxis, /*unitStep=*/true);
     std::vector<KernelArg> args = {KernelArg::buffer(result)};
     for (Value v : op.getInputs())
       args.push_back(KernelArg::buffer(v));
-    for (Value v : op.getInputs())
-      args.push_back(KernelArg::integer(shapeOf(v)[axis]));
+    for (int64_t e : extents)
+      args.push_back(KernelArg::integer(e));
     args.push_back(KernelArg::integer(outer));
-    args.push_back(KernelArg::integer(shape[axis]));
+    args.push_back(KernelArg::integer(n));
     args.push_back(KernelArg::integer(inner));
-    addGridStrideStep(builder, builder.kernel("concat", cudaConcat(count)), args,
-                      numel(result));
+    addGridStrideStep(builder,
+                      builder.kernel(quads ? "concat_quads" : "concat",
+                                     cudaConcat(count, quads)),
+                      args, quads ? numel(result) / 4 : numel(result));
     return success();
   }
 };

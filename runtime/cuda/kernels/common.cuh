@@ -198,6 +198,15 @@ __device__ inline bool arrived_last(unsigned* ticket, unsigned count) {
 }
 __device__ inline bool arrived_last(unsigned* ticket) { return arrived_last(ticket, gridDim.x); }
 
+// Four elements copied as one: 16-byte aligned, one vector access in f32 (two in f64).
+// The copy kernels' quad twins (index.cuh, slice.cuh, concat.cuh) move these where a
+// layout is whole quads from offsets that are multiples of four; buffers start on
+// 16-byte boundaries (cudaMalloc, the data fields' block), so each quad is aligned.
+template <class T>
+struct alignas(16) Quad {
+  T v[4];
+};
+
 }  // namespace vouch
 
 #endif  // VOUCH_RUNTIME_CUDA_KERNELS_COMMON_CUH_

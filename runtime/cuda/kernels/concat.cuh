@@ -12,6 +12,7 @@
 //       long long e0, long long e1, long long outer, long long n, long long inner) {
 //     const float* in[] = {i0, i1}; const long long extent[] = {e0, e1};
 //     vouch::concat_kernel<2>(out, in, extent, outer, n, inner); }
+// and concat_quads_kernel<2> with the arguments counted in quads (grid from total / 4).
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_CONCAT_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_CONCAT_CUH_
 
@@ -37,6 +38,17 @@ __device__ void concat_kernel(T* out, const T* const* in, const long long* exten
       }
     out[idx] = in[k][(o * extent[k] + a) * inner + i];
   }
+}
+
+// concat_kernel on quads (common.cuh): the same arguments counted in quads (inner / 4
+// where inner is a multiple of 4; else, inner 1, every extent and n / 4).
+template <int NIn, class T>
+__device__ void concat_quads_kernel(T* out, const T* const* in, const long long* extent,
+                                    long long outer, long long n, long long inner) {
+  const Quad<T>* quads[NIn];
+#pragma unroll
+  for (int k = 0; k < NIn; ++k) quads[k] = reinterpret_cast<const Quad<T>*>(in[k]);
+  concat_kernel<NIn, Quad<T>>(reinterpret_cast<Quad<T>*>(out), quads, extent, outer, n, inner);
 }
 
 }  // namespace vouch

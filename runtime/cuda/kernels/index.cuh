@@ -38,12 +38,6 @@ __device__ void gather_kernel(const T* in, T* out, const Dims& map, long long n)
     out[i] = in[dims_offset(i, map)];
 }
 
-// Four elements copied as one (16-byte aligned: one vector access for f32).
-template <class T>
-struct alignas(16) Quad {
-  T v[4];
-};
-
 template <class T>
 __device__ void gather_quads_kernel(const T* in, T* out, const Dims& map, long long quads) {
   const Quad<T>* from = reinterpret_cast<const Quad<T>*>(in);

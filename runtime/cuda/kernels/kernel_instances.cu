@@ -501,6 +501,16 @@ extern "C" __global__ void lab_slice_scatter_f64(const double* in, double* out,
                                                  long long step, long long m) {
   vouch::slice_scatter_kernel<double>(in, out, outer, n, inner, start, step, m);
 }
+extern "C" __global__ void lab_slice_quads_f32(const float* in, float* out, long long outer,
+                                               long long n, long long inner, long long start,
+                                               long long step, long long m) {
+  vouch::slice_quads_kernel<float>(in, out, outer, n, inner, start, step, m);
+}
+extern "C" __global__ void lab_slice_quads_f64(const double* in, double* out, long long outer,
+                                               long long n, long long inner, long long start,
+                                               long long step, long long m) {
+  vouch::slice_quads_kernel<double>(in, out, outer, n, inner, start, step, m);
+}
 // Three inputs, as codegen emits concat([a, b, c], axis).
 extern "C" __global__ void lab_concat3_f32(float* out, const float* i0, const float* i1,
                                            const float* i2, long long e0, long long e1,
@@ -517,6 +527,23 @@ extern "C" __global__ void lab_concat3_f64(double* out, const double* i0, const 
   const double* in[] = {i0, i1, i2};
   const long long extent[] = {e0, e1, e2};
   vouch::concat_kernel<3>(out, in, extent, outer, n, inner);
+}
+extern "C" __global__ void lab_concat3_quads_f32(float* out, const float* i0, const float* i1,
+                                                 const float* i2, long long e0, long long e1,
+                                                 long long e2, long long outer, long long n,
+                                                 long long inner) {
+  const float* in[] = {i0, i1, i2};
+  const long long extent[] = {e0, e1, e2};
+  vouch::concat_quads_kernel<3>(out, in, extent, outer, n, inner);
+}
+extern "C" __global__ void lab_concat3_quads_f64(double* out, const double* i0,
+                                                 const double* i1, const double* i2,
+                                                 long long e0, long long e1, long long e2,
+                                                 long long outer, long long n,
+                                                 long long inner) {
+  const double* in[] = {i0, i1, i2};
+  const long long extent[] = {e0, e1, e2};
+  vouch::concat_quads_kernel<3>(out, in, extent, outer, n, inner);
 }
 
 // ------------------------------------------------------------ embedding, gather, scatter_add

@@ -246,6 +246,8 @@ struct Lab;
     static constexpr auto slice = lab_slice##SUFFIX;                \
     static constexpr auto slice_scatter = lab_slice_scatter##SUFFIX; \
     static constexpr auto concat3 = lab_concat3##SUFFIX;            \
+    static constexpr auto slice_quads = lab_slice_quads##SUFFIX;    \
+    static constexpr auto concat3_quads = lab_concat3_quads##SUFFIX; \
     static constexpr auto embedding = lab_embedding##SUFFIX;        \
     static constexpr auto embedding_grad = lab_embedding_grad##SUFFIX; \
     static constexpr auto gather_axis = lab_gather_axis##SUFFIX;    \
@@ -1267,6 +1269,21 @@ void test_slice(long long outer, long long n, long long inner, long long start,
       }
   report(tag, max_abs_err(dy.download(), want_y), 0);
   report(tag + " scatter", max_abs_err(dg.download(), want_g), 0);
+  // The quad twin where SliceRecipe's toQuads allows it: rows of whole quads (inner a
+  // multiple of 4), or the last axis in quads (inner 1, step 1, n, start, m multiples).
+  long long qn = n, qinner = inner, qstart = start, qm = m;
+  if (inner % 4 == 0) {
+    qinner = inner / 4;
+  } else if (inner == 1 && step == 1 && n % 4 == 0 && start % 4 == 0 && m % 4 == 0) {
+    qn = n / 4, qstart = start / 4, qm = m / 4;
+  } else {
+    return;
+  }
+  DeviceArray<T> dq(small);
+  K::slice_quads<<<one_block ? 1 : elementwise_grid(small / 4), 256>>>(
+      dx.p, dq.p, outer, qn, qinner, qstart, step, qm);
+  LAB_LAUNCHED();
+  report(tag + " in quads", max_abs_err(dq.download(), want_y), 0);
 }
 
 // The random ops (random.cuh) against counter_rng.h's generator run on the host (the
@@ -1341,6 +1358,22 @@ void test_concat(long long outer, const long long (&e)[3], long long inner, bool
     for (int k = 0; k < 3; ++k)
       for (long long j = 0; j < e[k] * inner; ++j) want.push_back((*ins[k])[o * e[k] * inner + j]);
   report(tag, max_abs_err(dout.download(), want), 0);
+  // The quad twin where SliceRecipe's toQuads allows it (inner a multiple of 4, or
+  // inner 1 and every extent one).
+  long long q[3] = {e[0], e[1], e[2]}, qn = n, qinner = inner;
+  if (inner % 4 == 0) {
+    qinner = inner / 4;
+  } else if (inner == 1 && e[0] % 4 == 0 && e[1] % 4 == 0 && e[2] % 4 == 0) {
+    for (long long& x : q) x /= 4;
+    qn = n / 4;
+  } else {
+    return;
+  }
+  DeviceArray<T> dq(total);
+  K::concat3_quads<<<one_block ? 1 : elementwise_grid(total / 4), 256>>>(
+      dq.p, da.p, db.p, dc.p, q[0], q[1], q[2], outer, qn, qinner);
+  LAB_LAUNCHED();
+  report(tag + " in quads", max_abs_err(dq.download(), want), 0);
 }
 
 // broadcast(in, result shape, dims): input axis k becomes result axis dims[k]; an input
@@ -2217,6 +2250,14 @@ void validate() {
   test_concat<T>(5, {4, 3, 2}, 1, false);        // features of a batch
   test_concat<T>(1, {2, 5, 1}, 6, false);        // the leading axis
   test_concat<T>(70, {33, 1, 64}, 9, true);
+  // Whole quads: a qkv split on the last axis and its gradient's concat, rows of quads,
+  // and one block over many quads (the grid-stride loop).
+  test_slice<T>(6, 24, 1, 8, 16, 1, false);
+  test_slice<T>(3, 5, 8, 1, 5, 2, false);
+  test_slice<T>(512, 96, 1, 32, 64, 1, true);
+  test_concat<T>(6, {8, 8, 8}, 1, false);
+  test_concat<T>(2, {1, 2, 3}, 4, false);
+  test_concat<T>(300, {8, 4, 12}, 1, true);
   test_embedding<T>(37, 10, 8, false, false);      // ids repeat, rows skipped
   test_embedding<T>(1000, 50, 33, true, false);    // one block: the grid-stride loop
   test_embedding<T>(12, 5, 3, false, true);

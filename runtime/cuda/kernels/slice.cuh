@@ -14,7 +14,8 @@
 //   extern "C" __global__ void k_f32(const float* in, float* out, long long outer,
 //       long long n, long long inner, long long start, long long step, long long m) {
 //     vouch::slice_kernel<float>(in, out, outer, n, inner, start, step, m); }
-// and the same for slice_scatter_kernel (n: the result's extent on the axis).
+// and the same for slice_scatter_kernel (n: the result's extent on the axis) and
+// slice_quads_kernel (the arguments counted in quads; the grid from total / 4).
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_SLICE_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_SLICE_CUH_
 
@@ -33,6 +34,16 @@ __device__ void slice_kernel(const T* in, T* out, long long outer, long long n,
     const long long o = index_div(q, m), j = q - o * m;
     out[idx] = in[(o * n + start + j * step) * inner + i];
   }
+}
+
+// slice_kernel on quads (common.cuh): the same arguments counted in quads (inner / 4
+// where inner is a multiple of 4; else, inner 1 and step 1, n, start and m / 4).
+template <class T>
+__device__ void slice_quads_kernel(const T* in, T* out, long long outer, long long n,
+                                   long long inner, long long start, long long step,
+                                   long long m) {
+  slice_kernel<Quad<T>>(reinterpret_cast<const Quad<T>*>(in), reinterpret_cast<Quad<T>*>(out),
+                        outer, n, inner, start, step, m);
 }
 
 // out [outer, n, inner]: in [outer, m, inner]'s element where the axis entry is

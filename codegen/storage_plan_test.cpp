@@ -74,30 +74,47 @@ struct Steps {
   }
 };
 
-// t1 lives over every step; t2 [1, 2] and t3 [2, 3] overlap at step 2; d is
-// first written at step 4, after both died: it takes the slot that fits best
-// (t3's 4 elements, not t2's 8), and t1, t2 keep their own storage.
+// The chain of the two tests below: t1 lives over every step; t2 [1, 2] and
+// t3 [2, 3] overlap at step 2; d is first written at step 4, after both died.
+// With `view`, the VJP also reads t3 through a view at step 4.
+struct Chain {
+  int32_t w, gw, x, t1, t2, t3, loss, d, view = -1;
+};
+Chain buildChain(Steps &p, bool view) {
+  Chain c;
+  c.w = p.buffer("w", 4), c.gw = p.buffer("gw", 4), c.x = p.buffer("x", 4);
+  c.t1 = p.buffer("t1", 4), c.t2 = p.buffer("t2", 8), c.t3 = p.buffer("t3", 4);
+  c.loss = p.buffer("loss", 1), c.d = p.buffer("d", 4);
+  if (view)
+    c.view = p.buffer("t3_view", 4, c.t3);
+  p.params = {c.w};
+  p.grads = {c.gw};
+  p.fields = {c.x};
+  p.loss = p.output = c.loss;
+  p.step({c.x, c.w}, {c.t1});  // 0
+  p.step({c.t1}, {c.t2});      // 1
+  p.step({c.t2}, {c.t3});      // 2
+  p.step({c.t3}, {c.loss});    // 3
+  if (view)                    // 4: the VJP
+    p.step({c.loss, c.t1, c.view}, {c.d});
+  else
+    p.step({c.loss, c.t1}, {c.d});
+  p.step({c.d, c.x}, {c.gw});  // 5
+  p.finish(2);
+  return c;
+}
+
+// d takes the slot that fits best (t3's 4 elements, not t2's 8); t1 and t2
+// keep their own storage.
 TEST(StoragePlanTest, ADeadBuffersStorageGoesToTheBestFittingNewcomer) {
   Steps p;
-  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
-  int32_t t1 = p.buffer("t1", 4), t2 = p.buffer("t2", 8), t3 = p.buffer("t3", 4);
-  int32_t loss = p.buffer("loss", 1), d = p.buffer("d", 4);
-  p.params = {w};
-  p.grads = {gw};
-  p.fields = {x};
-  p.loss = p.output = loss;
-  p.step({x, w}, {t1});   // 0
-  p.step({t1}, {t2});     // 1
-  p.step({t2}, {t3});     // 2
-  p.step({t3}, {loss});   // 3
-  p.step({loss, t1}, {d}); // 4: the VJP
-  p.step({d, x}, {gw});   // 5
-  StoragePlan plan = planStorage(p.finish(2));
+  const Chain c = buildChain(p, /*view=*/false);
+  StoragePlan plan = planStorage(p.program);
   ASSERT_EQ(plan.slotNumel.size(), 1u);
   EXPECT_EQ(plan.slotNumel[0], 4);
-  EXPECT_EQ(plan.slotOf[t3], 0);
-  EXPECT_EQ(plan.slotOf[d], 0);
-  for (int32_t b : {w, gw, x, t1, t2, loss})
+  EXPECT_EQ(plan.slotOf[c.t3], 0);
+  EXPECT_EQ(plan.slotOf[c.d], 0);
+  for (int32_t b : {c.w, c.gw, c.x, c.t1, c.t2, c.loss})
     EXPECT_EQ(plan.slotOf[b], -1) << p.buffers[b].name;
   EXPECT_EQ(plan.shared, 2);
   EXPECT_EQ(plan.ownedBefore, 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4);
@@ -110,26 +127,13 @@ TEST(StoragePlanTest, ADeadBuffersStorageGoesToTheBestFittingNewcomer) {
 // step 4, so d cannot have t3's storage and takes t2's (8 elements fit 4).
 TEST(StoragePlanTest, AViewKeepsItsSourceAliveUntilItsLastReader) {
   Steps p;
-  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
-  int32_t t1 = p.buffer("t1", 4), t2 = p.buffer("t2", 8), t3 = p.buffer("t3", 4);
-  int32_t loss = p.buffer("loss", 1), d = p.buffer("d", 4);
-  int32_t view = p.buffer("t3_view", 4, t3);
-  p.params = {w};
-  p.grads = {gw};
-  p.fields = {x};
-  p.loss = p.output = loss;
-  p.step({x, w}, {t1});
-  p.step({t1}, {t2});
-  p.step({t2}, {t3});
-  p.step({t3}, {loss});
-  p.step({loss, t1, view}, {d});
-  p.step({d, x}, {gw});
-  StoragePlan plan = planStorage(p.finish(2));
-  EXPECT_EQ(plan.slotOf[view], -1);  // a view has no storage of its own
-  EXPECT_EQ(plan.slotOf[t3], -1);
-  ASSERT_GE(plan.slotOf[d], 0);
-  EXPECT_EQ(plan.slotOf[d], plan.slotOf[t2]);
-  EXPECT_EQ(plan.slotNumel[plan.slotOf[d]], 8);
+  const Chain c = buildChain(p, /*view=*/true);
+  StoragePlan plan = planStorage(p.program);
+  EXPECT_EQ(plan.slotOf[c.view], -1);  // a view has no storage of its own
+  EXPECT_EQ(plan.slotOf[c.t3], -1);
+  ASSERT_GE(plan.slotOf[c.d], 0);
+  EXPECT_EQ(plan.slotOf[c.d], plan.slotOf[c.t2]);
+  EXPECT_EQ(plan.slotNumel[plan.slotOf[c.d]], 8);
 }
 
 // Every buffer below has a lifetime disjoint from the temporary `t`'s and

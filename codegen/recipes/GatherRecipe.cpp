@@ -74,23 +74,6 @@ extern "C" __global__ void @NAME@_f64(const double* in, const int* index, const 
 }
 )cu";
 
-std::string filled(std::string text, StringRef kernel) {
-  for (size_t at; (at = text.find("@KERNEL@")) != std::string::npos;)
-    text.replace(at, 8, kernel.str());
-  return text;
-}
-
-/// The extents of `shape` before and after `axis`.
-void splitAt(ArrayRef<int64_t> shape, int64_t axis, int64_t &outer,
-             int64_t &inner) {
-  outer = 1;
-  inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
-    inner *= shape[d];
-}
-
 class GatherRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "gather"; }
@@ -112,7 +95,7 @@ public:
       std::string kernel =
           cpu ? kernelName.str() : kernelName.str() + "_kernel";
       int32_t index = builder.kernel(
-          kernelName, filled(cpu ? kCpuEmbedding : kCudaEmbedding, kernel));
+          kernelName, withKernel(cpu ? kCpuEmbedding : kCudaEmbedding, kernel));
       addGridStrideStep(
           builder, index,
           {KernelArg::buffer(ids), KernelArg::buffer(x),

@@ -44,21 +44,14 @@ void @NAME@(const vouch::rt::ArgValue* args) {
 }
 )cpp";
 
+/// gather_kernel's and gather_quads_kernel's entry points (n: elements or
+/// quads).
 const char *kCudaGather = R"cu(#include "index.cuh"
 extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims map, long long n) {
-  vouch::gather_kernel<float>(in, out, map, n);
+  vouch::@KERNEL@<float>(in, out, map, n);
 }
 extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims map, long long n) {
-  vouch::gather_kernel<double>(in, out, map, n);
-}
-)cu";
-
-const char *kCudaGatherQuads = R"cu(#include "index.cuh"
-extern "C" __global__ void @NAME@_f32(const float* in, float* out, vouch::Dims map, long long quads) {
-  vouch::gather_quads_kernel<float>(in, out, map, quads);
-}
-extern "C" __global__ void @NAME@_f64(const double* in, double* out, vouch::Dims map, long long quads) {
-  vouch::gather_quads_kernel<double>(in, out, map, quads);
+  vouch::@KERNEL@<double>(in, out, map, n);
 }
 )cu";
 
@@ -118,7 +111,8 @@ public:
       for (size_t k = 0; k + 1 < strides.size(); ++k)
         strides[k] /= kQuad;
       const int64_t quads = numel(result) / kQuad;
-      int32_t kernel = builder.kernel("gather_quads", kCudaGatherQuads);
+      int32_t kernel = builder.kernel(
+          "gather_quads", withKernel(kCudaGather, "gather_quads_kernel"));
       addGridStrideStep(builder, kernel,
                         {KernelArg::buffer(input), KernelArg::buffer(result),
                          KernelArg::dims(extents, strides),
@@ -126,7 +120,8 @@ public:
                         quads);
       return success();
     }
-    int32_t kernel = builder.kernel("gather", kCudaGather);
+    int32_t kernel =
+        builder.kernel("gather", withKernel(kCudaGather, "gather_kernel"));
     addGridStrideStep(builder, kernel,
                       {KernelArg::buffer(input), KernelArg::buffer(result),
                        KernelArg::dims(res, source),

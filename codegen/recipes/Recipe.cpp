@@ -81,6 +81,22 @@ uint32_t gridStrideBlocks(int64_t lanes) {
       std::max<int64_t>(1, std::min<int64_t>((lanes + 255) / 256, 1056)));
 }
 
+std::string withKernel(std::string source, llvm::StringRef kernel) {
+  for (size_t at; (at = source.find("@KERNEL@")) != std::string::npos;)
+    source.replace(at, 8, kernel.str());
+  return source;
+}
+
+void splitAt(llvm::ArrayRef<int64_t> shape, int64_t axis, int64_t &outer,
+             int64_t &inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+}
+
 void addGridStrideStep(ProgramBuilder &builder, int32_t kernel,
                        llvm::ArrayRef<KernelArg> args, int64_t lanes) {
   if (builder.target() == Target::Cpu)

@@ -80,6 +80,15 @@ struct RecipeRegistration {
 /// The op table's family of `op` (Structural for an op without a row).
 OpFamily familyOf(mlir::Operation *op);
 
+/// `source` with every `@KERNEL@` replaced by `kernel`: one entry-point
+/// template for the kernels of a family that take the same arguments.
+std::string withKernel(std::string source, llvm::StringRef kernel);
+
+/// The extents of `shape` before and after `axis` (a tensor seen as [outer,
+/// n, inner] around the axis).
+void splitAt(llvm::ArrayRef<int64_t> shape, int64_t axis, int64_t &outer,
+             int64_t &inner);
+
 /// Launch grid of a grid-stride kernel over `lanes` work items (256
 /// threads a block, at most 1056 blocks: 8 per SM of an H200).
 uint32_t gridStrideBlocks(int64_t lanes);

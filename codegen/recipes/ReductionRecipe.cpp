@@ -108,9 +108,7 @@ public:
       std::string call(findOpFacts(op->getName().stripDialect())->cpuKernel);
       std::string base = call.substr(call.rfind("::") + 2);
       base = base.substr(0, base.find('<'));
-      std::string source = kCpuSource;
-      source.replace(source.find("@KERNEL@"), 8, call);
-      int32_t kernel = builder.kernel(base, source);
+      int32_t kernel = builder.kernel(base, withKernel(kCpuSource, call));
       builder.addKernelStep(
           kernel,
           {KernelArg::buffer(input), KernelArg::buffer(result),

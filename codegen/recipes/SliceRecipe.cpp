@@ -60,12 +60,6 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long o
 }
 )cu";
 
-std::string filled(std::string text, StringRef kernel) {
-  for (size_t at; (at = text.find("@KERNEL@")) != std::string::npos;)
-    text.replace(at, 8, kernel.str());
-  return text;
-}
-
 /// Whether tensors seen as [outer, n, inner] around an axis can be moved a
 /// quad of four elements at a time (common.cuh's Quad, from offsets that are
 /// multiples of four): inner a multiple of four, or inner 1 with every count
@@ -110,17 +104,6 @@ std::string cudaConcat(size_t count, bool quads) {
   return out.str();
 }
 
-/// The extents of `shape` before and after `axis`.
-void splitAt(ArrayRef<int64_t> shape, int64_t axis, int64_t &outer,
-             int64_t &inner) {
-  outer = 1;
-  inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
-    inner *= shape[d];
-}
-
 KernelArg shapeArg(ArrayRef<int64_t> shape) {
   std::vector<int64_t> zeros(shape.size(), 0);
   return KernelArg::dims(shape, zeros);
@@ -148,7 +131,7 @@ public:
     ArrayRef<int64_t> whole = shapeOf(scatter ? result : input);
     StringRef kernelName = scatter ? "slice_scatter" : "slice";
     if (builder.target() == Target::Cpu) {
-      int32_t kernel = builder.kernel(kernelName, filled(kCpuSlice, kernelName));
+      int32_t kernel = builder.kernel(kernelName, withKernel(kCpuSlice, kernelName));
       builder.addKernelStep(kernel,
                             {KernelArg::buffer(input), KernelArg::buffer(result),
                              shapeArg(whole), KernelArg::integer(axis),
@@ -166,9 +149,9 @@ public:
     if (quads)
       elements /= 4;
     int32_t kernel =
-        quads ? builder.kernel("slice_quads", filled(kCudaSlice, "slice_quads_kernel"))
+        quads ? builder.kernel("slice_quads", withKernel(kCudaSlice, "slice_quads_kernel"))
               : builder.kernel(kernelName,
-                               filled(kCudaSlice, scatter ? "slice_scatter_kernel"
+                               withKernel(kCudaSlice, scatter ? "slice_scatter_kernel"
                                                           : "slice_kernel"));
     addGridStrideStep(builder, kernel,
                       {KernelArg::buffer(input), KernelArg::buffer(result),

@@ -2,6 +2,7 @@
 #include "codegen/StoragePlan.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "runtime/executor.h"
@@ -44,8 +45,8 @@ std::vector<Lifetime> lifetimes(const rt::Program &p) {
 
 struct Slot {
   int64_t numel;
-  int32_t lastUse;  ///< the last step (position) its current occupant is live
-  int32_t members;
+  /// Its occupants' lifetimes, first step -> last step (disjoint).
+  std::map<int32_t, int32_t> busy;
 };
 
 } // namespace
@@ -76,10 +77,6 @@ StoragePlan planStorage(const rt::Program &p) {
     if (!pinned[static_cast<size_t>(b)] && !d.zero_init && l.first >= 0 && !l.firstReads)
       candidates.push_back(b);
   }
-  std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t x, int32_t y) {
-    return life[static_cast<size_t>(x)].first < life[static_cast<size_t>(y)].first;
-  });
-
   std::vector<int64_t> change(static_cast<size_t>(p.num_steps) + 1, 0);
   int64_t sharable = 0;
   for (int32_t b : candidates) {
@@ -93,48 +90,43 @@ StoragePlan planStorage(const rt::Program &p) {
     mostLive = std::max(mostLive, live += c);
   plan.ownedAtLeast = plan.ownedBefore - sharable + mostLive;
 
-  // Greedy in order of first use. A free slot (its occupant dead before this
-  // buffer's first step) that fits best is taken, the one freed longest ago
-  // among equals: a write into a slot waits on cuda for its last readers, so
-  // reusing the oldest keeps independent launches side by side. With none
-  // that fits, the largest free slot grows; with none free, a new slot.
+  // Largest first: each buffer goes into the smallest slot none of whose
+  // occupants is alive at any step it is (every slot holds a buffer at least
+  // as large, so none grows), else into a new slot. Smaller buffers fill the
+  // gaps in the lifetimes of larger ones.
+  auto numelOf = [&](int32_t b) { return std::max<int64_t>(p.buffers[b].numel, 1); };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t x, int32_t y) {
+    if (numelOf(x) != numelOf(y))
+      return numelOf(x) > numelOf(y);
+    return life[static_cast<size_t>(x)].first < life[static_cast<size_t>(y)].first;
+  });
   std::vector<Slot> slots;
   for (int32_t b : candidates) {
     const Lifetime &l = life[static_cast<size_t>(b)];
-    const int64_t numel = std::max<int64_t>(p.buffers[b].numel, 1);
-    int32_t fit = -1, grow = -1;
+    int32_t best = -1;
     for (int32_t s = 0; s < static_cast<int32_t>(slots.size()); ++s) {
-      const Slot &slot = slots[static_cast<size_t>(s)];
-      if (slot.lastUse >= l.first)
+      if (best >= 0 && slots[s].numel >= slots[best].numel)
         continue;
-      auto older = [&](int32_t other) {
-        return slot.lastUse < slots[static_cast<size_t>(other)].lastUse;
-      };
-      if (slot.numel >= numel) {
-        if (fit < 0 || slot.numel < slots[static_cast<size_t>(fit)].numel ||
-            (slot.numel == slots[static_cast<size_t>(fit)].numel && older(fit)))
-          fit = s;
-      } else if (grow < 0 || slot.numel > slots[static_cast<size_t>(grow)].numel ||
-                 (slot.numel == slots[static_cast<size_t>(grow)].numel && older(grow))) {
-        grow = s;
-      }
+      // The occupants, by first step: the one starting last before l.last
+      // is the only one that can reach into [l.first, l.last].
+      const std::map<int32_t, int32_t> &busy = slots[s].busy;
+      auto next = busy.upper_bound(l.last);
+      if (next != busy.begin() && std::prev(next)->second >= l.first)
+        continue;
+      best = s;
     }
-    int32_t s = fit >= 0 ? fit : grow;
-    if (s < 0) {
-      s = static_cast<int32_t>(slots.size());
-      slots.push_back({numel, -1, 0});
+    if (best < 0) {
+      best = static_cast<int32_t>(slots.size());
+      slots.push_back({numelOf(b), {}});
     }
-    Slot &slot = slots[static_cast<size_t>(s)];
-    slot.numel = std::max(slot.numel, numel);
-    slot.lastUse = l.last;
-    slot.members++;
-    plan.slotOf[static_cast<size_t>(b)] = s;
+    slots[best].busy.emplace(l.first, l.last);
+    plan.slotOf[static_cast<size_t>(b)] = best;
   }
 
   // A slot of one occupant is just that buffer's own storage.
   std::vector<int32_t> renumber(slots.size(), -1);
   for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].members > 1) {
+    if (slots[s].busy.size() > 1) {
       renumber[s] = static_cast<int32_t>(plan.slotNumel.size());
       plan.slotNumel.push_back(slots[s].numel);
     }

@@ -119,7 +119,50 @@ void foldTilingScatterSums(Block &block) {
   }
 }
 
+/// A forward pointwise op of one operand whose result the backward pass
+/// reads, while it also reads the operand (GPT-2's gelu: the next linear's
+/// VJP reads gelu(h), gelu's own VJP reads h), and whose result has at least
+/// `minElements` elements (minElements > 0): the backward pass computes the
+/// result again from the operand, right before its first backward reader, so
+/// the forward result dies with its last forward reader instead of living
+/// until the backward pass. One op of the result's size (a read and a write)
+/// buys that size of memory between the two passes, and the peak never
+/// grows: the operand and the result have one shape.
+void recomputePointwise(Block &block, int64_t minElements) {
+  if (minElements <= 0)
+    return;
+  auto backward = [](Operation *user) { return user->hasAttr(kVjpOfAttr); };
+  for (Operation &op : block) {
+    if (!isa<PointwiseOpInterface>(op) || op.getNumOperands() != 1 ||
+        op.getNumResults() != 1 || !op.hasAttr(kNodeAttr) ||
+        cast<RankedTensorType>(op.getResult(0).getType()).getNumElements() <
+            minElements)
+      continue;
+    Value input = op.getOperand(0), result = op.getResult(0);
+    if (!llvm::any_of(input.getUsers(), backward))
+      continue;
+    // The backward readers, in block order (the order they run in).
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : result.getUses())
+      if (backward(use.getOwner()))
+        uses.push_back(&use);
+    if (uses.empty())
+      continue;
+    Operation *first = uses.front()->getOwner();
+    for (OpOperand *use : uses)
+      if (use->getOwner()->isBeforeInBlock(first))
+        first = use->getOwner();
+    OpBuilder b(first);
+    Operation *again = b.clone(op);
+    again->removeAttr(kNodeAttr);
+    again->setAttr(kVjpOfAttr, first->getAttr(kVjpOfAttr));
+    for (OpOperand *use : uses)
+      use->set(again->getResult(0));
+  }
+}
+
 struct AutodiffPass : public vouch::impl::AutodiffBase<AutodiffPass> {
+  using AutodiffBase::AutodiffBase;
   void runOnOperation() override;
 };
 
@@ -228,6 +271,7 @@ void AutodiffPass::runOnOperation() {
   }
 
   foldTilingScatterSums(block);
+  recomputePointwise(block, recomputeMinElements);
 
   // VJP rules build every operand's gradient; drop those nobody reads (the
   // gradient of a target or an input, say).

@@ -19,12 +19,16 @@ namespace vouch {
 using namespace mlir;
 using namespace vouch;
 
-void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention) {
+void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
+                              int64_t recomputeMinElements) {
   OpPassManager &model = pm.nest<ModelOp>();
   DecomposeOptions options;
   options.attention = attention.str();
   model.addPass(createDecompose(options));
-  model.addPass(createAutodiff());
+  AutodiffOptions autodiff;
+  if (recomputeMinElements >= 0)
+    autodiff.recomputeMinElements = recomputeMinElements;
+  model.addPass(createAutodiff(autodiff));
 }
 
 namespace {

@@ -16,9 +16,11 @@ namespace vouch {
 
 /// vouch-decompose then vouch-autodiff, nested on every model: what every
 /// pipeline that trains runs first. `attention` is vouch-decompose's option
-/// (composed, fused or auto).
+/// (composed, fused or auto); `recomputeMinElements` vouch-autodiff's
+/// recompute-min-elements (-1: its default).
 void addAutodiffPasses(mlir::OpPassManager &pm,
-                       llvm::StringRef attention = "composed");
+                       llvm::StringRef attention = "composed",
+                       int64_t recomputeMinElements = -1);
 
 /// True for ops the fusion pass may put into a pointwise kernel.
 bool isFusible(mlir::Operation *op);

@@ -46,8 +46,19 @@ def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {
     VJP gets `vouch.vjp_of` = that id, so the runtime tape can run the
     backward of one node at a time. One `vouch.param_grad` per param, in
     param order (zeros where no gradient flows). An op on the gradient path
-    without a VJP rule is an error naming the op.
+    without a VJP rule is an error naming the op. Two rewrites of the result:
+    the gradient of a value split into pieces that tile one axis is their
+    concat; and the backward pass computes a one-operand pointwise result of
+    at least `recompute-min-elements` elements again from its operand (which
+    it reads anyway) instead of keeping it from the forward pass.
   }];
+  let options = [
+    Option<"recomputeMinElements", "recompute-min-elements", "int64_t",
+           /*default=*/"1 << 20",
+           "Recompute a pointwise result of at least this many elements in "
+           "the backward pass (0: never); smaller ones are kept (the memory "
+           "they hold does not pay for a launch)">
+  ];
 }
 
 def PlanPass : Pass<"vouch-plan", "::vouch::ModelOp"> {

@@ -109,6 +109,20 @@ const std::vector<GradCase> &cases() {
       {"relu", {{"a", {2, 4}}},
        "  %out = vouch.relu %a : (tensor<2x4xf64>) -> tensor<2x4xf64>",
        {2, 4}, 1e-8, 1e-7},
+      // A pointwise result the backward pass reads, whose operand it reads
+      // too: what vouch-autodiff may recompute (GradCheckRecompute).
+      {"relu", {{"a", {2, 4}}, {"b", {2, 4}}},
+       "  %h = vouch.relu %a : (tensor<2x4xf64>) -> tensor<2x4xf64>\n"
+       "  %out = vouch.mul %h, %b : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"abs", {{"a", {2, 4}}, {"b", {2, 4}}},
+       "  %h = vouch.abs %a : (tensor<2x4xf64>) -> tensor<2x4xf64>\n"
+       "  %out = vouch.mul %b, %h : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-8, 1e-7},
+      {"gelu", {{"a", {3, 4}}, {"w", {4, 2}}},
+       "  %g = vouch.gelu %a approximate \"tanh\" : (tensor<3x4xf64>) -> tensor<3x4xf64>\n"
+       "  %out = vouch.matmul %g, %w : (tensor<3x4xf64>, tensor<4x2xf64>) -> tensor<3x2xf64>",
+       {3, 2}, 1e-8, 1e-7},
       {"tanh", {{"a", {2, 4}}},
        "  %out = vouch.tanh %a : (tensor<2x4xf64>) -> tensor<2x4xf64>",
        {2, 4}, 1e-8, 1e-7},
@@ -458,9 +472,11 @@ const std::vector<GradCase> &cases() {
   return all;
 }
 
-/// The case's model, differentiated by vouch-autodiff (kept alive by `module`).
+/// The case's model, differentiated by vouch-autodiff (kept alive by `module`)
+/// with its recompute-min-elements (-1: the default).
 vouch::ModelOp differentiated(MLIRContext &context, const GradCase &c,
-                              OwningOpRef<ModuleOp> &module) {
+                              OwningOpRef<ModuleOp> &module,
+                              int64_t recomputeMinElements = -1) {
   vouch::registerVouchDialect(context);
   std::string text = modelText(c);
   module = parseSourceString<ModuleOp>(text, &context);
@@ -468,10 +484,12 @@ vouch::ModelOp differentiated(MLIRContext &context, const GradCase &c,
   if (!module)
     return {};
   PassManager pm(&context);
-  vouch::addAutodiffPasses(pm);
+  vouch::addAutodiffPasses(pm, "composed", recomputeMinElements);
   EXPECT_TRUE(succeeded(pm.run(*module))) << text;
   return *module->getOps<vouch::ModelOp>().begin();
 }
+
+size_t opCount(vouch::ModelOp model) { return model.getBlock().getOperations().size(); }
 
 class GradCheck : public ::testing::TestWithParam<size_t> {};
 
@@ -511,6 +529,38 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
           << " + rtol " << c.rtol << "·|fd|";
     }
   }
+
+  // The backward pass recomputing every one-operand pointwise result it can
+  // (recompute-min-elements = 1) gives bitwise the same gradients: the
+  // interpreter evaluates the same function of the same values.
+  MLIRContext again;
+  OwningOpRef<ModuleOp> recomputedModule;
+  vouch::ModelOp recomputed = differentiated(again, c, recomputedModule, 1);
+  ASSERT_TRUE(recomputed);
+  auto same = vouch::interpret(recomputed, feeds);
+  ASSERT_TRUE(succeeded(same));
+  for (const Param &p : c.params)
+    EXPECT_EQ(same->paramGrads.at(p.name).data, analytic->paramGrads.at(p.name).data)
+        << c.name << ": d loss / d " << p.name << " with pointwise results recomputed";
+}
+
+// The comparison above is not vacuous: recomputation happens in the cases
+// whose backward reads a one-operand pointwise result and its operand (relu,
+// abs, gelu composed with another op), and only where the result has at
+// least recompute-min-elements elements (none of these at the default).
+TEST(GradCheckRecompute, CasesWherePointwiseResultsAreRecomputed) {
+  std::vector<std::string> recomputed;
+  for (const GradCase &c : cases()) {
+    MLIRContext a, b, d;
+    OwningOpRef<ModuleOp> ma, mb, md;
+    vouch::ModelOp every = differentiated(a, c, ma, 1), never = differentiated(b, c, mb, 0);
+    vouch::ModelOp byDefault = differentiated(d, c, md);
+    ASSERT_TRUE(every && never && byDefault);
+    EXPECT_EQ(opCount(byDefault), opCount(never)) << c.name;
+    if (opCount(every) > opCount(never))
+      recomputed.push_back(c.name);
+  }
+  EXPECT_GE(recomputed.size(), 3u) << "recomputed in: " << ::testing::PrintToString(recomputed);
 }
 
 INSTANTIATE_TEST_SUITE_P(

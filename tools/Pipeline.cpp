@@ -41,7 +41,7 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
     return nullptr;
   if (options.autodiff) {
     PassManager pm(&context);
-    addAutodiffPasses(pm, options.attention);
+    addAutodiffPasses(pm, options.attention, options.recomputeMinElements);
     if (failed(pm.run(*module)))
       return nullptr;
   }
@@ -59,6 +59,12 @@ void declareImportOptions(CommandLine &cl) {
             "and three backward kernels, no Tq x Tk matrix; tensor cores "
             "under --precision tf32 or bf16); default fused for cuda (where heads fit its "
             "kernels: at most 256 features), composed for cpu");
+  cl.option("recompute-min-elements", "N",
+            "the backward pass computes a one-operand pointwise result (a "
+            "gelu) of at least N elements again from its operand instead of "
+            "keeping it from the forward pass: less memory, one more launch "
+            "each (0: never)",
+            "1048576");
 }
 
 void declarePrecisionOption(CommandLine &cl) {
@@ -109,6 +115,19 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
     options.attention = *form;
   } else {
     options.attention = defaultAttention(cl);
+  }
+  if (cl.has("recompute-min-elements")) {
+    long long n;
+    std::string error;
+    if (!cl.getInt("recompute-min-elements", n, error) || n < 0) {
+      llvm::errs() << "error: "
+                   << (error.empty() ? "--recompute-min-elements must be at "
+                                       "least 0"
+                                     : error)
+                   << "\n";
+      return false;
+    }
+    options.recomputeMinElements = n;
   }
   if (cl.has("config")) {
     std::string given = cl.get("config");

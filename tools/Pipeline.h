@@ -21,6 +21,8 @@ struct LoadOptions {
   /// scaled_dot_product_attention's form (vouch-decompose's option):
   /// composed, fused or auto.
   std::string attention = "composed";
+  /// vouch-autodiff's recompute-min-elements (-1: its default).
+  int64_t recomputeMinElements = -1;
 };
 
 /// Reads, imports and verifies a model description, printing every

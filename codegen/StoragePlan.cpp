@@ -66,13 +66,15 @@ StoragePlan planStorage(const rt::Program &p) {
   pin(p.loss);
   pin(p.output);
 
+  // A rank-0 value still takes one element.
+  auto numelOf = [&](int32_t b) { return std::max<int64_t>(p.buffers[b].numel, 1); };
   const std::vector<Lifetime> life = lifetimes(p);
   std::vector<int32_t> candidates;
   for (int32_t b = 0; b < n; ++b) {
     const rt::BufferDesc &d = p.buffers[b];
     if (d.alias_of != -1)
       continue;
-    plan.ownedBefore += std::max<int64_t>(d.numel, 1);
+    plan.ownedBefore += numelOf(b);
     const Lifetime &l = life[static_cast<size_t>(b)];
     if (!pinned[static_cast<size_t>(b)] && !d.zero_init && l.first >= 0 && !l.firstReads)
       candidates.push_back(b);
@@ -80,7 +82,7 @@ StoragePlan planStorage(const rt::Program &p) {
   std::vector<int64_t> change(static_cast<size_t>(p.num_steps) + 1, 0);
   int64_t sharable = 0;
   for (int32_t b : candidates) {
-    const int64_t numel = std::max<int64_t>(p.buffers[b].numel, 1);
+    const int64_t numel = numelOf(b);
     sharable += numel;
     change[static_cast<size_t>(life[static_cast<size_t>(b)].first)] += numel;
     change[static_cast<size_t>(life[static_cast<size_t>(b)].last) + 1] -= numel;
@@ -94,7 +96,6 @@ StoragePlan planStorage(const rt::Program &p) {
   // occupants is alive at any step it is (every slot holds a buffer at least
   // as large, so none grows), else into a new slot. Smaller buffers fill the
   // gaps in the lifetimes of larger ones.
-  auto numelOf = [&](int32_t b) { return std::max<int64_t>(p.buffers[b].numel, 1); };
   std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t x, int32_t y) {
     if (numelOf(x) != numelOf(y))
       return numelOf(x) > numelOf(y);
@@ -137,7 +138,7 @@ StoragePlan planStorage(const rt::Program &p) {
       continue;
     slot = renumber[static_cast<size_t>(slot)];
     if (slot >= 0) {
-      plan.ownedAfter -= std::max<int64_t>(p.buffers[b].numel, 1);
+      plan.ownedAfter -= numelOf(b);
       plan.shared++;
     }
   }

@@ -141,7 +141,8 @@ void recomputePointwise(Block &block, int64_t minElements) {
     Value input = op.getOperand(0), result = op.getResult(0);
     if (!llvm::any_of(input.getUsers(), backward))
       continue;
-    // The backward readers, in block order (the order they run in).
+    // The backward readers (a use list has no order); the recomputation goes
+    // before the earliest in the block, which is the first to run.
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : result.getUses())
       if (backward(use.getOwner()))

@@ -102,7 +102,7 @@ public:
     }
     // The last axis read in order, in runs of four from offsets that are
     // multiples of four: a quad at a time (index.cuh), the map in quads.
-    constexpr int64_t kQuad = 4;
+    constexpr int64_t kQuad = kQuadElements;
     if (!res.empty() && source.back() == 1 && res.back() % kQuad == 0 &&
         llvm::all_of(ArrayRef<int64_t>(source).drop_back(),
                      [](int64_t s) { return s % kQuad == 0; })) {

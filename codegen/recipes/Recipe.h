@@ -80,6 +80,9 @@ struct RecipeRegistration {
 /// The op table's family of `op` (Structural for an op without a row).
 OpFamily familyOf(mlir::Operation *op);
 
+/// Elements the copy kernels' quad twins move at a time (common.cuh's Quad).
+inline constexpr int64_t kQuadElements = 4;
+
 /// `source` with every `@KERNEL@` replaced by `kernel`: one entry-point
 /// template for the kernels of a family that take the same arguments.
 std::string withKernel(std::string source, llvm::StringRef kernel);

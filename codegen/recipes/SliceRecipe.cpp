@@ -66,7 +66,7 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, long long o
 /// on the axis (`onAxis`: n, a slice's start and length, concat's extents) a
 /// multiple of four and a step of 1. Divides the counts by four if so.
 bool toQuads(int64_t &inner, ArrayRef<int64_t *> onAxis, bool unitStep) {
-  constexpr int64_t kQuad = 4;
+  constexpr int64_t kQuad = kQuadElements;
   if (inner % kQuad == 0) {
     inner /= kQuad;
     return true;
@@ -147,7 +147,7 @@ public:
     // which also writes zeros, stays element-wise.
     const bool quads = !scatter && toQuads(inner, {&n, &start, &m}, step == 1);
     if (quads)
-      elements /= 4;
+      elements /= kQuadElements;
     int32_t kernel =
         quads ? builder.kernel("slice_quads", withKernel(kCudaSlice, "slice_quads_kernel"))
               : builder.kernel(kernelName,
@@ -200,7 +200,7 @@ private:
     addGridStrideStep(builder,
                       builder.kernel(quads ? "concat_quads" : "concat",
                                      cudaConcat(count, quads)),
-                      args, quads ? numel(result) / 4 : numel(result));
+                      args, quads ? numel(result) / kQuadElements : numel(result));
     return success();
   }
 };

@@ -237,6 +237,10 @@ void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value loss,
   output_ = buffer(output);
 }
 
+void ProgramBuilder::allowInPlace(int32_t step, Value operand, Value result) {
+  inPlace_.push_back({step, buffer(operand), buffer(result)});
+}
+
 void ProgramBuilder::reuseStorage() {
   // The tables as the executors will see them (names and capsules are not
   // needed to read lifetimes off the steps).
@@ -263,7 +267,9 @@ void ProgramBuilder::reuseStorage() {
   p.num_nodes = static_cast<int32_t>(nodes.size());
   p.fields = fields_.data();
   p.num_fields = static_cast<int32_t>(fields_.size());
-  StoragePlan plan = planStorage(p);
+  // The cuda executor reads the output only at the forward pass's end (it
+  // keeps a host copy); the cpu one's prediction() is the buffer itself.
+  StoragePlan plan = planStorage(p, inPlace_, /*outputReadAtForwardEnd=*/target_ == Target::Cuda);
 
   const int32_t first = static_cast<int32_t>(buffers_.size());
   for (auto [k, numel] : llvm::enumerate(plan.slotNumel)) {
@@ -280,6 +286,16 @@ void ProgramBuilder::reuseStorage() {
                     " elements of storage instead of " +
                     std::to_string(plan.ownedBefore) + " (at least " +
                     std::to_string(plan.ownedAtLeast) + ")";
+  if (!plan.inPlaceSteps.empty()) {
+    storageSummary_ += ", " + std::to_string(plan.inPlaceSteps.size()) + " in place (";
+    for (auto [i, step] : llvm::enumerate(plan.inPlaceSteps)) {
+      const InPlaceStep &ip =
+          *llvm::find_if(inPlace_, [&](const InPlaceStep &x) { return x.step == step; });
+      storageSummary_ += (i ? ", " : "") + bufferNames_[ip.result] + " over " +
+                         bufferNames_[ip.operand] + " by " + whats_[step];
+    }
+    storageSummary_ += ")";
+  }
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capsules/Capsule.h"
+#include "codegen/StoragePlan.h"
 #include "ir/GemmDims.h"
 #include "ir/VouchOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -131,12 +132,19 @@ public:
                     mlir::Value output);
   void appendSchedule(const std::string &line) { schedule_ += line; }
 
+  /// Step `step` may write `result` over `operand`'s storage (its op's
+  /// inPlaceOperand, ir/OpTable.h): reuseStorage takes it where the plan's
+  /// conditions hold (codegen/StoragePlan.h).
+  void allowInPlace(int32_t step, mlir::Value operand, mlir::Value result);
   /// Lets buffers whose lifetimes within a training step are disjoint share
   /// storage (codegen/StoragePlan.h): each slot becomes a buffer `storage<k>`
-  /// that its occupants alias. Call once, after every step and node.
+  /// that its occupants alias, and a step allowed in place may write its
+  /// result over its operand. Call once, after every step and node.
   void reuseStorage();
   /// What reuseStorage did, for `vouch build -v`: "N buffers share M slots:
-  /// X elements of storage instead of Y (at least Z)"; empty before it ran.
+  /// X elements of storage instead of Y (at least Z)", then ", K in place
+  /// (what over what, ...)" when a result took its operand's storage; empty
+  /// before it ran.
   const std::string &storageSummary() const { return storageSummary_; }
 
   /// The tables as C++ definitions of `const vouch::rt::Program <name>` and
@@ -174,6 +182,7 @@ private:
     std::vector<std::string> saved;
   };
   std::vector<Node> nodes_;
+  std::vector<InPlaceStep> inPlace_;
   int32_t forwardEnd_ = 0, prologueBegin_ = 0, prologueEnd_ = 0;
   std::string schedule_;
   std::string storageSummary_;

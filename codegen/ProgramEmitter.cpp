@@ -7,6 +7,7 @@
 #include "capsules/Binding.h"
 #include "codegen/ModelDescription.h"
 #include "codegen/recipes/Recipe.h"
+#include "ir/OpTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -116,6 +117,18 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
                << s << " (" << builder->stepWhat(s)
                << ") writes none of the group's results",
            failure();
+  // An op whose kernels may write its result over an operand (the op
+  // table's inPlaceOperand) and that runs as one step of its own: the
+  // storage plan may let it (codegen/StoragePlan.h).
+  if (group.ops.size() == 1 && after == before + 1) {
+    Operation *op = group.ops.front();
+    const OpFacts *facts = findOpFacts(op->getName().stripDialect().str());
+    if (facts && facts->inPlaceOperand >= 0 &&
+        facts->inPlaceOperand < static_cast<int32_t>(op->getNumOperands()) &&
+        op->getNumResults() == 1 &&
+        op->getOperand(facts->inPlaceOperand).getType() == op->getResult(0).getType())
+      builder->allowInPlace(before, op->getOperand(facts->inPlaceOperand), op->getResult(0));
+  }
   // Every launch of the group, in order (flash_attention_grad has three), so
   // the schedule and the tape name each kernel that runs.
   std::string what;

@@ -202,5 +202,159 @@ TEST(StoragePlanTest, LifetimesFollowTheTapesReverseOrder) {
   EXPECT_EQ(plan.slotOf[a], -1);  // read by the VJP that runs last
 }
 
+// In place (InPlaceStep): the classifier's shape. Forward: z = f(x, w) (0),
+// loss = g(z) (1); the VJP: dz = h(z, loss) (2), z's last reader, dz the
+// same size; gw = k(dz, x) (3). z [0, 2] and dz [2, 3] overlap at step 2.
+struct Classifier {
+  int32_t w, gw, x, z, out, loss, dz, zView = -1;
+};
+Classifier buildClassifier(Steps &p, bool zIsOutput, bool zReadLater = false,
+                           bool viaView = false, int64_t dzNumel = 6) {
+  Classifier c;
+  c.w = p.buffer("w", 4), c.gw = p.buffer("gw", 4), c.x = p.buffer("x", 4);
+  c.z = p.buffer("z", 6), c.out = p.buffer("out", 1), c.loss = p.buffer("loss", 1);
+  c.dz = p.buffer("dz", dzNumel);
+  if (viaView)
+    c.zView = p.buffer("z_view", 6, c.z);
+  p.params = {c.w};
+  p.grads = {c.gw};
+  p.fields = {c.x};
+  p.loss = c.loss;
+  p.output = zIsOutput ? c.z : c.out;
+  p.step({c.x, c.w}, {c.z});         // 0
+  p.step({c.z}, {c.loss, c.out});    // 1
+  p.step({c.z, c.loss}, {c.dz});     // 2: the VJP
+  if (zReadLater)                    // 3
+    p.step({c.dz, viaView ? c.zView : c.z}, {c.gw});
+  else
+    p.step({c.dz, c.x}, {c.gw});
+  p.finish(2);
+  return c;
+}
+
+// Allowed in place, dz takes z's storage at the step that reads z last: one
+// slot of 6 holds both, and the bound counts the pair once at step 2. Not
+// allowed (an op without inPlaceOperand), they overlap there and keep their
+// own storage.
+TEST(StoragePlanTest, AnInPlaceStepWritesItsResultOverItsOperand) {
+  Steps p;
+  const Classifier c = buildClassifier(p, /*zIsOutput=*/false);
+  StoragePlan plain = planStorage(p.program);
+  EXPECT_EQ(plain.slotOf[c.z], -1);
+  EXPECT_EQ(plain.slotOf[c.dz], -1);
+  EXPECT_TRUE(plain.inPlaceSteps.empty());
+  EXPECT_EQ(plain.ownedAfter, plain.ownedBefore);
+  // z and dz both alive at step 2: 12 sharable elements, all of them needed.
+  EXPECT_EQ(plain.ownedAtLeast, plain.ownedBefore);
+
+  StoragePlan plan = planStorage(p.program, {{2, c.z, c.dz}});
+  ASSERT_GE(plan.slotOf[c.z], 0);
+  EXPECT_EQ(plan.slotOf[c.dz], plan.slotOf[c.z]);
+  ASSERT_EQ(plan.slotNumel.size(), 1u);
+  EXPECT_EQ(plan.slotNumel[0], 6);
+  EXPECT_EQ(plan.inPlaceSteps, std::vector<int32_t>{2});
+  EXPECT_EQ(plan.shared, 2);
+  EXPECT_EQ(plan.ownedAfter, plan.ownedBefore - 6);
+  EXPECT_EQ(plan.ownedAtLeast, plan.ownedBefore - 6);
+  for (int32_t b : {c.w, c.gw, c.x, c.out, c.loss})
+    EXPECT_EQ(plan.slotOf[b], -1) << p.buffers[b].name;
+}
+
+// Not z's last reader (step 3 reads z too, directly or through a view): dz
+// must not overwrite it.
+TEST(StoragePlanTest, AStepThatIsNotTheOperandsLastReaderIsNotInPlace) {
+  for (bool viaView : {false, true}) {
+    Steps p;
+    const Classifier c = buildClassifier(p, false, /*zReadLater=*/true, viaView);
+    StoragePlan plan = planStorage(p.program, {{2, c.z, c.dz}}, true);
+    EXPECT_TRUE(plan.inPlaceSteps.empty()) << "view " << viaView;
+    EXPECT_EQ(plan.slotOf[c.z], -1);
+    EXPECT_EQ(plan.slotOf[c.dz], -1);
+  }
+}
+
+// Another size, or pinned state as the operand (a param: w read last by a
+// VJP step writing a buffer of its size) or as the result (a gradient): not
+// in place. A pair naming a step that does not read / write them: ignored.
+TEST(StoragePlanTest, OnlySharableBuffersOfOneSizeGoInPlace) {
+  {
+    Steps p;
+    const Classifier c = buildClassifier(p, false, false, false, /*dzNumel=*/5);
+    EXPECT_TRUE(planStorage(p.program, {{2, c.z, c.dz}}).inPlaceSteps.empty());
+  }
+  Steps p;
+  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+  int32_t loss = p.buffer("loss", 1), t = p.buffer("t", 4), u = p.buffer("u", 4);
+  p.params = {w};
+  p.grads = {gw};
+  p.fields = {x};
+  p.loss = p.output = loss;
+  p.step({x, w}, {loss});  // 0
+  p.step({loss, x}, {t});  // 1: the VJP
+  p.step({t, w}, {u});     // 2: w's last reader
+  p.step({u}, {gw});       // 3: u's last reader, writing a gradient
+  StoragePlan plan =
+      planStorage(p.finish(3), {{2, w, u}, {3, u, gw}, {1, x, t}, {0, t, u}}, true);
+  EXPECT_TRUE(plan.inPlaceSteps.empty());
+  for (int32_t b : {w, gw, x, loss})
+    EXPECT_EQ(plan.slotOf[b], -1) << p.buffers[b].name;
+}
+
+// The output (every classifier's logits) as the operand: the host reads it
+// at the end of the forward pass on cuda (outputReadAtForwardEnd), so a VJP
+// step may write over it there; on cpu (prediction() is the buffer) never.
+TEST(StoragePlanTest, TheOutputGoesInPlaceOnlyWhereTheHostReadsItAtTheForwardsEnd) {
+  Steps p;
+  const Classifier c = buildClassifier(p, /*zIsOutput=*/true);
+  StoragePlan cpu = planStorage(p.program, {{2, c.z, c.dz}}, false);
+  EXPECT_TRUE(cpu.inPlaceSteps.empty());
+  EXPECT_EQ(cpu.slotOf[c.z], -1);
+  StoragePlan cuda = planStorage(p.program, {{2, c.z, c.dz}}, true);
+  EXPECT_EQ(cuda.inPlaceSteps, std::vector<int32_t>{2});
+  ASSERT_GE(cuda.slotOf[c.z], 0);
+  EXPECT_EQ(cuda.slotOf[c.dz], cuda.slotOf[c.z]);
+  EXPECT_EQ(cuda.ownedAfter, cuda.ownedBefore - 6);
+
+  // Written over by a forward step, it would be gone when the forward ends.
+  Steps f;
+  int32_t w = f.buffer("w", 4), gw = f.buffer("gw", 4), x = f.buffer("x", 4);
+  int32_t z = f.buffer("z", 4), y = f.buffer("y", 4), loss = f.buffer("loss", 1);
+  f.params = {w};
+  f.grads = {gw};
+  f.fields = {x};
+  f.loss = loss;
+  f.output = z;
+  f.step({x, w}, {z});     // 0
+  f.step({z}, {y});        // 1: z's last reader, in the forward pass
+  f.step({y}, {loss});     // 2
+  f.step({loss, x}, {gw}); // 3: the VJP
+  EXPECT_TRUE(planStorage(f.finish(1), {{1, z, y}}, true).inPlaceSteps.empty());
+}
+
+// A chain of in-place steps (a -> b -> c, each its operand's last reader)
+// is one lifetime in one slot; the bound counts it once at every step.
+TEST(StoragePlanTest, InPlaceStepsChain) {
+  Steps p;
+  int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+  int32_t loss = p.buffer("loss", 1);
+  int32_t a = p.buffer("a", 4), b = p.buffer("b", 4), c = p.buffer("c", 4);
+  p.params = {w};
+  p.grads = {gw};
+  p.fields = {x};
+  p.loss = p.output = loss;
+  p.step({x, w}, {loss}); // 0
+  p.step({loss, x}, {a}); // 1: the VJP
+  p.step({a}, {b});       // 2
+  p.step({b}, {c});       // 3
+  p.step({c}, {gw});      // 4
+  StoragePlan plan = planStorage(p.finish(4), {{3, b, c}, {2, a, b}});
+  EXPECT_EQ(plan.inPlaceSteps, (std::vector<int32_t>{3, 2}));
+  ASSERT_EQ(plan.slotNumel.size(), 1u);
+  for (int32_t m : {a, b, c})
+    EXPECT_EQ(plan.slotOf[m], 0) << p.buffers[m].name;
+  EXPECT_EQ(plan.ownedAfter, plan.ownedBefore - 8);
+  EXPECT_EQ(plan.ownedAtLeast, plan.ownedAfter);
+}
+
 } // namespace
 } // namespace vouch::codegen

@@ -90,6 +90,12 @@ struct OpFacts {
   std::string_view cudaKernelNote;
   /// The op sums although its family does not (its capsules state an order).
   bool sums;
+  /// The operand (index among the op's operands) whose storage its one
+  /// result may be written over, -1 when none: both its cpu and cuda kernels
+  /// read every element of that operand before overwriting it, and the two
+  /// have one shape and element type. codegen's storage plan uses it where
+  /// the op's step is the operand's last reader (codegen/StoragePlan.h).
+  int32_t inPlaceOperand;
 
   bool isStructural() const { return family == OpFamily::Structural; }
   /// Planned under capsules of its own: neither structure nor a composite

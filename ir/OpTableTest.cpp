@@ -132,6 +132,23 @@ TEST_F(OpTableTest, FamiliesMatchTheOps) {
                                    "output", "param_grad"}));
 }
 
+// inPlaceOperand names an operand of an op with one result, and is set where
+// the kernels were checked for it (cross_entropy_grad: dlogits over the
+// logits); the generator refuses an index past the operands.
+TEST_F(OpTableTest, InPlaceOperandsAreOperandsOfOneResultOps) {
+  for (mlir::RegisteredOperationName name : vouchOps()) {
+    const OpFacts *facts = findOpFacts(name.stripDialect().str());
+    ASSERT_NE(facts, nullptr);
+    EXPECT_GE(facts->inPlaceOperand, -1) << facts->mnemonic;
+  }
+  const OpFacts *grad = findOpFacts("cross_entropy_grad");
+  ASSERT_NE(grad, nullptr);
+  EXPECT_EQ(grad->inPlaceOperand, 0); // the logits
+  // An op without the fact: none.
+  EXPECT_EQ(findOpFacts("matmul")->inPlaceOperand, -1);
+  EXPECT_EQ(findOpFacts("cross_entropy")->inPlaceOperand, -1);
+}
+
 TEST_F(OpTableTest, BuiltinsHaveSignaturesTheLoweringsCanBind) {
   std::set<std::string> builtins;
   for (mlir::RegisteredOperationName name : vouchOps()) {

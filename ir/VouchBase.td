@@ -109,6 +109,16 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // scatter_add): its capsules then state a reduction order (a left fold on
   // cpu, the kernel's fixed per-thread order on cuda).
   bit sums = 0;
+  // The operand (its index among the op's operands) whose storage the result
+  // may be written over, -1 (the default) when none: codegen's storage plan
+  // (codegen/StoragePlan.h) may then give the result the operand's storage
+  // when the op's step is the operand's last reader. Set only where both the
+  // cpu and the cuda kernel write the result in place safely: every element
+  // of the operand is read before any write can clobber it (element i read
+  // only to write element i, or the row read into statistics / shared memory
+  // before the row is written), and the operand has the result's shape and
+  // element type. The op must have one result.
+  int inPlaceOperand = -1;
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

@@ -956,6 +956,10 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
   let cpuEvidence = "golden-torch-digits";
   let cudaKernelSource = "codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/classifier.cuh";
   let cudaKernel = "vouch::cross_entropy_grad_kernel";
+  // dlogits may be written over the logits: both kernels read a row (its
+  // statistics; the cuda one stages it in shared memory or re-reads element
+  // c) before writing element c of the same row, and touch no other row.
+  let inPlaceOperand = 0;
   let cudaKernelNote = "over more than 4096 classes each row is staged in shared "
                        "memory by a cluster of two blocks and read once, the "
                        "halves' max and sum combined in rank order (softmax.cuh's "

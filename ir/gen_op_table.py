@@ -15,7 +15,8 @@ included by ir/OpTable.cpp.
 
 Mistakes in the records stop the build here, with the record named: an
 unset family, a compute op without a formula, a builtin without
-parameters, two ops claiming one builtin.
+parameters, two ops claiming one builtin, an inPlaceOperand that is no
+operand of the op (or on an op without exactly one result).
 """
 import json
 import re
@@ -67,6 +68,18 @@ def declares_interface(records, traits, interface):
 
 def argument_names(record):
     return [arg[1] for arg in record["arguments"]["args"]]
+
+
+def operand_names(records, record):
+    """The names of a record's operands (its arguments that are values, not
+    attributes), in operand order."""
+    names = []
+    for arg in record["arguments"]["args"]:
+        constraint = resolve(records, arg[0])
+        if isinstance(constraint, dict) and \
+                "TypeConstraint" in constraint.get("!superclasses", []):
+            names.append(arg[1])
+    return names
 
 
 def parse_params(text):
@@ -131,6 +144,14 @@ def op_rows(records):
         if bool(r["cudaKernel"]) != bool(r["cudaKernelSource"]):
             fail(name + ": cudaKernel and cudaKernelSource go together")
         arguments = argument_names(r)
+        operands = operand_names(records, r)
+        in_place = r["inPlaceOperand"]
+        if in_place != -1:
+            if not 0 <= in_place < len(operands):
+                fail(name + ": inPlaceOperand " + str(in_place) + " is not one of "
+                     "its " + str(len(operands)) + " operands")
+            if len(r["results"]["args"]) != 1:
+                fail(name + ": inPlaceOperand needs exactly one result")
         rows.append({
             "mnemonic": c_string(r["opName"]),
             "family": "OpFamily::" + family,
@@ -153,6 +174,7 @@ def op_rows(records):
             "cudaKernel": c_string(r["cudaKernel"]),
             "cudaKernelNote": c_string(r["cudaKernelNote"]),
             "sums": "true" if r["sums"] else "false",
+            "inPlaceOperand": str(in_place),
         })
     return rows
 

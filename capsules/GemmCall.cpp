@@ -33,6 +33,8 @@ std::string formatGemmCall(const GemmCall &call) {
     out += ", epilogue=" + call.epilogue;
   if (call.bf16Operands)
     out += ", A/B rounded to bf16 by vouch_round_bf16";
+  if (!call.padding.empty())
+    out += ", " + call.padding;
   return out + ")";
 }
 

@@ -26,6 +26,11 @@ struct GemmCall {
   /// Operands rounded to bf16 first (a bf16 profile's f32 products): each
   /// by a vouch_round_bf16 launch of the executor, read as CUDA_R_16BF.
   bool bf16Operands = false;
+  /// The extents a tensor-core product pads and the copies that makes
+  /// (runtime/cuda/gemm_call.h's describe_padding), e.g. "padded N 50257 ->
+  /// 50260, W copied by vouch_repitch_f32, y copied out by vouch_repitch_f32";
+  /// empty: none.
+  std::string padding;
 };
 
 /// vouch.matmul (rank 2, or rank 3 with `batched`) as a cuBLAS call.
@@ -35,7 +40,7 @@ GemmCall linearCall(bool hasBias);
 
 /// `cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)`; cublasLt calls add
 /// `epilogue=BIAS`; bf16 operands add `, A/B rounded to bf16 by
-/// vouch_round_bf16`.
+/// vouch_round_bf16`; padding adds `, ` and its text.
 std::string formatGemmCall(const GemmCall &);
 
 } // namespace vouch::capsules

@@ -109,11 +109,15 @@ std::string renderText(const AcceptedGraphPlan &plan) {
   if (profile.products == ProductPrecision::Tf32)
     out += "  products=tf32: cuBLAS GEMMs, and the fused attention's f32 "
            "kernels (tensor cores), round their products' operands to TF32 "
-           "(10-bit mantissa), sums in f32; each capsule says what it computes "
-           "in (products=)\n";
+           "(10-bit mantissa), sums in f32; a GEMM extent that is a row "
+           "pitch and not a multiple of 4 is padded with zeros "
+           "(vouch_repitch_f32 copies, named in the step's call); each "
+           "capsule says what it computes in (products=)\n";
   if (profile.products == ProductPrecision::Bf16)
     out += "  products=bf16: cuBLAS GEMMs (their operands rounded to bf16 "
-           "by vouch_round_bf16 launches, read as CUDA_R_16BF) and the "
+           "by vouch_round_bf16 launches, read as CUDA_R_16BF, row-pitch "
+           "extents padded to multiples of 8, a padded output copied out "
+           "by vouch_repitch_f32) and the "
            "fused attention's f32 kernels (tensor cores) round their "
            "products' operands to bf16 (8-bit mantissa), sums in f32; "
            "storage stays f32 (activations, gradients, params, optimizer "

@@ -21,6 +21,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
 #include "passes/Plan.h"
+#include "runtime/cuda/gemm_call.h"
 
 namespace vouch {
 #define GEN_PASS_DECL_GATEPASS
@@ -487,10 +488,30 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     call = capsules::linearCall(op->getNumOperands() == 3);
   if (call) {
     // f64 products are never rounded (the runtime ignores the option for them).
-    call->bf16Operands =
-        p.elementType == "f32" &&
-        capsules::productPrecisionOf(c.numeric, profile.products) ==
-            capsules::ProductPrecision::Bf16;
+    const capsules::ProductPrecision products =
+        p.elementType == "f32"
+            ? capsules::productPrecisionOf(c.numeric, profile.products)
+            : capsules::ProductPrecision::Fp32;
+    call->bf16Operands = products == capsules::ProductPrecision::Bf16;
+    // The extents the executor pads and the copies it makes for them: the
+    // runtime's own rule (ProductPlan), so the report names every launch.
+    using rt::cuda::ProductMath;
+    const ProductMath math = products == capsules::ProductPrecision::Bf16
+                                 ? ProductMath::Bf16
+                             : products == capsules::ProductPrecision::Tf32
+                                 ? ProductMath::Tf32
+                                 : ProductMath::Fp32;
+    if (dims) {
+      const bool linear = p.op == "linear";
+      const rt::cuda::ProductPlan plan =
+          linear ? rt::cuda::plan_linear(math, dims->m, dims->k, dims->n,
+                                         op->getNumOperands() == 3)
+                 : rt::cuda::plan_gemm(math, dims->transA, dims->transB,
+                                       dims->batch, dims->m, dims->n, dims->k,
+                                       dims->strideA, dims->strideB);
+      call->padding = rt::cuda::describe_padding(plan, math, linear, dims->m,
+                                                 dims->n, dims->k);
+    }
     p.call = capsules::formatGemmCall(*call);
   }
   return p;

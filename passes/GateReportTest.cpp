@@ -89,8 +89,11 @@ TEST_F(Report, ProductPrecisionIsReported) {
       << text;
   EXPECT_NE(text.find("  products=tf32: cuBLAS GEMMs, and the fused attention's "
                       "f32 kernels (tensor cores), round their products' "
-                      "operands to TF32 (10-bit mantissa), sums in f32; each "
-                      "capsule says what it computes in (products=)\n"),
+                      "operands to TF32 (10-bit mantissa), sums in f32; a GEMM "
+                      "extent that is a row pitch and not a multiple of 4 is "
+                      "padded with zeros (vouch_repitch_f32 copies, named in "
+                      "the step's call); each capsule says what it computes in "
+                      "(products=)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("reduce=library-fixed] products=tf32\n"),
@@ -103,7 +106,9 @@ TEST_F(Report, ProductPrecisionIsReported) {
             std::string::npos);
   EXPECT_NE(bf16.find("  products=bf16: cuBLAS GEMMs (their operands rounded "
                       "to bf16 by vouch_round_bf16 launches, read as "
-                      "CUDA_R_16BF) and the fused attention's f32 kernels "
+                      "CUDA_R_16BF, row-pitch extents padded to multiples of "
+                      "8, a padded output copied out by vouch_repitch_f32) and "
+                      "the fused attention's f32 kernels "
                       "(tensor cores) round their products' operands to bf16 "
                       "(8-bit mantissa), sums in f32; storage stays f32 "
                       "(activations, gradients, params, optimizer state); each "

@@ -41,8 +41,9 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
   fi
 done
 # Rounded products (the profiles checked_cuda+tf32 and +bf16): the attention
-# model in both forms and the cuBLAS model (ops_library: its products in
-# cuBLAS / cuBLASLt), compared with the cpu f64 reference under each
+# model in both forms, the cuBLAS model (ops_library: its products in
+# cuBLAS / cuBLASLt) and its odd-width twin (ops_padded: its products padded),
+# compared with the cpu f64 reference under each
 # precision's declared tolerance.
 for precision in tf32 bf16; do
   mkdir -p "$out/$precision"
@@ -50,8 +51,10 @@ for precision in tf32 bf16; do
     bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda \
       --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
   done
-  bazel-bin/tools/vouch build tests/gpu/ops_library.vouch --target cuda \
-    --precision "$precision" -o "$out/$precision/ops_library"
+  for model in ops_library ops_padded; do
+    bazel-bin/tools/vouch build tests/gpu/$model.vouch --target cuda \
+      --precision "$precision" -o "$out/$precision/$model"
+  done
 done
 # The tiny GPT (examples/tiny_gpt.vouch, AdamW) at each precision against its
 # cpu f64 run; it reads counting sequences from examples/data/sequences.
@@ -65,7 +68,8 @@ bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --determini
   -o "$out/det/wide_mlp"
 # Storage reuse changes no result (codegen/StoragePlan.h): the attention
 # model (embedding, layer_norm, slices, permutes, fused attention, a tied head,
-# cross_entropy) again with every value in storage of its own, compared bitwise
+# cross_entropy, whose dlogits the shared build writes over the logits in
+# place) again with every value in storage of its own, compared bitwise
 # on the GPU, where a captured step's launches run side by side and only their
 # order by storage keeps a slot's next occupant from overwriting a value still
 # read. (One model: the folder must stay under the device tool's 64 MiB.)
@@ -87,6 +91,8 @@ cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/graph_overhead.cu -o "$out/rt/graph_overhead"
 # What cuBLAS's f32 compute modes cost and round to at GPT-2's shapes.
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/gemm_modes.cu -lcublas -o "$out/rt/gemm_modes"
+# What an odd row pitch costs GPT-2's LM head, and the copies that pad it.
+/usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/lm_head_pitch.cu -lcublas -o "$out/rt/lm_head_pitch"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 # The kernel speed lab (tools/bench/kernels): vouch's kernels against torch's ops.
 # sm_90 code only, its fatbin compressed (the lab and it add ~1 MB together).
@@ -98,19 +104,20 @@ cat > "$out/kernels.sh" <<'KERNELS'
 #!/usr/bin/env bash
 # The kernel speed lab: one table, vouch vs torch (tools/bench/kernels/README.md).
 cd "$(dirname "$0")"
-[ -d rt ] || tar -xzf binaries.tar.gz
+./unpack.sh || exit 1
 python3 kernels.py --bin rt/bench_kernels --markdown kernels.md "$@"
 KERNELS
 chmod +x "$out/kernels.sh"
 cat > "$out/bench.sh" <<'BENCH'
 #!/usr/bin/env bash
 cd "$(dirname "$0")"
-[ -d bin ] || tar -xzf binaries.tar.gz
+./unpack.sh || exit 1
 python3 bench.py quickstart_mlp bin/quickstart_mlp 4000
 python3 bench.py wide_mlp bin/wide_mlp 60
 rt/kernel_lab --bench | grep -E '^BENCH|checks'
 rt/graph_overhead
 rt/gemm_modes
+rt/lm_head_pitch
 ./kernels.sh
 BENCH
 chmod +x "$out/bench.sh"
@@ -119,8 +126,22 @@ chmod +x "$out/bench.sh"
 for f in "$out"/bin/* "$out"/det/* "$out"/rt/* "$out"/tf32/* "$out"/bf16/* "$out"/gpt/* "$out"/sep/*; do
   head -c 4 "$f" | grep -qa ELF && strip "$f"
 done
-# Compressed (the executables embed their kernels' PTX and cubins, which gzip
-# shrinks about 3x): the runners unpack binaries.tar.gz on first use.
-tar -C "$out" -czf "$out/binaries.tar.gz" bin det rt tf32 bf16 gpt sep
+# Compressed (the executables embed their kernels' PTX and cubins, which xz
+# shrinks about 7x, gzip only 2x: 29 MB against 66 MB for 252 MB of files):
+# the runners unpack binaries.tar.xz on first use (unpack.sh: xz, else
+# python3's lzma).
+tar -C "$out" -cf - bin det rt tf32 bf16 gpt sep | xz -T0 -6 >"$out/binaries.tar.xz"
+cat > "$out/unpack.sh" <<'UNPACK'
+#!/usr/bin/env bash
+# Unpacks binaries.tar.xz beside it, once (xz where installed, else python3).
+cd "$(dirname "$0")"
+[ -d bin ] && exit 0
+if command -v xz >/dev/null; then
+  xz -dc binaries.tar.xz | tar -xf -
+else
+  python3 -c "import tarfile; tarfile.open('binaries.tar.xz').extractall()"
+fi || { echo "cannot unpack binaries.tar.xz"; rm -rf bin; exit 1; }
+UNPACK
+chmod +x "$out/unpack.sh"
 rm -rf "$out/bin" "$out/det" "$out/rt" "$out/tf32" "$out/bf16" "$out/gpt" "$out/sep"
 du -sh "$out"

@@ -12,6 +12,7 @@ packages=(
   python3-torch python3-numpy                 # independent references for golden tests
   python3-sklearn                             # the 8x8 digits (tools/data/digits.py)
   fortunes                                    # English text (tools/data/fortunes.py)
+  xz-utils                                    # the GPU suite's archive (tools/gpu_suite.sh)
 )
 
 missing=()

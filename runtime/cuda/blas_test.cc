@@ -253,18 +253,18 @@ TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
     expect_close(dC.read(), want, 1e-6 * std::sqrt(double(K)),
                  call.value().to_string_with_policy());
   }
-  // Padded rows (the executor pads a cublasGemmEx operand's rows to 16 bytes and K to
-  // a multiple of 8 with zeros): the same products read at a pitch, batch strides in
-  // padded elements; K = 21 runs as 24 with zero rows / columns in both operands.
+  // Padded extents (the executor pads the pitch extents to multiples of 8 with zeros, C
+  // copied out): the same products, batch strides in padded elements; K = 21 runs as 24 with
+  // zero rows / columns in both operands.
   for (auto [ta, tb, batch, M, N, K] :
        {std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t>{false, false, 1, 9, 13, 7},
         {true, true, 3, 11, 5, 21}}) {
-    // The executor's layouts (bf16_gemm_operand), the values rounded on the host.
-    const OperandLayout la = bf16_gemm_operand(0, ta, tb, batch, M, N, K, M * K, K * N),
-                        lb = bf16_gemm_operand(1, ta, tb, batch, M, N, K, M * K, K * N);
-    const int64_t Kp = bf16_padded_k(M, N, K, M * K, K * N), pa = la.gemm_pitch(),
-                  pb = lb.gemm_pitch();
+    // The executor's layouts (plan_gemm), the values rounded on the host.
+    const ProductPlan plan = plan_gemm(ProductMath::Bf16, ta, tb, batch, M, N, K, M * K, K * N);
+    const OperandLayout la = plan.a, lb = plan.b;
+    const int64_t Kp = plan.K, pa = plan.pitch_a, pb = plan.pitch_b;
     ASSERT_EQ(Kp, (K + 7) / 8 * 8);
+    ASSERT_EQ(plan.M, ta ? (M + 7) / 8 * 8 : M);  // M is a pitch only of a transposed A
     std::vector<float> A = random_values<float>(size_t(batch * M * K), seed++),
                        B = random_values<float>(size_t(batch * K * N), seed++);
     std::vector<bf16_bits> a16, b16;
@@ -276,12 +276,16 @@ TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
     std::vector<double> want(size_t(batch * M * N));
     matmul(ta, tb, batch, M, N, K, ad.data(), M * K, bd.data(), K * N, want.data());
     DeviceArray<bf16_bits> dA(a16), dB(b16);
-    DeviceArray<float> dC(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
-    Status s = gemm_row_major(ta, tb, batch, M, N, Kp, dA.ptr, la.stride, dB.ptr, lb.stride,
-                              dC.ptr, false, pa, pb);
+    DeviceArray<float> dC(std::vector<float>(size_t(batch * plan.M * plan.N),
+                                             std::numeric_limits<float>::quiet_NaN()));
+    Status s = gemm_row_major(ta, tb, batch, plan.M, plan.N, Kp, dA.ptr, la.stride, dB.ptr,
+                              lb.stride, dC.ptr, false, pa, pb);
     ASSERT_TRUE(s.ok()) << s.message();
-    expect_close(dC.read(), want, 1e-6 * std::sqrt(double(K)),
-                 "bf16 gemm, rows padded to " + std::to_string(pa) + " / " + std::to_string(pb));
+    std::vector<float> got = dC.read();
+    if (plan.padded_output()) got = un_lay_out(got, plan.c);
+    expect_close(got, want, 1e-6 * std::sqrt(double(K)),
+                 "bf16 gemm at " + std::to_string(plan.M) + " x " + std::to_string(plan.N) +
+                     " x " + std::to_string(Kp));
   }
   for (bool with_bias : {true, false}) {
     const int64_t rows = 48, in = 96, out = 80;

@@ -88,12 +88,19 @@ Status check_parameters(cudaKernel_t kernel, const std::string& name,
   return Status::Ok();
 }
 
-// Operand `which` (0: A or x, 1: B or W) of a product step in the bf16 scratch
-// (gemm_call.h).
-OperandLayout operand_layout(const StepDesc& st, int which) {
-  if (st.kind == StepKind::Linear) return bf16_linear_operand(which, st.m, st.k, st.n);
-  return bf16_gemm_operand(which, st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
-                           st.stride_a, st.stride_b);
+// A library step's ProductPlan under `math` (gemm_call.h); a kernel step's is empty.
+ProductPlan product_plan(const StepDesc& st, ProductMath math) {
+  if (st.kind == StepKind::Linear) return plan_linear(math, st.m, st.k, st.n, st.bias != -1);
+  if (st.kind == StepKind::Gemm)
+    return plan_gemm(math, st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k, st.stride_a,
+                     st.stride_b);
+  return ProductPlan();
+}
+
+// A copy's bytes in the scratch, rounded up to 256 so that what follows it in its
+// region starts aligned.
+size_t copy_bytes(const OperandLayout& l, size_t element_bytes) {
+  return (size_t(l.scratch_elements()) * element_bytes + 255) / 256 * 256;
 }
 
 int optimizer_kind(OptimizerConfig::Kind kind) {
@@ -120,7 +127,8 @@ CudaProgramModel<T>::CudaProgramModel(const Program& program, const void* cubin,
     : program_(program),
       math_(math),
       loss_capacity_(loss_capacity),
-      bf16_products_(std::is_same_v<T, float> && math == ProductMath::Bf16) {
+      bf16_products_(std::is_same_v<T, float> && math == ProductMath::Bf16),
+      padded_products_(std::is_same_v<T, float> && math != ProductMath::Fp32) {
   status_ = init(cubin, cubin_size, ptx);
 }
 
@@ -271,18 +279,22 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   std::memset(host_ring_, 0xff, sizeof(T) * size_t(loss_capacity_));
 
   fallback_.assign(size_t(p.num_steps), {});
-  if (bf16_products_) {
-    int64_t largest[2] = {0, 0};
-    for (int32_t s = 0; s < p.num_steps; s++)
-      if (p.steps[s].kind != StepKind::Kernel)
-        for (int which : {0, 1})
-          largest[which] =
-              std::max(largest[which], operand_layout(p.steps[s], which).scratch_elements());
+  if (padded_products_) {
+    // Region 0: A's copy, then the padded output; region 1: B's copy, then the bias.
+    const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
+    plans_.assign(size_t(p.num_steps), ProductPlan());
+    size_t largest[2] = {0, 0};
+    for (int32_t s = 0; s < p.num_steps; s++) {
+      if (p.steps[s].kind == StepKind::Kernel) continue;
+      const ProductPlan& pp = plans_[size_t(s)] = product_plan(p.steps[s], math_);
+      largest[0] = std::max(largest[0], copy_bytes(pp.a, operand) + copy_bytes(pp.c, 4));
+      largest[1] = std::max(largest[1], copy_bytes(pp.b, operand) + copy_bytes(pp.bias, 4));
+    }
     for (int which : {0, 1}) {
-      Result<DeviceBuffer> b = DeviceBuffer::allocate(
-          sizeof(bf16_bits) * size_t(std::max<int64_t>(largest[which], 1)), stream_.get());
+      if (largest[which] == 0) continue;
+      Result<DeviceBuffer> b = DeviceBuffer::allocate(largest[which], stream_.get());
       if (!b.ok()) return b.status();
-      rounded_[which].scratch = b.value().template as<bf16_bits>();
+      scratch_[which].base = b.value().template as<unsigned char>();
       owned_.push_back(std::move(b.value()));
     }
   }
@@ -416,6 +428,12 @@ Status CudaProgramModel<T>::load_kernels() {
         check_parameters(round_bf16_, kRoundBf16Kernel,
                          Sizes{ptr, ptr, i64, i64, i64, i64, i64}, "executor"));
   }
+  if (padded_products_) {
+    VOUCH_RETURN_IF_ERROR(get(kRepitchKernel, repitch_));
+    VOUCH_RETURN_IF_ERROR(
+        check_parameters(repitch_, kRepitchKernel,
+                         Sizes{ptr, ptr, i64, i64, i64, i64, i64, i64, i64}, "executor"));
+  }
   for (int32_t s = 0; s < p.num_steps; s++) {
     const StepDesc& st = p.steps[s];
     if (st.kind != StepKind::Kernel) continue;
@@ -529,12 +547,27 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
   LinearPath path = LinearPath::None;
   std::string refusal;
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16_products_)
-      VOUCH_RETURN_IF_ERROR(linear_bias_row_major(st.m, st.k, st.n, rounded_[0].scratch,
-                                                  rounded_[1].scratch, bias, y, &path,
-                                                  &refusal));
+    if (padded_products_) {
+      // The copies and the padded output where the plan has them (copy_operands made
+      // the copies; copy_output copies y out).
+      const ProductPlan& pp = plans_[size_t(s)];
+      const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
+      unsigned char* const r0 = scratch_[0].base;
+      unsigned char* const r1 = scratch_[1].base;
+      if (pp.bias.rows > 0) bias = reinterpret_cast<const float*>(r1 + copy_bytes(pp.b, operand));
+      if (pp.padded_output()) y = reinterpret_cast<float*>(r0 + copy_bytes(pp.a, operand));
+      if (bf16_products_)
+        VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
+            pp.M, pp.K, pp.N, reinterpret_cast<const bf16_bits*>(r0),
+            reinterpret_cast<const bf16_bits*>(r1), bias, y, &path, &refusal));
+      else
+        VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
+            pp.M, pp.K, pp.N, pp.a.rows > 0 ? reinterpret_cast<const float*>(r0) : x,
+            pp.b.rows > 0 ? reinterpret_cast<const float*>(r1) : w, bias, y, math_, &path,
+            &refusal));
+    }
   }
-  if (!bf16_products_)
+  if (!padded_products_)
     VOUCH_RETURN_IF_ERROR(
         linear_bias_row_major(st.m, st.k, st.n, x, w, bias, y, math_, &path, &refusal));
   // cuBLASLt refused its epilogue for this shape and type: the step ran other calls
@@ -555,45 +588,82 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
 }
 
 template <class T>
-Status CudaProgramModel<T>::round_operands(int32_t s) {
+Status CudaProgramModel<T>::copy_launch(int32_t s, const std::string& what, bool round,
+                                        const void* in, void* out, const OperandLayout& l,
+                                        bool to_padded) {
   const StepDesc& st = program_.steps[s];
   const char* capsule = st.capsule ? st.capsule : "unassigned";
+  const char* kernel = round ? kRoundBf16Kernel : kRepitchKernel;
+  if (audit_.active() || profile_) {  // the launch's name, only where one is kept
+    const std::string name =
+        std::string(kernel) + " (" + what + " of step " + std::to_string(s) + ")";
+    if (audit_.active())
+      VOUCH_RETURN_IF_ERROR(audit_.before(
+          "step " + std::to_string(s) + " " + name + " [" + capsule + "]", kernel, {}));
+    VOUCH_RETURN_IF_ERROR(mark(capsule, name));
+  }
+  long long batches = l.batches, rows = l.rows, cols = l.cols;
+  long long in_rows = to_padded ? l.rows : l.out_rows, in_pitch = to_padded ? l.cols : l.pitch;
+  long long out_rows = to_padded ? l.out_rows : l.rows, out_pitch = to_padded ? l.pitch : l.cols;
+  const unsigned grid = grid_for(l.batches * out_rows * ((out_pitch + 1023) / 1024), 1, 4096);
+  if (round) {
+    void* args[] = {&in, &out, &batches, &rows, &cols, &out_rows, &out_pitch};
+    VOUCH_RETURN_IF_ERROR(launch(round_bf16_, dim3(grid), dim3(256), 0, stream_.get(), args));
+  } else {
+    void* args[] = {&in,      &out,      &batches,  &rows,     &cols,
+                    &in_rows, &in_pitch, &out_rows, &out_pitch};
+    VOUCH_RETURN_IF_ERROR(launch(repitch_, dim3(grid), dim3(256), 0, stream_.get(), args));
+  }
+  return audit_.after();
+}
+
+template <class T>
+Status CudaProgramModel<T>::copy_operands(int32_t s) {
+  const StepDesc& st = program_.steps[s];
+  const ProductPlan& pp = plans_[size_t(s)];
+  const bool linear = st.kind == StepKind::Linear;
   for (int which : {0, 1}) {
+    const OperandLayout& l = which == 0 ? pp.a : pp.b;
+    ScratchRegion& r = scratch_[which];
+    if (l.rows == 0) continue;  // read in place
     const int32_t buffer = which == 0 ? st.a : st.b;
     const int32_t owner = storage_owner(program_, buffer);
-    const OperandLayout l = operand_layout(st, which);
-    RoundedOperand& r = rounded_[which];
-    if (l.rows == 0 || (r.owner == owner && r.layout == l)) continue;
-    if (audit_.active() || profile_) {  // the launch's name, only where one is kept
-      const std::string what = std::string(kRoundBf16Kernel) + " (" +
-                               (st.kind == StepKind::Linear ? (which == 0 ? "x" : "W")
-                                                            : (which == 0 ? "A" : "B")) +
-                               " of step " + std::to_string(s) + ")";
-      if (audit_.active())
-        VOUCH_RETURN_IF_ERROR(audit_.before(
-            "step " + std::to_string(s) + " " + what + " [" + capsule + "]", kRoundBf16Kernel,
-            {}));
-      VOUCH_RETURN_IF_ERROR(mark(capsule, what));
-    }
-    const float* in = reinterpret_cast<const float*>(pointers_[size_t(buffer)]);
-    bf16_bits* out = r.scratch;
-    long long batches = l.batches, rows = l.rows, cols = l.cols, out_rows = l.out_rows,
-              pitch = l.pitch;
-    void* args[] = {&in, &out, &batches, &rows, &cols, &out_rows, &pitch};
-    const unsigned grid = grid_for(l.batches * l.out_rows * ((l.pitch + 1023) / 1024), 1, 4096);
-    VOUCH_RETURN_IF_ERROR(launch(round_bf16_, dim3(grid), dim3(256), 0, stream_.get(), args));
-    VOUCH_RETURN_IF_ERROR(audit_.after());
+    if (r.owner == owner && r.layout == l) continue;
+    VOUCH_RETURN_IF_ERROR(copy_launch(s, linear ? (which == 0 ? "x" : "W") : (which == 0 ? "A" : "B"),
+                                      bf16_products_, pointers_[size_t(buffer)], r.base, l,
+                                      /*to_padded=*/true));
     r.owner = owner;
     r.layout = l;
   }
+  // The bias and the padded output follow the operand's copy in its region: a region
+  // whose operand this step reads in place loses what it held.
+  const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
+  if (pp.bias.rows > 0) {
+    if (pp.b.rows == 0) scratch_[1].owner = -1;
+    VOUCH_RETURN_IF_ERROR(copy_launch(s, "bias", false, pointers_[size_t(st.bias)],
+                                      scratch_[1].base + copy_bytes(pp.b, operand), pp.bias,
+                                      /*to_padded=*/true));
+  }
+  if (pp.padded_output() && pp.a.rows == 0) scratch_[0].owner = -1;
   return Status::Ok();
 }
 
 template <class T>
-void CudaProgramModel<T>::forget_rounded(int32_t s) {
-  if (!bf16_products_) return;
+Status CudaProgramModel<T>::copy_output(int32_t s) {
+  const ProductPlan& pp = plans_[size_t(s)];
+  if (!pp.padded_output()) return Status::Ok();
+  const StepDesc& st = program_.steps[s];
+  const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
+  return copy_launch(s, st.kind == StepKind::Linear ? "y" : "C", false,
+                     scratch_[0].base + copy_bytes(pp.a, operand), pointers_[size_t(st.c)], pp.c,
+                     /*to_padded=*/false);
+}
+
+template <class T>
+void CudaProgramModel<T>::forget_copies(int32_t s) {
+  if (!padded_products_) return;
   for (int32_t w : access_[size_t(s)].writes)
-    for (RoundedOperand& r : rounded_)
+    for (ScratchRegion& r : scratch_)
       if (r.owner == w) r.owner = -1;
 }
 
@@ -607,13 +677,24 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
                     arg_pointers_.data() + st.first_arg);
     case StepKind::Gemm:
       if constexpr (std::is_same_v<T, float>) {
-        if (bf16_products_) {
-          const OperandLayout a = operand_layout(st, 0), b = operand_layout(st, 1);
-          return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n,
-                                bf16_padded_k(st.m, st.n, st.k, st.stride_a, st.stride_b),
-                                rounded_[0].scratch, a.stride, rounded_[1].scratch, b.stride,
-                                pointers_[size_t(st.c)], false, a.gemm_pitch(),
-                                b.gemm_pitch());
+        if (padded_products_) {
+          const ProductPlan& pp = plans_[size_t(s)];
+          const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
+          unsigned char* const r0 = scratch_[0].base;
+          unsigned char* const r1 = scratch_[1].base;
+          float* c = pp.padded_output() ? reinterpret_cast<float*>(r0 + copy_bytes(pp.a, operand))
+                                        : pointers_[size_t(st.c)];
+          if (bf16_products_)
+            return gemm_row_major(st.trans_a, st.trans_b, st.batch, pp.M, pp.N, pp.K,
+                                  reinterpret_cast<const bf16_bits*>(r0), pp.stride_a,
+                                  reinterpret_cast<const bf16_bits*>(r1), pp.stride_b, c, false,
+                                  pp.pitch_a, pp.pitch_b);
+          return gemm_row_major(
+              st.trans_a, st.trans_b, st.batch, pp.M, pp.N, pp.K,
+              pp.a.rows > 0 ? reinterpret_cast<const float*>(r0) : pointers_[size_t(st.a)],
+              pp.stride_a,
+              pp.b.rows > 0 ? reinterpret_cast<const float*>(r1) : pointers_[size_t(st.b)],
+              pp.stride_b, c, false, math_);
         }
       }
       return gemm_row_major(st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k,
@@ -631,16 +712,17 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
   // A forward pass starts anew: the scratch holds what an earlier pass rounded, from
   // buffers (inputs, parameters) that may have changed since.
   if (begin == 0)
-    for (RoundedOperand& r : rounded_) r.owner = -1;
+    for (ScratchRegion& r : scratch_) r.owner = -1;
   for (int32_t s = begin; s < end; s++) {
     const StepAccess& a = access_[size_t(s)];
     VOUCH_RETURN_IF_ERROR(deps_.before(a.reads, a.writes));
-    if (bf16_products_ && program_.steps[s].kind != StepKind::Kernel) {
-      Status rounded = round_operands(s);
-      if (!rounded.ok()) {
+    const bool library = program_.steps[s].kind != StepKind::Kernel;
+    if (padded_products_ && library) {
+      Status copied = copy_operands(s);
+      if (!copied.ok()) {
         const char* what = program_.steps[s].what;
         return Status::Error("step " + std::to_string(s) + " (" + (what ? what : "?") +
-                             "): " + rounded.message());
+                             "): " + copied.message());
       }
     }
     if (audit_.active()) VOUCH_RETURN_IF_ERROR(audit_before_step(s));
@@ -652,11 +734,12 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
           mark(st.capsule ? st.capsule : "unassigned", st.what ? st.what : "?"));
     }
     Status st = run_step(s);
-    if (st.ok()) st = deps_.after(a.reads, a.writes);
-    forget_rounded(s);
     const Fallback& f = fallback_[size_t(s)];
     if (st.ok() && calls) st = audit_.after(calls->calls(), f.ran, f.calls);
     calls.reset();
+    if (st.ok() && padded_products_ && library) st = copy_output(s);
+    if (st.ok()) st = deps_.after(a.reads, a.writes);
+    forget_copies(s);
     if (st.ok() && !f.ran.empty()) tape_nodes_.note_ran(s, f.ran);
     if (!st.ok()) {
       const char* what = program_.steps[s].what;
@@ -846,7 +929,8 @@ Status CudaProgramModel<T>::profile_step() {
   profile_ = std::make_unique<StepProfile>();
   // One per launch (the program's steps, batch selection, gradient norm, optimizer)
   // and the end.
-  profile_->events.resize(size_t(program_.num_steps) * (bf16_products_ ? 3 : 1) + 4);
+  // Up to five per library step with tensor-core products: x, W, bias, the call, y.
+  profile_->events.resize(size_t(program_.num_steps) * (padded_products_ ? 5 : 1) + 4);
   for (cudaEvent_t& e : profile_->events)
     VOUCH_CUDA_CHECK_WHAT(cudaEventCreate(&e), "cudaEventCreate(--profile)");
   std::unique_ptr<StepGraph> direct;

@@ -77,19 +77,27 @@ namespace vouch::rt::cuda {
 //   vouch_round_bf16_f32(const float* in, unsigned short* out, long long batches,
 //                        long long rows, long long cols, long long out_rows,
 //                        long long pitch)
-//       ProductMath::Bf16 only: a GEMM operand rounded to bf16 into the executor's
-//       scratch (one of two, A and B, each sized by the program's largest such
-//       operand; a cublasGemmEx operand's rows padded to 16 bytes and its K to a
-//       multiple of 8, with zeros) just before the cuBLAS call that reads it. Each rounding is its own
-//       launch, named on the tape (the step's call says "operands rounded to bf16 by
-//       vouch_round_bf16"), by --audit-launches and by --profile; an operand the
-//       scratch already holds unchanged (the same buffer, not written since, in the
-//       same step) is not rounded again.
+//   vouch_repitch_f32(const float* in, float* out, long long batches, long long rows,
+//                     long long cols, long long in_rows, long long in_pitch,
+//                     long long out_rows, long long out_pitch)
+//       Tensor-core products of f32 models (ProductMath::Tf32, Bf16) only: the copies
+//       gemm_call.h's ProductPlan makes around a cuBLAS call. Bf16: every operand
+//       rounded to bf16 into the executor's scratch (vouch_round_bf16_f32); Tf32: an
+//       operand copied there (vouch_repitch_f32) where an extent it spans is not a
+//       multiple of 4 (padded with zeros); either precision: an output whose M or N is
+//       padded written at its padded shape into the scratch, then copied out
+//       (vouch_repitch_f32), and a linear's bias copied to the padded N. The scratch is
+//       two regions: A's copy then the padded output in one, B's copy then the bias in
+//       the other, each sized by the program's largest such step. Each copy is its own
+//       launch, named on the tape, by --audit-launches and by --profile ("vouch_repitch_f32
+//       (C of step 12)"); an operand the scratch already holds unchanged (the same
+//       buffer, not written since, in the same layout) is not copied again.
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
 inline constexpr const char kSelectWindowsKernel[] = "vouch_select_windows";
 inline constexpr const char kGradNormKernel[] = "vouch_grad_norm";
 inline constexpr const char kOptimizerKernel[] = "vouch_optimizer";
 inline constexpr const char kRoundBf16Kernel[] = "vouch_round_bf16_f32";
+inline constexpr const char kRepitchKernel[] = "vouch_repitch_f32";
 
 // "_f32" for float, "_f64" for double: the suffix of a model kernel's symbol.
 template <class T>
@@ -174,11 +182,17 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_steps(int32_t begin, int32_t end, Tape* tape);
   Status run_step(int32_t s);
   Status linear(const StepDesc& st, int32_t s);
-  // ProductMath::Bf16: rounds step s's two operands into the scratch (where it does not
-  // hold them already), each launch bracketed for the audit and the profile.
-  Status round_operands(int32_t s);
+  // Tensor-core products: copies step s's operands (and bias) into the scratch as its
+  // ProductPlan says (where it does not hold them already), each launch bracketed for
+  // the audit and the profile.
+  Status copy_operands(int32_t s);
+  // After step s's library call: its padded output copied out of the scratch.
+  Status copy_output(int32_t s);
+  // One copy launch: `what` names it ("W of step 12"), `in` / `out` its layouts.
+  Status copy_launch(int32_t s, const std::string& what, bool round, const void* in,
+                     void* out, const OperandLayout& l, bool to_padded);
   // The scratch's holding ends where step s wrote its buffer.
-  void forget_rounded(int32_t s);
+  void forget_copies(int32_t s);
   Status step_body(Tape& tape);
   // Sets the random ops' training flag on the device (stream-ordered; a no-op when
   // it already holds that value).
@@ -234,16 +248,18 @@ class CudaProgramModel final : public CompiledModel<T> {
   // blocks_per_sm and shared_bytes against this device; plan_launches).
   std::vector<uint32_t> step_grid_, step_shared_;
   cudaKernel_t select_batch_ = nullptr, optimizer_ = nullptr, grad_norm_ = nullptr;
-  // ProductMath::Bf16 on f32: the operand scratch (A, B) and what each holds now: a
-  // storage owner rounded in that layout (gemm_call.h's OperandLayout; owner -1:
-  // nothing).
+  // Tensor-core products of an f32 model (ProductMath::Tf32, Bf16): each library step's
+  // ProductPlan (gemm_call.h), the scratch's two regions and what each holds now: a
+  // storage owner's copy in that layout at the region's start (owner -1: nothing).
   const bool bf16_products_;  // f32 and ProductMath::Bf16
-  cudaKernel_t round_bf16_ = nullptr;
-  struct RoundedOperand {
-    bf16_bits* scratch = nullptr;
+  const bool padded_products_;  // f32 and ProductMath::Tf32 or Bf16
+  cudaKernel_t round_bf16_ = nullptr, repitch_ = nullptr;
+  std::vector<ProductPlan> plans_;  // per step (library steps only)
+  struct ScratchRegion {
+    unsigned char* base = nullptr;
     int32_t owner = -1;
     OperandLayout layout;
-  } rounded_[2];
+  } scratch_[2];
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;

@@ -193,51 +193,131 @@ std::string LinearCall::to_string() const {
 
 namespace {
 
-int64_t round_up8(int64_t n) { return (n + 7) / 8 * 8; }
+int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
 
 // Dense matrices, or one broadcast matrix: what padding needs.
 bool dense_batch(int64_t matrix, int64_t stride) { return stride == 0 || stride == matrix; }
 
+// A matrix stored [rows, cols] (batch stride `stride`), padded to [out_rows, pitch].
+OperandLayout padded_layout(int64_t batch, int64_t rows, int64_t cols, int64_t stride,
+                            int64_t out_rows, int64_t pitch) {
+  OperandLayout l;
+  l.batches = stride == 0 ? 1 : batch;
+  l.rows = rows;
+  l.cols = cols;
+  l.out_rows = out_rows;
+  l.pitch = pitch;
+  l.stride = stride == 0 ? 0 : out_rows * pitch;
+  return l;
+}
+
+// Bf16 with a batch that is not dense: the operands copied as they lie (the flat one as
+// one row, the dense one with its rows padded to 8), K unpadded.
+ProductPlan plan_flat_bf16(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
+                           int64_t K, int64_t stride_a, int64_t stride_b) {
+  ProductPlan p;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  for (int which : {0, 1}) {
+    const int64_t matrix = which == 0 ? M * K : K * N;
+    const int64_t stride = which == 0 ? stride_a : stride_b;
+    OperandLayout l;
+    if (!dense_batch(matrix, stride)) {
+      l.batches = l.rows = l.out_rows = 1;
+      l.cols = l.pitch = (batch - 1) * stride + matrix;
+      l.stride = stride;
+      l.flat = true;
+    } else {
+      const bool trans = which == 0 ? trans_a : trans_b;
+      const int64_t rows = which == 0 ? (trans ? K : M) : (trans ? N : K);
+      const int64_t cols = matrix / rows;
+      l = padded_layout(batch, rows, cols, stride, rows, round_up(cols, 8));
+    }
+    (which == 0 ? p.a : p.b) = l;
+    (which == 0 ? p.stride_a : p.stride_b) = l.stride;
+    (which == 0 ? p.pitch_a : p.pitch_b) = l.gemm_pitch();
+  }
+  return p;
+}
+
 }  // namespace
 
-int64_t bf16_padded_k(int64_t M, int64_t N, int64_t K, int64_t stride_a, int64_t stride_b) {
-  if (!dense_batch(M * K, stride_a) || !dense_batch(K * N, stride_b)) return K;
-  return round_up8(K);
-}
-
-OperandLayout bf16_gemm_operand(int which, bool trans_a, bool trans_b, int64_t batch, int64_t M,
-                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b) {
-  OperandLayout l;
-  const int64_t matrix = which == 0 ? M * K : K * N;
-  const int64_t stride = which == 0 ? stride_a : stride_b;
-  if (matrix == 0 || batch == 0) return l;
-  if (!dense_batch(matrix, stride)) {
-    l.batches = l.rows = l.out_rows = 1;
-    l.cols = l.pitch = (batch - 1) * stride + matrix;
-    l.stride = stride;
-    l.flat = true;
-    return l;
+int64_t product_quantum(ProductMath math) {
+  switch (math) {
+    case ProductMath::Fp32: return 1;
+    case ProductMath::Tf32: return 4;
+    case ProductMath::Bf16: return 8;
   }
-  // Stored [rows, cols]: A is [M, K] ([K, M] transposed), B [K, N] ([N, K] transposed).
-  const bool trans = which == 0 ? trans_a : trans_b;
-  const int64_t other = which == 0 ? M : N;
-  const bool k_rows = which == 0 ? trans : !trans;  // K along the rows
-  const int64_t kp = bf16_padded_k(M, N, K, stride_a, stride_b);
-  l.batches = stride == 0 ? 1 : batch;
-  l.rows = k_rows ? K : other;
-  l.cols = k_rows ? other : K;
-  l.out_rows = k_rows ? kp : l.rows;
-  l.pitch = round_up8(k_rows ? l.cols : kp);
-  l.stride = stride == 0 ? 0 : l.out_rows * l.pitch;
-  return l;
+  return 1;
 }
 
-OperandLayout bf16_linear_operand(int which, int64_t rows, int64_t in, int64_t out) {
-  OperandLayout l;
-  l.batches = 1;
-  l.rows = l.out_rows = which == 0 ? rows : out;
-  l.cols = l.pitch = in;
-  return l;
+ProductPlan plan_gemm(ProductMath math, bool trans_a, bool trans_b, int64_t batch, int64_t M,
+                      int64_t N, int64_t K, int64_t stride_a, int64_t stride_b) {
+  ProductPlan p;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.stride_a = stride_a;
+  p.stride_b = stride_b;
+  const int64_t q = product_quantum(math);
+  if (q == 1 || batch <= 0 || M <= 0 || N <= 0 || K <= 0) return p;
+  const bool bf16 = math == ProductMath::Bf16;
+  if (!dense_batch(M * K, stride_a) || !dense_batch(K * N, stride_b))
+    return bf16 ? plan_flat_bf16(trans_a, trans_b, batch, M, N, K, stride_a, stride_b) : p;
+  // An extent is padded only where it is some matrix's row pitch (the pitch is what the
+  // tensor-core kernels want aligned; padding a bare row count buys only copies): N is
+  // C's pitch, M is A's when A is transposed, K is A's unless A is transposed, or B's
+  // when B is.
+  p.M = trans_a ? round_up(M, q) : M;
+  p.N = round_up(N, q);
+  p.K = !trans_a || trans_b ? round_up(K, q) : K;
+  // Stored [rows, cols]: A is [M, K] ([K, M] transposed), B [K, N] ([N, K] transposed).
+  const auto operand = [&](bool trans, int64_t other, int64_t other_p, int64_t stride,
+                           bool k_rows_when_trans) {
+    const bool k_rows = trans == k_rows_when_trans;
+    const int64_t rows = k_rows ? K : other, cols = k_rows ? other : K;
+    const int64_t prows = k_rows ? p.K : other_p, pcols = k_rows ? other_p : p.K;
+    if (!bf16 && rows == prows && cols == pcols) return OperandLayout();  // read in place
+    return padded_layout(batch, rows, cols, stride, prows, pcols);
+  };
+  p.a = operand(trans_a, M, p.M, stride_a, /*k_rows_when_trans=*/true);
+  p.b = operand(trans_b, N, p.N, stride_b, /*k_rows_when_trans=*/false);
+  if (p.a.rows > 0) p.stride_a = p.a.stride;
+  if (p.b.rows > 0) p.stride_b = p.b.stride;
+  if (p.M != M || p.N != N) p.c = padded_layout(batch, M, N, M * N, p.M, p.N);
+  return p;
+}
+
+ProductPlan plan_linear(ProductMath math, int64_t rows, int64_t in, int64_t out,
+                        bool has_bias) {
+  // y = x · Wᵀ: x is A [M = rows, K = in], W is B transposed [N = out, K = in].
+  ProductPlan p = plan_gemm(math, false, true, 1, rows, out, in, 0, 0);
+  if (has_bias && p.N != out) p.bias = padded_layout(1, 1, out, 0, 1, p.N);
+  return p;
+}
+
+std::string describe_padding(const ProductPlan& plan, ProductMath math, bool linear, int64_t M,
+                             int64_t N, int64_t K) {
+  std::string padded;
+  for (auto [name, from, to] : {std::tuple<const char*, int64_t, int64_t>{"M", M, plan.M},
+                                {"N", N, plan.N}, {"K", K, plan.K}})
+    if (from != to)
+      padded += std::string(padded.empty() ? "" : ", ") + name + " " + std::to_string(from) +
+                " -> " + std::to_string(to);
+  if (padded.empty()) return "";
+  // Bf16's operand copies are its roundings (said by the caller); Tf32's are copies.
+  std::string copied;
+  const char* names[] = {linear ? "x" : "A", linear ? "W" : "B", "bias"};
+  const OperandLayout* copies[] = {&plan.a, &plan.b, &plan.bias};
+  for (int i = 0; i < 3; i++)
+    if (copies[i]->rows > 0 && (i == 2 || math != ProductMath::Bf16))
+      copied += std::string(copied.empty() ? "" : ", ") + names[i];
+  std::string s = "padded " + padded;
+  if (!copied.empty()) s += ", " + copied + " copied by vouch_repitch_f32";
+  if (plan.padded_output())
+    s += std::string(", ") + (linear ? "y" : "C") + " copied out by vouch_repitch_f32";
+  return s;
 }
 
 Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out, GemmDType dtype) {

@@ -90,19 +90,16 @@ Result<GemmCall> describe_gemm(bool trans_a, bool trans_b, int64_t batch, int64_
                                GemmDType dtype = GemmDType::F32, int64_t pitch_a = 0,
                                int64_t pitch_b = 0);
 
-// A bf16 product's operand: how it lies in its f32 buffer, from the buffer's start, and
-// in the bf16 copy the executor rounds it into (vouch_round_bf16_f32's arguments):
-// `batches` dense matrices of `rows` rows of `cols` elements, written as matrices of
-// `out_rows` rows at a row pitch of `pitch` elements, the pad zero; `stride`: the batch
-// stride of the copy (0: one matrix for every entry). A gemm_row_major operand's rows
-// are padded to a multiple of 8 elements (16 bytes of bf16: the stride alignment of
-// cuBLAS's fastest, TMA, kernels) and, where K is not a multiple of 8, K to one in both
-// operands (zero rows or columns: the added products are 0 · 0); an odd extent (GPT-2's
-// 50257 logits) otherwise costs several times the product. A batch whose stride is
-// not its matrix size is copied flat (one row), unpadded, and K is then not padded.
+// A copy the executor makes around a product (vouch_round_bf16_f32's or
+// vouch_repitch_f32's arguments): `batches` dense matrices of `rows` rows of `cols`
+// elements, as they lie in their buffer from its start, and the same matrices laid out
+// with `out_rows` >= rows rows at a row pitch of `pitch` >= cols elements, every pad
+// element zero; `stride`: the padded batch stride (0: one matrix for every entry).
+// rows = 0: no copy. `flat`: a batch whose stride is not its matrix size, copied as
+// one row (bf16 only: the product reads it dense, unpadded).
 struct OperandLayout {
   int64_t batches = 0, rows = 0, cols = 0, out_rows = 0, pitch = 0, stride = 0;
-  bool flat = false;  // copied as one row: the product reads it dense
+  bool flat = false;
   int64_t scratch_elements() const { return batches * out_rows * pitch; }
   // gemm_row_major's pitch argument for it (0: dense).
   int64_t gemm_pitch() const { return flat ? 0 : pitch; }
@@ -111,15 +108,48 @@ struct OperandLayout {
            out_rows == o.out_rows && pitch == o.pitch && stride == o.stride && flat == o.flat;
   }
 };
-// The K a bf16 gemm_row_major product runs with (K rounded up to a multiple of 8 where
-// both operands can be padded).
-int64_t bf16_padded_k(int64_t M, int64_t N, int64_t K, int64_t stride_a, int64_t stride_b);
-// Operand `which` (0: A, 1: B) of a bf16 gemm_row_major product.
-OperandLayout bf16_gemm_operand(int which, bool trans_a, bool trans_b, int64_t batch, int64_t M,
-                                int64_t N, int64_t K, int64_t stride_a, int64_t stride_b);
-// Operand `which` (0: x, 1: W) of a bf16 linear_bias_row_major: unpadded (its cuBLASLt
-// plan reads dense rows).
-OperandLayout bf16_linear_operand(int which, int64_t rows, int64_t in, int64_t out);
+
+// How an f32 product runs under tensor-core math (Tf32, Bf16): every extent that is a
+// row pitch (N, C's; M when A is transposed; K when A is not, or B is) and is not a
+// multiple of the quantum (16 bytes of operand: 4 f32 for Tf32, 8 bf16 for Bf16) is
+// padded up to one, with zeros, and the library call runs on the padded extents (a bare
+// row count is left: padding it buys only copies). Measured on an H200 at GPT-2's LM head (50257 logits a row:
+// tools/bench/lm_head_pitch.cu, docs/performance.md 2026-12-04): an odd extent costs
+// 2-7x the product in either precision, whichever operand or output it falls on, and
+// a 16-byte pitch alone does not remove it (the extents must be padded).
+//  - An operand whose padded shape differs from its stored one (or, for Bf16, every
+//    operand: the product reads bf16) is copied into the executor's scratch first:
+//    `a` / `b` (vouch_round_bf16_f32 for Bf16, vouch_repitch_f32 for Tf32); an
+//    aligned Tf32 operand is read in place (rows = 0).
+//  - A padded output (M or N padded) is written at its padded shape into the scratch
+//    and copied out by vouch_repitch_f32 (`c`: rows / cols the real extents, out_rows /
+//    pitch the padded ones); else C is written in place (rows = 0).
+//  - A linear's bias is copied to the padded N (`bias`, f32), when N is padded.
+// The added products are 0 · 0 at the end of every sum (K) or land in rows and columns
+// nobody reads (M, N): the values are the unpadded product's. A batch whose stride is
+// not its matrix size is not padded (Tf32 reads it in place; Bf16 copies it flat and
+// pads the other operand's rows only); nor is an empty product. Fp32 and F64 products
+// are never padded.
+struct ProductPlan {
+  int64_t M = 0, N = 0, K = 0;         // the extents the library call runs with
+  int64_t stride_a = 0, stride_b = 0;  // its batch strides (of the copies, where copied)
+  int64_t pitch_a = 0, pitch_b = 0;    // its operand pitches (0: dense)
+  OperandLayout a, b, c, bias;         // the copies (rows = 0: none)
+  bool padded_output() const { return c.rows > 0; }
+};
+// The quantum of `math`'s padding: 8 (Bf16), 4 (Tf32), 1 (Fp32: no padding).
+int64_t product_quantum(ProductMath math);
+// A gemm_row_major product of f32 operands (blas.h's arguments) under `math`.
+ProductPlan plan_gemm(ProductMath math, bool trans_a, bool trans_b, int64_t batch, int64_t M,
+                      int64_t N, int64_t K, int64_t stride_a, int64_t stride_b);
+// A linear_bias_row_major product (y[rows,out] = x[rows,in] · W[out,in]ᵀ + bias): M =
+// rows, N = out, K = in; `a` copies x, `b` copies W.
+ProductPlan plan_linear(ProductMath math, int64_t rows, int64_t in, int64_t out, bool has_bias);
+// "" for a plan of a product (M, N, K) without padding, else what it pads and what
+// vouch_repitch_f32 copies (Bf16's operand roundings are not named), e.g. "padded N
+// 50257 -> 50260, W copied by vouch_repitch_f32, y copied out by vouch_repitch_f32".
+std::string describe_padding(const ProductPlan& plan, ProductMath math, bool linear, int64_t M,
+                             int64_t N, int64_t K);
 
 // linear_bias_row_major (blas.h): y[rows,out] = x[rows,in] · W[out,in]ᵀ (+ bias[out])
 // as one cuBLASLt matmul: column-major yᵀ[out,rows] = op_T(W) · xᵀ with the bias

@@ -128,13 +128,14 @@ TEST(GemmCallTest, BatchedWithStridesAndBroadcast) {
             "strideB=20, ldc=2, strideC=8, batch=3)");
 }
 
-// The bf16 copies (OperandLayout) and the call made on them: each operand laid out
-// as vouch_round_bf16_f32 writes it (rows at a pitch, K padded, every pad zero), then
-// the described call emulated on those copies, against cpu matmul on the originals
-// (small integers: exact either way). Odd and even
-// extents, every flag, dense and broadcast batches, and a batch stride that is not the
-// matrix size (copied flat, unpadded).
-TEST(GemmCallTest, Bf16CopiesAtPaddedPitchesGiveTheSameProduct) {
+// A tensor-core product's plan (ProductPlan): its copies laid out as the executor's
+// vouch_round_bf16_f32 / vouch_repitch_f32 write them (extents padded, every pad zero),
+// the described call emulated at the padded extents on those copies (or on the
+// originals, where an operand is read in place), a padded C copied out; against cpu
+// matmul on the originals (small integers: exact either way). Odd and aligned extents,
+// every flag, dense and broadcast batches, a batch stride that is not the matrix size
+// (not padded), in Tf32 and Bf16.
+TEST(GemmCallTest, PaddedProductPlansGiveTheSameProduct) {
   struct Case {
     bool ta, tb;
     int64_t batch, M, N, K, sa, sb;
@@ -144,41 +145,127 @@ TEST(GemmCallTest, Bf16CopiesAtPaddedPitchesGiveTheSameProduct) {
     for (bool tb : {false, true}) {
       cases.push_back({ta, tb, 1, 5, 3, 7, 0, 0});
       cases.push_back({ta, tb, 1, 8, 16, 24, 0, 0});
+      cases.push_back({ta, tb, 1, 12, 8, 4, 0, 0});  // aligned for Tf32, not for Bf16
       cases.push_back({ta, tb, 3, 9, 11, 13, 9 * 13, 0});
       cases.push_back({ta, tb, 2, 4, 6, 5, 4 * 5, 5 * 6});
-      cases.push_back({ta, tb, 2, 3, 2, 3, 12, 0});  // stride 12 > 3·3: flat
+      cases.push_back({ta, tb, 2, 3, 2, 3, 12, 0});  // stride 12 > 3·3: not padded
     }
   int salt = 1;
-  for (const Case& c : cases) {
-    const int64_t na = c.sa == 0 ? c.M * c.K : (c.batch - 1) * c.sa + c.M * c.K;
-    const int64_t nb = c.sb == 0 ? c.K * c.N : (c.batch - 1) * c.sb + c.K * c.N;
-    std::vector<double> A = values(na, salt++), B = values(nb, salt++);
-    std::vector<double> want(size_t(c.batch * c.M * c.N));
-    matmul(c.ta, c.tb, c.batch, c.M, c.N, c.K, A.data(), c.sa, B.data(), c.sb, want.data());
-    std::vector<double> copies[2];
-    OperandLayout layouts[2];
-    for (int which : {0, 1}) {
-      const OperandLayout l =
-          bf16_gemm_operand(which, c.ta, c.tb, c.batch, c.M, c.N, c.K, c.sa, c.sb);
-      layouts[which] = l;
-      copies[which] = lay_out(which == 0 ? A : B, l);
-      EXPECT_EQ(l.pitch % 8 == 0 || l.flat, true) << "operand " << which;
+  for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16})
+    for (const Case& c : cases) {
+      const int64_t q = product_quantum(math);
+      const std::string what = std::string(product_math_name(math)) + " ta=" +
+                               std::to_string(c.ta) + " tb=" + std::to_string(c.tb) +
+                               " batch=" + std::to_string(c.batch) + " M=" +
+                               std::to_string(c.M) + " N=" + std::to_string(c.N) +
+                               " K=" + std::to_string(c.K);
+      const int64_t na = c.sa == 0 ? c.M * c.K : (c.batch - 1) * c.sa + c.M * c.K;
+      const int64_t nb = c.sb == 0 ? c.K * c.N : (c.batch - 1) * c.sb + c.K * c.N;
+      std::vector<double> A = values(na, salt++), B = values(nb, salt++);
+      std::vector<double> want(size_t(c.batch * c.M * c.N));
+      matmul(c.ta, c.tb, c.batch, c.M, c.N, c.K, A.data(), c.sa, B.data(), c.sb, want.data());
+      const ProductPlan p = plan_gemm(math, c.ta, c.tb, c.batch, c.M, c.N, c.K, c.sa, c.sb);
+      const bool dense = (c.sa == 0 || c.sa == c.M * c.K) && (c.sb == 0 || c.sb == c.K * c.N);
+      if (dense) {
+        // Padded where the extent is a row pitch: N (C's), M when A is transposed, K when
+        // it is A's or B's; a bare row count stays.
+        EXPECT_EQ(p.M, c.ta ? (c.M + q - 1) / q * q : c.M) << what;
+        EXPECT_EQ(p.N % q, 0) << what;
+        EXPECT_EQ(p.K, !c.ta || c.tb ? (c.K + q - 1) / q * q : c.K) << what;
+        EXPECT_EQ(p.padded_output(), p.M != c.M || p.N != c.N) << what;
+      } else {
+        EXPECT_EQ(p.M, c.M) << what;
+        EXPECT_EQ(p.N, c.N) << what;
+        EXPECT_EQ(p.K, c.K) << what;
+        EXPECT_FALSE(p.padded_output()) << what;
+      }
+      // Bf16 copies every operand (the product reads bf16); Tf32 only a padded one.
+      const bool aligned = c.M % q == 0 && c.N % q == 0 && c.K % q == 0;
+      if (math == ProductMath::Bf16) {
+        EXPECT_GT(p.a.rows, 0) << what;
+        EXPECT_GT(p.b.rows, 0) << what;
+      } else if (aligned || !dense) {
+        EXPECT_EQ(p.a.rows, 0) << what;
+        EXPECT_EQ(p.b.rows, 0) << what;
+      }
+      const std::vector<double> a = p.a.rows > 0 ? lay_out(A, p.a) : A;
+      const std::vector<double> b = p.b.rows > 0 ? lay_out(B, p.b) : B;
+      Result<GemmCall> call = describe_gemm(c.ta, c.tb, c.batch, p.M, p.N, p.K, p.stride_a,
+                                            p.stride_b, false, math, GemmDType::F32,
+                                            p.pitch_a, p.pitch_b);
+      ASSERT_TRUE(call.ok()) << call.status().message();
+      std::vector<double> got(size_t(c.batch * p.M * p.N), std::nan(""));
+      emulate(call.value(), b.data(), a.data(), got.data());
+      if (p.padded_output()) got = un_lay_out(got, p.c);
+      EXPECT_EQ(got, want) << what << " as M=" << p.M << " N=" << p.N << " K=" << p.K << " "
+                           << call.value().to_string();
     }
-    const int64_t kp = bf16_padded_k(c.M, c.N, c.K, c.sa, c.sb);
-    Result<GemmCall> call =
-        describe_gemm(c.ta, c.tb, c.batch, c.M, c.N, kp, layouts[0].stride, layouts[1].stride,
-                      false, ProductMath::Bf16, GemmDType::F32, layouts[0].gemm_pitch(),
-                      layouts[1].gemm_pitch());
-    ASSERT_TRUE(call.ok()) << call.status().message();
-    std::vector<double> got(want.size(), std::nan(""));
-    emulate(call.value(), copies[1].data(), copies[0].data(), got.data());
-    EXPECT_EQ(got, want) << "ta=" << c.ta << " tb=" << c.tb << " batch=" << c.batch
-                         << " M=" << c.M << " N=" << c.N << " K=" << c.K << " (K as " << kp
-                         << ") " << call.value().to_string();
-  }
-  // Flat copies keep K (both operands must pad it, or neither).
-  EXPECT_EQ(bf16_padded_k(3, 2, 3, 12, 0), 3);
-  EXPECT_EQ(bf16_padded_k(3, 2, 3, 9, 0), 8);
+  // Fp32 products are never padded nor copied.
+  const ProductPlan fp32 = plan_gemm(ProductMath::Fp32, false, false, 1, 5, 3, 7, 0, 0);
+  EXPECT_EQ(fp32.M, 5);
+  EXPECT_EQ(fp32.N, 3);
+  EXPECT_EQ(fp32.K, 7);
+  EXPECT_EQ(fp32.a.rows + fp32.b.rows + fp32.c.rows, 0);
+  // GPT-2's tied LM head under Tf32 (logits [8192, 50257]): forward (a linear), dX, dW.
+  const ProductPlan fwd = plan_linear(ProductMath::Tf32, 8192, 768, 50257, false);
+  EXPECT_EQ(fwd.N, 50260);
+  EXPECT_EQ(fwd.a.rows, 0);       // x read in place
+  EXPECT_EQ(fwd.b.out_rows, 50260);  // W with 3 zero rows
+  EXPECT_EQ(fwd.c.pitch, 50260);  // y written at 50260 a row, copied out
+  EXPECT_EQ(describe_padding(fwd, ProductMath::Tf32, true, 8192, 50257, 768),
+            "padded N 50257 -> 50260, W copied by vouch_repitch_f32, y copied out by "
+            "vouch_repitch_f32");
+  EXPECT_EQ(describe_padding(plan_linear(ProductMath::Bf16, 8192, 768, 50257, true),
+                             ProductMath::Bf16, true, 8192, 50257, 768),
+            "padded N 50257 -> 50264, bias copied by vouch_repitch_f32, y copied out by "
+            "vouch_repitch_f32");
+  const ProductPlan dx = plan_gemm(ProductMath::Tf32, false, false, 1, 8192, 768, 50257, 0, 0);
+  EXPECT_EQ(dx.K, 50260);
+  EXPECT_EQ(dx.a.pitch, 50260);  // dlogits at 50260 a row
+  EXPECT_FALSE(dx.padded_output());
+  const ProductPlan dw = plan_gemm(ProductMath::Tf32, true, false, 1, 50257, 768, 8192, 0, 0);
+  EXPECT_EQ(dw.a, dx.a);  // the same copy of dlogits serves both
+  EXPECT_EQ(dw.b.rows, 0);
+  EXPECT_EQ(dw.c.out_rows, 50260);
+  EXPECT_EQ(describe_padding(plan_gemm(ProductMath::Tf32, false, false, 1, 8, 8, 8, 0, 0),
+                             ProductMath::Tf32, false, 8, 8, 8),
+            "");
+}
+
+// A linear's plan: x and W padded like a gemm's operands, the bias copied to the padded
+// N, y copied out; emulated as its cuBLASLt call (an NT product plus the bias).
+TEST(GemmCallTest, PaddedLinearPlansGiveTheSameProduct) {
+  int salt = 50;
+  for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16})
+    for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{5, 3, 7}, {8, 16, 13},
+                                 {16, 8, 8}, {3, 9, 4}})
+      for (bool bias : {false, true}) {
+        const std::string what = std::string(product_math_name(math)) + " rows=" +
+                                 std::to_string(rows) + " in=" + std::to_string(in) +
+                                 " out=" + std::to_string(out) + (bias ? " bias" : "");
+        std::vector<double> x = values(rows * in, salt++), W = values(out * in, salt++),
+                            b = values(out, salt++);
+        std::vector<double> want(size_t(rows * out));
+        linear(rows, in, out, x.data(), W.data(), bias ? b.data() : nullptr, want.data());
+        const ProductPlan p = plan_linear(math, rows, in, out, bias);
+        EXPECT_EQ(p.bias.rows > 0, bias && p.N != out) << what;
+        const std::vector<double> xc = p.a.rows > 0 ? lay_out(x, p.a) : x;
+        const std::vector<double> Wc = p.b.rows > 0 ? lay_out(W, p.b) : W;
+        const std::vector<double> bc = p.bias.rows > 0 ? lay_out(b, p.bias) : b;
+        Result<LinearCall> call = describe_linear(p.M, p.K, p.N, bias, math);
+        ASSERT_TRUE(call.ok()) << call.status().message();
+        // y[r, o] = Σ_i x[r, i] W[o, i] (+ bias[o]) at the call's extents and pitches.
+        const LinearCall& lc = call.value();
+        std::vector<double> got(size_t(lc.n) * size_t(lc.ldc), std::nan(""));
+        for (int r = 0; r < lc.n; r++)
+          for (int o = 0; o < lc.m; o++) {
+            double acc = 0;
+            for (int i = 0; i < lc.k; i++) acc += Wc[size_t(o) * lc.lda + i] * xc[size_t(r) * lc.ldb + i];
+            got[size_t(r) * lc.ldc + o] = acc + (bias ? bc[size_t(o)] : 0.0);
+          }
+        if (p.padded_output()) got = un_lay_out(got, p.c);
+        EXPECT_EQ(got, want) << what << " " << lc.to_string();
+      }
 }
 
 TEST(GemmCallTest, AccumulateAddsToC) {

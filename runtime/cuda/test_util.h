@@ -21,8 +21,9 @@ inline bool cuda_device_present() {
   return probe_runtime().state == RuntimeState::NativeWithDevice;
 }
 
-// An operand laid out as vouch_round_bf16_f32 writes it (gemm_call.h's OperandLayout),
-// its values as given: `in`'s matrices at the layout's rows and pitch, every pad zero.
+// A copy laid out as vouch_round_bf16_f32 / vouch_repitch_f32 write it into the scratch
+// (gemm_call.h's OperandLayout), its values as given: `in`'s matrices at the layout's
+// rows and pitch, every pad zero.
 template <class T>
 std::vector<T> lay_out(const std::vector<T>& in, const OperandLayout& l) {
   std::vector<T> out(size_t(l.scratch_elements()), T(0));
@@ -30,6 +31,18 @@ std::vector<T> lay_out(const std::vector<T>& in, const OperandLayout& l) {
     for (int64_t r = 0; r < l.rows; r++)
       for (int64_t c = 0; c < l.cols; c++)
         out[size_t((b * l.out_rows + r) * l.pitch + c)] = in[size_t((b * l.rows + r) * l.cols + c)];
+  return out;
+}
+
+// The reverse: a padded output's real rows and columns (vouch_repitch_f32 copying C out).
+template <class T>
+std::vector<T> un_lay_out(const std::vector<T>& padded, const OperandLayout& l) {
+  std::vector<T> out(size_t(l.batches * l.rows * l.cols));
+  for (int64_t b = 0; b < l.batches; b++)
+    for (int64_t r = 0; r < l.rows; r++)
+      for (int64_t c = 0; c < l.cols; c++)
+        out[size_t((b * l.rows + r) * l.cols + c)] =
+            padded[size_t((b * l.out_rows + r) * l.pitch + c)];
   return out;
 }
 

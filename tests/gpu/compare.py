@@ -2,9 +2,11 @@
 """Compares two runs of a vouch executable: their --trace files (every
 step's loss, mean losses) and --save-params files (final params).
 
-usage: compare.py LABEL TRACE_A PARAMS_A TRACE_B PARAMS_B ATOL RTOL [--losses-only]
+usage: compare.py LABEL TRACE_A PARAMS_A TRACE_B PARAMS_B ATOL RTOL
+                  [--losses-only | --params-atol PATOL]
 ATOL = RTOL = 0 asks for bitwise equality. Prints the largest errors and
-exits 1 when any value is beyond |a - b| <= atol + rtol * |b|. With
+exits 1 when any value is beyond |a - b| <= atol + rtol * |b| (params:
+patol + rtol * |b| with --params-atol, a model's own declared bound). With
 --losses-only the params' errors are printed but only their finiteness is
 checked: Adam's normalised update turns rounding-level differences of a
 near-zero gradient into lr-sized steps, so after a few Adam steps params are
@@ -45,7 +47,13 @@ def params(path, with_shapes=False):
 def main():
     label, ta, pa, tb, pb = sys.argv[1:6]
     atol, rtol = float(sys.argv[6]), float(sys.argv[7])
-    losses_only = sys.argv[8:] == ["--losses-only"]
+    extra = sys.argv[8:]
+    losses_only = extra == ["--losses-only"]
+    params_atol = atol
+    if len(extra) == 2 and extra[0] == "--params-atol":
+        params_atol = float(extra[1])
+    elif extra and not losses_only:
+        sys.exit("compare.py: unknown options %s (see its usage)" % " ".join(extra))
     a, b = trace(ta), trace(tb)
     worst = {"losses": 0.0, "params": 0.0}
     bad = []
@@ -62,7 +70,7 @@ def main():
         worst[kind] = max(worst[kind], err)
         if kind == "params" and losses_only:
             return
-        if err > atol + rtol * abs(y):
+        if err > (params_atol if kind == "params" else atol) + rtol * abs(y):
             bad.append("%s %s: %r vs %r" % (kind, name, x, y))
 
     if a.keys() != b.keys():
@@ -78,6 +86,8 @@ def main():
     tol = "bitwise" if atol == 0 and rtol == 0 else "atol %g rtol %g" % (atol, rtol)
     if losses_only:
         tol += ", losses only"
+    elif params_atol != atol:
+        tol += ", params atol %g" % params_atol
     print("%-44s losses max|err| %.2e  params max|err| %.2e  (%s)  %s"
           % (label, worst["losses"], worst["params"], tol, "ok" if not bad else "FAIL"))
     for line in bad[:5]:

@@ -6,7 +6,7 @@
 set -u
 cd "$(dirname "$0")"
 # tools/gpu_suite.sh ships the executables compressed.
-[ -d bin ] || tar -xzf binaries.tar.gz || { echo "gpu-suite: cannot unpack binaries.tar.gz"; exit 1; }
+./unpack.sh || { echo "gpu-suite: cannot unpack binaries.tar.xz"; exit 1; }
 export TEST_TMPDIR=${TMPDIR:-/tmp}/vouch-gpu-suite
 rm -rf "$TEST_TMPDIR"; mkdir -p "$TEST_TMPDIR"
 log=${OUT:-$TEST_TMPDIR}/gpu-suite.log
@@ -65,8 +65,14 @@ for exe in bin/*; do
   # on an H200: 1e-15 and 6e-7; docs/performance.md keeps the numbers).
   check "$name: cuda f64 vs cpu f64" python3 compare.py "$name cuda-f64 vs cpu-f64" \
     "$d/cuda64.trace" "$d/cuda64.st" "$d/cpu64.trace" "$d/cpu64.st" 1e-12 1e-11
+  # ops_classifier's params: Adam (lr 0.01) steps a weight whose gradient is
+  # near zero by up to lr on f32 rounding alone; measured on an H200, 9 seeds:
+  # 2.6e-7 at most for eight, 5.2e-4 at seed 10517 (its losses 9.9e-6 apart,
+  # within 1e-5): declared params atol 2e-3, about 4x that.
+  f32_params=
+  [ "$name" = ops_classifier ] && f32_params="--params-atol 2e-3"
   check "$name: cuda f32 vs cpu f64" python3 compare.py "$name cuda-f32 vs cpu-f64" \
-    "$d/cuda32.trace" "$d/cuda32.st" "$d/cpu64.trace" "$d/cpu64.st" 1e-5 1e-4
+    "$d/cuda32.trace" "$d/cuda32.st" "$d/cpu64.trace" "$d/cpu64.st" 1e-5 1e-4 $f32_params
   check "$name: two cuda runs bitwise equal" python3 compare.py "$name cuda-f32 run 1 vs run 2" \
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32b.trace" "$d/cuda32b.st" 0 0
   check "$name: graph replay = no graph, bitwise" python3 compare.py "$name graph vs --no-cuda-graph" \
@@ -151,6 +157,11 @@ for precision in tf32 bf16; do
     if [ "$name" = ops_library ] && [ "$precision" = bf16 ]; then
       grep -q "vouch_round_bf16_f32 <- step [0-9]* vouch_round_bf16_f32 ([A-Za-z] of step" \
         "$d/audit.out" || { echo "missing: a vouch_round_bf16_f32 launch"; rc=1; }
+    fi
+    # ops_padded's width 75 is padded: its operand and output copies are named.
+    if [ "$name" = ops_padded ]; then
+      grep -qE "vouch_repitch_f32 <- step [0-9]+ vouch_repitch_f32 \([A-Za-z]+ of step" \
+        "$d/audit.out" || { echo "missing: a vouch_repitch_f32 launch"; rc=1; }
     fi
     [ $rc -eq 0 ] || cat "$d/audit.out"
     cat "$d/audit.out" >>"$log"

@@ -13,8 +13,8 @@
 //   vouch_select_windows_f32/_f64  grid max(1, min(ceil(batch * context / 256), 1024))
 //   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
 //   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
-//   vouch_round_bf16_f32         any grid and block (grid-stride); the executor's: block
-//                                256, grid min(batches * out_rows * ceil(pitch / 1024), 4096)
+//   vouch_round_bf16_f32,        any grid and block (grid-stride); the executor's: block
+//   vouch_repitch_f32            256, grid min(batches * out_rows * ceil(pitch / 1024), 4096)
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_
 
@@ -112,49 +112,87 @@ __device__ inline unsigned short round_to_bf16(float x) {
   return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-// A bf16 profile's GEMM operand rounded (round_to_bf16) into the executor's scratch:
-// `batches` dense matrices of `rows` rows of `cols` f32 values each, written as
-// matrices of `out_rows` >= rows rows at a row pitch of `pitch` >= cols elements,
-// every element past the input's (the pad) zero:
-//   out[(b * out_rows + r) * pitch + c] = round_to_bf16(in[(b * rows + r) * cols + c]).
-// The executor pads a row to a multiple of 8 elements (16 bytes), the stride alignment
-// cuBLAS's fastest (TMA) kernels need, and a product's K to a multiple of 8 with zero
-// rows or columns in both operands (adding products 0 · 0): an odd extent (GPT-2's
-// 50257 logits) otherwise costs several times the product. Work items are (matrix row,
-// 1024 columns), one per block at a time; a thread rounds 4 adjacent columns at once
-// (one 16-byte load, one 8-byte store) where cols, pitch and both pointers allow it.
-__device__ inline void round_bf16_kernel(const float* in, unsigned short* out, long long batches,
-                                         long long rows, long long cols, long long out_rows,
-                                         long long pitch) {
-  const long long chunks = (pitch + 1023) / 1024, items = batches * out_rows * chunks;
-  const bool vector = cols % 4 == 0 && pitch % 4 == 0 &&
-                      (reinterpret_cast<unsigned long long>(in) & 15) == 0 &&
-                      (reinterpret_cast<unsigned long long>(out) & 7) == 0;
+// Four adjacent values stored at once: 16 bytes of f32, 8 of bf16 bits.
+template <class Out>
+struct Vec4;
+template <>
+struct Vec4<float> {
+  using type = float4;
+  static constexpr unsigned long long align = 16;
+};
+template <>
+struct Vec4<unsigned short> {
+  using type = ushort4;
+  static constexpr unsigned long long align = 8;
+};
+
+// A product's operand or output moved between its dense layout and its padded one
+// (gemm_call.h's ProductPlan), each value converted by `convert`: `batches` matrices of
+// `rows` rows of `cols` values, read at `in_rows` rows of `in_pitch` elements a matrix
+// and written at `out_rows` rows of `out_pitch`, every element past rows / cols (the
+// pad) zero:
+//   out[(b * out_rows + r) * out_pitch + c] = convert(in[(b * in_rows + r) * in_pitch + c]).
+// The executor pads a tensor-core product's extents to 16 bytes of operand with zeros:
+// an odd extent (GPT-2's 50257 logits) otherwise costs several times the product. Work
+// items are (output row, 1024 columns), one per block at a time; a thread moves 4
+// adjacent columns: one vector store where the output's pitch and base allow it, its
+// loads one 16-byte load where the input's do and the 4 lie inside the row (else 4).
+template <class Out, class Convert>
+__device__ inline void repitch_rows(const float* in, Out* out, long long batches,
+                                    long long rows, long long cols, long long in_rows,
+                                    long long in_pitch, long long out_rows,
+                                    long long out_pitch, Convert convert) {
+  const long long chunks = (out_pitch + 1023) / 1024, items = batches * out_rows * chunks;
+  const bool in4 = in_pitch % 4 == 0 && (reinterpret_cast<unsigned long long>(in) & 15) == 0;
+  const bool out4 = out_pitch % 4 == 0 &&
+                    (reinterpret_cast<unsigned long long>(out) & (Vec4<Out>::align - 1)) == 0;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) {
     const long long row = index_div(item, chunks);  // b * out_rows + r
     const long long c0 = (item - row * chunks) * 1024;
     const long long b = index_div(row, out_rows), r = row - b * out_rows;
-    const float* from = r < rows ? in + (b * rows + r) * cols : nullptr;  // null: a pad row
-    unsigned short* to = out + row * pitch;
-    if (vector) {
-      for (long long c = c0 + 4 * (long long)threadIdx.x; c < pitch && c < c0 + 1024;
-           c += 4 * (long long)blockDim.x) {
-        ushort4 q;
-        q.x = q.y = q.z = q.w = 0;
-        if (from != nullptr && c < cols) {
-          const float4 v = *reinterpret_cast<const float4*>(from + c);
-          q.x = round_to_bf16(v.x);
-          q.y = round_to_bf16(v.y);
-          q.z = round_to_bf16(v.z);
-          q.w = round_to_bf16(v.w);
-        }
-        *reinterpret_cast<ushort4*>(to + c) = q;
+    const float* from = r < rows ? in + (b * in_rows + r) * in_pitch : nullptr;  // null: pad
+    Out* to = out + row * out_pitch;
+    const long long end = out_pitch < c0 + 1024 ? out_pitch : c0 + 1024;
+    for (long long c = c0 + 4 * (long long)threadIdx.x; c < end; c += 4 * (long long)blockDim.x) {
+      float v[4] = {0.f, 0.f, 0.f, 0.f};
+      if (from != nullptr && in4 && c + 4 <= cols) {
+        const float4 x = *reinterpret_cast<const float4*>(from + c);
+        v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+      } else if (from != nullptr) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (c + e < cols) v[e] = from[c + e];
       }
-    } else {
-      for (long long c = c0 + threadIdx.x; c < pitch && c < c0 + 1024; c += blockDim.x)
-        to[c] = from != nullptr && c < cols ? round_to_bf16(from[c]) : (unsigned short)0;
+      Out o[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[e] = convert(v[e]);  // convert(0) is 0
+      if (out4) {
+        typename Vec4<Out>::type q;
+        q.x = o[0], q.y = o[1], q.z = o[2], q.w = o[3];
+        *reinterpret_cast<typename Vec4<Out>::type*>(to + c) = q;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (c + e < end) to[c + e] = o[e];
+      }
     }
   }
+}
+
+struct RoundToBf16 {
+  __device__ unsigned short operator()(float x) const { return round_to_bf16(x); }
+};
+struct SameFloat {
+  __device__ float operator()(float x) const { return x; }
+};
+
+// A bf16 product's operand rounded (round_to_bf16) into the executor's scratch, from
+// its dense f32 matrices (ProductPlan's a / b): repitch_rows with in_rows = rows and
+// in_pitch = cols, out_rows and pitch the padded ones.
+__device__ inline void round_bf16_kernel(const float* in, unsigned short* out, long long batches,
+                                         long long rows, long long cols, long long out_rows,
+                                         long long pitch) {
+  repitch_rows(in, out, batches, rows, cols, rows, cols, out_rows, pitch, RoundToBf16());
 }
 
 }  // namespace vouch
@@ -210,6 +248,16 @@ extern "C" __global__ void vouch_round_bf16_f32(const float* in, unsigned short*
                                                 long long cols, long long out_rows,
                                                 long long pitch) {
   vouch::round_bf16_kernel(in, out, batches, rows, cols, out_rows, pitch);
+}
+
+// A tf32 product's operand copied into the executor's scratch at its padded layout, or
+// a padded output copied out of it (ProductPlan's a / b / bias and c).
+extern "C" __global__ void vouch_repitch_f32(const float* in, float* out, long long batches,
+                                             long long rows, long long cols, long long in_rows,
+                                             long long in_pitch, long long out_rows,
+                                             long long out_pitch) {
+  vouch::repitch_rows(in, out, batches, rows, cols, in_rows, in_pitch, out_rows, out_pitch,
+                      vouch::SameFloat());
 }
 
 extern "C" __global__ void vouch_grad_norm_f32(const vouch::ParamSlot<float>* slots,

@@ -11,6 +11,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "event_timing.h"
+
 namespace {
 
 struct Shape {
@@ -27,20 +29,7 @@ float time_gemm(cublasHandle_t h, const Shape& s, cudaDataType io, cublasCompute
     return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, io, s.k, a, io,
                         s.k, &beta, c, io, s.n, ct, CUBLAS_GEMM_DEFAULT);
   };
-  for (int i = 0; i < 3; i++)
-    if (call() != CUBLAS_STATUS_SUCCESS) return -1.f;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaEventRecord(start);
-  for (int i = 0; i < reps; i++) call();
-  cudaEventRecord(stop);
-  cudaEventSynchronize(stop);
-  float ms = 0.f;
-  cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / float(reps);
+  return time_ms([&] { return call() == CUBLAS_STATUS_SUCCESS; }, reps);
 }
 
 }  // namespace

@@ -9,27 +9,11 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "event_timing.h"
+
 namespace {
 
 constexpr int kTokens = 8192, kVocab = 50257, kWidth = 768;
-
-template <class F>
-float time_ms(F call, int reps = 20) {
-  for (int i = 0; i < 3; i++)
-    if (!call()) return -1.f;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaEventRecord(start);
-  for (int i = 0; i < reps; i++) call();
-  cudaEventRecord(stop);
-  cudaEventSynchronize(stop);
-  float ms = 0.f;
-  cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / float(reps);
-}
 
 // Four elements a thread where both pitches are multiples of 4.
 __global__ void repitch4(const float* in, long long in_pitch, float* out, long long out_pitch,

@@ -230,16 +230,16 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   m_.assign(size_t(p.num_params), nullptr);
   v_.assign(size_t(p.num_params), nullptr);
   std::vector<vouch::ParamSlot<T>> slots;
-  int64_t largest = 1;
   for (int32_t i = 0; i < p.num_params; i++) {
     int64_t n = p.buffers[p.params[i]].numel;
     VOUCH_RETURN_IF_ERROR(allocate(m_[size_t(i)], n));
     VOUCH_RETURN_IF_ERROR(allocate(v_[size_t(i)], n));
     slots.push_back({pointers_[size_t(p.params[i])], pointers_[size_t(p.grads[i])], m_[size_t(i)],
                      v_[size_t(i)], (long long)n});
-    largest = std::max(largest, n);
   }
-  optimizer_blocks_ = grid_for(largest, 256, 1024);
+  // One range of quads over every slot (optimizer.cuh): the grid follows the elements.
+  optimizer_blocks_ =
+      grid_for(vouch::number_quads(slots.data(), int(slots.size())), 256, kOptimizerMaxBlocks);
   // A step launches about every program step once, plus batch selection and the optimizer.
   steps_per_graph_ =
       std::clamp<int64_t>(kMaxUnrolledLaunches / (int64_t(p.num_steps) + 2), 1, kMaxStepsPerGraph);
@@ -821,7 +821,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
                  &optimizer_args_.done};
   VOUCH_RETURN_IF_ERROR(mark(named(p.optimizer_capsule), "optimizer"));
   VOUCH_RETURN_IF_ERROR(launch(optimizer_,
-                               dim3(optimizer_blocks_, unsigned(std::max(p.num_params, 1))),
+                               dim3(optimizer_blocks_),
                                dim3(256), 0, s, opt));
   VOUCH_RETURN_IF_ERROR(deps_.after(optimizer_access_.reads, optimizer_access_.writes));
   VOUCH_RETURN_IF_ERROR(audit_.after());

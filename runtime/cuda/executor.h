@@ -21,8 +21,8 @@
 //   forward steps (recording the tape), prologue steps, the tape's VJPs (last first)
 //   vouch_grad_norm_<t>      with clip_grad_norm only: the global gradient norm and
 //                            the clipping coefficient, one block, fixed order
-//   vouch_optimizer_<t>      one launch for every parameter (blockIdx.y = param); its
-//                            last block to finish stores the loss into ring slot
+//   vouch_optimizer_<t>      one launch for every parameter (their quads one range);
+//                            its last block to finish stores the loss into ring slot
 //                            step % capacity, then advances the step
 // captured once (StepGraph) and replayed. enqueue_steps(count) replays a graph of
 // steps_per_graph() consecutive steps while count allows and the one-step graph for the
@@ -166,6 +166,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   // launches so an unrolled graph stays under kMaxUnrolledLaunches nodes; 1 = none.
   int64_t steps_per_graph() const { return steps_per_graph_; }
   static constexpr int64_t kMaxStepsPerGraph = 8, kMaxUnrolledLaunches = 512;
+  // The optimizer launch's largest grid (blocks of 256 over all params' quads): enough
+  // to fill an H200 several times over, few enough end-of-step tickets.
+  static constexpr int64_t kOptimizerMaxBlocks = 2048;
   cudaStream_t stream() const { return stream_.get(); }
 
  private:

@@ -12,7 +12,7 @@
 //   vouch_select_batch_f32/_f64  grid max(1, min(ceil(words / 256), 1024))
 //   vouch_select_windows_f32/_f64  grid max(1, min(ceil(batch * context / 256), 1024))
 //   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
-//   vouch_optimizer_f32/_f64     grid (min(ceil(largest param / 256), 1024), max(params, 1))
+//   vouch_optimizer_f32/_f64     any grid (the executor's: min(ceil(quads / 256), 2048), one row)
 //   vouch_round_bf16_f32,        any grid and block (grid-stride); the executor's: block
 //   vouch_repitch_f32            256, grid min(batches * out_rows * ceil(pitch / 1024), 4096)
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_

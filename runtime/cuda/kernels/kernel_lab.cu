@@ -1525,6 +1525,7 @@ void test_optimizer(const Hyper& hy, int steps) {
   }
   // The one-element param is exempt from the weight decay (decay_min_rank's slots).
   slots[0].decay = 0;
+  vouch::number_quads(slots.data(), int(slots.size()));
   DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
   LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
                        cudaMemcpyHostToDevice));
@@ -1567,8 +1568,11 @@ void test_optimizer(const Hyper& hy, int steps) {
       norm_repeat += std::memcmp(got.data(), again.data(), 2 * sizeof(double)) != 0;
       clip = dclip.p;
     }
-    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, int(sizes.size()), dstep.p, h, clip, loss.p,
-                                     ring.p, 2, reinterpret_cast<unsigned*>(dstep.p + 1));
+    // Any grid updates every element once: a 2-D grid of many blocks on even steps, one
+    // block (every thread walking many quads) on odd ones.
+    Lab<T>::optimizer<<<s % 2 == 0 ? grid : dim3(1), 256>>>(
+        dslots.p, int(sizes.size()), dstep.p, h, clip, loss.p, ring.p, 2,
+        reinterpret_cast<unsigned*>(dstep.p + 1));
     LAB_LAUNCHED();
   }
   // FMA contraction on the GPU (implementation-defined) and pow's last bit: a few ulps
@@ -2380,36 +2384,53 @@ void run_bench() {
     R::gather<<<elementwise_grid(n), 256>>>(a.p, o.p, make_dims({rows, cols}, {0, 1}), n);
   });
 
-  // Adam over three parameters, 2^26 elements together: p, g, m, v read, p, m, v written.
-  const long long sizes[] = {1LL << 25, 1LL << 24, 1LL << 24};
-  std::vector<vouch::ParamSlot<T>> slots;
-  std::vector<DeviceArray<T>*> bufs;
-  for (long long s : sizes) {
-    for (int k = 0; k < 4; ++k) {
-      bufs.push_back(new DeviceArray<T>(s));
-      LAB_CHECK(cudaMemset(bufs.back()->p, 0, sizeof(T) * s));
+  // Adam over a model's params: p, g, m, v read, p, m, v written; the grid the executor
+  // launches (executor.cc: min(ceil(quads / 256), 2048) blocks). Three params of 2^26
+  // elements together, and GPT-2 small's 148 (124,439,808 elements; wte 50257 x 768).
+  std::vector<long long> gpt2 = {50257 * 768, 1024 * 768};
+  for (int layer = 0; layer < 12; ++layer)
+    for (long long size : {768LL, 768LL, 2304LL * 768, 2304LL, 768LL * 768, 768LL, 768LL, 768LL,
+                           3072LL * 768, 3072LL, 768LL * 3072, 768LL})
+      gpt2.push_back(size);
+  gpt2.push_back(768);
+  gpt2.push_back(768);
+  for (const auto& [what, sizes] :
+       {std::pair<const char*, std::vector<long long>>{"3 params, 2^26 elements",
+                                                      {1LL << 25, 1LL << 24, 1LL << 24}},
+        {"GPT-2's 148 params, 124M elements", gpt2}}) {
+    std::vector<vouch::ParamSlot<T>> slots;
+    std::vector<DeviceArray<T>*> bufs;
+    long long elements = 0;
+    for (long long size : sizes) {
+      for (int k = 0; k < 4; ++k) {
+        bufs.push_back(new DeviceArray<T>(size));
+        LAB_CHECK(cudaMemset(bufs.back()->p, 0, sizeof(T) * size));
+      }
+      const size_t at = bufs.size() - 4;
+      slots.push_back({bufs[at]->p, bufs[at + 1]->p, bufs[at + 2]->p, bufs[at + 3]->p, size});
+      elements += size;
     }
-    const size_t at = bufs.size() - 4;
-    slots.push_back({bufs[at]->p, bufs[at + 1]->p, bufs[at + 2]->p, bufs[at + 3]->p, s});
+    const long long quads = vouch::number_quads(slots.data(), int(slots.size()));
+    const int count = int(slots.size());
+    DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
+    LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
+                         cudaMemcpyHostToDevice));
+    DeviceArray<long long> step(std::vector<long long>{0, 0});
+    DeviceArray<T> loss(1), ring(1);
+    const unsigned grid = unsigned(std::min<long long>((quads + 255) / 256, 2048));
+    bench((t + " optimizer adam, " + what).c_str(), 7.0 * elements * sizeof(T), [&] {
+      Lab<T>::optimizer<<<grid, 256>>>(dslots.p, count, step.p,
+                                       hyper(1, 1e-3, 0.9, 0.999, 1e-8, 0, 0), nullptr, loss.p,
+                                       ring.p, 1, reinterpret_cast<unsigned*>(step.p + 1));
+    });
+    // The one-block gradient norm over the same elements: its cost beside the update.
+    DeviceArray<double> clip(2);
+    bench((t + " grad_norm (clip_grad_norm), " + what + ", one block").c_str(),
+          1.0 * elements * sizeof(T), [&] {
+            Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, count, 1.0, clip.p);
+          });
+    for (DeviceArray<T>* p : bufs) delete p;
   }
-  DeviceArray<vouch::ParamSlot<T>> dslots(slots.size());
-  LAB_CHECK(cudaMemcpy(dslots.p, slots.data(), sizeof(slots[0]) * slots.size(),
-                       cudaMemcpyHostToDevice));
-  DeviceArray<long long> step(std::vector<long long>{0, 0});
-  DeviceArray<T> loss(1), ring(1);
-  const dim3 grid(unsigned(std::min<long long>((sizes[0] + 255) / 256, 1024)), 3);
-  bench((t + " optimizer adam, 3 params, 2^26 elements").c_str(), 7.0 * n * sizeof(T), [&] {
-    Lab<T>::optimizer<<<grid, 256>>>(dslots.p, 3, step.p, hyper(1, 1e-3, 0.9, 0.999, 1e-8, 0, 0),
-                                     nullptr, loss.p, ring.p, 1,
-                                     reinterpret_cast<unsigned*>(step.p + 1));
-  });
-  // The one-block gradient norm over the same 2^26 elements: its cost beside the update.
-  DeviceArray<double> clip(2);
-  bench((t + " grad_norm (clip_grad_norm), 3 params, 2^26 elements, one block").c_str(),
-        1.0 * n * sizeof(T), [&] {
-          Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, 3, 1.0, clip.p);
-        });
-  for (DeviceArray<T>* p : bufs) delete p;
 }
 
 // GPT-2's attention (batch 8 x 12 heads, T 1024, D 64, causal), f32, codegen's d64

@@ -1,10 +1,17 @@
 // param_slot.h: one parameter as the optimizer kernel sees it, shared by host and device.
 //
 // The executor uploads one ParamSlot per parameter; one optimizer launch then updates
-// every parameter (blockIdx.y selects the slot). Plain C++ so the host executor and the
-// NVRTC-compiled optimizer agree on one definition.
+// every parameter, their elements one range of quads (first_quad: where a slot's
+// begin). Plain C++ so the host executor and the NVRTC-compiled optimizer agree on one
+// definition.
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_PARAM_SLOT_H_
 #define VOUCH_RUNTIME_CUDA_KERNELS_PARAM_SLOT_H_
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define VOUCH_PARAM_SLOT_FN __host__ __device__ inline
+#else
+#define VOUCH_PARAM_SLOT_FN inline
+#endif
 
 namespace vouch {
 
@@ -18,7 +25,22 @@ struct ParamSlot {
   // 1: the weight decay applies; 0: the param is exempt (runtime/optim.h
   // decays_param, from the AdamW option decay_min_rank).
   int decay = 1;
+  // The slot's first quad (4 elements) in the launch's one range of quads: the slots'
+  // quads follow one another, ceil(n / 4) each (number_quads below fills it in).
+  long long first_quad = 0;
 };
+
+// Sets every slot's first_quad; returns the quads of all `count` slots (the range the
+// optimizer launch walks).
+template <class T>
+VOUCH_PARAM_SLOT_FN long long number_quads(ParamSlot<T>* slots, int count) {
+  long long quads = 0;
+  for (int k = 0; k < count; ++k) {
+    slots[k].first_quad = quads;
+    quads += (slots[k].n + 3) / 4;
+  }
+  return quads;
+}
 
 // The optimizer's hyper-parameters and learning-rate schedule, passed by value to the
 // one optimizer launch (runtime/optim.h OptimizerConfig, whose fields and enum values

@@ -604,11 +604,14 @@ KernelCapsule clipCapsule(Device device) {
       cuda ? Provenance{"runtime/cuda/kernels/optimizer.cuh, "
                         "runtime/cuda/kernels/executor.cuh",
                         "vouch_grad_norm_<t>",
-                        "one block of 256 threads before the optimizer: each "
-                        "thread sums a fixed share of g² in double, a fixed "
-                        "shared-memory tree combines them (no atomics); the "
-                        "norm and coefficient stay in device memory for the "
-                        "optimizer launch"}
+                        "a fixed grid of 256 blocks of 256 threads before the "
+                        "optimizer: each thread sums a fixed share of g² in "
+                        "double, a fixed shared-memory tree combines each "
+                        "block's, and the last block to finish adds the "
+                        "blocks' sums in block order by the same tree (no "
+                        "float atomics: an integer ticket picks that block, "
+                        "never an order); the norm and coefficient stay in "
+                        "device memory for the optimizer launch"}
            : Provenance{"runtime/optim.cc", "vouch::rt::Optimizer<T>::step",
                         "the norm summed in double in parameter order, then "
                         "the update reads g·coef"};

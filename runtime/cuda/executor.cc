@@ -263,12 +263,14 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     VOUCH_CUDA_CHECK(cudaMemsetAsync(step_, 0, bytes, stream_.get()));
   }
   {
-    // The grad-norm launch's [norm, clipping coefficient], read by the optimizer.
-    Result<DeviceBuffer> b = DeviceBuffer::allocate(2 * sizeof(double), stream_.get());
+    // The grad-norm launch's [norm, clipping coefficient] (read by the optimizer), then
+    // its blocks' partial sums and its ticket (0 between launches).
+    const size_t bytes = (2 + vouch::kGradNormBlocks) * sizeof(double) + sizeof(unsigned);
+    Result<DeviceBuffer> b = DeviceBuffer::allocate(bytes, stream_.get());
     if (!b.ok()) return b.status();
     clip_ = b.value().template as<double>();
     owned_.push_back(std::move(b.value()));
-    VOUCH_CUDA_CHECK(cudaMemsetAsync(clip_, 0, 2 * sizeof(double), stream_.get()));
+    VOUCH_CUDA_CHECK(cudaMemsetAsync(clip_, 0, bytes, stream_.get()));
   }
   // The loss ring lives in pinned host memory that the optimizer's last block writes
   // through its device address: reading losses is a stream synchronisation
@@ -421,7 +423,7 @@ Status CudaProgramModel<T>::load_kernels() {
             i64, ptr},
       "executor"));
   VOUCH_RETURN_IF_ERROR(check_parameters(grad_norm_, kGradNormKernel + suffix,
-                                         Sizes{ptr, i32, f64, ptr}, "executor"));
+                                         Sizes{ptr, i32, f64, ptr, ptr, ptr}, "executor"));
   if (bf16_products_) {
     VOUCH_RETURN_IF_ERROR(get(kRoundBf16Kernel, round_bf16_));
     VOUCH_RETURN_IF_ERROR(
@@ -795,7 +797,7 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
   VOUCH_RETURN_IF_ERROR(run_steps(0, program_.forward_end, &tape));
   VOUCH_RETURN_IF_ERROR(run_backward(tape));
   if (optimizer_args_.clip) {
-    // Clipping: the global norm of every gradient, one block, before the update.
+    // Clipping: the global norm of every gradient, a fixed grid, before the update.
     VOUCH_RETURN_IF_ERROR(deps_.before(grad_norm_access_.reads, grad_norm_access_.writes));
     if (audit_.active())
       VOUCH_RETURN_IF_ERROR(audit_.before(kGradNormKernel + suffix + " [" +
@@ -803,9 +805,13 @@ Status CudaProgramModel<T>::step_body(Tape& tape) {
                                           kGradNormKernel + suffix, {}));
     int num_params = p.num_params;
     double* out = clip_;
-    void* norm[] = {&optimizer_args_.slots, &num_params, &optimizer_args_.max_norm, &out};
+    double* partials = clip_ + 2;
+    unsigned* ticket = reinterpret_cast<unsigned*>(clip_ + 2 + vouch::kGradNormBlocks);
+    void* norm[] = {&optimizer_args_.slots, &num_params, &optimizer_args_.max_norm, &out,
+                    &partials, &ticket};
     VOUCH_RETURN_IF_ERROR(mark(named(p.clip_capsule), "gradient norm"));
-    VOUCH_RETURN_IF_ERROR(launch(grad_norm_, dim3(1), dim3(vouch::kGradNormThreads), 0, s, norm));
+    VOUCH_RETURN_IF_ERROR(launch(grad_norm_, dim3(vouch::kGradNormBlocks),
+                                 dim3(vouch::kGradNormThreads), 0, s, norm));
     VOUCH_RETURN_IF_ERROR(deps_.after(grad_norm_access_.reads, grad_norm_access_.writes));
     VOUCH_RETURN_IF_ERROR(audit_.after());
   }

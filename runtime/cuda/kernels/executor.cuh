@@ -11,7 +11,7 @@
 // Entry points and launch shapes (block 256 unless said):
 //   vouch_select_batch_f32/_f64  grid max(1, min(ceil(words / 256), 1024))
 //   vouch_select_windows_f32/_f64  grid max(1, min(ceil(batch * context / 256), 1024))
-//   vouch_grad_norm_f32/_f64     grid 1 (a fixed-order reduction, optimizer.cuh)
+//   vouch_grad_norm_f32/_f64     grid kGradNormBlocks (a fixed-order reduction, optimizer.cuh)
 //   vouch_optimizer_f32/_f64     any grid (the executor's: min(ceil(quads / 256), 2048), one row)
 //   vouch_round_bf16_f32,        any grid and block (grid-stride); the executor's: block
 //   vouch_repitch_f32            256, grid min(batches * out_rows * ceil(pitch / 1024), 4096)
@@ -261,12 +261,14 @@ extern "C" __global__ void vouch_repitch_f32(const float* in, float* out, long l
 }
 
 extern "C" __global__ void vouch_grad_norm_f32(const vouch::ParamSlot<float>* slots,
-                                               int num_params, double max_norm, double* out) {
-  vouch::grad_norm_kernel<float>(slots, num_params, max_norm, out);
+                                               int num_params, double max_norm, double* out,
+                                               double* partials, unsigned* ticket) {
+  vouch::grad_norm_kernel<float>(slots, num_params, max_norm, out, partials, ticket);
 }
 extern "C" __global__ void vouch_grad_norm_f64(const vouch::ParamSlot<double>* slots,
-                                               int num_params, double max_norm, double* out) {
-  vouch::grad_norm_kernel<double>(slots, num_params, max_norm, out);
+                                               int num_params, double max_norm, double* out,
+                                               double* partials, unsigned* ticket) {
+  vouch::grad_norm_kernel<double>(slots, num_params, max_norm, out, partials, ticket);
 }
 
 #endif  // VOUCH_RUNTIME_CUDA_KERNELS_EXECUTOR_CUH_

@@ -1532,10 +1532,12 @@ void test_optimizer(const Hyper& hy, int steps) {
   // The step counter, then the blocks' ticket (executor.h's layout).
   DeviceArray<long long> dstep(std::vector<long long>{0, 0});
   DeviceArray<double> dclip(std::vector<double>{0, 0});  // [norm, coefficient]
+  DeviceArray<double> dpartials(vouch::kGradNormBlocks);  // the norm's blocks' sums
+  DeviceArray<unsigned> dticket(std::vector<unsigned>{0});
   DeviceArray<T> loss(1), ring(2);
   const dim3 grid(unsigned(std::min<long long>((largest + 255) / 256, 1024)),
                   unsigned(sizes.size()));
-  double norm_err = 0, norm_repeat = 0;
+  double norm_err = 0, norm_repeat = 0, norm_ticket = 0;
   for (int s = 0; s < steps; ++s) {
     std::vector<std::vector<T>> gs;
     double sum = 0;
@@ -1554,18 +1556,25 @@ void test_optimizer(const Hyper& hy, int steps) {
     }
     const double* clip = nullptr;
     if (hy.clip > 0) {
-      Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, int(sizes.size()), hy.clip,
-                                                        dclip.p);
+      // The executor's grid, then one block (any grid gives the norm): fixed-order sums
+      // in double, a few ulps of the norm apart from the host's order.
+      for (unsigned blocks : {unsigned(vouch::kGradNormBlocks), 1u}) {
+        Lab<T>::grad_norm<<<blocks, vouch::kGradNormThreads>>>(
+            dslots.p, int(sizes.size()), hy.clip, dclip.p, dpartials.p, dticket.p);
+        LAB_LAUNCHED();
+        norm_err = std::max(norm_err, std::fabs(dclip.download()[0] - norm) / norm);
+      }
+      Lab<T>::grad_norm<<<vouch::kGradNormBlocks, vouch::kGradNormThreads>>>(
+          dslots.p, int(sizes.size()), hy.clip, dclip.p, dpartials.p, dticket.p);
       LAB_LAUNCHED();
       const std::vector<double> got = dclip.download();
-      // Fixed-order sums in double: a few ulps of the norm apart from the host's order.
-      norm_err = std::max(norm_err, std::fabs(got[0] - norm) / norm);
       // Deterministic: a second launch on the same gradients gives the same bits.
-      Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, int(sizes.size()), hy.clip,
-                                                        dclip.p);
+      Lab<T>::grad_norm<<<vouch::kGradNormBlocks, vouch::kGradNormThreads>>>(
+          dslots.p, int(sizes.size()), hy.clip, dclip.p, dpartials.p, dticket.p);
       LAB_LAUNCHED();
       const std::vector<double> again = dclip.download();
       norm_repeat += std::memcmp(got.data(), again.data(), 2 * sizeof(double)) != 0;
+      norm_ticket += dticket.download()[0];
       clip = dclip.p;
     }
     // Any grid updates every element once: a 2-D grid of many blocks on even steps, one
@@ -1594,6 +1603,7 @@ void test_optimizer(const Hyper& hy, int steps) {
   if (hy.clip > 0) {
     report(tag + ": grad norm (relative, vs the host's double sum)", norm_err, 1e-12);
     report(tag + ": grad norm bitwise repeatable (launches differing)", norm_repeat, 0);
+    report(tag + ": grad norm's ticket back to 0", norm_ticket, 0);
   }
   const std::vector<long long> counters = dstep.download();
   report(tag + ": step count (advanced once per launch)", std::fabs(double(counters[0] - steps)), 0);
@@ -2423,12 +2433,14 @@ void run_bench() {
                                        hyper(1, 1e-3, 0.9, 0.999, 1e-8, 0, 0), nullptr, loss.p,
                                        ring.p, 1, reinterpret_cast<unsigned*>(step.p + 1));
     });
-    // The one-block gradient norm over the same elements: its cost beside the update.
-    DeviceArray<double> clip(2);
-    bench((t + " grad_norm (clip_grad_norm), " + what + ", one block").c_str(),
-          1.0 * elements * sizeof(T), [&] {
-            Lab<T>::grad_norm<<<1, vouch::kGradNormThreads>>>(dslots.p, count, 1.0, clip.p);
-          });
+    // The gradient norm over the same elements (the executor's grid): its cost beside
+    // the update.
+    DeviceArray<double> clip(2), partials(vouch::kGradNormBlocks);
+    DeviceArray<unsigned> ticket(std::vector<unsigned>{0});
+    bench((t + " grad_norm (clip_grad_norm), " + what).c_str(), 1.0 * elements * sizeof(T), [&] {
+      Lab<T>::grad_norm<<<vouch::kGradNormBlocks, vouch::kGradNormThreads>>>(
+          dslots.p, count, 1.0, clip.p, partials.p, ticket.p);
+    });
     for (DeviceArray<T>* p : bufs) delete p;
   }
 }

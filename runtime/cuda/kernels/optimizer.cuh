@@ -126,6 +126,18 @@ __device__ inline void optimizer_element(const OptimizerStep<T>& c, const ParamS
   s.p[i] = p - T(c.lr) * buf;
 }
 
+// The slot holding quad q of the slots' one range: the last whose first quad is <= q.
+template <class T>
+__device__ inline int slot_of_quad(const ParamSlot<T>* slots, int num_params, long long q) {
+  int lo = 0, hi = num_params - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (slots[mid].first_quad <= q) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 // Every slot's elements as one range of quads (param_slot.h's first_quad), walked
 // grid-stride by every block of any grid: a quad's slot is found by a binary search
 // of the slots. One range, not a block row per slot, so the grid is sized by the
@@ -163,13 +175,7 @@ __device__ void optimizer_kernel(const ParamSlot<T>* slots, int num_params,
   const long long begin = ((long long)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
   const long long stride = (long long)gridDim.x * gridDim.y * blockDim.x;
   for (long long q = begin; q < quads; q += stride) {
-    int lo = 0, hi = num_params - 1;  // the last slot whose first quad is <= q
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (slots[mid].first_quad <= q) lo = mid;
-      else hi = mid - 1;
-    }
-    const ParamSlot<T> s = slots[lo];
+    const ParamSlot<T> s = slots[slot_of_quad(slots, num_params, q)];
     const long long i = (q - s.first_quad) * 4;
     const bool aligned = ((reinterpret_cast<unsigned long long>(s.p) |
                            reinterpret_cast<unsigned long long>(s.g) |
@@ -197,28 +203,45 @@ __device__ void optimizer_kernel(const ParamSlot<T>* slots, int num_params,
 // max_norm / (out[0] + 1e-6) when that is below 1, else 1. The optimizer launch that
 // follows reads out[1].
 //
-// Why one block: the result must be bitwise repeatable (no float atomics) and the
-// norm is one scalar the whole update waits for anyway. Thread x sums, in double, the
-// squares of elements x, x + blockDim.x, ... of parameter 0, then of parameter 1, ...
-// (a fixed assignment), and block_sum_tree combines the partial sums in a fixed order.
-// The cost is one pass over the gradients by one block; for the models this compiler
-// trains that is small beside the backward pass.
+// Why a fixed grid and two levels: the result must be bitwise repeatable (no float
+// atomics), and one block's pass over GPT-2's 124M gradients took 187 ms. Every block
+// of the launch's kGradNormBlocks (param_slot.h) walks the slots' one range of quads
+// grid-stride, as the optimizer does; thread x of block b sums, in double, the squares
+// of its quads' elements in ascending order (a fixed assignment for the fixed grid),
+// block_sum_tree combines the block's partial sums, and the block stores its sum in
+// partials[b]. The last block to finish (arrived_last: an integer ticket picks which
+// block, never an order) adds partials[0..grid) by the same fixed tree, in block
+// order, and writes out.
 //
-// Launch: grid 1, block kGradNormThreads (param_slot.h), no dynamic shared memory.
+// Launch: grid kGradNormBlocks (any grid gives the norm; this one fixes its bits),
+// block kGradNormThreads, no dynamic shared memory; partials: gridDim.x doubles;
+// ticket: 0 before the launch (the last block sets it back to 0).
 
 template <class T>
 __device__ void grad_norm_kernel(const ParamSlot<T>* slots, int num_params,
-                                 double max_norm, double* out) {
+                                 double max_norm, double* out, double* partials,
+                                 unsigned* ticket) {
   __shared__ double partial[kGradNormThreads];
   double sum = 0;
-  for (int k = 0; k < num_params; k++) {
-    const ParamSlot<T> s = slots[k];
-    for (long long i = threadIdx.x; i < s.n; i += blockDim.x) {
-      const double g = (double)s.g[i];
-      sum += g * g;
+  if (num_params > 0) {
+    const ParamSlot<T>& last = slots[num_params - 1];
+    const long long quads = last.first_quad + (last.n + 3) / 4;
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
+         q += (long long)gridDim.x * blockDim.x) {
+      const ParamSlot<T> s = slots[slot_of_quad(slots, num_params, q)];
+      const long long i = (q - s.first_quad) * 4;
+      for (long long j = i; j < i + 4 && j < s.n; ++j) {
+        const double g = (double)s.g[j];
+        sum += g * g;
+      }
     }
   }
   block_sum_tree(partial, sum);
+  if (threadIdx.x == 0) partials[blockIdx.x] = partial[0];
+  if (!arrived_last(ticket, gridDim.x)) return;
+  double total = 0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total += __ldcg(partials + b);
+  block_sum_tree(partial, total);
   if (threadIdx.x == 0) {
     const double norm = sqrt(partial[0]);
     const double coef = max_norm / (norm + 1e-6);

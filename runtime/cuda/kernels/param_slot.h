@@ -47,9 +47,11 @@ VOUCH_PARAM_SLOT_FN long long number_quads(ParamSlot<T>* slots, int count) {
 // these are). A captured graph bakes them in; the step counter it reads from device
 // memory is what changes from step to step, and the lr of a step is computed from it
 // on the device (optimizer.cuh optimizer_lr_at).
-// The block of the one-block gradient-norm launch (optimizer.cuh grad_norm_kernel): a
-// power of two, as its fixed tree needs.
+// The gradient-norm launch (optimizer.cuh grad_norm_kernel): its block, a power of two
+// as its fixed tree needs, and its grid, fixed so that the norm's summation order (and
+// so its bits) is the same every run: two blocks for each of an H200's 132 SMs, about.
 constexpr int kGradNormThreads = 256;
+constexpr int kGradNormBlocks = 256;
 
 struct OptimizerHyper {
   int kind;      // OptimizerConfig::Kind: 0 sgd, 1 adam, 2 adamw, 3 rmsprop, 4 adagrad

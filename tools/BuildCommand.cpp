@@ -49,18 +49,14 @@ private:
 
 /// Creates the parent directories of `path`; false (with `error`) when that
 /// fails or `path` names a directory.
-bool prepareOutput(const std::string &path, std::string &error) {
+bool prepareOutput(const std::string &path, const std::string &input,
+                   std::string &error) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path out(path);
-  if (path.empty()) {
-    error = "-o needs a file name";
+  error = outputPathProblem(path, input);
+  if (!error.empty())
     return false;
-  }
-  if (fs::is_directory(out, ec)) {
-    error = "-o '" + path + "' is a directory; name the file to write";
-    return false;
-  }
   fs::path parent = fs::absolute(out, ec).parent_path();
   if (!parent.empty() && !fs::exists(parent, ec)) {
     fs::create_directories(parent, ec);
@@ -125,7 +121,7 @@ int runBuild(const std::vector<std::string> &args) {
                  std::string(capsules::toString(*precision)).c_str());
     return 2;
   }
-  if (!prepareOutput(cl.get("output"), error)) {
+  if (!prepareOutput(cl.get("output"), cl.positional()[0], error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 2;
   }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "frontend/Frontend.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -171,6 +172,26 @@ OwningOpRef<ModuleOp> loadFromCommandLine(const CommandLine &cl,
     return nullptr;
   exitCode = 1;
   return loadModel(cl.positional()[0], context, options);
+}
+
+std::string outputPathProblem(const std::string &output,
+                              const std::string &input) {
+  namespace fs = std::filesystem;
+  if (output.empty())
+    return "-o needs a file name";
+  std::error_code ec;
+  const fs::file_status status = fs::status(output, ec);
+  if (fs::is_directory(status))
+    return "-o '" + output + "' is a directory; name the file to write";
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    return "-o '" + output +
+           "' exists and is not a regular file (a device, FIFO or socket); "
+           "vouch replaces its output by a rename and will not replace that";
+  if (fs::exists(status) && fs::equivalent(output, input, ec) && !ec)
+    return "-o '" + output + "' is the model file '" + input +
+           "' itself; writing there would destroy the source. Name another "
+           "output";
+  return "";
 }
 
 ModelOp getModel(ModuleOp module) {

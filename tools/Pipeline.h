@@ -61,6 +61,14 @@ readPrecisionOption(const CommandLine &cl);
 /// The single vouch.model of a loaded module.
 ModelOp getModel(mlir::ModuleOp module);
 
+/// What is wrong with writing a command's output to `output` when it reads the
+/// model file `input`, or "" when nothing is: an empty name, a directory, an
+/// existing file that is not a regular one (a device, FIFO or socket: the
+/// atomic rename would replace it with a regular file), or `input` itself
+/// (under any name: a link, another path). Checked before anything is written.
+std::string outputPathProblem(const std::string &output,
+                              const std::string &input);
+
 /// Lowers a differentiated model for `profile` (cuda profiles fuse pointwise
 /// chains first), plans a capsule per op and runs the assurance gate. A
 /// rejection has been printed through the diagnostic engine (every failed

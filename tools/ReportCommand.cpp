@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
-#include <fstream>
 
 #include "capsules/Report.h"
+#include "codegen/NativeBuild.h"
 #include "mlir/IR/MLIRContext.h"
 #include "tools/CommandLine.h"
 #include "tools/Commands.h"
@@ -63,6 +63,14 @@ int runReport(const std::vector<std::string> &args) {
     return 2;
   }
 
+  if (cl.has("output")) {
+    if (std::string problem =
+            outputPathProblem(cl.get("output"), cl.positional()[0]);
+        !problem.empty()) {
+      std::fprintf(stderr, "error: %s\n", problem.c_str());
+      return 2;
+    }
+  }
   MLIRContext context;
   int exitCode;
   auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
@@ -85,12 +93,11 @@ int runReport(const std::vector<std::string> &args) {
   if (!cl.has("output")) {
     std::fputs(text.c_str(), stdout);
   } else {
-    std::ofstream out(cl.get("output"), std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) {
-      std::fprintf(stderr, "error: cannot write '%s'\n",
-                   cl.get("output").c_str());
+    // Never half written: a partial file renamed over the output.
+    std::string error;
+    if (!codegen::writeFileAtomically(cl.get("output"), text, error)) {
+      std::fprintf(stderr, "error: cannot write '%s': %s\n",
+                   cl.get("output").c_str(), error.c_str());
       return 1;
     }
   }

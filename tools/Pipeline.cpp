@@ -36,8 +36,26 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
   frontend::ImportOptions importOptions;
   importOptions.batch = options.batch;
   importOptions.configs = options.configs;
+  // A file that is not a model at all gives an error per token: past the
+  // limit they are counted, not printed (the gate's rejections, later, are
+  // always listed whole). Handlers run newest first; failure() passes the
+  // diagnostic on to the source manager's printer.
+  int64_t errors = 0;
+  DiagnosticEngine::HandlerID limiter =
+      context.getDiagEngine().registerHandler([&](Diagnostic &d) {
+        if (d.getSeverity() != DiagnosticSeverity::Error ||
+            options.errorLimit <= 0 || ++errors <= options.errorLimit)
+          return failure();
+        if (errors == options.errorLimit + 1)
+          llvm::errs() << "error: too many errors (" << options.errorLimit
+                       << "); the rest of '" << path
+                       << "' is not reported (--error-limit N; 0 for no "
+                          "limit)\n";
+        return success();
+      });
   OwningOpRef<ModuleOp> module =
       frontend::importModel(*sourceMgr, context, importOptions);
+  context.getDiagEngine().eraseHandler(limiter);
   if (!module || failed(verify(*module)))
     return nullptr;
   if (options.autodiff) {
@@ -51,6 +69,10 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
 
 void declareImportOptions(CommandLine &cl) {
   cl.option("batch", "N", "override the train clause's batch size");
+  cl.option("error-limit", "N",
+            "print at most N errors of the model file, then one line saying "
+            "the rest were not (0: every one)",
+            "20");
   cl.option("config", "NAME=VALUE,...",
             "replace the values of the description's configs of these names "
             "(e.g. --config L=6,D=384)");
@@ -116,6 +138,18 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
     options.attention = *form;
   } else {
     options.attention = defaultAttention(cl);
+  }
+  if (cl.has("error-limit")) {
+    long long n;
+    std::string error;
+    if (!cl.getInt("error-limit", n, error) || n < 0) {
+      llvm::errs() << "error: "
+                   << (error.empty() ? "--error-limit must be at least 0"
+                                     : error)
+                   << "\n";
+      return false;
+    }
+    options.errorLimit = n;
   }
   if (cl.has("recompute-min-elements")) {
     long long n;

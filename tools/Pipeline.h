@@ -23,6 +23,9 @@ struct LoadOptions {
   std::string attention = "composed";
   /// vouch-autodiff's recompute-min-elements (-1: its default).
   int64_t recomputeMinElements = -1;
+  /// The model file's errors printed before the import stops printing them
+  /// (--error-limit, as clang's -ferror-limit; 0: every one).
+  int64_t errorLimit = 20;
 };
 
 /// Reads, imports and verifies a model description, printing every

@@ -215,6 +215,24 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     }
   }
 
+  // The data area is indexed whole, without holes (the format's rule): a header length
+  // off by a byte, trailing bytes, or a hand-made file with a gap shows here, instead of
+  // loading tensors shifted by the gap.
+  uint64_t covered = 0;
+  for (const Range& r : ranges) {
+    if (r.begin == r.end) continue;
+    if (r.begin != covered)
+      return file_error(path, "bytes [" + std::to_string(covered) + "," +
+                                  std::to_string(r.begin) +
+                                  ") of the data area belong to no tensor (a wrong header "
+                                  "length, or not a safetensors file)");
+    covered = r.end;
+  }
+  if (covered != data_size)
+    return file_error(path, "the data area holds " + std::to_string(data_size) +
+                                " bytes but its tensors cover " + std::to_string(covered) +
+                                " (a wrong header length, or trailing bytes)");
+
   for (const Range& r : ranges) {
     NamedTensor& t = out[r.tensor];
     const char* src = data + r.begin;

@@ -172,6 +172,22 @@ TEST(SafetensorsTest, RefusesCorruptFiles) {
   ASSERT_TRUE(save_safetensors(good, sample(), true).ok());
   std::string bytes = read_file(good);
   expect_refused("cut.st", bytes.substr(0, bytes.size() - 8), "truncated data: tensor 'scalar'");
+  // Its header length one byte short: the data area starts a byte early (at the header's
+  // last padding space), so every tensor would load shifted by a byte.
+  std::string short_header = bytes;
+  short_header[0] = char(uint8_t(short_header[0]) - 1);
+  expect_refused("hdrshort.st", short_header,
+                 "but its tensors cover " + std::to_string(bytes.size() - 8 -
+                                                           (uint8_t(bytes[0]) |
+                                                            uint8_t(bytes[1]) << 8)) +
+                     " (a wrong header length, or trailing bytes)");
+  expect_refused("trailing.st", bytes + "x", "(a wrong header length, or trailing bytes)");
+  // A gap between two tensors.
+  expect_refused("gap.st",
+                 st_file("{" + entry("a", "F32", "[2]", "[0,8]") + "," +
+                             entry("b", "F32", "[1]", "[12,16]") + "}",
+                         d16),
+                 "bytes [8,12) of the data area belong to no tensor");
 }
 
 TEST(SafetensorsTest, EmptyTensorsNeverOverlap) {

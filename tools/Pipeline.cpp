@@ -139,30 +139,24 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
   } else {
     options.attention = defaultAttention(cl);
   }
-  if (cl.has("error-limit")) {
+  // Counts: an integer of at least 0 where given, else the default stays.
+  for (auto [name, value] : {std::pair<const char *, int64_t *>{
+                                 "error-limit", &options.errorLimit},
+                             {"recompute-min-elements",
+                              &options.recomputeMinElements}}) {
+    if (!cl.has(name))
+      continue;
     long long n;
     std::string error;
-    if (!cl.getInt("error-limit", n, error) || n < 0) {
+    if (!cl.getInt(name, n, error) || n < 0) {
       llvm::errs() << "error: "
-                   << (error.empty() ? "--error-limit must be at least 0"
-                                     : error)
+                   << (error.empty()
+                           ? "--" + std::string(name) + " must be at least 0"
+                           : error)
                    << "\n";
       return false;
     }
-    options.errorLimit = n;
-  }
-  if (cl.has("recompute-min-elements")) {
-    long long n;
-    std::string error;
-    if (!cl.getInt("recompute-min-elements", n, error) || n < 0) {
-      llvm::errs() << "error: "
-                   << (error.empty() ? "--recompute-min-elements must be at "
-                                       "least 0"
-                                     : error)
-                   << "\n";
-      return false;
-    }
-    options.recomputeMinElements = n;
+    *value = n;
   }
   if (cl.has("config")) {
     std::string given = cl.get("config");

@@ -155,9 +155,16 @@ void AssuranceGate::checkShapes(Operation *op) {
     }
     if (profile.device != Device::Cuda)
       continue; // host kernels index with int64
-    unsigned __int128 count = 1;
+    // `count` is the element count; `nonEmpty` the product of the non-zero
+    // extents, checked on its own: a kernel's index arithmetic multiplies
+    // extents (a row's spatial product, a stride) before any empty axis
+    // makes the tensor empty, so an empty batch or channel axis must not
+    // hide spatial axes whose product does not fit.
+    unsigned __int128 count = 1, nonEmpty = 1;
     for (auto [axis, extent] : llvm::enumerate(tensor.getShape())) {
       count *= static_cast<uint64_t>(extent);
+      if (extent != 0 && nonEmpty <= kUInt32Max)
+        nonEmpty *= static_cast<uint64_t>(extent);
       if (static_cast<uint64_t>(extent) > kUInt32Max)
         fail(op, Obligation::Abi,
              "axis " + std::to_string(axis) + " of " + what + " has extent " +
@@ -172,6 +179,12 @@ void AssuranceGate::checkShapes(Operation *op) {
                     : std::to_string(static_cast<uint64_t>(count))) +
                " elements, more than the UInt32 CUDA ABI allows "
                "(4294967295): its last index does not fit");
+    else if (nonEmpty > kUInt32Max)
+      fail(op, Obligation::Abi,
+           what + " (" + typeString(type) +
+               ") is empty, but its non-zero extents multiply to more than the "
+               "UInt32 CUDA ABI allows (4294967295): an index over them does "
+               "not fit");
   }
 }
 

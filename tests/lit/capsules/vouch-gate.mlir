@@ -31,6 +31,20 @@ vouch.model "big" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"} {
 
 // -----
 
+// An empty tensor (a zero channel count) whose other extents multiply past
+// the UInt32 CUDA ABI is refused as well: the zero must not hide them.
+
+// expected-error @+1 {{assurance gate rejected model `empty` under profile `checked_cuda`: 2 failed obligations (uint32-abi ×2)}}
+vouch.model "empty" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"} {
+  %a = vouch.input "a" : tensor<0x65536x65536xf32>
+  // expected-error @+2 {{assurance gate [uint32-abi]: operand 0 (tensor<0x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit}}
+  // expected-error @+1 {{assurance gate [uint32-abi]: the result (tensor<0x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit}}
+  %b = vouch.relu %a {vouch.capsule = "native_cuda.relu", vouch.kernel = "empty_n0_relu"} : (tensor<0x65536x65536xf32>) -> tensor<0x65536x65536xf32>
+  vouch.output "b" %b : tensor<0x65536x65536xf32>
+}
+
+// -----
+
 // An op planning found no capsule for, and a capsule of another op and
 // device: each failure at its op, all of them.
 

@@ -389,7 +389,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   std::string shapeClaim = "static shapes as the vouch." + op + kCudaShapeClaim;
   // The fused attention's f32 kernels compute their products on tensor
   // cores under the profile's tf32 or bf16 option (attention.cuh's *_tf32 and
-  // *_bf16 kernels).
+  // *_bf16 kernels; attention64.cuh's for heads of at most 64).
   if (spec.family == OpFamily::Attention)
     c.numeric.fastestProducts = ProductPrecision::Bf16;
   if (spec.family == OpFamily::Attention)

@@ -1399,8 +1399,10 @@ def Vouch_FlashAttentionOp : Vouch_Op<"flash_attention", [Pure,
   let cpuKernelNote = "the scores of one query at a time, its softmax max-shifted";
   let cpuEvidence = "cpu-kernels";
   let cudaKernelSource =
-      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh";
-  let cudaKernel = "vouch::attention_forward_kernel";
+      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh, "
+      "runtime/cuda/kernels/attention64.cuh";
+  let cudaKernel = "vouch::attention_forward_kernel (tensor-core products with heads "
+                   "of at most 64: vouch::attention64_forward_kernel)";
 }
 
 // Built by flash_attention's VJP only: dq, dk and dv from the forward's
@@ -1441,8 +1443,11 @@ def Vouch_FlashAttentionGradOp : Vouch_Op<"flash_attention_grad", [Pure,
   let cpuKernelNote = "P recomputed from lse one query at a time";
   let cpuEvidence = "cpu-kernels";
   let cudaKernelSource =
-      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh";
-  let cudaKernel = "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel";
+      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh, "
+      "runtime/cuda/kernels/attention64.cuh";
+  let cudaKernel = "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel "
+                   "(tensor-core products with heads of at most 64: "
+                   "vouch::attention64_dkdv_kernel / vouch::attention64_dq_kernel)";
 }
 
 //===----------------------------------------------------------------------===//

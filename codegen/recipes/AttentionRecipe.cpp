@@ -1,7 +1,9 @@
 //===- AttentionRecipe.cpp - flash_attention and its gradient ----*- C++ -*-===//
 //
 // scaled_dot_product_attention's fused form. cuda: runtime/cuda/kernels/
-// attention.cuh, the forward one kernel (online softmax over key tiles, no
+// attention.cuh (under a tf32 or bf16 profile with heads of at most 64
+// features, attention64.cuh's f32 kernels: FlashAttention-2's split of the
+// work, blocks of 128), the forward one kernel (online softmax over key tiles, no
 // Tq×Tk matrix; under a tf32 or bf16 profile the f32 entries are its
 // tensor-core kernels, the products' operands rounded to TF32 or bf16), the
 // gradient three: delta = Σ dy∘result per query into a
@@ -104,6 +106,20 @@ uint32_t tileBytes(int tiles, int64_t element) {
 constexpr uint32_t kTcForwardBytes = 4 * kTile * 68 * 4 + 2 * 2 * kTile * 4; // 70,656
 constexpr uint32_t kTcBackwardBytes = 5 * kTile * 68 * 4;                   // 87,040
 
+/// attention64.cuh (tensor-core products, heads of at most 64 features): blocks
+/// of kAttention64Threads, tiles of [64][64] floats (attention64_*_shared_bytes).
+constexpr uint32_t kThreads64 = 128;
+constexpr uint32_t k64ForwardBytes = 5 * 64 * 64 * 4;            // 81,920
+constexpr uint32_t k64DqBytes = 6 * 64 * 64 * 4;                 // 98,304
+constexpr uint32_t k64DkdvBytes = 6 * 64 * 64 * 4 + 4 * 64 * 4;  // 99,328
+
+/// Whether a tensor-core build's f32 entries take attention64.cuh's kernels:
+/// heads of at most 64 features (GPT-2's), measured 1.2-1.6x faster than
+/// attention.cuh's tensor-core kernels at GPT-2's shape (docs/performance.md).
+bool useAttention64(const std::string &twin, int64_t d, int64_t dv) {
+  return !twin.empty() && d <= 64 && dv <= 64;
+}
+
 /// The suffix of attention.cuh's tensor-core twin for a profile's product
 /// precision ("_tf32", "_bf16"); empty for fp32 (the FMA kernels).
 std::string tensorCoreTwin(capsules::ProductPrecision p) {
@@ -165,9 +181,14 @@ std::string cpuGradSource(bool masked) {
 /// the mask's. `tensorCore` ("_tf32" / "_bf16", tensorCoreTwin): the f32
 /// entry calls that twin, e.g. `<stem>_tf32_kernel<heads>` (tensor cores),
 /// the f64 entry the kernel.
+/// `attention64`: the f32 entry calls attention64.cuh's kernel of the stem and
+/// the tensor-core twin instead (`attention64_forward_tf32_kernel`), with its
+/// own launch bounds; the f64 entry stays attention.cuh's (a tf32 / bf16 build
+/// has no f64 run: train_main refuses --dtype f64 before any launch).
 std::string cudaEntry(const std::string &stem, const std::string &heads,
                       const std::vector<std::string> &params, bool masked,
-                      int64_t boundChunks, const std::string &tensorCore) {
+                      int64_t boundChunks, const std::string &tensorCore,
+                      bool attention64 = false) {
   std::string source;
   for (auto [type, suffix] : kCudaTypes) {
     std::string list, names;
@@ -185,6 +206,14 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
         typed.replace(at, 1, type);
       list += (list.empty() ? "" : ", ") + typed;
       names += (names.empty() ? "" : ", ") + name;
+    }
+    bool float64 = std::string(type) == "double";
+    if (attention64 && !float64) {
+      source += "extern \"C\" __global__ void __launch_bounds__(128, 2) @NAME@_" +
+                std::string(suffix) + "(" + list + ") {\n  vouch::attention64_" +
+                stem.substr(std::string("attention_").size()) + tensorCore + "_kernel(" +
+                names + ");\n}\n";
+      continue;
     }
     source += "extern \"C\" __global__ void " +
               (boundChunks ? bounds(type, boundChunks) : std::string()) + "@NAME@_" +
@@ -255,16 +284,20 @@ private:
                  KernelArg::real(scale)});
     int64_t dv = chunks(e.dv);
     const std::string twin = tensorCoreTwin(builder.products());
+    const bool a64 = useAttention64(twin, e.d, e.dv);
     std::string source =
-        "#include \"attention.cuh\"\n" +
+        std::string(a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n") +
         cudaEntry("attention_forward", ", " + std::to_string(dv),
                   {"const T* q", "vouch::Dims qd", "const T* k", "vouch::Dims kd",
                    "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
                    "T* out", "vouch::Dims od", "T* lse", "long long causal",
                    "double scale"},
-                  masked, dv, twin);
+                  masked, dv, twin, a64);
     builder.addKernelStep(builder.kernel(variant, source), args, tileGrid(e.batch, e.tq),
-                          kThreads, 1, twin.empty() ? tileBytes(4, 4) : kTcForwardBytes,
+                          a64 ? kThreads64 : kThreads, 1,
+                          a64            ? k64ForwardBytes
+                          : twin.empty() ? tileBytes(4, 4)
+                                         : kTcForwardBytes,
                           0, tileBytes(4, 8));
     return success();
   }
@@ -296,7 +329,10 @@ private:
     int64_t dk = chunks(e.d), dv = chunks(e.dv);
     // dkdv and dq: the f32 entries' tensor-core twin (if any) and its tiles.
     const std::string twin = tensorCoreTwin(builder.products());
+    const bool a64 = useAttention64(twin, e.d, e.dv);
     const uint32_t backwardBytes = twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
+    const std::string include =
+        a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n";
     {
       std::string source =
           "#include \"attention.cuh\"\n" +
@@ -336,13 +372,12 @@ private:
                                    "double scale"});
       builder.addKernelStep(
           builder.kernel(variant + "_dkdv",
-                         "#include \"attention.cuh\"\n" +
-                             cudaEntry("attention_dkdv",
-                                       ", " + std::to_string(dk) + ", " +
-                                           std::to_string(dv),
-                                       params, masked, std::max(dk, dv), twin)),
-          args, tileGrid(e.batch, e.tk), kThreads, 1,
-          backwardBytes, 0, tileBytes(5, 8));
+                         include + cudaEntry("attention_dkdv",
+                                             ", " + std::to_string(dk) + ", " +
+                                                 std::to_string(dv),
+                                             params, masked, std::max(dk, dv), twin, a64)),
+          args, tileGrid(e.batch, e.tk), a64 ? kThreads64 : kThreads, 1,
+          a64 ? k64DkdvBytes : backwardBytes, 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
@@ -354,11 +389,10 @@ private:
                     {"T* dq", "vouch::Dims dqd", "long long causal", "double scale"});
       builder.addKernelStep(
           builder.kernel(variant + "_dq",
-                         "#include \"attention.cuh\"\n" +
-                             cudaEntry("attention_dq", ", " + std::to_string(dk),
-                                       params, masked, dk, twin)),
-          args, tileGrid(e.batch, e.tq), kThreads, 1,
-          backwardBytes, 0, tileBytes(5, 8));
+                         include + cudaEntry("attention_dq", ", " + std::to_string(dk),
+                                             params, masked, dk, twin, a64)),
+          args, tileGrid(e.batch, e.tq), a64 ? kThreads64 : kThreads, 1,
+          a64 ? k64DqBytes : backwardBytes, 0, tileBytes(5, 8));
     }
     return success();
   }

@@ -968,28 +968,38 @@ __device__ inline void attention_tc_load_tile(float* tile, const AttnView<float>
   }
 }
 
-// The kept entries of a 64 × 64 tile in the tensor-core layout, bit 4j + e for element
-// e of tile j (row L.row(e), column L.col(j, e)): rows are queries and columns keys, or
-// (Transposed) rows keys and columns queries. The rules of AttnKeep::bits.
-__device__ inline unsigned attention_tc_kept(const AttnKeep& K, long long q0, long long k0,
-                                             bool transposed) {
-  const AttnTcLane L;
+// The kept entries of a tile's elements as bits, bit 4j + e for element e (< 4) of
+// n-tile j (< Tiles), at tile row row(e) and column col(j, e): rows are queries and
+// columns keys, or (transposed) rows keys and columns queries. The rules of
+// AttnKeep::bits; the tensor-core kernels' layouts give row and col.
+template <int Tiles, class Row, class Col>
+__device__ inline unsigned attention_kept_bits(const AttnKeep& K, long long q0, long long k0,
+                                               bool transposed, Row row, Col col) {
   const int qn = int(K.tq - q0 < 64 ? K.tq - q0 : 64), kn = int(K.tk - k0 < 64 ? K.tk - k0 : 64);
   const long long gap = q0 - k0;
   const int diag = !K.causal ? 1 << 20 : gap > 128 ? 128 : gap < -128 ? -128 : int(gap);
   const int* const m = K.mask == nullptr ? nullptr : K.mask + q0 * K.rs + k0 * K.cs;
   unsigned kept = 0;
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
+  for (int j = 0; j < Tiles; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int qi = transposed ? L.col(j, e) : L.row(e);
-      const int kj = transposed ? L.row(e) : L.col(j, e);
+      const int qi = transposed ? col(j, e) : row(e);
+      const int kj = transposed ? row(e) : col(j, e);
       bool ok = qi < qn && kj < kn && kj - qi <= diag;
       if (ok && m != nullptr) ok = m[qi * K.rs + kj * K.cs] != 0;
       if (ok) kept |= 1u << (4 * j + e);
     }
   return kept;
+}
+
+// The kept entries of a 64 × 64 tile in the tensor-core layout (AttnTcLane).
+__device__ inline unsigned attention_tc_kept(const AttnKeep& K, long long q0, long long k0,
+                                             bool transposed) {
+  const AttnTcLane L;
+  return attention_kept_bits<4>(
+      K, q0, k0, transposed, [&](int e) { return L.row(e); },
+      [&](int j, int e) { return L.col(j, e); });
 }
 
 template <class Tc, int DV>

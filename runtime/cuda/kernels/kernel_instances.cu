@@ -8,6 +8,7 @@
 // and kernel_lab.cu includes it, so the lab runs these very entry points.
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
 #include "attention.cuh"
+#include "attention64.cuh"
 #include "cast.cuh"
 #include "classifier.cuh"
 #include "concat.cuh"
@@ -831,4 +832,50 @@ extern "C" __global__ void __launch_bounds__(256, 2) lab_attention_dq_bf16_d64_f
     const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
   vouch::attention_dq_bf16_kernel<1>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
                                      dqd, causal, scale);
+}
+// attention64.cuh: the tensor-core kernels for heads of at most 64 features (FlashAttention-2's
+// split: a warp per 16 rows, P in registers), TF32 and bf16 products, as codegen emits them.
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_tf32_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention64_forward_tf32_kernel(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                         scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dkdv_tf32_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention64_dkdv_tf32_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
+                                      dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dq_tf32_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention64_dq_tf32_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                    dqd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_bf16_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention64_forward_bf16_kernel(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                         scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dkdv_bf16_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dk, vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal,
+    double scale) {
+  vouch::attention64_dkdv_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
+                                      dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dq_bf16_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, const float* dout, vouch::Dims dod, const float* lse,
+    const float* delta, float* dq, vouch::Dims dqd, long long causal, double scale) {
+  vouch::attention64_dq_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                    dqd, causal, scale);
 }

@@ -2011,13 +2011,18 @@ void test_attention(const AttnCase& c) {
   };
   const bool small = c.d <= 64 && c.dv <= 64;
   // Variants: 0 generic, 1 d64 (SIMT, T); f32 only: 2 TF32 generic, 3 TF32 d64, 4 bf16
-  // generic, 5 bf16 d64 (the tensor-core ones share their shared-memory layout).
-  for (int variant = 0; variant < 6; ++variant) {
-    const bool d64 = variant % 2 == 1, tf32 = variant == 2 || variant == 3, bf16 = variant >= 4;
-    if (d64 && !small) continue;
+  // generic, 5 bf16 d64 (the tensor-core ones share their shared-memory layout), 6 TF32
+  // and 7 bf16 attention64.cuh (heads of at most 64: blocks of 128, their own tiles).
+  for (int variant = 0; variant < 8; ++variant) {
+    const bool a64 = variant >= 6;
+    const bool d64 = variant % 2 == 1 && !a64, tf32 = variant == 2 || variant == 3 || variant == 6,
+               bf16 = variant == 4 || variant == 5 || variant == 7;
+    if ((d64 || a64) && !small) continue;
     if ((tf32 || bf16) && sizeof(T) != 4) continue;
     const char* const kind = tf32 ? "tf32 " : bf16 ? "bf16 " : "";
-    const std::string vt = tag + " (" + kind + (d64 ? "d64)" : "generic)");
+    const std::string vt =
+        tag + " (" + kind + (a64 ? "attention64)" : d64 ? "d64)" : "generic)");
+    unsigned block = vouch::attention_block();
     auto fwd = d64 ? K::attention_forward_d64 : K::attention_forward;
     auto dkdv = d64 ? K::attention_dkdv_d64 : K::attention_dkdv;
     auto dqk = d64 ? K::attention_dq_d64 : K::attention_dq;
@@ -2038,6 +2043,15 @@ void test_attention(const AttnCase& c) {
         fbytes = vouch::attention_tf32_forward_shared_bytes();
         bbytes = vouch::attention_tf32_backward_shared_bytes();
       }
+      if (a64) {
+        fwd = tf32 ? lab_attention64_forward_tf32_f32 : lab_attention64_forward_bf16_f32;
+        dkdv = tf32 ? lab_attention64_dkdv_tf32_f32 : lab_attention64_dkdv_bf16_f32;
+        dqk = tf32 ? lab_attention64_dq_tf32_f32 : lab_attention64_dq_bf16_f32;
+        fbytes = vouch::attention64_forward_shared_bytes();
+        bbytes = std::max(vouch::attention64_dq_shared_bytes(),
+                          vouch::attention64_dkdv_shared_bytes());
+        block = vouch::kAttention64Threads;
+      }
     }
     // TF32 (10 mantissa bits, as cuBLAS's TF32 mode): ~1e-3 of the magnitudes expected.
     // bf16 (8 bits, round to nearest even: relative error up to 2^-8 = 3.9e-3 per operand):
@@ -2055,18 +2069,18 @@ void test_attention(const AttnCase& c) {
       DeviceArray<T> out(to_.size), lse(rows), delta(rows), dq(tq_.size), dk(tk_.size),
           dv(tv_.size);
       // A one-block grid on the second run: the tile loop (the same bits either way).
-      fwd<<<run ? 1 : qgrid, vouch::attention_block(), fbytes>>>(
+      fwd<<<run ? 1 : qgrid, block, fbytes>>>(
           dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, out.p,
           to_.dims, lse.p, c.causal, scale);
       LAB_LAUNCHED();
       K::attention_delta<<<unsigned(vouch::attention_delta_grid(rows)), 256>>>(
           ddout.p, to_.dims, out.p, to_.dims, delta.p);
       LAB_LAUNCHED();
-      dkdv<<<run ? 1 : kgrid, vouch::attention_block(), bbytes>>>(
+      dkdv<<<run ? 1 : kgrid, block, bbytes>>>(
           dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, ddout.p,
           to_.dims, lse.p, delta.p, dk.p, tk_.dims, dv.p, tv_.dims, c.causal, scale);
       LAB_LAUNCHED();
-      dqk<<<run ? 1 : qgrid, vouch::attention_block(), bbytes>>>(
+      dqk<<<run ? 1 : qgrid, block, bbytes>>>(
           dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, ddout.p,
           to_.dims, lse.p, delta.p, dq.p, tq_.dims, c.causal, scale);
       LAB_LAUNCHED();
@@ -2547,6 +2561,51 @@ void bench_attention() {
     bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), 9.0 * n * 4, tf_backward);
     bench((tag + " backward: dkdv alone").c_str(), 6.0 * n * 4, tf_dkdv);
     bench((tag + " backward: dq alone").c_str(), 5.0 * n * 4, tf_dq);
+  }
+
+  // attention64.cuh (what codegen emits for heads of at most 64 under tf32 / bf16):
+  // blocks of 128, its own shared memory.
+  const long long a_f = vouch::attention64_forward_shared_bytes();
+  const long long a_q = vouch::attention64_dq_shared_bytes();
+  const long long a_k = vouch::attention64_dkdv_shared_bytes();
+  const TfSet sets64[] = {
+      {"attention64 tf32", lab_attention64_forward_tf32_f32, lab_attention64_dkdv_tf32_f32,
+       lab_attention64_dq_tf32_f32},
+      {"attention64 bf16", lab_attention64_forward_bf16_f32, lab_attention64_dkdv_bf16_f32,
+       lab_attention64_dq_bf16_f32},
+  };
+  const unsigned block64 = vouch::kAttention64Threads;
+  for (const TfSet& t : sets64) {
+    attn_set_shared<float>(t.fwd, a_f);
+    attn_set_shared<float>(t.dkdv, a_k);
+    attn_set_shared<float>(t.dq, a_q);
+    const std::string tag = std::string("f32 ") + t.name;
+    auto a_forward = [&] {
+      t.fwd<<<grid, block64, a_f>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims, out.p, dims,
+                                    lse.p, 1, scale);
+    };
+    a_forward();
+    LAB_LAUNCHED();
+    bench((tag + " forward GPT-2 [8,12,1024,64] causal").c_str(), 4.0 * n * 4, a_forward);
+    auto a_dkdv = [&] {
+      t.dkdv<<<grid, block64, a_k>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims, dout.p,
+                                     dims, lse.p, delta.p, dk.p, dims, dv.p, dims, 1, scale);
+    };
+    auto a_dq = [&] {
+      t.dq<<<grid, block64, a_q>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims, dout.p, dims,
+                                   lse.p, delta.p, dq.p, dims, 1, scale);
+    };
+    auto a_backward = [&] {
+      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H * T)), 256>>>(
+          dout.p, dims, out.p, dims, delta.p);
+      a_dkdv();
+      a_dq();
+    };
+    a_backward();
+    LAB_LAUNCHED();
+    bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), 9.0 * n * 4, a_backward);
+    bench((tag + " backward: dkdv alone").c_str(), 6.0 * n * 4, a_dkdv);
+    bench((tag + " backward: dq alone").c_str(), 5.0 * n * 4, a_dq);
   }
 }
 

@@ -1,0 +1,642 @@
+// attention64.cuh: tensor-core attention for heads of at most 64 features (GPT-2's),
+// with FlashAttention-2's split of the work. The semantics, arguments and results are
+// attention.cuh's (read its header: hard masks, causal top-left, fully blocked rows
+// exact zeros and lse -inf, Tq != Tk, any strides through Dims), and so are the
+// products' policies (AttnTf32: operands rounded to TF32 by cvt.rna; AttnBf16: to bf16
+// by cvt.rn; FP32 accumulation; statistics, exp, masking in FP32). What differs is
+// where the work and the data live, which is what makes these kernels 3-5x faster than
+// attention.cuh's tensor-core ones at GPT-2's shape (docs/performance.md):
+//  - a block of 4 warps takes a 64-row tile; each warp owns 16 of its rows and ALL 64
+//    columns of every 16 × 64 product, so a row's softmax statistics never leave the
+//    warp (the 4 lanes of a row, xor shuffles 1 and 2), and P (or dS) stays in the
+//    registers it was computed in: the accumulator layout of an m16n8 product is used
+//    directly as the A operand of the next product, by numbering the reduction slots of
+//    each mma to match it (an mma sums over all its k slots, so any numbering A and B
+//    share gives the same sum; see a64_cr);
+//  - tiles live in shared memory as [64][64] floats, XOR-swizzled (row r's 16-byte
+//    chunk c stored at chunk c ^ (r % 8)): both ways the products read them, 16-byte
+//    rows by ldmatrix (a64_rr: the operand's rows are the product's rows or columns)
+//    and single floats down a column (a64_cr: the operand's rows are the reduction),
+//    are free of bank conflicts, with no padding;
+//  - the other operand's tiles are double-buffered: the next tile's rows are copied by
+//    cp.async (16-byte copies, no register staging) while the warps compute on this one,
+//    two __syncthreads a tile. TF32 operands are rounded once, in shared memory, as a
+//    tile arrives (a64_round_tile); bf16 ones as fragments are read (cvt.rn.bf16x2
+//    rounds and packs two in one instruction); a value rounds to the same bits whichever
+//    warp reads it.
+// Every product folds its reduction index in ascending k-steps, every row sum and max
+// has a fixed shuffle order, each result is written once, no atomics: the same bits
+// every run, whatever the grid.
+//
+// Kernels (T = float; Tc = AttnTf32 or AttnBf16), entry names as attention.cuh's with
+// attention64_ for attention_:
+//  - attention64_forward_kernel<Tc>: a block per query tile; per key tile S = Q Kᵀ,
+//    the online softmax, O += P V. Then O / l and lse.
+//  - attention64_dq_kernel<Tc>: a block per query tile; per key tile S, dP = dO Vᵀ,
+//    dS = P ∘ (dP - delta), dQ += dS K. delta comes from attention_delta_kernel.
+//  - attention64_dkdv_kernel<Tc>: a block per key tile; per query tile Sᵀ = K Qᵀ,
+//    dPᵀ = V dOᵀ, Pᵀ and dSᵀ, dV += Pᵀ dO, dK += dSᵀ Q.
+// Causal: key tiles past a query tile's last row, and query tiles before a key tile's
+// first key, are skipped whole; blocks take the tiles with the most work first.
+// Launch: block kAttention64Threads (128), grid attention_tile_grid(batch_count, Tq)
+// (forward, dq) or (batch_count, Tk) (dkdv), any grid correct (tiles grid-stride);
+// dynamic shared memory attention64_forward_shared_bytes() (81,920), _dq_ (98,304),
+// _dkdv_ (99,328): above 48 KiB, so the host sets
+// cudaFuncAttributeMaxDynamicSharedMemorySize; a launch given less, or with D or Dv above
+// 64, traps (codegen takes attention.cuh's kernels for wider heads). sm_80 or newer.
+// Entry points take __launch_bounds__(128, 2): two blocks per SM (the shared memory
+// allows two).
+#ifndef VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION64_CUH_
+#define VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION64_CUH_
+
+#include "attention.cuh"
+
+namespace vouch {
+
+constexpr int kAttention64Threads = 128;  // 4 warps of 16 rows
+constexpr int kAttention64Floats = 64 * 64;  // one swizzled tile
+
+__host__ __device__ constexpr long long attention64_forward_shared_bytes() {
+  return 5LL * kAttention64Floats * 4;  // Q, K × 2, V × 2
+}
+__host__ __device__ constexpr long long attention64_dq_shared_bytes() {
+  return 6LL * kAttention64Floats * 4;  // Q, dO, K × 2, V × 2
+}
+__host__ __device__ constexpr long long attention64_dkdv_shared_bytes() {
+  return 6LL * kAttention64Floats * 4 + 4LL * 64 * 4;  // K, V, Q × 2, dO × 2, lse, delta × 2
+}
+
+// Element (r, c) of a swizzled tile: 16-byte chunk c / 4 of row r at chunk (c / 4) ^ (r % 8).
+__device__ inline int a64_at(int r, int c) { return r * 64 + (c ^ ((r & 7) << 2)); }
+
+__device__ inline void a64_cp_async16(float* shared, const float* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global));
+#else
+  __trap();
+#endif
+}
+// 4 bytes, or a zero where !valid (no read).
+__device__ inline void a64_cp_async4(float* shared, const float* global, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(to), "l"(global),
+               "r"(valid ? 4 : 0));
+#else
+  __trap();
+#endif
+}
+__device__ inline void a64_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+// Wait until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ inline void a64_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+#endif
+}
+
+// Four 8 × 8 matrices of 16-byte rows: lane L gives the address of row L % 8 of matrix
+// L / 8, and receives word L % 4 of row L / 4 of matrix i in f[i].
+__device__ inline void a64_ldsm4(unsigned (&f)[4], const float* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+               : "r"(a));
+#else
+  __trap();
+#endif
+}
+
+// Rows row0.. row0 + 63 of v (features 0..feats), zeros outside [rows) × [feats), into a
+// swizzled tile: cp.async where each row is whole 16-byte vectors (feature stride 1,
+// row stride and feats multiples of 4, base 16-byte aligned; complete after the
+// caller's a64_commit + a64_wait), else plain loads and stores.
+__device__ inline bool a64_async(const AttnView<float>& v, long long feats) {
+  return v.fs == 1 && (v.rs & 3) == 0 && (feats & 3) == 0 && aligned16(v.p);
+}
+template <class Tc>
+__device__ inline void a64_load_tile(float* tile, const AttnView<float>& v, long long row0,
+                                     long long rows, long long feats) {
+  const int rn = int(rows - row0 < 64 ? rows - row0 : 64);
+  if (a64_async(v, feats)) {
+    for (int i = threadIdx.x; i < 64 * 16; i += kAttention64Threads) {
+      const int r = i >> 4, c4 = i & 15;
+      float* const dst = tile + r * 64 + 4 * (c4 ^ (r & 7));
+      if (r < rn && 4 * c4 < feats)
+        a64_cp_async16(dst, v.p + (row0 + r) * v.rs + 4 * c4);
+      else
+        *reinterpret_cast<float4*>(dst) = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    return;
+  }
+  for (int i = threadIdx.x; i < 64 * 64; i += kAttention64Threads) {
+    const int r = i >> 6, c = i & 63;
+    const float x = (r < rn && c < feats) ? v.p[(row0 + r) * v.rs + c * v.fs] : 0.f;
+    tile[a64_at(r, c)] = Tc::kStoresRounded ? attention_tf32(x) : x;
+  }
+}
+
+// A policy that keeps its tiles rounded (TF32: kStoresRounded) rounds each value once,
+// as the tile reaches shared memory: plain stores round on the way; a tile copied by
+// cp.async is rounded in place by a64_round_tile, each thread its own 16-byte chunks
+// (a64_load_tile's mapping), after its own a64_wait and before the __syncthreads that
+// publishes the tile. The fragments then read finished operands.
+template <class Tc>
+__device__ inline void a64_round_tile(float* tile, const AttnView<float>& v, long long feats) {
+  if constexpr (Tc::kStoresRounded) {
+    if (!a64_async(v, feats)) return;  // rounded when stored
+    for (int i = threadIdx.x; i < 64 * 16; i += kAttention64Threads) {
+      const int r = i >> 4, c4 = i & 15;
+      float4* const p = reinterpret_cast<float4*>(tile + r * 64 + 4 * (c4 ^ (r & 7)));
+      float4 x = *p;
+      x.x = attention_tf32(x.x);
+      x.y = attention_tf32(x.y);
+      x.z = attention_tf32(x.z);
+      x.w = attention_tf32(x.w);
+      *p = x;
+    }
+  }
+}
+
+// 64 entries of a contiguous per-row array (lse or delta) from row0, zeros past rows.
+__device__ inline void a64_load_rows(float* to, const float* from, long long row0,
+                                     long long rows, int lane) {
+  const long long row = row0 + lane;
+  a64_cp_async4(to + lane, from + (row < rows ? row : 0), row < rows);
+}
+
+__device__ inline unsigned a64_tf32(float x) { return __float_as_uint(attention_tf32(x)); }
+// Two floats rounded to bf16 (nearest even) in one register, lo in the lower half.
+__device__ inline unsigned a64_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  __trap();
+  return 0;
+#endif
+}
+__device__ inline unsigned a64_bf16x2(unsigned lo, unsigned hi) {
+  return a64_bf16x2(__uint_as_float(lo), __uint_as_float(hi));
+}
+
+// The warp's products. Lane (g = lane / 4, t = lane % 4) holds, of a 16 × 64 result
+// acc[8][4], rows g (e = 0, 1) and g + 8 (e = 2, 3) and columns 8j + 2t + e % 2 of
+// n-tile j (the m16n8 accumulator layout).
+//
+// rr: acc[j] += Σ_{x < 64} ta[r0 + row][x] · tb[8j + col][x], both operands' rows read
+// as 16-byte rows by ldmatrix. TF32: k-steps of 8, slots t and t + 4 = columns x + t
+// and x + t + 4 (PTX's layout). bf16: k-steps of 16 whose slots 2t, 2t + 1, 2t + 8,
+// 2t + 9 are columns x + t, + 4, + 8, + 12 in A and B alike.
+// cr: acc[f] += Σ_{k < 64} c[row][k] · tb[k][8f + col], c an accumulator of this warp
+// (P or dS) used as the A operand where it lies: TF32 k-step j (8 columns) numbers its
+// slots t, t + 4 as columns 8j + 2t, 8j + 2t + 1 (the lane's own c[j][0], c[j][1], and
+// rows g + 8 c[j][2], c[j][3]); bf16 k-step m (16 columns) is PTX's natural numbering,
+// which the accumulators of n-tiles 2m and 2m + 1 already have. B is read a float at a
+// time down tb's columns, rows k in the same numbering.
+struct A64Tf32 {
+  static constexpr bool kStoresRounded = true;  // tiles hold TF32 values: read as they are
+  __device__ static void rr(float (&acc)[8][4], const float* ta, int r0, const float* tb) {
+    const int lane = threadIdx.x & 31, i = lane >> 3, row = lane & 7;
+#pragma unroll
+    for (int x = 0; x < 64; x += 16) {
+      AttnTf32::A a[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        unsigned f[4];
+        // matrices: rows r0.. / r0 + 8.. at column x + 8h, then at x + 8h + 4.
+        a64_ldsm4(f, ta + a64_at(r0 + row + 8 * (i & 1), x + 8 * h + 4 * (i >> 1)));
+#pragma unroll
+        for (int u = 0; u < 4; ++u) a[h].r[u] = f[u];
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        unsigned f[4];
+        a64_ldsm4(f, tb + a64_at(8 * j + row, x + 4 * i));  // columns x, x + 4, x + 8, x + 12
+        const AttnTf32::B b0 = {{f[0], f[1]}};
+        const AttnTf32::B b1 = {{f[2], f[3]}};
+        AttnTf32::mma(acc[j], a[0], b0);
+        AttnTf32::mma(acc[j], a[1], b1);
+      }
+    }
+  }
+  __device__ static void cr(float (&acc)[8][4], const float (&c)[8][4], const float* tb) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const AttnTf32::A a = {{a64_tf32(c[j][0]), a64_tf32(c[j][2]), a64_tf32(c[j][1]),
+                              a64_tf32(c[j][3])}};
+      const int k = 8 * j + 2 * t;
+#pragma unroll
+      for (int f = 0; f < 8; ++f) {
+        const AttnTf32::B b = {{__float_as_uint(tb[a64_at(k, 8 * f + g)]),
+                                __float_as_uint(tb[a64_at(k + 1, 8 * f + g)])}};
+        AttnTf32::mma(acc[f], a, b);
+      }
+    }
+  }
+};
+
+struct A64Bf16 {
+  static constexpr bool kStoresRounded = false;  // rounded and packed as fragments are read
+  __device__ static void rr(float (&acc)[8][4], const float* ta, int r0, const float* tb) {
+    const int lane = threadIdx.x & 31, i = lane >> 3, row = lane & 7;
+#pragma unroll
+    for (int x = 0; x < 64; x += 16) {
+      unsigned f0[4], f1[4];
+      // matrices: rows r0.. at x, rows r0.. at x + 4, rows r0 + 8.. at x, at x + 4.
+      a64_ldsm4(f0, ta + a64_at(r0 + row + 8 * (i >> 1), x + 4 * (i & 1)));
+      a64_ldsm4(f1, ta + a64_at(r0 + row + 8 * (i >> 1), x + 8 + 4 * (i & 1)));
+      const AttnBf16::A a = {{a64_bf16x2(f0[0], f0[1]), a64_bf16x2(f0[2], f0[3]),
+                              a64_bf16x2(f1[0], f1[1]), a64_bf16x2(f1[2], f1[3])}};
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        unsigned f[4];
+        a64_ldsm4(f, tb + a64_at(8 * j + row, x + 4 * i));
+        const AttnBf16::B b = {{a64_bf16x2(f[0], f[1]), a64_bf16x2(f[2], f[3])}};
+        AttnBf16::mma(acc[j], a, b);
+      }
+    }
+  }
+  __device__ static void cr(float (&acc)[8][4], const float (&c)[8][4], const float* tb) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const AttnBf16::A a = {{a64_bf16x2(c[2 * m][0], c[2 * m][1]),
+                              a64_bf16x2(c[2 * m][2], c[2 * m][3]),
+                              a64_bf16x2(c[2 * m + 1][0], c[2 * m + 1][1]),
+                              a64_bf16x2(c[2 * m + 1][2], c[2 * m + 1][3])}};
+      const int k = 16 * m + 2 * t;
+#pragma unroll
+      for (int f = 0; f < 8; ++f) {
+        const int n = 8 * f + g;
+        const AttnBf16::B b = {{a64_bf16x2(tb[a64_at(k, n)], tb[a64_at(k + 1, n)]),
+                                a64_bf16x2(tb[a64_at(k + 8, n)], tb[a64_at(k + 9, n)])}};
+        AttnBf16::mma(acc[f], a, b);
+      }
+    }
+  }
+};
+
+// The kept entries of the warp's 16 × 64 part of a tile (rows r0.., the layout above),
+// bit 4j + e: rows are queries and columns keys, or (transposed) rows keys and columns
+// queries.
+__device__ inline unsigned a64_kept(const AttnKeep& K, long long q0, long long k0, int r0,
+                                    bool transposed) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  return attention_kept_bits<8>(
+      K, q0, k0, transposed, [&](int e) { return r0 + g + 8 * (e >> 1); },
+      [&](int j, int e) { return 8 * j + 2 * t + (e & 1); });
+}
+
+// The key loop's pipeline step (forward, dq): tile kt + 1's K and V copies issued into
+// the other buffers (whose readers finished at the last iteration's end), then tile kt
+// waited for and, TF32, rounded; the caller's __syncthreads publishes it.
+template <class Tc>
+__device__ inline void a64_next_kv(float* sk, float* sv, const AttnView<float>& K,
+                                   const AttnView<float>& V, int kt, int nk, long long tk,
+                                   long long d, long long dv) {
+  if (kt + 1 < nk) {
+    a64_load_tile<Tc>(sk + ((kt + 1) & 1) * kAttention64Floats, K, (kt + 1) * 64LL, tk, d);
+    a64_load_tile<Tc>(sv + ((kt + 1) & 1) * kAttention64Floats, V, (kt + 1) * 64LL, tk, dv);
+    a64_commit();
+    a64_wait<1>();
+  } else {
+    a64_wait<0>();
+  }
+  a64_round_tile<Tc>(sk + (kt & 1) * kAttention64Floats, K, d);
+  a64_round_tile<Tc>(sv + (kt & 1) * kAttention64Floats, V, dv);
+}
+
+__device__ inline void a64_zero(float (&acc)[8][4]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[j][e] = 0.f;
+}
+
+// Rows [row0, rows) of the warp's 16 × 64 accumulator, columns below cols, times
+// factor[h] (h: the thread's row g or g + 8), to out (batch base ob, strides rs, fs).
+__device__ inline void a64_store(const float (&acc)[8][4], const float (&factor)[2], float* out,
+                                 long long ob, long long rs, long long fs, long long row0,
+                                 long long rows, long long cols) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const long long row = row0 + g + 8 * h;
+    if (row >= rows) continue;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int x = 0; x < 2; ++x) {
+        const long long col = 8 * j + 2 * t + x;
+        if (col < cols) out[ob + row * rs + col * fs] = acc[j][2 * h + x] * factor[h];
+      }
+  }
+}
+
+template <class Tc>
+__device__ void attention64_forward_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                           const float* v, Dims vd, const int* mask, Dims md,
+                                           float* out, Dims od, float* lse, long long causal,
+                                           double scale) {
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  attention_require(blockDim.x == kAttention64Threads && d <= 64 && dv <= 64 &&
+                    dynamic_shared_bytes() >= attention64_forward_shared_bytes());
+  float* const sq = dynamic_shared<float>();
+  float* const sk = sq + kAttention64Floats;      // [2]
+  float* const sv = sk + 2 * kAttention64Floats;  // [2]
+  const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), g = lane >> 2, t = lane & 3;
+  const float sc = float(scale), ninf = -positive_infinity<float>();
+  const long long q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long q0 = (q_tiles - 1 - tile / batches) * 64;  // the longest rows first
+    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    const long long k_end = causal ? (tk < q0 + 64 ? tk : q0 + 64) : tk;
+    const int nk = int(attention_tiles(k_end));
+    __syncthreads();  // the previous tile's reads are done
+    a64_load_tile<Tc>(sq, Q, q0, tq, d);
+    if (nk > 0) {
+      a64_load_tile<Tc>(sk, K, 0, tk, d);
+      a64_load_tile<Tc>(sv, V, 0, tk, dv);
+    }
+    a64_commit();
+    float o[8][4], m[2] = {ninf, ninf}, l[2] = {0.f, 0.f};
+    a64_zero(o);
+    for (int kt = 0; kt < nk; ++kt) {
+      const float* const ck = sk + (kt & 1) * kAttention64Floats;
+      const float* const cv = sv + (kt & 1) * kAttention64Floats;
+      a64_next_kv<Tc>(sk, sv, K, V, kt, nk, tk, d, dv);
+      if (kt == 0) a64_round_tile<Tc>(sq, Q, d);
+      __syncthreads();  // tile kt (and Q) in shared memory
+      float s[8][4];
+      a64_zero(s);
+      Tc::rr(s, sq, r0, ck);
+      const unsigned kept = a64_kept(keep, q0, kt * 64LL, r0, false);
+      // The online softmax of rows g (h = 0) and g + 8 (h = 1).
+      float mx[2] = {ninf, ninf};
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[j][e] *= sc;
+          if ((kept >> (4 * j + e) & 1u) && !(s[j][e] <= mx[e >> 1])) mx[e >> 1] = s[j][e];
+        }
+      float alpha[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int x = 1; x < 4; x <<= 1) {
+          const float other = __shfl_xor_sync(0xffffffffu, mx[h], x);
+          mx[h] = other > mx[h] ? other : mx[h];
+        }
+        const float m_new = mx[h] > m[h] ? mx[h] : m[h];
+        alpha[h] = m_new == ninf ? 1.f : exp(m[h] - m_new);  // 0 while m is -inf
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e) {
+            s[j][e] = (kept >> (4 * j + e) & 1u) ? exp(s[j][e] - m_new) : 0.f;
+            sum += s[j][e];
+          }
+#pragma unroll
+        for (int x = 1; x < 4; x <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+        m[h] = m_new;
+        l[h] = l[h] * alpha[h] + sum;
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[j][e] *= alpha[e >> 1];
+      Tc::cr(o, s, cv);  // O += P V
+      __syncthreads();  // this tile's buffers are free for the load two tiles on
+    }
+    // O = acc / l (exact zeros where nothing was kept), lse = m + log(l).
+    float inv[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      inv[h] = l[h] > 0.f ? 1.f / l[h] : 0.f;
+      const long long row = q0 + r0 + g + 8 * h;
+      if (t == 0 && row < tq) lse[b * tq + row] = l[h] > 0.f ? m[h] + log(l[h]) : ninf;
+    }
+    // (o / l as o · (1 / l): one rounding more than a division, within the policy's tolerance.)
+    a64_store(o, inv, out, attention_batch_offset(b, od), attention_stride(od, r - 2),
+              attention_stride(od, r - 1), q0 + r0, tq, dv);
+  }
+}
+
+template <class Tc>
+__device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                      const float* v, Dims vd, const int* mask, Dims md,
+                                      const float* dout, Dims dod, const float* lse,
+                                      const float* delta, float* dq, Dims dqd, long long causal,
+                                      double scale) {
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  attention_require(blockDim.x == kAttention64Threads && d <= 64 && dv <= 64 &&
+                    dynamic_shared_bytes() >= attention64_dq_shared_bytes());
+  float* const sq = dynamic_shared<float>();
+  float* const sdo = sq + kAttention64Floats;
+  float* const sk = sdo + kAttention64Floats;     // [2]
+  float* const sv = sk + 2 * kAttention64Floats;  // [2]
+  const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), g = lane >> 2;
+  const float sc = float(scale), ninf = -positive_infinity<float>();
+  const long long q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long q0 = (q_tiles - 1 - tile / batches) * 64;
+    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    float row_lse[2], row_delta[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long row = q0 + r0 + g + 8 * h;
+      row_lse[h] = row < tq ? lse[b * tq + row] : ninf;
+      row_delta[h] = row < tq ? delta[b * tq + row] : 0.f;
+    }
+    const long long k_end = causal ? (tk < q0 + 64 ? tk : q0 + 64) : tk;
+    const int nk = int(attention_tiles(k_end));
+    __syncthreads();
+    a64_load_tile<Tc>(sq, Q, q0, tq, d);
+    a64_load_tile<Tc>(sdo, G, q0, tq, dv);
+    if (nk > 0) {
+      a64_load_tile<Tc>(sk, K, 0, tk, d);
+      a64_load_tile<Tc>(sv, V, 0, tk, dv);
+    }
+    a64_commit();
+    float acc[8][4];
+    a64_zero(acc);
+    for (int kt = 0; kt < nk; ++kt) {
+      const float* const ck = sk + (kt & 1) * kAttention64Floats;
+      const float* const cv = sv + (kt & 1) * kAttention64Floats;
+      a64_next_kv<Tc>(sk, sv, K, V, kt, nk, tk, d, dv);
+      if (kt == 0) {
+        a64_round_tile<Tc>(sq, Q, d);
+        a64_round_tile<Tc>(sdo, G, dv);
+      }
+      __syncthreads();
+      float s[8][4], dp[8][4];
+      a64_zero(s);
+      a64_zero(dp);
+      Tc::rr(s, sq, r0, ck);    // S = Q Kᵀ
+      Tc::rr(dp, sdo, r0, cv);  // dP = dO Vᵀ
+      const unsigned kept = a64_kept(keep, q0, kt * 64LL, r0, false);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float p = attention_prob(s[j][e], sc, row_lse[e >> 1], kept >> (4 * j + e) & 1u);
+          s[j][e] = p * (dp[j][e] - row_delta[e >> 1]);  // dS
+        }
+      Tc::cr(acc, s, ck);  // dQ += dS K
+      __syncthreads();
+    }
+    float factor[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) factor[h] = row_lse[h] != ninf ? sc : 0.f;
+    a64_store(acc, factor, dq, attention_batch_offset(b, dqd), attention_stride(dqd, r - 2),
+              attention_stride(dqd, r - 1), q0 + r0, tq, d);
+  }
+}
+
+template <class Tc>
+__device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k, Dims kd,
+                                        const float* v, Dims vd, const int* mask, Dims md,
+                                        const float* dout, Dims dod, const float* lse,
+                                        const float* delta, float* dk, Dims dkd, float* dv_out,
+                                        Dims dvd, long long causal, double scale) {
+  const int r = qd.rank;
+  const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
+  const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
+  const long long batches = attention_batch_count(qd);
+  attention_require(blockDim.x == kAttention64Threads && d <= 64 && dv <= 64 &&
+                    dynamic_shared_bytes() >= attention64_dkdv_shared_bytes());
+  float* const sk = dynamic_shared<float>();
+  float* const sv = sk + kAttention64Floats;
+  float* const sq = sv + kAttention64Floats;       // [2]
+  float* const sdo = sq + 2 * kAttention64Floats;  // [2]
+  float* const slse = sdo + 2 * kAttention64Floats;  // [2][64]
+  float* const sdelta = slse + 2 * 64;               // [2][64]
+  const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), t = lane & 3;
+  const int warp = threadIdx.x >> 5;
+  const float sc = float(scale);
+  const long long k_tiles = attention_tiles(tk), q_tiles = attention_tiles(tq);
+  for (long long tile = blockIdx.x; tile < batches * k_tiles; tile += gridDim.x) {
+    const long long b = tile % batches;
+    const long long k0 = (tile / batches) * 64;  // causal: the first key tiles have the most
+    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnKeep keep(mask, md, b, tq, tk, causal);
+    const long long qt0 = causal ? k0 / 64 : 0;
+    const int nq = int(q_tiles > qt0 ? q_tiles - qt0 : 0);
+    // Stage query tile i (rows, dO, lse, delta) into buffer i % 2.
+    auto stage = [&](int i) {
+      const int buf = i & 1;
+      const long long q0 = (qt0 + i) * 64;
+      a64_load_tile<Tc>(sq + buf * kAttention64Floats, Q, q0, tq, d);
+      a64_load_tile<Tc>(sdo + buf * kAttention64Floats, G, q0, tq, dv);
+      if (warp == 0) a64_load_rows(slse + buf * 64, lse + b * tq, q0, tq, lane);
+      if (warp == 1) a64_load_rows(slse + buf * 64 + 32, lse + b * tq, q0 + 32, tq, lane);
+      if (warp == 2) a64_load_rows(sdelta + buf * 64, delta + b * tq, q0, tq, lane);
+      if (warp == 3) a64_load_rows(sdelta + buf * 64 + 32, delta + b * tq, q0 + 32, tq, lane);
+    };
+    __syncthreads();
+    a64_load_tile<Tc>(sk, K, k0, tk, d);
+    a64_load_tile<Tc>(sv, V, k0, tk, dv);
+    if (nq > 0) stage(0);
+    a64_commit();
+    float ak[8][4], av[8][4];
+    a64_zero(ak);
+    a64_zero(av);
+    for (int i = 0; i < nq; ++i) {
+      const int buf = i & 1;
+      const long long q0 = (qt0 + i) * 64;
+      float* const cq = sq + buf * kAttention64Floats;
+      float* const cdo = sdo + buf * kAttention64Floats;
+      if (i + 1 < nq) {
+        stage(i + 1);
+        a64_commit();
+        a64_wait<1>();
+      } else {
+        a64_wait<0>();
+      }
+      if (i == 0) {
+        a64_round_tile<Tc>(sk, K, d);
+        a64_round_tile<Tc>(sv, V, dv);
+      }
+      a64_round_tile<Tc>(cq, Q, d);
+      a64_round_tile<Tc>(cdo, G, dv);
+      __syncthreads();
+      float s[8][4], dp[8][4];
+      a64_zero(s);
+      a64_zero(dp);
+      Tc::rr(s, sk, r0, cq);    // Sᵀ[key][query] = Σ_f K[key][f] Q[query][f]
+      Tc::rr(dp, sv, r0, cdo);  // dPᵀ[key][query] = Σ_f V[key][f] dO[query][f]
+      const unsigned kept = a64_kept(keep, q0, k0, r0, true);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = 8 * j + 2 * t + (e & 1);  // the query
+          const float p = attention_prob(s[j][e], sc, slse[buf * 64 + col],
+                                         kept >> (4 * j + e) & 1u);
+          dp[j][e] = p * (dp[j][e] - sdelta[buf * 64 + col]);  // dSᵀ
+          s[j][e] = p;                                          // Pᵀ
+        }
+      Tc::cr(av, s, cdo);  // dV += Pᵀ dO
+      Tc::cr(ak, dp, cq);  // dK += dSᵀ Q
+      __syncthreads();
+    }
+    const float scaled[2] = {sc, sc}, one[2] = {1.f, 1.f};
+    a64_store(ak, scaled, dk, attention_batch_offset(b, dkd), attention_stride(dkd, r - 2),
+              attention_stride(dkd, r - 1), k0 + r0, tk, d);
+    a64_store(av, one, dv_out, attention_batch_offset(b, dvd), attention_stride(dvd, r - 2),
+              attention_stride(dvd, r - 1), k0 + r0, tk, dv);
+  }
+}
+
+// The entry points: TF32 and bf16 products.
+#define VOUCH_ATTENTION64_ENTRIES(NAME, POLICY)                                                  \
+  __device__ inline void attention64_forward_##NAME##_kernel(                                  \
+      const float* q, Dims qd, const float* k, Dims kd, const float* v, Dims vd,                \
+      const int* mask, Dims md, float* out, Dims od, float* lse, long long causal,            \
+      double scale) {                                                                          \
+    attention64_forward_kernel<POLICY>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,    \
+                                       scale);                                                 \
+  }                                                                                            \
+  __device__ inline void attention64_dq_##NAME##_kernel(                                       \
+      const float* q, Dims qd, const float* k, Dims kd, const float* v, Dims vd,                \
+      const int* mask, Dims md, const float* dout, Dims dod, const float* lse,                \
+      const float* delta, float* dq, Dims dqd, long long causal, double scale) {              \
+    attention64_dq_kernel<POLICY>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,    \
+                                  dqd, causal, scale);                                         \
+  }                                                                                            \
+  __device__ inline void attention64_dkdv_##NAME##_kernel(                                     \
+      const float* q, Dims qd, const float* k, Dims kd, const float* v, Dims vd,                \
+      const int* mask, Dims md, const float* dout, Dims dod, const float* lse,                \
+      const float* delta, float* dk, Dims dkd, float* dv, Dims dvd, long long causal,         \
+      double scale) {                                                                          \
+    attention64_dkdv_kernel<POLICY>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk, \
+                                    dkd, dv, dvd, causal, scale);                              \
+  }
+VOUCH_ATTENTION64_ENTRIES(tf32, A64Tf32)
+VOUCH_ATTENTION64_ENTRIES(bf16, A64Bf16)
+#undef VOUCH_ATTENTION64_ENTRIES
+
+}  // namespace vouch
+
+#endif  // VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION64_CUH_

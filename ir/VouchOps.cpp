@@ -2340,11 +2340,9 @@ InferredType vouch::inferPoolType(RankedTensorType input,
                                    2);
     if (padding[a] < 0 || padding[a] > kernel[a] / 2)
       return InferredType::failure(
-          "padding " + formatList(padding) + " must be between 0 and half the "
-              "kernel " + formatList(kernel) + axis + " (" +
-              std::to_string(padding[a]) + " > " + std::to_string(kernel[a]) +
-              " / 2 is torch's error too): a window must hold an input "
-              "position",
+          "padding " + formatList(padding) + " must be between 0 and kernel / "
+              "2 = " + std::to_string(kernel[a] / 2) + axis +
+              " (torch's rule: every window holds an input position)",
           3);
     // padding ≤ kernel / 2 keeps both within int64 beside any extent.
     int64_t padded = extent + 2 * padding[a];

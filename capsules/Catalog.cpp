@@ -167,6 +167,19 @@ NativeKernel nativeKernel(OpFamily family) {
             "kernel lab against a float64 reference and compared with the cpu "
             "f64 reference by the GPU suite",
             ReductionOrder::FixedTree};
+  case OpFamily::Pool:
+    // Each op names its own kernel (cudaKernel); the summing ones (sums = 1)
+    // state the left fold each thread's sequence is.
+    return {{"codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh",
+             "vouch::max_pool_kernel / vouch::avg_pool_kernel / "
+             "vouch::smooth_max_pool_kernel and their *_grad_kernel",
+             nvrtc},
+            "one thread per window (forward) or per input element (gradients: "
+            "the windows covering it in ascending order), its terms folded "
+            "left from 0 in the cpu kernels' order, no atomics (two runs give "
+            "the same bits); checked by the kernel lab and compared with the "
+            "cpu f64 reference by the GPU suite",
+            ReductionOrder::None};
   case OpFamily::View:
     return {{"codegen/recipes/ViewRecipe.cpp", "",
              "no kernel: the result aliases the input's buffer"},

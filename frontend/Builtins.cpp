@@ -66,6 +66,10 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"causal_mask", &Lowering::lowerCausalMask},
       {"scaled_dot_product_attention",
        &Lowering::lowerScaledDotProductAttention},
+      {"max_pool", &Lowering::lowerPool},
+      {"avg_pool", &Lowering::lowerPool},
+      {"smooth_max_pool", &Lowering::lowerPool},
+      {"flatten", &Lowering::lowerFlatten},
   };
   for (const auto &s : special)
     if (s.op == op.mnemonic)
@@ -1102,5 +1106,108 @@ ExprValue Lowering::lowerCast(const BuiltinCall &call) {
   if (type == xt)
     return ExprValue::tensor(x.getTensor(), call.getLoc());
   auto op = builder.create<CastOp>(getLoc(call.getLoc()), type, x.getTensor());
+  return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and flatten
+//===----------------------------------------------------------------------===//
+
+std::optional<llvm::SmallVector<int64_t>>
+Lowering::perSpatialAxisArg(const BuiltinCall &call, unsigned index,
+                            int64_t spatial, llvm::ArrayRef<int64_t> whenAbsent) {
+  const ExprValue &value = call.args[index];
+  if (value.is(ExprValue::Kind::Absent))
+    return llvm::SmallVector<int64_t>(whenAbsent);
+  std::optional<llvm::SmallVector<int64_t>> list =
+      integerListArg(call, index, /*allowScalar=*/true);
+  if (list && value.is(ExprValue::Kind::Number))
+    list->assign(spatial, list->front());
+  return list;
+}
+
+// max_pool(x, kernel, stride = kernel, padding = 0), avg_pool(..., padding =
+// 0, count_include_pad = true), smooth_max_pool(..., padding = 0, beta = 1):
+// x [N, C, *spatial]; kernel, stride and padding a number (every spatial
+// axis) or a list of one entry per spatial axis, checked by the pooling rule
+// (ir/VouchOps.h's inferPoolType) before the op is built.
+ExprValue Lowering::lowerPool(const BuiltinCall &call) {
+  llvm::StringRef op(call.spec.op->mnemonic);
+  mlir::Value x = tensorArg(call, 0);
+  if (!x)
+    return ExprValue::invalid();
+  mlir::RankedTensorType xt = typeOf(x);
+  if (xt.getRank() < 3 || xt.getRank() > 5) {
+    checkShapeRule(call, inferPoolType(xt, {}, {}, {}));
+    return ExprValue::invalid();
+  }
+  int64_t spatial = xt.getRank() - 2;
+  auto kernel = perSpatialAxisArg(call, 1, spatial, {});
+  if (!kernel)
+    return ExprValue::invalid();
+  auto stride = perSpatialAxisArg(call, 2, spatial, *kernel);
+  auto padding = perSpatialAxisArg(call, 3, spatial,
+                                   llvm::SmallVector<int64_t>(spatial, 0));
+  if (!stride || !padding)
+    return ExprValue::invalid();
+  llvm::SmallVector<mlir::NamedAttribute> attributes = {
+      builder.getNamedAttr("kernel", builder.getDenseI64ArrayAttr(*kernel)),
+      builder.getNamedAttr("stride", builder.getDenseI64ArrayAttr(*stride)),
+      builder.getNamedAttr("padding", builder.getDenseI64ArrayAttr(*padding))};
+  if (op == "avg_pool") {
+    // Left out: true, torch's default (boolArg's absent is false).
+    std::optional<bool> include =
+        call.args[4].is(ExprValue::Kind::Absent) ? true : boolArg(call, 4);
+    if (!include)
+      return ExprValue::invalid();
+    if (*include)
+      attributes.push_back(
+          builder.getNamedAttr("count_include_pad", builder.getUnitAttr()));
+  } else if (op == "smooth_max_pool") {
+    std::optional<Number> beta = numberArg(call, 4);
+    if (!beta)
+      return ExprValue::invalid();
+    if (!std::isfinite(beta->value) || beta->value == 0) {
+      error(call.args[4].getLoc())
+          << call.opName() << ": beta must be a finite non-zero number, got "
+          << beta->str();
+      return ExprValue::invalid();
+    }
+    attributes.push_back(
+        builder.getNamedAttr("beta", builder.getF64FloatAttr(beta->value)));
+  }
+  mlir::RankedTensorType type =
+      checkShapeRule(call, inferPoolType(xt, *kernel, *stride, *padding));
+  if (!type)
+    return ExprValue::invalid();
+  return ExprValue::tensor(
+      buildOp(*call.spec.op, call.getLoc(), {x}, type, attributes),
+      call.getLoc());
+}
+
+// flatten(x, start_axis = 1): torch.flatten(x, start_axis), the axis negative
+// from the end of x's rank; no op when nothing merges (the last axis).
+ExprValue Lowering::lowerFlatten(const BuiltinCall &call) {
+  mlir::Value x = anyTensorArg(call, 0);
+  std::optional<int64_t> start = integerArg(call, 1);
+  if (!x || !start)
+    return ExprValue::invalid();
+  mlir::RankedTensorType xt = typeOf(x);
+  std::optional<int64_t> axis = normalizeAxis(*start, xt.getRank());
+  if (!axis) {
+    error(call.args[1].is(ExprValue::Kind::Absent) ? call.getLoc()
+                                                   : call.args[1].getLoc())
+        << call.opName() << ": start_axis " << *start << " is out of range for "
+        << xt << " (rank " << xt.getRank() << ")";
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type =
+      checkShapeRule(call, FlattenOp::inferResultType(xt, *axis));
+  if (!type)
+    return ExprValue::invalid();
+  if (type == xt)
+    return ExprValue::tensor(x, call.getLoc());
+  auto op = builder.create<FlattenOp>(getLoc(call.getLoc()), type, x,
+                                      builder.getI64IntegerAttr(*axis));
   return ExprValue::tensor(op, call.getLoc());
 }

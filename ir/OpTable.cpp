@@ -17,6 +17,7 @@ std::string_view toString(OpFamily family) {
   case OpFamily::Gemm: return "gemm";
   case OpFamily::Normalization: return "normalization";
   case OpFamily::Attention: return "attention";
+  case OpFamily::Pool: return "pool";
   case OpFamily::Composite: return "composite";
   }
   return "";

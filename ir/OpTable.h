@@ -37,6 +37,10 @@ enum class OpFamily {
   /// Attention in one fused kernel (flash_attention: online softmax, no
   /// Tq×Tk matrix in memory) and its gradient (three kernels).
   Attention,
+  /// Windows over the spatial axes of [N, C, *spatial] (max_pool, avg_pool,
+  /// smooth_max_pool) and their gradients: one kernel per op, the gradients
+  /// gathered by each input element from the windows covering it.
+  Pool,
   /// Stands for other ops (scaled_dot_product_attention): vouch-decompose
   /// replaces it by its composed form before autodiff; never planned.
   Composite,

@@ -81,4 +81,24 @@ def Vouch_CompositeOpInterface : OpInterface<"CompositeOpInterface"> {
   ];
 }
 
+def Vouch_IndexCountsOpInterface : OpInterface<"IndexCountsOpInterface"> {
+  let cppNamespace = "::vouch";
+  let description = [{
+    An op whose kernels index with counts of their own beyond its operands'
+    and results' element counts and extents (pooling: a plane's spatial
+    product, a window's volume, a padded extent). The assurance gate checks
+    each count against the UInt32 CUDA ABI on its own, so no product of
+    other extents (a channel count, the batch) can hide one that overflows.
+  }];
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Appends each count the op's kernels compute with, named as
+                 the gate's message says it ("the input's spatial product"),
+                 saturated at UINT64_MAX.}],
+      /*retTy=*/"void",
+      /*methodName=*/"getIndexCounts",
+      /*args=*/(ins "::llvm::SmallVectorImpl<std::pair<std::string, uint64_t>> &":$counts)>
+  ];
+}
+
 #endif // VOUCH_INTERFACES_TD

@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -2288,4 +2289,315 @@ LogicalResult FlashAttentionGradOp::verify() {
              << grad.getType() << " must have its input's type "
              << input.getType();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling: MaxPoolOp, MaxPoolGradOp, AvgPoolOp, AvgPoolGradOp,
+// SmoothMaxPoolOp, SmoothMaxPoolGradOp; FlattenOp
+//===----------------------------------------------------------------------===//
+
+/// "spatial axis" / "spatial axes" after a count.
+static std::string spatialAxes(size_t count) {
+  return std::to_string(count) + (count == 1 ? " spatial axis" : " spatial axes");
+}
+
+InferredType vouch::inferPoolType(RankedTensorType input,
+                                  ArrayRef<int64_t> kernel,
+                                  ArrayRef<int64_t> stride,
+                                  ArrayRef<int64_t> padding) {
+  int64_t rank = input.getRank();
+  if (rank < 3 || rank > 5)
+    return InferredType::failure(
+        "pools [N, C, *spatial] with 1, 2 or 3 spatial axes, got " +
+            quoted(input),
+        /*argument=*/0, /*continuesName=*/true);
+  size_t spatial = static_cast<size_t>(rank - 2);
+  struct Window {
+    const char *name;
+    ArrayRef<int64_t> values;
+    int argument; // the builtin's parameter: x, kernel, stride, padding
+  } lists[] = {{"kernel", kernel, 1}, {"stride", stride, 2},
+               {"padding", padding, 3}};
+  for (const Window &w : lists)
+    if (w.values.size() != spatial)
+      return InferredType::failure(
+          std::string(w.name) + " " + formatList(w.values) + " has " +
+              std::to_string(w.values.size()) + " entries, but " +
+              quoted(input) + " has " + spatialAxes(spatial) +
+              " (one entry each)",
+          w.argument);
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  for (size_t a = 0; a < spatial; ++a) {
+    int64_t extent = input.getDimSize(2 + a);
+    std::string axis = " on spatial axis " + std::to_string(a);
+    if (kernel[a] < 1)
+      return InferredType::failure("kernel " + formatList(kernel) +
+                                       " must be at least 1" + axis,
+                                   1);
+    if (stride[a] < 1)
+      return InferredType::failure("stride " + formatList(stride) +
+                                       " must be at least 1" + axis,
+                                   2);
+    if (padding[a] < 0 || padding[a] > kernel[a] / 2)
+      return InferredType::failure(
+          "padding " + formatList(padding) + " must be between 0 and kernel / "
+              "2 = " + std::to_string(kernel[a] / 2) + axis +
+              " (torch's rule: every window holds an input position)",
+          3);
+    // padding ≤ kernel / 2 keeps both within int64 beside any extent.
+    int64_t padded = extent + 2 * padding[a];
+    if (kernel[a] > padded)
+      return InferredType::failure(
+          "kernel " + formatList(kernel) + " does not fit " + quoted(input) +
+              axis + ": " + std::to_string(kernel[a]) + " > " +
+              std::to_string(extent) + " + 2 · " + std::to_string(padding[a]) +
+              " (the padded extent)",
+          1);
+    shape.push_back((padded - kernel[a]) / stride[a] + 1);
+  }
+  return tensorLike(input, shape);
+}
+
+/// A pooling op's `kernel`, `stride`, `padding` attributes.
+template <class PoolOp>
+static InferredType inferPoolTypeOf(PoolOp op, Value input) {
+  return inferPoolType(tensorOf(input), op.getKernel(), op.getStride(),
+                       op.getPadding());
+}
+
+/// The counts the pooling kernels (runtime/cpu_pool.h, runtime/cuda/kernels/
+/// pool.cuh) compute with besides flat indices of their operands: the
+/// planes (N·C), an input and an output plane's spatial products, a window's
+/// volume and each padded extent, which the gate checks one by one.
+static void poolIndexCounts(RankedTensorType input, RankedTensorType output,
+                            ArrayRef<int64_t> kernel, ArrayRef<int64_t> padding,
+                            SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  auto product = [](ArrayRef<int64_t> extents) {
+    uint64_t p = 1;
+    for (int64_t e : extents) {
+      bool overflow = false;
+      p = llvm::SaturatingMultiply(p, static_cast<uint64_t>(e), &overflow);
+    }
+    return p;
+  };
+  counts.push_back({"the planes (N·C)", product(input.getShape().take_front(2))});
+  counts.push_back({"the input's spatial product",
+                    product(input.getShape().drop_front(2))});
+  counts.push_back({"the output's spatial product",
+                    product(output.getShape().drop_front(2))});
+  counts.push_back({"the window's volume (the kernel's product)", product(kernel)});
+  for (auto [a, pad] : llvm::enumerate(padding))
+    counts.push_back({"the padded extent of spatial axis " + std::to_string(a),
+                      llvm::SaturatingAdd(
+                          static_cast<uint64_t>(input.getDimSize(2 + a)),
+                          2 * static_cast<uint64_t>(pad))});
+}
+
+/// A pooling gradient: `grad` is the pooling of `input` (the result's type)
+/// with the op's attributes.
+template <class PoolGradOp>
+static LogicalResult verifyPoolGrad(PoolGradOp op, Value grad) {
+  InferredType pooled = inferPoolTypeOf(op, op.getResult());
+  if (!pooled)
+    return op.emitOpError(pooled.message);
+  if (grad.getType() != pooled.type)
+    return op.emitOpError("grad ")
+           << quoted(grad.getType()) << " must be " << quoted(pooled.type)
+           << ", the pooling of the result " << quoted(op.getType());
+  return success();
+}
+
+static LogicalResult verifyBeta(Operation *op, double beta) {
+  if (!std::isfinite(beta) || beta == 0)
+    return op->emitOpError("beta must be a finite non-zero number, got ")
+           << shown(beta);
+  return success();
+}
+
+LogicalResult MaxPoolOp::verify() {
+  if (getValues() && getValues().getType() != getInput().getType())
+    return emitOpError("values ")
+           << quoted(getValues().getType()) << " must have the input's type "
+           << quoted(getInput().getType());
+  return verifyInferredType(*this, inferPoolTypeOf(*this, getInput()));
+}
+void MaxPoolOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  poolIndexCounts(tensorOf(getInput()), getType(), getKernel(), getPadding(),
+                  counts);
+}
+// The result is x (or values) at each window's first maximal position: dx is
+// max_pool_grad(dy, x), which puts dy[w] there; with `values`, that gradient
+// is values' and x gets none (the positions are piecewise constant in x).
+LogicalResult MaxPoolOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  Value dx = b.create<MaxPoolGradOp>(getLoc(), getInput().getType(), dy[0],
+                                     getInput(), getKernelAttr(),
+                                     getStrideAttr(), getPaddingAttr());
+  if (getValues())
+    grads.push_back(Value());
+  grads.push_back(dx);
+  return success();
+}
+
+LogicalResult MaxPoolGradOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result ") << quoted(getType()) << " must be the input's "
+                                  << quoted(getInput().getType());
+  return verifyPoolGrad(*this, getGrad());
+}
+void MaxPoolGradOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  poolIndexCounts(getType(), tensorOf(getGrad()), getKernel(), getPadding(),
+                  counts);
+}
+// Linear in grad: its adjoint picks g at each window's first maximal
+// position of x, which is max_pool of x with `values` g. x gets no gradient.
+LogicalResult MaxPoolGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<MaxPoolOp>(getLoc(), getGrad().getType(),
+                                      getInput(), dy[0], getKernelAttr(),
+                                      getStrideAttr(), getPaddingAttr()));
+  grads.push_back(Value());
+  return success();
+}
+
+LogicalResult AvgPoolOp::verify() {
+  return verifyInferredType(*this, inferPoolTypeOf(*this, getInput()));
+}
+void AvgPoolOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  poolIndexCounts(tensorOf(getInput()), getType(), getKernel(), getPadding(),
+                  counts);
+}
+// Linear in x: dx = avg_pool_grad(dy), each window's dy spread over its
+// positions divided as the forward divides.
+LogicalResult AvgPoolOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                  SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<AvgPoolGradOp>(
+      getLoc(), getInput().getType(), dy[0], getKernelAttr(), getStrideAttr(),
+      getPaddingAttr(), getCountIncludePadAttr()));
+  return success();
+}
+
+LogicalResult AvgPoolGradOp::verify() { return verifyPoolGrad(*this, getGrad()); }
+void AvgPoolGradOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  poolIndexCounts(getType(), tensorOf(getGrad()), getKernel(), getPadding(),
+                  counts);
+}
+// avg_pool_grad is avg_pool's adjoint, so its own adjoint is avg_pool.
+LogicalResult AvgPoolGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<AvgPoolOp>(getLoc(), getGrad().getType(), dy[0],
+                                      getKernelAttr(), getStrideAttr(),
+                                      getPaddingAttr(),
+                                      getCountIncludePadAttr()));
+  return success();
+}
+
+LogicalResult SmoothMaxPoolOp::verify() {
+  if (failed(verifyBeta(*this, getBeta().convertToDouble())))
+    return failure();
+  return verifyInferredType(*this, inferPoolTypeOf(*this, getInput()));
+}
+void SmoothMaxPoolOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  poolIndexCounts(tensorOf(getInput()), getType(), getKernel(), getPadding(),
+                  counts);
+}
+// dx[i] = Σ_w dy[w] · exp(beta·(x[i] - y[w])): the window's softmax weights,
+// from the saved result y; one smooth_max_pool_grad op.
+LogicalResult SmoothMaxPoolOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SmoothMaxPoolGradOp>(
+      getLoc(), getInput().getType(), dy[0], getInput(), getResult(),
+      getKernelAttr(), getStrideAttr(), getPaddingAttr(), getBetaAttr()));
+  return success();
+}
+
+LogicalResult SmoothMaxPoolGradOp::verify() {
+  if (failed(verifyBeta(*this, getBeta().convertToDouble())))
+    return failure();
+  if (getInput().getType() != getType())
+    return emitOpError("result ") << quoted(getType()) << " must be the input's "
+                                  << quoted(getInput().getType());
+  if (getOutput().getType() != getGrad().getType())
+    return emitOpError("output ")
+           << quoted(getOutput().getType()) << " and grad "
+           << quoted(getGrad().getType()) << " must have one type";
+  return verifyPoolGrad(*this, getGrad());
+}
+void SmoothMaxPoolGradOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  poolIndexCounts(getType(), tensorOf(getGrad()), getKernel(), getPadding(),
+                  counts);
+}
+// The second-order rule: dx = exp(beta·x) · S(grad · exp(-beta·output)),
+// S the sum over the windows covering each position (avg_pool_grad with
+// count_include_pad times the kernel's volume, its constant divisor),
+// written with ops that have VJPs and differentiated through them. (The two
+// exponentials are taken apart here, so large |beta·x| overflows where the
+// kernels' exp(beta·(x - output)) does not: this form only serves
+// differentiation.)
+LogicalResult SmoothMaxPoolGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                            SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value grad = getGrad(), x = getInput(), y = getOutput();
+  Type xt = x.getType(), yt = y.getType();
+  double beta = getBeta().convertToDouble(), volume = 1;
+  for (int64_t k : getKernel())
+    volume *= static_cast<double>(k);
+  return vjpThroughOps(
+      b, {grad, x, y},
+      [&]() -> Value {
+        Value weights = b.create<ExpOp>(loc, yt, buildScale(b, loc, y, -beta));
+        Value spread = b.create<AvgPoolGradOp>(
+            loc, xt, b.create<MulOp>(loc, yt, grad, weights), getKernelAttr(),
+            getStrideAttr(), getPaddingAttr(), b.getUnitAttr());
+        Value ex = b.create<ExpOp>(loc, xt, buildScale(b, loc, x, beta));
+        return b.create<MulOp>(loc, xt, ex, buildScale(b, loc, spread, volume));
+      },
+      dy[0], grads);
+}
+
+// x's axes before start_axis, then one of the others' product.
+InferredType FlattenOp::inferResultType(RankedTensorType input,
+                                        int64_t startAxis) {
+  if (input.getRank() < 1 || startAxis < 0 || startAxis >= input.getRank())
+    return InferredType::failure(
+        "start_axis " + std::to_string(startAxis) + " is out of range for " +
+            quoted(input) + " (rank " + std::to_string(input.getRank()) + ")",
+        1);
+  SmallVector<int64_t> shape(input.getShape().take_front(startAxis));
+  int64_t merged = 1;
+  for (int64_t e : input.getShape().drop_front(startAxis)) {
+    std::optional<int64_t> product = llvm::checkedMul(merged, e);
+    if (!product)
+      return InferredType::failure("the axes of " + quoted(input) + " from " +
+                                   std::to_string(startAxis) +
+                                   " on have more elements than int64 counts");
+    merged = *product;
+  }
+  shape.push_back(merged);
+  return tensorLike(input, shape);
+}
+
+LogicalResult FlattenOp::verify() {
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), getStartAxis()));
+}
+
+// One reshape, located at the call and named after flatten.
+LogicalResult FlattenOp::decompose(OpBuilder &b,
+                                   SmallVectorImpl<Value> &results) {
+  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
+  results.push_back(buildReshape(b, loc, getInput(), getType()));
+  return success();
+}
+
+// A view has nothing to fuse: the fused form is the composed one, so any
+// `attention` form of vouch-decompose gives the same reshape.
+LogicalResult FlattenOp::fuse(OpBuilder &b, SmallVectorImpl<Value> &results) {
+  return decompose(b, results);
 }

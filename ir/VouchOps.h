@@ -49,6 +49,16 @@ InferredType inferPointwiseType(llvm::ArrayRef<mlir::RankedTensorType> operands)
 InferredType inferReductionType(mlir::RankedTensorType input,
                                 llvm::ArrayRef<int64_t> axes);
 
+/// The pooling family's rule: `input` is [N, C, *spatial] with 1, 2 or 3
+/// spatial axes; `kernel`, `stride` (each ≥ 1) and `padding` (0 ≤ padding ≤
+/// kernel / 2, torch's rule) have one entry per spatial axis, and the padded
+/// extent holds the kernel. The result is [N, C, *windows], floor((extent +
+/// 2·padding - kernel) / stride) + 1 windows per spatial axis.
+InferredType inferPoolType(mlir::RankedTensorType input,
+                           llvm::ArrayRef<int64_t> kernel,
+                           llvm::ArrayRef<int64_t> stride,
+                           llvm::ArrayRef<int64_t> padding);
+
 /// verify()'s use of a rule: its failure, or a declared result type other
 /// than the inferred one, is an error on `op`.
 mlir::LogicalResult verifyInferredType(mlir::Operation *op,

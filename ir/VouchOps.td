@@ -1510,4 +1510,272 @@ def Vouch_ScaledDotProductAttentionOp
   let builtinParams = "q, k, v, mask = none, causal = false, scale = none";
 }
 
+//===----------------------------------------------------------------------===//
+// Pooling: windows over the spatial axes of [N, C, *spatial], and flatten
+//===----------------------------------------------------------------------===//
+// x is [N, C, *spatial] with 1, 2 or 3 spatial axes; `kernel`, `stride` and
+// `padding` have one entry per spatial axis (torch's max_pool{1,2,3}d /
+// avg_pool{1,2,3}d without dilation or ceil_mode): window o of spatial axis a
+// covers input positions o·stride - padding ... + kernel - 1 of it, of which
+// only those in [0, extent) take part (padding is never a value); the result
+// has floor((extent + 2·padding - kernel) / stride) + 1 windows there, and
+// padding ≤ kernel / 2 (torch's rule) so every window holds an input
+// position. Windows are read in row-major order of their positions. The
+// gradients are ops of their own whose kernels give each input element one
+// thread that gathers, in ascending (row-major) window order, the terms of
+// the windows covering it: no atomics, the same bits every run, and the cpu
+// kernels fold the same sequence.
+
+class Vouch_PoolOp<string mnemonic, list<Trait> traits = []>
+    : Vouch_Op<mnemonic, !listconcat(traits, [Pure,
+          DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
+          DeclareOpInterfaceMethods<Vouch_IndexCountsOpInterface>])> {
+  let family = Vouch_Pool;
+  let hasVerifier = 1;
+  let cpuEvidence = "golden-torch-pool";
+}
+
+// torch.nn.functional.max_pool{1,2,3}d. The window's value is its first
+// maximal element in row-major window order (PyTorch's tie rule: a later
+// equal element never replaces it), or its first NaN; the gradient flows to
+// that one element. With `values` (built by max_pool_grad's VJP only) the
+// result is values' element at that position instead: the adjoint of
+// max_pool_grad in its gradient.
+def Vouch_MaxPoolOp : Vouch_PoolOp<"max_pool"> {
+  let summary = "Maximum over each window of the spatial axes";
+  let description = [{
+    ```mlir
+    %y = vouch.max_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] : (tensor<4x3x8x8xf32>) -> tensor<4x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input,
+                       Optional<Vouch_FloatTensor>:$values,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input (`values` $values^)? `kernel` $kernel `stride` "
+                       "$stride `padding` $padding attr-dict `:` "
+                       "functional-type(operands, results)";
+
+  let formula = "each window's maximum of x over its input positions (padding "
+                "never wins); ties and NaN: the first in the window's "
+                "row-major order; with `values`, values' element there";
+  let builtin = "max_pool";
+  let builtinParams = "x, kernel, stride = kernel, padding = 0";
+  let cpuKernel = "vouch::rt::max_pool<T>";
+  let cudaKernelSource =
+      "codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh";
+  let cudaKernel = "vouch::max_pool_kernel";
+}
+
+// max_pool's VJP: each input element gets the gradients of the windows whose
+// first maximal element it is.
+def Vouch_MaxPoolGradOp : Vouch_PoolOp<"max_pool_grad"> {
+  let summary = "max_pool's input gradient, gathered per input element";
+  let description = [{
+    `grad` is the gradient of max_pool(input) (same attributes); the result
+    has input's type: dx[i] is the sum, over the windows w covering i in
+    ascending order whose first maximal element is i, of grad[w], from 0.
+
+    ```mlir
+    %dx = vouch.max_pool_grad %dy, %x kernel [2] stride [1] padding [1] : (tensor<2x3x6xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input `kernel` $kernel `stride` $stride "
+                       "`padding` $padding attr-dict `:` "
+                       "functional-type(operands, results)";
+
+  let formula = "dx[i] = Σ over the windows w covering i, ascending, whose "
+                "first maximal element is i, of grad[w], from 0";
+  let cpuKernel = "vouch::rt::max_pool_grad<T>";
+  let cpuKernelNote = "adds grad[w] into dx at each window's maximal element, "
+                      "windows ascending: each dx element folds the gather's "
+                      "sequence";
+  let cudaKernelSource =
+      "codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh";
+  let cudaKernel = "vouch::max_pool_grad_kernel";
+  let cudaKernelNote = "one thread per input element gathers the windows "
+                       "covering it in ascending order, finding each one's "
+                       "maximal element again as the forward does (no atomics)";
+  let sums = 1;
+}
+
+// torch.nn.functional.avg_pool{1,2,3}d (ceil_mode false, no divisor_override).
+def Vouch_AvgPoolOp : Vouch_PoolOp<"avg_pool"> {
+  let summary = "Mean over each window of the spatial axes";
+  let description = [{
+    Each window's input positions summed in row-major order from 0, then
+    divided by the kernel's volume (`count_include_pad`, torch's default:
+    padded positions count as zeros) or by the number of input positions in
+    the window.
+
+    ```mlir
+    %y = vouch.avg_pool %x kernel [3] stride [2] padding [1] count_include_pad : (tensor<2x3x9xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$count_include_pad);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `kernel` $kernel `stride` $stride `padding` "
+                       "$padding (`count_include_pad` $count_include_pad^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+
+  let formula = "Σ x over each window's input positions, ascending from 0, "
+                "divided by the kernel's volume (count_include_pad) or by the "
+                "positions summed";
+  let builtin = "avg_pool";
+  let builtinParams =
+      "x, kernel, stride = kernel, padding = 0, count_include_pad = true";
+  let cpuKernel = "vouch::rt::avg_pool<T>";
+  let cudaKernelSource =
+      "codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh";
+  let cudaKernel = "vouch::avg_pool_kernel";
+  let cudaKernelNote = "one thread per window folds its positions in "
+                       "row-major order, then divides (no atomics)";
+  let sums = 1;
+}
+
+// avg_pool's VJP (and avg_pool is this op's): linear in grad. The result type
+// is the pooled input's, which the verifier pools again to check grad.
+def Vouch_AvgPoolGradOp : Vouch_PoolOp<"avg_pool_grad"> {
+  let summary = "avg_pool's input gradient, gathered per input element";
+  let description = [{
+    dx[i] is the sum, over the windows w covering input position i in
+    ascending order, of grad[w] / divisor(w), from 0 (the divisor avg_pool
+    with the same attributes uses).
+
+    ```mlir
+    %dx = vouch.avg_pool_grad %dy kernel [3] stride [2] padding [1] count_include_pad : (tensor<2x3x5xf32>) -> tensor<2x3x9xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$count_include_pad);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$grad `kernel` $kernel `stride` $stride `padding` "
+                       "$padding (`count_include_pad` $count_include_pad^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+
+  let formula = "dx[i] = Σ over the windows w covering i, ascending, of "
+                "grad[w] / divisor(w), from 0";
+  let cpuKernel = "vouch::rt::avg_pool_grad<T>";
+  let cpuKernelNote = "adds grad[w] / divisor(w) into each position of window "
+                      "w, windows ascending: each dx element folds the "
+                      "gather's sequence";
+  let cudaKernelSource =
+      "codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh";
+  let cudaKernel = "vouch::avg_pool_grad_kernel";
+  let cudaKernelNote = "one thread per input element gathers the windows "
+                       "covering it in ascending order (no atomics)";
+  let sums = 1;
+}
+
+// TorchLean's log-sum-exp surrogate of max pooling: (1/beta)·ln Σ exp(beta·x)
+// over each window's input positions (padded positions take no part), with
+// the max-shift of torch.logsumexp. beta < 0 gives a smooth minimum.
+def Vouch_SmoothMaxPoolOp : Vouch_PoolOp<"smooth_max_pool"> {
+  let summary = "(1/beta)·log Σ exp(beta·x) over each window, max-shifted";
+  let description = [{
+    Per window, m = max beta·x over its input positions (0 where m is
+    infinite, as torch.logsumexp), s = Σ exp(beta·x - m) in row-major order
+    from 0, and the result (m + ln s) / beta. beta is finite and non-zero.
+
+    ```mlir
+    %y = vouch.smooth_max_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] beta 4.0 : (tensor<4x3x8x8xf32>) -> tensor<4x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       F64Attr:$beta);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `kernel` $kernel `stride` $stride `padding` "
+                       "$padding `beta` $beta attr-dict `:` "
+                       "functional-type(operands, results)";
+
+  let formula = "(m + ln Σ exp(beta·x - m)) / beta over each window's input "
+                "positions, the sum ascending from 0, m = max beta·x (0 where "
+                "infinite)";
+  let builtin = "smooth_max_pool";
+  let builtinParams = "x, kernel, stride = kernel, padding = 0, beta = 1";
+  let cpuKernel = "vouch::rt::smooth_max_pool<T>";
+  let cudaKernelSource =
+      "codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh";
+  let cudaKernel = "vouch::smooth_max_pool_kernel";
+  let cudaKernelNote = "one thread per window: its maximum, then the sum of "
+                       "exponentials in row-major order (no atomics)";
+  let sums = 1;
+}
+
+// smooth_max_pool's VJP: the gradient distributed over each window in
+// proportion to exp(beta·x), the window's softmax weights, from the forward's
+// result y: dx[i] = Σ_w grad[w] · exp(beta·(x[i] - y[w])).
+def Vouch_SmoothMaxPoolGradOp : Vouch_PoolOp<"smooth_max_pool_grad"> {
+  let summary = "smooth_max_pool's input gradient, gathered per input element";
+  let description = [{
+    `output` is smooth_max_pool(input) with the same attributes, `grad` its
+    gradient: dx[i] = Σ over the windows w covering i, ascending, of
+    grad[w] · exp(beta·(input[i] - output[w])), from 0.
+
+    ```mlir
+    %dx = vouch.smooth_max_pool_grad %dy, %x, %y kernel [2] stride [2] padding [0] beta 1.0 : (tensor<2x3x4xf32>, tensor<2x3x8xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input,
+                       Vouch_FloatTensor:$output, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       F64Attr:$beta);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input `,` $output `kernel` $kernel `stride` "
+                       "$stride `padding` $padding `beta` $beta attr-dict `:` "
+                       "functional-type(operands, results)";
+
+  let formula = "dx[i] = Σ over the windows w covering i, ascending, of "
+                "grad[w] · exp(beta·(x[i] - output[w])), from 0";
+  let cpuKernel = "vouch::rt::smooth_max_pool_grad<T>";
+  let cpuKernelNote = "adds each window's terms into its positions, windows "
+                      "ascending: each dx element folds the gather's sequence";
+  let cudaKernelSource =
+      "codegen/recipes/PoolRecipe.cpp, runtime/cuda/kernels/pool.cuh";
+  let cudaKernel = "vouch::smooth_max_pool_grad_kernel";
+  let cudaKernelNote = "one thread per input element gathers the windows "
+                       "covering it in ascending order (no atomics)";
+  let sums = 1;
+}
+
+// torch.flatten(x, start_axis): a convenience of the language for a reshape
+// (a view: no copy), decomposed before autodiff.
+def Vouch_FlattenOp : Vouch_CompositeOp<"flatten", [Pure]> {
+  let summary = "Axes from `start_axis` on merged into one (torch.flatten)";
+  let description = [{
+    The result keeps x's axes before `start_axis` (normalised: 0 ≤ start_axis
+    < rank) and merges the others into one of their product. Composed form
+    (built by vouch-decompose): one vouch.reshape, a view of x.
+
+    ```mlir
+    %f = vouch.flatten %x start_axis 1 : (tensor<4x3x2x2xf32>) -> tensor<4x12xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_AnyTensor:$input, I64Attr:$start_axis);
+  let results = (outs Vouch_AnyTensor:$result);
+  let assemblyFormat = "$input `start_axis` $start_axis attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`startAxis`
+    /// normalised).
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, int64_t startAxis);
+  }];
+
+  let formula = "x's axes from start_axis on merged into one (torch.flatten): "
+                "the same elements in row-major order";
+  let builtin = "flatten";
+  let builtinParams = "x, start_axis = 1";
+}
+
 #endif // VOUCH_OPS_TD

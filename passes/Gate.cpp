@@ -186,6 +186,22 @@ void AssuranceGate::checkShapes(Operation *op) {
                "UInt32 CUDA ABI allows (4294967295): an index over them does "
                "not fit");
   }
+  // The counts an op's kernels form beyond its tensors' (pooling's spatial
+  // products, window volumes, padded extents), each checked on its own.
+  if (auto indexed = dyn_cast<IndexCountsOpInterface>(op);
+      indexed && profile.device == Device::Cuda) {
+    SmallVector<std::pair<std::string, uint64_t>> counts;
+    indexed.getIndexCounts(counts);
+    for (auto &[what, count] : counts)
+      if (count > kUInt32Max)
+        fail(op, Obligation::Abi,
+             what + " of vouch." + op->getName().stripDialect().str() + " is " +
+                 (count == std::numeric_limits<uint64_t>::max()
+                      ? std::string("at least 2^64")
+                      : std::to_string(count)) +
+                 ", more than the UInt32 CUDA ABI allows (4294967295): its "
+                 "kernels index with it");
+  }
 }
 
 void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {

@@ -521,6 +521,94 @@ double castToInt32(double v) {
   return std::trunc(v);
 }
 
+// --- pooling ----------------------------------------------------------------
+// Written out from docs/language.md ("Pooling"), over any number of spatial
+// axes; it shares no code with the kernels (runtime/cpu_pool.h, pool.cuh).
+
+/// The windows of a pooling op over x [N, C, *spatial]: for window w (row-major
+/// over the result's spatial axes) the positions of x's plane it reads, in
+/// row-major order of the window, padding left out.
+struct PoolWindows {
+  int64_t planes = 1, inPlane = 1, outPlane = 1, volume = 1;
+  std::vector<std::vector<int64_t>> positions; // per window of a plane
+
+  PoolWindows(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
+              ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+              ArrayRef<int64_t> padding) {
+    size_t spatial = kernel.size();
+    planes = in[0] * in[1];
+    std::vector<int64_t> inShape(in.begin() + 2, in.end()),
+        outShape(out.begin() + 2, out.end()), kernelShape(kernel.begin(), kernel.end());
+    for (int64_t e : inShape)
+      inPlane *= e;
+    for (int64_t e : outShape)
+      outPlane *= e;
+    for (int64_t e : kernelShape)
+      volume *= e;
+    std::vector<int64_t> inStrides = stridesOf(inShape);
+    for (int64_t w = 0; w < outPlane; ++w) {
+      std::vector<int64_t> o = unflatten(w, outShape), at;
+      for (int64_t k = 0; k < volume; ++k) {
+        std::vector<int64_t> offset = unflatten(k, kernelShape);
+        int64_t flat = 0;
+        bool inside = true;
+        for (size_t a = 0; a < spatial; ++a) {
+          int64_t i = o[a] * stride[a] - padding[a] + offset[a];
+          inside = inside && i >= 0 && i < inShape[a];
+          flat += i * inStrides[a];
+        }
+        if (inside)
+          at.push_back(flat);
+      }
+      positions.push_back(at);
+    }
+  }
+
+  /// The position max_pool picks: the first NaN, else the first maximum.
+  int64_t argmax(const double *plane, int64_t w) const {
+    int64_t best = positions[w].front();
+    for (int64_t p : positions[w]) {
+      if (std::isnan(plane[best]))
+        break;
+      if (std::isnan(plane[p]) || plane[p] > plane[best])
+        best = p;
+    }
+    return best;
+  }
+};
+
+PoolWindows poolWindows(Operation *op, Value input, Value pooled) {
+  auto attr = [&](StringRef name) {
+    return cast<DenseI64ArrayAttr>(op->getAttr(name)).asArrayRef();
+  };
+  return PoolWindows(shapeOf(input), shapeOf(pooled), attr("kernel"),
+                     attr("stride"), attr("padding"));
+}
+
+/// avg_pool's divisor of window w.
+double poolDivisor(const PoolWindows &windows, int64_t w, bool countIncludePad) {
+  return static_cast<double>(countIncludePad ? windows.volume
+                                             : static_cast<int64_t>(
+                                                   windows.positions[w].size()));
+}
+
+/// smooth_max_pool of one window: (m + ln Σ exp(βx - m)) / β, m = max βx (0
+/// where infinite, as torch.logsumexp).
+double smoothMax(const double *plane, const std::vector<int64_t> &at, double beta) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t p : at)
+    m = std::max(m, beta * plane[p]);
+  for (int64_t p : at)
+    if (std::isnan(plane[p]))
+      return plane[p];
+  if (std::isinf(m))
+    m = 0;
+  double sum = 0;
+  for (int64_t p : at)
+    sum += std::exp(beta * plane[p] - m);
+  return (m + std::log(sum)) / beta;
+}
+
 } // namespace
 
 FailureOr<InterpreterResult>
@@ -894,6 +982,94 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
                            static_cast<int64_t>(o.getIgnoreIndex()), &dz,
                            get(o.getDloss()).data[0]);
               values[o.getResult()] = dz;
+              return success();
+            })
+            .Case([&](MaxPoolOp o) {
+              PoolWindows windows = poolWindows(o, o.getInput(), o.getResult());
+              const HostTensor &x = get(o.getInput());
+              const HostTensor &v = o.getValues() ? get(o.getValues()) : x;
+              HostTensor y = zerosLike(o.getResult());
+              for (int64_t p = 0; p < windows.planes; ++p)
+                for (int64_t w = 0; w < windows.outPlane; ++w)
+                  y.data[p * windows.outPlane + w] =
+                      v.data[p * windows.inPlane +
+                             windows.argmax(&x.data[p * windows.inPlane], w)];
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](MaxPoolGradOp o) {
+              PoolWindows windows = poolWindows(o, o.getInput(), o.getGrad());
+              const HostTensor &x = get(o.getInput()), &dy = get(o.getGrad());
+              HostTensor dx = zerosLike(o.getResult());
+              for (int64_t p = 0; p < windows.planes; ++p)
+                for (int64_t w = 0; w < windows.outPlane; ++w)
+                  dx.data[p * windows.inPlane +
+                          windows.argmax(&x.data[p * windows.inPlane], w)] +=
+                      dy.data[p * windows.outPlane + w];
+              values[o.getResult()] = dx;
+              return success();
+            })
+            .Case([&](AvgPoolOp o) {
+              PoolWindows windows = poolWindows(o, o.getInput(), o.getResult());
+              const HostTensor &x = get(o.getInput());
+              HostTensor y = zerosLike(o.getResult());
+              for (int64_t p = 0; p < windows.planes; ++p)
+                for (int64_t w = 0; w < windows.outPlane; ++w) {
+                  double sum = 0;
+                  for (int64_t at : windows.positions[w])
+                    sum += x.data[p * windows.inPlane + at];
+                  y.data[p * windows.outPlane + w] =
+                      sum / poolDivisor(windows, w, o.getCountIncludePad());
+                }
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](AvgPoolGradOp o) {
+              PoolWindows windows = poolWindows(o, o.getResult(), o.getGrad());
+              const HostTensor &dy = get(o.getGrad());
+              HostTensor dx = zerosLike(o.getResult());
+              for (int64_t p = 0; p < windows.planes; ++p)
+                for (int64_t w = 0; w < windows.outPlane; ++w)
+                  for (int64_t at : windows.positions[w])
+                    dx.data[p * windows.inPlane + at] +=
+                        dy.data[p * windows.outPlane + w] /
+                        poolDivisor(windows, w, o.getCountIncludePad());
+              values[o.getResult()] = dx;
+              return success();
+            })
+            .Case([&](SmoothMaxPoolOp o) {
+              PoolWindows windows = poolWindows(o, o.getInput(), o.getResult());
+              const HostTensor &x = get(o.getInput());
+              double beta = o.getBeta().convertToDouble();
+              HostTensor y = zerosLike(o.getResult());
+              for (int64_t p = 0; p < windows.planes; ++p)
+                for (int64_t w = 0; w < windows.outPlane; ++w)
+                  y.data[p * windows.outPlane + w] = smoothMax(
+                      &x.data[p * windows.inPlane], windows.positions[w], beta);
+              values[o.getResult()] = y;
+              return success();
+            })
+            .Case([&](SmoothMaxPoolGradOp o) {
+              // Each window's gradient spread by its softmax weights
+              // exp(β(x - y)).
+              PoolWindows windows = poolWindows(o, o.getInput(), o.getGrad());
+              const HostTensor &x = get(o.getInput()), &dy = get(o.getGrad()),
+                               &y = get(o.getOutput());
+              double beta = o.getBeta().convertToDouble();
+              HostTensor dx = zerosLike(o.getResult());
+              for (int64_t p = 0; p < windows.planes; ++p)
+                for (int64_t w = 0; w < windows.outPlane; ++w)
+                  for (int64_t at : windows.positions[w]) {
+                    int64_t i = p * windows.inPlane + at, k = p * windows.outPlane + w;
+                    dx.data[i] += dy.data[k] * std::exp(beta * (x.data[i] - y.data[k]));
+                  }
+              values[o.getResult()] = dx;
+              return success();
+            })
+            .Case([&](FlattenOp o) {
+              HostTensor t = get(o.getInput());
+              t.shape = shapeOf(o.getResult());
+              values[o.getResult()] = t;
               return success();
             })
             .Case([&](LossOp o) {

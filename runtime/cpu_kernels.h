@@ -799,4 +799,8 @@ T gelu_erf_grad(T x) {
 
 }  // namespace vouch
 
+// The pooling kernels (max_pool, avg_pool, smooth_max_pool and their gradients): a
+// file of their own, part of this header for generated code and capsules alike.
+#include "runtime/cpu_pool.h"
+
 #endif  // VOUCH_RUNTIME_CPU_KERNELS_H_

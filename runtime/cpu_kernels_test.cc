@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -801,6 +802,180 @@ TEST(CpuKernelsTest, CausalMaskIsTheLowerTriangle) {
   std::vector<int32_t> tall(6, -1);
   causal_mask<int32_t>(tall.data(), 3, 2);
   EXPECT_EQ(tall, (std::vector<int32_t>{1, 0, 1, 1, 1, 1}));
+}
+
+// ------------------------------------------------------------------------ pooling
+// runtime/cpu_pool.h against loops written here from docs/language.md: each window
+// walked over its kernel offsets in row-major order, the padded coordinates skipped.
+
+// A pooling geometry, 3-D (leading unit axes for 1-D and 2-D ones), and the input
+// positions of window (o0, o1, o2) of a plane in row-major order of its offsets.
+struct RefPool {
+  PoolShape s;
+  int64_t in_plane() const { return s.in[0] * s.in[1] * s.in[2]; }
+  int64_t out_plane() const { return s.out[0] * s.out[1] * s.out[2]; }
+  std::vector<int64_t> positions(int64_t w) const {
+    const int64_t o[3] = {w / (s.out[1] * s.out[2]), (w / s.out[2]) % s.out[1], w % s.out[2]};
+    std::vector<int64_t> at;
+    for (int64_t k0 = 0; k0 < s.kernel[0]; k0++)
+      for (int64_t k1 = 0; k1 < s.kernel[1]; k1++)
+        for (int64_t k2 = 0; k2 < s.kernel[2]; k2++) {
+          const int64_t c[3] = {o[0] * s.stride[0] - s.pad[0] + k0,
+                                o[1] * s.stride[1] - s.pad[1] + k1,
+                                o[2] * s.stride[2] - s.pad[2] + k2};
+          bool inside = true;
+          for (int a = 0; a < 3; a++) inside = inside && c[a] >= 0 && c[a] < s.in[a];
+          if (inside) at.push_back((c[0] * s.in[1] + c[1]) * s.in[2] + c[2]);
+        }
+    return at;
+  }
+  // The first NaN, else the first maximum (a later equal value never replaces it).
+  template <class T>
+  int64_t winner(const T* plane, int64_t w) const {
+    std::vector<int64_t> at = positions(w);
+    for (int64_t p : at)
+      if (std::isnan(plane[p])) return p;
+    int64_t best = at[0];
+    for (int64_t p : at)
+      if (plane[p] > plane[best]) best = p;
+    return best;
+  }
+};
+
+// Window counts of a 3-D geometry from extents, kernel, stride and padding.
+RefPool ref_pool(int64_t planes, std::array<int64_t, 3> in, std::array<int64_t, 3> k,
+                 std::array<int64_t, 3> st, std::array<int64_t, 3> pad) {
+  RefPool r;
+  r.s.planes = planes;
+  for (int a = 0; a < 3; a++) {
+    r.s.in[a] = in[a], r.s.kernel[a] = k[a], r.s.stride[a] = st[a], r.s.pad[a] = pad[a];
+    r.s.out[a] = (in[a] + 2 * pad[a] - k[a]) / st[a] + 1;
+  }
+  return r;
+}
+
+// The geometries the pooling tests run: 1-D overlapping and padded, 2-D with stride
+// != kernel, 3-D with padding on some axes, and windows larger than their stride.
+std::vector<RefPool> pool_cases() {
+  return {ref_pool(6, {1, 1, 9}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1}),
+          ref_pool(3, {1, 5, 6}, {1, 3, 2}, {1, 2, 1}, {0, 1, 1}),
+          ref_pool(2, {4, 3, 5}, {2, 3, 2}, {1, 2, 3}, {1, 1, 0})};
+}
+
+// max_pool on values with ties (few distinct values), a window whose positions are all
+// negative beside padding, and a NaN; the `values` form reads another tensor at the
+// same positions.
+TEST(CpuKernelsTest, MaxPoolPicksTheFirstMaximumAndNeverPadding) {
+  for (const RefPool& r : pool_cases()) {
+    const int64_t n = r.s.planes * r.in_plane(), m = r.s.planes * r.out_plane();
+    std::vector<double> x(n), other(n);
+    for (int64_t i = 0; i < n; i++) {
+      x[i] = double((i * 5) % 4) - 2.5;  // -2.5 .. 0.5: ties everywhere, many negative
+      other[i] = 100.0 + double(i);      // tells positions apart
+    }
+    x[n / 2] = NAN;
+    std::vector<double> y(m, -7), picked(m, -7);
+    max_pool<double>(x.data(), x.data(), y.data(), r.s);
+    max_pool<double>(x.data(), other.data(), picked.data(), r.s);
+    for (int64_t p = 0; p < r.s.planes; p++)
+      for (int64_t w = 0; w < r.out_plane(); w++) {
+        const int64_t at = p * r.in_plane() + r.winner(x.data() + p * r.in_plane(), w);
+        const double got = y[p * r.out_plane() + w];
+        EXPECT_TRUE(got == x[at] || (std::isnan(got) && std::isnan(x[at]))) << w;
+        EXPECT_EQ(picked[p * r.out_plane() + w], other[at]) << "plane " << p << " window " << w;
+      }
+  }
+}
+
+// max_pool_grad against a loop per input element over every window in ascending order,
+// adding dy where the window's winner is that element, bit for bit in float: dy
+// alternates 1e8, 1, -1e8, ..., which round differently in any other order.
+TEST(CpuKernelsTest, MaxPoolGradSumsEachElementsWindowsInAscendingOrder) {
+  for (const RefPool& r : pool_cases()) {
+    const int64_t n = r.s.planes * r.in_plane(), m = r.s.planes * r.out_plane();
+    std::vector<float> x(n), dy(m), dx(n, -7);
+    for (int64_t i = 0; i < n; i++) x[i] = float((i * 3) % 5);  // ties: each window's first wins
+    const float cycle[3] = {1e8f, 1.f, -1e8f};
+    for (int64_t w = 0; w < m; w++) dy[w] = cycle[w % 3];
+    max_pool_grad<float>(dy.data(), x.data(), dx.data(), r.s);
+    int64_t winners = 0;
+    for (int64_t p = 0; p < r.s.planes; p++)
+      for (int64_t i = 0; i < r.in_plane(); i++) {
+        float want = 0;
+        for (int64_t w = 0; w < r.out_plane(); w++)
+          if (r.winner(x.data() + p * r.in_plane(), w) == i) {
+            want = want + dy[p * r.out_plane() + w];
+            winners++;
+          }
+        EXPECT_EQ(dx[p * r.in_plane() + i], want) << "plane " << p << " element " << i;
+      }
+    EXPECT_EQ(winners, m);  // every window's gradient lands exactly once
+  }
+}
+
+// avg_pool with and without the padding in the divisor, and its gradient in ascending
+// window order, bit for bit in float (the loops here fold in the documented order).
+TEST(CpuKernelsTest, AvgPoolBothDivisorsAndItsGradient) {
+  for (const RefPool& r : pool_cases())
+    for (bool include : {true, false}) {
+      const int64_t n = r.s.planes * r.in_plane(), m = r.s.planes * r.out_plane();
+      std::vector<float> x(n), dy(m), y(m, -7), dx(n, -7);
+      for (int64_t i = 0; i < n; i++) x[i] = float((i * 7) % 11) * 0.37f - 1.f;
+      const float cycle[3] = {1e8f, 3.f, -1e8f};
+      for (int64_t w = 0; w < m; w++) dy[w] = cycle[w % 3];
+      avg_pool<float>(x.data(), y.data(), r.s, include);
+      avg_pool_grad<float>(dy.data(), dx.data(), r.s, include);
+      const int64_t volume = r.s.kernel[0] * r.s.kernel[1] * r.s.kernel[2];
+      std::vector<float> want_dx(n, 0.f);
+      for (int64_t p = 0; p < r.s.planes; p++)
+        for (int64_t w = 0; w < r.out_plane(); w++) {
+          const std::vector<int64_t> at = r.positions(w);
+          const float divisor = float(include ? volume : int64_t(at.size()));
+          float sum = 0;
+          for (int64_t i : at) sum = sum + x[p * r.in_plane() + i];
+          EXPECT_EQ(y[p * r.out_plane() + w], sum / divisor) << w << (include ? " with" : " without");
+          for (int64_t i : at)
+            want_dx[p * r.in_plane() + i] = want_dx[p * r.in_plane() + i] + dy[p * r.out_plane() + w] / divisor;
+        }
+      EXPECT_EQ(dx, want_dx) << (include ? "count_include_pad" : "positions only");
+    }
+}
+
+// smooth_max_pool against (1/beta)·log Σ exp(beta·x) over each window in double (no
+// max-shift needed at these magnitudes), beta of either sign; large inputs that overflow
+// exp without the shift; its gradient against Σ_w dy[w]·exp(beta·(x - y[w])).
+TEST(CpuKernelsTest, SmoothMaxPoolAndItsGradient) {
+  for (const RefPool& r : pool_cases())
+    for (double beta : {2.5, -1.0}) {
+      const int64_t n = r.s.planes * r.in_plane(), m = r.s.planes * r.out_plane();
+      std::vector<double> x(n), dy(m), y(m, -7), dx(n, -7);
+      for (int64_t i = 0; i < n; i++) x[i] = std::sin(double(i) * 1.3);
+      for (int64_t w = 0; w < m; w++) dy[w] = std::cos(double(w) * 0.7);
+      smooth_max_pool<double>(x.data(), y.data(), r.s, beta);
+      smooth_max_pool_grad<double>(dy.data(), x.data(), y.data(), dx.data(), r.s, beta);
+      std::vector<double> want_dx(n, 0.0);
+      for (int64_t p = 0; p < r.s.planes; p++)
+        for (int64_t w = 0; w < r.out_plane(); w++) {
+          double sum = 0;
+          for (int64_t i : r.positions(w)) sum += std::exp(beta * x[p * r.in_plane() + i]);
+          const double want = std::log(sum) / beta;
+          EXPECT_NEAR(y[p * r.out_plane() + w], want, 1e-14) << w;
+          for (int64_t i : r.positions(w))
+            want_dx[p * r.in_plane() + i] += dy[p * r.out_plane() + w] *
+                                             std::exp(beta * (x[p * r.in_plane() + i] - want));
+        }
+      for (int64_t i = 0; i < n; i++) EXPECT_NEAR(dx[i], want_dx[i], 1e-13) << i;
+    }
+  // Inputs near 1000 (exp overflows double without the shift): a window of {1000, 999}
+  // is 1000 + log(1 + e^-1); an infinite input gives inf, a NaN NaN.
+  const RefPool r = ref_pool(1, {1, 1, 4}, {1, 1, 2}, {1, 1, 2}, {0, 0, 0});
+  std::vector<double> x = {1000.0, 999.0, INFINITY, NAN}, y(2);
+  smooth_max_pool<double>(x.data(), y.data(), r.s, 1.0);
+  EXPECT_NEAR(y[0], 1000.0 + std::log1p(std::exp(-1.0)), 1e-12);
+  EXPECT_TRUE(std::isnan(y[1]));
+  x[3] = 5.0;
+  smooth_max_pool<double>(x.data(), y.data(), r.s, 1.0);
+  EXPECT_EQ(y[1], INFINITY);
 }
 
 }  // namespace

@@ -468,6 +468,65 @@ const std::vector<GradCase> &cases() {
       {"dropout", {{"a", {3, 4}}},
        "  %out = vouch.dropout %a p 3.000000e-01 ordinal 0 : (tensor<3x4xf64>) -> tensor<3x4xf64>",
        {3, 4}, 1e-8, 1e-7},
+      // Pooling, 1-D to 3-D: overlapping windows (kernel > stride), stride !=
+      // kernel, padding (which never wins a max, never counts in a
+      // smooth max, counts or not in an average). Independent draws: no ties
+      // (checked by GradCheckTies.MaxPoolGivesTheGradientToTheFirstMaximum).
+      {"max_pool", {{"x", {2, 3, 7}}},
+       "  %out = vouch.max_pool %x kernel [3] stride [2] padding [1] : (tensor<2x3x7xf64>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-8, 1e-7},
+      {"max_pool", {{"x", {1, 2, 4, 4}}},
+       "  %out = vouch.max_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] : (tensor<1x2x4x4xf64>) -> tensor<1x2x2x2xf64>",
+       {1, 2, 2, 2}, 1e-8, 1e-7},
+      {"max_pool", {{"x", {1, 1, 4, 5}}},
+       "  %out = vouch.max_pool %x kernel [3, 2] stride [1, 2] padding [1, 0] : (tensor<1x1x4x5xf64>) -> tensor<1x1x4x2xf64>",
+       {1, 1, 4, 2}, 1e-8, 1e-7},
+      {"max_pool", {{"x", {1, 2, 3, 4, 4}}},
+       "  %out = vouch.max_pool %x kernel [2, 2, 2] stride [1, 2, 2] padding [1, 0, 1] : (tensor<1x2x3x4x4xf64>) -> tensor<1x2x4x2x3xf64>",
+       {1, 2, 4, 2, 3}, 1e-8, 1e-7},
+      // The form max_pool_grad's VJP builds: values picked at x's maxima (x
+      // gets no gradient; its finite differences are 0 too).
+      {"max_pool", {{"x", {1, 2, 5}}, {"v", {1, 2, 5}}},
+       "  %out = vouch.max_pool %x values %v kernel [2] stride [1] padding [1] : (tensor<1x2x5xf64>, tensor<1x2x5xf64>) -> tensor<1x2x6xf64>",
+       {1, 2, 6}, 1e-8, 1e-7},
+      {"max_pool_grad", {{"g", {1, 2, 3}}, {"x", {1, 2, 5}}},
+       "  %out = vouch.max_pool_grad %g, %x kernel [3] stride [2] padding [1] : (tensor<1x2x3xf64>, tensor<1x2x5xf64>) -> tensor<1x2x5xf64>",
+       {1, 2, 5}, 1e-8, 1e-7},
+      {"avg_pool", {{"x", {2, 2, 7}}},
+       "  %out = vouch.avg_pool %x kernel [3] stride [2] padding [1] count_include_pad : (tensor<2x2x7xf64>) -> tensor<2x2x4xf64>",
+       {2, 2, 4}, 1e-8, 1e-7},
+      {"avg_pool", {{"x", {1, 2, 5, 4}}},
+       "  %out = vouch.avg_pool %x kernel [3, 2] stride [2, 1] padding [1, 1] : (tensor<1x2x5x4xf64>) -> tensor<1x2x3x5xf64>",
+       {1, 2, 3, 5}, 1e-8, 1e-7},
+      {"avg_pool", {{"x", {1, 1, 4, 3, 3}}},
+       "  %out = vouch.avg_pool %x kernel [2, 3, 1] stride [2, 1, 1] padding [0, 1, 0] count_include_pad : (tensor<1x1x4x3x3xf64>) -> tensor<1x1x2x3x3xf64>",
+       {1, 1, 2, 3, 3}, 1e-8, 1e-7},
+      {"avg_pool_grad", {{"g", {1, 2, 3, 5}}},
+       "  %out = vouch.avg_pool_grad %g kernel [3, 2] stride [2, 1] padding [1, 1] : (tensor<1x2x3x5xf64>) -> tensor<1x2x5x4xf64>",
+       {1, 2, 5, 4}, 1e-8, 1e-7},
+      {"smooth_max_pool", {{"x", {1, 2, 5, 5}}},
+       "  %out = vouch.smooth_max_pool %x kernel [3, 3] stride [2, 2] padding [1, 1] beta 2.5 : (tensor<1x2x5x5xf64>) -> tensor<1x2x3x3xf64>",
+       {1, 2, 3, 3}, 1e-8, 1e-7},
+      // beta < 0: a smooth minimum, over overlapping windows.
+      {"smooth_max_pool", {{"x", {2, 1, 6}}},
+       "  %out = vouch.smooth_max_pool %x kernel [3] stride [1] padding [0] beta -1.5 : (tensor<2x1x6xf64>) -> tensor<2x1x4xf64>",
+       {2, 1, 4}, 1e-8, 1e-7},
+      {"smooth_max_pool", {{"x", {1, 1, 2, 4, 4}}},
+       "  %out = vouch.smooth_max_pool %x kernel [2, 2, 2] stride [2, 2, 2] padding [0, 1, 1] beta 1.0 : (tensor<1x1x2x4x4xf64>) -> tensor<1x1x1x3x3xf64>",
+       {1, 1, 1, 3, 3}, 1e-8, 1e-7},
+      // Its gradient op, differentiated in grad, input and output (the
+      // forward's result, an operand of its own here).
+      {"smooth_max_pool_grad", {{"g", {1, 2, 3}}, {"x", {1, 2, 5}}, {"y", {1, 2, 3}}},
+       "  %out = vouch.smooth_max_pool_grad %g, %x, %y kernel [3] stride [2] padding [1] beta 1.5 : (tensor<1x2x3xf64>, tensor<1x2x5xf64>, tensor<1x2x3xf64>) -> tensor<1x2x5xf64>",
+       {1, 2, 5}, 1e-7, 1e-6},
+      // flatten, through its composed form (one reshape).
+      {"flatten", {{"x", {2, 3, 2, 2}}},
+       "  %out = vouch.flatten %x start_axis 1 : (tensor<2x3x2x2xf64>) -> tensor<2x12xf64>",
+       {2, 12}, 1e-8, 1e-7},
+      {"flatten", {{"x", {2, 3, 2, 2}}},
+       "  %f = vouch.flatten %x start_axis 2 : (tensor<2x3x2x2xf64>) -> tensor<2x3x4xf64>\n"
+       "  %out = vouch.mul %f, %f : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>",
+       {2, 3, 4}, 1e-8, 1e-7},
   };
   return all;
 }
@@ -745,6 +804,53 @@ TEST(GradCheckTies, MaximumAndMinimumSplitTheGradientAtTies) {
     EXPECT_EQ(result->paramGrads.at("b").data,
               (std::vector<double>{1.0, max ? 0.0 : 3.0, -2.0})) << op;
   }
+}
+
+// max_pool's tie rule: a window's gradient goes to its first maximal element
+// in row-major window order (PyTorch's), never split; padding never wins, not
+// even in a window whose input positions are all negative. x [1, 1, 3, 4],
+// kernel [2, 2], stride [1, 2], padding [1, 1]: windows [4, 3], window
+// (oh, ow) reading rows oh - 1, oh and columns 2·ow - 1, 2·ow of x.
+TEST(GradCheckTies, MaxPoolGivesTheGradientToTheFirstMaximum) {
+  MLIRContext context;
+  GradCase c{"max_pool", {{"x", {1, 1, 3, 4}}},
+             "  %out = vouch.max_pool %x kernel [2, 2] stride [1, 2] padding [1, 1] : "
+             "(tensor<1x1x3x4xf64>) -> tensor<1x1x4x3xf64>",
+             {1, 1, 4, 3}, 0, 0};
+  OwningOpRef<ModuleOp> module;
+  vouch::ModelOp model = differentiated(context, c, module);
+  ASSERT_TRUE(model);
+  std::map<std::string, vouch::HostTensor> feeds;
+  feeds["x"] = {{1, 1, 3, 4},
+                {0.5, 0.2, 0.2, -0.1,    // 0.2 ties within window (0, 1)
+                 -0.3, -0.3, 0.7, -0.4,  // 0.7 ties row 2's in window (2, 1)
+                 0.7, 0.7, 0.7, 0.7}};
+  std::vector<double> r(12);
+  for (int i = 0; i < 12; ++i)
+    r[i] = 1 << i; // each window's gradient a distinct power of two
+  feeds["r"] = {{1, 1, 4, 3}, r};
+  auto result = vouch::interpret(model, feeds);
+  ASSERT_TRUE(succeeded(result));
+  // Each window's first maximal element, by hand:
+  //   oh 0 (row 0):    (0,0) | (0,1) 0.2 before (0,2) 0.2 | (0,3) -0.1 (padding is not 0)
+  //   oh 1 (rows 0-1): (0,0) | (1,2) 0.7                  | (0,3) -0.1 over (1,3)
+  //   oh 2 (rows 1-2): (2,0) | (1,2) before (2,1), (2,2)  | (2,3)
+  //   oh 3 (row 2):    (2,0) | (2,1) before (2,2)         | (2,3)
+  const int winner[12][2] = {{0, 0}, {0, 1}, {0, 3}, {0, 0}, {1, 2}, {0, 3},
+                             {2, 0}, {1, 2}, {2, 3}, {2, 0}, {2, 1}, {2, 3}};
+  std::vector<double> want(12, 0.0), forward(12);
+  for (int w = 0; w < 12; ++w) {
+    want[winner[w][0] * 4 + winner[w][1]] += r[w];
+    forward[w] = feeds["x"].data[winner[w][0] * 4 + winner[w][1]];
+  }
+  EXPECT_EQ(result->paramGrads.at("x").data, want);
+  const vouch::HostTensor *out = nullptr;
+  for (auto &[value, tensor] : result->values)
+    if (value.getDefiningOp<vouch::MaxPoolOp>())
+      out = &tensor;
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->data, forward);
+  EXPECT_EQ(out->data[2], -0.1); // a window of one negative input position
 }
 
 // pow with a fractional exponent (of a² > 0) and with p = 0 (a constant 1:

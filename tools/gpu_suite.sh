@@ -66,6 +66,10 @@ for precision in fp32 tf32 bf16; do
 done
 bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --deterministic \
   -o "$out/det/wide_mlp"
+# Pooling backward under --deterministic (the seed's deterministic-mode case):
+# its gradients gather in a fixed order, with no atomics to replace.
+bazel-bin/tools/vouch build tests/gpu/ops_pool.vouch --target cuda --deterministic \
+  -o "$out/det/ops_pool"
 # Storage reuse changes no result (codegen/StoragePlan.h): the attention
 # model (embedding, layer_norm, slices, permutes, fused attention, a tied head,
 # cross_entropy, whose dlogits the shared build writes over the logits in

@@ -358,6 +358,37 @@ def dropout_forward(p, x):
     return m @ p["w3"].T + p["b3"]
 
 
+# --- pooling (examples/pool_digits.vouch) --------------------------------------
+def smooth_max_pool(x, kernel, stride, padding, beta):
+    """TorchLean's log-sum-exp pooling, (1/beta)·logsumexp(beta·x) over each
+    window, written from docs/language.md with torch's own ops: beta·x padded
+    with -inf (padded positions take no part), the windows unfolded, then
+    torch.logsumexp over each."""
+    F = torch.nn.functional
+    d = len(kernel)
+    pad = []
+    for p in reversed(padding):
+        pad += [p, p]
+    z = F.pad(beta * x, pad, value=-math.inf)
+    for a in range(d):
+        z = z.unfold(2 + a, kernel[a], stride[a])
+    return torch.logsumexp(z.flatten(-d), dim=-1) / beta
+
+
+def pool_digits_forward(p, x):
+    F = torch.nn.functional
+    h = F.relu(x @ p["w1"].T + p["b1"]) + p["b_pos"]
+    image = h.reshape(-1, 1, 8, 8)
+    m = F.max_pool2d(image, 3, stride=2, padding=1)
+    c = F.avg_pool2d(image, (2, 3), stride=(2, 1), padding=(1, 1))
+    q = smooth_max_pool(image, (2, 2), (2, 2), (0, 0), -1.0)
+    a = F.avg_pool1d(h.reshape(-1, 4, 16), 4, stride=3, padding=2, count_include_pad=False)
+    l = F.max_pool1d(h.reshape(-1, 2, 32), 5, stride=4, padding=2)
+    s = smooth_max_pool(h.reshape(-1, 1, 4, 4, 4), (2, 3, 2), (2, 1, 2), (1, 1, 0), 2.0)
+    f = torch.cat([t.flatten(1) for t in (m, c, q, a, l, s)], 1)
+    return f @ p["w2"].T + p["b2"]
+
+
 FILE_MODELS = {
     "digits_mlp": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels, ignore_index=-100)),
@@ -370,6 +401,8 @@ FILE_MODELS = {
     "masked_attention_mlp": ("adam", lambda pred, y: torch.mean((pred - y) ** 2)),
     "tiny_gpt": ("adamw", token_cross_entropy),
     "tiny_gpt_padded": ("adamw", token_cross_entropy),
+    "pool_digits": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels)),
 }
 
 
@@ -392,6 +425,7 @@ MODELS = {
     "heads_mlp": (heads_forward, 0.01, 5),
     "tiny_gpt": (tiny_gpt_forward, 0.01, 16),
     "tiny_gpt_padded": (tiny_gpt_forward, 0.01, 16),
+    "pool_digits": (pool_digits_forward, 0.01, 32),
 }
 
 

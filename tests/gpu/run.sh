@@ -279,6 +279,36 @@ check "wide_mlp --deterministic: two runs bitwise equal" python3 compare.py \
   "wide_mlp --deterministic run 1 vs run 2" \
   "$d/run1.trace" "$d/run1.st" "$d/run2.trace" "$d/run2.st" 0 0
 
+echo "== deterministic: pooling backward (tests/gpu/ops_pool.vouch built --deterministic)"
+# The gate accepts the pooling gradients under --deterministic (each input
+# element gathers its windows in ascending order: reduce=left-fold, no
+# atomics); two runs agree bit for bit, and with the default build's (the
+# same kernels: determinism changes no pooling launch).
+d="$TEST_TMPDIR/det-pool"; mkdir -p "$d"
+det/ops_pool --device cuda --steps 2 --show-backend >"$d/show.txt" 2>&1
+rc=$?
+for want in "built --deterministic)" \
+            "max_pool_grad: native_cuda.max_pool_grad provider=native-cuda" \
+            "avg_pool_grad: native_cuda.avg_pool_grad provider=native-cuda" \
+            "smooth_max_pool_grad: native_cuda.smooth_max_pool_grad provider=native-cuda"; do
+  grep -qF "$want" "$d/show.txt" || { echo "missing: $want"; rc=1; }
+done
+[ "$(grep -E '^(max|avg|smooth_max)_pool_grad: ' "$d/show.txt" | grep -c 'reduce=left-fold]')" -eq 3 ] ||
+  { echo "missing: reduce=left-fold on the three pooling gradients"; rc=1; }
+[ $rc -eq 0 ] || cat "$d/show.txt"
+result "ops_pool built --deterministic: pooling gradients reduce=left-fold" $rc
+for run in 1 2; do
+  det/ops_pool --device cuda --dtype f32 --deterministic --seed "$seed" --steps 30 \
+    --trace "$d/run$run.trace" --save-params "$d/run$run.st" >"$d/run$run.out" 2>&1 ||
+    { tail -5 "$d/run$run.out"; }
+done
+check "ops_pool --deterministic: two runs bitwise equal" python3 compare.py \
+  "ops_pool --deterministic run 1 vs run 2" \
+  "$d/run1.trace" "$d/run1.st" "$d/run2.trace" "$d/run2.st" 0 0
+check "ops_pool --deterministic = the default build, bitwise" python3 compare.py \
+  "ops_pool --deterministic vs default build" \
+  "$d/run1.trace" "$d/run1.st" "$TEST_TMPDIR/ops_pool/cuda32.trace" "$TEST_TMPDIR/ops_pool/cuda32.st" 0 0
+
 echo "== report of a cuda run"
 bin/quickstart_mlp --device cuda --steps 2 --show-backend --mem-stats >"$TEST_TMPDIR/show.txt" 2>&1
 rc=$?

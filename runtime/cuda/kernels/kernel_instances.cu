@@ -21,6 +21,7 @@
 #include "mask.cuh"
 #include "matmul.cuh"
 #include "pointwise.cuh"
+#include "pool.cuh"
 #include "random.cuh"
 #include "reduce.cuh"
 #include "slice.cuh"
@@ -879,3 +880,45 @@ extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dq_bf16_f32
   vouch::attention64_dq_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
                                     dqd, causal, scale);
 }
+
+// ------------------------------------------------------------ pooling (pool.cuh)
+// As PoolRecipe emits them: the buffers, then pool_shape.h's 16 integers, then
+// count_include_pad (avg_pool) or beta (smooth_max_pool).
+
+#define LAB_POOL_SHAPE_PARAMS                                                           \
+  long long planes, long long in0, long long in1, long long in2, long long out0,        \
+      long long out1, long long out2, long long k0, long long k1, long long k2,         \
+      long long s0, long long s1, long long s2, long long p0, long long p1, long long p2
+#define LAB_POOL_SHAPE \
+  vouch::pool_shape(planes, in0, in1, in2, out0, out1, out2, k0, k1, k2, s0, s1, s2, p0, p1, p2)
+#define LAB_POOL_ENTRY_POINTS(T, SUFFIX)                                                    \
+  extern "C" __global__ void lab_max_pool##SUFFIX(const T* x, const T* values, T* y,         \
+                                                  LAB_POOL_SHAPE_PARAMS) {                   \
+    vouch::max_pool_kernel<T>(x, values, y, LAB_POOL_SHAPE);                                 \
+  }                                                                                          \
+  extern "C" __global__ void lab_max_pool_grad##SUFFIX(const T* dy, const T* x, T* dx,       \
+                                                       LAB_POOL_SHAPE_PARAMS) {              \
+    vouch::max_pool_grad_kernel<T>(dy, x, dx, LAB_POOL_SHAPE);                               \
+  }                                                                                          \
+  extern "C" __global__ void lab_avg_pool##SUFFIX(const T* x, T* y, LAB_POOL_SHAPE_PARAMS,   \
+                                                  long long count_include_pad) {             \
+    vouch::avg_pool_kernel<T>(x, y, LAB_POOL_SHAPE, count_include_pad);                      \
+  }                                                                                          \
+  extern "C" __global__ void lab_avg_pool_grad##SUFFIX(const T* dy, T* dx,                   \
+                                                       LAB_POOL_SHAPE_PARAMS,                \
+                                                       long long count_include_pad) {        \
+    vouch::avg_pool_grad_kernel<T>(dy, dx, LAB_POOL_SHAPE, count_include_pad);               \
+  }                                                                                          \
+  extern "C" __global__ void lab_smooth_max_pool##SUFFIX(const T* x, T* y,                   \
+                                                         LAB_POOL_SHAPE_PARAMS, double beta) { \
+    vouch::smooth_max_pool_kernel<T>(x, y, LAB_POOL_SHAPE, beta);                            \
+  }                                                                                          \
+  extern "C" __global__ void lab_smooth_max_pool_grad##SUFFIX(                               \
+      const T* dy, const T* x, const T* y, T* dx, LAB_POOL_SHAPE_PARAMS, double beta) {      \
+    vouch::smooth_max_pool_grad_kernel<T>(dy, x, y, dx, LAB_POOL_SHAPE, beta);               \
+  }
+LAB_POOL_ENTRY_POINTS(float, _f32)
+LAB_POOL_ENTRY_POINTS(double, _f64)
+#undef LAB_POOL_ENTRY_POINTS
+#undef LAB_POOL_SHAPE
+#undef LAB_POOL_SHAPE_PARAMS

@@ -1701,6 +1701,198 @@ void test_select_shuffled() {
          double(not_once), 0);
 }
 
+// ------------------------------------------------------------------------ pooling
+
+// pool.cuh's entry points (kernel_instances.cu's lab_*_pool*) for element type T.
+template <class T>
+struct PoolLab;
+#define LAB_POOL(T, SUFFIX)                                                  \
+  template <>                                                               \
+  struct PoolLab<T> {                                                       \
+    static constexpr auto max_pool = lab_max_pool##SUFFIX;                  \
+    static constexpr auto max_pool_grad = lab_max_pool_grad##SUFFIX;        \
+    static constexpr auto avg_pool = lab_avg_pool##SUFFIX;                  \
+    static constexpr auto avg_pool_grad = lab_avg_pool_grad##SUFFIX;        \
+    static constexpr auto smooth_max_pool = lab_smooth_max_pool##SUFFIX;    \
+    static constexpr auto smooth_max_pool_grad = lab_smooth_max_pool_grad##SUFFIX; \
+  };
+LAB_POOL(float, _f32)
+LAB_POOL(double, _f64)
+#undef LAB_POOL
+
+// pool_shape.h's 16 integers, as PoolRecipe passes them.
+#define LAB_POOL_ARGS(s)                                                                    \
+  s.planes, s.in[0], s.in[1], s.in[2], s.out[0], s.out[1], s.out[2], s.kernel[0],         \
+      s.kernel[1], s.kernel[2], s.stride[0], s.stride[1], s.stride[2], s.pad[0], s.pad[1], \
+      s.pad[2]
+
+// A 3-D geometry (leading unit axes for 1-D and 2-D) with its window counts.
+vouch::PoolShape lab_pool_shape(long long planes, std::vector<long long> in,
+                                std::vector<long long> k, std::vector<long long> st,
+                                std::vector<long long> pad) {
+  vouch::PoolShape s{};
+  s.planes = planes;
+  for (int a = 0; a < 3; ++a) {
+    s.in[a] = in[a], s.kernel[a] = k[a], s.stride[a] = st[a], s.pad[a] = pad[a];
+    s.out[a] = (in[a] + 2 * pad[a] - k[a]) / st[a] + 1;
+  }
+  return s;
+}
+
+// The positions (within a plane) of window w, in row-major order of its kernel
+// offsets, the padded ones skipped: the reference's reading of a window.
+std::vector<long long> lab_window(const vouch::PoolShape& s, long long w) {
+  const long long o[3] = {w / (s.out[1] * s.out[2]), (w / s.out[2]) % s.out[1], w % s.out[2]};
+  std::vector<long long> at;
+  for (long long k0 = 0; k0 < s.kernel[0]; ++k0)
+    for (long long k1 = 0; k1 < s.kernel[1]; ++k1)
+      for (long long k2 = 0; k2 < s.kernel[2]; ++k2) {
+        const long long c[3] = {o[0] * s.stride[0] - s.pad[0] + k0,
+                                o[1] * s.stride[1] - s.pad[1] + k1,
+                                o[2] * s.stride[2] - s.pad[2] + k2};
+        bool inside = true;
+        for (int a = 0; a < 3; ++a) inside = inside && c[a] >= 0 && c[a] < s.in[a];
+        if (inside) at.push_back((c[0] * s.in[1] + c[1]) * s.in[2] + c[2]);
+      }
+  return at;
+}
+
+// Every kernel of pool.cuh on one geometry, against references written here: max_pool
+// exactly (its tie rule: the first maximum of the window in row-major order; the first
+// NaN), its `values` form, max_pool_grad, avg_pool (both divisors) and avg_pool_grad
+// bit for bit against the documented order emulated in T (each input element's windows
+// ascending, from 0), smooth_max_pool and its gradient against float64 formulas; every
+// gradient run twice (the same bits: no atomics). Inputs are quantised so windows tie;
+// with `nan`, one input is NaN.
+template <class T>
+void test_pool(const vouch::PoolShape& s, bool one_block, bool nan) {
+  using K = PoolLab<T>;
+  const long long in = s.in[0] * s.in[1] * s.in[2], out = s.out[0] * s.out[1] * s.out[2];
+  const long long n = s.planes * in, m = s.planes * out;
+  char dims[160];
+  std::snprintf(dims, sizeof dims, " %lldx[%lld,%lld,%lld] k[%lld,%lld,%lld] s[%lld,%lld,%lld] p[%lld,%lld,%lld]%s%s",
+                s.planes, s.in[0], s.in[1], s.in[2], s.kernel[0], s.kernel[1], s.kernel[2],
+                s.stride[0], s.stride[1], s.stride[2], s.pad[0], s.pad[1], s.pad[2],
+                one_block ? " grid=1" : "", nan ? " NaN" : "");
+  const std::string tag = std::string(type_name<T>()) + dims;
+  std::vector<T> x = random_vector<T>(n), values = random_vector<T>(n), dy = random_vector<T>(m);
+  for (T& v : x) v = T(std::floor(double(v) * 4) / 4);  // 8 levels: ties in most windows
+  if (nan) x[n / 3] = T(NAN);
+  std::vector<std::vector<long long>> windows(out);
+  for (long long w = 0; w < out; ++w) windows[w] = lab_window(s, w);
+  auto winner = [&](long long p, long long w) {
+    const T* plane = x.data() + p * in;
+    for (long long at : windows[w])
+      if (std::isnan(double(plane[at]))) return at;
+    long long best = windows[w][0];
+    for (long long at : windows[w])
+      if (plane[at] > plane[best]) best = at;
+    return best;
+  };
+  const unsigned fwd = one_block ? 1 : elementwise_grid(m), bwd = one_block ? 1 : elementwise_grid(n);
+  DeviceArray<T> dx_(x), dvalues(values), ddy(dy), y(m), picked(m), g1(n), g2(n);
+
+  // max_pool and its values form: exact.
+  K::max_pool<<<fwd, 256>>>(dx_.p, dx_.p, y.p, LAB_POOL_ARGS(s));
+  LAB_LAUNCHED();
+  K::max_pool<<<fwd, 256>>>(dx_.p, dvalues.p, picked.p, LAB_POOL_ARGS(s));
+  LAB_LAUNCHED();
+  std::vector<T> got = y.download(), got_picked = picked.download();
+  long long wrong = 0;
+  for (long long p = 0; p < s.planes; ++p)
+    for (long long w = 0; w < out; ++w) {
+      const long long at = p * in + winner(p, w);
+      const T v = got[p * out + w];
+      wrong += !(v == x[at] || (std::isnan(double(v)) && std::isnan(double(x[at]))));
+      wrong += got_picked[p * out + w] != values[at];
+    }
+  report("max_pool" + tag + ": first maximum, values form (wrong)", double(wrong), 0);
+
+  // max_pool_grad: each element folds the windows it wins, ascending, in T.
+  K::max_pool_grad<<<bwd, 256>>>(ddy.p, dx_.p, g1.p, LAB_POOL_ARGS(s));
+  LAB_LAUNCHED();
+  K::max_pool_grad<<<bwd, 256>>>(ddy.p, dx_.p, g2.p, LAB_POOL_ARGS(s));
+  LAB_LAUNCHED();
+  std::vector<T> want(n, T(0));
+  for (long long p = 0; p < s.planes; ++p)
+    for (long long w = 0; w < out; ++w) {
+      T& at = want[p * in + winner(p, w)];
+      at = at + dy[p * out + w];
+    }
+  std::vector<T> a = g1.download(), b = g2.download();
+  report_bitwise("max_pool_grad" + tag + " (ascending windows)", bit_mismatches(a, want), n);
+  report_bitwise("max_pool_grad" + tag + " run twice", bit_mismatches(a, b), n);
+
+  // avg_pool with both divisors and its gradient, bit for bit.
+  for (long long include : {1LL, 0LL}) {
+    const std::string mode = include ? " count_include_pad" : " positions only";
+    K::avg_pool<<<fwd, 256>>>(dx_.p, y.p, LAB_POOL_ARGS(s), include);
+    LAB_LAUNCHED();
+    K::avg_pool_grad<<<bwd, 256>>>(ddy.p, g1.p, LAB_POOL_ARGS(s), include);
+    LAB_LAUNCHED();
+    K::avg_pool_grad<<<bwd, 256>>>(ddy.p, g2.p, LAB_POOL_ARGS(s), include);
+    LAB_LAUNCHED();
+    std::vector<T> want_y(m), want_g(n, T(0));
+    for (long long p = 0; p < s.planes; ++p)
+      for (long long w = 0; w < out; ++w) {
+        const T divisor = T(include ? s.kernel[0] * s.kernel[1] * s.kernel[2]
+                                    : (long long)windows[w].size());
+        T sum = T(0);
+        for (long long at : windows[w]) sum = sum + x[p * in + at];
+        want_y[p * out + w] = sum / divisor;
+        for (long long at : windows[w]) want_g[p * in + at] = want_g[p * in + at] + dy[p * out + w] / divisor;
+      }
+    if (nan) {  // a NaN's windows are NaN; compare the rest
+      for (long long w = 0; w < m; ++w)
+        if (std::isnan(double(want_y[w]))) want_y[w] = T(0);
+    }
+    std::vector<T> gy = y.download();
+    if (nan)
+      for (long long w = 0; w < m; ++w)
+        if (std::isnan(double(gy[w]))) gy[w] = T(0);
+    a = g1.download(), b = g2.download();
+    report_bitwise("avg_pool" + tag + mode, bit_mismatches(gy, want_y), m);
+    report_bitwise("avg_pool_grad" + tag + mode + " (ascending windows)", bit_mismatches(a, want_g), n);
+    report_bitwise("avg_pool_grad" + tag + mode + " run twice", bit_mismatches(a, b), n);
+  }
+  if (nan) return;  // smooth_max_pool's NaN is its whole window's: checked by the cpu tests
+
+  // smooth_max_pool (beta of either sign) and its gradient against float64.
+  for (double beta : {3.0, -0.5}) {
+    std::vector<T> xs = random_vector<T>(n, -4, 4);
+    DeviceArray<T> dxs(xs), gs(n), gs2(n);
+    K::smooth_max_pool<<<fwd, 256>>>(dxs.p, y.p, LAB_POOL_ARGS(s), beta);
+    LAB_LAUNCHED();
+    K::smooth_max_pool_grad<<<bwd, 256>>>(ddy.p, dxs.p, y.p, gs.p, LAB_POOL_ARGS(s), beta);
+    LAB_LAUNCHED();
+    K::smooth_max_pool_grad<<<bwd, 256>>>(ddy.p, dxs.p, y.p, gs2.p, LAB_POOL_ARGS(s), beta);
+    LAB_LAUNCHED();
+    std::vector<double> want_y(m), want_g(n, 0.0);
+    double scale = 0;
+    for (long long p = 0; p < s.planes; ++p)
+      for (long long w = 0; w < out; ++w) {
+        double top = -INFINITY, sum = 0;
+        for (long long at : windows[w]) top = std::max(top, beta * double(xs[p * in + at]));
+        for (long long at : windows[w]) sum += std::exp(beta * double(xs[p * in + at]) - top);
+        const double v = (top + std::log(sum)) / beta;
+        want_y[p * out + w] = v;
+        for (long long at : windows[w]) {
+          want_g[p * in + at] += double(dy[p * out + w]) * std::exp(beta * (double(xs[p * in + at]) - v));
+          scale = std::max(scale, std::fabs(want_g[p * in + at]));
+        }
+      }
+    const std::vector<T> gy = y.download();
+    a = gs.download(), b = gs2.download();
+    char bt[32];
+    std::snprintf(bt, sizeof bt, " beta=%g", beta);
+    // Each value: a max, a sum of at most 64 exponentials and a log, in T; the
+    // gradient adds at most 27 windows' terms of y's rounding times beta.
+    report("smooth_max_pool" + tag + bt, max_abs_err(gy, want_y), 64 * eps<T>() * 8);
+    report("smooth_max_pool_grad" + tag + bt, max_abs_err(a, want_g), 64 * eps<T>() * 8 * (1 + scale));
+    report_bitwise("smooth_max_pool_grad" + tag + bt + " run twice", bit_mismatches(a, b), n);
+  }
+}
+
 // ------------------------------------------------------------------------ the suite
 
 // ------------------------------------------------------------ embedding, gather, scatter_add
@@ -2299,6 +2491,15 @@ void validate() {
   test_gather_scatter<T>(5, 6, 9, 7, false, false);    // a middle axis, m > n
   test_gather_scatter<T>(1, 100, 300, 5, true, false); // the first axis, one block
   test_gather_scatter<T>(3, 4, 5, 2, false, true);
+  // Pooling: 1-D overlapping padded windows, 2-D stride != kernel, 3-D, gaps (stride >
+  // kernel), a big plane (grid-stride), one block, a NaN.
+  test_pool<T>(lab_pool_shape(6, {1, 1, 9}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1}), false, false);
+  test_pool<T>(lab_pool_shape(5, {1, 7, 6}, {1, 3, 2}, {1, 2, 1}, {0, 1, 1}), false, false);
+  test_pool<T>(lab_pool_shape(3, {4, 5, 5}, {2, 3, 3}, {1, 2, 2}, {1, 1, 0}), false, false);
+  test_pool<T>(lab_pool_shape(4, {1, 9, 9}, {1, 2, 2}, {1, 3, 3}, {0, 1, 0}), false, false);
+  test_pool<T>(lab_pool_shape(256, {1, 28, 28}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}), false, false);
+  test_pool<T>(lab_pool_shape(64, {3, 8, 8}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}), true, false);
+  test_pool<T>(lab_pool_shape(3, {1, 6, 7}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}), false, true);
   for (unsigned long long seed : {0ull, 2026ull, ~0ull})
     for (long long step : {0LL, 1LL, 123456789LL, (1LL << 62) + 3})
       test_random<T>(seed, step, seed == 2026 ? 5 : 0, 1000, false);

@@ -209,7 +209,31 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 257 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
   %dq, %dk, %dv = vouch.flash_attention_grad %fo, %wq, %wq, %wv, %fo, %flse causal scale 0.5 {vouch.capsule = "native_cuda.flash_attention_grad", vouch.kernel = "bounds_flash_attention_grad"} : (tensor<2x3x257xf32>, tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>, tensor<2x3x257xf32>, tensor<2x3xf32>) -> (tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>)
+  // Pooling: the counts its kernels form are checked one by one
+  // (IndexCountsOpInterface). A padded extent past the ABI, though every
+  // tensor's extents and element count fit:
+  %line = vouch.input "line" : tensor<1x1x4294967295xf32>
+  %pooled = vouch.input "pooled" : tensor<1x1x2147483648xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the padded extent of spatial axis 0 of vouch.max_pool is 4294967297, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %max_pool = vouch.max_pool %line kernel [2] stride [2] padding [1] {vouch.capsule = "native_cuda.max_pool", vouch.kernel = "bounds_max_pool"} : (tensor<1x1x4294967295xf32>) -> tensor<1x1x2147483648xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the padded extent of spatial axis 0 of vouch.max_pool_grad is 4294967297, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %max_pool_grad = vouch.max_pool_grad %pooled, %line kernel [2] stride [2] padding [1] {vouch.capsule = "native_cuda.max_pool_grad", vouch.kernel = "bounds_max_pool_grad"} : (tensor<1x1x2147483648xf32>, tensor<1x1x4294967295xf32>) -> tensor<1x1x4294967295xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the padded extent of spatial axis 0 of vouch.avg_pool is 4294967297, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %avg_pool = vouch.avg_pool %line kernel [2] stride [2] padding [1] count_include_pad {vouch.capsule = "native_cuda.avg_pool", vouch.kernel = "bounds_avg_pool"} : (tensor<1x1x4294967295xf32>) -> tensor<1x1x2147483648xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the padded extent of spatial axis 0 of vouch.avg_pool_grad is 4294967297, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %avg_pool_grad = vouch.avg_pool_grad %pooled kernel [2] stride [2] padding [1] {vouch.capsule = "native_cuda.avg_pool_grad", vouch.kernel = "bounds_avg_pool_grad"} : (tensor<1x1x2147483648xf32>) -> tensor<1x1x4294967295xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the padded extent of spatial axis 0 of vouch.smooth_max_pool is 4294967297, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %smooth_max_pool = vouch.smooth_max_pool %line kernel [2] stride [2] padding [1] beta 1.0 {vouch.capsule = "native_cuda.smooth_max_pool", vouch.kernel = "bounds_smooth_max_pool"} : (tensor<1x1x4294967295xf32>) -> tensor<1x1x2147483648xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the padded extent of spatial axis 0 of vouch.smooth_max_pool_grad is 4294967297, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %smooth_max_pool_grad = vouch.smooth_max_pool_grad %pooled, %line, %pooled kernel [2] stride [2] padding [1] beta 1.0 {vouch.capsule = "native_cuda.smooth_max_pool_grad", vouch.kernel = "bounds_smooth_max_pool_grad"} : (tensor<1x1x2147483648xf32>, tensor<1x1x4294967295xf32>, tensor<1x1x2147483648xf32>) -> tensor<1x1x4294967295xf32>
+  // A 2-D plane beyond the ABI: its spatial product and its window's volume
+  // are reported on their own, beside the tensor's element count.
+  %plane = vouch.input "plane" : tensor<1x1x65536x65537xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 0 (tensor<1x1x65536x65537xf32>) has 4295032832 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the input's spatial product of vouch.max_pool is 4295032832, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the window's volume (the kernel's product) of vouch.max_pool is 4295032832, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %whole = vouch.max_pool %plane kernel [65536, 65537] stride [1, 1] padding [0, 0] {vouch.capsule = "native_cuda.max_pool", vouch.kernel = "bounds_max_pool_whole"} : (tensor<1x1x65536x65537xf32>) -> tensor<1x1x1x1xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 122 failed obligations (shape ×116, uint32-abi ×6)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 131 failed obligations (shape ×116, uint32-abi ×15)

@@ -902,3 +902,152 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.flash_attention_grad' op gradient 'tensor<2x3x5xf32>' must have its input's type 'tensor<2x3x4xf32>'}}
   %dq, %dk, %dv = vouch.flash_attention_grad %o, %q, %q, %q, %o, %l causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x5xf32>, tensor<2x3x4xf32>)
 }
+
+// -----
+
+// Pooling: [N, C, *spatial] with 1, 2 or 3 spatial axes.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x8xf32>
+  // expected-error @+1 {{'vouch.max_pool' op pools [N, C, *spatial] with 1, 2 or 3 spatial axes, got 'tensor<4x8xf32>'}}
+  %b = vouch.max_pool %a kernel [2] stride [2] padding [0] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+}
+
+// -----
+
+// One kernel, stride and padding entry per spatial axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3x8xf32>
+  // expected-error @+1 {{'vouch.max_pool' op kernel [2, 2] has 2 entries, but 'tensor<2x3x8xf32>' has 1 spatial axis (one entry each)}}
+  %b = vouch.max_pool %a kernel [2, 2] stride [2] padding [0] : (tensor<2x3x8xf32>) -> tensor<2x3x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3x8x8xf32>
+  // expected-error @+1 {{'vouch.avg_pool' op stride [2] has 1 entries, but 'tensor<2x3x8x8xf32>' has 2 spatial axes (one entry each)}}
+  %b = vouch.avg_pool %a kernel [2, 2] stride [2] padding [0, 0] : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3x8xf32>
+  // expected-error @+1 {{'vouch.avg_pool' op kernel [0] must be at least 1 on spatial axis 0}}
+  %b = vouch.avg_pool %a kernel [0] stride [1] padding [0] : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3x8x8xf32>
+  // expected-error @+1 {{'vouch.smooth_max_pool' op stride [2, 0] must be at least 1 on spatial axis 1}}
+  %b = vouch.smooth_max_pool %a kernel [2, 2] stride [2, 0] padding [0, 0] beta 1.0 : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// torch's padding rule: at most half the kernel, so every window holds an
+// input position.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<1x1x4x4x4xf32>
+  // expected-error @+1 {{'vouch.max_pool' op padding [0, 2, 0] must be between 0 and kernel / 2 = 1 on spatial axis 1 (torch's rule: every window holds an input position)}}
+  %b = vouch.max_pool %a kernel [2, 3, 2] stride [2, 2, 2] padding [0, 2, 0] : (tensor<1x1x4x4x4xf32>) -> tensor<1x1x2x2x2xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<1x1x4xf32>
+  // expected-error @+1 {{'vouch.avg_pool' op padding [-1] must be between 0 and kernel / 2 = 1 on spatial axis 0 (torch's rule: every window holds an input position)}}
+  %b = vouch.avg_pool %a kernel [2] stride [1] padding [-1] : (tensor<1x1x4xf32>) -> tensor<1x1x3xf32>
+}
+
+// -----
+
+// The window must fit the padded extent.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<1x2x3xf32>
+  // expected-error @+1 {{'vouch.max_pool' op kernel [6] does not fit 'tensor<1x2x3xf32>' on spatial axis 0: 6 > 3 + 2 · 1 (the padded extent)}}
+  %b = vouch.max_pool %a kernel [6] stride [1] padding [1] : (tensor<1x2x3xf32>) -> tensor<1x2x1xf32>
+}
+
+// -----
+
+// floor((extent + 2·padding - kernel) / stride) + 1 windows per axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<1x2x7xf32>
+  // expected-error @+1 {{'vouch.max_pool' op result 'tensor<1x2x3xf32>' differs from the inferred 'tensor<1x2x4xf32>'}}
+  %b = vouch.max_pool %a kernel [3] stride [2] padding [1] : (tensor<1x2x7xf32>) -> tensor<1x2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<1x2x8xf32>
+  %v = vouch.fill 1.0 : tensor<1x2x8xf64>
+  // expected-error @+1 {{'vouch.max_pool' op values 'tensor<1x2x8xf64>' must have the input's type 'tensor<1x2x8xf32>'}}
+  %b = vouch.max_pool %a values %v kernel [2] stride [2] padding [0] : (tensor<1x2x8xf32>, tensor<1x2x8xf64>) -> tensor<1x2x4xf32>
+}
+
+// -----
+
+// The gradients: grad is the pooling of the result (the pooled input's type).
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<1x2x8xf32>
+  %g = vouch.fill 1.0 : tensor<1x2x5xf32>
+  // expected-error @+1 {{'vouch.max_pool_grad' op grad 'tensor<1x2x5xf32>' must be 'tensor<1x2x4xf32>', the pooling of the result 'tensor<1x2x8xf32>'}}
+  %dx = vouch.max_pool_grad %g, %x kernel [2] stride [2] padding [0] : (tensor<1x2x5xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<1x2x8xf32>
+  %g = vouch.fill 1.0 : tensor<1x2x4xf32>
+  // expected-error @+1 {{'vouch.max_pool_grad' op result 'tensor<1x2x9xf32>' must be the input's 'tensor<1x2x8xf32>'}}
+  %dx = vouch.max_pool_grad %g, %x kernel [2] stride [2] padding [0] : (tensor<1x2x4xf32>, tensor<1x2x8xf32>) -> tensor<1x2x9xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %g = vouch.fill 1.0 : tensor<1x2x3x3xf32>
+  // expected-error @+1 {{'vouch.avg_pool_grad' op grad 'tensor<1x2x3x3xf32>' must be 'tensor<1x2x4x4xf32>', the pooling of the result 'tensor<1x2x8x8xf32>'}}
+  %dx = vouch.avg_pool_grad %g kernel [2, 2] stride [2, 2] padding [0, 0] count_include_pad : (tensor<1x2x3x3xf32>) -> tensor<1x2x8x8xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<1x2x8xf32>
+  // expected-error @+1 {{'vouch.smooth_max_pool' op beta must be a finite non-zero number, got 0}}
+  %b = vouch.smooth_max_pool %a kernel [2] stride [2] padding [0] beta 0.0 : (tensor<1x2x8xf32>) -> tensor<1x2x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<1x2x8xf32>
+  %g = vouch.fill 1.0 : tensor<1x2x4xf32>
+  %y = vouch.fill 1.0 : tensor<1x2x4xf64>
+  // expected-error @+1 {{'vouch.smooth_max_pool_grad' op output 'tensor<1x2x4xf64>' and grad 'tensor<1x2x4xf32>' must have one type}}
+  %dx = vouch.smooth_max_pool_grad %g, %x, %y kernel [2] stride [2] padding [0] beta 1.0 : (tensor<1x2x4xf32>, tensor<1x2x8xf32>, tensor<1x2x4xf64>) -> tensor<1x2x8xf32>
+}
+
+// -----
+
+// flatten: start_axis names an axis of x (normalised by the frontend).
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.flatten' op start_axis 2 is out of range for 'tensor<2x3xf32>' (rank 2)}}
+  %b = vouch.flatten %a start_axis 2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3x4xf32>
+  // expected-error @+1 {{'vouch.flatten' op result 'tensor<6x4xf32>' differs from the inferred 'tensor<2x12xf32>'}}
+  %b = vouch.flatten %a start_axis 1 : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+}

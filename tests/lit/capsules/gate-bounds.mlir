@@ -209,7 +209,19 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 257 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
   %dq, %dk, %dv = vouch.flash_attention_grad %fo, %wq, %wq, %wv, %fo, %flse causal scale 0.5 {vouch.capsule = "native_cuda.flash_attention_grad", vouch.kernel = "bounds_flash_attention_grad"} : (tensor<2x3x257xf32>, tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>, tensor<2x3x257xf32>, tensor<2x3xf32>) -> (tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>)
+  // A convolution's window geometry (KernelIndexOpInterface): an image batch of
+  // no entries has no element, so every tensor's count passes, but its
+  // kernels would still index 65536·65536 positions (and windows) per image.
+  %empty = vouch.input "empty" : tensor<0x1x65536x65536xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the image's spatial positions (product of [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes a batch entry's elements (C · spatial positions) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the windows per image (product of the grid [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  %columns = vouch.im2col %empty kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 {vouch.capsule = "native_cuda.im2col", vouch.kernel = "bounds_im2col"} : (tensor<0x1x65536x65536xf32>) -> tensor<1x1x0x65536x65536xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the image's spatial positions (product of [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes a batch entry's elements (C · spatial positions) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the windows per image (product of the grid [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  %image = vouch.col2im %columns kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 {vouch.capsule = "native_cuda.col2im", vouch.kernel = "bounds_col2im"} : (tensor<1x1x0x65536x65536xf32>) -> tensor<0x1x65536x65536xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 122 failed obligations (shape ×116, uint32-abi ×6)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 128 failed obligations (shape ×116, uint32-abi ×12)

@@ -23,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "frontend/Shapes.h"
+#include "ir/ConvGeometry.h"
 #include "ir/VouchOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -1073,26 +1074,30 @@ ExprValue Lowering::lowerScaledDotProductAttention(const BuiltinCall &call) {
 
 // A window argument of conv / conv_transpose (stride, padding, ...): one
 // number for every spatial axis, or a list of one per axis; left out, the
-// signature's default. The shape rule checks the values.
+// signature's default. `axes` 0: x's rank is wrong, which the shape rule
+// reports; the list is taken as given. The shape rule checks the values.
 std::optional<llvm::SmallVector<int64_t>>
 Lowering::windowListArg(const BuiltinCall &call, unsigned index, int64_t axes) {
   const ExprValue &value = call.args[index];
   double defaultValue = 0;
   if (value.is(ExprValue::Kind::Absent) &&
       !call.spec.params[index].defaultText.getAsDouble(defaultValue))
-    return llvm::SmallVector<int64_t>(axes, static_cast<int64_t>(defaultValue));
+    return llvm::SmallVector<int64_t>(std::max<int64_t>(axes, 1),
+                                      static_cast<int64_t>(defaultValue));
   std::optional<llvm::SmallVector<int64_t>> list =
       integerListArg(call, index, /*allowScalar=*/true);
   if (!list)
     return std::nullopt;
   if (value.is(ExprValue::Kind::Number))
-    return llvm::SmallVector<int64_t>(axes, list->front());
-  if (static_cast<int64_t>(list->size()) != axes) {
+    return llvm::SmallVector<int64_t>(std::max<int64_t>(axes, 1), list->front());
+  if (axes > 0 && static_cast<int64_t>(list->size()) != axes) {
     error(value.getLoc()) << call.opName() << ": " << call.paramName(index)
                           << " " << formatList(*list) << " has "
-                          << list->size() << " entries, but x has " << axes
-                          << " spatial axes (give one number, or one per "
-                          << "spatial axis)";
+                          << list->size()
+                          << (list->size() == 1 ? " entry" : " entries")
+                          << ", but x has " << axes << " spatial "
+                          << (axes == 1 ? "axis" : "axes")
+                          << " (give one number, or one per spatial axis)";
     return std::nullopt;
   }
   return list;
@@ -1114,9 +1119,11 @@ ExprValue Lowering::lowerConv(const BuiltinCall &call) {
   if (!x || !w || (hasBias && !b) || !groups)
     return ExprValue::invalid();
   mlir::RankedTensorType xt = typeOf(x);
-  // x's rank is checked by the shape rule; a list is matched against the
-  // spatial axes only when there are some.
-  int64_t axes = std::max<int64_t>(xt.getRank() - 2, 1);
+  // x's rank is the shape rule's to check (its message comes first): a list
+  // is matched against the spatial axes only when x has 1 to 3 of them.
+  int64_t axes = xt.getRank() - 2;
+  if (axes < 1 || axes > kMaxConvSpatialAxes)
+    axes = 0;
   auto stride = windowListArg(call, strideArg, axes);
   auto padding = windowListArg(call, paddingArg, axes);
   auto dilation = windowListArg(call, dilationArg, axes);

@@ -2347,8 +2347,8 @@ checkWindowAttrs(int64_t axes, ArrayRef<int64_t> stride,
       return InferredType::failure(
           std::string(list.name) + " " + formatList(list.values) + " has " +
               std::to_string(list.values.size()) +
-              " entries; it needs one per spatial axis (" +
-              std::to_string(axes) + ")",
+              (list.values.size() == 1 ? " entry" : " entries") +
+              "; it needs one per spatial axis (" + std::to_string(axes) + ")",
           list.argument);
     if (llvm::any_of(list.values, [&](int64_t v) { return v < list.least; }))
       return InferredType::failure(std::string(list.name) +
@@ -2472,15 +2472,32 @@ InferredType Im2colOp::inferResultType(RankedTensorType input,
                                        int64_t groups) {
   if (auto bad = checkImage(input, "the input", -1))
     return *bad;
+  int64_t axes = input.getRank() - 2;
+  if (static_cast<int64_t>(kernel.size()) != axes ||
+      llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+    return InferredType::failure("kernel " + formatList(kernel) +
+                                 " must have one extent of at least 1 per "
+                                 "spatial axis (" + std::to_string(axes) + ")");
+  if (auto bad = checkWindowAttrs(axes, stride, padding, {}, dilation, groups,
+                                  kWindowArguments))
+    return *bad;
+  if (input.getDimSize(1) % groups != 0)
+    return InferredType::failure("the input " + quoted(input) + " has " +
+                                 std::to_string(input.getDimSize(1)) +
+                                 " channels, which groups = " +
+                                 std::to_string(groups) + " does not divide");
   std::string why;
   FailureOr<SmallVector<int64_t>> fit =
       windowsThatFit(input, kernel, stride, padding, dilation, why);
+  if (failed(fit))
+    return InferredType::failure(why + " (image " + quoted(input) + ")");
   std::optional<int64_t> k = kernelOffsets(kernel);
-  if (failed(fit) || !k || groups < 1)
-    return InferredType::failure(failed(fit) ? why : "invalid windows");
-  SmallVector<int64_t> shape = {groups,
-                                input.getDimSize(1) / groups * *k,
-                                input.getDimSize(0)};
+  std::optional<int64_t> rows =
+      k ? llvm::checkedMul(input.getDimSize(1) / groups, *k) : std::nullopt;
+  if (!rows)
+    return InferredType::failure("kernel " + formatList(kernel) +
+                                 " has more offsets than int64 can count");
+  SmallVector<int64_t> shape = {groups, *rows, input.getDimSize(0)};
   shape.append(fit->begin(), fit->end());
   return tensorLike(input, shape);
 }
@@ -2751,7 +2768,9 @@ LogicalResult ConvOp::decompose(OpBuilder &b,
                               getStride(), getPadding(), getDilation(), groups);
   int64_t batch = x.getDimSize(0), outputs = w.getDimSize(0);
   int64_t rows = columnsType.type.getDimSize(1);
-  int64_t positions = getNumElements(y) / (batch * outputs);
+  int64_t positions = 1; // L: the windows per image
+  for (int64_t extent : y.getShape().drop_front(2))
+    positions *= extent;
   auto grouped = [&](ArrayRef<int64_t> matrix) {
     SmallVector<int64_t> shape;
     if (groups > 1)
@@ -2783,9 +2802,13 @@ LogicalResult ConvTransposeOp::decompose(OpBuilder &b,
                    y = tensorOf(getResult());
   int64_t groups = getGroups();
   int64_t batch = x.getDimSize(0), channels = x.getDimSize(1);
-  int64_t positions = getNumElements(x) / (batch * channels);
+  int64_t positions = 1; // L: x's positions per image
+  for (int64_t extent : x.getShape().drop_front(2))
+    positions *= extent;
   ArrayRef<int64_t> kernel = w.getShape().drop_front(2);
-  int64_t rows = getNumElements(w) / channels; // O/G · K
+  int64_t rows = w.getDimSize(1); // O/G · K
+  for (int64_t extent : kernel)
+    rows *= extent;
   auto grouped = [&](ArrayRef<int64_t> matrix) {
     SmallVector<int64_t> shape;
     if (groups > 1)

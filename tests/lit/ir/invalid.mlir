@@ -935,7 +935,7 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 vouch.model "m" attributes {batch = 1 : i64} {
   %x = vouch.fill 1.0 : tensor<2x1x4x4xf32>
-  // expected-error @+1 {{'vouch.im2col' op stride [1] has 1 entries; it needs one per spatial axis (2)}}
+  // expected-error @+1 {{'vouch.im2col' op stride [1] has 1 entry; it needs one per spatial axis (2)}}
   %c = vouch.im2col %x kernel [2, 2] stride [1] padding [0, 0] dilation [1, 1] groups 1 : (tensor<2x1x4x4xf32>) -> tensor<1x4x2x3x3xf32>
 }
 

@@ -23,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "frontend/Shapes.h"
+#include "ir/ConvGeometry.h"
 #include "ir/VouchOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -66,6 +67,8 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"causal_mask", &Lowering::lowerCausalMask},
       {"scaled_dot_product_attention",
        &Lowering::lowerScaledDotProductAttention},
+      {"conv", &Lowering::lowerConv},
+      {"conv_transpose", &Lowering::lowerConv},
       {"max_pool", &Lowering::lowerPool},
       {"avg_pool", &Lowering::lowerPool},
       {"smooth_max_pool", &Lowering::lowerPool},
@@ -1067,6 +1070,97 @@ ExprValue Lowering::lowerScaledDotProductAttention(const BuiltinCall &call) {
       *causal ? builder.getUnitAttr() : mlir::UnitAttr(),
       builder.getF64FloatAttr(factor));
   return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+// A window argument of conv / conv_transpose (stride, padding, ...): one
+// number for every spatial axis, or a list of one per axis; left out, the
+// signature's default. `axes` 0: x's rank is wrong, which the shape rule
+// reports; the list is taken as given. The shape rule checks the values.
+std::optional<llvm::SmallVector<int64_t>>
+Lowering::windowListArg(const BuiltinCall &call, unsigned index, int64_t axes) {
+  const ExprValue &value = call.args[index];
+  double defaultValue = 0;
+  if (value.is(ExprValue::Kind::Absent) &&
+      !call.spec.params[index].defaultText.getAsDouble(defaultValue))
+    return llvm::SmallVector<int64_t>(std::max<int64_t>(axes, 1),
+                                      static_cast<int64_t>(defaultValue));
+  std::optional<llvm::SmallVector<int64_t>> list =
+      integerListArg(call, index, /*allowScalar=*/true);
+  if (!list)
+    return std::nullopt;
+  if (value.is(ExprValue::Kind::Number))
+    return llvm::SmallVector<int64_t>(std::max<int64_t>(axes, 1), list->front());
+  if (axes > 0 && static_cast<int64_t>(list->size()) != axes) {
+    error(value.getLoc()) << call.opName() << ": " << call.paramName(index)
+                          << " " << formatList(*list) << " has "
+                          << list->size()
+                          << (list->size() == 1 ? " entry" : " entries")
+                          << ", but x has " << axes << " spatial "
+                          << (axes == 1 ? "axis" : "axes")
+                          << " (give one number, or one per spatial axis)";
+    return std::nullopt;
+  }
+  return list;
+}
+
+// conv(x, weight, bias = none, stride = 1, padding = 0, dilation = 1,
+// groups = 1) and conv_transpose(x, weight, bias = none, stride = 1,
+// padding = 0, output_padding = 0, dilation = 1, groups = 1): PyTorch's
+// F.conv{1,2,3}d and F.conv_transpose{1,2,3}d; x [N, C, *spatial] sets the
+// spatial axes a number expands to.
+ExprValue Lowering::lowerConv(const BuiltinCall &call) {
+  bool transposed = call.spec.params.size() == 8;
+  unsigned strideArg = 3, paddingArg = 4, outputPaddingArg = 5,
+           dilationArg = transposed ? 6 : 5, groupsArg = transposed ? 7 : 6;
+  bool hasBias = !call.args[2].is(ExprValue::Kind::Absent);
+  mlir::Value x = tensorArg(call, 0), w = tensorArg(call, 1);
+  mlir::Value b = hasBias ? tensorArg(call, 2) : mlir::Value();
+  std::optional<int64_t> groups = integerArg(call, groupsArg);
+  if (!x || !w || (hasBias && !b) || !groups)
+    return ExprValue::invalid();
+  mlir::RankedTensorType xt = typeOf(x);
+  // x's rank is the shape rule's to check (its message comes first): a list
+  // is matched against the spatial axes only when x has 1 to 3 of them.
+  int64_t axes = xt.getRank() - 2;
+  if (axes < 1 || axes > kMaxConvSpatialAxes)
+    axes = 0;
+  auto stride = windowListArg(call, strideArg, axes);
+  auto padding = windowListArg(call, paddingArg, axes);
+  auto dilation = windowListArg(call, dilationArg, axes);
+  std::optional<llvm::SmallVector<int64_t>> outputPadding =
+      transposed ? windowListArg(call, outputPaddingArg, axes)
+                 : llvm::SmallVector<int64_t>();
+  if (!stride || !padding || !dilation || !outputPadding)
+    return ExprValue::invalid();
+  mlir::RankedTensorType bt = b ? typeOf(b) : mlir::RankedTensorType();
+  mlir::RankedTensorType type = checkShapeRule(
+      call, transposed
+                ? ConvTransposeOp::inferResultType(xt, typeOf(w), bt, *stride,
+                                                   *padding, *outputPadding,
+                                                   *dilation, *groups)
+                : ConvOp::inferResultType(xt, typeOf(w), bt, *stride, *padding,
+                                          *dilation, *groups));
+  if (!type || !makeTensorType(type.getShape(), type.getElementType(),
+                               call.getLoc(), call.opName()))
+    return ExprValue::invalid();
+  mlir::Location loc = getLoc(call.getLoc());
+  auto list = [&](llvm::ArrayRef<int64_t> v) {
+    return builder.getDenseI64ArrayAttr(v);
+  };
+  mlir::Value result =
+      transposed
+          ? mlir::Value(builder.create<ConvTransposeOp>(
+                loc, type, x, w, b, list(*stride), list(*padding),
+                list(*outputPadding), list(*dilation),
+                builder.getI64IntegerAttr(*groups)))
+          : mlir::Value(builder.create<ConvOp>(
+                loc, type, x, w, b, list(*stride), list(*padding),
+                list(*dilation), builder.getI64IntegerAttr(*groups)));
+  return ExprValue::tensor(result, call.getLoc());
 }
 
 //===----------------------------------------------------------------------===//

@@ -243,6 +243,9 @@ private:
   ExprValue lowerRandom(const BuiltinCall &call);
   ExprValue lowerCausalMask(const BuiltinCall &call);
   ExprValue lowerScaledDotProductAttention(const BuiltinCall &call);
+  ExprValue lowerConv(const BuiltinCall &call);
+  std::optional<llvm::SmallVector<int64_t>>
+  windowListArg(const BuiltinCall &call, unsigned index, int64_t axes);
   // Pooling and flatten.
   ExprValue lowerPool(const BuiltinCall &call);
   ExprValue lowerFlatten(const BuiltinCall &call);

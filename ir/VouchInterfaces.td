@@ -77,7 +77,37 @@ def Vouch_CompositeOpInterface : OpInterface<"CompositeOpInterface"> {
       /*retTy=*/"::mlir::LogicalResult",
       /*methodName=*/"fuse",
       /*args=*/(ins "::mlir::OpBuilder &":$builder,
-                    "::llvm::SmallVectorImpl<::mlir::Value> &":$results)>
+                    "::llvm::SmallVectorImpl<::mlir::Value> &":$results)>,
+    InterfaceMethod<
+      /*desc=*/[{Whether the op has a fused form at all (attention does; a
+                 convolution's only form is its composed one): vouch-decompose
+                 asks for a fused form, and insists on one under
+                 attention=fused, only where it has.}],
+      /*retTy=*/"bool",
+      /*methodName=*/"hasFusedForm",
+      /*args=*/(ins), /*methodBody=*/"", /*defaultImplementation=*/"return true;">
+  ];
+}
+
+// A convolution's im2col / col2im kernels index with products of extents that
+// are no tensor's extent or element count (the windows per image, a kernel's
+// window, the columns of a batch): the gate checks each against the UInt32
+// CUDA ABI on cuda, so that a zero extent elsewhere cannot hide an
+// overflowing one (a tensor with a zero extent has zero elements).
+def Vouch_KernelIndexOpInterface : OpInterface<"KernelIndexOpInterface"> {
+  let cppNamespace = "::vouch";
+  let description = [{
+    An op whose kernels compute index products beyond its operands' and
+    results' extents and element counts. Each product is named for the
+    gate's message and saturates at UINT64_MAX.
+  }];
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Appends (what, value) for every product the op's kernels
+                 index with.}],
+      /*retTy=*/"void",
+      /*methodName=*/"getIndexProducts",
+      /*args=*/(ins "::llvm::SmallVectorImpl<std::pair<std::string, uint64_t>> &":$products)>
   ];
 }
 

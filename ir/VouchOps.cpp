@@ -13,9 +13,11 @@
 #include <cmath>
 #include <sstream>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "ir/ClauseTable.h"
+#include "ir/ConvGeometry.h"
 #include "ir/GemmDims.h"
 #include "ir/OpTable.h"
 #include "llvm/ADT/STLExtras.h"
@@ -2600,4 +2602,547 @@ LogicalResult FlattenOp::decompose(OpBuilder &b,
 // `attention` form of vouch-decompose gives the same reshape.
 LogicalResult FlattenOp::fuse(OpBuilder &b, SmallVectorImpl<Value> &results) {
   return decompose(b, results);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution: Im2colOp, Col2imOp, ConvOp, ConvTransposeOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Where a rule's failure points among the builtin's arguments (conv's and
+/// conv_transpose's differ after `padding`); -1 for im2col and col2im, which
+/// are no builtins.
+struct ConvArguments {
+  int input = -1, weight = -1, bias = -1, stride = -1, padding = -1,
+      outputPadding = -1, dilation = -1, groups = -1;
+};
+
+const ConvArguments kConvArguments{0, 1, 2, 3, 4, -1, 5, 6};
+const ConvArguments kConvTransposeArguments{0, 1, 2, 3, 4, 5, 6, 7};
+const ConvArguments kWindowArguments{};
+
+} // namespace
+
+/// An image is [N, C, *spatial] with 1 to 3 spatial axes.
+static std::optional<InferredType> checkImage(RankedTensorType image,
+                                              StringRef what, int argument) {
+  if (image.getRank() < 3 || image.getRank() > 2 + kMaxConvSpatialAxes)
+    return InferredType::failure(
+        what.str() + " must be [N, C, *spatial] with 1 to 3 spatial axes " +
+            "(rank 3 to 5), got " + quoted(image),
+        argument);
+  return std::nullopt;
+}
+
+/// The window attributes: one entry per spatial axis each, stride and
+/// dilation at least 1, padding (and output_padding) at least 0, groups at
+/// least 1.
+static std::optional<InferredType>
+checkWindowAttrs(int64_t axes, ArrayRef<int64_t> stride,
+                 ArrayRef<int64_t> padding, ArrayRef<int64_t> outputPadding,
+                 ArrayRef<int64_t> dilation, int64_t groups,
+                 const ConvArguments &at, bool hasOutputPadding = false) {
+  struct List {
+    const char *name;
+    ArrayRef<int64_t> values;
+    int64_t least;
+    int argument;
+  };
+  SmallVector<List> lists = {{"stride", stride, 1, at.stride},
+                             {"padding", padding, 0, at.padding}};
+  if (hasOutputPadding)
+    lists.push_back({"output_padding", outputPadding, 0, at.outputPadding});
+  lists.push_back({"dilation", dilation, 1, at.dilation});
+  for (const List &list : lists) {
+    if (static_cast<int64_t>(list.values.size()) != axes)
+      return InferredType::failure(
+          std::string(list.name) + " " + formatList(list.values) + " has " +
+              std::to_string(list.values.size()) +
+              (list.values.size() == 1 ? " entry" : " entries") +
+              "; it needs one per spatial axis (" + std::to_string(axes) + ")",
+          list.argument);
+    if (llvm::any_of(list.values, [&](int64_t v) { return v < list.least; }))
+      return InferredType::failure(std::string(list.name) +
+                                       " must be at least " +
+                                       std::to_string(list.least) +
+                                       " on every spatial axis, got " +
+                                       formatList(list.values),
+                                   list.argument);
+  }
+  if (groups < 1)
+    return InferredType::failure("groups must be at least 1, got " +
+                                     std::to_string(groups),
+                                 at.groups);
+  return std::nullopt;
+}
+
+/// The windows that fit along every axis of `image`, or the failure naming
+/// the first axis where the dilated kernel is longer than the padded input.
+static FailureOr<SmallVector<int64_t>>
+windowsThatFit(RankedTensorType image, ArrayRef<int64_t> kernel,
+               ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+               ArrayRef<int64_t> dilation, std::string &why) {
+  SmallVector<int64_t> grid;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    int64_t in = image.getDimSize(2 + i);
+    int64_t windows =
+        convWindowsAlong(in, kernel[i], stride[i], padding[i], dilation[i]);
+    if (windows < 1) {
+      __int128 span = static_cast<__int128>(dilation[i]) * (kernel[i] - 1) + 1;
+      __int128 room = static_cast<__int128>(in) + 2 * static_cast<__int128>(padding[i]);
+      auto text = [](__int128 v) {
+        return v > std::numeric_limits<int64_t>::max()
+                   ? std::string("more than int64 holds")
+                   : std::to_string(static_cast<int64_t>(v));
+      };
+      why = "along spatial axis " + std::to_string(i) +
+            " the kernel spans dilation·(k − 1) + 1 = " + text(span) +
+            " positions, more than the padded input's in + 2·padding = " +
+            text(room);
+      return failure();
+    }
+    grid.push_back(windows);
+  }
+  return grid;
+}
+
+/// The kernel's offsets K (the product of its extents), or nothing when it
+/// does not fit int64.
+static std::optional<int64_t> kernelOffsets(ArrayRef<int64_t> kernel) {
+  int64_t k = 1;
+  for (int64_t extent : kernel) {
+    std::optional<int64_t> next = llvm::checkedMul(k, extent);
+    if (!next)
+      return std::nullopt;
+    k = *next;
+  }
+  return k;
+}
+
+/// What im2col and col2im share: `image` [N, C, *spatial] and `columns` [G,
+/// C/G·K, N, *grid] with the same element type, the window attributes, and a
+/// grid of at most the windows that fit along each axis (im2col's rule
+/// gives all of them; conv_transpose's gradient may take fewer).
+static LogicalResult verifyWindows(Operation *op, RankedTensorType image,
+                                   RankedTensorType columns,
+                                   ArrayRef<int64_t> kernel,
+                                   ArrayRef<int64_t> stride,
+                                   ArrayRef<int64_t> padding,
+                                   ArrayRef<int64_t> dilation, int64_t groups,
+                                   StringRef imageName) {
+  if (auto bad = checkImage(image, imageName, -1))
+    return op->emitOpError(bad->message);
+  int64_t axes = image.getRank() - 2;
+  if (static_cast<int64_t>(kernel.size()) != axes ||
+      llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+    return op->emitOpError("kernel ")
+           << formatList(kernel) << " must have one extent of at least 1 per "
+           << "spatial axis (" << axes << ")";
+  if (auto bad = checkWindowAttrs(axes, stride, padding, {}, dilation, groups,
+                                  kWindowArguments))
+    return op->emitOpError(bad->message);
+  if (auto differ = differingElementTypes({image, columns}))
+    return op->emitOpError(differ->message);
+  int64_t channels = image.getDimSize(1);
+  if (channels % groups != 0)
+    return op->emitOpError("the image ")
+           << quoted(image) << " has " << channels
+           << " channels, which groups = " << groups << " does not divide";
+  std::optional<int64_t> k = kernelOffsets(kernel);
+  std::optional<int64_t> rows = k ? llvm::checkedMul(channels / groups, *k)
+                                  : std::nullopt;
+  if (!rows)
+    return op->emitOpError("kernel ")
+           << formatList(kernel) << " has more offsets than int64 can count";
+  std::string why;
+  FailureOr<SmallVector<int64_t>> fit =
+      windowsThatFit(image, kernel, stride, padding, dilation, why);
+  if (failed(fit))
+    return op->emitOpError(why) << " (image " << quoted(image) << ")";
+  SmallVector<int64_t> lead = {groups, *rows, image.getDimSize(0)};
+  bool ok = columns.getRank() == 3 + axes &&
+            columns.getShape().take_front(3) == ArrayRef<int64_t>(lead);
+  for (int64_t i = 0; ok && i < axes; ++i) {
+    int64_t windows = columns.getDimSize(3 + i);
+    ok = windows >= 1 && windows <= (*fit)[i];
+  }
+  if (!ok)
+    return op->emitOpError("the columns ")
+           << quoted(columns) << " must be [G, C/G·K, N, *grid] = "
+           << formatList(lead) << " followed by at most "
+           << formatList(*fit) << " windows per spatial axis (every window "
+           << "that fits the image " << quoted(image) << ")";
+  return success();
+}
+
+InferredType Im2colOp::inferResultType(RankedTensorType input,
+                                       ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> stride,
+                                       ArrayRef<int64_t> padding,
+                                       ArrayRef<int64_t> dilation,
+                                       int64_t groups) {
+  if (auto bad = checkImage(input, "the input", -1))
+    return *bad;
+  int64_t axes = input.getRank() - 2;
+  if (static_cast<int64_t>(kernel.size()) != axes ||
+      llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+    return InferredType::failure("kernel " + formatList(kernel) +
+                                 " must have one extent of at least 1 per "
+                                 "spatial axis (" + std::to_string(axes) + ")");
+  if (auto bad = checkWindowAttrs(axes, stride, padding, {}, dilation, groups,
+                                  kWindowArguments))
+    return *bad;
+  if (input.getDimSize(1) % groups != 0)
+    return InferredType::failure("the input " + quoted(input) + " has " +
+                                 std::to_string(input.getDimSize(1)) +
+                                 " channels, which groups = " +
+                                 std::to_string(groups) + " does not divide");
+  std::string why;
+  FailureOr<SmallVector<int64_t>> fit =
+      windowsThatFit(input, kernel, stride, padding, dilation, why);
+  if (failed(fit))
+    return InferredType::failure(why + " (image " + quoted(input) + ")");
+  std::optional<int64_t> k = kernelOffsets(kernel);
+  std::optional<int64_t> rows =
+      k ? llvm::checkedMul(input.getDimSize(1) / groups, *k) : std::nullopt;
+  if (!rows)
+    return InferredType::failure("kernel " + formatList(kernel) +
+                                 " has more offsets than int64 can count");
+  SmallVector<int64_t> shape = {groups, *rows, input.getDimSize(0)};
+  shape.append(fit->begin(), fit->end());
+  return tensorLike(input, shape);
+}
+
+LogicalResult Im2colOp::verify() {
+  return verifyWindows(*this, tensorOf(getInput()), tensorOf(getResult()),
+                       getKernel(), getStride(), getPadding(), getDilation(),
+                       getGroups(), "the input");
+}
+
+LogicalResult Col2imOp::verify() {
+  return verifyWindows(*this, tensorOf(getResult()), tensorOf(getInput()),
+                       getKernel(), getStride(), getPadding(), getDilation(),
+                       getGroups(), "the result");
+}
+
+// im2col and col2im are each other's adjoints: im2col reads each image
+// element into the columns of the windows covering it, col2im adds those
+// columns back into it.
+static Value buildCol2im(OpBuilder &b, Location loc, Value columns,
+                         RankedTensorType image, ArrayRef<int64_t> kernel,
+                         ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                         ArrayRef<int64_t> dilation, int64_t groups) {
+  return b.create<Col2imOp>(loc, image, columns, kernel, stride, padding,
+                            dilation, groups);
+}
+
+static Value buildIm2col(OpBuilder &b, Location loc, Value image,
+                         RankedTensorType columns, ArrayRef<int64_t> kernel,
+                         ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                         ArrayRef<int64_t> dilation, int64_t groups) {
+  return b.create<Im2colOp>(loc, columns, image, kernel, stride, padding,
+                            dilation, groups);
+}
+
+LogicalResult Im2colOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                 SmallVectorImpl<Value> &grads) {
+  grads.push_back(buildCol2im(b, getLoc(), dy[0], tensorOf(getInput()),
+                              getKernel(), getStride(), getPadding(),
+                              getDilation(), getGroups()));
+  return success();
+}
+
+LogicalResult Col2imOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                 SmallVectorImpl<Value> &grads) {
+  grads.push_back(buildIm2col(b, getLoc(), dy[0], tensorOf(getInput()),
+                              getKernel(), getStride(), getPadding(),
+                              getDilation(), getGroups()));
+  return success();
+}
+
+void Im2colOp::getIndexProducts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &products) {
+  getConvGeometry(*this).indexProducts(products);
+}
+
+void Col2imOp::getIndexProducts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &products) {
+  getConvGeometry(*this).indexProducts(products);
+}
+
+/// What conv and conv_transpose share before their weight's layout: element
+/// types, x's rank, the weight's rank, the attributes and the bias [O].
+static std::optional<InferredType>
+checkConvOperands(RankedTensorType input, RankedTensorType weight,
+                  RankedTensorType bias, ArrayRef<int64_t> stride,
+                  ArrayRef<int64_t> padding, ArrayRef<int64_t> outputPadding,
+                  ArrayRef<int64_t> dilation, int64_t groups,
+                  const ConvArguments &at, bool transposed) {
+  if (auto differ = differingElementTypes({input, weight, bias}))
+    return differ;
+  if (auto bad = checkImage(input, "x", at.input))
+    return bad;
+  const char *layout = transposed ? "[C, O/groups, *kernel]"
+                                  : "[O, C/groups, *kernel]";
+  if (weight.getRank() != input.getRank() ||
+      llvm::any_of(weight.getShape(), [](int64_t e) { return e < 1; }))
+    return InferredType::failure(
+        "the weight " + quoted(weight) + " must be " + layout +
+            " (extents at least 1) of x's rank " +
+            std::to_string(input.getRank()) + " (x " + quoted(input) + ")",
+        at.weight);
+  int64_t axes = input.getRank() - 2;
+  if (auto bad = checkWindowAttrs(axes, stride, padding, outputPadding,
+                                  dilation, groups, at, transposed))
+    return bad;
+  int64_t channels = input.getDimSize(1);
+  if (channels % groups != 0)
+    return InferredType::failure("x " + quoted(input) + " has " +
+                                     std::to_string(channels) +
+                                     " channels, which groups = " +
+                                     std::to_string(groups) +
+                                     " does not divide",
+                                 at.groups);
+  return std::nullopt;
+}
+
+static std::optional<InferredType> checkBias(RankedTensorType bias,
+                                             int64_t outputs, int argument) {
+  if (bias && (bias.getRank() != 1 || bias.getDimSize(0) != outputs))
+    return InferredType::failure("the bias " + quoted(bias) +
+                                     " must be [O] = [" +
+                                     std::to_string(outputs) + "]",
+                                 argument);
+  return std::nullopt;
+}
+
+// x [N, C, *in], weight [O, C/G, *k], bias [O] -> [N, O, *out], out the
+// windows that fit each axis.
+InferredType ConvOp::inferResultType(RankedTensorType input,
+                                     RankedTensorType weight,
+                                     RankedTensorType bias,
+                                     ArrayRef<int64_t> stride,
+                                     ArrayRef<int64_t> padding,
+                                     ArrayRef<int64_t> dilation,
+                                     int64_t groups) {
+  const ConvArguments &at = kConvArguments;
+  if (auto bad = checkConvOperands(input, weight, bias, stride, padding, {},
+                                   dilation, groups, at, false))
+    return *bad;
+  int64_t channels = input.getDimSize(1), outputs = weight.getDimSize(0);
+  if (outputs % groups != 0)
+    return InferredType::failure("the weight " + quoted(weight) + " has " +
+                                     std::to_string(outputs) +
+                                     " output channels, which groups = " +
+                                     std::to_string(groups) +
+                                     " does not divide",
+                                 at.groups);
+  if (weight.getDimSize(1) != channels / groups)
+    return InferredType::failure(
+        "the weight " + quoted(weight) + " must have C/groups = " +
+            std::to_string(channels / groups) +
+            " input channels on axis 1 (x " + quoted(input) + " has " +
+            std::to_string(channels) + ", groups = " + std::to_string(groups) +
+            ")",
+        at.weight);
+  std::string why;
+  FailureOr<SmallVector<int64_t>> grid = windowsThatFit(
+      input, weight.getShape().drop_front(2), stride, padding, dilation, why);
+  if (failed(grid))
+    return InferredType::failure(why + " (x " + quoted(input) + ", weight " +
+                                     quoted(weight) + ")",
+                                 at.weight);
+  if (auto bad = checkBias(bias, outputs, at.bias))
+    return *bad;
+  SmallVector<int64_t> shape = {input.getDimSize(0), outputs};
+  shape.append(grid->begin(), grid->end());
+  return tensorLike(input, shape);
+}
+
+LogicalResult ConvOp::verify() {
+  RankedTensorType bias = getBias() ? tensorOf(getBias()) : RankedTensorType();
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), tensorOf(getWeight()), bias,
+                             getStride(), getPadding(), getDilation(),
+                             getGroups()));
+}
+
+// x [N, C, *in], weight [C, O/G, *k], bias [O] -> [N, O, *out], out = (in −
+// 1)·stride − 2·padding + dilation·(k − 1) + output_padding + 1.
+InferredType ConvTransposeOp::inferResultType(
+    RankedTensorType input, RankedTensorType weight, RankedTensorType bias,
+    ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+    ArrayRef<int64_t> outputPadding, ArrayRef<int64_t> dilation,
+    int64_t groups) {
+  const ConvArguments &at = kConvTransposeArguments;
+  if (auto bad = checkConvOperands(input, weight, bias, stride, padding,
+                                   outputPadding, dilation, groups, at, true))
+    return *bad;
+  int64_t channels = input.getDimSize(1);
+  if (weight.getDimSize(0) != channels)
+    return InferredType::failure(
+        "the weight " + quoted(weight) +
+            " must be [C, O/groups, *kernel] with C = " +
+            std::to_string(channels) + " (x's channels) on axis 0 (x " +
+            quoted(input) + ")",
+        at.weight);
+  std::optional<int64_t> outputs =
+      llvm::checkedMul(weight.getDimSize(1), groups);
+  if (!outputs)
+    return InferredType::failure("O = " + std::to_string(weight.getDimSize(1)) +
+                                     " · groups does not fit int64",
+                                 at.groups);
+  int64_t axes = input.getRank() - 2;
+  for (int64_t i = 0; i < axes; ++i)
+    if (outputPadding[i] >= stride[i] && outputPadding[i] >= dilation[i])
+      return InferredType::failure(
+          "output_padding " + formatList(outputPadding) +
+              " must be smaller than stride " + formatList(stride) +
+              " or dilation " + formatList(dilation) +
+              " on every spatial axis (torch's rule); spatial axis " +
+              std::to_string(i) + " has " + std::to_string(outputPadding[i]),
+          at.outputPadding);
+  SmallVector<int64_t> shape = {input.getDimSize(0), *outputs};
+  for (int64_t i = 0; i < axes; ++i) {
+    __int128 out = static_cast<__int128>(input.getDimSize(2 + i) - 1) * stride[i] -
+                   2 * static_cast<__int128>(padding[i]) +
+                   static_cast<__int128>(dilation[i]) *
+                       (weight.getDimSize(2 + i) - 1) +
+                   outputPadding[i] + 1;
+    if (out < 1 || out > std::numeric_limits<int64_t>::max())
+      return InferredType::failure(
+          "along spatial axis " + std::to_string(i) +
+              " the output extent (in − 1)·stride − 2·padding + dilation·(k "
+              "− 1) + output_padding + 1 is " +
+              (out < 1 ? std::to_string(static_cast<int64_t>(out)) +
+                             ", not positive: the padding is too large"
+                       : std::string("more than int64 holds")) +
+              " (x " + quoted(input) + ", weight " + quoted(weight) + ")",
+          at.padding);
+    shape.push_back(static_cast<int64_t>(out));
+  }
+  if (auto bad = checkBias(bias, *outputs, at.bias))
+    return *bad;
+  return tensorLike(input, shape);
+}
+
+LogicalResult ConvTransposeOp::verify() {
+  RankedTensorType bias = getBias() ? tensorOf(getBias()) : RankedTensorType();
+  return verifyInferredType(
+      *this, inferResultType(tensorOf(getInput()), tensorOf(getWeight()), bias,
+                             getStride(), getPadding(), getOutputPadding(),
+                             getDilation(), getGroups()));
+}
+
+/// `value` [..] + bias [O] broadcast along axis 1.
+static Value addChannelBias(OpBuilder &b, Location loc, Value value,
+                            Value bias) {
+  if (!bias)
+    return value;
+  RankedTensorType t = tensorOf(value);
+  Value wide = buildBroadcast(b, loc, bias, t, {1});
+  return b.create<AddOp>(loc, t, value, wide);
+}
+
+/// [A, N, L] (A the channels, L the spatial positions) as [N, A, L], or the
+/// other way round: one permute, none when N = 1 (the two layouts are the
+/// same elements then). `value` has A·N·L elements in the `from` order;
+/// the result is shaped `to`.
+static Value swapChannelsAndBatch(OpBuilder &b, Location loc, Value value,
+                                  int64_t outer, int64_t inner, int64_t rest,
+                                  RankedTensorType to) {
+  RankedTensorType t = tensorOf(value);
+  if (outer == 1 || inner == 1)
+    return buildReshape(b, loc, value, to);
+  Value three = buildReshape(b, loc, value, tensorLike(t, {outer, inner, rest}));
+  Value swapped = b.create<PermuteOp>(loc, tensorLike(t, {inner, outer, rest}),
+                                      three, b.getDenseI64ArrayAttr({1, 0, 2}));
+  return buildReshape(b, loc, swapped, to);
+}
+
+// The composed form: columns = im2col(x) [G, C/G·K, N, *out]; the weight
+// viewed [G, O/G, C/G·K] (rank 2 for one group) times the columns viewed [G,
+// C/G·K, N·L]: y [G, O/G, N·L], which is [O, N, L]; permuted to [N, O, L]
+// and viewed [N, O, *out]; the bias added.
+LogicalResult ConvOp::decompose(OpBuilder &b,
+                                SmallVectorImpl<Value> &results) {
+  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight()),
+                   y = tensorOf(getResult());
+  int64_t groups = getGroups();
+  ArrayRef<int64_t> kernel = w.getShape().drop_front(2);
+  InferredType columnsType = Im2colOp::inferResultType(
+      x, kernel, getStride(), getPadding(), getDilation(), groups);
+  if (!columnsType)
+    return failure();
+  Value columns = buildIm2col(b, loc, getInput(), columnsType.type, kernel,
+                              getStride(), getPadding(), getDilation(), groups);
+  int64_t batch = x.getDimSize(0), outputs = w.getDimSize(0);
+  int64_t rows = columnsType.type.getDimSize(1);
+  int64_t positions = 1; // L: the windows per image
+  for (int64_t extent : y.getShape().drop_front(2))
+    positions *= extent;
+  auto grouped = [&](ArrayRef<int64_t> matrix) {
+    SmallVector<int64_t> shape;
+    if (groups > 1)
+      shape.push_back(groups);
+    shape.append(matrix.begin(), matrix.end());
+    return tensorLike(x, shape);
+  };
+  Value lhs = buildReshape(b, loc, getWeight(),
+                           grouped({outputs / groups, rows}));
+  Value rhs = buildReshape(b, loc, columns, grouped({rows, batch * positions}));
+  Value product = buildMatmul(b, loc, lhs, false, rhs, false);
+  Value out = swapChannelsAndBatch(b, loc, product, outputs, batch, positions, y);
+  results.push_back(addChannelBias(b, loc, out, getBias()));
+  return success();
+}
+
+LogicalResult ConvOp::fuse(OpBuilder &, SmallVectorImpl<Value> &) {
+  return failure(); // the composed form is conv's only one
+}
+
+// The composed form: x [N, C, *in] as [C, N, L] (a permute unless N = 1),
+// viewed [G, C/G, N·L]; the weight viewed [G, C/G, O/G·K] times it through
+// a transpose flag: the columns [G, O/G·K, N·L], viewed [G, O/G·K, N, *in],
+// folded by col2im into [N, O, *out]; the bias added.
+LogicalResult ConvTransposeOp::decompose(OpBuilder &b,
+                                         SmallVectorImpl<Value> &results) {
+  Location loc = NameLoc::get(b.getStringAttr(getOperationName()), getLoc());
+  RankedTensorType x = tensorOf(getInput()), w = tensorOf(getWeight()),
+                   y = tensorOf(getResult());
+  int64_t groups = getGroups();
+  int64_t batch = x.getDimSize(0), channels = x.getDimSize(1);
+  int64_t positions = 1; // L: x's positions per image
+  for (int64_t extent : x.getShape().drop_front(2))
+    positions *= extent;
+  ArrayRef<int64_t> kernel = w.getShape().drop_front(2);
+  int64_t rows = w.getDimSize(1); // O/G · K
+  for (int64_t extent : kernel)
+    rows *= extent;
+  auto grouped = [&](ArrayRef<int64_t> matrix) {
+    SmallVector<int64_t> shape;
+    if (groups > 1)
+      shape.push_back(groups);
+    shape.append(matrix.begin(), matrix.end());
+    return tensorLike(x, shape);
+  };
+  Value image = swapChannelsAndBatch(
+      b, loc, getInput(), batch, channels, positions,
+      grouped({channels / groups, batch * positions}));
+  Value lhs = buildReshape(b, loc, getWeight(),
+                           grouped({channels / groups, rows}));
+  Value product = buildMatmul(b, loc, lhs, true, image, false);
+  SmallVector<int64_t> columnsShape = {groups, rows, batch};
+  columnsShape.append(x.getShape().begin() + 2, x.getShape().end());
+  Value columns = buildReshape(b, loc, product, tensorLike(x, columnsShape));
+  Value out = buildCol2im(b, loc, columns, y, kernel, getStride(),
+                          getPadding(), getDilation(), groups);
+  results.push_back(addChannelBias(b, loc, out, getBias()));
+  return success();
+}
+
+LogicalResult ConvTransposeOp::fuse(OpBuilder &, SmallVectorImpl<Value> &) {
+  return failure(); // the composed form is conv_transpose's only one
 }

@@ -1778,4 +1778,216 @@ def Vouch_FlattenOp : Vouch_CompositeOp<"flatten", [Pure]> {
   let builtinParams = "x, start_axis = 1";
 }
 
+//===----------------------------------------------------------------------===//
+// Convolution: im2col, col2im, and the composite conv / conv_transpose
+//===----------------------------------------------------------------------===//
+
+// An image is [N, C, *spatial] (1 to 3 spatial axes, channel-first, batch
+// first: PyTorch's layout); its windows are those of a convolution with
+// `kernel` extents, `stride`, `padding` (zeros, the same on both sides of an
+// axis) and `dilation`, one entry per spatial axis, the channels split into
+// `groups`. The windows' columns are [G, C/G·K, N, *grid]: row c·K + k of
+// group g (k the kernel offset, row-major over the kernel axes) and column
+// (n, *o) (o the window, row-major over the grid) hold image element
+// [n, g·C/G + c, o·stride − padding + k·dilation] (per axis), 0 where that
+// lies in the padding. `grid` (the columns' trailing extents) is the number
+// of windows along each axis: at most ⌊(in + 2·padding − dilation·(k − 1) −
+// 1) / stride⌋ + 1, every window that fits (a convolution's output extents),
+// or fewer (conv_transpose's gradient, whose output_padding may leave room
+// for more windows than its input has). ir/ConvGeometry.h derives the
+// extents for every stage.
+
+// The windows of an image as columns: what a convolution multiplies by its
+// weight (one product with a transpose flag per direction, over every batch
+// entry's columns at once).
+def Vouch_Im2colOp : Vouch_Op<"im2col", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
+    DeclareOpInterfaceMethods<Vouch_KernelIndexOpInterface>]> {
+  let summary = "The windows of an image as columns [G, C/G·K, N, *grid]";
+  let description = [{
+    result[g, c·K + k, n, *o] = input[n, g·C/G + c, o·stride − padding +
+    k·dilation] per spatial axis, 0 in the padding. Its VJP is col2im.
+
+    ```mlir
+    %c = vouch.im2col %x kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : (tensor<2x1x4x4xf32>) -> tensor<1x4x2x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `kernel` $kernel `stride` $stride `padding` "
+                       "$padding `dilation` $dilation `groups` $groups "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule (every window that fits), for conv's composed form.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::llvm::ArrayRef<int64_t> kernel,
+        ::llvm::ArrayRef<int64_t> stride, ::llvm::ArrayRef<int64_t> padding,
+        ::llvm::ArrayRef<int64_t> dilation, int64_t groups);
+  }];
+
+  let family = Vouch_Index;
+  let formula = "result[g, c·K + k, n, *o] = input[n, g·C/G + c, o·stride − "
+                "padding + k·dilation] per spatial axis (k row-major over the "
+                "kernel, o over the grid of windows), 0 in the padding";
+  let cpuKernel = "vouch::rt::im2col<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/ConvRecipe.cpp, runtime/cuda/kernels/conv.cuh";
+  let cudaKernel = "vouch::im2col_kernel";
+  let cudaKernelNote = "one thread per column element, grid-stride; the "
+                       "window geometry's products (ConvGeometry, "
+                       "conv_geometry.h) checked against the UInt32 CUDA ABI "
+                       "by the gate";
+}
+
+// im2col's adjoint (its VJP, and conv_transpose's last step): every column
+// element added back into the image element it was read from.
+def Vouch_Col2imOp : Vouch_Op<"col2im", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
+    DeclareOpInterfaceMethods<Vouch_KernelIndexOpInterface>]> {
+  let summary = "Columns [G, C/G·K, N, *grid] folded back into an image";
+  let description = [{
+    result[n, g·C/G + c, s] is the sum, over the kernel offsets k in
+    ascending (row-major) order whose window o satisfies o·stride −
+    padding + k·dilation = s on every spatial axis (o within the grid), of
+    input[g, c·K + k, n, *o], from 0: one writer per image element, a fixed
+    order, no atomics. The result type gives the image's extents. Its VJP is
+    im2col.
+
+    ```mlir
+    %x = vouch.col2im %c kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : (tensor<1x4x2x3x3xf32>) -> tensor<2x1x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `kernel` $kernel `stride` $stride `padding` "
+                       "$padding `dilation` $dilation `groups` $groups "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Index;
+  let formula = "result[n, g·C/G + c, s] = sum over the kernel offsets k "
+                "ascending of input[g, c·K + k, n, *o] where o·stride − "
+                "padding + k·dilation = s per spatial axis, from 0";
+  let cpuKernel = "vouch::rt::col2im<T>";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/ConvRecipe.cpp, runtime/cuda/kernels/conv.cuh";
+  let cudaKernel = "vouch::col2im_kernel";
+  let cudaKernelNote = "one thread per image element folds its windows' "
+                       "terms in ascending kernel order from 0, as the cpu "
+                       "kernel (no atomics: the same bits every run); the "
+                       "window geometry's products checked against the UInt32 "
+                       "CUDA ABI by the gate";
+  let sums = 1;
+}
+
+// torch.nn.functional.conv1d / conv2d / conv3d.
+def Vouch_ConvOp : Vouch_CompositeOp<"conv", [Pure]> {
+  let summary = "Convolution over 1 to 3 spatial axes (F.conv1d / 2d / 3d)";
+  let description = [{
+    x is [N, C, *spatial], weight [O, C/groups, *kernel], the optional bias
+    [O]; the result is [N, O, *out] with out = ⌊(in + 2·padding −
+    dilation·(k − 1) − 1) / stride⌋ + 1 per spatial axis: PyTorch's
+    cross-correlation, zero padding, channels split into `groups`.
+
+    Composed form (built by vouch-decompose): im2col of x [G, C/G·K, N,
+    *out], the weight viewed [G, O/G, C/G·K] times those columns viewed [G,
+    C/G·K, N·L] (one product, batched over the groups), its [O, N, L] result
+    permuted to [N, O, L] (no permute when N = 1), the bias broadcast and
+    added. Autodiff then gives dW as one product through a transpose flag
+    (contracting over every batch entry's columns, no batch reduction), and
+    dx as the product through the other flag folded by col2im.
+
+    ```mlir
+    %y = vouch.conv %x, %w, %b stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
+                       Optional<Vouch_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? `stride` $stride "
+                       "`padding` $padding `dilation` $dilation `groups` "
+                       "$groups attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`bias` may be null);
+    /// a failure's argument is the builtin's parameter it is about.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+        ::mlir::RankedTensorType bias, ::llvm::ArrayRef<int64_t> stride,
+        ::llvm::ArrayRef<int64_t> padding, ::llvm::ArrayRef<int64_t> dilation,
+        int64_t groups);
+    bool hasFusedForm() { return false; }
+  }];
+
+  let formula = "result[n, o, *p] = bias[o] + Σ over the group's channels c "
+                "and kernel offsets k of weight[o, c, *k]·x[n, g·C/G + c, "
+                "p·stride − padding + k·dilation] (0 in the padding), g = "
+                "o div (O/G): F.conv1d / conv2d / conv3d";
+  let builtin = "conv";
+  let builtinParams = "x, weight, bias = none, stride = 1, padding = 0, "
+                      "dilation = 1, groups = 1";
+}
+
+// torch.nn.functional.conv_transpose1d / 2d / 3d: the gradient of conv with
+// respect to its input, as a layer.
+def Vouch_ConvTransposeOp : Vouch_CompositeOp<"conv_transpose", [Pure]> {
+  let summary = "Transposed convolution over 1 to 3 spatial axes "
+                "(F.conv_transpose1d / 2d / 3d)";
+  let description = [{
+    x is [N, C, *spatial], weight [C, O/groups, *kernel] (torch's layout),
+    the optional bias [O]; the result is [N, O, *out] with out = (in − 1)·
+    stride − 2·padding + dilation·(k − 1) + output_padding + 1 per spatial
+    axis, output_padding < stride or < dilation on each (torch's rule).
+
+    Composed form: x viewed [G, C/G, N·L] (permuted from [N, C, L] first
+    unless N = 1), the weight viewed [G, C/G, O/G·K] times it through a
+    transpose flag, the columns [G, O/G·K, N, *in] folded by col2im into [N,
+    O, *out], the bias broadcast and added.
+
+    ```mlir
+    %y = vouch.conv_transpose %x, %w stride [2] padding [1] output_padding [1] dilation [1] groups 1 : (tensor<2x4x5xf32>, tensor<4x3x3xf32>) -> tensor<2x3x10xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
+                       Optional<Vouch_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$output_padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? `stride` $stride "
+                       "`padding` $padding `output_padding` $output_padding "
+                       "`dilation` $dilation `groups` $groups attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule, for verify() and the frontend (`bias` may be null);
+    /// a failure's argument is the builtin's parameter it is about.
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+        ::mlir::RankedTensorType bias, ::llvm::ArrayRef<int64_t> stride,
+        ::llvm::ArrayRef<int64_t> padding,
+        ::llvm::ArrayRef<int64_t> outputPadding,
+        ::llvm::ArrayRef<int64_t> dilation, int64_t groups);
+    bool hasFusedForm() { return false; }
+  }];
+
+  let formula = "result[n, o, *q] = bias[o] + Σ over x's positions p, the "
+                "group's channels c and kernel offsets k with p·stride − "
+                "padding + k·dilation = q of weight[g·C/G + c, o mod (O/G), "
+                "*k]·x[n, g·C/G + c, *p], g = o div (O/G): "
+                "F.conv_transpose1d / 2d / 3d";
+  let builtin = "conv_transpose";
+  let builtinParams = "x, weight, bias = none, stride = 1, padding = 0, "
+                      "output_padding = 0, dilation = 1, groups = 1";
+}
+
 #endif // VOUCH_OPS_TD

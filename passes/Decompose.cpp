@@ -49,9 +49,12 @@ struct DecomposePass : public vouch::impl::DecomposeBase<DecomposePass> {
     for (CompositeOpInterface op : composites) {
       OpBuilder builder(op);
       SmallVector<Value> results;
-      bool fused = attention != "composed" &&
+      // The attention option picks among the forms of ops that have two
+      // (a convolution has only its composed form).
+      bool twoForms = op.hasFusedForm();
+      bool fused = attention != "composed" && twoForms &&
                    succeeded(op.fuse(builder, results));
-      if (!fused && attention == "fused") {
+      if (!fused && attention == "fused" && twoForms) {
         op->emitOpError("has no fused form for these operands (the fused "
                         "attention kernels take heads of at most ")
             << FlashAttentionOp::kMaxHeadDim

@@ -78,6 +78,137 @@ HostTensor linear(const HostTensor &x, const HostTensor &w,
   return y;
 }
 
+/// A convolution's windows, read off the op's attributes: window o of a
+/// spatial axis reads, at kernel offset k, image position o·stride −
+/// padding + k·dilation (outside the image: the zero padding). Written out
+/// here with plain loops over multi-indices (the compiled programs run
+/// conv through im2col, matmul and col2im; gradient checks and `run
+/// --interpret` against PyTorch hold those to these loops).
+struct Windows {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups;
+
+  template <class OpT>
+  explicit Windows(OpT op)
+      : stride(op.getStride().begin(), op.getStride().end()),
+        padding(op.getPadding().begin(), op.getPadding().end()),
+        dilation(op.getDilation().begin(), op.getDilation().end()),
+        groups(op.getGroups()) {}
+
+  /// The flat offset within `image` (spatial extents) that window `o` reads
+  /// at kernel offset `k`, or -1 in the padding.
+  int64_t at(const std::vector<int64_t> &image, const std::vector<int64_t> &o,
+             const std::vector<int64_t> &k) const {
+    int64_t offset = 0;
+    for (size_t i = 0; i < image.size(); ++i) {
+      int64_t q = o[i] * stride[i] - padding[i] + k[i] * dilation[i];
+      if (q < 0 || q >= image[i])
+        return -1;
+      offset = offset * image[i] + q;
+    }
+    return offset;
+  }
+};
+
+std::vector<int64_t> spatialOf(const std::vector<int64_t> &shape, size_t from) {
+  return {shape.begin() + from, shape.end()};
+}
+
+int64_t countOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t e : shape)
+    n *= e;
+  return n;
+}
+
+/// conv: y[n, o, p] = bias[o] + Σ_c Σ_k w[o, c, k]·x[n, g·C/G + c, at(p, k)],
+/// g = o / (O/G).
+HostTensor convolve(const HostTensor &x, const HostTensor &w,
+                    const HostTensor *bias, const Windows &win, Value result) {
+  HostTensor y = zerosLike(result);
+  int64_t batch = x.shape[0], channels = x.shape[1], outputs = w.shape[0];
+  int64_t perGroup = channels / win.groups, outPerGroup = outputs / win.groups;
+  std::vector<int64_t> image = spatialOf(x.shape, 2), kernel = spatialOf(w.shape, 2),
+                       grid = spatialOf(y.shape, 2);
+  int64_t pixels = countOf(image), taps = countOf(kernel), windows = countOf(grid);
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t p = 0; p < windows; ++p) {
+        std::vector<int64_t> window = unflatten(p, grid);
+        int64_t g = o / outPerGroup;
+        double sum = 0;
+        for (int64_t c = 0; c < perGroup; ++c)
+          for (int64_t k = 0; k < taps; ++k) {
+            int64_t q = win.at(image, window, unflatten(k, kernel));
+            if (q >= 0)
+              sum += w.data[(o * perGroup + c) * taps + k] *
+                     x.data[(n * channels + g * perGroup + c) * pixels + q];
+          }
+        y.data[(n * outputs + o) * windows + p] = sum + (bias ? bias->data[o] : 0.0);
+      }
+  return y;
+}
+
+/// conv_transpose, scattered: each x[n, c, p] times w[c, o', k] is added to
+/// y[n, g·O/G + o', at(p, k)] (g = c / (C/G)); then the bias.
+HostTensor convolveTransposed(const HostTensor &x, const HostTensor &w,
+                              const HostTensor *bias, const Windows &win,
+                              Value result) {
+  HostTensor y = zerosLike(result);
+  int64_t batch = x.shape[0], channels = x.shape[1], outPerGroup = w.shape[1];
+  int64_t perGroup = channels / win.groups, outputs = y.shape[1];
+  std::vector<int64_t> grid = spatialOf(x.shape, 2), kernel = spatialOf(w.shape, 2),
+                       image = spatialOf(y.shape, 2);
+  int64_t pixels = countOf(image), taps = countOf(kernel), windows = countOf(grid);
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < windows; ++p) {
+        std::vector<int64_t> window = unflatten(p, grid);
+        int64_t g = c / perGroup;
+        double v = x.data[(n * channels + c) * windows + p];
+        for (int64_t o = 0; o < outPerGroup; ++o)
+          for (int64_t k = 0; k < taps; ++k) {
+            int64_t q = win.at(image, window, unflatten(k, kernel));
+            if (q >= 0)
+              y.data[(n * outputs + g * outPerGroup + o) * pixels + q] +=
+                  w.data[(c * outPerGroup + o) * taps + k] * v;
+          }
+      }
+  if (bias)
+    for (size_t i = 0; i < y.data.size(); ++i)
+      y.data[i] += bias->data[(i / pixels) % outputs];
+  return y;
+}
+
+/// im2col (`fold` false): columns [G, C/G·K, N, *grid] from the image; col2im
+/// (`fold` true): the image from the columns, each column element added to
+/// the image element im2col would read it from.
+void windowsAndImage(HostTensor &image, HostTensor &columns,
+                     const std::vector<int64_t> &kernel, const Windows &win,
+                     bool fold) {
+  int64_t batch = image.shape[0], channels = image.shape[1];
+  int64_t perGroup = channels / win.groups;
+  std::vector<int64_t> spatial = spatialOf(image.shape, 2),
+                       grid = spatialOf(columns.shape, 3);
+  int64_t pixels = countOf(spatial), taps = countOf(kernel), windows = countOf(grid);
+  for (int64_t g = 0; g < win.groups; ++g)
+    for (int64_t c = 0; c < perGroup; ++c)
+      for (int64_t k = 0; k < taps; ++k)
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t p = 0; p < windows; ++p) {
+            int64_t column =
+                (((g * perGroup + c) * taps + k) * batch + n) * windows + p;
+            int64_t q = win.at(spatial, unflatten(p, grid), unflatten(k, kernel));
+            if (q < 0)
+              continue; // zero padding: an im2col zero, nothing to fold
+            int64_t pixel = (n * channels + g * perGroup + c) * pixels + q;
+            if (fold)
+              image.data[pixel] += columns.data[column];
+            else
+              columns.data[column] = image.data[pixel];
+          }
+}
+
 /// x's axis i as axis dims[i] of `shape`; extent-1 axes repeat.
 HostTensor broadcast(const HostTensor &x, ArrayRef<int64_t> dims,
                      const std::vector<int64_t> &shape) {
@@ -674,6 +805,34 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getResult()] = linear(get(o.getInput()),
                                              get(o.getWeight()), bias,
                                              o.getResult());
+              return success();
+            })
+            .Case([&](ConvOp o) {
+              values[o.getResult()] = convolve(
+                  get(o.getInput()), get(o.getWeight()),
+                  o.getBias() ? &get(o.getBias()) : nullptr, Windows(o),
+                  o.getResult());
+              return success();
+            })
+            .Case([&](ConvTransposeOp o) {
+              values[o.getResult()] = convolveTransposed(
+                  get(o.getInput()), get(o.getWeight()),
+                  o.getBias() ? &get(o.getBias()) : nullptr, Windows(o),
+                  o.getResult());
+              return success();
+            })
+            .Case([&](Im2colOp o) {
+              HostTensor image = get(o.getInput()), columns = zerosLike(o.getResult());
+              windowsAndImage(image, columns, {o.getKernel().begin(), o.getKernel().end()},
+                              Windows(o), /*fold=*/false);
+              values[o.getResult()] = columns;
+              return success();
+            })
+            .Case([&](Col2imOp o) {
+              HostTensor image = zerosLike(o.getResult()), columns = get(o.getInput());
+              windowsAndImage(image, columns, {o.getKernel().begin(), o.getKernel().end()},
+                              Windows(o), /*fold=*/true);
+              values[o.getResult()] = image;
               return success();
             })
             .Case([&](BroadcastOp o) {

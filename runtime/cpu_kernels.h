@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cuda/kernels/conv_geometry.h"
 #include "runtime/cuda/kernels/counter_rng.h"
 
 namespace vouch::rt {
@@ -325,6 +326,71 @@ void concat(const std::vector<const T*>& ins, const std::vector<int64_t>& extent
       offset += e;
     }
   }
+}
+
+// --- Convolution: a convolution's windows as columns and back (conv_geometry.h) ----------
+// The image is [N, C, s0, s1, s2], its columns [G, C/G·K, N, g0, g1, g2]: row
+// channel·K + k (channel = g·C/G + c), column (n, o) reads image position
+// o·stride − padding + k·dilation on every axis (zero padding outside).
+
+// columns = the windows of image, 0 in the padding.
+template <class T>
+void im2col(const T* image, T* columns, const ConvGeometry& g) {
+  const int64_t windows = conv_windows(g), offsets = conv_offsets(g);
+  int64_t idx = 0;
+  for (int64_t channel = 0; channel < g.channels; channel++)
+    for (int64_t k0 = 0; k0 < g.kernel[0]; k0++)
+      for (int64_t k1 = 0; k1 < g.kernel[1]; k1++)
+        for (int64_t k2 = 0; k2 < g.kernel[2]; k2++)
+          for (int64_t n = 0; n < g.batch; n++)
+            for (int64_t o0 = 0; o0 < g.grid[0]; o0++)
+              for (int64_t o1 = 0; o1 < g.grid[1]; o1++)
+                for (int64_t o2 = 0; o2 < g.grid[2]; o2++, idx++) {
+                  const int64_t o[3] = {o0, o1, o2}, k[3] = {k0, k1, k2};
+                  int64_t offset = n * g.channels + channel;
+                  bool inside = true;
+                  for (int a = 0; a < 3; a++) {
+                    const int64_t p = o[a] * g.stride[a] - g.padding[a] + k[a] * g.dilation[a];
+                    inside = inside && p >= 0 && p < g.image[a];
+                    offset = offset * g.image[a] + p;
+                  }
+                  columns[idx] = inside ? image[offset] : T(0);
+                }
+  (void)windows;
+  (void)offsets;
+}
+
+// image = the columns folded back: each image element, one at a time, sums the terms of
+// the windows covering it in ascending kernel-offset order (row-major) from T(0), the
+// order runtime/cuda/kernels/conv.cuh's col2im_kernel folds (the same bits).
+template <class T>
+void col2im(const T* columns, T* image, const ConvGeometry& g) {
+  const int64_t windows = conv_windows(g), offsets = conv_offsets(g);
+  int64_t idx = 0;
+  for (int64_t n = 0; n < g.batch; n++)
+    for (int64_t channel = 0; channel < g.channels; channel++)
+      for (int64_t p0 = 0; p0 < g.image[0]; p0++)
+        for (int64_t p1 = 0; p1 < g.image[1]; p1++)
+          for (int64_t p2 = 0; p2 < g.image[2]; p2++, idx++) {
+            const int64_t p[3] = {p0, p1, p2};
+            T acc = T(0);
+            int64_t k = 0;
+            for (int64_t k0 = 0; k0 < g.kernel[0]; k0++)
+              for (int64_t k1 = 0; k1 < g.kernel[1]; k1++)
+                for (int64_t k2 = 0; k2 < g.kernel[2]; k2++, k++) {
+                  const int64_t ks[3] = {k0, k1, k2};
+                  int64_t window = 0;
+                  bool covered = true;
+                  for (int a = 0; a < 3 && covered; a++) {
+                    const int64_t o = conv_window_of(g, a, p[a], ks[a]);
+                    covered = o >= 0;
+                    window = window * g.grid[a] + o;
+                  }
+                  if (covered)
+                    acc += columns[((channel * offsets + k) * g.batch + n) * windows + window];
+                }
+            image[idx] = acc;
+          }
 }
 
 // Mean of (pred[i] - target[i])^2 over n > 0 elements.

@@ -385,6 +385,153 @@ TEST(CpuKernelsTest, ConcatThreeInputsAlongEachAxis) {
   }
 }
 
+// --- im2col / col2im: a convolution's windows --------------------------------------
+
+// A geometry of 1 to 3 spatial axes, padded to three with extent 1 (as codegen passes it).
+struct ConvCase {
+  int64_t batch, channels, groups;
+  std::vector<int64_t> image, grid, kernel, stride, padding, dilation;
+  const char* what;
+
+  ConvGeometry geometry() const {
+    ConvGeometry g{batch, channels, groups, {1, 1, 1}, {1, 1, 1}, {1, 1, 1},
+                   {1, 1, 1}, {0, 0, 0},   {1, 1, 1}};
+    for (size_t a = 0; a < image.size(); a++) {
+      g.image[a] = image[a];
+      g.grid[a] = grid[a];
+      g.kernel[a] = kernel[a];
+      g.stride[a] = stride[a];
+      g.padding[a] = padding[a];
+      g.dilation[a] = dilation[a];
+    }
+    return g;
+  }
+  int64_t product(const std::vector<int64_t>& v) const {
+    int64_t p = 1;
+    for (int64_t e : v) p *= e;
+    return p;
+  }
+  int64_t positions() const { return product(image); }
+  int64_t windows() const { return product(grid); }
+  int64_t offsets() const { return product(kernel); }
+};
+
+// Multi-index of `flat` in `shape`, row-major.
+std::vector<int64_t> coordinates(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> at(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    at[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return at;
+}
+
+// The image position window `o` reads at kernel offset `k` (flat, row-major), -1 in the
+// padding: o·stride − padding + k·dilation per axis.
+int64_t window_reads(const ConvCase& c, int64_t o, int64_t k) {
+  std::vector<int64_t> oo = coordinates(o, c.grid), kk = coordinates(k, c.kernel);
+  int64_t flat = 0;
+  for (size_t a = 0; a < c.image.size(); a++) {
+    int64_t p = oo[a] * c.stride[a] - c.padding[a] + kk[a] * c.dilation[a];
+    if (p < 0 || p >= c.image[a]) return -1;
+    flat = flat * c.image[a] + p;
+  }
+  return flat;
+}
+
+const std::vector<ConvCase>& conv_cases() {
+  static const std::vector<ConvCase> cases = {
+      {2, 3, 1, {7}, {4}, {3}, {2}, {1}, {1}, "1-D stride 2 padding 1"},
+      {1, 4, 2, {9}, {3}, {2}, {2}, {0}, {3}, "1-D dilation 3, 2 groups, one window short"},
+      {2, 2, 1, {4, 5}, {3, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, "2-D plain"},
+      {3, 6, 3, {5, 6}, {3, 3}, {3, 2}, {2, 2}, {1, 0}, {1, 2}, "2-D strides, dilation, 3 groups"},
+      {2, 4, 2, {3, 4, 5}, {2, 2, 3}, {2, 3, 2}, {1, 2, 2}, {0, 1, 1}, {2, 1, 1},
+       "3-D everything"},
+      {1, 1, 1, {3, 3}, {2, 2}, {3, 3}, {2, 2}, {1, 1}, {1, 1},
+       "the grid smaller than the windows that fit (conv_transpose's gradient)"},
+  };
+  return cases;
+}
+
+// im2col against the definition (each column element the image element its window reads
+// at its row's offset, 0 in the padding), and then W·im2col(x) against a convolution
+// written out as nested sums over channels and kernel offsets.
+TEST(CpuKernelsTest, Im2colReadsEveryWindowAndMakesTheConvolution) {
+  for (const ConvCase& c : conv_cases()) {
+    const int64_t per_group = c.channels / c.groups, L = c.windows(), K = c.offsets();
+    const std::vector<double> x = iota_values(c.batch * c.channels * c.positions());
+    std::vector<double> cols(c.channels * K * c.batch * L, -99);
+    im2col<double>(x.data(), cols.data(), c.geometry());
+    for (int64_t ch = 0; ch < c.channels; ch++)
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < c.batch; n++)
+          for (int64_t o = 0; o < L; o++) {
+            int64_t p = window_reads(c, o, k);
+            double want = p < 0 ? 0.0 : x[(n * c.channels + ch) * c.positions() + p];
+            EXPECT_EQ(cols[((ch * K + k) * c.batch + n) * L + o], want)
+                << c.what << ": channel " << ch << " offset " << k << " entry " << n
+                << " window " << o;
+          }
+    // Two output channels per group: y[n, oc, o] = Σ_c Σ_k w[oc, c, k]·x[n, g·C/G + c, at].
+    const int64_t outputs = 2 * c.groups;
+    const std::vector<double> w = iota_values(outputs * per_group * K, 0.25);
+    for (int64_t n = 0; n < c.batch; n++)
+      for (int64_t oc = 0; oc < outputs; oc++)
+        for (int64_t o = 0; o < L; o++) {
+          const int64_t g = oc / 2;
+          double direct = 0, through = 0;
+          for (int64_t ci = 0; ci < per_group; ci++)
+            for (int64_t k = 0; k < K; k++) {
+              const int64_t p = window_reads(c, o, k);
+              const double wv = w[(oc * per_group + ci) * K + k];
+              if (p >= 0) direct += wv * x[(n * c.channels + g * per_group + ci) * c.positions() + p];
+              through += wv * cols[(((g * per_group + ci) * K + k) * c.batch + n) * L + o];
+            }
+          EXPECT_EQ(through, direct) << c.what << ": y[" << n << ", " << oc << ", " << o << "]";
+        }
+  }
+}
+
+// col2im is im2col's adjoint: <im2col(x), cols> = <x, col2im(cols)> (small integers:
+// exact); and it folds each image element's terms in ascending kernel-offset order from
+// 0: bit for bit a scatter written here whose outer loop is the kernel offset (so every
+// element receives its terms in that order), on float values where the order shows.
+TEST(CpuKernelsTest, Col2imIsTheAdjointAndFoldsInAscendingOffsetOrder) {
+  for (const ConvCase& c : conv_cases()) {
+    const int64_t L = c.windows(), K = c.offsets();
+    const int64_t image_size = c.batch * c.channels * c.positions();
+    const int64_t cols_size = c.channels * K * c.batch * L;
+    const std::vector<double> x = iota_values(image_size), cols = iota_values(cols_size, 0.5);
+    std::vector<double> windows(cols_size), folded(image_size, -99);
+    im2col<double>(x.data(), windows.data(), c.geometry());
+    col2im<double>(cols.data(), folded.data(), c.geometry());
+    double lhs = 0, rhs = 0;
+    for (int64_t i = 0; i < cols_size; i++) lhs += windows[i] * cols[i];
+    for (int64_t i = 0; i < image_size; i++) rhs += x[i] * folded[i];
+    EXPECT_EQ(lhs, rhs) << c.what;
+
+    std::vector<float> fcols(cols_size);
+    for (int64_t i = 0; i < cols_size; i++) fcols[i] = 1.0f / float(i % 13 + 3) + float(i % 5);
+    std::vector<float> got(image_size, -99.0f), want(image_size, 0.0f);
+    col2im<float>(fcols.data(), got.data(), c.geometry());
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t ch = 0; ch < c.channels; ch++)
+        for (int64_t n = 0; n < c.batch; n++)
+          for (int64_t o = 0; o < L; o++) {
+            const int64_t p = window_reads(c, o, k);
+            if (p >= 0)
+              want[(n * c.channels + ch) * c.positions() + p] +=
+                  fcols[((ch * K + k) * c.batch + n) * L + o];
+          }
+    int64_t covered = 0;
+    for (int64_t i = 0; i < image_size; i++) {
+      EXPECT_EQ(got[i], want[i]) << c.what << ": image element " << i;
+      covered += want[i] != 0.0f;
+    }
+    EXPECT_GT(covered, 0) << c.what;
+  }
+}
+
 // gelu's cpu helpers round every product and sum on its own: bit for bit equal to a
 // reference in which each step is forced through a volatile (so no compiler can fuse
 // it), and not equal, for some input, to the same formula with one product-sum fused

@@ -222,6 +222,50 @@ const std::vector<GradCase> &cases() {
       {"linear", {{"x", {2, 3, 2}}, {"w", {4, 2}}},
        "  %out = vouch.linear %x, %w : (tensor<2x3x2xf64>, tensor<4x2xf64>) -> tensor<2x3x4xf64>",
        {2, 3, 4}, 1e-8, 1e-7},
+      // Convolution, through its composed form (vouch-decompose: im2col,
+      // matmul, permute, col2im; GradCheckConv checks that form against the
+      // interpreter's direct loops). x is a param too, so dx is checked.
+      // 1-D, stride 2, padding 1, a bias.
+      {"conv", {{"x", {2, 3, 7}}, {"w", {4, 3, 3}}, {"b", {4}}},
+       "  %out = vouch.conv %x, %w, %b stride [2] padding [1] dilation [1] groups 1 : (tensor<2x3x7xf64>, tensor<4x3x3xf64>, tensor<4xf64>) -> tensor<2x4x4xf64>",
+       {2, 4, 4}, 1e-8, 1e-7},
+      // 2-D: two groups, stride, padding and dilation different per axis,
+      // odd extents.
+      {"conv", {{"x", {2, 4, 5, 6}}, {"w", {6, 2, 2, 3}}, {"b", {6}}},
+       "  %out = vouch.conv %x, %w, %b stride [1, 2] padding [1, 0] dilation [2, 1] groups 2 : (tensor<2x4x5x6xf64>, tensor<6x2x2x3xf64>, tensor<6xf64>) -> tensor<2x6x5x2xf64>",
+       {2, 6, 5, 2}, 1e-8, 1e-7},
+      // 3-D, padding 1, no bias.
+      {"conv", {{"x", {2, 2, 3, 4, 3}}, {"w", {2, 2, 2, 2, 2}}},
+       "  %out = vouch.conv %x, %w stride [1, 1, 1] padding [1, 1, 1] dilation [1, 1, 1] groups 1 : (tensor<2x2x3x4x3xf64>, tensor<2x2x2x2x2xf64>) -> tensor<2x2x4x5x4xf64>",
+       {2, 2, 4, 5, 4}, 1e-8, 1e-7},
+      // One batch entry (no permute), depthwise (groups = channels).
+      {"conv", {{"x", {1, 3, 5, 4}}, {"w", {3, 1, 3, 2}}, {"b", {3}}},
+       "  %out = vouch.conv %x, %w, %b stride [2, 1] padding [0, 0] dilation [1, 1] groups 3 : (tensor<1x3x5x4xf64>, tensor<3x1x3x2xf64>, tensor<3xf64>) -> tensor<1x3x2x3xf64>",
+       {1, 3, 2, 3}, 1e-8, 1e-7},
+      // conv_transpose 1-D: stride 2, padding 1, output_padding 1, a bias.
+      {"conv_transpose", {{"x", {2, 4, 3}}, {"w", {4, 3, 3}}, {"b", {3}}},
+       "  %out = vouch.conv_transpose %x, %w, %b stride [2] padding [1] output_padding [1] dilation [1] groups 1 : (tensor<2x4x3xf64>, tensor<4x3x3xf64>, tensor<3xf64>) -> tensor<2x3x6xf64>",
+       {2, 3, 6}, 1e-8, 1e-7},
+      // 2-D: two groups, every attribute different per axis.
+      {"conv_transpose", {{"x", {2, 4, 3, 2}}, {"w", {4, 1, 2, 3}}, {"b", {2}}},
+       "  %out = vouch.conv_transpose %x, %w, %b stride [2, 1] padding [0, 1] output_padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x3x2xf64>, tensor<4x1x2x3xf64>, tensor<2xf64>) -> tensor<2x2x7x4xf64>",
+       {2, 2, 7, 4}, 1e-8, 1e-7},
+      // output_padding 1 ≥ stride 1 (allowed: below dilation 2): col2im's
+      // grid (3) is smaller than the windows that fit its output (4).
+      {"conv_transpose", {{"x", {2, 2, 3}}, {"w", {2, 2, 2}}},
+       "  %out = vouch.conv_transpose %x, %w stride [1] padding [0] output_padding [1] dilation [2] groups 1 : (tensor<2x2x3xf64>, tensor<2x2x2xf64>) -> tensor<2x2x6xf64>",
+       {2, 2, 6}, 1e-8, 1e-7},
+      // 3-D, stride 2, one batch entry.
+      {"conv_transpose", {{"x", {1, 2, 2, 2, 2}}, {"w", {2, 1, 2, 2, 2}}},
+       "  %out = vouch.conv_transpose %x, %w stride [2, 2, 2] padding [0, 0, 0] output_padding [0, 0, 0] dilation [1, 1, 1] groups 1 : (tensor<1x2x2x2x2xf64>, tensor<2x1x2x2x2xf64>) -> tensor<1x1x4x4x4xf64>",
+       {1, 1, 4, 4, 4}, 1e-8, 1e-7},
+      // The index ops themselves (each is the other's VJP).
+      {"im2col", {{"x", {2, 3, 5}}},
+       "  %out = vouch.im2col %x kernel [2] stride [2] padding [1] dilation [1] groups 1 : (tensor<2x3x5xf64>) -> tensor<1x6x2x3xf64>",
+       {1, 6, 2, 3}, 1e-8, 1e-7},
+      {"col2im", {{"c", {2, 8, 2, 2, 3}}},
+       "  %out = vouch.col2im %c kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x8x2x2x3xf64>) -> tensor<2x4x3x4xf64>",
+       {2, 4, 3, 4}, 1e-8, 1e-7},
       {"broadcast", {{"a", {3}}},
        "  %out = vouch.broadcast %a dims [1] : (tensor<3xf64>) -> tensor<2x3xf64>",
        {2, 3}, 1e-8, 1e-7},
@@ -776,6 +820,59 @@ TEST(GradCheckAttention, FusedAndComposedFormsGiveOneGradient) {
     }
   }
   EXPECT_EQ(checked, 3);
+}
+
+// conv and conv_transpose as programs run them (their composed form: im2col,
+// matmul through transpose flags, permute, col2im) against the interpreter's
+// own loops (a direct sum for conv, a scatter for conv_transpose, sharing no
+// index arithmetic with im2col / col2im), every output element of every case.
+TEST(GradCheckConv, ComposedFormMatchesTheInterpretersLoops) {
+  int checked = 0;
+  for (const GradCase &c : cases()) {
+    if (c.name != "conv" && c.name != "conv_transpose")
+      continue;
+    ++checked;
+    MLIRContext context;
+    vouch::registerVouchDialect(context);
+    std::mt19937_64 rng(31 + checked);
+    std::map<std::string, vouch::HostTensor> feeds;
+    feeds["r"] = randomTensor(c.outShape, rng);
+    for (const Param &p : c.params)
+      feeds[p.name] = randomTensor(p.shape, rng);
+    auto outputOf = [&](bool decompose) -> std::vector<double> {
+      OwningOpRef<ModuleOp> module =
+          parseSourceString<ModuleOp>(modelText(c), &context);
+      if (!module)
+        return {};
+      if (decompose) {
+        PassManager pm(&context);
+        pm.addNestedPass<vouch::ModelOp>(vouch::createDecompose());
+        if (failed(pm.run(*module)))
+          return {};
+        bool composite = false;
+        module->walk([&](vouch::CompositeOpInterface) { composite = true; });
+        EXPECT_FALSE(composite) << c.body;
+      }
+      auto result =
+          vouch::interpret(*module->getOps<vouch::ModelOp>().begin(), feeds);
+      if (failed(result))
+        return {};
+      for (auto &[value, tensor] : result->values)
+        if (auto mul = value.getDefiningOp<vouch::MulOp>())
+          return result->values.at(mul.getLhs()).data;
+      return {};
+    };
+    std::vector<double> direct = outputOf(false), composed = outputOf(true);
+    ASSERT_EQ(direct.size(), static_cast<size_t>(count(c.outShape))) << c.body;
+    ASSERT_EQ(composed.size(), direct.size()) << c.body;
+    int nonzero = 0;
+    for (size_t i = 0; i < direct.size(); ++i) {
+      EXPECT_NEAR(direct[i], composed[i], 1e-13) << c.body << "\nelement " << i;
+      nonzero += direct[i] != 0;
+    }
+    EXPECT_GT(nonzero, 0) << c.body;
+  }
+  EXPECT_EQ(checked, 8);
 }
 
 // Where maximum's / minimum's operands tie, the gradient is split half and half

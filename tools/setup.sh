@@ -42,3 +42,8 @@ fi
 if [ ! -f "$root/examples/data/fortunes/vocab.json" ]; then
   /usr/bin/python3 "$root/tools/data/fortunes.py" "$root/examples/data/fortunes" >/dev/null
 fi
+
+# TorchLean's 4x4 band images of examples/quickstart_cnn.vouch.
+if [ ! -f "$root/examples/data/bands/labels.npy" ]; then
+  /usr/bin/python3 "$root/tools/data/bands.py" "$root/examples/data/bands"
+fi

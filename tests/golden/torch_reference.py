@@ -434,6 +434,54 @@ MODELS = {
 SHUFFLED = {"digits_mlp", "digits_rnn"}
 
 
+# --- Convolution models (F.conv*d, F.conv_transpose*d) ---------------------
+def xavier_receptive(seed, shape):
+    """Xavier-uniform of a conv weight [out, in, *kernel] as torch computes the
+    fans: fan_in = in·Πkernel, fan_out = out·Πkernel."""
+    receptive = 1
+    for extent in shape[2:]:
+        receptive *= extent
+    fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    count = fan_out * shape[1]
+    return torch.tensor([-limit + rand01(seed, i) * 2 * limit for i in range(count)],
+                        dtype=torch.float64).reshape(shape)
+
+
+def quickstart_cnn_forward(p, x):
+    """examples/quickstart_cnn.vouch: TorchLean's Conv2d(1→3, 2×2) → ReLU → a
+    linear classifier over the flattened [3, 3, 3] features."""
+    F = torch.nn.functional
+    h = torch.relu(F.conv2d(x, p["w_conv"], p["b_conv"]))
+    return h.reshape(x.shape[0], -1) @ p["w_out"].T + p["b_out"]
+
+
+def conv_mix_forward(p, x):
+    """examples/conv_mix.vouch: grouped, strided, padded, dilated convolutions
+    and transposed convolutions in 1, 2 and 3 spatial dimensions."""
+    F = torch.nn.functional
+    n = x.shape[0]
+    img = torch.tanh(x @ p["w_img"].T + p["b_img"]).reshape(n, 2, 5, 5)
+    h1 = torch.tanh(F.conv2d(img, p["w1"], p["b1"], stride=(2, 1), padding=1,
+                             dilation=(1, 2), groups=2))
+    h2 = torch.tanh(F.conv_transpose2d(h1, p["w2"], p["b2"], stride=2, padding=1,
+                                       output_padding=1, groups=2))
+    s = torch.tanh(F.conv1d(h2.reshape(n, 8, 9), p["w3"], padding=2, dilation=2))
+    v = torch.tanh(F.conv_transpose3d(h2.reshape(n, 1, 4, 3, 6), p["w4"], stride=(1, 2, 1),
+                                      dilation=(2, 1, 1)))
+    features = torch.cat([s.mean(2), v.mean((2, 3, 4))], dim=1)
+    return features @ p["w_out"].T + p["b_out"]
+
+
+MODELS.update({
+    "quickstart_cnn": (quickstart_cnn_forward, 0.03, 2),
+    "conv_mix": (conv_mix_forward, 0.01, 5),
+})
+FILE_MODELS["quickstart_cnn"] = ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
+    logits, labels))
+SHUFFLED.add("quickstart_cnn")
+
+
 class Fields:
     """Several inputs of different shapes (ids and an attention mask), taken
     by rows together: fields[rows] is the tuple the forward takes after p."""
@@ -487,6 +535,8 @@ def check_init(name, init, seed, report):
             expected = torch.zeros_like(tensor)
         elif pname.split(".")[-1].startswith("gain"):
             expected = torch.ones_like(tensor)
+        elif tensor.dim() > 2:
+            expected = xavier_receptive(next_seed(seed, index), list(tensor.shape))
         else:
             expected = xavier(next_seed(seed, index), tensor.shape[0], tensor.shape[1])
         report("init " + pname, (tensor - expected).abs().max().item())

@@ -12,6 +12,7 @@
 #include "cast.cuh"
 #include "classifier.cuh"
 #include "concat.cuh"
+#include "conv.cuh"
 #include "embedding.cuh"
 #include "executor.cuh"
 #include "gather.cuh"
@@ -546,6 +547,32 @@ extern "C" __global__ void lab_concat3_quads_f64(double* out, const double* i0,
   const double* in[] = {i0, i1, i2};
   const long long extent[] = {e0, e1, e2};
   vouch::concat_quads_kernel<3>(out, in, extent, outer, n, inner);
+}
+
+// ------------------------------------------------------------ im2col, col2im (conv)
+
+// The geometry as codegen passes it (codegen/recipes/ConvRecipe.cpp): 21 integers in
+// conv_geometry.h's field order.
+#define LAB_CONV_PARAMS                                                                    \
+  long long n, long long c, long long g, long long s0, long long s1, long long s2,         \
+      long long g0, long long g1, long long g2, long long k0, long long k1, long long k2,  \
+      long long t0, long long t1, long long t2, long long p0, long long p1, long long p2,  \
+      long long d0, long long d1, long long d2
+#define LAB_CONV_GEOMETRY                                                                  \
+  vouch::ConvGeometry {                                                                   \
+    n, c, g, {s0, s1, s2}, {g0, g1, g2}, {k0, k1, k2}, {t0, t1, t2}, {p0, p1, p2}, {d0, d1, d2} \
+  }
+extern "C" __global__ void lab_im2col_f32(const float* image, float* columns, LAB_CONV_PARAMS) {
+  vouch::im2col_kernel<float>(image, columns, LAB_CONV_GEOMETRY);
+}
+extern "C" __global__ void lab_col2im_f32(const float* columns, float* image, LAB_CONV_PARAMS) {
+  vouch::col2im_kernel<float>(columns, image, LAB_CONV_GEOMETRY);
+}
+extern "C" __global__ void lab_im2col_f64(const double* image, double* columns, LAB_CONV_PARAMS) {
+  vouch::im2col_kernel<double>(image, columns, LAB_CONV_GEOMETRY);
+}
+extern "C" __global__ void lab_col2im_f64(const double* columns, double* image, LAB_CONV_PARAMS) {
+  vouch::col2im_kernel<double>(columns, image, LAB_CONV_GEOMETRY);
 }
 
 // ------------------------------------------------------------ embedding, gather, scatter_add

@@ -252,6 +252,8 @@ struct Lab;
     static constexpr auto embedding_grad = lab_embedding_grad##SUFFIX; \
     static constexpr auto gather_axis = lab_gather_axis##SUFFIX;    \
     static constexpr auto scatter_add_axis = lab_scatter_add_axis##SUFFIX; \
+    static constexpr auto im2col = lab_im2col##SUFFIX;              \
+    static constexpr auto col2im = lab_col2im##SUFFIX;              \
     static constexpr auto small_product = lab_small_product##SUFFIX; \
     static constexpr auto small_linear = lab_small_linear##SUFFIX;  \
     static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
@@ -1895,6 +1897,97 @@ void test_pool(const vouch::PoolShape& s, bool one_block, bool nan) {
 
 // ------------------------------------------------------------------------ the suite
 
+// ------------------------------------------------------------ im2col, col2im (conv)
+
+// A convolution's geometry as the lab writes it: image [N, C, *s], columns [G, C/G·K, N,
+// *grid], 1 to 3 spatial axes (padded to three with extent 1, as codegen does).
+struct LabConv {
+  long long n, c, g;
+  std::vector<long long> s, grid, k, stride, pad, dil;
+  const char* what;
+  long long at(const std::vector<long long>& v, int a, long long fill) const {
+    return a < int(v.size()) ? v[a] : fill;
+  }
+  long long prod(const std::vector<long long>& v) const {
+    long long p = 1;
+    for (long long e : v) p *= e;
+    return p;
+  }
+};
+
+// Launches an entry point with the geometry's 21 integers.
+template <class F, class T>
+void launch_conv(F f, unsigned grid, const T* in, T* out, const LabConv& c) {
+  auto a = [&](const std::vector<long long>& v, int i, long long fill) { return c.at(v, i, fill); };
+  f<<<grid, 256>>>(in, out, c.n, c.c, c.g, a(c.s, 0, 1), a(c.s, 1, 1), a(c.s, 2, 1),
+                   a(c.grid, 0, 1), a(c.grid, 1, 1), a(c.grid, 2, 1), a(c.k, 0, 1), a(c.k, 1, 1),
+                   a(c.k, 2, 1), a(c.stride, 0, 1), a(c.stride, 1, 1), a(c.stride, 2, 1),
+                   a(c.pad, 0, 0), a(c.pad, 1, 0), a(c.pad, 2, 0), a(c.dil, 0, 1), a(c.dil, 1, 1),
+                   a(c.dil, 2, 1));
+}
+
+// im2col against its definition written here (exact: a copy, zeros in the padding), and
+// col2im against a scatter in T whose outer loop is the kernel offset, so every image
+// element receives its terms in ascending offset order from 0 (bit for bit: the
+// documented order), against float64 within a bound, and run twice (the same bits).
+template <class T>
+void test_conv_windows(const LabConv& c, bool one_block) {
+  using K = Lab<T>;
+  const std::string tag = std::string("im2col/col2im ") + type_name<T>() + " " + c.what +
+                          (one_block ? " grid=1" : "");
+  const int axes = int(c.s.size());
+  const long long P = c.prod(c.s), L = c.prod(c.grid), KK = c.prod(c.k);
+  const long long image_n = c.n * c.c * P, cols_n = c.c * KK * c.n * L;
+  // The image position window o reads at kernel offset k (flat, row-major), -1 in padding.
+  auto reads = [&](long long o, long long k) {
+    long long oc[3], kc[3];
+    for (int a = axes - 1; a >= 0; --a) {
+      oc[a] = o % c.grid[a];
+      o /= c.grid[a];
+      kc[a] = k % c.k[a];
+      k /= c.k[a];
+    }
+    long long flat = 0;
+    for (int a = 0; a < axes; ++a) {
+      const long long p = oc[a] * c.stride[a] - c.pad[a] + kc[a] * c.dil[a];
+      if (p < 0 || p >= c.s[a]) return -1LL;
+      flat = flat * c.s[a] + p;
+    }
+    return flat;
+  };
+  const std::vector<T> x = random_vector<T>(image_n), cols = random_vector<T>(cols_n);
+  DeviceArray<T> dx(x), dcols(cols), windows(cols_n), image(image_n), again(image_n);
+  launch_conv(K::im2col, one_block ? 1 : elementwise_grid(cols_n), dx.p, windows.p, c);
+  LAB_LAUNCHED();
+  launch_conv(K::col2im, one_block ? 1 : elementwise_grid(image_n), dcols.p, image.p, c);
+  LAB_LAUNCHED();
+  launch_conv(K::col2im, one_block ? 1 : elementwise_grid(image_n), dcols.p, again.p, c);
+  LAB_LAUNCHED();
+  std::vector<double> want_cols(cols_n), want_image(image_n, 0.0);
+  std::vector<T> fold(image_n, T(0));
+  long long covers = 0;  // the most terms an image element receives
+  std::vector<long long> count(image_n, 0);
+  for (long long k = 0; k < KK; ++k)
+    for (long long ch = 0; ch < c.c; ++ch)
+      for (long long n = 0; n < c.n; ++n)
+        for (long long o = 0; o < L; ++o) {
+          const long long col = ((ch * KK + k) * c.n + n) * L + o, p = reads(o, k);
+          const long long pixel = (n * c.c + ch) * P + p;
+          want_cols[col] = p < 0 ? 0.0 : double(x[pixel]);
+          if (p < 0) continue;
+          want_image[pixel] += double(cols[col]);
+          fold[pixel] = fold[pixel] + cols[col];
+          covers = std::max(covers, ++count[pixel]);
+        }
+  const std::vector<T> got = image.download();
+  report(tag + ": im2col", max_abs_err(windows.download(), want_cols), 0);
+  // |cols| ≤ 1: a fold of k terms rounds k times, each error ≤ eps·k.
+  report(tag + ": col2im vs float64", max_abs_err(got, want_image),
+         double(covers) * double(covers) * eps<T>());
+  report_bitwise(tag + ": col2im, ascending kernel offsets", bit_mismatches(got, fold), image_n);
+  report_bitwise(tag + ": col2im run twice", bit_mismatches(again.download(), got), image_n);
+}
+
 // ------------------------------------------------------------ embedding, gather, scatter_add
 
 // embedding of [positions] ids into a [V, D] table (a copy: exact) and embedding_grad
@@ -2477,6 +2570,22 @@ void validate() {
   test_slice<T>(512, 96, 1, 32, 64, 1, true);
   test_concat<T>(6, {8, 8, 8}, 1, false);
   test_concat<T>(2, {1, 2, 3}, 4, false);
+  // Convolution windows: 1-D to 3-D, strides, padding, dilation, groups, odd extents, a
+  // grid smaller than the windows that fit (conv_transpose's gradient), one block (the
+  // grid-stride loops), and a ResNet-18 CIFAR layer's shape (64 channels of 32x32, 3x3,
+  // padding 1, batch 8).
+  test_conv_windows<T>({2, 3, 1, {7}, {4}, {3}, {2}, {1}, {1}, "1-D stride 2 pad 1"}, false);
+  test_conv_windows<T>({2, 4, 2, {9}, {3}, {2}, {2}, {0}, {3}, "1-D dilation 3, 2 groups, grid 3 of 4"},
+                       false);
+  test_conv_windows<T>({3, 6, 3, {5, 6}, {3, 3}, {3, 2}, {2, 2}, {1, 0}, {1, 2},
+                        "2-D strides, dilation, 3 groups"}, false);
+  test_conv_windows<T>({2, 4, 2, {3, 4, 5}, {2, 2, 3}, {2, 3, 2}, {1, 2, 2}, {0, 1, 1}, {2, 1, 1},
+                        "3-D everything"}, false);
+  test_conv_windows<T>({5, 8, 1, {9, 7}, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, "2-D pad 1"}, true);
+  test_conv_windows<T>({8, 64, 1, {32, 32}, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                        "ResNet-18 CIFAR 64x32x32 3x3"}, false);
+  test_conv_windows<T>({8, 64, 1, {32, 32}, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1},
+                        "ResNet-18 CIFAR stride 2"}, false);
   test_concat<T>(300, {8, 4, 12}, 1, true);
   test_embedding<T>(37, 10, 8, false, false);      // ids repeat, rows skipped
   test_embedding<T>(1000, 50, 33, true, false);    // one block: the grid-stride loop

@@ -1051,3 +1051,159 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.flatten' op result 'tensor<6x4xf32>' differs from the inferred 'tensor<2x12xf32>'}}
   %b = vouch.flatten %a start_axis 1 : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
 }
+
+// -----
+
+// Convolution (im2col, col2im, conv, conv_transpose): every rule names the
+// shapes it compares.
+// im2col's columns are [G, C/G·K, N, *grid], the grid at most the windows
+// that fit.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x1x4x4xf32>
+  // expected-error @+1 {{'vouch.im2col' op the columns 'tensor<1x4x2x4x3xf32>' must be [G, C/G·K, N, *grid] = [1, 4, 2] followed by at most [3, 3] windows per spatial axis (every window that fits the image 'tensor<2x1x4x4xf32>')}}
+  %c = vouch.im2col %x kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : (tensor<2x1x4x4xf32>) -> tensor<1x4x2x4x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x3x4x4xf32>
+  // expected-error @+1 {{'vouch.im2col' op the image 'tensor<2x3x4x4xf32>' has 3 channels, which groups = 2 does not divide}}
+  %c = vouch.im2col %x kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x3x4x4xf32>) -> tensor<2x4x2x3x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x1x4x4xf32>
+  // expected-error @+1 {{'vouch.im2col' op along spatial axis 1 the kernel spans dilation·(k − 1) + 1 = 7 positions, more than the padded input's in + 2·padding = 6 (image 'tensor<2x1x4x4xf32>')}}
+  %c = vouch.im2col %x kernel [2, 4] stride [1, 1] padding [1, 1] dilation [1, 2] groups 1 : (tensor<2x1x4x4xf32>) -> tensor<1x8x2x5x1xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x1x4x4xf32>
+  // expected-error @+1 {{'vouch.im2col' op stride [1] has 1 entry; it needs one per spatial axis (2)}}
+  %c = vouch.im2col %x kernel [2, 2] stride [1] padding [0, 0] dilation [1, 1] groups 1 : (tensor<2x1x4x4xf32>) -> tensor<1x4x2x3x3xf32>
+}
+
+// -----
+
+// col2im: the result is the image its columns came from.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %c = vouch.fill 1.0 : tensor<1x4x2x3x3xf32>
+  // expected-error @+1 {{'vouch.col2im' op the columns 'tensor<1x4x2x3x3xf32>' must be [G, C/G·K, N, *grid] = [1, 8, 2] followed by at most [3, 3] windows per spatial axis (every window that fits the image 'tensor<2x2x4x4xf32>')}}
+  %x = vouch.col2im %c kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : (tensor<1x4x2x3x3xf32>) -> tensor<2x2x4x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %c = vouch.fill 1.0 : tensor<1x4x2x3x3xf32>
+  // expected-error @+1 {{'vouch.col2im' op dilation must be at least 1 on every spatial axis, got [1, 0]}}
+  %x = vouch.col2im %c kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 0] groups 1 : (tensor<1x4x2x3x3xf32>) -> tensor<2x1x4x4xf32>
+}
+
+// -----
+
+// conv: x [N, C, *spatial], weight [O, C/groups, *kernel].
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x5x5xf32>
+  %w = vouch.fill 1.0 : tensor<6x4x3x3xf32>
+  // expected-error @+1 {{'vouch.conv' op the weight 'tensor<6x4x3x3xf32>' must have C/groups = 2 input channels on axis 1 (x 'tensor<2x4x5x5xf32>' has 4, groups = 2)}}
+  %y = vouch.conv %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x4x5x5xf32>, tensor<6x4x3x3xf32>) -> tensor<2x6x3x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x5x5xf32>
+  %w = vouch.fill 1.0 : tensor<5x2x3x3xf32>
+  // expected-error @+1 {{'vouch.conv' op the weight 'tensor<5x2x3x3xf32>' has 5 output channels, which groups = 2 does not divide}}
+  %y = vouch.conv %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x4x5x5xf32>, tensor<5x2x3x3xf32>) -> tensor<2x5x3x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x3x4x5xf32>
+  %w = vouch.fill 1.0 : tensor<6x3x3x3xf32>
+  // expected-error @+1 {{'vouch.conv' op along spatial axis 0 the kernel spans dilation·(k − 1) + 1 = 5 positions, more than the padded input's in + 2·padding = 4 (x 'tensor<2x3x4x5xf32>', weight 'tensor<6x3x3x3xf32>')}}
+  %y = vouch.conv %x, %w stride [1, 1] padding [0, 0] dilation [2, 1] groups 1 : (tensor<2x3x4x5xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x1x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x3x8xf32>
+  %w = vouch.fill 1.0 : tensor<6x3x3xf32>
+  %b = vouch.fill 1.0 : tensor<3xf32>
+  // expected-error @+1 {{'vouch.conv' op the bias 'tensor<3xf32>' must be [O] = [6]}}
+  %y = vouch.conv %x, %w, %b stride [1] padding [0] dilation [1] groups 1 : (tensor<2x3x8xf32>, tensor<6x3x3xf32>, tensor<3xf32>) -> tensor<2x6x6xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x3x8xf32>
+  %w = vouch.fill 1.0 : tensor<6x3x3xf32>
+  // expected-error @+1 {{'vouch.conv' op padding must be at least 0 on every spatial axis, got [-1]}}
+  %y = vouch.conv %x, %w stride [1] padding [-1] dilation [1] groups 1 : (tensor<2x3x8xf32>, tensor<6x3x3xf32>) -> tensor<2x6x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x3x8xf32>
+  %w = vouch.fill 1.0 : tensor<6x3x3xf32>
+  // expected-error @+1 {{'vouch.conv' op result 'tensor<2x6x6xf32>' differs from the inferred 'tensor<2x6x3xf32>'}}
+  %y = vouch.conv %x, %w stride [2] padding [0] dilation [1] groups 1 : (tensor<2x3x8xf32>, tensor<6x3x3xf32>) -> tensor<2x6x6xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x3x2x2x2x2xf32>
+  %w = vouch.fill 1.0 : tensor<6x3x1x1x1x1xf32>
+  // expected-error @+1 {{'vouch.conv' op x must be [N, C, *spatial] with 1 to 3 spatial axes (rank 3 to 5), got 'tensor<2x3x2x2x2x2xf32>'}}
+  %y = vouch.conv %x, %w stride [1, 1, 1, 1] padding [0, 0, 0, 0] dilation [1, 1, 1, 1] groups 1 : (tensor<2x3x2x2x2x2xf32>, tensor<6x3x1x1x1x1xf32>) -> tensor<2x6x2x2x2x2xf32>
+}
+
+// -----
+
+// conv_transpose: weight [C, O/groups, *kernel]; output_padding below stride
+// or dilation (torch's rule); a positive output extent.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x5xf32>
+  %w = vouch.fill 1.0 : tensor<3x2x3xf32>
+  // expected-error @+1 {{'vouch.conv_transpose' op the weight 'tensor<3x2x3xf32>' must be [C, O/groups, *kernel] with C = 4 (x's channels) on axis 0 (x 'tensor<2x4x5xf32>')}}
+  %y = vouch.conv_transpose %x, %w stride [1] padding [0] output_padding [0] dilation [1] groups 1 : (tensor<2x4x5xf32>, tensor<3x2x3xf32>) -> tensor<2x2x7xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x5x5xf32>
+  %w = vouch.fill 1.0 : tensor<4x2x3x3xf32>
+  // expected-error @+1 {{'vouch.conv_transpose' op output_padding [2, 0] must be smaller than stride [2, 2] or dilation [1, 1] on every spatial axis (torch's rule); spatial axis 0 has 2}}
+  %y = vouch.conv_transpose %x, %w stride [2, 2] padding [0, 0] output_padding [2, 0] dilation [1, 1] groups 1 : (tensor<2x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<2x2x13x11xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x2xf32>
+  %w = vouch.fill 1.0 : tensor<4x2x2xf32>
+  // expected-error @+1 {{'vouch.conv_transpose' op along spatial axis 0 the output extent (in − 1)·stride − 2·padding + dilation·(k − 1) + output_padding + 1 is -1, not positive: the padding is too large (x 'tensor<2x4x2xf32>', weight 'tensor<4x2x2xf32>')}}
+  %y = vouch.conv_transpose %x, %w stride [1] padding [2] output_padding [0] dilation [1] groups 1 : (tensor<2x4x2xf32>, tensor<4x2x2xf32>) -> tensor<2x2x1xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x5xf32>
+  %w = vouch.fill 1.0 : tensor<4x2x3xf32>
+  // expected-error @+1 {{'vouch.conv_transpose' op result 'tensor<2x2x7xf32>' differs from the inferred 'tensor<2x4x7xf32>'}}
+  %y = vouch.conv_transpose %x, %w stride [1] padding [0] output_padding [0] dilation [1] groups 2 : (tensor<2x4x5xf32>, tensor<4x2x3xf32>) -> tensor<2x2x7xf32>
+}

@@ -91,3 +91,24 @@ vouch.model "layer_norm_grads" attributes {batch = 1 : i64} {
   %c:2 = vouch.layer_norm_grad %g, %x with_bias eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
   %d = vouch.layer_norm_grad %g, %x eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 }
+
+// A convolution's ops: the composites with and without a bias, and the two
+// index ops of their composed form.
+// CHECK-LABEL: vouch.model "convolution"
+// CHECK: vouch.conv %[[X:[^,]*]], %[[W:[^,]*]], %{{[^ ]*}} stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>, tensor<6x2x3x2xf32>, tensor<6xf32>) -> tensor<2x6x3x5xf32>
+// CHECK: vouch.conv %[[X]], %[[W]] stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x4x6x7xf32>, tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32>
+// CHECK: vouch.conv_transpose %{{[^,]*}}, %{{[^ ]*}} stride [2] padding [1] output_padding [1] dilation [1] groups 1 : (tensor<2x4x5xf32>, tensor<4x3x3xf32>) -> tensor<2x3x10xf32>
+// CHECK: %[[C:.*]] = vouch.im2col %[[X]] kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>) -> tensor<2x12x2x3x5xf32>
+// CHECK: vouch.col2im %[[C]] kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x12x2x3x5xf32>) -> tensor<2x4x6x7xf32>
+vouch.model "convolution" attributes {batch = 2 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4x6x7xf32>
+  %w = vouch.fill 1.0 : tensor<6x2x3x2xf32>
+  %b = vouch.fill 1.0 : tensor<6xf32>
+  %y = vouch.conv %x, %w, %b stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>, tensor<6x2x3x2xf32>, tensor<6xf32>) -> tensor<2x6x3x5xf32>
+  %z = vouch.conv %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x4x6x7xf32>, tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32>
+  %s = vouch.fill 1.0 : tensor<2x4x5xf32>
+  %v = vouch.fill 1.0 : tensor<4x3x3xf32>
+  %t = vouch.conv_transpose %s, %v stride [2] padding [1] output_padding [1] dilation [1] groups 1 : (tensor<2x4x5xf32>, tensor<4x3x3xf32>) -> tensor<2x3x10xf32>
+  %c = vouch.im2col %x kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>) -> tensor<2x12x2x3x5xf32>
+  %i = vouch.col2im %c kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x12x2x3x5xf32>) -> tensor<2x4x6x7xf32>
+}

@@ -127,8 +127,9 @@ int runBuild(const std::vector<std::string> &args) {
   }
   PhaseTimer timer(cl.has("verbose"));
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
+  auto module = loadFromCommandLine(cl, /*autodiff=*/true, diagnostics, exitCode);
   if (!module)
     return exitCode;
   FailureOr<rt::ModelDescription> description =

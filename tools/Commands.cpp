@@ -24,8 +24,9 @@ int runCheck(const std::vector<std::string> &args) {
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, cl.has("autodiff"), context, exitCode);
+  auto module = loadFromCommandLine(cl, cl.has("autodiff"), diagnostics, exitCode);
   if (!module)
     return exitCode;
   ModelOp model = getModel(*module);
@@ -51,9 +52,10 @@ int runEmitIR(const std::vector<std::string> &args) {
   if (!stage)
     return 2;
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
   auto module =
-      loadFromCommandLine(cl, *stage == "autodiff", context, exitCode);
+      loadFromCommandLine(cl, *stage == "autodiff", diagnostics, exitCode);
   if (!module)
     return exitCode;
   OpPrintingFlags flags;
@@ -96,8 +98,9 @@ int runInterpret(const std::vector<std::string> &args) {
     return 2;
   }
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, /*autodiff=*/false, context, exitCode);
+  auto module = loadFromCommandLine(cl, /*autodiff=*/false, diagnostics, exitCode);
   if (!module)
     return exitCode;
   ModelOp model = getModel(*module);

@@ -72,8 +72,9 @@ int runReport(const std::vector<std::string> &args) {
     }
   }
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
+  auto module = loadFromCommandLine(cl, /*autodiff=*/true, diagnostics, exitCode);
   if (!module)
     return exitCode;
   capsules::GateOptions gate;

@@ -7,6 +7,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/MLIRContext.h"
 #include "passes/Interpreter.h"
+#include "runtime/memory.h"
 #include "runtime/model_data.h"
 #include "runtime/safetensors.h"
 #include "tools/CommandLine.h"
@@ -16,6 +17,39 @@
 using namespace mlir;
 
 namespace vouch::driver {
+namespace {
+
+/// 0 when the reference interpreter's run of `model` fits in the host memory
+/// available; else prints why not and returns 6 (docs/language.md's exit
+/// statuses). The interpreter keeps every value as float64 until the run
+/// ends, and the params twice more (initialised, then fed).
+int checkInterpreterMemory(ModelOp model) {
+  std::vector<rt::MemoryPart> need = {{"values", 0}, {"float64 copies of the params", 0}};
+  for (Operation &op : model.getBlock())
+    for (Value result : op.getResults())
+      if (auto type = dyn_cast<ShapedType>(result.getType());
+          type && type.hasStaticShape()) {
+        const uint64_t bytes =
+            rt::mul_bytes(static_cast<uint64_t>(type.getNumElements()), 8);
+        need[0].bytes = rt::add_bytes(need[0].bytes, bytes);
+        if (isa<ParamOp>(op))
+          need[1].bytes = rt::add_bytes(need[1].bytes, rt::mul_bytes(bytes, 2));
+      }
+  std::string source;
+  rt::Result<uint64_t> available = rt::host_memory_available(&source);
+  if (!available.ok())
+    return 0;
+  rt::Status fits = rt::check_memory_fits(
+      model.getSymName().str(), "the reference interpreter (float64)", "host",
+      need, available.value(), source);
+  if (fits.ok())
+    return 0;
+  std::fprintf(stderr, "error: %s\n", fits.message().c_str());
+  return 6;
+}
+
+} // namespace
+
 int runCheck(const std::vector<std::string> &args) {
   CommandLine cl("check", "parse, lower and verify a model description",
                  "[options] FILE");
@@ -108,6 +142,8 @@ int runInterpret(const std::vector<std::string> &args) {
   FailureOr<rt::ModelDescription> description = codegen::describeModel(model);
   if (failed(description))
     return 1;
+  if (int code = checkInterpreterMemory(model); code != 0)
+    return code;
   rt::Result<rt::Dataset> data =
       rt::load_model_data(*description, cl.get("data"));
   if (!data.ok()) {

@@ -11,6 +11,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
+#include "runtime/atomic_file.h"
 
 using namespace mlir;
 
@@ -202,6 +203,15 @@ std::string outputPathProblem(const std::string &output,
     return "-o '" + output + "' is the model file '" + input +
            "' itself; writing there would destroy the source. Name another "
            "output";
+  return "";
+}
+
+std::string outputDirectoryProblem(const std::string &output) {
+  // The probe is the temporary file the output is written through.
+  rt::Result<std::string> probe = rt::temp_file_beside(output);
+  if (!probe.ok())
+    return probe.status().message();
+  std::remove(probe.value().c_str());
   return "";
 }
 

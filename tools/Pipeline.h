@@ -74,6 +74,12 @@ ModelOp getModel(mlir::ModuleOp module);
 std::string outputPathProblem(const std::string &output,
                               const std::string &input);
 
+/// What stops a command from writing `output` in its directory, or "" when
+/// nothing does: the directory missing, not a directory, or not writable
+/// ("cannot write OUT: ..."). Checked before the work, by creating and
+/// removing the temporary file the output is written through.
+std::string outputDirectoryProblem(const std::string &output);
+
 /// Lowers a differentiated model for `profile` (cuda profiles fuse pointwise
 /// chains first), plans a capsule per op and runs the assurance gate. A
 /// rejection has been printed through the diagnostic engine (every failed

@@ -114,7 +114,8 @@ Status parse_header(const std::string& path, const std::string& text, Header* h)
   while (!r.consume('}')) {
     std::string key;
     if (!r.read_string(&key)) return npy_error(path, "malformed header: " + r.error);
-    if (!r.consume(':')) return npy_error(path, "malformed header: expected ':' after '" + key + "'");
+    if (!r.consume(':'))
+      return npy_error(path, "malformed header: expected ':' after " + quoted(key));
     bool ok = true;
     if (key == "descr") {
       r.skip_space();
@@ -129,7 +130,7 @@ Status parse_header(const std::string& path, const std::string& text, Header* h)
       ok = r.read_shape(&h->shape);
       have_shape = true;
     } else {
-      return npy_error(path, "malformed header: unexpected key '" + key + "'");
+      return npy_error(path, "malformed header: unexpected key " + quoted(key));
     }
     if (!ok) return npy_error(path, "malformed header: " + r.error);
     if (!r.consume(',')) {

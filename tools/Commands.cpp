@@ -146,8 +146,17 @@ int runInterpret(const std::vector<std::string> &args) {
     return code;
   rt::Result<rt::Dataset> data =
       rt::load_model_data(*description, cl.get("data"));
-  if (!data.ok()) {
-    std::fprintf(stderr, "error: %s\n", data.status().message().c_str());
+  // An f32 run refuses a value that would round to infinity, as the
+  // executables do.
+  rt::Status fits =
+      !data.ok() ? data.status()
+      : dtype == "f32"
+          ? rt::check_fits_f32(*description, data.value(),
+                               cl.has("data") ? cl.get("data")
+                                              : description->data.path)
+          : rt::Status::Ok();
+  if (!fits.ok()) {
+    std::fprintf(stderr, "error: %s\n", fits.message().c_str());
     return 1;
   }
   std::string error;

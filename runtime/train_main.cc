@@ -794,8 +794,8 @@ class Run {
                 "after %llu warm-up (%lld steps)%s\n",
                 t->median_ms, t->min_ms, (unsigned long long)t->intervals,
                 (unsigned long long)t->warmup, (long long)steps,
-                t->every > 1 ? (" (median of every " + std::to_string(t->every) +
-                                "th interval)").c_str()
+                t->every > 1 ? (" (the median of 1 in " + std::to_string(t->every) +
+                                " intervals, evenly spread)").c_str()
                              : "");
   }
 

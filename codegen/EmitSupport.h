@@ -39,7 +39,10 @@ inline std::vector<int64_t> broadcastStrides(llvm::ArrayRef<int64_t> target,
 /// A double as a literal that reads back exactly.
 inline std::string exact(double value) { return exactLiteral(value); }
 
-/// C++ string literal of `text` (for generated sources).
+/// C++ string literal of `text` (for generated sources; also where a name
+/// is written into a comment): `"` and `\` escaped, a newline as `\n`,
+/// other control bytes (a CR, which compilers read as a line end, a NUL) as
+/// three-digit octal escapes, so no byte of `text` ends the line.
 std::string cppStringLiteral(llvm::StringRef text);
 
 } // namespace vouch::codegen

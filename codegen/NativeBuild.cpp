@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "codegen/ContentHash.h"
 #include "codegen/ModelSource.h"
 #include "codegen/RuntimeSources.h"
+#include "runtime/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -39,13 +41,15 @@ std::string shellQuote(const std::string &s) {
   return out + "'";
 }
 
-/// Runs `command`, capturing its output in `log`. True on exit status 0.
+/// Runs `command`, capturing its output in `log`. True on exit status 0. A
+/// command that fails without a word (`--cxx false`) gets one in `log`: how
+/// it ended, and the command.
 bool runCommand(const std::string &command, bool verbose, std::string &log) {
   if (verbose)
     std::fprintf(stderr, "vouch: %s\n", command.c_str());
   FILE *pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) {
-    log = "cannot run: " + command;
+    log = "cannot run: " + command + " (" + std::strerror(errno) + ")";
     return false;
   }
   char chunk[4096];
@@ -53,8 +57,46 @@ bool runCommand(const std::string &command, bool verbose, std::string &log) {
   while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
     log.append(chunk, n);
   int status = pclose(pipe);
-  return status == 0;
+  if (status == 0)
+    return true;
+  if (log.find_first_not_of(" \t\r\n") == std::string::npos)
+    log = "the command " +
+          (status == -1 ? std::string("could not be waited for")
+           : WIFEXITED(status)
+               ? "exited with status " + std::to_string(WEXITSTATUS(status))
+               : "was killed by signal " + std::to_string(WTERMSIG(status))) +
+          " and printed nothing: " + command + "\n";
+  return false;
 }
+
+/// A directory of this build's own (mkdtemp: a pid is not unique across
+/// sandboxes sharing /tmp), removed with everything in it when this goes out
+/// of scope, on every path out of buildExecutable.
+class TempDir {
+public:
+  bool create(std::string &error) {
+    std::error_code ec;
+    fs::path tmp = fs::temp_directory_path(ec);
+    if (ec)
+      tmp = "/tmp";
+    std::string name = (tmp / "vouch-build-XXXXXX").string();
+    if (!mkdtemp(name.data())) {
+      error = "cannot create " + name + ": " + std::strerror(errno);
+      return false;
+    }
+    path_ = name;
+    return true;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty())
+      fs::remove_all(path_, ec);
+  }
+  const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
 
 /// Runs `commands` side by side, as many at once as the machine has cores,
 /// printed in order when `verbose`. Returns the index of the first (in
@@ -100,21 +142,6 @@ bool writeFile(const fs::path &path, const std::string &text,
   return true;
 }
 
-/// Renames `partial` to `path` (replacing it at once); on failure removes
-/// `partial` and returns false with `error`.
-bool moveIntoPlace(const fs::path &partial, const fs::path &path,
-                   std::string &error) {
-  std::error_code ec;
-  fs::rename(partial, path, ec);
-  if (ec) {
-    error = "cannot write " + path.string() + ": " + ec.message();
-    std::error_code ignored; // the reason is the rename's, not the cleanup's
-    fs::remove(partial, ignored);
-    return false;
-  }
-  return true;
-}
-
 /// The runtime compiled into an archive, once per (sources, compiler, flags).
 /// Returns the directory holding runtime/ headers and libvouch_runtime.a.
 bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
@@ -142,8 +169,10 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
                dir.string().c_str());
   for (int i = 0; i < kRuntimeSourceCount; ++i)
     if (!writeFile(staging / kRuntimeSources[i].path, kRuntimeSources[i].text,
-                   error))
+                   error)) {
+      fs::remove_all(staging, ec);
       return false;
+    }
   std::vector<std::string> compiles;
   std::string objects;
   for (int i = 0; i < kRuntimeSourceCount; ++i) {
@@ -197,34 +226,49 @@ std::string cacheRoot() {
 
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error) {
+  // The output's temporary name first (its missing directories created): an
+  // output that cannot be written is refused before any compiling.
+  {
+    std::error_code ec;
+    fs::path parent = fs::path(options.output).parent_path();
+    if (!parent.empty())
+      fs::create_directories(parent, ec); // a failure shows just below
+  }
+  // Linked under this short name beside the output (a name of 255 bytes has no room for a suffix), then renamed over
+  // it; removed on every failure.
+  rt::Result<std::string> partial = rt::temp_file_beside(options.output);
+  if (!partial.ok()) {
+    error = partial.status().message();
+    return false;
+  }
+  struct RemoveUnlessRenamed {
+    std::string path;
+    ~RemoveUnlessRenamed() {
+      if (!path.empty())
+        std::remove(path.c_str());
+    }
+  } partialFile{partial.value()};
   fs::path runtime;
   if (!ensureRuntime(options, runtime, error))
     return false;
 
   // The objects, and model.cpp unless kept in emitDir, in a directory of
-  // this build's own (mkdtemp: a pid is not unique across sandboxes sharing
-  // /tmp).
-  std::error_code ec;
-  std::string workTemplate =
-      (fs::temp_directory_path() / "vouch-build-XXXXXX").string();
-  if (!mkdtemp(workTemplate.data())) {
-    error = "cannot create " + workTemplate + ": " + std::strerror(errno);
+  // this build's own, gone however this function returns.
+  TempDir work;
+  if (!work.create(error))
     return false;
-  }
-  fs::path workDir = workTemplate;
+  std::error_code ec;
+  const fs::path &workDir = work.path();
   fs::path sourceDir =
       options.emitDir.empty() ? workDir : fs::path(options.emitDir);
   fs::create_directories(sourceDir, ec);
   if (ec) {
     error = "cannot create " + sourceDir.string() + ": " + ec.message();
-    fs::remove_all(workDir, ec);
     return false;
   }
   fs::path modelSource = sourceDir / "model.cpp";
-  if (!writeFile(modelSource, source, error)) {
-    fs::remove_all(workDir, ec);
+  if (!writeFile(modelSource, source, error))
     return false;
-  }
 
   std::vector<std::string> compiles;
   std::string objects;
@@ -237,35 +281,35 @@ bool buildExecutable(const std::string &source,
                        shellQuote(object.string()));
     objects += " " + shellQuote(object.string());
   }
-  fs::path output = fs::absolute(options.output);
-  fs::path partial = output;
-  partial += ".partial." + std::to_string(getpid());
   std::string log;
-  bool ok = runCommands(compiles, options.verbose, log) < 0 &&
-            runCommand(options.cxx + objects + " " +
-                           shellQuote((runtime / "libvouch_runtime.a").string()) +
-                           " -o " + shellQuote(partial.string()) +
-                           (options.cuda ? kCudaLinkFlags : ""),
-                       options.verbose, log);
-  fs::remove_all(workDir, ec);
-  if (!ok) {
-    fs::remove(partial, ec);
+  if (runCommands(compiles, options.verbose, log) >= 0) {
     error = "compiling the generated code failed (keep it with --emit-dir):\n" +
             log;
     return false;
   }
-  return moveIntoPlace(partial, output, error);
+  if (!runCommand(options.cxx + objects + " " +
+                      shellQuote((runtime / "libvouch_runtime.a").string()) +
+                      " -o " + shellQuote(partial.value()) +
+                      (options.cuda ? kCudaLinkFlags : ""),
+                  options.verbose, log)) {
+    error = "linking the executable failed:\n" + log;
+    return false;
+  }
+  partialFile.path.clear(); // rename_over removes it if it fails
+  rt::Status moved = rt::rename_over(partial.value(), options.output, 0777);
+  if (!moved.ok()) {
+    error = moved.message();
+    return false;
+  }
+  return true;
 }
 
 bool writeFileAtomically(const std::string &path, const std::string &text,
                          std::string &error) {
-  fs::path partial = path + ".partial";
-  if (!writeFile(partial, text, error)) {
-    std::error_code ec;
-    fs::remove(partial, ec);
-    return false;
-  }
-  return moveIntoPlace(partial, path, error);
+  rt::Status written = rt::replace_file(path, text);
+  if (!written.ok())
+    error = written.message();
+  return written.ok();
 }
 
 } // namespace vouch::codegen

@@ -23,14 +23,18 @@ std::string cacheRoot();
 /// Writes `source` (emitModelSource's) as model.cpp, compiles the embedded
 /// runtime once into the cache (cacheRoot(); keyed by a hash of its sources
 /// and flags), compiles the source's parts side by side and links the
-/// executable. The output is replaced atomically. On failure returns false
-/// with the compiler's log in `error`.
+/// executable. The output's missing directories are created, and the output
+/// is replaced atomically (runtime/atomic_file.h: a
+/// short temporary name beside it, renamed over it). Its work directory is
+/// removed on every path out. On failure returns false with the compiler's
+/// log in `error` (when the compiler printed nothing: how it ended, and the
+/// command).
 bool buildExecutable(const std::string &source,
                      const NativeBuildOptions &options, std::string &error);
 
-/// Writes `text` to `path` by way of `path`.partial and a rename, so `path`
-/// is never half written (buildExecutable installs its output the same way).
-/// On failure removes the partial file and returns false with `error`.
+/// Writes `text` to `path` through runtime/atomic_file.h's replace_file, so
+/// `path` is never half written (buildExecutable installs its output the same
+/// way). On failure returns false with `error`.
 bool writeFileAtomically(const std::string &path, const std::string &text,
                          std::string &error);
 

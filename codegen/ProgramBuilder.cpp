@@ -347,6 +347,17 @@ void writeArray(std::ostream &out, const std::string &decl, const Range &items,
 
 } // namespace
 
+rt::Program ProgramBuilder::sizingView() const {
+  rt::Program p{};
+  p.name = modelName_.c_str();
+  p.buffers = buffers_.data();
+  p.num_buffers = static_cast<int32_t>(buffers_.size());
+  p.params = params_.data();
+  p.grads = grads_.data();
+  p.num_params = static_cast<int32_t>(params_.size());
+  return p;
+}
+
 std::string ProgramBuilder::emitTables(const std::string &name) const {
   std::ostringstream out;
   out << "// ---- program `" << name << "`: " << buffers_.size()

@@ -147,6 +147,13 @@ public:
   /// before it ran.
   const std::string &storageSummary() const { return storageSummary_; }
 
+  /// The buffers and params as an rt::Program with nothing else filled in,
+  /// for what reads only those: the executors' memory estimate
+  /// (runtime/executor.h's cpu_storage_layout and param_elements), which
+  /// `vouch build` checks against this machine's memory. Valid while this
+  /// builder lives.
+  rt::Program sizingView() const;
+
   /// The tables as C++ definitions of `const vouch::rt::Program <name>` and
   /// its arrays (all with the prefix `<name>_`).
   std::string emitTables(const std::string &name) const;

@@ -52,13 +52,17 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 /// `3`, `0.03`, `1e-8`.
 struct NumberExpr : Expr {
-  NumberExpr(llvm::SMLoc loc, double value, std::optional<int64_t> exact)
-      : Expr(Kind::Number, loc, 1), value(value), exactInteger(exact) {}
+  NumberExpr(llvm::SMLoc loc, double value, std::optional<int64_t> exact,
+             llvm::StringRef spelling = {})
+      : Expr(Kind::Number, loc, 1), value(value), exactInteger(exact),
+        spelling(spelling) {}
   static bool classof(const Expr *e) { return e->getKind() == Kind::Number; }
 
   double value;
   /// Set for an integer literal that fits int64.
   std::optional<int64_t> exactInteger;
+  /// The literal as written (in the source buffer).
+  llvm::StringRef spelling;
 };
 
 /// `"data/train.csv"`.

@@ -525,7 +525,8 @@ model m {
                 "3:17: error: a dimension of input 'a' must be at least 1, "
                 "got 0",
                 "4:17: error: a dimension of input 'b' does not fit in int64, "
-                "got 1e+20",
+                "got 1e+20 (the literal 99999999999999999999 rounds to 1e+20 "
+                "in f64)",
                 "5:17: error: a dimension of input 'c' must be an integer, got "
                 "2.5",
                 "6:13: error: input 'd' has more elements than int64 can "
@@ -535,7 +536,7 @@ model m {
                 "8:13: error: param 'f' must have element type f32 or f64, got "
                 "i32",
                 "9:37: error: a dimension of input 'g' does not fit in int64, "
-                "got 9.22337e+18",
+                "got 9223372036854775808",
                 "10:17: error: a dimension of input 'h' must be at least 1, "
                 "got -3",
             }));
@@ -637,6 +638,18 @@ TEST_F(DiagnosticsTest, TrainClause) {
             (Errors{
                 "4:18: error: 'sgd': lr must be greater than 0, got -1",
                 "4:33: error: 'sgd': momentum must be in [0, 1), got 1",
+            }));
+  // Issue 14: a literal with more digits than f64 holds said "got 1"; it says it
+  // rounded. A value just above 1 is shown whole (%g printed it as 1).
+  EXPECT_EQ(errorsOf(R"(model m {
+  input x : f32[2]
+  loss = reduce_sum(x)
+  train adam(lr = 0.1, beta1 = 1.0000001, beta2 = 0.99999999999999999)
+})"),
+            (Errors{
+                "4:32: error: 'adam': beta1 must be in [0, 1), got 1.0000001",
+                "4:51: error: 'adam': beta2 must be in [0, 1), got 1 (the literal "
+                "0.99999999999999999 rounds to 1 in f64)",
             }));
   EXPECT_EQ(errorsOf(R"(model m {
   input x : f32[2]
@@ -895,7 +908,48 @@ model m {
 })");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "6:3: error: the model unrolls to more than 100000 "
-                       "ops; reduce the repeat counts");
+                       "ops; reduce the repeat counts or the block calls");
+}
+
+// Issue 14: "reduce the repeat counts" was said of a file with no repeat. The
+// advice names what multiplied the model, or says it is the language's limit.
+TEST_F(DiagnosticsTest, UnrollingAdviceNamesWhatTheModelUses) {
+  Errors repeats = errorsOf(R"(model m {
+  input x : f32[2]
+  h = x
+  repeat 100000 { h = relu(relu(h)) }
+})");
+  ASSERT_EQ(repeats.size(), 1u);
+  EXPECT_EQ(repeats[0], "4:3: error: the model unrolls to more than 100000 "
+                        "ops; reduce the repeat counts");
+  // Blocks calling blocks, ten times each: 10^5 relus per call of e.
+  Errors blocks = errorsOf(R"(block a(x : f32[2]) { return relu(x) }
+block b(x : f32[2]) { return a(a(a(a(a(a(a(a(a(a(x)))))))))) }
+block c(x : f32[2]) { return b(b(b(b(b(b(b(b(b(b(x)))))))))) }
+block d(x : f32[2]) { return c(c(c(c(c(c(c(c(c(c(x)))))))))) }
+block e(x : f32[2]) { return d(d(d(d(d(d(d(d(d(d(x)))))))))) }
+block f(x : f32[2]) { return e(e(e(e(e(e(e(e(e(e(x)))))))))) }
+model m {
+  input x : f32[2]
+  y = f(x)
+  output y
+})");
+  ASSERT_FALSE(blocks.empty());
+  EXPECT_NE(blocks[0].find("error: the model unrolls to more than 100000 ops; "
+                           "reduce the block calls (each builds the block's "
+                           "ops again)"),
+            std::string::npos)
+      << blocks[0];
+  // Neither: a file of 100001 statements.
+  std::string plain = "model m {\n  input x : f32[2]\n  h0 = x\n";
+  for (int i = 1; i <= 100001; ++i)
+    plain += "  h" + std::to_string(i) + " = relu(h" + std::to_string(i - 1) + ")\n";
+  Errors statements = errorsOf(plain + "}");
+  ASSERT_EQ(statements.size(), 1u);
+  EXPECT_NE(statements[0].find("error: the model has more than 100000 ops (the "
+                               "language's limit)"),
+            std::string::npos)
+      << statements[0];
 }
 
 TEST_F(DiagnosticsTest, LoopsThatBuildNothingAreBoundedToo) {
@@ -908,7 +962,8 @@ model m {
 })");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "5:39: error: the model unrolls to more than 1000000 "
-                       "statements; reduce the repeat counts");
+                       "statements; reduce the repeat counts or the block "
+                       "calls");
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,8 +25,9 @@ ExprValue Lowering::lowerExpr(const ast::Expr &expr, Scope &scope) {
   switch (expr.getKind()) {
   case ast::Expr::Kind::Number: {
     const auto &number = llvm::cast<ast::NumberExpr>(expr);
-    return ExprValue::number(Number{number.value, number.exactInteger},
-                             expr.getLoc());
+    return ExprValue::number(
+        Number{number.value, number.exactInteger, number.spelling},
+        expr.getLoc());
   }
   case ast::Expr::Kind::String:
     return ExprValue::string(llvm::cast<ast::StringExpr>(expr).value,

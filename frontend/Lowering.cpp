@@ -323,15 +323,27 @@ void Lowering::lowerStatements(const ast::StmtList &stmts, Scope &scope) {
 bool Lowering::withinBudget(SMLoc loc) {
   if (aborted)
     return false;
-  if (opCounter.count > kMaxOps) {
-    error(loc) << "the model unrolls to more than " << kMaxOps
-               << " ops; reduce the repeat counts";
+  // What multiplied the model, if anything: the advice names only that.
+  auto exceeds = [&](int64_t limit, const char *what) {
+    mlir::InFlightDiagnostic diag = error(loc);
+    if (repeatIterations == 0 && blockInstantiations == 0) {
+      diag << "the model has more than " << limit << " " << what
+           << " (the language's limit)";
+    } else {
+      diag << "the model unrolls to more than " << limit << " " << what
+           << "; reduce "
+           << (repeatIterations == 0 ? "the block calls (each builds the "
+                                       "block's ops again)"
+               : blockInstantiations == 0 ? "the repeat counts"
+                                          : "the repeat counts or the block "
+                                            "calls");
+    }
     aborted = true;
-  } else if (++unrolled > kMaxUnrolling) {
-    error(loc) << "the model unrolls to more than " << kMaxUnrolling
-               << " statements; reduce the repeat counts";
-    aborted = true;
-  }
+  };
+  if (opCounter.count > kMaxOps)
+    exceeds(kMaxOps, "ops");
+  else if (++unrolled > kMaxUnrolling)
+    exceeds(kMaxUnrolling, "statements");
   return !aborted;
 }
 
@@ -522,6 +534,7 @@ void Lowering::lowerRepeat(const ast::RepeatStmt &stmt, Scope &scope) {
   if (!count)
     return;
   for (int64_t i = 0; i < *count && withinBudget(stmt.getLoc()); ++i) {
+    ++repeatIterations;
     Scope body(Scope::Kind::Repeat, &scope);
     unsigned errorsBefore = diagnostics.getErrorCount();
     // The first iteration's errors speak for themselves; later ones (a
@@ -758,6 +771,7 @@ ExprValue Lowering::instantiateBlock(BlockInfo &block,
   // The k-th instantiation of this block within the current instance (or
   // the model) prefixes its parameters with `<block>.<k>.`.
   unsigned index = (*instanceCounters)[decl.name]++;
+  ++blockInstantiations;
   std::string savedPrefix = std::exchange(
       paramPrefix,
       paramPrefix + decl.name.str() + "." + std::to_string(index) + ".");

@@ -334,6 +334,9 @@ private:
   int64_t randomOrdinal = 0;
   /// Statements, iterations and instantiations lowered so far.
   int64_t unrolled = 0;
+  /// Repeat iterations and block instantiations lowered so far: a spent
+  /// budget's message suggests reducing only what the model uses.
+  int64_t repeatIterations = 0, blockInstantiations = 0;
   /// Set once a budget is spent: the walk stops.
   bool aborted = false;
 

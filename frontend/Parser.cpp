@@ -629,7 +629,7 @@ ast::ExprPtr Parser::parsePrimary() {
   case TokenKind::Number:
     advance();
     return std::make_unique<ast::NumberExpr>(t.getLoc(), t.number,
-                                             t.exactInteger);
+                                             t.exactInteger, t.spelling);
   case TokenKind::String:
     advance();
     return std::make_unique<ast::StringExpr>(t.getLoc(), t.text);

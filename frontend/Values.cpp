@@ -1,9 +1,10 @@
 //===- Values.cpp - what an expression evaluates to -----------------------===//
 #include "frontend/Values.h"
 
+#include <charconv>
 #include <cmath>
-
 #include <cstdio>
+#include <string>
 
 using namespace vouch::frontend;
 
@@ -19,12 +20,36 @@ std::optional<int64_t> Number::asInteger() const {
   return static_cast<int64_t>(value);
 }
 
+namespace {
+
+/// Significant digits of a decimal number's text ("0.0300" and "3e-2": 1).
+size_t significantDigits(llvm::StringRef text) {
+  llvm::StringRef mantissa = text.take_until([](char c) { return c == 'e' || c == 'E'; });
+  std::string digits;
+  for (char c : mantissa)
+    if (c >= '0' && c <= '9')
+      digits += c;
+  const size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos)
+    return 0;
+  return digits.find_last_not_of('0') - first + 1;
+}
+
+} // namespace
+
 std::string Number::str() const {
   if (exact)
     return std::to_string(*exact);
+  // The shortest text that reads back as this double (1.0000001 stays
+  // 1.0000001; %g printed 1).
   char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
+  auto [end, ec] = std::to_chars(text, text + sizeof(text), value);
+  std::string shown(text, ec == std::errc() ? end : text);
+  // A literal with more digits than f64 holds was rounded: say so, or
+  // "beta2 = 0.99999999999999999 ... got 1" reads as nonsense.
+  if (!literal.empty() && significantDigits(literal) > significantDigits(shown))
+    shown += " (the literal " + literal.str() + " rounds to " + shown + " in f64)";
+  return shown;
 }
 
 std::string ExprValue::describe() const {

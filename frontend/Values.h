@@ -28,6 +28,9 @@ struct Number {
   double value = 0;
   /// Set when the number was computed from integers only and fits int64.
   std::optional<int64_t> exact;
+  /// The literal's text when the number is one (not computed): str() says
+  /// when the literal has more digits than f64 holds and was rounded.
+  llvm::StringRef literal = {};
 
   static Number integer(int64_t v) { return {static_cast<double>(v), v}; }
   static Number real(double v) { return {v, std::nullopt}; }
@@ -36,7 +39,9 @@ struct Number {
   /// fits int64. Empty for 2.5 or 1e30.
   std::optional<int64_t> asInteger() const;
 
-  /// "3", "0.03", "1e+20": how messages show it.
+  /// "3", "0.03", "1e+20": how messages show it, the shortest text that
+  /// reads back as the double; a literal that rounded adds "(the literal
+  /// 0.99999999999999999 rounds to 1 in f64)".
   std::string str() const;
 };
 

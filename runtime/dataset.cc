@@ -5,10 +5,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
+#include <string_view>
+
+#include "runtime/input_file.h"
+#include "runtime/quoted.h"
 
 namespace vouch::rt {
 
@@ -16,39 +19,26 @@ namespace {
 
 double relu(double v) { return v > 0 ? v : 0; }
 
-std::string trim(const std::string& s) {
+// A field without the spaces, tabs and carriage returns around it (CRLF files).
+std::string_view trim(std::string_view s) {
   size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) b++;
   while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
   return s.substr(b, e - b);
 }
 
-std::vector<std::string> split_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    fields.push_back(trim(line.substr(start, comma - start)));
-    if (comma == std::string::npos) return fields;
-    start = comma + 1;
-  }
-}
-
-// A finite decimal number, the whole field; locale-independent.
-bool parse_number(const std::string& field, double* out) {
+// The number a whole field spells, finite or not (nan, inf), locale-independent: an
+// optional sign, then a decimal number and nothing else ('+-1', '1x', '' are none).
+bool parse_number(std::string_view field, double* out) {
   const char* b = field.data();
   const char* e = b + field.size();
-  if (b != e && *b == '+') b++;
+  if (b != e && *b == '+') {
+    b++;
+    if (b != e && (*b == '+' || *b == '-')) return false;
+  }
   if (b == e) return false;
   auto [ptr, ec] = std::from_chars(b, e, *out);
-  return ec == std::errc() && ptr == e && std::isfinite(*out);
-}
-
-bool all_non_numeric(const std::vector<std::string>& fields) {
-  double ignored;
-  for (const std::string& f : fields)
-    if (parse_number(f, &ignored)) return false;
-  return true;
+  return ec == std::errc() && ptr == e;
 }
 
 Status check_features(int64_t in_features, int64_t out_features) {
@@ -71,6 +61,22 @@ Result<int64_t> rows_of(const std::string& path, const NpyArray& a, int64_t cols
   if (a.shape.size() == 1 && cols == 1) return a.shape[0];
   return Status::Error(path + ": expected a 2-D array [rows, " + std::to_string(cols) +
                        "], got shape " + shape_string(a.shape));
+}
+
+// Ok when every value of a field's array (row_elems per row) is finite; else the
+// first other one: its file, field, element and row.
+Status check_finite(const std::string& path, const std::string& field,
+                    const std::vector<double>& data, int64_t row_elems) {
+  for (size_t i = 0; i < data.size(); i++) {
+    if (std::isfinite(data[i])) continue;
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", data[i]);
+    return Status::Error(path + ": " + (field.empty() ? "" : "field '" + field + "', ") +
+                         "element " + std::to_string(i) + " (row " +
+                         std::to_string(int64_t(i) / row_elems) + ") is " + value +
+                         ", not a finite number");
+  }
+  return Status::Ok();
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -98,47 +104,165 @@ Dataset regression_grid(double lo, double hi, int64_t n) {
   return d;
 }
 
+namespace {
+
+// A CSV file read a chunk at a time, never whole: each field is parsed when it ends,
+// each row stored when its line ends, and the first problem stops the read with
+// path:line. Fields are bounded (kMaxFieldBytes) and so are the fields counted past a
+// row's last column, so a file of one endless line (a sparse file of NUL bytes, a
+// million commas) is refused at once instead of being gathered into memory.
+class CsvReader {
+ public:
+  // No number is this long.
+  static constexpr size_t kMaxFieldBytes = 4096;
+  // Fields past a row's columns counted before the row is refused.
+  static constexpr size_t kExtraFieldsCounted = 1000;
+
+  CsvReader(InputFile& file, int64_t in_features, int64_t out_features)
+      : file_(file), in_(in_features), columns_(size_t(in_features + out_features)) {}
+
+  Status read(Dataset& d) {
+    std::vector<char> chunk(size_t(1) << 16);
+    bool start = true;
+    while (true) {
+      Result<size_t> got = file_.read_some(chunk.data(), chunk.size());
+      if (!got.ok()) return got.status();
+      if (got.value() == 0) break;
+      std::string_view text(chunk.data(), got.value());
+      // A UTF-8 byte order mark (spreadsheets write one) is not part of the data.
+      if (start && text.substr(0, 3) == "\xef\xbb\xbf") text.remove_prefix(3);
+      start = false;
+      for (char c : text) {
+        if (c != '\n' && c != ',') {
+          if (field_.size() >= kMaxFieldBytes)
+            return error("column " + std::to_string(index_ + 1) + ": a field of more than " +
+                         std::to_string(kMaxFieldBytes) + " bytes (" + quoted(field_) +
+                         ") is not a number");
+          field_ += c;
+          continue;
+        }
+        Status st = end_field(c == '\n');
+        if (st.ok() && c == '\n') st = end_line(d);
+        if (!st.ok()) return st;
+      }
+    }
+    Status st = end_field(true);
+    if (st.ok()) st = end_line(d);
+    return st;
+  }
+
+  bool had_header() const { return had_header_; }
+
+ private:
+  Status error(const std::string& reason) const {
+    return Status::Error(file_.path() + ":" + std::to_string(line_) + ": " + reason);
+  }
+
+  Status column_count_error(const std::string& found) const {
+    return error("expected " + std::to_string(columns_) + " columns (" + std::to_string(in_) +
+                 " inputs + " + std::to_string(int64_t(columns_) - in_) + " outputs), found " +
+                 found);
+  }
+
+  Status check_value(size_t index, std::string_view field, bool number, double v) const {
+    const std::string where = "column " + std::to_string(index + 1) + ": ";
+    if (!number) return error(where + quoted(field) + " is not a number");
+    if (!std::isfinite(v)) return error(where + quoted(field) + " is not a finite number");
+    return Status::Ok();
+  }
+
+  // A field ended, at a comma or at the end of its line (`last`).
+  Status end_field(bool last) {
+    const std::string_view field = trim(field_);
+    const size_t index = index_++;
+    blank_ = last && index == 0 && field.empty();  // a blank line: skipped
+    if (blank_) return Status::Ok();
+    double v = 0;
+    const bool number = parse_number(field, &v);
+    // The first non-blank line is a header when none of its fields is a number (nan
+    // and inf are numbers: such a row is data, refused below as the others are). It is
+    // decided at the line's end, so until then its fields wait in first_.
+    const bool first = !seen_line_;
+    numeric_ = numeric_ || (first && number);
+    Status st = Status::Ok();
+    if (index >= columns_) {
+      // Counted, not kept. A header may have any number of fields.
+      if (index >= columns_ + kExtraFieldsCounted && (!first || numeric_))
+        st = column_count_error("more than " + std::to_string(columns_ + kExtraFieldsCounted));
+    } else if (first) {
+      first_.push_back(std::string(field));
+    } else {
+      st = check_value(index, field, number, v);
+      row_[index] = v;
+    }
+    field_.clear();
+    return st;
+  }
+
+  // A line ended, at '\n' or at the end of the file.
+  Status end_line(Dataset& d) {
+    const size_t fields = index_;
+    const bool blank = blank_;
+    index_ = 0;
+    blank_ = false;
+    if (!blank && !seen_line_) {
+      seen_line_ = true;
+      had_header_ = !numeric_;
+      if (!had_header_ && fields == columns_) {
+        for (size_t i = 0; i < columns_; i++) {
+          double v = 0;
+          const bool number = parse_number(first_[i], &v);
+          Status st = check_value(i, first_[i], number, v);
+          if (!st.ok()) return st;
+          row_[i] = v;
+        }
+      }
+      first_.clear();
+      if (had_header_) {
+        line_++;
+        return Status::Ok();
+      }
+    }
+    if (!blank) {
+      if (fields != columns_) return column_count_error(std::to_string(fields));
+      for (size_t c = 0; c < columns_; c++) (int64_t(c) < in_ ? d.x : d.y).push_back(row_[c]);
+      d.rows++;
+    }
+    line_++;
+    return Status::Ok();
+  }
+
+  InputFile& file_;
+  const int64_t in_;
+  const size_t columns_;
+  std::string field_;       // the field being read, at most kMaxFieldBytes
+  size_t index_ = 0;        // its column (0-based) in its line
+  bool blank_ = false;      // the line that ended is blank (one empty field)
+  int64_t line_ = 1;        // the line being read (1-based)
+  bool seen_line_ = false;  // a non-blank line ended (the header or the first row)
+  bool numeric_ = false;    // the first non-blank line holds a number
+  bool had_header_ = false;
+  std::vector<std::string> first_;  // the first non-blank line's fields, until its end
+  std::vector<double> row_ = std::vector<double>(columns_);
+};
+
+}  // namespace
+
 Result<Dataset> load_csv(const std::string& path, int64_t in_features, int64_t out_features) {
   Status st = check_features(in_features, out_features);
   if (!st.ok()) return st;
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open file (" + std::strerror(errno) + ")");
+  Result<InputFile> file = InputFile::open(path);
+  if (!file.ok()) return file.status();
 
   Dataset d;
   d.in_features = in_features;
   d.out_features = out_features;
-  const size_t columns = size_t(in_features + out_features);
-  bool first = true, had_header = false;
-  std::string line;
-  for (int64_t lineno = 1; std::getline(in, line); lineno++) {
-    if (trim(line).empty()) continue;
-    std::vector<std::string> fields = split_fields(line);
-    if (first) {
-      first = false;
-      if (all_non_numeric(fields)) {
-        had_header = true;
-        continue;
-      }
-    }
-    std::string where = path + ":" + std::to_string(lineno) + ": ";
-    if (fields.size() != columns)
-      return Status::Error(where + "expected " + std::to_string(columns) + " columns (" +
-                           std::to_string(in_features) + " inputs + " +
-                           std::to_string(out_features) + " outputs), found " +
-                           std::to_string(fields.size()));
-    for (size_t c = 0; c < columns; c++) {
-      double v;
-      if (!parse_number(fields[c], &v))
-        return Status::Error(where + "column " + std::to_string(c + 1) + ": '" + fields[c] +
-                             "' is not a finite number");
-      (int64_t(c) < in_features ? d.x : d.y).push_back(v);
-    }
-    d.rows++;
-  }
-  if (in.bad()) return Status::Error(path + ": read error");
+  CsvReader reader(file.value(), in_features, out_features);
+  st = reader.read(d);
+  if (!st.ok()) return st;
   if (d.rows == 0)
-    return Status::Error(path + (had_header ? ": no data rows after the header"
-                                            : ": empty file (no data rows)"));
+    return Status::Error(path + (reader.had_header() ? ": no data rows after the header"
+                                                     : ": empty file (no data rows)"));
   d.description = "csv " + path + ": " + std::to_string(d.rows) + " rows";
   return d;
 }
@@ -159,6 +283,9 @@ Result<Dataset> load_npy_pair(const std::string& x_path, const std::string& y_pa
     return Status::Error(x_path + " has " + std::to_string(x_rows.value()) + " rows but " +
                          y_path + " has " + std::to_string(y_rows.value()));
   if (x_rows.value() == 0) return Status::Error(x_path + ": no data rows");
+  Status finite = check_finite(x_path, "", x.value().data, in_features);
+  if (finite.ok()) finite = check_finite(y_path, "", y.value().data, out_features);
+  if (!finite.ok()) return finite;
   Dataset d;
   d.rows = x_rows.value();
   d.in_features = in_features;
@@ -170,7 +297,8 @@ Result<Dataset> load_npy_pair(const std::string& x_path, const std::string& y_pa
 }
 
 Result<Dataset> load_npy_fields(const std::vector<std::string>& paths,
-                                const std::vector<int64_t>& row_elems, size_t inputs) {
+                                const std::vector<int64_t>& row_elems, size_t inputs,
+                                const std::vector<std::string>& names) {
   if (paths.size() != row_elems.size())
     return Status::Error("expected " + std::to_string(row_elems.size()) +
                          " .npy files (one per input and target), got " +
@@ -195,10 +323,9 @@ Result<Dataset> load_npy_fields(const std::vector<std::string>& paths,
     if (rows != d.rows)
       return Status::Error(path + " has " + std::to_string(rows) + " rows but " + paths[0] +
                            " has " + std::to_string(d.rows));
-    for (size_t i = 0; i < arr.data.size(); i++)
-      if (!std::isfinite(arr.data[i]))
-        return Status::Error(path + ": element " + std::to_string(i) + " (row " +
-                             std::to_string(int64_t(i) / row_elems[f]) + ") is not finite");
+    Status finite = check_finite(path, f < names.size() ? names[f] : std::string(), arr.data,
+                                 row_elems[f]);
+    if (!finite.ok()) return finite;
     (f < inputs ? d.in_features : d.out_features) += row_elems[f];
   }
   // Row-major tables: each row holds its fields' columns side by side.
@@ -234,7 +361,7 @@ std::vector<std::string> split_paths(const std::string& spec) {
 
 Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
                                int64_t out_features, const std::vector<int64_t>& row_elems,
-                               size_t inputs) {
+                               size_t inputs, const std::vector<std::string>& names) {
   const std::vector<std::string> paths = split_paths(spec);
   bool all_npy = paths.size() >= 2;
   for (const std::string& p : paths) all_npy = all_npy && ends_with(p, ".npy");
@@ -244,7 +371,7 @@ Result<Dataset> load_data_file(const std::string& spec, int64_t in_features,
         return Status::Error("data '" + spec + "': expected x.npy,y.npy");
       return load_npy_pair(paths[0], paths[1], in_features, out_features);
     }
-    return load_npy_fields(paths, row_elems, inputs);
+    return load_npy_fields(paths, row_elems, inputs, names);
   }
   if (paths.size() == 1 && ends_with(spec, ".csv")) {
     Result<Dataset> d = load_csv(spec, in_features, out_features);

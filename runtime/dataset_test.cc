@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 
 #include "runtime/test_files.h"
 
@@ -69,8 +72,8 @@ void expect_csv_error(const std::string& name, const std::string& text,
 TEST(CsvTest, Errors) {
   expect_csv_error("cols.csv", "a,b,y\n1,2,3\n\n4,5\n", ":4: ",
                    "expected 3 columns (2 inputs + 1 outputs), found 2");
-  expect_csv_error("nan.csv", "1,2,3\n4,abc,6\n", ":2: ", "column 2: 'abc' is not a finite number");
-  expect_csv_error("empty_field.csv", "1,,3\n", ":1: ", "column 2: '' is not a finite number");
+  expect_csv_error("nan.csv", "1,2,3\n4,abc,6\n", ":2: ", "column 2: 'abc' is not a number");
+  expect_csv_error("empty_field.csv", "1,,3\n", ":1: ", "column 2: '' is not a number");
   expect_csv_error("inf.csv", "1,2,3\n1,inf,3\n", ":2: ", "'inf' is not a finite number");
   expect_csv_error("mixed_first.csv", "1,x,3\n", ":1: ", "column 2: 'x'");
   expect_csv_error("empty.csv", "", ": ", "empty file");
@@ -80,6 +83,72 @@ TEST(CsvTest, Errors) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("missing.csv: cannot open file"), std::string::npos);
   EXPECT_FALSE(load_csv(write_temp("zero.csv", "1\n"), 0, 1).ok());
+}
+
+// Issue 14: a first row of nan / inf was dropped as a "header"; a header is a line none
+// of whose fields is a number, and nan is one (refused as non-finite, as any row's).
+TEST(CsvTest, ANonFiniteFirstRowIsDataNotAHeader) {
+  expect_csv_error("nan_first.csv", "nan,inf,1\n1,2,3\n", ":1: ",
+                   "column 1: 'nan' is not a finite number");
+  // -inf is a number: the line is data, and its first field is not one.
+  expect_csv_error("inf_first.csv", "x,-inf,y\n1,2,3\n", ":1: ", "column 1: 'x' is not a number");
+  Result<Dataset> header = load_csv(write_temp("names.csv", "x1,x2,y\n1,2,3\n"), 2, 1);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header.value().rows, 1);
+}
+
+// Issue 14: '+-1' was read as -1. A field is one whole number.
+TEST(CsvTest, NumbersAreStrict) {
+  expect_csv_error("plus_minus.csv", "1,2,3\n+-1,2,3\n", ":2: ", "column 1: '+-1' is not a number");
+  expect_csv_error("plus_plus.csv", "1,2,3\n1,++2,3\n", ":2: ", "column 2: '++2' is not a number");
+  expect_csv_error("trailing.csv", "1,2,3\n1,2,3x\n", ":2: ", "column 3: '3x' is not a number");
+  expect_csv_error("inner_space.csv", "1,2,3\n1,2 5,3\n", ":2: ", "column 2: '2 5' is not a number");
+  Result<Dataset> ok = load_csv(write_temp("signs.csv", "+1,-2,+.5e1\n"), 2, 1);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok.value().x, (std::vector<double>{1, -2}));
+  EXPECT_EQ(ok.value().y, (std::vector<double>{5}));
+}
+
+// Issue 14: messages printed BOMs, NUL bytes and 10 MB fields raw. A BOM at the start is
+// skipped; other bytes that are not printable are shown as \xNN; long fields are cut.
+TEST(CsvTest, MessagesShowFieldsEscapedAndCut) {
+  Result<Dataset> bom = load_csv(write_temp("bom.csv", "\xef\xbb\xbfx1,x2,y\n1,2,3\n"), 2, 1);
+  ASSERT_TRUE(bom.ok()) << bom.status().message();
+  EXPECT_EQ(bom.value().rows, 1);
+  Result<Dataset> bom_data = load_csv(write_temp("bom_data.csv", "\xef\xbb\xbf" "1,2,3\n"), 2, 1);
+  ASSERT_TRUE(bom_data.ok()) << bom_data.status().message();
+  EXPECT_EQ(bom_data.value().x, (std::vector<double>{1, 2}));
+  expect_csv_error("nul.csv", std::string("1,2,3\n1,\0\x7f,3\n", 14), ":2: ",
+                   "column 2: '\\x00\\x7f' is not a number");
+  expect_csv_error("bom_inside.csv", "1,2,3\n\xef\xbb\xbf" "1,2,3\n", ":2: ",
+                   "column 1: '\\xef\\xbb\\xbf1' is not a number");
+  // A 3000-byte field (under the field limit): its first 48 bytes and its length.
+  const std::string long_field(3000, 'a');
+  std::string path = write_temp("long_field.csv", "1,2,3\n1," + long_field + ",3\n");
+  Result<Dataset> d = load_csv(path, 2, 1);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            path + ":2: column 2: '" + std::string(48, 'a') + "'... (3000 bytes) is not a number");
+}
+
+// Issue 14: a 10 GB sparse CSV was read whole (56 s, then "read error"). The reader
+// streams and stops at the first field too long to be a number; a line of endless
+// commas stops once it has counted past its columns.
+TEST(CsvTest, HugeFilesStopAtTheFirstError) {
+  const std::string sparse = test_files::temp_path("sparse.csv");
+  ASSERT_EQ(std::system(("rm -f " + sparse + " && truncate -s 10G " + sparse).c_str()), 0);
+  Result<Dataset> d = load_csv(sparse, 2, 1);
+  ASSERT_FALSE(d.ok());
+  std::string nuls;
+  for (int i = 0; i < 48; i++) nuls += "\\x00";
+  EXPECT_EQ(d.status().message(), sparse + ":1: column 1: a field of more than 4096 bytes ('" +
+                                      nuls + "'... (4096 bytes)) is not a number");
+  ::unlink(sparse.c_str());
+  std::string commas = write_temp("commas.csv", "1" + std::string(2000000, ',') + "\n");
+  Result<Dataset> c = load_csv(commas, 2, 1);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            commas + ":1: expected 3 columns (2 inputs + 1 outputs), found more than 1003");
 }
 
 TEST(NpyPairTest, LoadsAndChecksShapes) {
@@ -163,9 +232,41 @@ TEST(DataFileTest, OneNpyPerField) {
   std::string inf = write_temp("finf.npy", npy_bytes("<f8", {2}, raw<double>(std::vector<double>{1, INFINITY})));
   Result<Dataset> nonfinite = load_data_file(images + "," + inf + "," + labels, 0, 0, {4, 1, 1}, 2);
   ASSERT_FALSE(nonfinite.ok());
-  EXPECT_NE(nonfinite.status().message().find(inf + ": element 1 (row 1) is not finite"),
+  EXPECT_NE(nonfinite.status().message().find(inf + ": element 1 (row 1) is inf, not a finite "
+                                                    "number"),
             std::string::npos)
       << nonfinite.status().message();
+  // With the fields' names (as the executables pass them), the message names the field.
+  Result<Dataset> named = load_data_file(images + "," + ids + "," + inf, 0, 0, {4, 1, 1}, 2,
+                                         {"image", "id", "y"});
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.status().message(),
+            inf + ": field 'y', element 1 (row 1) is inf, not a finite number");
+}
+
+// Issue 14: the pair loader (x.npy,y.npy) checked no values; inf targets trained to
+// loss=inf.
+TEST(NpyPairTest, RefusesNonFiniteValues) {
+  std::string x = write_temp("px.npy", npy_bytes("<f8", {2, 2}, raw<double>(std::vector<double>{1, 2, 3, 4})));
+  std::string y = write_temp("py.npy", npy_bytes("<f4", {2, 1}, raw<float>(std::vector<double>{1, NAN})));
+  Result<Dataset> d = load_npy_pair(x, y, 2, 1);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(), y + ": element 1 (row 1) is nan, not a finite number");
+}
+
+// Issue 14: a directory where a file is expected aborted with std::ios_failure.
+TEST(DataFileTest, DirectoriesAreRefusedByName) {
+  const std::string dir = test_files::temp_path("data_dir.npy");
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  std::string x = write_temp("dx.npy", npy_bytes("<f8", {1, 2}, raw<double>(std::vector<double>{1, 2})));
+  Result<Dataset> npy = load_data_file(x + "," + dir, 2, 1);
+  ASSERT_FALSE(npy.ok());
+  EXPECT_EQ(npy.status().message(), dir + ": is a directory, not a file");
+  const std::string csv_dir = test_files::temp_path("data_dir.csv");
+  ASSERT_EQ(std::system(("mkdir -p " + csv_dir).c_str()), 0);
+  Result<Dataset> csv = load_csv(csv_dir, 2, 1);
+  ASSERT_FALSE(csv.ok());
+  EXPECT_EQ(csv.status().message(), csv_dir + ": is a directory, not a file");
 }
 
 }  // namespace

@@ -318,6 +318,28 @@ CpuProgramModel<T>::CpuProgramModel(const Program& program, const CpuKernelFn* k
   status_ = init();
 }
 
+uint64_t cpu_storage_layout(const Program& p, int64_t real_bytes, std::vector<int64_t>* offsets) {
+  // Owners one after another, each starting on a 64-byte boundary.
+  const uint64_t align = uint64_t(std::max<int64_t>(1, 64 / real_bytes));
+  if (offsets) offsets->assign(size_t(p.num_buffers), -1);
+  uint64_t total = 0;
+  for (int32_t b = 0; b < p.num_buffers; b++) {
+    if (p.buffers[b].alias_of != -1) continue;
+    if (offsets) (*offsets)[size_t(b)] = int64_t(total);
+    const uint64_t numel = uint64_t(std::max<int64_t>(p.buffers[b].numel, 1));
+    total = add_bytes(total, mul_bytes((numel + align - 1) / align, align));
+  }
+  return total;
+}
+
+uint64_t param_elements(const Program& p) {
+  uint64_t n = 0;
+  for (int32_t i = 0; i < p.num_params; i++)
+    if (p.params[i] >= 0 && p.params[i] < p.num_buffers)
+      n = add_bytes(n, uint64_t(std::max<int64_t>(p.buffers[p.params[i]].numel, 0)));
+  return n;
+}
+
 template <class T>
 Status CpuProgramModel<T>::init() {
   const Program& p = program_;
@@ -332,15 +354,8 @@ Status CpuProgramModel<T>::init() {
                            p.kernel_names[p.steps[s].kernel] + ") is missing from the table");
   }
 
-  // Storage: owners one after another, each starting on a 64-byte boundary.
-  const int64_t align = std::max<int64_t>(1, 64 / int64_t(sizeof(T)));
-  std::vector<int64_t> offset(size_t(p.num_buffers), -1);
-  int64_t total = 0;
-  for (int32_t b = 0; b < p.num_buffers; b++) {
-    if (p.buffers[b].alias_of != -1) continue;
-    offset[size_t(b)] = total;
-    total += (std::max<int64_t>(p.buffers[b].numel, 1) + align - 1) / align * align;
-  }
+  std::vector<int64_t> offset;
+  const uint64_t total = cpu_storage_layout(p, int64_t(sizeof(T)), &offset);
   storage_.assign(size_t(total), T(0));
   pointers_.resize(size_t(p.num_buffers));
   for (int32_t b = 0; b < p.num_buffers; b++)
@@ -467,6 +482,11 @@ Backend cpu_program_backend(const Program& program, const CpuKernelFn* f32,
     b.make_f64 = [p, f64]() -> std::unique_ptr<CompiledModel<double>> {
       return std::make_unique<CpuProgramModel<double>>(*p, f64);
     };
+  b.memory_need = [p](int64_t real_bytes) {
+    return cpu_run_memory(mul_bytes(cpu_storage_layout(*p, real_bytes, nullptr),
+                                    uint64_t(real_bytes)),
+                          param_elements(*p), real_bytes);
+  };
   b.header = std::move(header);
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
   b.capsule_reports = std::move(capsule_reports);

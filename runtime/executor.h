@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "runtime/cuda/kernels/counter_rng.h"
+#include "runtime/memory.h"
 #include "runtime/model_api.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
@@ -41,6 +42,17 @@ namespace vouch::rt {
 // tape node after a non-forward step or with a duplicate id, a missing name. The
 // executors refuse a program that fails it (their status() says why).
 Status check_program(const Program& program);
+
+// The cpu executor's storage of `program` in a run whose real type has `real_bytes`
+// bytes: every owning buffer (alias_of == -1) one after another, each at least one
+// element and starting on a 64-byte boundary. Returns the elements in all; `offsets`
+// (when given) receives each owner's first element (-1 for aliases). Sizes saturate
+// (memory.h), so a program too large for any machine still gives a number to refuse.
+uint64_t cpu_storage_layout(const Program& program, int64_t real_bytes,
+                            std::vector<int64_t>* offsets);
+
+// The elements of every parameter of `program`.
+uint64_t param_elements(const Program& program);
 
 // The buffer that owns the storage of buffer `b` (follows alias_of; b itself when it
 // owns). Precondition: check_program(program).ok().

@@ -32,6 +32,7 @@
 
 #include "runtime/device.h"
 #include "runtime/init.h"
+#include "runtime/memory.h"
 #include "runtime/status.h"
 #include "runtime/optim.h"
 #include "runtime/program.h"
@@ -243,6 +244,12 @@ struct Backend {
   // Why make_f64 is missing, when the backend says more than "not built".
   std::string no_f64_reason;
   std::function<Status()> ready;  // empty: always usable
+  // What a model of this backend allocates in a run whose real type has `real_bytes`
+  // bytes (4: f32, 8: f64), host and device (memory.h); train_main refuses a run that
+  // does not fit before making the model. Empty: not known (hand-written backends).
+  std::function<MemoryNeed(int64_t real_bytes)> memory_need;
+  // A device backend's device memory free now (cuda: cudaMemGetInfo); empty for cpu.
+  std::function<Result<uint64_t>()> device_memory_free;
   // --show-backend: `header` first, then each capsule's report block by capsule name,
   // printed at the capsule's first use on the tape.
   std::string header;

@@ -23,57 +23,78 @@ std::string format_double(double v) {
   return buf;
 }
 
-// Each field's elements per row, in field order; returns how many are inputs.
-size_t field_layout(const ModelDescription& m, std::vector<int64_t>& row_elems) {
+// Each field's elements per row and name, in field order; returns how many are inputs.
+size_t field_layout(const ModelDescription& m, std::vector<int64_t>& row_elems,
+                    std::vector<std::string>& names) {
   size_t inputs = 0;
   for (const FieldInfo& f : model_fields(m)) {
     row_elems.push_back(f.row_elems);
+    names.push_back(f.name);
     inputs += f.target ? 0 : 1;
   }
   return inputs;
 }
 
-// Every value of an integer field is an int32: the executors store it as one. `spec`:
-// the files (one per field, in field order, when npy), so an error names the field's.
-Status check_integer_fields(const ModelDescription& m, const Dataset& d,
-                            const std::string& spec) {
+// Calls check(field, where, row, element, value) for every value of every field of `d`
+// (`spec`: the files, one per field in field order when npy, so `where` names the
+// field's file, or the one CSV file); the first error stops.
+template <class Check>
+Status each_field_value(const ModelDescription& m, const Dataset& d, const std::string& spec,
+                        Check check) {
   const std::vector<std::string> paths = split_paths(spec);
   const std::vector<FieldInfo> fields = model_fields(m);
   int64_t x_col = 0, y_col = 0;
   for (size_t fi = 0; fi < fields.size(); fi++) {
     const FieldInfo& f = fields[fi];
-    const std::string where = paths.size() == fields.size() ? paths[fi] : d.description;
+    const std::string where = paths.size() == fields.size() ? paths[fi]
+                              : paths.size() == 1 && !spec.empty() ? spec
+                                                                   : d.description;
     int64_t& col = f.target ? y_col : x_col;
     const int64_t cols = f.target ? d.out_features : d.in_features;
     const std::vector<double>& table = f.target ? d.y : d.x;
-    if (f.dtype == DType::I32) {
-      for (int64_t r = 0; r < d.rows; r++)
-        for (int64_t j = 0; j < f.row_elems; j++) {
-          const double v = table[size_t(r * cols + col + j)];
-          if (!(v == std::floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
-            return Status::Error(where + ": field '" + f.name + "' is i32, but row " +
-                                 std::to_string(r) + " holds " + format_double(v) +
-                                 " (not an integer in the int32 range)");
-          const int64_t i = int64_t(v);
-          if ((i < f.min_value || i > f.max_value) && i != f.also)
-            return Status::Error(
-                where + ": field '" + f.name + "', row " + std::to_string(r) +
-                " holds " + std::to_string(i) + ", but it is " + f.use + ": " +
-                std::to_string(f.min_value) + ".." + std::to_string(f.max_value) +
-                (f.also != INT64_MIN ? " or " + std::to_string(f.also) : std::string()));
-        }
-    }
+    for (int64_t r = 0; r < d.rows; r++)
+      for (int64_t j = 0; j < f.row_elems; j++) {
+        Status st = check(f, where, r, j, table[size_t(r * cols + col + j)]);
+        if (!st.ok()) return st;
+      }
     col += f.row_elems;
   }
   return Status::Ok();
 }
 
+// Every value of an integer field is an int32: the executors store it as one.
+Status check_integer_fields(const ModelDescription& m, const Dataset& d,
+                            const std::string& spec) {
+  return each_field_value(m, d, spec, [](const FieldInfo& f, const std::string& where,
+                                         int64_t r, int64_t, double v) {
+    if (f.dtype != DType::I32) return Status::Ok();
+    if (!(v == std::floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
+      return Status::Error(where + ": field '" + f.name + "' is i32, but row " +
+                           std::to_string(r) + " holds " + format_double(v) +
+                           " (not an integer in the int32 range)");
+    const int64_t i = int64_t(v);
+    if ((i < f.min_value || i > f.max_value) && i != f.also)
+      return Status::Error(
+          where + ": field '" + f.name + "', row " + std::to_string(r) + " holds " +
+          std::to_string(i) + ", but it is " + f.use + ": " + std::to_string(f.min_value) +
+          ".." + std::to_string(f.max_value) +
+          (f.also != INT64_MIN ? " or " + std::to_string(f.also) : std::string()));
+    return Status::Ok();
+  });
+}
+
+const char kBeyondF32[] =
+    ", beyond f32's range (it rounds to infinity; the largest finite f32 is "
+    "3.4028234663852886e+38): this run is f32 (--dtype f32, or the default on cuda)";
+
 }  // namespace
 
 Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& path) {
   std::vector<int64_t> row_elems;
-  const size_t inputs = field_layout(m, row_elems);
-  Result<Dataset> data = load_data_file(path, m.in_features, m.out_features, row_elems, inputs);
+  std::vector<std::string> names;
+  const size_t inputs = field_layout(m, row_elems, names);
+  Result<Dataset> data =
+      load_data_file(path, m.in_features, m.out_features, row_elems, inputs, names);
   if (!data.ok()) return data;
   Status ints = check_integer_fields(m, data.value(), path);
   if (!ints.ok()) return ints;
@@ -137,9 +158,11 @@ Result<Dataset> load_model_data(const ModelDescription& m, const std::string& ov
     return first_token_batch(m, override_path.empty() ? m.data.path : override_path);
   Result<Dataset> data = Status::Error("no data");
   std::vector<int64_t> row_elems;
-  const size_t inputs = field_layout(m, row_elems);
+  std::vector<std::string> names;
+  const size_t inputs = field_layout(m, row_elems, names);
   if (!override_path.empty()) {
-    data = load_data_file(override_path, m.in_features, m.out_features, row_elems, inputs);
+    data = load_data_file(override_path, m.in_features, m.out_features, row_elems, inputs,
+                          names);
   } else if (m.data.kind == DataSpec::RegressionGrid) {
     if (m.in_features != 2 || m.out_features != 1)
       return Status::Error("the regression grid has 2 inputs and 1 output, but model `" +
@@ -147,7 +170,8 @@ Result<Dataset> load_model_data(const ModelDescription& m, const std::string& ov
                            std::to_string(m.out_features));
     data = regression_grid(m.data.lo, m.data.hi, m.data.n);
   } else {
-    data = load_data_file(m.data.path, m.in_features, m.out_features, row_elems, inputs);
+    data = load_data_file(m.data.path, m.in_features, m.out_features, row_elems, inputs,
+                          names);
   }
   if (!data.ok()) return data;
   Status ints = check_integer_fields(
@@ -162,6 +186,26 @@ Result<Dataset> load_model_data(const ModelDescription& m, const std::string& ov
     return Status::Error("the data has " + std::to_string(data.value().rows) +
                          " rows, not a multiple of the batch size " + std::to_string(m.batch));
   return data;
+}
+
+Status check_fits_f32(const ModelDescription& m, const Dataset& d, const std::string& spec) {
+  return each_field_value(m, d, spec, [](const FieldInfo& f, const std::string& where,
+                                         int64_t r, int64_t j, double v) {
+    if (f.dtype != DType::Real || !overflows_f32(v)) return Status::Ok();
+    return Status::Error(where + ": field '" + f.name + "', row " + std::to_string(r) +
+                         (f.row_elems > 1 ? ", element " + std::to_string(j) : "") +
+                         " holds " + format_double(v) + kBeyondF32);
+  });
+}
+
+Status check_params_fit_f32(const std::string& path, const std::vector<NamedTensor>& params) {
+  for (const NamedTensor& t : params)
+    for (size_t i = 0; i < t.data.size(); i++)
+      if (overflows_f32(t.data[i]))
+        return Status::Error(path + ": tensor '" + t.name + "' holds " +
+                             format_double(t.data[i]) + " at index " + std::to_string(i) +
+                             kBeyondF32);
+  return Status::Ok();
 }
 
 std::vector<NamedTensor> initial_params(const ModelDescription& m, uint64_t seed) {

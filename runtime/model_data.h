@@ -7,6 +7,7 @@
 #ifndef VOUCH_RUNTIME_MODEL_DATA_H_
 #define VOUCH_RUNTIME_MODEL_DATA_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,24 @@ Result<Dataset> load_eval_data(const ModelDescription& m, const std::string& pat
 // lists none (hand-written ones), one real input of in_features and one real target
 // of out_features.
 std::vector<FieldInfo> model_fields(const ModelDescription& m);
+
+// True when `v` (finite) rounds to infinity as an f32: its magnitude is at least
+// FLT_MAX plus half of FLT_MAX's ulp (round to nearest even: that midpoint rounds up, as
+// FLT_MAX's significand is odd). A value that rounds to FLT_MAX is not; one below f32's
+// smallest subnormal becomes 0 and subnormals lose digits, which is not refused.
+inline bool overflows_f32(double v) {
+  return std::isfinite(v) && (v >= 0x1.ffffffp+127 || v <= -0x1.ffffffp+127);
+}
+
+// An f32 run's data: Ok when every value of every real field of `d` is finite as an f32
+// (overflows_f32); else the first one, with its file (`spec`: the data spec, one file
+// per field when npy), field, row and element. (The loaders already refused NaN and
+// infinity.)
+Status check_fits_f32(const ModelDescription& m, const Dataset& d, const std::string& spec);
+
+// An f32 run's loaded parameters (`path`: the checkpoint): Ok when every value is finite
+// as an f32; else the first one, with its tensor and index.
+Status check_params_fit_f32(const std::string& path, const std::vector<NamedTensor>& params);
 
 // Every parameter initialised in float64, in declaration order: parameter i
 // from init_tensor(its InitSpec, param_seed(seed, i)).

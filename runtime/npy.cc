@@ -3,17 +3,18 @@
 // parsed here by a small recursive reader that knows only what that dict can hold.
 #include "runtime/npy.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
+#include <vector>
+
+#include "runtime/atomic_file.h"
+#include "runtime/input_file.h"
+#include "runtime/memory.h"
+#include "runtime/quoted.h"
 
 namespace vouch::rt {
 
@@ -21,6 +22,10 @@ static_assert(std::endian::native == std::endian::little,
               "npy.cc reads little-endian data with memcpy");
 
 namespace {
+
+// numpy writes headers of a few hundred bytes; version 2.0's 4-byte length could
+// otherwise ask for 4 GiB before the shape is known.
+constexpr uint32_t kMaxHeaderBytes = 1 << 20;
 
 Status npy_error(const std::string& path, const std::string& reason) {
   return Status::Error(path + ": " + reason);
@@ -109,7 +114,8 @@ Status parse_header(const std::string& path, const std::string& text, Header* h)
   while (!r.consume('}')) {
     std::string key;
     if (!r.read_string(&key)) return npy_error(path, "malformed header: " + r.error);
-    if (!r.consume(':')) return npy_error(path, "malformed header: expected ':' after '" + key + "'");
+    if (!r.consume(':'))
+      return npy_error(path, "malformed header: expected ':' after " + quoted(key));
     bool ok = true;
     if (key == "descr") {
       r.skip_space();
@@ -124,7 +130,7 @@ Status parse_header(const std::string& path, const std::string& text, Header* h)
       ok = r.read_shape(&h->shape);
       have_shape = true;
     } else {
-      return npy_error(path, "malformed header: unexpected key '" + key + "'");
+      return npy_error(path, "malformed header: unexpected key " + quoted(key));
     }
     if (!ok) return npy_error(path, "malformed header: " + r.error);
     if (!r.consume(',')) {
@@ -189,12 +195,45 @@ Result<NpyHeader> parse_npy_header(const std::string& path, const char* data, si
 }
 
 Result<NpyArray> load_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return npy_error(path, std::string("cannot open file (") + std::strerror(errno) + ")");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return npy_error(path, "read error");
-
-  Result<NpyHeader> parsed = parse_npy_header(path, bytes.data(), bytes.size());
+  Result<InputFile> opened = InputFile::open(path);
+  if (!opened.ok()) return opened.status();
+  InputFile& in = opened.value();
+  // The magic, the version and the header's length (2 bytes in 1.0, 4 in 2.0), then
+  // the header: read first, so that nothing else is read before the shape is known.
+  std::string head(10, '\0');
+  Result<size_t> got = in.read_some(head.data(), head.size());
+  if (!got.ok()) return got.status();
+  size_t have_head = got.value();
+  while (have_head < head.size()) {  // a pipe may deliver less
+    got = in.read_some(head.data() + have_head, head.size() - have_head);
+    if (!got.ok()) return got.status();
+    if (got.value() == 0) break;
+    have_head += got.value();
+  }
+  head.resize(have_head);
+  if (head.size() < 10 || head.compare(0, 6, "\x93NUMPY", 6) != 0)
+    return npy_error(path, "bad magic: not an NPY file");
+  if (head[6] == 2) {
+    head.resize(12);
+    Status st = in.read_exact(head.data() + 10, 2, "the header length");
+    if (!st.ok()) return st;
+  }
+  const uint32_t header_len =
+      head.size() == 12 ? read_le(head, 8, 4) : read_le(head, 8, 2);
+  if ((head[6] == 1 || head[6] == 2) && head[7] == 0) {
+    if (header_len > kMaxHeaderBytes)
+      return npy_error(path, "header length " + std::to_string(header_len) +
+                                 " is larger than an NPY header (" +
+                                 std::to_string(kMaxHeaderBytes) + " bytes at most here)");
+    if (in.size() >= 0 && uint64_t(in.size()) < head.size() + uint64_t(header_len))
+      return npy_error(path, "truncated header: header length " + std::to_string(header_len) +
+                                 " exceeds the file");
+    head.resize(head.size() + header_len);
+    Status st = in.read_exact(head.data() + head.size() - header_len, header_len, "the header");
+    if (!st.ok()) return npy_error(path, "truncated header: header length " +
+                                             std::to_string(header_len) + " exceeds the file");
+  }
+  Result<NpyHeader> parsed = parse_npy_header(path, head.data(), head.size());
   if (!parsed.ok()) return parsed.status();
   const NpyHeader& h = parsed.value();
   size_t elem;
@@ -205,7 +244,8 @@ Result<NpyArray> load_npy(const std::string& path) {
   } else if (h.descr == "<f8" || h.descr == "<i8") {
     elem = 8;
   } else {
-    return npy_error(path, "unsupported dtype '" + h.descr + "' (only <f4, <f8, <i4, <i8, |u1, |b1)");
+    return npy_error(path, "unsupported dtype " + quoted(h.descr) +
+                               " (only <f4, <f8, <i4, <i8, |u1, |b1)");
   }
 
   int64_t numel = 1;
@@ -214,32 +254,55 @@ Result<NpyArray> load_npy(const std::string& path) {
       return npy_error(path, "shape too large");
     numel *= d;
   }
-  size_t data_start = h.data_offset;
-  uint64_t need = uint64_t(numel) * elem;
-  uint64_t have = bytes.size() - data_start;
-  if (have < need)
-    return npy_error(path, "truncated data: shape needs " + std::to_string(need) +
-                               " bytes, file has " + std::to_string(have));
-  if (have > need)
-    return npy_error(path, std::to_string(have - need) + " unexpected bytes after the data");
+  const uint64_t need = uint64_t(numel) * elem;
+  if (in.size() >= 0) {  // a regular file: its size says it all before any data is read
+    const uint64_t have = uint64_t(in.size()) - h.data_offset;
+    if (have < need)
+      return npy_error(path, "truncated data: shape needs " + std::to_string(need) +
+                                 " bytes, file has " + std::to_string(have));
+    if (have > need)
+      return npy_error(path, std::to_string(have - need) + " unexpected bytes after the data");
+  }
+  // Held as float64: refused before reading when that cannot fit.
+  std::string source;
+  Result<uint64_t> available = host_memory_available(&source);
+  if (available.ok() && mul_bytes(uint64_t(numel), sizeof(double)) > available.value())
+    return npy_error(path, "its " + std::to_string(numel) + " elements need " +
+                               format_bytes(mul_bytes(uint64_t(numel), sizeof(double))) +
+                               " as float64, more than the " + format_bytes(available.value()) +
+                               " available (" + source + ")");
 
   NpyArray out;
   out.shape = h.shape;
-  out.data.resize(numel);
-  const char* src = bytes.data() + data_start;
-  if (h.descr == "<f4") convert<float>(src, numel, out.data.data());
-  if (h.descr == "<f8") convert<double>(src, numel, out.data.data());
-  if (h.descr == "<i4") convert<int32_t>(src, numel, out.data.data());
-  if (h.descr == "<i8") convert<int64_t>(src, numel, out.data.data());
-  if (h.descr == "|u1" || h.descr == "|b1") convert<uint8_t>(src, numel, out.data.data());
+  out.data.resize(size_t(numel));
+  // The data a chunk at a time, each element converted as it arrives.
+  std::vector<char> chunk(size_t(1) << 16);
+  const size_t per_chunk = chunk.size() / elem;
+  for (int64_t first = 0; first < numel; first += int64_t(per_chunk)) {
+    const int64_t n = std::min<int64_t>(int64_t(per_chunk), numel - first);
+    Status st = in.read_exact(chunk.data(), size_t(n) * elem, "the data");
+    if (!st.ok())
+      return npy_error(path, "truncated data: shape needs " + std::to_string(need) +
+                                 " bytes, file has " +
+                                 std::to_string(in.offset() - h.data_offset));
+    double* dst = out.data.data() + first;
+    if (h.descr == "<f4") convert<float>(chunk.data(), n, dst);
+    if (h.descr == "<f8") convert<double>(chunk.data(), n, dst);
+    if (h.descr == "<i4") convert<int32_t>(chunk.data(), n, dst);
+    if (h.descr == "<i8") convert<int64_t>(chunk.data(), n, dst);
+    if (h.descr == "|u1" || h.descr == "|b1") convert<uint8_t>(chunk.data(), n, dst);
+  }
+  if (in.size() < 0) {  // a pipe: nothing may follow the data
+    char extra;
+    Result<size_t> more = in.read_some(&extra, 1);
+    if (!more.ok()) return more.status();
+    if (more.value() != 0) return npy_error(path, "unexpected bytes after the data");
+  }
   return out;
 }
 
 Status save_npy(const std::string& path, const std::vector<int64_t>& shape,
                 const std::vector<double>& data, bool as_f64) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    return npy_error(path, "exists and is not a regular file; refusing to replace it");
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;
   if (numel != int64_t(data.size()))
@@ -268,23 +331,8 @@ Status save_npy(const std::string& path, const std::vector<int64_t>& shape,
     }
     bytes.append(buf, as_f64 ? 8 : 4);
   }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return npy_error(path, "cannot write " + tmp + " (" + std::strerror(errno) + ")");
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return npy_error(path, "write error on " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    return npy_error(path, "cannot rename " + tmp + " into place (" + std::strerror(e) + ")");
-  }
-  return Status::Ok();
+  Status written = replace_file(path, bytes);
+  return written;
 }
 
 }  // namespace vouch::rt

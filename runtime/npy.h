@@ -20,6 +20,10 @@ struct NpyArray {
   std::vector<double> data;    // row-major, converted to double
 };
 
+// Reads the header first, then checks the file's size against the shape (a truncated
+// or overlong file is refused before its data is read) and the elements, as float64,
+// against the memory available; then the data a chunk at a time. A directory, a read
+// error or a file that ends early is refused with the path and the reason.
 Result<NpyArray> load_npy(const std::string& path);
 
 // The header of an .npy file whose first `size` bytes are `bytes` (the whole file):
@@ -34,8 +38,8 @@ struct NpyHeader {
 Result<NpyHeader> parse_npy_header(const std::string& path, const char* bytes, size_t size);
 
 // Writes `data` (row-major, `shape`) as a version 1.0 .npy of <f4 (as_f64 false) or
-// <f8, through a temporary file renamed into place: an existing file is replaced
-// whole or not at all. An existing path that is not a regular file is refused.
+// <f8, through replace_file (atomic_file.h): an existing file is replaced whole or not
+// at all; an existing path that is not a regular file is refused.
 Status save_npy(const std::string& path, const std::vector<int64_t>& shape,
                 const std::vector<double>& data, bool as_f64);
 

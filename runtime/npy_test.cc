@@ -2,6 +2,10 @@
 #include "runtime/npy.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "runtime/test_files.h"
 
@@ -113,6 +117,35 @@ TEST(NpyTest, Refusals) {
                npy_bytes("", {}, d6, false, 1,
                          "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (6,), }"),
                "structured dtypes");
+}
+
+// Issue 14: a directory where an .npy is expected aborted with std::ios_failure.
+TEST(NpyTest, ADirectoryIsRefusedByName) {
+  const std::string dir = test_files::temp_path("x_dir.npy");
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  Result<NpyArray> a = load_npy(dir);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().message(), dir + ": is a directory, not a file");
+}
+
+// The reader streams (header, then the data a chunk at a time): a pipe loads as a file
+// does, and a truncated one is refused.
+TEST(NpyTest, LoadsFromAPipe) {
+  std::vector<double> values(20000);
+  for (size_t i = 0; i < values.size(); i++) values[i] = double(i) * 0.5;
+  const std::string file = write_temp("big.npy", npy_bytes("<f4", {10000, 2}, raw<float>(values)));
+  const std::string fifo = test_files::temp_path("x.fifo");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(std::system(("(cat " + file + " > " + fifo + ") &").c_str()), 0);
+  Result<NpyArray> a = load_npy(fifo);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a.value().data, values);
+  ASSERT_EQ(std::system(("(head -c 1000 " + file + " > " + fifo + ") &").c_str()), 0);
+  Result<NpyArray> cut = load_npy(fifo);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().message(),
+            fifo + ": truncated data: shape needs 80000 bytes, file has 872");
 }
 
 }  // namespace

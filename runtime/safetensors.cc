@@ -8,11 +8,15 @@
 #include <bit>
 #include <cerrno>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
 
+#include "runtime/atomic_file.h"
+#include "runtime/input_file.h"
 #include "runtime/json.h"
+#include "runtime/memory.h"
+#include "runtime/quoted.h"
 
 namespace vouch::rt {
 
@@ -38,25 +42,20 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-Status write_file(const std::string& tmp, const std::string& bytes) {
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr)
-    return Status::Error("cannot create temporary file " + tmp + " (" + std::strerror(errno) + ")");
-  const char* failed = nullptr;
-  if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) failed = "write";
-  else if (std::fflush(f) != 0) failed = "flush";
-  else if (::fsync(fileno(f)) != 0) failed = "fsync";
-  int err = errno;
-  if (std::fclose(f) != 0 && failed == nullptr) {
-    failed = "close";
-    err = errno;
+// safetensors' own limit on the JSON header (the Rust crate's MAX_HEADER_SIZE).
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+// " ([1, 2])": the multi-index of flat element i of `shape`, for shapes of rank > 1.
+std::string index_text(const std::vector<int64_t>& shape, size_t i) {
+  if (shape.size() < 2) return "";
+  std::vector<int64_t> index(shape.size());
+  uint64_t rest = i;
+  for (size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] == 0) return "";
+    index[k] = int64_t(rest % uint64_t(shape[k]));
+    rest /= uint64_t(shape[k]);
   }
-  if (failed != nullptr) {
-    std::remove(tmp.c_str());
-    return Status::Error(std::string("cannot ") + failed + " temporary file " + tmp + " (" +
-                         std::strerror(err) + ")");
-  }
-  return Status::Ok();
+  return " (" + shape_string(index) + ")";
 }
 
 Status file_error(const std::string& path, const std::string& reason) {
@@ -107,39 +106,42 @@ Status save_safetensors(const std::string& path, const std::vector<NamedTensor>&
     }
   }
 
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  Status st = write_file(tmp, bytes);
-  if (!st.ok()) return file_error(path, st.message());
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    std::remove(tmp.c_str());
-    return file_error(path, std::string("cannot rename ") + tmp + " into place (" +
-                                std::strerror(e) + ")");
-  }
-  return Status::Ok();
+  Status written = replace_file(path, bytes);
+  return written;
 }
 
 Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return file_error(path, std::string("cannot open file (") + std::strerror(errno) + ")");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return file_error(path, "read error");
-  if (bytes.size() < 8)
-    return file_error(path, "file is " + std::to_string(bytes.size()) +
+  Result<InputFile> opened = InputFile::open(path);
+  if (!opened.ok()) return opened.status();
+  InputFile& in = opened.value();
+  const int64_t file_size = in.size();  // -1: a pipe
+  if (file_size >= 0 && file_size < 8)
+    return file_error(path, "file is " + std::to_string(file_size) +
                                 " bytes, shorter than the 8-byte header length");
+  unsigned char length[8];
+  Status st = in.read_exact(reinterpret_cast<char*>(length), 8, "the header length");
+  if (!st.ok()) return st;
   uint64_t header_len = 0;
-  for (int i = 7; i >= 0; i--) header_len = (header_len << 8) | uint8_t(bytes[i]);
-  if (header_len > bytes.size() - 8)
+  for (int i = 7; i >= 0; i--) header_len = (header_len << 8) | length[i];
+  if (file_size >= 0 && header_len > uint64_t(file_size) - 8)
     return file_error(path, "header length " + std::to_string(header_len) +
-                                " is larger than the file (" + std::to_string(bytes.size()) +
+                                " is larger than the file (" + std::to_string(file_size) +
                                 " bytes)");
-  Result<JsonValue> parsed = parse_json(std::string_view(bytes).substr(8, header_len));
+  if (header_len > kMaxHeaderBytes)
+    return file_error(path, "header length " + std::to_string(header_len) +
+                                " is larger than the format allows (" +
+                                std::to_string(kMaxHeaderBytes) + " bytes)");
+  std::string header_text(size_t(header_len), '\0');
+  st = in.read_exact(header_text.data(), header_text.size(), "the header");
+  if (!st.ok()) return st;
+  Result<JsonValue> parsed = parse_json(header_text);
   if (!parsed.ok()) return file_error(path, "header: " + parsed.status().message());
   const JsonValue& header = parsed.value();
   if (header.kind != JsonValue::Object) return file_error(path, "header is not a JSON object");
 
-  const uint64_t data_size = bytes.size() - 8 - header_len;
-  const char* data = bytes.data() + 8 + header_len;
+  // A pipe's data area is what its tensors cover (and nothing may follow it).
+  const uint64_t kUnknown = std::numeric_limits<uint64_t>::max();
+  uint64_t data_size = file_size >= 0 ? uint64_t(file_size) - 8 - header_len : kUnknown;
   struct Range {
     uint64_t begin, end;
     size_t tensor;
@@ -155,7 +157,7 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
         return file_error(path, "__metadata__ is not a JSON object");
       continue;
     }
-    std::string where = "tensor '" + name + "': ";
+    std::string where = "tensor " + quoted(name) + ": ";
     if (entry.kind != JsonValue::Object) return file_error(path, where + "entry is not an object");
     for (const std::string& field : entry.keys)
       if (field != "dtype" && field != "shape" && field != "data_offsets")
@@ -228,33 +230,78 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
                                   "length, or not a safetensors file)");
     covered = r.end;
   }
+  if (data_size == kUnknown) data_size = covered;
   if (covered != data_size)
     return file_error(path, "the data area holds " + std::to_string(data_size) +
                                 " bytes but its tensors cover " + std::to_string(covered) +
                                 " (a wrong header length, or trailing bytes)");
 
+  // Held as float64: refused before reading when that cannot fit.
+  uint64_t elements = 0;
+  for (const Range& r : ranges) elements += (r.end - r.begin) / (is_f64[r.tensor] ? 8 : 4);
+  std::string source;
+  Result<uint64_t> available = host_memory_available(&source);
+  if (available.ok() && mul_bytes(elements, sizeof(double)) > available.value())
+    return file_error(path, "its " + std::to_string(elements) + " elements need " +
+                                format_bytes(mul_bytes(elements, sizeof(double))) +
+                                " as float64, more than the " +
+                                format_bytes(available.value()) + " available (" + source + ")");
+
+  // The tensors tile the data area in order: read one after another, a chunk at a time.
+  std::vector<char> chunk(size_t(1) << 16);
   for (const Range& r : ranges) {
     NamedTensor& t = out[r.tensor];
-    const char* src = data + r.begin;
-    uint64_t n = (r.end - r.begin) / (is_f64[r.tensor] ? 8 : 4);
-    t.data.resize(n);
-    for (uint64_t i = 0; i < n; i++) {
-      if (is_f64[r.tensor]) {
-        std::memcpy(&t.data[i], src + 8 * i, 8);
-      } else {
-        float f;
-        std::memcpy(&f, src + 4 * i, 4);
-        t.data[i] = f;
+    const uint64_t elem = is_f64[r.tensor] ? 8 : 4;
+    const uint64_t n = (r.end - r.begin) / elem;
+    t.data.resize(size_t(n));
+    for (uint64_t first = 0; first < n;) {
+      const uint64_t count = std::min<uint64_t>(chunk.size() / elem, n - first);
+      st = in.read_exact(chunk.data(), size_t(count * elem), "tensor '" + t.name + "'");
+      if (!st.ok()) return st;
+      for (uint64_t i = 0; i < count; i++) {
+        if (elem == 8) {
+          std::memcpy(&t.data[first + i], chunk.data() + 8 * i, 8);
+        } else {
+          float f;
+          std::memcpy(&f, chunk.data() + 4 * i, 4);
+          t.data[first + i] = f;
+        }
       }
+      first += count;
     }
   }
+  if (file_size < 0) {  // a pipe: nothing may follow the data area
+    char extra;
+    Result<size_t> more = in.read_some(&extra, 1);
+    if (!more.ok()) return more.status();
+    if (more.value() != 0)
+      return file_error(path, "bytes after the data area (a wrong header length, or trailing "
+                              "bytes)");
+  }
   return out;
+}
+
+Status check_finite_params(const std::string& path, const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& t : tensors)
+    for (size_t i = 0; i < t.data.size(); i++)
+      if (!std::isfinite(t.data[i])) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", t.data[i]);
+        return file_error(path, "tensor " + quoted(t.name) + " holds " + value + " at index " +
+                                    std::to_string(i) + index_text(t.shape, i) +
+                                    ": parameters must be finite");
+      }
+  return Status::Ok();
 }
 
 Status check_params(const std::vector<NamedTensor>& loaded,
                     const std::vector<std::pair<std::string, std::vector<int64_t>>>& expected) {
   std::vector<std::string> problems;
-  for (const auto& [name, shape] : expected) {
+  for (const auto& entry : expected) {
+    // Not captured by name: a lambda may not capture a structured binding before C++20,
+    // which clang++ 14 (a --cxx the runtime compiles with) does not implement.
+    const std::string& name = entry.first;
+    const std::vector<int64_t>& shape = entry.second;
     auto it = std::find_if(loaded.begin(), loaded.end(),
                            [&](const NamedTensor& t) { return t.name == name; });
     if (it == loaded.end()) {
@@ -268,7 +315,7 @@ Status check_params(const std::vector<NamedTensor>& loaded,
   for (const NamedTensor& t : loaded) {
     bool known = std::any_of(expected.begin(), expected.end(),
                              [&](const auto& e) { return e.first == t.name; });
-    if (!known) problems.push_back("unexpected parameter '" + t.name + "'");
+    if (!known) problems.push_back("unexpected parameter " + quoted(t.name));
   }
   if (problems.empty()) return Status::Ok();
   std::string msg = "parameters do not match the model (" + std::to_string(problems.size()) +

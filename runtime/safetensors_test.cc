@@ -3,6 +3,8 @@
 #include "runtime/safetensors.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -75,7 +77,7 @@ bool dir_has_temp_files(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   bool found = false;
   while (dirent* e = readdir(d))
-    if (std::strstr(e->d_name, ".tmp.") != nullptr) found = true;
+    if (std::strstr(e->d_name, ".vouch-") != nullptr) found = true;
   closedir(d);
   return found;
 }
@@ -95,13 +97,13 @@ TEST(SafetensorsTest, FailedWriteReportsAndLeavesNothing) {
   std::string path = temp_path("no_such_dir/p.safetensors");
   Status st = save_safetensors(path, sample(), true);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("cannot create temporary file"), std::string::npos) << st.message();
-  // A directory where the file should go: the temp file is written, the rename fails.
+  EXPECT_NE(st.message().find("no_such_dir does not exist"), std::string::npos) << st.message();
+  // A directory where the file should go: refused before anything is written.
   std::string dir_target = temp_path("is_a_dir");
   ASSERT_EQ(system(("mkdir -p " + dir_target + "/inner").c_str()), 0);
   Status st2 = save_safetensors(dir_target, sample(), true);
   ASSERT_FALSE(st2.ok());
-  EXPECT_NE(st2.message().find("cannot rename"), std::string::npos) << st2.message();
+  EXPECT_EQ(st2.message(), "cannot write " + dir_target + ": it is a directory");
   EXPECT_FALSE(dir_has_temp_files(temp_path("")));
 }
 
@@ -188,6 +190,46 @@ TEST(SafetensorsTest, RefusesCorruptFiles) {
                              entry("b", "F32", "[1]", "[12,16]") + "}",
                          d16),
                  "bytes [8,12) of the data area belong to no tensor");
+}
+
+// Issue 14: --load-params with a directory aborted with std::ios_failure.
+TEST(SafetensorsTest, ADirectoryIsRefusedByName) {
+  const std::string dir = temp_path("params_dir.st");
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  Result<std::vector<NamedTensor>> r = load_safetensors(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), dir + ": is a directory, not a file");
+}
+
+// The reader streams: a pipe (no size to check against) loads the same tensors, and
+// a byte after its data area is refused.
+TEST(SafetensorsTest, LoadsFromAPipe) {
+  std::string good = temp_path("piped.safetensors");
+  ASSERT_TRUE(save_safetensors(good, sample(), true).ok());
+  const std::string fifo = temp_path("params.fifo");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(system(("(cat " + good + " > " + fifo + ") &").c_str()), 0);
+  Result<std::vector<NamedTensor>> r = load_safetensors(fifo);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value()[0].data, sample()[0].data);
+  ASSERT_EQ(system(("(cat " + good + "; printf x) > " + fifo + " &").c_str()), 0);
+  Result<std::vector<NamedTensor>> extra = load_safetensors(fifo);
+  ASSERT_FALSE(extra.ok());
+  EXPECT_EQ(extra.status().message(),
+            fifo + ": bytes after the data area (a wrong header length, or trailing bytes)");
+}
+
+// Issue 14: NaN / inf params were loaded silently; the check names tensor and index.
+TEST(SafetensorsTest, NonFiniteParamsAreFound) {
+  EXPECT_TRUE(check_finite_params("p.st", {{"w", {2}, {1, 2}}}).ok());
+  Status inf = check_finite_params("p.st", sample());  // b1 holds inf at index 1
+  ASSERT_FALSE(inf.ok());
+  EXPECT_EQ(inf.message(), "p.st: tensor 'b1' holds inf at index 1: parameters must be finite");
+  Status nan = check_finite_params("p.st", {{"w", {2, 3}, {0, 0, 0, 0, NAN, 0}}});
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(nan.message(),
+            "p.st: tensor 'w' holds nan at index 4 ([1,1]): parameters must be finite");
 }
 
 TEST(SafetensorsTest, EmptyTensorsNeverOverlap) {

@@ -3,9 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "runtime/input_file.h"
 #include "runtime/json.h"
 #include "runtime/rng.h"
 
@@ -68,11 +67,10 @@ Result<std::vector<int64_t>> Vocab::encode(const std::string& text) const {
 }
 
 Result<Vocab> load_vocab(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot read");
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<JsonValue> json = parse_json(text.str());
+  // GPT-2's 50257 tokens are under 1 MiB of JSON.
+  Result<std::string> text = read_small_file(path, uint64_t(1) << 28, "a vocabulary");
+  if (!text.ok()) return text.status();
+  Result<JsonValue> json = parse_json(text.value());
   if (!json.ok()) return Status::Error(path + ": " + json.status().message());
   const JsonValue& v = json.value();
   if (v.kind != JsonValue::Array || v.items.empty())

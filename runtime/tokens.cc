@@ -60,7 +60,10 @@ Result<std::shared_ptr<TokenFile>> TokenFile::open(const std::string& path) {
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return error(path, "not a regular file");
+    // Mapped, so a file of its own: a directory is named as one (as InputFile
+    // does), a pipe or device as what it is not.
+    return error(path, S_ISDIR(st.st_mode) ? "is a directory, not a file"
+                                           : "not a regular file (a token stream is mapped)");
   }
   const size_t size = size_t(st.st_size);
   if (size == 0) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,16 @@ TEST(TokenFileTest, RefusesCorruptShards) {
   Result<std::shared_ptr<TokenFile>> missing = TokenFile::open(test_files::temp_path("nope.bin"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open file"), std::string::npos);
+}
+
+// A directory given as the token file is named as one (issue 14's audit of file
+// arguments).
+TEST(TokenFileTest, RefusesADirectoryByName) {
+  const std::string dir = test_files::temp_path("tokens_dir.bin");
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  Result<std::shared_ptr<TokenFile>> f = TokenFile::open(dir);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message(), dir + ": is a directory, not a file");
 }
 
 TEST(TokenFileTest, RefusesNpyOfOtherDtypesRanksOrSizes) {

@@ -1,6 +1,8 @@
 // train_flags.cc: flag parsing and --help for generated executables (train_flags.h).
 #include "runtime/train_flags.h"
 
+#include "runtime/train_main.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -32,7 +34,7 @@ bool is_switch(std::string_view name) {
          name == "show-backend" || name == "mem-stats" || name == "no-cuda-graph" ||
          name == "deterministic" || name == "time" || name == "audit-launches" ||
          name == "no-shuffle" || name == "no-eval" || name == "progress" ||
-         name == "no-progress" || name == "profile";
+         name == "no-progress" || name == "profile" || name == "allow-nonfinite";
 }
 
 Status apply(TrainOptions* o, const std::string& name, const std::string& value) {
@@ -121,6 +123,7 @@ Result<TrainOptions> parse_train_flags(int argc, char** argv, const ModelDescrip
       if (name == "no-eval") no_eval = true;
       if (name == "progress") o.progress = TrainOptions::Progress::On;
       if (name == "no-progress") o.progress = TrainOptions::Progress::Off;
+      if (name == "allow-nonfinite") o.allow_nonfinite = true;
       continue;
     }
     if (!takes_value(name)) return Status::Error("unknown flag '--" + name + "'");
@@ -241,7 +244,12 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      writes one): --sample prints text (default: token ids)\n"
     << "  --save-params PATH  write the parameters as safetensors after training\n"
     << "                      (after initialisation with --init-only; default: none)\n"
-    << "  --load-params PATH  start from these safetensors parameters (default: none)\n"
+    << "  --load-params PATH  start from these safetensors parameters (default: none);\n"
+    << "                      NaN or infinity in them is refused (exit 4), and so is a\n"
+    << "                      value an f32 run cannot hold\n"
+    << "  --allow-nonfinite   load parameters holding NaN or infinity, and train on when\n"
+    << "                      the training loss is not finite, each with a warning\n"
+    << "                      (default: refused, exit 4; the run stops, exit 7)\n"
     << "  --trace PATH        write every step's loss and the mean losses before and\n"
     << "                      after training with 17 significant digits (default: none)\n"
     << "  --init-only         initialise (and load/save if asked), then exit\n"
@@ -261,9 +269,10 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "                      each measured over the steps between two loss reads (one\n"
     << "                      step with --log-every 1), after warm-up\n"
     << "  --help              print this help and exit\n\n"
-    << "Flags take their value as `--flag V` or `--flag=V`.\n"
-    << "Exit status: 0 success, 1 internal error, 2 bad flags, 3 device not available,\n"
-    << "4 parameter file refused, 5 data refused.\n";
+    << "Flags take their value as `--flag V` or `--flag=V`.\n\n"
+    << "Exit status:\n";
+  for (const ExitStatusInfo& e : kTrainExitStatuses)
+    s << "  " << e.code << "  " << e.meaning << "\n";
   return s.str();
 }
 

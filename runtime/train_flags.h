@@ -43,6 +43,9 @@ struct TrainOptions {
   bool show_backend = false;  // capsules of the ops that ran, at first use
   bool mem_stats = false;     // allocator telemetry after the run (cuda)
   bool time = false;          // wall time per step (benchmarks)
+  // --allow-nonfinite: load a checkpoint holding NaN or infinity, and train on past a
+  // non-finite loss, each with a warning, instead of exit 4 / 7.
+  bool allow_nonfinite = false;
   RunConfig run;              // --no-cuda-graph, --deterministic, --audit-launches
 };
 

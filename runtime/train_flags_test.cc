@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include "runtime/train_main.h"
 
 namespace vouch::rt {
 namespace {
@@ -166,7 +170,7 @@ TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
   for (const char* flag : {"--device", "--steps", "--seed", "--dtype", "--log-every", "--data",
                            "--save-params", "--load-params", "--init-only", "--show-tape",
                            "--help", "--no-shuffle", "--no-eval", "--eval-every",
-                           "--progress", "--no-progress"})
+                           "--progress", "--no-progress", "--allow-nonfinite"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   EXPECT_NE(help.find("usage: ./tiny [flags]"), std::string::npos);
   EXPECT_NE(help.find("(default: 200)"), std::string::npos);
@@ -175,6 +179,35 @@ TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
             std::string::npos);
   EXPECT_NE(help.find("(default: 0)"), std::string::npos);
   EXPECT_NE(help.find("regression_grid(-1, 1, 5)"), std::string::npos);
+  EXPECT_NE(help.find("Exit status:\n  0  success\n"), std::string::npos) << help;
+  EXPECT_NE(help.find("  6  the model does not fit in the memory available (host or device)\n"),
+            std::string::npos)
+      << help;
+}
+
+TEST(TrainFlagsTest, AllowNonfinite) {
+  EXPECT_FALSE(parse({}).value().allow_nonfinite);
+  EXPECT_TRUE(parse({"--allow-nonfinite"}).value().allow_nonfinite);
+  EXPECT_EQ(error_of({"--allow-nonfinite=1"}), "--allow-nonfinite takes no value");
+}
+
+// One table of exit statuses: the one --help prints is the executables' table of
+// docs/language.md ("Exit statuses"), row for row, and every status is distinct.
+TEST(TrainFlagsTest, TheDocsListTheExitStatusesHelpPrints) {
+  std::ifstream in("docs/language.md");
+  ASSERT_TRUE(in) << "docs/language.md is a data dependency of this test";
+  std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t section = docs.find("\n## Exit statuses\n");
+  ASSERT_NE(section, std::string::npos);
+  const size_t table = docs.find("A generated executable", section);
+  ASSERT_NE(table, std::string::npos);
+  std::string rows;
+  for (const ExitStatusInfo& e : kTrainExitStatuses)
+    rows += "| " + std::to_string(e.code) + " | " + e.meaning + " |\n";
+  EXPECT_NE(docs.find("|---|---|\n" + rows, table), std::string::npos)
+      << "docs/language.md should list, after \"A generated executable\":\n" << rows;
+  for (size_t i = 0; i < std::size(kTrainExitStatuses); i++)
+    EXPECT_EQ(kTrainExitStatuses[i].code, int(i));
 }
 
 }  // namespace

@@ -3,12 +3,16 @@
 #include "runtime/train_main.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <cstdio>
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +27,7 @@
 #include "runtime/rng.h"
 #include "runtime/safetensors.h"
 #include "runtime/sample.h"
+#include "runtime/step_times.h"
 #include "runtime/tokens.h"
 #include "runtime/train_flags.h"
 
@@ -33,6 +38,9 @@ namespace {
 // mean_loss(before/after) of a token stream: its first sequential batches, at most this
 // many (a stream may hold billions of tokens).
 constexpr int64_t kTokenMeanLossBatches = 16;
+
+// The host path's losses held for --trace between flushes (then it flushes).
+constexpr int64_t kHostLossCapacity = 4096;
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -118,6 +126,11 @@ class Run {
   Run(const TrainOptions& o, const ModelDescription& m, const Backend& backend,
       std::unique_ptr<CompiledModel<T>> model)
       : o_(o), m_(m), backend_(backend), model_(std::move(model)) {}
+  ~Run() {
+    if (trace_) std::fclose(trace_);
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
 
   int run() {
     if (o_.run.audit_launches && (!model_->device_resident() || !o_.run.cuda_graph))
@@ -147,6 +160,9 @@ class Run {
       Result<Dataset> data = load_model_data(m_, o_.data, &held_back);
       if (!data.ok()) return fail(kExitData, data.status().message());
       const Dataset& d = data.value();
+      Status fits = fits_run(d, o_.data.empty() ? m_.data.path : o_.data);
+      if (fits.ok()) fits = fits_run(held_back, o_.data.empty() ? m_.data.path : o_.data);
+      if (!fits.ok()) return fail(kExitData, fits.message());
       fields_ = store_fields(d);
       num_batches_ = d.rows / m_.batch;
     }
@@ -160,9 +176,10 @@ class Run {
       evaluating_ = true;
     } else if (!o_.eval.empty()) {
       Result<Dataset> held_out = load_eval_data(m_, o_.eval);
-      if (!held_out.ok())
+      Status fits = held_out.ok() ? fits_run(held_out.value(), o_.eval) : held_out.status();
+      if (!fits.ok())
         return fail(kExitData, (o_.eval_from_clause ? "the eval clause's data: " : "--eval: ") +
-                                   held_out.status().message());
+                                   fits.message());
       eval_rows_ = held_out.value().rows;
       eval_fields_ = store_fields(held_out.value());
       evaluating_ = true;
@@ -185,7 +202,9 @@ class Run {
 
     if (!o_.trace.empty()) {
       trace_ = std::fopen(o_.trace.c_str(), "w");
-      if (!trace_) return fail(kExitUsage, "--trace: cannot write '" + o_.trace + "'");
+      if (!trace_)
+        return fail(kExitUsage, "--trace: cannot write '" + o_.trace + "' (" +
+                                    std::strerror(errno) + ")");
     }
     double loss0 = mean_loss();
     if (!model_->status().ok()) return fail(kExitDevice, model_->status().message());
@@ -200,6 +219,10 @@ class Run {
       trace_ = nullptr;
     }
     std::printf("mean_loss(after) = %f\n", loss1);
+    if (!std::isfinite(loss1)) {
+      code = nonfinite_loss("mean_loss(after)", loss1);
+      if (code != kExitOk) return code;
+    }
     if (evaluating_) evaluate("after training");
     std::string heldout;
     if (grid) {
@@ -315,6 +338,15 @@ class Run {
     for (const ParamInfo& p : m_.params) expected.push_back({p.name, p.shape});
     Status st = check_params(loaded.value(), expected);
     if (!st.ok()) return Status::Error(o_.load_params + ": " + st.message());
+    st = check_finite_params(o_.load_params, loaded.value());
+    if (!st.ok()) {
+      if (!o_.allow_nonfinite) return Status::Error(st.message() + " (--allow-nonfinite loads it)");
+      std::fprintf(stderr, "warning: %s; loaded anyway (--allow-nonfinite)\n", st.message().c_str());
+    }
+    if (sizeof(T) == 4) {
+      st = check_params_fit_f32(o_.load_params, loaded.value());
+      if (!st.ok()) return st;
+    }
     for (size_t i = 0; i < m_.params.size(); i++) {
       for (const NamedTensor& t : loaded.value()) {
         if (t.name != m_.params[i].name) continue;
@@ -336,6 +368,12 @@ class Run {
     Status st = save_safetensors(o_.save_params, tensors, /*as_f64=*/!o_.f32);
     if (!st.ok()) return fail(kExitParams, "--save-params: " + st.message());
     return kExitOk;
+  }
+
+  // Ok when the run's element type holds every value of `d` (read from `spec`): an f32
+  // run refuses a value that would round to infinity.
+  Status fits_run(const Dataset& d, const std::string& spec) const {
+    return sizeof(T) == 4 ? check_fits_f32(m_, d, spec) : Status::Ok();
   }
 
   // Each field's columns of the dataset in the field's storage: T for real fields,
@@ -429,10 +467,15 @@ class Run {
     const std::vector<FieldInfo> fields = model_fields(m_);
     const std::vector<std::string> paths = split_paths(o_.predict);
     std::vector<int64_t> row_elems;
+    std::vector<std::string> names;
     for (const FieldInfo& f : fields)
-      if (!f.target) row_elems.push_back(f.row_elems);
-    Result<Dataset> inputs = load_npy_fields(paths, row_elems, row_elems.size());
-    if (!inputs.ok()) return fail(kExitData, "--predict: " + inputs.status().message());
+      if (!f.target) {
+        row_elems.push_back(f.row_elems);
+        names.push_back(f.name);
+      }
+    Result<Dataset> inputs = load_npy_fields(paths, row_elems, row_elems.size(), names);
+    Status fits = inputs.ok() ? fits_run(inputs.value(), o_.predict) : inputs.status();
+    if (!fits.ok()) return fail(kExitData, "--predict: " + fits.message());
     const std::vector<int64_t>& out_shape = m_.output_shape;
     if (out_shape.empty() || out_shape[0] != m_.batch)
       return fail(kExitUsage, "--predict: the model's output has no batch axis to predict row "
@@ -611,7 +654,9 @@ class Run {
   int train() {
     const bool device = model_->device_resident();
     std::unique_ptr<Optimizer<T>> optimizer;
-    int64_t capacity = std::numeric_limits<int64_t>::max();
+    // Losses held before a flush: the device's ring, or on the host this many (--trace
+    // needs every step's; without it a flush reads only its own step's).
+    int64_t capacity = kHostLossCapacity;
     if (device) {
       capacity = model_->loss_capacity();
       if (capacity <= 0)
@@ -628,9 +673,9 @@ class Run {
       if (!optimizer->status().ok()) return fail(kExitInternal, optimizer->status().message());
     }
     Tape tape;
-    std::vector<double> host_losses;  // host path: losses of the steps [pending, k]
+    std::vector<double> host_losses;  // host path: losses of the steps [pending, k] to flush
     std::vector<double> losses;       // device path: what a flush read
-    std::vector<double> ms_per_step;  // --time: one sample per flush interval
+    StepTimes times;                  // --time: one sample per flush interval
     int64_t pending = 0;              // the first step not flushed yet
     auto interval_start = std::chrono::steady_clock::now();
     auto is_eval = [&](int64_t k) {
@@ -658,6 +703,7 @@ class Run {
         k = last;
       } else {
         tape.clear();
+        if (!trace_) host_losses.clear();  // a flush reads only its own step's loss
         host_losses.push_back(double(model_->forward_fields(training_batch(k).data(), &tape)));
         model_->backward(tape);
         optimizer->step();
@@ -685,8 +731,8 @@ class Run {
       }
       auto read = std::chrono::steady_clock::now();
       if (o_.time)
-        ms_per_step.push_back(std::chrono::duration<double, std::milli>(read - interval_start)
-                                  .count() / double(k + 1 - pending));
+        times.add(std::chrono::duration<double, std::milli>(read - interval_start).count() /
+                  double(k + 1 - pending));
       for (int64_t j = first; j <= k; j++) {
         double loss = flushed[j - first];
         if (j % o_.log_every == 0) {
@@ -694,6 +740,14 @@ class Run {
           std::printf("step %lld: loss=%f\n", (long long)j, loss);
         }
         if (trace_) std::fprintf(trace_, "step %lld %.17g\n", (long long)j, loss);
+        if (!std::isfinite(loss)) {
+          if (j % o_.log_every != 0) {
+            progress.erase();
+            std::printf("step %lld: loss=%f\n", (long long)j, loss);
+          }
+          const int code = nonfinite_loss("step " + std::to_string(j), loss);
+          if (code != kExitOk) return code;
+        }
       }
       host_losses.clear();
       pending = k + 1;
@@ -709,20 +763,40 @@ class Run {
       interval_start = std::chrono::steady_clock::now();
     }
     progress.erase();
-    if (o_.time) print_timing(ms_per_step, o_.steps);
+    if (o_.time) print_timing(times, o_.steps);
+    return kExitOk;
+  }
+
+  // A non-finite training loss (`what`: "step 25", "mean_loss(after)"): the run stops
+  // with kExitNonFinite, or with --allow-nonfinite goes on after one warning.
+  int nonfinite_loss(const std::string& what, double loss) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", loss);
+    if (!o_.allow_nonfinite) {
+      std::fflush(stdout);
+      return fail(kExitNonFinite, what + ": the training loss is " + value +
+                                      "; training diverged or the data holds values too "
+                                      "large for the loss (--allow-nonfinite trains on)");
+    }
+    if (!warned_nonfinite_)
+      std::fprintf(stderr, "warning: %s: the training loss is %s; training goes on "
+                           "(--allow-nonfinite)\n", what.c_str(), value);
+    warned_nonfinite_ = true;
     return kExitOk;
   }
 
   // Median and minimum of the per-step times of the flush intervals after a warm-up
   // (the first intervals capture CUDA graphs and warm caches).
-  static void print_timing(std::vector<double> ms, int64_t steps) {
-    size_t warmup = std::min<size_t>(10, ms.size() / 5);
-    ms.erase(ms.begin(), ms.begin() + warmup);
-    if (ms.empty()) return;
-    std::sort(ms.begin(), ms.end());
-    std::printf("timing: median %.4f ms/step, min %.4f ms/step over %zu loss-read intervals "
-                "after %zu warm-up (%lld steps)\n",
-                ms[ms.size() / 2], ms.front(), ms.size(), warmup, (long long)steps);
+  static void print_timing(const StepTimes& times, int64_t steps) {
+    std::optional<StepTimes::Summary> t = times.summary();
+    if (!t) return;
+    std::printf("timing: median %.4f ms/step, min %.4f ms/step over %llu loss-read intervals "
+                "after %llu warm-up (%lld steps)%s\n",
+                t->median_ms, t->min_ms, (unsigned long long)t->intervals,
+                (unsigned long long)t->warmup, (long long)steps,
+                t->every > 1 ? (" (the median of 1 in " + std::to_string(t->every) +
+                                " intervals, evenly spread)").c_str()
+                             : "");
   }
 
   // --show-tape and --show-backend read the tape of the first step: each
@@ -788,6 +862,7 @@ class Run {
   int64_t num_batches_ = 0;
   std::vector<FieldData> shuffled_;  // cpu: the current batch of a shuffled epoch (or tokens)
   FILE* trace_ = nullptr;
+  bool warned_nonfinite_ = false;  // --allow-nonfinite: the warning is printed once
   // A token stream (data tokens): the mapped file, the context T of both fields.
   const bool streaming_ = m_.data.kind == DataSpec::Tokens;
   std::shared_ptr<TokenFile> tokens_, eval_tokens_;  // eval_tokens_: held-out windows
@@ -835,10 +910,56 @@ Result<const Backend*> select_backend(Device requested, const std::vector<Backen
   return chosen;
 }
 
+// Ok when a model of backend `b` fits in the memory available for a run of `real_bytes`
+// elements; else why not (memory.h).
+Status check_memory(const ModelDescription& model, const Backend& b, int64_t real_bytes) {
+  if (!b.memory_need) return Status::Ok();
+  const MemoryNeed need = b.memory_need(real_bytes);
+  const std::string run = std::string("an ") + (real_bytes == 4 ? "f32" : "f64") + " run on " +
+                          device_name(b.device);
+  if (!need.host.empty()) {
+    std::string source;
+    Result<uint64_t> available = host_memory_available(&source);
+    if (available.ok()) {
+      Status st = check_memory_fits(model.name, run, "host", need.host, available.value(),
+                                    source);
+      if (!st.ok()) return st;
+    }
+  }
+  if (!need.device.empty() && b.device_memory_free) {
+    Result<uint64_t> free_bytes = b.device_memory_free();
+    if (!free_bytes.ok()) return free_bytes.status();
+    Status st = check_memory_fits(model.name, run, std::string(device_name(b.device)) + " device",
+                                  need.device, free_bytes.value(), "free device memory");
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+int run_model(int argc, char** argv, const ModelDescription& model,
+              const std::vector<Backend>& backends);
+
 }  // namespace
 
+// The checks above refuse a model too large before anything is allocated; an
+// allocation that fails anyway (the data, another process taking the memory) ends the
+// run here with a message and kExitMemory, never an abort.
 int train_main(int argc, char** argv, const ModelDescription& model,
                const std::vector<Backend>& backends) {
+  try {
+    return run_model(argc, argv, model, backends);
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    return fail(kExitMemory, "out of host memory (std::bad_alloc): model `" + model.name +
+                                 "` or its data needs more memory than this machine has "
+                                 "available");
+  }
+}
+
+namespace {
+
+int run_model(int argc, char** argv, const ModelDescription& model,
+              const std::vector<Backend>& backends) {
   const std::string program = argc > 0 ? argv[0] : "model";
   Result<TrainOptions> parsed = parse_train_flags(argc, argv, model);
   if (!parsed.ok()) {
@@ -860,6 +981,8 @@ int train_main(int argc, char** argv, const ModelDescription& model,
   const Backend& b = *backend.value();
   TrainOptions run = o;
   run.f32 = run_in_f32(o, b.device);  // --dtype, else f32 on cuda, f64 on cpu
+  Status fits = check_memory(model, b, run.f32 ? 4 : 8);
+  if (!fits.ok()) return fail(kExitMemory, fits.message());
   int code;
   if (run.f32) {
     if (b.make_f32 == nullptr)
@@ -880,5 +1003,7 @@ int train_main(int argc, char** argv, const ModelDescription& model,
   std::fflush(stdout);
   return code;
 }
+
+}  // namespace
 
 }  // namespace vouch::rt

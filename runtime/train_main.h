@@ -18,11 +18,31 @@ namespace vouch::rt {
 // Exit statuses of train_main.
 enum TrainExit {
   kExitOk = 0,
-  kExitInternal = 1,  // inconsistent model description
-  kExitUsage = 2,     // unknown flag, missing value, malformed number
-  kExitDevice = 3,    // requested device has no runtime in this build
-  kExitParams = 4,    // --load-params / --save-params refused
-  kExitData = 5,      // data file refused, rows not a multiple of the batch
+  kExitInternal = 1,   // inconsistent model description
+  kExitUsage = 2,      // unknown flag, missing value, malformed number
+  kExitDevice = 3,     // requested device has no runtime in this build
+  kExitParams = 4,     // --load-params / --save-params refused
+  kExitData = 5,       // data file refused, rows not a multiple of the batch
+  kExitMemory = 6,     // the model does not fit in the host's or the device's memory
+  kExitNonFinite = 7,  // the training loss became NaN or infinite
+};
+
+// The table of exit statuses, as --help prints it; docs/language.md ("Exit statuses")
+// holds the same lines (train_flags_test checks).
+struct ExitStatusInfo {
+  int code;
+  const char* meaning;
+};
+inline constexpr ExitStatusInfo kTrainExitStatuses[] = {
+    {kExitOk, "success"},
+    {kExitInternal, "internal error (an inconsistent model, a failed launch audit)"},
+    {kExitUsage, "bad flags (or one this model cannot serve), or an output that cannot be "
+                 "written"},
+    {kExitDevice, "the device is not available, or failed"},
+    {kExitParams, "the parameter file (--load-params, --save-params) refused"},
+    {kExitData, "the data refused"},
+    {kExitMemory, "the model does not fit in the memory available (host or device)"},
+    {kExitNonFinite, "the training loss became NaN or infinite (see --allow-nonfinite)"},
 };
 
 // Parses the flags, initialises (param i from init_tensor(..., param_seed(seed, i))),

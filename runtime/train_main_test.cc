@@ -8,11 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -316,6 +320,131 @@ TEST(TrainMainTest, LoadParamsRefusalsExit4) {
   RunOutput unwritable = run({"--init-only", "--save-params", temp_path("no/such/dir.st")});
   EXPECT_EQ(unwritable.code, 4);
   EXPECT_TRUE(contains(unwritable.err, "error: --save-params: "));
+}
+
+
+// Issue 14: a model larger than memory aborted with std::bad_alloc (even --init-only).
+// A backend says what a run allocates; train_main refuses before making the model.
+TEST(TrainMainTest, AModelLargerThanMemoryIsRefusedBeforeAllocating) {
+  Backend cpu;
+  cpu.device = Device::Cpu;
+  bool made = false;
+  cpu.make_f64 = [&]() -> std::unique_ptr<CompiledModel<double>> {
+    made = true;
+    return make<double, 1>();
+  };
+  int64_t asked_bytes = 0;
+  cpu.memory_need = [&](int64_t real_bytes) {
+    asked_bytes = real_bytes;
+    MemoryNeed need;
+    need.host.push_back({"buffers", uint64_t(1) << 60});  // an exbibyte
+    return need;
+  };
+  RunOutput r = run_captured("./linear2", {"--init-only"}, [&](int argc, char** argv) {
+    return train_main(argc, argv, description(1), {cpu});
+  });
+  EXPECT_EQ(r.code, 6);
+  EXPECT_FALSE(made);
+  EXPECT_EQ(asked_bytes, 8);  // f64, the cpu default
+  EXPECT_TRUE(contains(r.err, "error: model `linear2` needs 1.00 EiB (1152921504606846976 bytes) "
+                              "of host memory for an f64 run on cpu (buffers 1.00 EiB"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, " is available (")) << r.err;
+  EXPECT_TRUE(contains(r.err, "): it does not fit\n")) << r.err;
+
+  // What fits runs.
+  cpu.memory_need = [](int64_t) { return MemoryNeed{{{"buffers", 64}}, {}}; };
+  RunOutput fits = run_captured("./linear2", {"--steps", "1"}, [&](int argc, char** argv) {
+    return train_main(argc, argv, description(1), {cpu});
+  });
+  EXPECT_EQ(fits.code, 0) << fits.err;
+}
+
+// The up-front check's last resort: an allocation that fails anyway ends the run with a
+// message and exit 6, never an abort.
+TEST(TrainMainTest, BadAllocEndsTheRunWithExit6) {
+  Backend cpu;
+  cpu.device = Device::Cpu;
+  cpu.make_f64 = []() -> std::unique_ptr<CompiledModel<double>> { throw std::bad_alloc(); };
+  RunOutput r = run_captured("./linear2", {}, [&](int argc, char** argv) {
+    return train_main(argc, argv, description(1), {cpu});
+  });
+  EXPECT_EQ(r.code, 6);
+  EXPECT_EQ(r.err, "error: out of host memory (std::bad_alloc): model `linear2` or its data "
+                   "needs more memory than this machine has available\n");
+}
+
+// Issue 14: inf targets trained to loss=inf and exit 0. Finite data whose loss overflows
+// (a target of 1e300: its square is inf) stops the run at the step that shows it, exit
+// 7; --allow-nonfinite trains on with one warning.
+TEST(TrainMainTest, ANonFiniteLossStopsTheRun) {
+  std::string csv = write_temp("huge_target.csv", "x1,x2,y\n0,0,1e300\n1,0,1\n");
+  RunOutput r = run({"--data", csv, "--steps", "5", "--save-params", temp_path("never.st")});
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_TRUE(contains(r.out, "step 0: loss=inf\n")) << r.out;
+  EXPECT_EQ(r.err, "error: step 0: the training loss is inf; training diverged or the data "
+                   "holds values too large for the loss (--allow-nonfinite trains on)\n");
+  EXPECT_FALSE(contains(r.out, "mean_loss(after)"));
+  EXPECT_NE(std::system(("test -e " + temp_path("never.st")).c_str()), 0);  // nothing saved
+
+  RunOutput on = run({"--data", csv, "--steps", "5", "--allow-nonfinite"});
+  EXPECT_EQ(on.code, 0) << on.err;
+  EXPECT_EQ(on.err, "warning: step 0: the training loss is inf; training goes on "
+                    "(--allow-nonfinite)\n");
+  EXPECT_TRUE(contains(on.out, "mean_loss(after)")) << on.out;
+}
+
+// Issue 14: NaN / inf params loaded silently. Refused with the tensor and index (exit 4),
+// or loaded with a warning under --allow-nonfinite.
+TEST(TrainMainTest, NonFiniteParamsAreRefused) {
+  std::string nan = temp_path("nan.safetensors");
+  ASSERT_TRUE(save_safetensors(nan, {{"W", {1, 2}, {1, NAN}}, {"b", {1}, {0}}}, true).ok());
+  RunOutput r = run({"--load-params", nan, "--init-only"});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err, "error: --load-params: " + nan + ": tensor 'W' holds nan at index 1 ([0,1]): "
+                   "parameters must be finite (--allow-nonfinite loads it)\n");
+  RunOutput allowed = run({"--load-params", nan, "--init-only", "--allow-nonfinite"});
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+  EXPECT_EQ(allowed.err, "warning: " + nan + ": tensor 'W' holds nan at index 1 ([0,1]): "
+                         "parameters must be finite; loaded anyway (--allow-nonfinite)\n");
+}
+
+// Issue 14: f64 values beyond f32's range became inf under --dtype f32 (data files and
+// checkpoints). Refused with the file, field or tensor, and index; a value that rounds
+// to FLT_MAX is not beyond it.
+TEST(TrainMainTest, ValuesBeyondF32AreRefusedInF32Runs) {
+  std::string big = write_temp("big_x.csv", "x1,x2,y\n0,0,1\n1,1e39,1\n");
+  RunOutput r = run({"--data", big, "--dtype", "f32", "--steps", "1"});
+  EXPECT_EQ(r.code, 5);
+  EXPECT_EQ(r.err, "error: " + big + ": field 'x', row 1, element 1 holds "
+                   "9.9999999999999994e+38, beyond f32's range (it rounds to infinity; the "
+                   "largest finite f32 is 3.4028234663852886e+38): this run is f32 (--dtype f32, "
+                   "or the default on cuda)\n");
+  EXPECT_EQ(run({"--data", big, "--dtype", "f64", "--steps", "1"}).code, 0);
+  // 3.4028235e38 lies between FLT_MAX and the midpoint to the next power of two.
+  std::string edge = write_temp("edge_x.csv", "x1,x2,y\n0,3.4028235e38,1\n");
+  EXPECT_EQ(run({"--data", edge, "--dtype", "f32", "--steps", "1", "--allow-nonfinite"}).code, 0);
+
+  std::string params = temp_path("big.safetensors");
+  ASSERT_TRUE(save_safetensors(params, {{"W", {1, 2}, {1, -4e38}}, {"b", {1}, {0}}}, true).ok());
+  RunOutput p = run({"--load-params", params, "--dtype", "f32", "--init-only"});
+  EXPECT_EQ(p.code, 4);
+  EXPECT_TRUE(contains(p.err, "error: --load-params: " + params + ": tensor 'W' holds "
+                              "-3.9999999999999999e+38 at index 1, beyond f32's range"))
+      << p.err;
+  EXPECT_EQ(run({"--load-params", params, "--dtype", "f64", "--init-only"}).code, 0);
+}
+
+// Issue 14: --steps huge grew memory (~1 MB/s): the host loop kept every step's loss
+// until the next log point. A million steps between log points must not grow the
+// process (8 MB of losses before).
+TEST(TrainMainTest, StepsBetweenLogPointsKeepNoLosses) {
+  struct rusage before, after;
+  ASSERT_EQ(getrusage(RUSAGE_SELF, &before), 0);
+  RunOutput r = run({"--steps", "1000000", "--log-every", "100000000"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(getrusage(RUSAGE_SELF, &after), 0);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 4 * 1024) << "KiB";
 }
 
 TEST(TrainMainTest, DataFlagReplacesTheGrid) {

@@ -12,6 +12,8 @@
 #include "codegen/Nvrtc.h"
 #include "codegen/ProgramEmitter.h"
 #include "mlir/IR/MLIRContext.h"
+#include "runtime/executor.h"
+#include "runtime/memory.h"
 #include "tools/CommandLine.h"
 #include "tools/Commands.h"
 #include "tools/Pipeline.h"
@@ -47,18 +49,18 @@ private:
   std::chrono::steady_clock::time_point last = start;
 };
 
-/// Creates the parent directories of `path`; false (with `error`) when that
-/// fails or `path` names a directory.
+/// Creates the parent directories of `path` and checks that the output can be
+/// written there, before any work; false (with `error`) when that fails or
+/// `path` names a directory, the model file or a special file.
 bool prepareOutput(const std::string &path, const std::string &input,
                    std::string &error) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path out(path);
   error = outputPathProblem(path, input);
   if (!error.empty())
     return false;
-  fs::path parent = fs::absolute(out, ec).parent_path();
-  if (!parent.empty() && !fs::exists(parent, ec)) {
+  fs::path parent = fs::absolute(fs::path(path), ec).parent_path();
+  if (!ec && !parent.empty() && !fs::exists(parent, ec)) {
     fs::create_directories(parent, ec);
     if (ec) {
       error = "cannot create the directory '" + parent.string() +
@@ -66,7 +68,32 @@ bool prepareOutput(const std::string &path, const std::string &input,
       return false;
     }
   }
-  return true;
+  error = outputDirectoryProblem(path);
+  return error.empty();
+}
+
+/// Warns when training `program` on cpu in f64 (the cpu default) needs more
+/// host memory than this machine has: the executable would refuse to run here
+/// (exit 6), by the same estimate (runtime/memory.h).
+void warnIfLargerThanMemory(const std::string &model,
+                            const codegen::ProgramBuilder &program) {
+  rt::Result<uint64_t> total = rt::host_memory_total();
+  if (!total.ok())
+    return;
+  const rt::Program view = program.sizingView();
+  const rt::MemoryNeed need = rt::cpu_run_memory(
+      rt::mul_bytes(rt::cpu_storage_layout(view, 8, nullptr), 8),
+      rt::param_elements(view), 8);
+  const uint64_t bytes = rt::MemoryNeed::total(need.host);
+  if (bytes <= total.value())
+    return;
+  std::fprintf(stderr,
+               "warning: model `%s` needs %s of host memory to train on cpu in "
+               "f64 (%s), more than this machine's %s (MemTotal): its "
+               "executable will refuse to run here (exit 6)\n",
+               model.c_str(), rt::format_bytes(bytes).c_str(),
+               rt::MemoryNeed::describe(need.host).c_str(),
+               rt::format_bytes(total.value()).c_str());
 }
 
 } // namespace
@@ -127,8 +154,9 @@ int runBuild(const std::vector<std::string> &args) {
   }
   PhaseTimer timer(cl.has("verbose"));
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
+  auto module = loadFromCommandLine(cl, /*autodiff=*/true, diagnostics, exitCode);
   if (!module)
     return exitCode;
   FailureOr<rt::ModelDescription> description =
@@ -153,6 +181,7 @@ int runBuild(const std::vector<std::string> &args) {
   if (failed(cpuProgram))
     return 1;
   timer.done("plan, gate, tables (cpu)", (*cpuProgram)->storageSummary());
+  warnIfLargerThanMemory(description->name, **cpuProgram);
 
   codegen::ModelSourceInput input;
   input.sourceName = cl.positional()[0];
@@ -194,17 +223,20 @@ int runBuild(const std::vector<std::string> &args) {
   if (cl.has("emit-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(cl.get("emit-dir"), ec);
-    if (!kernels.empty())
-      std::ofstream(std::filesystem::path(cl.get("emit-dir")) / "kernels.cu")
-          << kernels;
+    if (!kernels.empty() &&
+        !codegen::writeFileAtomically(
+            (std::filesystem::path(cl.get("emit-dir")) / "kernels.cu").string(),
+            kernels, error)) {
+      std::fprintf(stderr, "error: --emit-dir: %s\n", error.c_str());
+      return 2;
+    }
   }
   timer.done("emit C++", std::to_string(source.size() / 1024) + " KiB");
 
   if (emit == "cpp") {
     if (!codegen::writeFileAtomically(cl.get("output"), source, error)) {
-      std::fprintf(stderr, "error: cannot write '%s'\n",
-                   cl.get("output").c_str());
-      return 1;
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 2;
     }
     timer.total();
     return 0;

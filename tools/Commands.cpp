@@ -7,6 +7,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/MLIRContext.h"
 #include "passes/Interpreter.h"
+#include "runtime/memory.h"
 #include "runtime/model_data.h"
 #include "runtime/safetensors.h"
 #include "tools/CommandLine.h"
@@ -16,6 +17,39 @@
 using namespace mlir;
 
 namespace vouch::driver {
+namespace {
+
+/// 0 when the reference interpreter's run of `model` fits in the host memory
+/// available; else prints why not and returns 6 (docs/language.md's exit
+/// statuses). The interpreter keeps every value as float64 until the run
+/// ends, and the params twice more (initialised, then fed).
+int checkInterpreterMemory(ModelOp model) {
+  std::vector<rt::MemoryPart> need = {{"values", 0}, {"float64 copies of the params", 0}};
+  for (Operation &op : model.getBlock())
+    for (Value result : op.getResults())
+      if (auto type = dyn_cast<ShapedType>(result.getType());
+          type && type.hasStaticShape()) {
+        const uint64_t bytes =
+            rt::mul_bytes(static_cast<uint64_t>(type.getNumElements()), 8);
+        need[0].bytes = rt::add_bytes(need[0].bytes, bytes);
+        if (isa<ParamOp>(op))
+          need[1].bytes = rt::add_bytes(need[1].bytes, rt::mul_bytes(bytes, 2));
+      }
+  std::string source;
+  rt::Result<uint64_t> available = rt::host_memory_available(&source);
+  if (!available.ok())
+    return 0;
+  rt::Status fits = rt::check_memory_fits(
+      model.getSymName().str(), "the reference interpreter (float64)", "host",
+      need, available.value(), source);
+  if (fits.ok())
+    return 0;
+  std::fprintf(stderr, "error: %s\n", fits.message().c_str());
+  return 6;
+}
+
+} // namespace
+
 int runCheck(const std::vector<std::string> &args) {
   CommandLine cl("check", "parse, lower and verify a model description",
                  "[options] FILE");
@@ -24,8 +58,9 @@ int runCheck(const std::vector<std::string> &args) {
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, cl.has("autodiff"), context, exitCode);
+  auto module = loadFromCommandLine(cl, cl.has("autodiff"), diagnostics, exitCode);
   if (!module)
     return exitCode;
   ModelOp model = getModel(*module);
@@ -51,9 +86,10 @@ int runEmitIR(const std::vector<std::string> &args) {
   if (!stage)
     return 2;
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
   auto module =
-      loadFromCommandLine(cl, *stage == "autodiff", context, exitCode);
+      loadFromCommandLine(cl, *stage == "autodiff", diagnostics, exitCode);
   if (!module)
     return exitCode;
   OpPrintingFlags flags;
@@ -96,8 +132,9 @@ int runInterpret(const std::vector<std::string> &args) {
     return 2;
   }
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, /*autodiff=*/false, context, exitCode);
+  auto module = loadFromCommandLine(cl, /*autodiff=*/false, diagnostics, exitCode);
   if (!module)
     return exitCode;
   ModelOp model = getModel(*module);
@@ -105,10 +142,21 @@ int runInterpret(const std::vector<std::string> &args) {
   FailureOr<rt::ModelDescription> description = codegen::describeModel(model);
   if (failed(description))
     return 1;
+  if (int code = checkInterpreterMemory(model); code != 0)
+    return code;
   rt::Result<rt::Dataset> data =
       rt::load_model_data(*description, cl.get("data"));
-  if (!data.ok()) {
-    std::fprintf(stderr, "error: %s\n", data.status().message().c_str());
+  // An f32 run refuses a value that would round to infinity, as the
+  // executables do.
+  rt::Status fits =
+      !data.ok() ? data.status()
+      : dtype == "f32"
+          ? rt::check_fits_f32(*description, data.value(),
+                               cl.has("data") ? cl.get("data")
+                                              : description->data.path)
+          : rt::Status::Ok();
+  if (!fits.ok()) {
+    std::fprintf(stderr, "error: %s\n", fits.message().c_str());
     return 1;
   }
   std::string error;

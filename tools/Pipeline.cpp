@@ -7,18 +7,18 @@
 
 #include "frontend/Frontend.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
+#include "runtime/atomic_file.h"
 
 using namespace mlir;
 
 namespace vouch::driver {
 
-OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
+OwningOpRef<ModuleOp> loadModel(const std::string &path,
+                                DriverDiagnostics &diagnostics,
                                 const LoadOptions &options) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer) {
@@ -26,36 +26,19 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path, MLIRContext &context,
                  << "': " << buffer.getError().message() << "\n";
     return nullptr;
   }
-  // Diagnostics may point into this buffer until the process ends (codegen
-  // and the gate report against source locations too), so the source manager
-  // and its handler live as long as the process.
-  auto *sourceMgr = new llvm::SourceMgr();
-  sourceMgr->AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  new SourceMgrDiagnosticHandler(*sourceMgr, &context);
+  diagnostics.addSource((*buffer)->getBuffer(), path);
+  MLIRContext &context = diagnostics.context();
 
   frontend::ImportOptions importOptions;
   importOptions.batch = options.batch;
   importOptions.configs = options.configs;
   // A file that is not a model at all gives an error per token: past the
   // limit they are counted, not printed (the gate's rejections, later, are
-  // always listed whole). Handlers run newest first; failure() passes the
-  // diagnostic on to the source manager's printer.
-  int64_t errors = 0;
-  DiagnosticEngine::HandlerID limiter =
-      context.getDiagEngine().registerHandler([&](Diagnostic &d) {
-        if (d.getSeverity() != DiagnosticSeverity::Error ||
-            options.errorLimit <= 0 || ++errors <= options.errorLimit)
-          return failure();
-        if (errors == options.errorLimit + 1)
-          llvm::errs() << "error: too many errors (" << options.errorLimit
-                       << "); the rest of '" << path
-                       << "' is not reported (--error-limit N; 0 for no "
-                          "limit)\n";
-        return success();
-      });
+  // always listed whole).
+  diagnostics.limitErrors(options.errorLimit, path);
   OwningOpRef<ModuleOp> module =
-      frontend::importModel(*sourceMgr, context, importOptions);
-  context.getDiagEngine().eraseHandler(limiter);
+      frontend::importModel(diagnostics.sourceMgr(), context, importOptions);
+  diagnostics.unlimitErrors();
   if (!module || failed(verify(*module)))
     return nullptr;
   if (options.autodiff) {
@@ -191,7 +174,8 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
 }
 
 OwningOpRef<ModuleOp> loadFromCommandLine(const CommandLine &cl,
-                                          bool autodiff, MLIRContext &context,
+                                          bool autodiff,
+                                          DriverDiagnostics &diagnostics,
                                           int &exitCode) {
   LoadOptions options;
   options.autodiff = autodiff;
@@ -199,7 +183,7 @@ OwningOpRef<ModuleOp> loadFromCommandLine(const CommandLine &cl,
   if (!readImportOptions(cl, options))
     return nullptr;
   exitCode = 1;
-  return loadModel(cl.positional()[0], context, options);
+  return loadModel(cl.positional()[0], diagnostics, options);
 }
 
 std::string outputPathProblem(const std::string &output,
@@ -219,6 +203,15 @@ std::string outputPathProblem(const std::string &output,
     return "-o '" + output + "' is the model file '" + input +
            "' itself; writing there would destroy the source. Name another "
            "output";
+  return "";
+}
+
+std::string outputDirectoryProblem(const std::string &output) {
+  // The probe is the temporary file the output is written through.
+  rt::Result<std::string> probe = rt::temp_file_beside(output);
+  if (!probe.ok())
+    return probe.status().message();
+  std::remove(probe.value().c_str());
   return "";
 }
 

@@ -11,6 +11,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "passes/Gate.h"
 #include "tools/CommandLine.h"
+#include "tools/Diagnostics.h"
 
 namespace vouch::driver {
 
@@ -28,11 +29,12 @@ struct LoadOptions {
   int64_t errorLimit = 20;
 };
 
-/// Reads, imports and verifies a model description, printing every
-/// diagnostic as `file:line:col: error: …` with the source line. Null on
-/// any error.
+/// Reads, imports and verifies a model description, its text kept by
+/// `diagnostics` (which prints every diagnostic as `file:line:col: error: …`
+/// with the source line, in the context `diagnostics` holds). Null on any
+/// error.
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
-                                            mlir::MLIRContext &context,
+                                            DriverDiagnostics &diagnostics,
                                             const LoadOptions &options);
 
 /// Declares the options every command that loads a model takes: `--batch N`
@@ -48,7 +50,7 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options);
 /// usage error, 1 for a rejected model.
 mlir::OwningOpRef<mlir::ModuleOp>
 loadFromCommandLine(const CommandLine &cl, bool autodiff,
-                    mlir::MLIRContext &context, int &exitCode);
+                    DriverDiagnostics &diagnostics, int &exitCode);
 
 /// Declares `--precision fp32|tf32|bf16` (and `--tf32`, its older spelling
 /// of `--precision tf32`): what a cuda profile's f32 products may round
@@ -71,6 +73,12 @@ ModelOp getModel(mlir::ModuleOp module);
 /// (under any name: a link, another path). Checked before anything is written.
 std::string outputPathProblem(const std::string &output,
                               const std::string &input);
+
+/// What stops a command from writing `output` in its directory, or "" when
+/// nothing does: the directory missing, not a directory, or not writable
+/// ("cannot write OUT: ..."). Checked before the work, by creating and
+/// removing the temporary file the output is written through.
+std::string outputDirectoryProblem(const std::string &output);
 
 /// Lowers a differentiated model for `profile` (cuda profiles fuse pointwise
 /// chains first), plans a capsule per op and runs the assurance gate. A

@@ -64,16 +64,18 @@ int runReport(const std::vector<std::string> &args) {
   }
 
   if (cl.has("output")) {
-    if (std::string problem =
-            outputPathProblem(cl.get("output"), cl.positional()[0]);
-        !problem.empty()) {
+    std::string problem = outputPathProblem(cl.get("output"), cl.positional()[0]);
+    if (problem.empty())
+      problem = outputDirectoryProblem(cl.get("output"));
+    if (!problem.empty()) {
       std::fprintf(stderr, "error: %s\n", problem.c_str());
       return 2;
     }
   }
   MLIRContext context;
+  DriverDiagnostics diagnostics(context);
   int exitCode;
-  auto module = loadFromCommandLine(cl, /*autodiff=*/true, context, exitCode);
+  auto module = loadFromCommandLine(cl, /*autodiff=*/true, diagnostics, exitCode);
   if (!module)
     return exitCode;
   capsules::GateOptions gate;
@@ -96,9 +98,8 @@ int runReport(const std::vector<std::string> &args) {
     // Never half written: a partial file renamed over the output.
     std::string error;
     if (!codegen::writeFileAtomically(cl.get("output"), text, error)) {
-      std::fprintf(stderr, "error: cannot write '%s': %s\n",
-                   cl.get("output").c_str(), error.c_str());
-      return 1;
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 2;
     }
   }
   return succeeded(plan) ? 0 : 1;

@@ -13,6 +13,7 @@ packages=(
   python3-sklearn                             # the 8x8 digits (tools/data/digits.py)
   fortunes                                    # English text (tools/data/fortunes.py)
   xz-utils                                    # the GPU suite's archive (tools/gpu_suite.sh)
+  clang                                       # vouch build --cxx clang++ (lit build-clang.test)
 )
 
 missing=()

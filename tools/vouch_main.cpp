@@ -1,6 +1,7 @@
 //===- vouch_main.cpp - the vouch driver ------------------------*- C++ -*-===//
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,29 @@ void printUsage(FILE *out) {
   for (const Command &c : kCommands)
     std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out, "\n'vouch <command> --help' describes a command's "
-                    "options.\n");
+                    "options.\nExit status: 0 success, 1 the model or its data "
+                    "refused or the C++ compiler\nfailed, 2 bad options or "
+                    "output path, 6 out of memory (docs/language.md).\n");
 }
 
 } // namespace
 
+int runCommand(int argc, char **argv);
+
+// A model too large is refused before it is allocated (`run --interpret`); an
+// allocation that fails anyway ends the command with a message and exit 6,
+// never an abort.
 int main(int argc, char **argv) {
+  try {
+    return runCommand(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: out of memory (std::bad_alloc)\n");
+    return 6;
+  }
+}
+
+int runCommand(int argc, char **argv) {
   if (argc < 2) {
     printUsage(stderr);
     return 2;

@@ -1356,6 +1356,34 @@ Backend cuda_program_backend(const Program& program, const void* cubin, size_t c
                       "f64 run would compute other products: build without --precision for "
                       "one";
   b.ready = [] { return require_native_cuda(); };
+  // What init() allocates: a device buffer per owner (the fields share one block; each
+  // at least one element), m and v for every param, the BLAS handles' two workspaces;
+  // on the host the params' and gradients' mirrors and the float64 copies of the params
+  // that initialisation and checkpoints make. Not the dataset (uploaded later) nor the
+  // small scratch of padded products.
+  b.memory_need = [p](int64_t real_bytes) {
+    uint64_t storage = 0;
+    for (int32_t i = 0; i < p->num_buffers; i++)
+      if (p->buffers[i].alias_of == -1)
+        storage = add_bytes(storage, mul_bytes(uint64_t(std::max<int64_t>(p->buffers[i].numel, 1)),
+                                               uint64_t(real_bytes)));
+    const uint64_t params = param_elements(*p);
+    MemoryNeed need;
+    need.device.push_back({"buffers (params, gradients, activations)", storage});
+    need.device.push_back({"optimizer state", mul_bytes(mul_bytes(2, params), uint64_t(real_bytes))});
+    need.device.push_back({"BLAS workspaces", 2 * kBlasWorkspaceBytes});
+    need.host.push_back({"host copies of the params and gradients",
+                         mul_bytes(mul_bytes(2, params), uint64_t(real_bytes))});
+    need.host.push_back({"float64 copies of the params (initialisation, checkpoints)",
+                         mul_bytes(16, params)});
+    return need;
+  };
+  b.device_memory_free = []() -> Result<uint64_t> {
+    size_t free_bytes = 0, total_bytes = 0;
+    const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+    if (e != cudaSuccess) return cuda_failure("cudaMemGetInfo", e);
+    return uint64_t(free_bytes);
+  };
   b.header = std::move(header);
   if (program.schedule && *program.schedule) b.header += "\n" + std::string(program.schedule);
   b.header += "\n  replayed as a CUDA graph of 1 step, or of up to " +

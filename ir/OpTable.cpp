@@ -18,6 +18,7 @@ std::string_view toString(OpFamily family) {
   case OpFamily::Normalization: return "normalization";
   case OpFamily::Attention: return "attention";
   case OpFamily::Composite: return "composite";
+  case OpFamily::BatchNormalization: return "batch_normalization";
   }
   return "";
 }

@@ -1306,7 +1306,7 @@ def Vouch_BatchNormOp : Vouch_Op<"batch_norm", [AttrSizedOperandSegments,
         ::mlir::RankedTensorType bias);
   }];
 
-  let family = Vouch_Normalization;
+  let family = Vouch_BatchNormalization;
   let formula = "(x - mean) · rstd · weight + bias per channel (axis 1); in "
                 "training steps mean and rstd = 1/sqrt(var + eps) of the batch "
                 "(var biased) and the running statistics updated in place with "
@@ -1323,13 +1323,10 @@ def Vouch_BatchNormOp : Vouch_Op<"batch_norm", [AttrSizedOperandSegments,
                          "runtime/cuda/kernels/batchnorm.cuh";
   let cudaKernel = "vouch::batch_norm_kernel";
   let cudaKernelNote =
-      "statistics, normalisation and the running update in one launch: a "
-      "channel per block, or per cluster of 8 blocks (Hopper thread-block "
-      "clusters) where a channel has many elements; statistics in double "
-      "(the mean, then the squared deviations), each thread folding its "
-      "elements in order, a fixed halving tree per block and a cluster's "
-      "blocks added in rank order through distributed shared memory; no "
-      "float atomics, the same bits every launch (checked by the kernel lab)";
+      "the statistics (the mean, then the squared deviations), the "
+      "normalisation and, in training steps (the step context's flag), the "
+      "running update in one launch; the running statistics written in place "
+      "by one thread per channel, after the channel's sums";
 }
 
 // Built by batch_norm's VJP only: dx, dweight and dbias in one op (one
@@ -1374,7 +1371,7 @@ def Vouch_BatchNormGradOp : Vouch_Op<"batch_norm_grad", [Pure,
     }
   }];
 
-  let family = Vouch_Normalization;
+  let family = Vouch_BatchNormalization;
   let formula = "dx = weight · rstd · (grad - mean(grad) - x̂ · mean(grad · "
                 "x̂)) per channel (axis 1), x̂ = (x - mean) · rstd; dweight = "
                 "Σ grad · x̂, dbias = Σ grad over every axis but 1";
@@ -1385,13 +1382,8 @@ def Vouch_BatchNormGradOp : Vouch_Op<"batch_norm_grad", [Pure,
   let cudaKernelSource = "codegen/recipes/BatchNormRecipe.cpp, "
                          "runtime/cuda/kernels/batchnorm.cuh";
   let cudaKernel = "vouch::batch_norm_grad_kernel";
-  let cudaKernelNote =
-      "dx, dweight and dbias in one launch: a channel per block, or per "
-      "cluster of 8 blocks where a channel has many elements; Σ grad and "
-      "Σ grad·x̂ in double, each thread folding its elements in order, a "
-      "fixed halving tree per block and a cluster's blocks added in rank "
-      "order through distributed shared memory; no float atomics, the same "
-      "bits every launch (checked by the kernel lab)";
+  let cudaKernelNote = "dx, dweight and dbias in one launch: Σ grad and "
+                       "Σ grad·x̂ per channel, then dx";
 }
 
 //===----------------------------------------------------------------------===//

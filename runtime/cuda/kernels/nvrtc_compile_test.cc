@@ -24,7 +24,8 @@ const char* const kHeaders[] = {"dims.h",      "param_slot.h", "shuffle.h",   "c
                                 "classifier.cuh", "gather.cuh",    "embedding.cuh",
                                 "counter_rng.h", "random.cuh",
                                 "cast.cuh",    "rows.cuh",     "mask.cuh",
-                                "token_windows.h", "attention.cuh"};
+                                "token_windows.h", "attention.cuh",
+                                "cluster.cuh", "batchnorm.cuh"};
 
 std::string read(const std::string& name) {
   std::ifstream in(kDir + name, std::ios::binary);

@@ -526,6 +526,8 @@ def forward_check(name, params_path, printed_path, data_spec=None):
     on batch 0 against PyTorch on the same params; tolerance 1e-12."""
     forward, _, batch = MODELS[name]
     params = read_safetensors(params_path)
+    STATE.clear()  # batch_norm's running statistics, saved after the params
+    STATE.update({k: v for k, v in params.items() if is_state(k)})
     x, y = read_npy_fields(data_spec) if data_spec else regression_grid()
     _, loss_of = FILE_MODELS.get(
         name, ("adam", lambda pred, target: torch.mean((pred - target) ** 2)))

@@ -93,6 +93,9 @@ struct PlannedOp {
   /// The library call for cublas / cublaslt capsules (formatGemmCall);
   /// empty for kernels vouch emits itself.
   std::string call;
+  /// The model's state the op reads and, in training steps, updates in place
+  /// (batch_norm's running statistics), by name; empty for other ops.
+  std::vector<std::string> state;
 };
 
 /// The training step's own work besides the model's ops, in the order a

@@ -53,6 +53,7 @@ bool sums(const OpFacts &spec) {
   OpFamily family = spec.family;
   return spec.sums || family == OpFamily::Reduction || family == OpFamily::Loss ||
          family == OpFamily::Gemm || family == OpFamily::Normalization ||
+         family == OpFamily::BatchNormalization ||
          family == OpFamily::Attention;
 }
 
@@ -147,6 +148,20 @@ NativeKernel nativeKernel(OpFamily family) {
             "column sums per block, then added in two levels by the last "
             "blocks to arrive) with no atomics, in the element type (two runs "
             "give the same bits); checked by the kernel lab and compared with "
+            "the cpu f64 reference by the GPU suite",
+            ReductionOrder::FixedTree};
+  case OpFamily::BatchNormalization:
+    return {{"codegen/recipes/BatchNormRecipe.cpp, runtime/cuda/kernels/batchnorm.cuh",
+             "vouch::batch_norm_kernel / vouch::batch_norm_grad_kernel", nvrtc},
+            "a channel per block of 512, or per thread-block cluster of 8 where "
+            "a channel has at least 32768 elements and there are at most 256 "
+            "channels (a rule of the shape, not the device); statistics and "
+            "each element's arithmetic in double, rounded to the element type "
+            "once: each thread folds its elements in index order, a fixed "
+            "halving tree adds a block's threads, a cluster's blocks are added "
+            "in rank order through distributed shared memory (every block gets "
+            "the same bits), no atomics (two runs give the same bits); checked "
+            "by the kernel lab against a double reference and compared with "
             "the cpu f64 reference by the GPU suite",
             ReductionOrder::FixedTree};
   case OpFamily::Attention:

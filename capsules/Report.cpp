@@ -139,6 +139,8 @@ std::string renderText(const AcceptedGraphPlan &plan) {
     out += " @ " + op.location;
     if (!op.composedFrom.empty())
       out += " (" + op.composedFrom + ", " + op.form + ")";
+    for (size_t i = 0; i < op.state.size(); ++i)
+      out += (i ? ", " : " state=") + op.state[i];
     out += "\n";
   }
 
@@ -247,6 +249,10 @@ JsonValue opJson(size_t index, const PlannedOp &op) {
   out.set("transpose_lhs", op.transposeLhs);
   out.set("transpose_rhs", op.transposeRhs);
   out.set("call", op.call.empty() ? JsonValue() : JsonValue(op.call));
+  JsonValue state = JsonValue::array();
+  for (const std::string &name : op.state)
+    state.push(name);
+  out.set("state", std::move(state));
   return out;
 }
 

@@ -284,6 +284,16 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
       ArrayRef<int64_t> shape = shapeOf(p.getResult());
       d.params.push_back({p.getName().str(), {shape.begin(), shape.end()},
                           numel(p.getResult()), init.value()});
+    } else if (auto state = dyn_cast<StateOp>(op)) {
+      // batch_norm's running statistics: zeros (a mean) or ones (a variance,
+      // which a checkpoint may not make negative).
+      ArrayRef<int64_t> shape = shapeOf(state.getResult());
+      bool variance = llvm::any_of(state.getResult().getUsers(), [&](Operation *u) {
+        return cast<BatchNormOp>(u).getRunningVar() == state.getResult();
+      });
+      d.states.push_back({state.getName().str(), {shape.begin(), shape.end()},
+                          numel(state.getResult()),
+                          state.getInit() == InitKind::Ones ? 1.0 : 0.0, variance});
     }
   }
   for (Operation *f : *fields) {
@@ -340,6 +350,8 @@ FailureOr<TrainingSignature> trainingSignature(ModelOp model) {
   for (Operation &op : model.getBlock()) {
     if (auto p = dyn_cast<ParamOp>(op)) {
       s.params.push_back(p);
+    } else if (auto st = dyn_cast<StateOp>(op)) {
+      s.states.push_back(st);
     } else if (auto l = dyn_cast<LossOp>(op)) {
       s.loss = l.getValue();
       ++losses;
@@ -400,6 +412,12 @@ std::string emitDescribeFunction(const rt::ModelDescription &d) {
         << "    d.params.push_back({p.name, std::vector<int64_t>(shape, "
            "shape + p.rank), p.numel, p.init});\n"
         << "    shape += p.rank;\n  }\n";
+  // The model's state (batch_norm's running statistics), only where it has
+  // some, so the emitted description of another model is unchanged.
+  for (const rt::StateInfo &st : d.states)
+    out << "  d.states.push_back({" << cppStringLiteral(st.name) << ", {"
+        << extents(st.shape) << "}, " << st.numel << ", " << exact(st.init)
+        << ", " << (st.nonnegative ? "true" : "false") << "});\n";
   for (const rt::FieldInfo &f : d.fields)
     out << "  d.fields.push_back({" << cppStringLiteral(f.name) << ", DType::"
         << (f.dtype == rt::DType::I32 ? "I32" : "Real") << ", " << f.row_elems

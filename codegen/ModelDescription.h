@@ -24,6 +24,7 @@ mlir::FailureOr<rt::ModelDescription> describeModel(ModelOp model);
 /// The values an executable is built around, after vouch-autodiff.
 struct TrainingSignature {
   llvm::SmallVector<ParamOp> params;     ///< declaration order
+  llvm::SmallVector<StateOp> states;     ///< program order (ModelDescription::states)
   llvm::SmallVector<mlir::Value> grads;  ///< grads[i]: params[i]'s gradient
   llvm::SmallVector<mlir::Operation *> fields;  ///< the inputs, then the targets
   mlir::Value loss, output;

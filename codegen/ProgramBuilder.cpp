@@ -42,6 +42,11 @@ void ProgramBuilder::addParam(Value v, StringRef name) {
   addNamed(v, name);
 }
 
+void ProgramBuilder::addState(Value v, StringRef name) {
+  states_.push_back(static_cast<int32_t>(buffers_.size()));
+  addNamed(v, name);
+}
+
 void ProgramBuilder::addField(Value v, StringRef name) {
   fields_.push_back(static_cast<int32_t>(buffers_.size()));
   addNamed(v, name);
@@ -137,6 +142,7 @@ void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,
     case rt::ArgDesc::Buffer:
       if (arg.value) {
         desc.value = buffer(arg.value);
+        desc.count = arg.written ? 1 : 0; // state updated in place
       } else { // scratch: the step writes it
         desc.value = arg.integerValue;
         desc.count = 1;
@@ -224,9 +230,10 @@ void ProgramBuilder::addLinearStep(const GemmDims &d, Value x, Value w,
 void ProgramBuilder::addNode(int64_t id, StringRef op, StringRef capsule,
                              StringRef kernel, int32_t afterStep,
                              int32_t vjpBegin, int32_t vjpEnd,
-                             std::vector<std::string> saved) {
+                             std::vector<std::string> saved,
+                             std::vector<std::string> state) {
   nodes_.push_back({id, op.str(), capsule.str(), kernel.str(), afterStep,
-                    vjpBegin, vjpEnd, std::move(saved)});
+                    vjpBegin, vjpEnd, std::move(saved), std::move(state)});
 }
 
 void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value loss,
@@ -267,6 +274,8 @@ void ProgramBuilder::reuseStorage() {
   p.num_nodes = static_cast<int32_t>(nodes.size());
   p.fields = fields_.data();
   p.num_fields = static_cast<int32_t>(fields_.size());
+  p.states = states_.data();
+  p.num_states = static_cast<int32_t>(states_.size());
   // The cuda executor reads the output only at the forward pass's end (it
   // keeps a host copy); the cpu one's prediction() is the buffer itself.
   StoragePlan plan = planStorage(p, inPlace_, /*outputReadAtForwardEnd=*/target_ == Target::Cuda);
@@ -380,6 +389,8 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
   ints("const int32_t " + name + "_params[]", params_);
   ints("const int32_t " + name + "_grads[]", grads_);
   ints("const int32_t " + name + "_fields[]", fields_);
+  if (!states_.empty())
+    ints("const int32_t " + name + "_states[]", states_);
   std::vector<size_t> stepIndex(steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i)
     stepIndex[i] = i;
@@ -413,6 +424,12 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
     writeArray(out, "const char* const " + name + "_saved" + std::to_string(i) + "[]",
                nodes_[i].saved, "nullptr",
                [&](const std::string &s) { out << cppStringLiteral(s); });
+  // The state a node updates (batch_norm's), only for such nodes.
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (!nodes_[i].state.empty())
+      writeArray(out, "const char* const " + name + "_state" + std::to_string(i) + "[]",
+                 nodes_[i].state, "nullptr",
+                 [&](const std::string &s) { out << cppStringLiteral(s); });
   std::vector<size_t> nodeIndex(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i)
     nodeIndex[i] = i;
@@ -423,7 +440,10 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
                    << cppStringLiteral(n.capsule) << ", "
                    << cppStringLiteral(n.kernel) << ", " << n.afterStep << ", "
                    << n.vjpBegin << ", " << n.vjpEnd << ", " << name
-                   << "_saved" << i << ", " << n.saved.size() << "}";
+                   << "_saved" << i << ", " << n.saved.size();
+               if (!n.state.empty())
+                 out << ", " << name << "_state" << i << ", " << n.state.size();
+               out << "}";
              });
   writeArray(out, "const char* const " + name + "_kernels[]", kernels_,
              "nullptr",
@@ -440,10 +460,15 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
       << ints_.size() << ", " << cppStringLiteral(batchCapsule_) << ", "
       << cppStringLiteral(optimizerCapsule_) << ",\n  " << name << "_fields, "
       << fields_.size();
-  // Only a clipping model names the field: every other program's text is as before
-  // (the field is then null by aggregate initialisation).
+  // Only a clipping model names the field, and only a model with state its
+  // table: every other program's text is as before (the fields are then null
+  // and 0 by aggregate initialisation).
   if (!clipCapsule_.empty())
     out << ", " << cppStringLiteral(clipCapsule_);
+  else if (!states_.empty())
+    out << ", nullptr";
+  if (!states_.empty())
+    out << ", " << name << "_states, " << states_.size();
   out << "};\n\n";
   return out.str();
 }

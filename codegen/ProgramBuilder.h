@@ -43,11 +43,20 @@ struct KernelArg {
   }
   /// The step context of the random ops (rt::ArgDesc::Context).
   static KernelArg context() { return {rt::ArgDesc::Context, {}, 0, {}, {}}; }
+  /// An operand's buffer the step also writes: state it updates in place
+  /// (batch_norm's running statistics), which the cuda executor then orders
+  /// as a write.
+  static KernelArg updated(mlir::Value v) {
+    KernelArg arg = buffer(v);
+    arg.written = true;
+    return arg;
+  }
   rt::ArgDesc::Kind kind;
   mlir::Value value;
   int64_t integerValue;
   std::vector<int64_t> extents, strides;
   double realValue = 0;
+  bool written = false;
 };
 
 class ProgramBuilder {
@@ -66,6 +75,9 @@ public:
   /// targets), then every compute op's result in op order. A view aliases its
   /// source. A buffer's dtype follows its value's element type (i32: I32).
   void addParam(mlir::Value v, llvm::StringRef name);
+  /// A piece of the model's state (vouch.state; Program::states, in call
+  /// order): a named buffer that keeps its own storage.
+  void addState(mlir::Value v, llvm::StringRef name);
   void addField(mlir::Value v, llvm::StringRef name);
   void addNamed(mlir::Value v, llvm::StringRef name);
   void addValue(mlir::Value v, mlir::Value aliasOf = {});
@@ -125,9 +137,11 @@ public:
   void endForward() { forwardEnd_ = stepCount(); }
   void beginPrologue() { prologueBegin_ = stepCount(); }
   void endPrologue() { prologueEnd_ = stepCount(); }
+  /// `state`: the names of the state the node updates (NodeDesc::state).
   void addNode(int64_t id, llvm::StringRef op, llvm::StringRef capsule,
                llvm::StringRef kernel, int32_t afterStep, int32_t vjpBegin,
-               int32_t vjpEnd, std::vector<std::string> saved);
+               int32_t vjpEnd, std::vector<std::string> saved,
+               std::vector<std::string> state = {});
   void setSignature(llvm::ArrayRef<mlir::Value> grads, mlir::Value loss,
                     mlir::Value output);
   void appendSchedule(const std::string &line) { schedule_ += line; }
@@ -171,6 +185,7 @@ private:
   std::vector<std::string> bufferNames_, bufferShapes_;
   llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
   std::vector<int32_t> params_, grads_;
+  std::vector<int32_t> states_;  // Program::states (addState order)
   std::vector<int32_t> fields_;  // the data fields' buffers (addField order)
   int32_t loss_ = -1, output_ = -1;
   std::vector<Kernel> kernels_;
@@ -186,7 +201,7 @@ private:
     int64_t id;
     std::string op, capsule, kernel;
     int32_t afterStep, vjpBegin, vjpEnd;
-    std::vector<std::string> saved;
+    std::vector<std::string> saved, state;
   };
   std::vector<Node> nodes_;
   std::vector<InPlaceStep> inPlace_;

@@ -192,6 +192,8 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
     return failure();
   for (ParamOp p : sig->params)
     builder->addParam(p.getResult(), p.getName());
+  for (StateOp s : sig->states)
+    builder->addState(s.getResult(), s.getName());
   for (Operation *field : sig->fields)
     builder->addField(field->getResult(0),
                       field->getAttrOfType<mlir::StringAttr>("name").getValue());
@@ -235,10 +237,15 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
     const NodeRecord &record = nodes[node.op];
     // A view ahead of every forward step has no step of its own to follow: it
     // is recorded with the first step's nodes (the tape keeps node order).
+    // The state it updates in place (batch_norm's running statistics).
+    std::vector<std::string> state;
+    for (Value operand : node.op->getOperands())
+      if (auto s = operand.getDefiningOp<StateOp>())
+        state.push_back(s.getName().str());
     builder->addNode(node.id, node.op->getName().stripDialect(),
                      record.capsule, record.kernel, std::max(record.afterStep, 0),
                      vjpRanges[i].first, vjpRanges[i].second,
-                     savedNames(node.vjp));
+                     savedNames(node.vjp), std::move(state));
   }
   builder->setSignature(sig->grads, sig->loss, sig->output);
 

@@ -67,6 +67,8 @@ StoragePlan planStorage(const rt::Program &p, const std::vector<InPlaceStep> &in
   }
   for (int32_t f = 0; f < p.num_fields; ++f)
     pin(p.fields[f]);
+  for (int32_t i = 0; i < p.num_states; ++i) // persists from step to step
+    pin(p.states[i]);
   pin(p.loss);
   // The output stays pinned unless the host reads it only at the forward
   // pass's end; then it may still only be an in-place step's operand.

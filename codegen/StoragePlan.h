@@ -11,7 +11,8 @@
 // count as its source's). Only a buffer that every step writes before it
 // reads, within the step, may share: its value never crosses a step
 // boundary. Never shared: parameters, gradients (the optimizer reads them
-// after the step), the data fields, the loss and the output (read by the
+// after the step), the model's state (batch_norm's running statistics,
+// which persist), the data fields, the loss and the output (read by the
 // host), zero-initialised scratch (its kernel relies on finding zeros), and
 // buffers no step touches.
 //

@@ -23,7 +23,7 @@ struct Steps {
   std::vector<BufferDesc> buffers;
   std::vector<rt::StepDesc> steps;
   std::vector<ArgDesc> args;
-  std::vector<int32_t> params, grads, fields;
+  std::vector<int32_t> params, grads, fields, states;
   int32_t loss = -1, output = -1;
   rt::NodeDesc node{};
   rt::Program program{};
@@ -54,6 +54,8 @@ struct Steps {
     program.num_params = static_cast<int32_t>(params.size());
     program.fields = fields.data();
     program.num_fields = static_cast<int32_t>(fields.size());
+    program.states = states.data();
+    program.num_states = static_cast<int32_t>(states.size());
     program.loss = loss;
     program.output = output;
     program.steps = steps.data();
@@ -102,6 +104,36 @@ Chain buildChain(Steps &p, bool view) {
   p.step({c.d, c.x}, {c.gw});  // 5
   p.finish(2);
   return c;
+}
+
+// The model's state (batch_norm's running statistics) persists from step to
+// step: never shared, even where the step order would let it (here a step
+// only writes it, after t3 died, so a plan reading lifetimes alone would put it
+// in t3's slot).
+TEST(StoragePlanTest, StateKeepsItsOwnStorage) {
+  for (bool isState : {false, true}) {
+    Steps p;
+    int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
+    int32_t t1 = p.buffer("t1", 4), t3 = p.buffer("t3", 4), loss = p.buffer("loss", 1);
+    int32_t state = p.buffer("bn.running_mean", 4);
+    p.params = {w};
+    p.grads = {gw};
+    p.fields = {x};
+    if (isState)
+      p.states = {state};
+    p.loss = p.output = loss;
+    p.step({x, w}, {t1});       // 0
+    p.step({t1}, {t3});         // 1
+    p.step({t3}, {loss});       // 2
+    p.step({x}, {state});       // 3: writes the state, t3 is dead
+    p.step({loss, x}, {gw});    // 4: the VJP
+    p.finish(1);
+    StoragePlan plan = planStorage(p.program);
+    if (isState)
+      EXPECT_EQ(plan.slotOf[state], -1) << "state shares storage";
+    else
+      EXPECT_GE(plan.slotOf[state], 0) << "the case would not exercise the pin";
+  }
 }
 
 // d takes the slot that fits best (t3's 4 elements, not t2's 8); t1 and t2

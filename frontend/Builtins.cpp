@@ -61,6 +61,7 @@ Lowering::BuiltinLowering Lowering::findLowering(const OpFacts &op,
       {"masked_softmax", &Lowering::lowerSoftmax},
       {"cast", &Lowering::lowerCast},
       {"layer_norm", &Lowering::lowerLayerNorm},
+      {"batch_norm", &Lowering::lowerBatchNorm},
       {"dropout", &Lowering::lowerRandom},
       {"rand_uniform", &Lowering::lowerRandom},
       {"bernoulli_mask", &Lowering::lowerRandom},
@@ -922,6 +923,82 @@ ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
   auto op = builder.create<LayerNormOp>(getLoc(call.getLoc()), type, x, w, b,
                                         builder.getF64FloatAttr(eps->value));
   return ExprValue::tensor(op, call.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm: its running statistics as state
+//===----------------------------------------------------------------------===//
+
+// batch_norm(x, weight = none, bias = none, eps = 1e-5, momentum = 0.1). Its
+// running statistics are two vouch.state values, named after the weight param
+// (`<weight>.running_mean`, `<weight>.running_var`, the param's full name with
+// its block prefix), else after the bias param, else by place
+// (`<prefix>batch_norm.<k>.running_mean`, k counting this instance's
+// batch_norms with neither). batch_norms naming the same param share them, as
+// calls of one torch module do: each updates them in turn.
+ExprValue Lowering::lowerBatchNorm(const BuiltinCall &call) {
+  bool hasWeight = !call.args[1].is(ExprValue::Kind::Absent);
+  bool hasBias = !call.args[2].is(ExprValue::Kind::Absent);
+  mlir::Value x = tensorArg(call, 0);
+  mlir::Value w = hasWeight ? tensorArg(call, 1) : mlir::Value();
+  mlir::Value b = hasBias ? tensorArg(call, 2) : mlir::Value();
+  std::optional<Number> eps = numberArg(call, 3);
+  std::optional<Number> momentum = numberArg(call, 4);
+  if (!x || (hasWeight && !w) || (hasBias && !b) || !eps || !momentum)
+    return ExprValue::invalid();
+  auto at = [&](unsigned index) {
+    return call.args[index].is(ExprValue::Kind::Absent) ? call.getLoc()
+                                                        : call.args[index].getLoc();
+  };
+  if (!std::isfinite(eps->value) || eps->value < 0) {
+    error(at(3)) << call.opName() << ": eps must be a finite number ≥ 0, got "
+                 << eps->str();
+    return ExprValue::invalid();
+  }
+  if (!(momentum->value >= 0 && momentum->value <= 1)) {
+    error(at(4)) << call.opName() << ": momentum must be a number in [0, 1], got "
+                 << momentum->str();
+    return ExprValue::invalid();
+  }
+  mlir::RankedTensorType type = checkShapeRule(
+      call, BatchNormOp::inferResultType(
+                typeOf(x), w ? typeOf(w) : mlir::RankedTensorType(),
+                b ? typeOf(b) : mlir::RankedTensorType()));
+  if (!type)
+    return ExprValue::invalid();
+
+  std::string base;
+  for (mlir::Value v : {w, b})
+    if (auto param = v ? v.getDefiningOp<ParamOp>() : ParamOp())
+      if (base.empty())
+        base = param.getName().str();
+  if (base.empty())
+    base = paramPrefix + "batch_norm." +
+           std::to_string((*instanceCounters)["batch_norm"]++);
+  mlir::Location loc = getLoc(call.getLoc());
+  auto row = mlir::RankedTensorType::get({type.getDimSize(1)},
+                                         type.getElementType());
+  // The statistics of an earlier batch_norm on the same param, in this
+  // model (a block lowered only to check it gets its own).
+  RunningStats &stats = runningStats[base];
+  if (stats.block != builder.getInsertionBlock()) {
+    stats.block = builder.getInsertionBlock();
+    stats.mean = builder.create<StateOp>(loc, row, base + ".running_mean",
+                                         InitKind::Zeros);
+    stats.var = builder.create<StateOp>(loc, row, base + ".running_var",
+                                        InitKind::Ones);
+  } else if (stats.mean.getType() != row) {
+    // (A param has one shape, so only an element type can differ.)
+    error(call.getLoc()) << call.opName() << ": the running statistics '"
+                         << base << ".running_mean' are " << stats.mean.getType()
+                         << ", this input's channels " << row;
+    return ExprValue::invalid();
+  }
+  auto op = builder.create<BatchNormOp>(
+      loc, mlir::TypeRange{type, row, row}, x, w, b, stats.mean, stats.var,
+      builder.getF64FloatAttr(eps->value),
+      builder.getF64FloatAttr(momentum->value));
+  return ExprValue::tensor(op.getResult(), call.getLoc());
 }
 
 //===----------------------------------------------------------------------===//

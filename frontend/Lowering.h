@@ -240,6 +240,7 @@ private:
   ExprValue lowerSoftmax(const BuiltinCall &call);
   ExprValue lowerCast(const BuiltinCall &call);
   ExprValue lowerLayerNorm(const BuiltinCall &call);
+  ExprValue lowerBatchNorm(const BuiltinCall &call);
   ExprValue lowerRandom(const BuiltinCall &call);
   ExprValue lowerCausalMask(const BuiltinCall &call);
   ExprValue lowerScaledDotProductAttention(const BuiltinCall &call);
@@ -371,6 +372,15 @@ private:
   std::string paramPrefix;
   llvm::StringMap<unsigned> *instanceCounters = nullptr;
   std::vector<const BlockInfo *> activeBlocks;
+
+  /// batch_norm's running statistics (vouch.state) by the name they take
+  /// after ("bn1", "res.0.g"), and the block they were built in: batch_norms
+  /// naming one param share them.
+  struct RunningStats {
+    mlir::Block *block = nullptr;
+    mlir::Value mean, var;
+  };
+  llvm::StringMap<RunningStats> runningStats;
 
   /// Notes appended to every error: where the enclosing instantiations were
   /// called, which repeat iteration is being lowered.

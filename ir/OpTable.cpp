@@ -19,6 +19,7 @@ std::string_view toString(OpFamily family) {
   case OpFamily::Attention: return "attention";
   case OpFamily::Pool: return "pool";
   case OpFamily::Composite: return "composite";
+  case OpFamily::BatchNormalization: return "batch_normalization";
   }
   return "";
 }

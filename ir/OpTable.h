@@ -44,6 +44,10 @@ enum class OpFamily {
   /// Stands for other ops (scaled_dot_product_attention): vouch-decompose
   /// replaces it by its composed form before autodiff; never planned.
   Composite,
+  /// Each channel (axis 1) normalised with statistics over every other axis,
+  /// kept as running statistics (the model's state) in training steps
+  /// (batch_norm), and its gradient: one kernel per op.
+  BatchNormalization,
 };
 
 std::string_view toString(OpFamily family);

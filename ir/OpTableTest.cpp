@@ -128,8 +128,8 @@ TEST_F(OpTableTest, FamiliesMatchTheOps) {
     }
   }
   EXPECT_EQ(structural,
-            (std::set<std::string>{"model", "input", "target", "param", "loss",
-                                   "output", "param_grad"}));
+            (std::set<std::string>{"model", "input", "target", "param", "state",
+                                   "loss", "output", "param_grad"}));
 }
 
 // inPlaceOperand names an operand of an op with one result, and is set where

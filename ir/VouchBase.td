@@ -54,6 +54,8 @@ def Vouch_Gemm : Vouch_OpFamily<"Gemm">;             // matrix products
 def Vouch_Normalization : Vouch_OpFamily<"Normalization">; // row-wise (softmax, layer_norm)
 def Vouch_Attention : Vouch_OpFamily<"Attention">;   // fused attention, its VJP
 def Vouch_Pool : Vouch_OpFamily<"Pool">;             // windows over spatial axes (max_pool, ...)
+// Channel-wise (axis 1) over every other axis, with running statistics (batch_norm)
+def Vouch_BatchNormalization : Vouch_OpFamily<"BatchNormalization">;
 // Other ops of the dialect, as the op's CompositeOpInterface::decompose
 // builds them: vouch-decompose replaces it before autodiff, so it is never
 // planned and has no capsule of its own; the ops it becomes are planned,

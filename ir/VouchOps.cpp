@@ -180,6 +180,8 @@ LogicalResult ModelOp::verify() {
       name = target.getNameAttr();
     else if (auto param = dyn_cast<ParamOp>(op))
       name = param.getNameAttr();
+    else if (auto state = dyn_cast<StateOp>(op))
+      name = state.getNameAttr();
     else if (isa<LossOp>(op))
       ++losses;
     if (!name)
@@ -278,6 +280,43 @@ LogicalResult ParamOp::verify() {
     return emitOpError("initialiser '")
            << name << "' takes " << arity << " arguments, got "
            << getInitArgs().size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StateOp
+//===----------------------------------------------------------------------===//
+
+// Running statistics start at zeros (the mean) or ones (the variance), and
+// are read only by the batch_norms they belong to, in one role: the running
+// mean of each, or the running variance of each.
+LogicalResult StateOp::verify() {
+  InitKind init = getInit();
+  if (init != InitKind::Zeros && init != InitKind::Ones)
+    return emitOpError("state starts as zeros or ones, got '")
+           << stringifyInitKind(init) << "'";
+  if (getResult().use_empty())
+    return emitOpError("'") << getName()
+                            << "' is read by no batch_norm: a state holds the "
+                               "running statistics of batch_norms";
+  std::optional<bool> asMean;
+  for (Operation *user : getResult().getUsers()) {
+    auto bn = dyn_cast<BatchNormOp>(user);
+    if (!bn)
+      return emitOpError("'")
+             << getName() << "' is read by '" << user->getName()
+             << "': only batch_norm reads a state (its running statistics)";
+    bool mean = bn.getRunningMean() == getResult();
+    if (mean && bn.getRunningVar() == getResult())
+      return emitOpError("'") << getName()
+                              << "' is both the running mean and the running "
+                                 "variance of one batch_norm";
+    if (asMean && *asMean != mean)
+      return emitOpError("'") << getName()
+                              << "' is the running mean of one batch_norm and "
+                                 "the running variance of another";
+    asMean = mean;
+  }
   return success();
 }
 
@@ -1990,6 +2029,220 @@ LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
               b, loc, b.create<MulOp>(loc, t, grad, xhat), leadingAxes(t)));
         if (getWithBias())
           outs.push_back(buildReduceSum(b, loc, grad, leadingAxes(t)));
+        return outs;
+      },
+      dy, grads);
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalisation: BatchNormOp, BatchNormGradOp
+//===----------------------------------------------------------------------===//
+// Channels are axis 1 of [N, C, *spatial]; each channel's statistics are over
+// its M = N·spatial elements. The running statistics are vouch.state values
+// the op updates in place in training steps (its description); the VJP rules
+// below are those of a training step, the only forward a backward follows.
+
+/// The axes a channel's statistics run over: every axis but 1.
+static SmallVector<int64_t> nonChannelAxes(RankedTensorType t) {
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (i != 1)
+      axes.push_back(i);
+  return axes;
+}
+
+/// A channel's element count M = N·spatial.
+static int64_t perChannel(RankedTensorType t) {
+  return t.getNumElements() / t.getDimSize(1);
+}
+
+/// v [C] broadcast along the channel axis of `like` [N, C, ...].
+static Value channelBroadcast(OpBuilder &b, Location loc, Value v,
+                              RankedTensorType like) {
+  return buildBroadcast(b, loc, v, like, {1});
+}
+
+/// [C] of t's element type: a channel's statistic.
+static RankedTensorType channelType(RankedTensorType t) {
+  return RankedTensorType::get({t.getDimSize(1)}, t.getElementType());
+}
+
+InferredType BatchNormOp::inferResultType(RankedTensorType input,
+                                          RankedTensorType weight,
+                                          RankedTensorType bias) {
+  if (input.getRank() < 2)
+    return InferredType::failure(
+        "normalises the channels (axis 1) of [N, C, *spatial] (rank ≥ 2), "
+        "got " + quoted(input));
+  int64_t c = input.getDimSize(1);
+  for (auto [param, what, index] :
+       {std::tuple{weight, "weight", 1}, {bias, "bias", 2}})
+    if (param && (param.getRank() != 1 || param.getDimSize(0) != c))
+      return InferredType::failure(std::string(what) + " " + quoted(param) +
+                                       " does not match input " +
+                                       quoted(input) + ": expected [" +
+                                       std::to_string(c) +
+                                       "] (the input's channels, axis 1)",
+                                   index);
+  if (std::optional<InferredType> differ =
+          differingElementTypes({input, weight, bias}))
+    return *differ;
+  if (perChannel(input) < 2)
+    return InferredType::failure(
+        "needs more than one value per channel to train (its variance "
+        "divides by M - 1): input " + quoted(input) +
+        " has 1 (N · spatial); torch refuses it too");
+  return input;
+}
+
+LogicalResult BatchNormOp::verify() {
+  if (failed(verifyEps(*this, getEps().convertToDouble())))
+    return failure();
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    return emitOpError("momentum must be a number in [0, 1], got ")
+           << shown(momentum);
+  Value w = getWeight(), bias = getBias();
+  RankedTensorType x = tensorOf(getInput());
+  if (failed(verifyInferredType(
+          *this, inferResultType(x, w ? tensorOf(w) : RankedTensorType(),
+                                 bias ? tensorOf(bias) : RankedTensorType()))))
+    return failure();
+  RankedTensorType row = channelType(x);
+  for (auto [v, what] : {std::pair{getMean(), "mean"}, {getRstd(), "rstd"},
+                         {getRunningMean(), "running_mean"},
+                         {getRunningVar(), "running_var"}})
+    if (v.getType() != row)
+      return emitOpError(what) << " " << v.getType() << " must be " << row
+                               << " (one value per channel of " << x << ")";
+  for (auto [v, what] : {std::pair{getRunningMean(), "running_mean"},
+                         {getRunningVar(), "running_var"}})
+    if (!v.getDefiningOp<StateOp>())
+      return emitOpError(what) << " must be a vouch.state (the running "
+                                  "statistics persist across steps)";
+  return success();
+}
+
+// y's gradient is one batch_norm_grad op (one kernel on cuda) from the saved
+// batch statistics. The statistics are results too: a gradient reaching them
+// (none does in a model: only batch_norm_grad reads them) adds their own
+// terms, d mean / d x = 1 / M and d rstd / d x = -rstd³ · (x - mean) / M.
+// The running statistics get none.
+LogicalResult BatchNormOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                    SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value x = getInput(), w = getWeight(), bias = getBias();
+  RankedTensorType t = tensorOf(x);
+  auto grad = b.create<BatchNormGradOp>(loc, dy[0], x, getMean(), getRstd(),
+                                        w, bool(bias));
+  Value dx = grad.getDx();
+  auto isZero = [](Value v) {
+    auto fill = v.getDefiningOp<FillOp>();
+    return fill && fill.getValue().convertToDouble() == 0.0;
+  };
+  double inv = 1.0 / static_cast<double>(perChannel(t));
+  if (!isZero(dy[1]))
+    dx = b.create<AddOp>(
+        loc, t, dx,
+        channelBroadcast(b, loc, buildScale(b, loc, dy[1], inv), t));
+  if (!isZero(dy[2])) {
+    RankedTensorType row = channelType(t);
+    Value r = getRstd();
+    Value cube = b.create<MulOp>(loc, row, r, b.create<MulOp>(loc, row, r, r));
+    Value coef =
+        buildScale(b, loc, b.create<MulOp>(loc, row, dy[2], cube), -inv);
+    Value centred =
+        b.create<SubOp>(loc, t, x, channelBroadcast(b, loc, getMean(), t));
+    dx = b.create<AddOp>(
+        loc, t, dx,
+        b.create<MulOp>(loc, t, channelBroadcast(b, loc, coef, t), centred));
+  }
+  grads.push_back(dx);
+  if (w)
+    grads.push_back(grad.getWeightGrad());
+  if (bias)
+    grads.push_back(grad.getBiasGrad());
+  grads.append({Value(), Value()}); // running_mean, running_var
+  return success();
+}
+
+void BatchNormGradOp::build(OpBuilder &b, OperationState &state, Value grad,
+                            Value input, Value mean, Value rstd, Value weight,
+                            bool withBias) {
+  RankedTensorType t = tensorOf(input);
+  SmallVector<Type> params;
+  if (weight)
+    params.push_back(channelType(t));
+  if (withBias)
+    params.push_back(channelType(t));
+  build(b, state, t, params, grad, input, mean, rstd, weight,
+        withBias ? b.getUnitAttr() : UnitAttr());
+}
+
+LogicalResult BatchNormGradOp::verify() {
+  RankedTensorType g = tensorOf(getGrad()), x = tensorOf(getInput());
+  if (g != x)
+    return emitOpError("grad ") << g << " and input " << x
+                                << " must have one type";
+  Value w = getWeight();
+  size_t expected = (w ? 1 : 0) + (getWithBias() ? 1 : 0);
+  if (getParamGrads().size() != expected)
+    return emitOpError("has ") << getNumResults() << " results, expected "
+                               << expected + 1 << " (dx"
+                               << (w ? ", dweight" : "")
+                               << (getWithBias() ? ", dbias" : "") << ")";
+  if (failed(verifyInferredType(
+          *this, BatchNormOp::inferResultType(
+                     x, w ? tensorOf(w) : RankedTensorType(), RankedTensorType()))))
+    return failure();
+  RankedTensorType row = channelType(x);
+  for (auto [v, what] : {std::pair{getMean(), "mean"}, {getRstd(), "rstd"}})
+    if (v.getType() != row)
+      return emitOpError(what) << " " << v.getType() << " must be " << row
+                               << " (one value per channel of " << x << ")";
+  for (Value p : getParamGrads())
+    if (tensorOf(p) != row)
+      return emitOpError("parameter gradient ")
+             << p.getType() << " does not match input " << x << ": expected "
+             << row;
+  return success();
+}
+
+// The second-order rule: the results written out as broadcasts, reductions
+// over every axis but 1 and pointwise ops of the five operands (x̂ = (x -
+// mean)·rstd, then dx = weight·rstd·(grad - mean(grad) - x̂·mean(grad·x̂)),
+// dweight = Σ grad·x̂, dbias = Σ grad) and differentiated through them. mean
+// and rstd are operands of their own here (the gradient check perturbs each);
+// what reaches them flows into batch_norm's rule for its statistics.
+LogicalResult BatchNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                        SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value grad = getGrad(), x = getInput(), w = getWeight();
+  Value mean = getMean(), rstd = getRstd();
+  RankedTensorType t = tensorOf(x), row = channelType(t);
+  SmallVector<int64_t> axes = nonChannelAxes(t);
+  double inv = 1.0 / static_cast<double>(perChannel(t));
+  SmallVector<Value> inputs{grad, x, mean, rstd};
+  if (w)
+    inputs.push_back(w);
+  return vjpThroughOps(
+      b, inputs,
+      [&]() -> SmallVector<Value> {
+        auto bc = [&](Value v) { return channelBroadcast(b, loc, v, t); };
+        auto sum = [&](Value v) { return buildReduceSum(b, loc, v, axes); };
+        auto meanOf = [&](Value v) { return bc(buildScale(b, loc, sum(v), inv)); };
+        Value xhat = b.create<MulOp>(
+            loc, t, b.create<SubOp>(loc, t, x, bc(mean)), bc(rstd));
+        Value gx = b.create<MulOp>(loc, t, grad, xhat);
+        Value inner = b.create<SubOp>(
+            loc, t, b.create<SubOp>(loc, t, grad, meanOf(grad)),
+            b.create<MulOp>(loc, t, xhat, meanOf(gx)));
+        Value coef = w ? b.create<MulOp>(loc, row, w, rstd).getResult() : rstd;
+        SmallVector<Value> outs{b.create<MulOp>(loc, t, bc(coef), inner)};
+        if (w)
+          outs.push_back(sum(gx));
+        if (getWithBias())
+          outs.push_back(sum(grad));
         return outs;
       },
       dy, grads);

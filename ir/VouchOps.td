@@ -151,6 +151,32 @@ def Vouch_ParamGradOp : Vouch_StructuralOp<"param_grad", []> {
   let assemblyFormat = "$name $value attr-dict `:` type($value)";
 }
 
+// Non-trainable state: values a forward pass reads and a training step may
+// update in place, kept across steps and in checkpoints, never trained
+// (batch_norm's running statistics).
+def Vouch_StateOp : Vouch_StructuralOp<"state", [Pure]> {
+  let summary = "Non-trainable model state (batch_norm's running statistics)";
+  let description = [{
+    The storage of a piece of state, by its checkpoint name: the value a
+    forward pass reads is the state's contents when it reads it. Its only
+    readers are the batch_norms it holds the running mean or variance of;
+    each updates it in place in a training step (in program order when
+    several share it, as a torch module called twice), so it persists from
+    step to step. `init` (zeros or ones) is its value before the first step.
+    No gradient, no optimizer, no weight decay.
+
+    ```mlir
+    %rm = vouch.state "bn1.running_mean" = zeros : tensor<8xf32>
+    %rv = vouch.state "bn1.running_var" = ones : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Vouch_InitKindAttr:$init);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat =
+      "$name `=` custom<InitKind>($init) attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense linear algebra
 //===----------------------------------------------------------------------===//
@@ -1228,6 +1254,136 @@ def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
       "an integer ticket) adds the blocks' partials in block order 0, 1, ... "
       "and resets the counter: a fixed order for the launch's grid, no float "
       "atomics, bitwise the same on every launch (checked by the kernel lab)";
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalisation: statistics over every axis but the channels (axis 1),
+// running statistics kept as the model's state (vouch.state)
+//===----------------------------------------------------------------------===//
+
+// torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias,
+// training, momentum, eps), the channel axis 1 of BatchNorm1d / 2d / 3d. Not
+// Pure: a training step updates its running statistics in place.
+def Vouch_BatchNormOp : Vouch_Op<"batch_norm", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "Batch normalisation over every axis but 1, with running statistics";
+  let description = [{
+    `input` is [N, C, *spatial] (rank ≥ 2); `weight`, `bias` (optional),
+    `running_mean` and `running_var` (vouch.state values) are [C]. In a
+    training step (a forward that records the tape) each channel c uses its
+    batch statistics over the M = N·spatial elements x[:, c, ...]: mean and
+    the biased variance var; the results `mean` and `rstd` are mean and
+    1 / sqrt(var + eps), and the step updates the state in place:
+    running_mean = (1 - momentum)·running_mean + momentum·mean,
+    running_var = (1 - momentum)·running_var + momentum·var·M / (M - 1)
+    (the unbiased variance, as torch). In any other forward `mean` and
+    `rstd` are running_mean and 1 / sqrt(running_var + eps), and the state
+    is left as it is. Either way y = (x - mean)·rstd·weight + bias. The
+    statistics are computed in double.
+
+    ```mlir
+    %y, %mean, %rstd = vouch.batch_norm %x weight %w bias %b running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$input,
+                       Optional<Vouch_FloatTensor>:$weight,
+                       Optional<Vouch_FloatTensor>:$bias,
+                       Vouch_FloatTensor:$running_mean,
+                       Vouch_FloatTensor:$running_var, F64Attr:$eps,
+                       F64Attr:$momentum);
+  let results = (outs Vouch_FloatTensor:$result, Vouch_FloatTensor:$mean,
+                      Vouch_FloatTensor:$rstd);
+  let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? `running` "
+                       "$running_mean `,` $running_var `eps` $eps `momentum` "
+                       "$momentum attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape rule of the normalised result, for verify() and the
+    /// frontend (`weight`, `bias` may be null); the statistics are [C].
+    static ::vouch::InferredType inferResultType(
+        ::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+        ::mlir::RankedTensorType bias);
+  }];
+
+  let family = Vouch_BatchNormalization;
+  let formula = "(x - mean) · rstd · weight + bias per channel (axis 1); in "
+                "training steps mean and rstd = 1/sqrt(var + eps) of the batch "
+                "(var biased) and the running statistics updated in place with "
+                "momentum (running_var with the unbiased var), otherwise the "
+                "running statistics'";
+  let builtin = "batch_norm";
+  let builtinParams = "x, weight = none, bias = none, eps = 1e-5, momentum = 0.1";
+  let cpuKernel = "vouch::rt::batch_norm<T>";
+  let cpuKernelNote = "statistics in double, folded left over (n, spatial) "
+                      "ascending per channel: the mean, then the squared "
+                      "deviations";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/BatchNormRecipe.cpp, "
+                         "runtime/cuda/kernels/batchnorm.cuh";
+  let cudaKernel = "vouch::batch_norm_kernel";
+  let cudaKernelNote =
+      "the statistics (the mean, then the squared deviations), the "
+      "normalisation and, in training steps (the step context's flag), the "
+      "running update in one launch; the running statistics written in place "
+      "by one thread per channel, after the channel's sums";
+}
+
+// Built by batch_norm's VJP only: dx, dweight and dbias in one op (one
+// kernel on cuda) from the forward's saved batch statistics. Results: dx,
+// then dweight where there is a weight, then dbias where `with_bias` is set.
+def Vouch_BatchNormGradOp : Vouch_Op<"batch_norm_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "batch_norm's input, weight and bias gradients (training mode)";
+  let description = [{
+    With x̂ = (x - mean)·rstd per channel c (mean, rstd the forward's
+    batch statistics, [C]) and the sums over the M = N·spatial elements of
+    each channel: dx = weight·rstd·(grad - Σ grad / M - x̂·Σ(grad·x̂) / M)
+    (weight 1 without one), dweight = Σ grad·x̂, dbias = Σ grad.
+
+    ```mlir
+    %dx, %dw, %db = vouch.batch_norm_grad %dy, %x, %mean, %rstd weight %w with_bias : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input,
+                       Vouch_FloatTensor:$mean, Vouch_FloatTensor:$rstd,
+                       Optional<Vouch_FloatTensor>:$weight,
+                       UnitAttr:$with_bias);
+  let results = (outs Vouch_FloatTensor:$dx,
+                      Variadic<Vouch_FloatTensor>:$param_grads);
+  let assemblyFormat = "$grad `,` $input `,` $mean `,` $rstd (`weight` $weight^)? "
+                       "(`with_bias` $with_bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let builders = [
+    // dx like `input`, dweight and dbias [C].
+    OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$input,
+                   "::mlir::Value":$mean, "::mlir::Value":$rstd,
+                   "::mlir::Value":$weight, "bool":$withBias)>
+  ];
+  let extraClassDeclaration = [{
+    /// dweight (null without a weight) and dbias (null without `with_bias`).
+    ::mlir::Value getWeightGrad() {
+      return getWeight() ? getParamGrads().front() : ::mlir::Value();
+    }
+    ::mlir::Value getBiasGrad() {
+      return getWithBias() ? getParamGrads().back() : ::mlir::Value();
+    }
+  }];
+
+  let family = Vouch_BatchNormalization;
+  let formula = "dx = weight · rstd · (grad - mean(grad) - x̂ · mean(grad · "
+                "x̂)) per channel (axis 1), x̂ = (x - mean) · rstd; dweight = "
+                "Σ grad · x̂, dbias = Σ grad over every axis but 1";
+  let cpuKernel = "vouch::rt::batch_norm_grad<T>";
+  let cpuKernelNote = "dx, dweight and dbias in two passes per channel, the "
+                      "sums in double folded left over (n, spatial) ascending";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/BatchNormRecipe.cpp, "
+                         "runtime/cuda/kernels/batchnorm.cuh";
+  let cudaKernel = "vouch::batch_norm_grad_kernel";
+  let cudaKernelNote = "dx, dweight and dbias in one launch: Σ grad and "
+                       "Σ grad·x̂ per channel, then dx";
 }
 
 //===----------------------------------------------------------------------===//

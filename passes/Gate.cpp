@@ -528,6 +528,9 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
                      .getElementType());
   p.transposeLhs = op->hasAttr("transpose_lhs");
   p.transposeRhs = op->hasAttr("transpose_rhs");
+  for (Value v : op->getOperands())
+    if (auto state = v.getDefiningOp<StateOp>())
+      p.state.push_back(state.getName().str());
   // The call the runtime makes (runtime/cuda/gemm_call.cc): strided-batched
   // for a batch of more than one entry after GemmDims folds what it can.
   std::optional<GemmDims> dims = getGemmDims(op);

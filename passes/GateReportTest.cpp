@@ -247,7 +247,8 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"result_shapes", Kind::Array},
                     {"transpose_lhs", Kind::Bool},
                     {"transpose_rhs", Kind::Bool},
-                    {"call", Kind::String}},
+                    {"call", Kind::String},
+                    {"state", Kind::Array}},
                    "op", {"call", "fusion", "composed_from", "form"});
     // The step's own work: batch selection, then the quickstart's Adam.
     const std::vector<JsonValue> &step = doc.find("step")->items;

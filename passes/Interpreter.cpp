@@ -615,6 +615,100 @@ HostTensor layerNormGrad(const HostTensor &grad, const HostTensor &x,
   return dx;
 }
 
+/// batch_norm's layout: x [N, C, *spatial] as [N, C, S], channel c's
+/// elements (n, c, s) in (n, s) order.
+struct ChannelLayout {
+  size_t n, c, s;
+  explicit ChannelLayout(const std::vector<int64_t> &shape)
+      : n(shape[0]), c(shape[1]), s(1) {
+    for (size_t i = 2; i < shape.size(); ++i)
+      s *= shape[i];
+  }
+  size_t at(size_t i, size_t ch, size_t k) const { return (i * c + ch) * s + k; }
+  double count() const { return static_cast<double>(n * s); }
+};
+
+/// batch_norm: in training, each channel's mean and biased variance (left
+/// folds over (n, s)), rstd = 1 / sqrt(var + eps), and the running statistics
+/// updated with momentum (the variance unbiased: var·M / (M - 1)); otherwise
+/// mean and rstd from the running statistics, left as they are. y = (x -
+/// mean)·rstd·w + b.
+void batchNorm(const HostTensor &x, const HostTensor *w, const HostTensor *b,
+               HostTensor &runningMean, HostTensor &runningVar, double eps,
+               double momentum, bool training, HostTensor &y, HostTensor &mean,
+               HostTensor &rstd) {
+  ChannelLayout l(x.shape);
+  y = x;
+  std::vector<int64_t> row{static_cast<int64_t>(l.c)};
+  mean = HostTensor{row, std::vector<double>(l.c)};
+  rstd = mean;
+  for (size_t ch = 0; ch < l.c; ++ch) {
+    double mu, r;
+    if (training) {
+      double sum = 0;
+      for (size_t i = 0; i < l.n; ++i)
+        for (size_t k = 0; k < l.s; ++k)
+          sum += x.data[l.at(i, ch, k)];
+      mu = sum / l.count();
+      double sq = 0;
+      for (size_t i = 0; i < l.n; ++i)
+        for (size_t k = 0; k < l.s; ++k)
+          sq += (x.data[l.at(i, ch, k)] - mu) * (x.data[l.at(i, ch, k)] - mu);
+      r = 1.0 / std::sqrt(sq / l.count() + eps);
+      runningMean.data[ch] = (1 - momentum) * runningMean.data[ch] + momentum * mu;
+      runningVar.data[ch] = (1 - momentum) * runningVar.data[ch] +
+                            momentum * (sq / (l.count() - 1));
+    } else {
+      mu = runningMean.data[ch];
+      r = 1.0 / std::sqrt(runningVar.data[ch] + eps);
+    }
+    mean.data[ch] = mu;
+    rstd.data[ch] = r;
+    for (size_t i = 0; i < l.n; ++i)
+      for (size_t k = 0; k < l.s; ++k) {
+        size_t at = l.at(i, ch, k);
+        y.data[at] = (x.data[at] - mu) * r * (w ? w->data[ch] : 1.0) +
+                     (b ? b->data[ch] : 0.0);
+      }
+  }
+}
+
+/// batch_norm_grad: with x̂ = (x - mean)·rstd per channel, dx = w·rstd·(g -
+/// Σg / M - x̂·Σ(g·x̂) / M), dw = Σ g·x̂, db = Σ g (left folds over (n, s)),
+/// into `dw` / `db` where they are not null.
+HostTensor batchNormGrad(const HostTensor &g, const HostTensor &x,
+                         const HostTensor &mean, const HostTensor &rstd,
+                         const HostTensor *w, HostTensor *dw, HostTensor *db) {
+  ChannelLayout l(x.shape);
+  HostTensor dx = x;
+  for (HostTensor *p : {dw, db})
+    if (p)
+      *p = HostTensor{{static_cast<int64_t>(l.c)}, std::vector<double>(l.c)};
+  for (size_t ch = 0; ch < l.c; ++ch) {
+    double mu = mean.data[ch], r = rstd.data[ch];
+    double sumG = 0, sumGx = 0;
+    for (size_t i = 0; i < l.n; ++i)
+      for (size_t k = 0; k < l.s; ++k) {
+        size_t at = l.at(i, ch, k);
+        sumG += g.data[at];
+        sumGx += g.data[at] * (x.data[at] - mu) * r;
+      }
+    double scale = (w ? w->data[ch] : 1.0) * r;
+    for (size_t i = 0; i < l.n; ++i)
+      for (size_t k = 0; k < l.s; ++k) {
+        size_t at = l.at(i, ch, k);
+        double xhat = (x.data[at] - mu) * r;
+        dx.data[at] =
+            scale * (g.data[at] - sumG / l.count() - xhat * sumGx / l.count());
+      }
+    if (dw)
+      dw->data[ch] = sumGx;
+    if (db)
+      db->data[ch] = sumG;
+  }
+  return dx;
+}
+
 float roundToF32(double v) { return static_cast<float>(v); }
 
 // The random ops' generator, written out again from docs/language.md (the
@@ -1111,6 +1205,57 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
                   get(o.getGrad()), get(o.getInput()),
                   o.getWeight() ? &get(o.getWeight()) : nullptr,
                   o.getEps().convertToDouble(),
+                  o.getWeightGrad() ? &dw : nullptr,
+                  o.getBiasGrad() ? &db : nullptr);
+              if (Value v = o.getWeightGrad())
+                values[v] = dw;
+              if (Value v = o.getBiasGrad())
+                values[v] = db;
+              return success();
+            })
+            .Case([&](StateOp o) {
+              // Fed by name (a checkpoint's), else its initial value.
+              auto it = feeds.find(o.getName().str());
+              HostTensor t = zerosLike(o.getResult());
+              if (it != feeds.end()) {
+                if (failed(feed(o, o.getName(), o.getResult())))
+                  return failure();
+                t = values[o.getResult()];
+              } else if (o.getInit() == InitKind::Ones) {
+                std::fill(t.data.begin(), t.data.end(), 1.0);
+              }
+              values[o.getResult()] = t;
+              run.states[o.getName().str()] = t;
+              return success();
+            })
+            .Case([&](BatchNormOp o) {
+              // The running statistics as they are now: an earlier
+              // batch_norm of this step may have updated them.
+              HostTensor &rm =
+                  run.states[o.getRunningMean().getDefiningOp<StateOp>().getName().str()];
+              HostTensor &rv =
+                  run.states[o.getRunningVar().getDefiningOp<StateOp>().getName().str()];
+              HostTensor y, mean, rstd;
+              batchNorm(get(o.getInput()),
+                        o.getWeight() ? &get(o.getWeight()) : nullptr,
+                        o.getBias() ? &get(o.getBias()) : nullptr, rm, rv,
+                        o.getEps().convertToDouble(),
+                        o.getMomentum().convertToDouble(), random.training, y,
+                        mean, rstd);
+              if (precision == Precision::F32)
+                for (HostTensor *t : {&rm, &rv})
+                  for (double &v : t->data)
+                    v = roundToF32(v);
+              values[o.getResult()] = y;
+              values[o.getMean()] = mean;
+              values[o.getRstd()] = rstd;
+              return success();
+            })
+            .Case([&](BatchNormGradOp o) {
+              HostTensor dw, db;
+              values[o.getDx()] = batchNormGrad(
+                  get(o.getGrad()), get(o.getInput()), get(o.getMean()),
+                  get(o.getRstd()), o.getWeight() ? &get(o.getWeight()) : nullptr,
                   o.getWeightGrad() ? &dw : nullptr,
                   o.getBiasGrad() ? &db : nullptr);
               if (Value v = o.getWeightGrad())

@@ -35,20 +35,27 @@ struct InterpreterResult {
   bool hasLoss = false;
   std::map<std::string, HostTensor> outputs;
   std::map<std::string, HostTensor> paramGrads;
+  /// The model's state (batch_norm's running statistics) by name after the
+  /// run: updated by a training forward (RandomContext::training), as fed
+  /// (or initialised: zeros / ones) otherwise.
+  std::map<std::string, HostTensor> states;
   llvm::DenseMap<mlir::Value, HostTensor> values;
 };
 
 /// What the random ops draw from (docs/language.md, "Random ops"): the run
 /// seed, the training step, and whether this forward is a training step
-/// (dropout is the identity otherwise). `vouch run --interpret` runs a plain
-/// forward: not a training step.
+/// (dropout is the identity otherwise; batch_norm uses the batch's statistics
+/// and updates its running statistics in one, the running statistics
+/// otherwise). `vouch run --interpret` runs a plain forward: not a training
+/// step.
 struct RandomContext {
   uint64_t seed = 0;
   uint64_t step = 0;
   bool training = false;
 };
 
-/// Runs `model` with `feeds` (inputs, targets and params by name). Reports
+/// Runs `model` with `feeds` (inputs, targets, params and, optionally, state
+/// by name: a state not fed starts at its initial value). Reports
 /// missing or mis-shaped feeds and unsupported ops through the diagnostic
 /// engine and returns failure.
 mlir::FailureOr<InterpreterResult>

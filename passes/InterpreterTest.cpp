@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Interpreter.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -21,13 +23,14 @@ struct Harness {
 
   FailureOr<vouch::InterpreterResult>
   run(const char *text, const std::map<std::string, vouch::HostTensor> &feeds,
-      vouch::Precision precision = vouch::Precision::F64) {
+      vouch::Precision precision = vouch::Precision::F64,
+      vouch::RandomContext random = vouch::RandomContext()) {
     vouch::registerVouchDialect(context);
     module = parseSourceString<ModuleOp>(text, &context);
     if (!module)
       return failure();
     return vouch::interpret(*module->getOps<vouch::ModelOp>().begin(), feeds,
-                            precision);
+                            precision, random);
   }
 };
 
@@ -126,6 +129,88 @@ vouch.model "m" attributes {batch = 1 : i64} {
   });
   EXPECT_TRUE(failed(missing.run(text, {})));
   EXPECT_EQ(message, "interpreter: no value fed for 'x'");
+}
+
+// batch_norm's rule for its running statistics (vouch.state): a training
+// forward normalises with the batch's statistics and updates the state; any
+// other forward normalises with the state and leaves it. Two batch_norms on
+// one state (a torch module called twice) update it in turn.
+//
+// x = [[1, 10], [2, 20], [3, 30], [6, 40]] (N = 4, C = 2), eps 0, momentum
+// 0.25. Channel 0: mean 3, squared deviations 4 + 1 + 0 + 9 = 14, biased var
+// 3.5, unbiased 14 / 3. Channel 1: mean 25, 225 + 25 + 25 + 225 = 500, var
+// 125, unbiased 500 / 3. Training from the initial state (0, 1): running mean
+// 0.25·(3, 25) = (0.75, 6.25), running var 0.75 + 0.25·(14/3, 500/3) =
+// (23/12, 42.41666...); y[0] = ((1 - 3) / √3.5 · 2 + 0.5, (10 - 25) / √125).
+// Evaluating with the state fed as (1, 2), (3, 8): y[0] = ((1 - 1) / √3 · 2 +
+// 0.5, (10 - 2) / √8) = (0.5, 2√2), and the state stays as fed.
+const char *kBatchNormModel = R"mlir(
+vouch.model "m" attributes {batch = 4 : i64} {
+  %x = vouch.input "x" : tensor<4x2xf64>
+  %w = vouch.param "w" = "ones" : tensor<2xf64>
+  %b = vouch.param "b" = "zeros" : tensor<2xf64>
+  %rm = vouch.state "w.running_mean" = zeros : tensor<2xf64>
+  %rv = vouch.state "w.running_var" = ones : tensor<2xf64>
+  %y, %mean, %rstd = vouch.batch_norm %x weight %w bias %b running %rm, %rv eps 0.0 momentum 2.500000e-01 : (tensor<4x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<4x2xf64>, tensor<2xf64>, tensor<2xf64>)
+  vouch.output "y" %y : tensor<4x2xf64>
+  vouch.output "mean" %mean : tensor<2xf64>
+  vouch.output "rstd" %rstd : tensor<2xf64>
+})mlir";
+
+TEST(Interpreter, BatchNormTrainsOnTheBatchAndUpdatesItsRunningStatistics) {
+  Harness h;
+  std::map<std::string, vouch::HostTensor> feeds = {
+      {"x", {{4, 2}, {1, 10, 2, 20, 3, 30, 6, 40}}},
+      {"w", {{2}, {2, 1}}},
+      {"b", {{2}, {0.5, 0}}}};
+  auto trained = h.run(kBatchNormModel, feeds, vouch::Precision::F64,
+                       vouch::RandomContext{0, 0, true});
+  ASSERT_TRUE(succeeded(trained));
+  const std::vector<double> &y = trained->outputs.at("y").data;
+  EXPECT_NEAR(y[0], -2 / std::sqrt(3.5) * 2 + 0.5, 1e-15);
+  EXPECT_NEAR(y[1], -15 / std::sqrt(125.0), 1e-15);
+  EXPECT_NEAR(y[6], 3 / std::sqrt(3.5) * 2 + 0.5, 1e-15);
+  EXPECT_EQ(trained->outputs.at("mean").data, (std::vector<double>{3, 25}));
+  EXPECT_NEAR(trained->outputs.at("rstd").data[0], 1 / std::sqrt(3.5), 1e-16);
+  const std::vector<double> &rm = trained->states.at("w.running_mean").data;
+  const std::vector<double> &rv = trained->states.at("w.running_var").data;
+  EXPECT_EQ(rm, (std::vector<double>{0.75, 6.25}));
+  EXPECT_NEAR(rv[0], 23.0 / 12.0, 1e-15);
+  EXPECT_NEAR(rv[1], 0.75 + 125.0 / 3.0, 1e-13);
+
+  // Evaluation: the fed state, unchanged.
+  feeds["w.running_mean"] = {{2}, {1, 2}};
+  feeds["w.running_var"] = {{2}, {3, 8}};
+  Harness e;
+  auto evaluated = e.run(kBatchNormModel, feeds);
+  ASSERT_TRUE(succeeded(evaluated));
+  EXPECT_DOUBLE_EQ(evaluated->outputs.at("y").data[0], 0.5);
+  EXPECT_NEAR(evaluated->outputs.at("y").data[1], 2 * std::sqrt(2.0), 1e-15);
+  EXPECT_EQ(evaluated->outputs.at("mean").data, (std::vector<double>{1, 2}));
+  EXPECT_EQ(evaluated->states.at("w.running_mean").data, (std::vector<double>{1, 2}));
+  EXPECT_EQ(evaluated->states.at("w.running_var").data, (std::vector<double>{3, 8}));
+}
+
+TEST(Interpreter, BatchNormsSharingAStateUpdateItInTurn) {
+  // One channel, x = (0, 2) then z = (4, 8), momentum 0.5 each, from (0, 1):
+  // the first gives mean 1, unbiased var 2: (0.5, 1.5); the second mean 6,
+  // unbiased var 8: (0.5·0.5 + 0.5·6, 0.5·1.5 + 0.5·8) = (3.25, 4.75).
+  Harness h;
+  auto run = h.run(R"mlir(
+vouch.model "m" attributes {batch = 2 : i64} {
+  %x = vouch.input "x" : tensor<2x1xf64>
+  %z = vouch.input "z" : tensor<2x1xf64>
+  %rm = vouch.state "g.running_mean" = zeros : tensor<1xf64>
+  %rv = vouch.state "g.running_var" = ones : tensor<1xf64>
+  %a, %am, %ar = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 5.000000e-01 : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>) -> (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>)
+  %c, %cm, %cr = vouch.batch_norm %z running %rm, %rv eps 1.0e-05 momentum 5.000000e-01 : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>) -> (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>)
+  vouch.output "c" %c : tensor<2x1xf64>
+})mlir",
+                   {{"x", {{2, 1}, {0, 2}}}, {"z", {{2, 1}, {4, 8}}}},
+                   vouch::Precision::F64, vouch::RandomContext{0, 0, true});
+  ASSERT_TRUE(succeeded(run));
+  EXPECT_EQ(run->states.at("g.running_mean").data, (std::vector<double>{3.25}));
+  EXPECT_EQ(run->states.at("g.running_var").data, (std::vector<double>{4.75}));
 }
 
 } // namespace

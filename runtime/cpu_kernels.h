@@ -784,6 +784,87 @@ void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, T* dweig
 // whether this forward is a training step, the run seed. The same loops as
 // runtime/cuda/kernels/random.cuh, one element per iteration.
 
+// ---- Batch normalisation (batch_norm, batch_norm_grad) ---------------------------
+// x is [n, channels, spatial] (the input [N, C, *spatial] with its spatial axes
+// flattened); channel c's M = n · spatial elements are x[(i · channels + c) · spatial +
+// k], visited i ascending, then k. Statistics and per-element arithmetic are in double
+// (for f32 runs too), each sum a left fold from 0 in that order; what is stored is
+// rounded to T once. runtime/cuda/kernels/batchnorm.cuh computes the same formulas.
+
+// batch_norm: in a training step (ctx[kRngTraining], the executor's step context),
+// channel c's mean and biased variance var = Σ (x - mean)² / M (two passes), saved as
+// mean[c] = T(mean), rstd[c] = T(1 / sqrt(var + eps)), and the running statistics
+// updated in place as torch's: running_mean = (1 - momentum) · running_mean + momentum
+// · mean, running_var = (1 - momentum) · running_var + momentum · Σ (x - mean)² /
+// (M - 1) (unbiased). In any other forward mean[c] = running_mean[c], rstd[c] = T(1 /
+// sqrt(running_var[c] + eps)), the running statistics untouched. Either way y = (x -
+// mean[c]) · rstd[c] · weight[c] + bias[c] (weight 1, bias 0 when null), from the
+// stored (rounded) mean and rstd, which the VJP reads too.
+template <class T>
+void batch_norm(const T* x, const T* weight, const T* bias, T* running_mean,
+                T* running_var, T* y, T* mean, T* rstd, int64_t n, int64_t channels,
+                int64_t spatial, double eps, double momentum, const long long* ctx) {
+  const bool training = ctx[kRngTraining] != 0;
+  const double m = double(n * spatial);
+  for (int64_t c = 0; c < channels; c++) {
+    auto at = [&](int64_t i, int64_t k) { return (i * channels + c) * spatial + k; };
+    if (training) {
+      double sum = 0;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < spatial; k++) sum += double(x[at(i, k)]);
+      const double mu = sum / m;
+      double sq = 0;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < spatial; k++) {
+          const double d = double(x[at(i, k)]) - mu;
+          sq += d * d;
+        }
+      mean[c] = T(mu);
+      rstd[c] = T(1.0 / std::sqrt(sq / m + eps));
+      running_mean[c] = T((1.0 - momentum) * double(running_mean[c]) + momentum * mu);
+      running_var[c] = T((1.0 - momentum) * double(running_var[c]) + momentum * (sq / (m - 1)));
+    } else {
+      mean[c] = running_mean[c];
+      rstd[c] = T(1.0 / std::sqrt(double(running_var[c]) + eps));
+    }
+    const double mu = double(mean[c]), r = double(rstd[c]);
+    const double w = weight ? double(weight[c]) : 1.0, b = bias ? double(bias[c]) : 0.0;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t k = 0; k < spatial; k++)
+        y[at(i, k)] = T((double(x[at(i, k)]) - mu) * r * w + b);
+  }
+}
+
+// batch_norm's VJP in a training step, from its saved mean and rstd: with x̂ = (x -
+// mean[c]) · rstd[c], dbias[c] = Σ grad, dweight[c] = Σ grad · x̂ (where not null), and
+// dx = weight[c] · rstd[c] · (grad - Σ grad / M - x̂ · Σ(grad · x̂) / M).
+template <class T>
+void batch_norm_grad(const T* grad, const T* x, const T* mean, const T* rstd,
+                     const T* weight, T* dx, T* dweight, T* dbias, int64_t n,
+                     int64_t channels, int64_t spatial) {
+  const double m = double(n * spatial);
+  for (int64_t c = 0; c < channels; c++) {
+    auto at = [&](int64_t i, int64_t k) { return (i * channels + c) * spatial + k; };
+    const double mu = double(mean[c]), r = double(rstd[c]);
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t k = 0; k < spatial; k++) {
+        const double g = double(grad[at(i, k)]);
+        sum_g += g;
+        sum_gx += g * ((double(x[at(i, k)]) - mu) * r);
+      }
+    if (dweight) dweight[c] = T(sum_gx);
+    if (dbias) dbias[c] = T(sum_g);
+    const double scale = (weight ? double(weight[c]) : 1.0) * r;
+    const double mean_g = sum_g / m, mean_gx = sum_gx / m;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t k = 0; k < spatial; k++) {
+        const double xhat = (double(x[at(i, k)]) - mu) * r;
+        dx[at(i, k)] = T(scale * (double(grad[at(i, k)]) - mean_g - xhat * mean_gx));
+      }
+  }
+}
+
 // dropout: x · (drawn ? 0 : 1/(1-p)) in a training step, x otherwise.
 template <class T>
 void dropout(const T* x, T* y, int64_t n, double p, const long long* ctx, int64_t ordinal) {

@@ -817,6 +817,104 @@ TEST(CpuKernelsTest, LayerNormAndItsGradient) {
   }
 }
 
+// batch_norm over [n, C, spatial] in a training step and in evaluation, against the
+// statistics computed here in long double (the running update as torch writes it),
+// and batch_norm_grad against the explicit Jacobian within a channel, dx_k = Σ_j g_j ·
+// w · rstd · (δ_jk - 1/M - x̂_j x̂_k / M), its dweight and dbias against sums here.
+TEST(CpuKernelsTest, BatchNormTrainingEvaluationAndItsGradient) {
+  const double tol = 1e-12, eps = 1e-5, momentum = 0.3;
+  const int64_t n = 3, C = 2, S = 4, M = n * S;
+  std::vector<double> x = iota_values(n * C * S, 0.7), g = iota_values(n * C * S, 0.4);
+  for (size_t i = 0; i < x.size(); i++) x[i] += 0.01 * double(i);  // no ties
+  const std::vector<double> w = {0.5, -2.0}, b = {0.1, 1.5};
+  const std::vector<double> rm0 = {0.5, -1.0}, rv0 = {2.0, 0.5};
+  auto at = [&](int64_t i, int64_t c, int64_t k) { return (i * C + c) * S + k; };
+  for (bool affine : {false, true}) {
+    std::vector<double> y(x.size()), mean(C), rstd(C), rm = rm0, rv = rv0;
+    const long long training[4] = {0, 0, 1, 0}, evaluation[4] = {0, 0, 0, 0};
+    batch_norm<double>(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr,
+                       rm.data(), rv.data(), y.data(), mean.data(), rstd.data(), n, C, S, eps,
+                       momentum, training);
+    std::vector<double> dx(x.size()), dw(C, 7.0), db(C, 7.0);
+    batch_norm_grad<double>(g.data(), x.data(), mean.data(), rstd.data(),
+                            affine ? w.data() : nullptr, dx.data(),
+                            affine ? dw.data() : nullptr, affine ? db.data() : nullptr, n, C, S);
+    for (int64_t c = 0; c < C; c++) {
+      long double mu = 0, sq = 0;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < S; k++) mu += x[at(i, c, k)];
+      mu /= M;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < S; k++) sq += (x[at(i, c, k)] - mu) * (x[at(i, c, k)] - mu);
+      const double r = double(1 / std::sqrt(sq / M + eps));
+      EXPECT_NEAR(mean[c], double(mu), tol) << "channel " << c;
+      EXPECT_NEAR(rstd[c], r, tol) << "channel " << c;
+      EXPECT_NEAR(rm[c], double(0.7L * rm0[c] + 0.3L * mu), tol) << "running_mean " << c;
+      EXPECT_NEAR(rv[c], double(0.7L * rv0[c] + 0.3L * sq / (M - 1)), tol)
+          << "running_var (unbiased) " << c;
+      const double wc = affine ? w[c] : 1.0, bc = affine ? b[c] : 0.0;
+      std::vector<double> xhat;  // the channel's, in (i, k) order
+      long double want_dw = 0, want_db = 0;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < S; k++) {
+          xhat.push_back(double((x[at(i, c, k)] - mu) * r));
+          EXPECT_NEAR(y[at(i, c, k)], xhat.back() * wc + bc, tol) << "y " << at(i, c, k);
+          want_dw += g[at(i, c, k)] * (long double)xhat.back();
+          want_db += g[at(i, c, k)];
+        }
+      for (int64_t kk = 0; kk < M; kk++) {
+        double want = 0;
+        for (int64_t j = 0; j < M; j++)
+          want += g[at(j / S, c, j % S)] * wc * r *
+                  ((j == kk ? 1.0 : 0.0) - 1.0 / M - xhat[j] * xhat[kk] / M);
+        EXPECT_NEAR(dx[at(kk / S, c, kk % S)], want, tol) << "dx channel " << c << " " << kk;
+      }
+      if (affine) {
+        EXPECT_NEAR(dw[c], double(want_dw), tol) << "dweight " << c;
+        EXPECT_NEAR(db[c], double(want_db), tol) << "dbias " << c;
+      } else {  // absent gradients are not written
+        EXPECT_EQ(dw[c], 7.0);
+        EXPECT_EQ(db[c], 7.0);
+      }
+    }
+
+    // Evaluation: the running statistics normalise, and stay as they are.
+    std::vector<double> ye(x.size()), rm_e = rm0, rv_e = rv0;
+    batch_norm<double>(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr,
+                       rm_e.data(), rv_e.data(), ye.data(), mean.data(), rstd.data(), n, C, S,
+                       eps, momentum, evaluation);
+    EXPECT_EQ(rm_e, rm0);
+    EXPECT_EQ(rv_e, rv0);
+    for (int64_t c = 0; c < C; c++) {
+      EXPECT_EQ(mean[c], rm0[c]);
+      EXPECT_NEAR(rstd[c], 1 / std::sqrt(rv0[c] + eps), tol);
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < S; k++)
+          EXPECT_NEAR(ye[at(i, c, k)],
+                      (x[at(i, c, k)] - rm0[c]) / std::sqrt(rv0[c] + eps) *
+                              (affine ? w[c] : 1.0) + (affine ? b[c] : 0.0),
+                      tol);
+    }
+  }
+}
+
+// An f32 run's statistics are summed in double: the mean of 10,000 copies of 0.1f is
+// 0.1f exactly (a float left fold drifts by about 1e-5 at that length), its variance 0.
+TEST(CpuKernelsTest, BatchNormF32StatisticsInDouble) {
+  const int64_t n = 10000;
+  std::vector<float> x(n, 0.1f), y(n);
+  float rm = 0, rv = 1, mean = 0, rstd = 0;
+  const long long training[4] = {0, 0, 1, 0};
+  batch_norm<float>(x.data(), nullptr, nullptr, &rm, &rv, y.data(), &mean, &rstd, n, 1, 1,
+                    1e-5, 0.1, training);
+  float folded = 0;
+  for (float v : x) folded += v;
+  ASSERT_NE(folded / float(n), 0.1f);  // what a float fold would give
+  EXPECT_EQ(mean, 0.1f);
+  EXPECT_EQ(rstd, float(1 / std::sqrt(1e-5)));
+  EXPECT_EQ(y[0], 0.0f);
+}
+
 // cross_entropy<T> and cross_entropy_grad<T> against long-double arithmetic written
 // without the max shift (small logits: no overflow): an ignored row counts in neither,
 // a label out of range makes the loss and its row NaN, every row ignored gives NaN.

@@ -122,6 +122,16 @@ Status check_program(const Program& p) {
       return error("param " + std::to_string(i) + " (" + p.buffers[p.params[i]].name +
                    ") and its gradient differ in size");
   }
+  if (p.num_states < 0 || (p.num_states > 0 && !p.states)) return error("no state table");
+  for (int32_t i = 0; i < p.num_states; i++) {
+    if (!in_range(p.states[i]))
+      return error("state " + std::to_string(i) + ": buffer index out of range");
+    const BufferDesc& d = p.buffers[p.states[i]];
+    // Persistent: its own storage, never a view or a shared slot.
+    if (d.alias_of != -1 || d.dtype != DType::Real)
+      return error("state " + std::to_string(i) + " (" + d.name +
+                   ") must own real storage");
+  }
   const std::pair<const char*, int32_t> roles[] = {{"loss", p.loss}, {"output", p.output}};
   for (const auto& [role, b] : roles)
     if (!in_range(b)) return error(std::string(role) + " buffer " + std::to_string(b) +
@@ -200,6 +210,10 @@ Status check_program(const Program& p) {
       return error(which + " has no saved-name table");
     for (int32_t j = 0; j < n.num_saved; j++)
       if (!n.saved[j]) return error(which + ": saved name " + std::to_string(j) + " is null");
+    if (n.num_state < 0 || (n.num_state > 0 && !n.state))
+      return error(which + " has no state-name table");
+    for (int32_t j = 0; j < n.num_state; j++)
+      if (!n.state[j]) return error(which + ": state name " + std::to_string(j) + " is null");
   }
   return Status::Ok();
 }
@@ -264,20 +278,23 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
   by_id_.clear();
   // Filled completely before any TapeNode takes a view of them.
   saved_.assign(order.size(), {});
+  state_.assign(order.size(), {});
   vjp_ran_.assign(order.size(), {});
+  auto described = [&](const char* name) {
+    SavedBuffer s{name};
+    auto it = buffer_named.find(name);
+    if (it != buffer_named.end()) {
+      const BufferDesc& d = p.buffers[it->second];
+      s.shape = d.shape;
+      s.dtype = d.dtype == DType::I32 ? "i32" : dtype;
+      s.bytes = d.numel * rt::element_bytes(d.dtype, element_bytes);
+    }
+    return s;
+  };
   for (size_t k = 0; k < order.size(); k++) {
     const NodeDesc& n = p.nodes[order[k]];
-    for (int32_t j = 0; j < n.num_saved; j++) {
-      SavedBuffer s{n.saved[j]};
-      auto it = buffer_named.find(n.saved[j]);
-      if (it != buffer_named.end()) {
-        const BufferDesc& d = p.buffers[it->second];
-        s.shape = d.shape;
-        s.dtype = d.dtype == DType::I32 ? "i32" : dtype;
-        s.bytes = d.numel * rt::element_bytes(d.dtype, element_bytes);
-      }
-      saved_[k].push_back(s);
-    }
+    for (int32_t j = 0; j < n.num_saved; j++) saved_[k].push_back(described(n.saved[j]));
+    for (int32_t j = 0; j < n.num_state; j++) state_[k].push_back(described(n.state[j]));
     for (int32_t v = n.vjp_begin; v < n.vjp_end; v++) {
       const StepDesc& st = p.steps[v];
       vjp_ran_[k] += std::string(vjp_ran_[k].empty() ? "" : ", ") + (st.what ? st.what : "?") +
@@ -291,6 +308,7 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
     t.capsule = n.capsule;
     t.node_id = n.id;
     t.saved = saved_[k];
+    t.state = state_[k];
     t.vjp = n.vjp_begin < n.vjp_end ? vjp : nullptr;
     t.kernel = n.kernel ? n.kernel : "";
     t.vjp_ran = vjp_ran_[k].c_str();
@@ -392,6 +410,11 @@ T* CpuProgramModel<T>::param(int i) {
 template <class T>
 T* CpuProgramModel<T>::grad(int i) {
   return i >= 0 && i < program_.num_params ? buffer(program_.grads[i]) : nullptr;
+}
+
+template <class T>
+T* CpuProgramModel<T>::state(int i) {
+  return i >= 0 && i < program_.num_states ? buffer(program_.states[i]) : nullptr;
 }
 
 template <class T>

@@ -109,7 +109,7 @@ class ProgramTape {
   std::vector<TapeNode> nodes_;
   std::unordered_map<int, const NodeDesc*> by_id_;
   // What nodes_ point at (filled before any node takes a view, never resized after).
-  std::vector<std::vector<SavedBuffer>> saved_;
+  std::vector<std::vector<SavedBuffer>> saved_, state_;
   std::vector<std::string> vjp_ran_;
   std::vector<std::unique_ptr<std::string>> notes_;  // note_ran's texts (stable addresses)
 };
@@ -131,6 +131,7 @@ class CpuProgramModel final : public CompiledModel<T> {
 
   T* param(int i) override;  // nullptr when i is out of range or status() is an error
   T* grad(int i) override;
+  T* state(int i) override;  // the state buffer itself (Program::states)
   // Copies the fields' rows into their buffers, runs the forward steps; returns the
   // loss (NaN when status() is an error). forward(x, y) serves a program of one real
   // input and one real target (else status() says why).

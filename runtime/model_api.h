@@ -47,6 +47,17 @@ struct ParamInfo {
   InitSpec init;
 };
 
+// A piece of non-trainable state (batch_norm's running statistics): persists across
+// steps, starts at `init` (0: a running mean, 1: a running variance), is saved in and
+// loaded from checkpoints by `name` beside the params, and has no gradient.
+struct StateInfo {
+  std::string name;            // "<weight>.running_mean", also its checkpoint name
+  std::vector<int64_t> shape;  // [C]
+  int64_t numel = 0;
+  double init = 0;
+  bool nonnegative = false;  // a variance: a checkpoint's negative value is refused
+};
+
 struct DataSpec {
   enum Kind { RegressionGrid, Csv, Npy, Tokens } kind = RegressionGrid;
   double lo = -1, hi = 1;  // RegressionGrid: linspace(lo, hi, n) squared
@@ -91,6 +102,7 @@ struct FieldInfo {
 struct ModelDescription {
   std::string name;
   std::vector<ParamInfo> params;  // declaration order: param i is seeded with index i
+  std::vector<StateInfo> states;  // program order (Program::states)
   // The inputs, then the targets, in declaration order. in_features / out_features
   // are their rows' element counts summed: a dataset row holds the inputs' columns,
   // then the targets' (runtime/dataset.h).
@@ -137,6 +149,10 @@ struct CompiledModel {
   // Device-resident models return host mirrors (see upload/download_params).
   virtual T* param(int i) = 0;
   virtual T* grad(int i) = 0;
+  // Storage of state i (StateInfo::numel elements; Program::states), nullptr when i is
+  // out of range. Device-resident models return host mirrors, which upload_params and
+  // download_params move with the params. A model without state keeps the default.
+  virtual T* state(int /*i*/) { return nullptr; }
   // One batch of a model with one real input and one real target: x [batch,
   // in_features], y [batch, out_features]. Records one tape node per executed op when
   // tape != nullptr. Returns the loss.
@@ -177,9 +193,11 @@ struct CompiledModel {
   // overwrites it.
   virtual bool device_resident() const { return false; }
   virtual Status configure(const RunConfig&) { return Status::Ok(); }
-  // param() mirrors -> device; also zeroes the optimizer state and the step counter.
+  // param() and state() mirrors -> device; also zeroes the optimizer state and the step
+  // counter.
   virtual Status upload_params() { return Status::Ok(); }
-  virtual Status download_params() { return Status::Ok(); }  // device -> param() mirrors
+  // device -> param() and state() mirrors
+  virtual Status download_params() { return Status::Ok(); }
   // The whole dataset: x [num_batches * batch, in_features], y likewise, uploaded once.
   virtual Status upload_data(const T* /*x*/, const T* /*y*/, int64_t /*num_batches*/) {
     return Status::Ok();

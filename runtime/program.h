@@ -123,6 +123,10 @@ struct NodeDesc {
   int32_t vjp_begin, vjp_end;  // its VJP steps; vjp_begin == vjp_end: no VJP
   const char* const* saved;    // names of the buffers its VJP reads
   int32_t num_saved;
+  // Names of the state buffers (Program::states) it reads and, in a training step,
+  // updates in place (batch_norm's running statistics); null and 0 for other nodes.
+  const char* const* state;
+  int32_t num_state;
 };
 
 struct Program {
@@ -159,6 +163,14 @@ struct Program {
   int32_t num_fields;
   // The capsule of gradient clipping (the plan's; null when the model does not clip).
   const char* clip_capsule;
+  // The model's state (batch_norm's running statistics), in ModelDescription::states
+  // order: buffers that persist from step to step, initialised and checkpointed by the
+  // driver like params but never trained (no gradient, no optimizer). A step that
+  // updates one reads and writes it (a Buffer argument marked written); each owns its
+  // storage, which codegen's storage plan never shares. (Appended last: programs
+  // without state leave these null and 0.)
+  const int32_t* states;
+  int32_t num_states;
 };
 
 // cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.

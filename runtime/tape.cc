@@ -14,14 +14,18 @@ void Tape::print(std::ostream& os) const {
     os << "  #" << i << " " << (n.op ? n.op : "?")
        << " capsule=" << (n.capsule ? n.capsule : "unassigned") << " node=" << n.node_id;
     if (n.kernel && *n.kernel) os << " ran=" << n.kernel;
-    os << " saved=[";
-    for (size_t j = 0; j < n.saved.size(); j++) {
-      const SavedBuffer& b = n.saved[j];
-      os << (j ? ", " : "") << b.name;
-      if (b.shape) os << " " << (b.dtype ? b.dtype : "") << b.shape;
-      if (b.bytes >= 0) os << " " << b.bytes << " B";
-    }
-    os << "]";
+    auto buffers = [&](const char* label, std::span<const SavedBuffer> list) {
+      os << label << "=[";
+      for (size_t j = 0; j < list.size(); j++) {
+        const SavedBuffer& b = list[j];
+        os << (j ? ", " : "") << b.name;
+        if (b.shape) os << " " << (b.dtype ? b.dtype : "") << b.shape;
+        if (b.bytes >= 0) os << " " << b.bytes << " B";
+      }
+      os << "]";
+    };
+    buffers(" saved", n.saved);
+    if (!n.state.empty()) buffers(" state", n.state);
     if (n.vjp_ran && *n.vjp_ran) os << " vjp=[" << n.vjp_ran << "]";
     os << "\n";
   }

@@ -44,6 +44,9 @@ struct TapeNode {
   // What the VJP launches, in order, each with its capsule ("" when unknown; the
   // executor's ProgramTape keeps the text).
   const char* vjp_ran = "";
+  // The state it reads and, in a training step, updates in place (batch_norm's running
+  // statistics), a view as `saved` is; empty for other nodes.
+  std::span<const SavedBuffer> state;
 };
 
 class Tape {
@@ -56,7 +59,8 @@ class Tape {
   const std::vector<TapeNode>& nodes() const { return nodes_; }
   // One line per node: "  #<index> <op> capsule=<capsule> node=<id>", then " ran=<kernel>"
   // when known, " saved=[a f32[8, 2] 64 B, ...]" (name only where the shape is
-  // unknown), and " vjp=[...]" when known.
+  // unknown), " state=[...]" (likewise) for a node with state, and " vjp=[...]" when
+  // known.
   void print(std::ostream& os) const;
 
  private:

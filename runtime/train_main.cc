@@ -59,6 +59,13 @@ Status check_description(const ModelDescription& m) {
       return Status::Error("model `" + m.name + "`: parameter '" + p.name + "' has numel " +
                            std::to_string(p.numel) + " but its shape holds " + std::to_string(n));
   }
+  for (const StateInfo& s : m.states) {
+    int64_t n = 1;
+    for (int64_t d : s.shape) n *= d;
+    if (n != s.numel)
+      return Status::Error("model `" + m.name + "`: state '" + s.name + "' has numel " +
+                           std::to_string(s.numel) + " but its shape holds " + std::to_string(n));
+  }
   return check_optimizer_config(m.optimizer);
 }
 
@@ -145,6 +152,11 @@ class Run {
     run_config.batch = m_.batch;
     Status configured = model_->configure(run_config);
     if (!configured.ok()) return fail(kExitDevice, configured.message());
+    for (size_t i = 0; i < m_.states.size(); i++)
+      if (model_->state(int(i)) == nullptr)
+        return fail(kExitInternal, "the compiled model keeps no storage for state '" +
+                                       m_.states[i].name + "' (state " + std::to_string(i) +
+                                       " of the description)");
     initialise();
     if (!o_.load_params.empty()) {
       Status st = load_params();
@@ -329,32 +341,108 @@ class Run {
       T* dst = model_->param(int(i));
       for (size_t j = 0; j < values[i].data.size(); j++) dst[j] = T(values[i].data[j]);
     }
+    // The state starts fresh: running means 0, running variances 1.
+    for (size_t i = 0; i < m_.states.size(); i++) {
+      T* dst = model_->state(int(i));
+      std::fill(dst, dst + m_.states[i].numel, T(m_.states[i].init));
+    }
   }
 
+  // A checkpoint holds the params and, after them, the model's state (batch_norm's
+  // running statistics) by name. One of params only (written before the model had
+  // state) loads its params, and the state starts fresh, with a warning; a checkpoint
+  // with some of the state, state of another shape, or a variance that is negative or
+  // a statistic that is not finite is refused with every reason.
   Status load_params() {
     Result<std::vector<NamedTensor>> loaded = load_safetensors(o_.load_params);
     if (!loaded.ok()) return loaded.status();
+    std::vector<NamedTensor> params, states;
+    for (NamedTensor& t : loaded.value()) {
+      const bool state = std::any_of(m_.states.begin(), m_.states.end(),
+                                     [&](const StateInfo& s) { return s.name == t.name; });
+      (state ? states : params).push_back(std::move(t));
+    }
     std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
     for (const ParamInfo& p : m_.params) expected.push_back({p.name, p.shape});
-    Status st = check_params(loaded.value(), expected);
+    Status st = check_params(params, expected);
     if (!st.ok()) return Status::Error(o_.load_params + ": " + st.message());
-    st = check_finite_params(o_.load_params, loaded.value());
+    st = check_finite_params(o_.load_params, params);
     if (!st.ok()) {
       if (!o_.allow_nonfinite) return Status::Error(st.message() + " (--allow-nonfinite loads it)");
       std::fprintf(stderr, "warning: %s; loaded anyway (--allow-nonfinite)\n", st.message().c_str());
     }
     if (sizeof(T) == 4) {
-      st = check_params_fit_f32(o_.load_params, loaded.value());
+      st = check_params_fit_f32(o_.load_params, params);
+      if (st.ok()) st = check_params_fit_f32(o_.load_params, states);
       if (!st.ok()) return st;
     }
+    if (!m_.states.empty()) {
+      st = states.empty() ? Status::Ok() : check_states(states);
+      if (!st.ok()) return Status::Error(o_.load_params + ": " + st.message());
+    }
     for (size_t i = 0; i < m_.params.size(); i++) {
-      for (const NamedTensor& t : loaded.value()) {
+      for (const NamedTensor& t : params) {
         if (t.name != m_.params[i].name) continue;
         T* dst = model_->param(int(i));
         for (size_t j = 0; j < t.data.size(); j++) dst[j] = T(t.data[j]);
       }
     }
+    for (size_t i = 0; i < m_.states.size(); i++)
+      for (const NamedTensor& t : states) {
+        if (t.name != m_.states[i].name) continue;
+        T* dst = model_->state(int(i));
+        for (size_t j = 0; j < t.data.size(); j++) dst[j] = T(t.data[j]);
+      }
+    if (!m_.states.empty() && states.empty()) {
+      std::string names;
+      for (const StateInfo& s : m_.states) names += (names.empty() ? "" : ", ") + s.name;
+      std::fprintf(stderr,
+                   "warning: --load-params: %s holds the params but none of the model's "
+                   "state (a checkpoint written before the model had state): its %zu "
+                   "running statistics (%s) start fresh, running means 0 and variances 1, "
+                   "until training steps update them; evaluation and predictions use them "
+                   "as they are\n",
+                   o_.load_params.c_str(), m_.states.size(), names.c_str());
+    }
     return Status::Ok();
+  }
+
+  // Ok when `loaded` (the checkpoint's state tensors) holds every state of the model,
+  // of its shape, finite, a variance not negative; otherwise every problem.
+  Status check_states(const std::vector<NamedTensor>& loaded) const {
+    std::vector<std::string> problems;
+    for (const StateInfo& s : m_.states) {
+      auto it = std::find_if(loaded.begin(), loaded.end(),
+                             [&](const NamedTensor& t) { return t.name == s.name; });
+      if (it == loaded.end()) {
+        problems.push_back("missing state '" + s.name + "' (the checkpoint holds some of the "
+                           "model's running statistics, not all)");
+        continue;
+      }
+      if (it->shape != s.shape) {
+        std::string want, got;
+        for (int64_t d : s.shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
+        for (int64_t d : it->shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
+        problems.push_back("state '" + s.name + "' has shape [" + got + "], the model expects [" +
+                           want + "]");
+        continue;
+      }
+      for (size_t j = 0; j < it->data.size(); j++) {
+        const double v = it->data[j];
+        if (std::isfinite(v) && !(s.nonnegative && v < 0)) continue;
+        char value[64];
+        std::snprintf(value, sizeof value, "%g", v);
+        problems.push_back("state '" + s.name + "' element " + std::to_string(j) + " is " +
+                           value + (s.nonnegative ? " (a variance: finite and >= 0)"
+                                                  : " (not finite)"));
+        break;
+      }
+    }
+    if (problems.empty()) return Status::Ok();
+    std::string msg = "the model's state does not match (" + std::to_string(problems.size()) +
+                      (problems.size() == 1 ? " problem):" : " problems):");
+    for (const std::string& p : problems) msg += "\n  " + p;
+    return Status::Error(msg);
   }
 
   int save_params() {
@@ -364,6 +452,12 @@ class Run {
       const ParamInfo& p = m_.params[i];
       const T* src = model_->param(int(i));
       tensors.push_back({p.name, p.shape, std::vector<double>(src, src + p.numel)});
+    }
+    // The state after the params (batch_norm's running statistics).
+    for (size_t i = 0; i < m_.states.size(); i++) {
+      const StateInfo& s = m_.states[i];
+      const T* src = model_->state(int(i));
+      tensors.push_back({s.name, s.shape, std::vector<double>(src, src + s.numel)});
     }
     Status st = save_safetensors(o_.save_params, tensors, /*as_f64=*/!o_.f32);
     if (!st.ok()) return fail(kExitParams, "--save-params: " + st.message());

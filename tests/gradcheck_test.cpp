@@ -42,6 +42,9 @@ struct GradCase {
   double atol, rtol; ///< declared tolerance for this case
   /// Fixed feeds of targets the body declares (integer labels, say).
   std::map<std::string, vouch::HostTensor> fixed = {};
+  /// Run as a training step (RandomContext::training): batch_norm's
+  /// statistics are then the batch's, as in every step a backward follows.
+  bool training = false;
 };
 
 std::string tensorType(const std::vector<int64_t> &shape) {
@@ -507,6 +510,54 @@ const std::vector<GradCase> &cases() {
        "  %dq, %dk, %out = vouch.flash_attention_grad %g, %q, %k, %v, %o, %lse mask %mask scale 0.6 : (tensor<2x3x3xf64>, tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>, tensor<2x3x3xf64>, tensor<2x3xf64>, tensor<3x4xi1>) -> (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>)",
        {2, 4, 3}, 1e-6, 1e-5,
        {{"mask", {{3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0}}}}},
+      // batch_norm in training steps (its batch statistics are functions of
+      // x): BatchNorm1d on [N, C] and [N, C, L], 2d, 3d; with and without
+      // weight and bias.
+      {"batch_norm", {{"x", {4, 3}}, {"w", {3}}, {"b", {3}}},
+       "  %rm = vouch.state \"rm\" = zeros : tensor<3xf64>\n"
+       "  %rv = vouch.state \"rv\" = ones : tensor<3xf64>\n"
+       "  %out, %mean, %rstd = vouch.batch_norm %x weight %w bias %b running %rm, %rv eps 1.0e-05 momentum 1.000000e-01 : (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>)",
+       {4, 3}, 1e-7, 1e-6, {}, true},
+      {"batch_norm", {{"x", {3, 2, 4}}, {"b", {2}}},
+       "  %rm = vouch.state \"rm\" = zeros : tensor<2xf64>\n"
+       "  %rv = vouch.state \"rv\" = ones : tensor<2xf64>\n"
+       "  %out, %mean, %rstd = vouch.batch_norm %x bias %b running %rm, %rv eps 1.0e-03 momentum 1.000000e-01 : (tensor<3x2x4xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<3x2x4xf64>, tensor<2xf64>, tensor<2xf64>)",
+       {3, 2, 4}, 1e-7, 1e-6, {}, true},
+      {"batch_norm", {{"x", {2, 3, 2, 2}}, {"w", {3}}},
+       "  %rm = vouch.state \"rm\" = zeros : tensor<3xf64>\n"
+       "  %rv = vouch.state \"rv\" = ones : tensor<3xf64>\n"
+       "  %out, %mean, %rstd = vouch.batch_norm %x weight %w running %rm, %rv eps 1.0e-05 momentum 1.000000e-01 : (tensor<2x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<2x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>)",
+       {2, 3, 2, 2}, 1e-7, 1e-6, {}, true},
+      {"batch_norm", {{"x", {2, 2, 1, 2, 3}}},
+       "  %rm = vouch.state \"rm\" = zeros : tensor<2xf64>\n"
+       "  %rv = vouch.state \"rv\" = ones : tensor<2xf64>\n"
+       "  %out, %mean, %rstd = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.000000e-01 : (tensor<2x2x1x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<2x2x1x2x3xf64>, tensor<2xf64>, tensor<2xf64>)",
+       {2, 2, 1, 2, 3}, 1e-7, 1e-6, {}, true},
+      // The statistics as results too (d mean / d x, d rstd / d x): what a
+      // gradient reaching them would add.
+      {"batch_norm", {{"x", {4, 3}}, {"w", {3}}},
+       "  %rm = vouch.state \"rm\" = zeros : tensor<3xf64>\n"
+       "  %rv = vouch.state \"rv\" = ones : tensor<3xf64>\n"
+       "  %y, %mean, %rstd = vouch.batch_norm %x weight %w running %rm, %rv eps 1.0e-05 momentum 1.000000e-01 : (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>)\n"
+       "  %s = vouch.mul %mean, %rstd : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>\n"
+       "  %t = vouch.add %s, %rstd : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>\n"
+       "  %sb = vouch.broadcast %t dims [1] : (tensor<3xf64>) -> tensor<4x3xf64>\n"
+       "  %out = vouch.add %y, %sb : (tensor<4x3xf64>, tensor<4x3xf64>) -> tensor<4x3xf64>",
+       {4, 3}, 1e-7, 1e-6, {}, true},
+      // batch_norm_grad's results one at a time, its five operands
+      // independent (mean and rstd perturbed on their own).
+      {"batch_norm_grad", {{"g", {3, 2, 2}}, {"x", {3, 2, 2}}, {"mean", {2}}, {"rstd", {2}}, {"w", {2}}},
+       "  %out, %dw = vouch.batch_norm_grad %g, %x, %mean, %rstd weight %w : (tensor<3x2x2xf64>, tensor<3x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<3x2x2xf64>, tensor<2xf64>)",
+       {3, 2, 2}, 1e-7, 1e-6},
+      {"batch_norm_grad", {{"g", {4, 3}}, {"x", {4, 3}}, {"mean", {3}}, {"rstd", {3}}, {"w", {3}}},
+       "  %dx, %out, %db = vouch.batch_norm_grad %g, %x, %mean, %rstd weight %w with_bias : (tensor<4x3xf64>, tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>)",
+       {3}, 1e-7, 1e-6},
+      {"batch_norm_grad", {{"g", {4, 3}}, {"x", {4, 3}}, {"mean", {3}}, {"rstd", {3}}},
+       "  %dx, %out = vouch.batch_norm_grad %g, %x, %mean, %rstd with_bias : (tensor<4x3xf64>, tensor<4x3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<4x3xf64>, tensor<3xf64>)",
+       {3}, 1e-7, 1e-6},
+      {"batch_norm_grad", {{"g", {2, 2, 3}}, {"x", {2, 2, 3}}, {"mean", {2}}, {"rstd", {2}}},
+       "  %out = vouch.batch_norm_grad %g, %x, %mean, %rstd : (tensor<2x2x3xf64>, tensor<2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<2x2x3xf64>",
+       {2, 2, 3}, 1e-7, 1e-6},
       // A plain forward (not a training step): the identity. The training
       // steps' masks are checked by GradCheckDropout below.
       {"dropout", {{"a", {3, 4}}},
@@ -611,7 +662,8 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
   for (const Param &p : c.params)
     feeds[p.name] = randomTensor(p.shape, rng);
 
-  auto analytic = vouch::interpret(model, feeds);
+  const vouch::RandomContext step{0, 0, c.training};
+  auto analytic = vouch::interpret(model, feeds, vouch::Precision::F64, step);
   ASSERT_TRUE(succeeded(analytic));
   const double h = 1e-6;
   for (const Param &p : c.params) {
@@ -621,8 +673,8 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
       auto plus = feeds, minus = feeds;
       plus[p.name].data[i] += h;
       minus[p.name].data[i] -= h;
-      double fd = (vouch::interpret(model, plus)->loss -
-                   vouch::interpret(model, minus)->loss) /
+      double fd = (vouch::interpret(model, plus, vouch::Precision::F64, step)->loss -
+                   vouch::interpret(model, minus, vouch::Precision::F64, step)->loss) /
                   (2 * h);
       double err = std::abs(grad.data[i] - fd);
       EXPECT_LE(err, c.atol + c.rtol * std::abs(fd))
@@ -640,7 +692,7 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
   OwningOpRef<ModuleOp> recomputedModule;
   vouch::ModelOp recomputed = differentiated(again, c, recomputedModule, 1);
   ASSERT_TRUE(recomputed);
-  auto same = vouch::interpret(recomputed, feeds);
+  auto same = vouch::interpret(recomputed, feeds, vouch::Precision::F64, step);
   ASSERT_TRUE(succeeded(same));
   for (const Param &p : c.params)
     EXPECT_EQ(same->paramGrads.at(p.name).data, analytic->paramGrads.at(p.name).data)

@@ -112,7 +112,7 @@ int runInterpret(const std::vector<std::string> &args) {
   declareImportOptions(cl);
   cl.option("data", "PATH", "data file (x.csv, or x.npy,y.npy) instead of the "
                             "data clause");
-  cl.option("save-params", "PATH", "write the initial params (safetensors)");
+  cl.option("save-params", "PATH", "write the initial params and state (safetensors)");
   cl.flag("precise", "print numbers with 17 significant digits");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
     return code;
@@ -166,6 +166,11 @@ int runInterpret(const std::vector<std::string> &args) {
     return 1;
   }
   std::vector<rt::NamedTensor> params = rt::initial_params(*description, seed);
+  // The state (batch_norm's running statistics) as an executable starts it,
+  // saved after the params as its checkpoints are.
+  for (const rt::StateInfo &s : description->states)
+    params.push_back({s.name, s.shape,
+                      std::vector<double>(static_cast<size_t>(s.numel), s.init)});
   for (const rt::NamedTensor &p : params)
     feeds[p.name] = HostTensor{p.shape, p.data};
   if (cl.has("save-params")) {

@@ -336,6 +336,8 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
     params_.emplace_back(size_t(p.buffers[p.params[i]].numel), T(0));
     grads_.emplace_back(size_t(p.buffers[p.grads[i]].numel), T(0));
   }
+  for (int32_t i = 0; i < p.num_states; i++)
+    states_.emplace_back(size_t(p.buffers[p.states[i]].numel), T(0));
   prediction_.assign(size_t(p.buffers[p.output].numel), T(0));
   return stream_.synchronize();
 }
@@ -1093,6 +1095,12 @@ T* CudaProgramModel<T>::grad(int i) {
 }
 
 template <class T>
+T* CudaProgramModel<T>::state(int i) {
+  if (i < 0 || size_t(i) >= states_.size()) return nullptr;
+  return states_[size_t(i)].data();
+}
+
+template <class T>
 Status CudaProgramModel<T>::set_training(bool training) {
   if (training_ == (training ? 1 : 0)) return Status::Ok();
   training_ = training ? 1 : 0;
@@ -1151,6 +1159,10 @@ Status CudaProgramModel<T>::upload_params() {
     VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(v_[size_t(i)], 0, sizeof(T) * n, s),
                                           "cudaMemsetAsync(optimizer state)")));
   }
+  // The model's state (running statistics): the steps update it on the device.
+  for (int32_t i = 0; i < p.num_states; i++)
+    VOUCH_RETURN_IF_ERROR(fail(upload(pointers_[size_t(p.states[i])], states_[size_t(i)].data(),
+                                      states_[size_t(i)].size(), s)));
   VOUCH_RETURN_IF_ERROR(fail(check_cuda(cudaMemsetAsync(step_, 0, 2 * sizeof(long long), s),
                                         "cudaMemsetAsync(step counter)")));
   enqueued_ = 0;
@@ -1168,6 +1180,10 @@ Status CudaProgramModel<T>::download_params() {
     VOUCH_RETURN_IF_ERROR(fail(download(params_[size_t(i)].data(),
                                         static_cast<const T*>(pointers_[size_t(p.params[i])]),
                                         params_[size_t(i)].size(), stream_.get())));
+  for (int32_t i = 0; i < p.num_states; i++)
+    VOUCH_RETURN_IF_ERROR(fail(download(states_[size_t(i)].data(),
+                                        static_cast<const T*>(pointers_[size_t(p.states[i])]),
+                                        states_[size_t(i)].size(), stream_.get())));
   return fail(stream_.synchronize());
 }
 

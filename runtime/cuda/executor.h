@@ -125,6 +125,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   // Host mirrors (upload_params / download_params move them); grad(i) downloads.
   T* param(int i) override;
   T* grad(int i) override;
+  T* state(int i) override;  // a host mirror, moved with the params
   // Evaluation: uploads x and y, runs the forward steps (recording into `tape` if
   // given), downloads loss and prediction; NaN (and status()) on an error.
   T forward(const T* x, const T* y, Tape* tape) override;
@@ -335,6 +336,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   int64_t enqueued_ = 0;     // steps enqueued since upload_params
   int64_t num_batches_ = 0;
   std::vector<std::vector<T>> params_, grads_;  // host mirrors
+  std::vector<std::vector<T>> states_;          // host mirrors of Program::states
   std::vector<T> prediction_;
   T* host_ring_ = nullptr;   // pinned, loss_capacity_ losses, written by the optimizer's last block
 };

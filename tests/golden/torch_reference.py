@@ -389,10 +389,63 @@ def pool_digits_forward(p, x):
     return f @ p["w2"].T + p["b2"]
 
 
+# --- batch_norm: running statistics as the model's state ---------------------
+# vouch names a batch_norm's running statistics after its weight param:
+# `<weight>.running_mean` and `<weight>.running_var` are the running_mean and
+# running_var buffers of the torch.nn.BatchNorm1d / 2d / 3d module whose
+# weight is `<weight>` (state_dict: `<module>.weight` = vouch's `<weight>`,
+# `<module>.bias` = its bias param, `<module>.running_mean` =
+# `<weight>.running_mean`, `<module>.running_var` = `<weight>.running_var`;
+# num_batches_tracked has no counterpart: it only matters for momentum=None).
+# vouch's checkpoints hold them after the params. STATE holds them here, and
+# F.batch_norm (what the modules call) updates them in place in training
+# forwards (RNG["training"]); every other forward reads them.
+STATE = {}
+
+
+def is_state(name):
+    return name.endswith(".running_mean") or name.endswith(".running_var")
+
+
+def batch_norm(x, p, weight, bias=None, momentum=0.1, eps=1e-5):
+    return torch.nn.functional.batch_norm(
+        x, STATE[weight + ".running_mean"], STATE[weight + ".running_var"], p[weight],
+        p[bias] if bias else None, training=RNG["training"], momentum=momentum, eps=eps)
+
+
+def batchnorm_forward(p, x):
+    """examples/batchnorm_mlp.vouch: BatchNorm1d(8) over the image's rows
+    ([N, 8, 8], no bias), then BatchNorm1d(32) over the hidden features
+    ([N, 32])."""
+    rows = batch_norm(x.reshape(-1, 8, 8), p, "bn0", momentum=0.2)
+    h = torch.relu(batch_norm(rows.reshape(-1, 64) @ p["w1"].T, p, "bn1", "bn1_shift"))
+    return h @ p["w2"].T + p["b2"]
+
+
+def batchnorm_modules_eval(final, x):
+    """The same network after training, evaluated through torch.nn.BatchNorm1d
+    modules loaded from vouch's final checkpoint by the state_dict mapping above."""
+    modules = {}
+    for weight, channels, momentum in (("bn0", 8, 0.2), ("bn1", 32, 0.1)):
+        m = torch.nn.BatchNorm1d(channels, momentum=momentum).double()
+        bias = final.get(weight + "_shift", torch.zeros(channels, dtype=torch.float64))
+        m.load_state_dict({"weight": final[weight], "bias": bias,
+                           "running_mean": final[weight + ".running_mean"],
+                           "running_var": final[weight + ".running_var"],
+                           "num_batches_tracked": torch.tensor(0)})
+        modules[weight] = m.eval()
+    with torch.no_grad():
+        rows = modules["bn0"](x.reshape(-1, 8, 8))
+        h = torch.relu(modules["bn1"](rows.reshape(-1, 64) @ final["w1"].T))
+        return h @ final["w2"].T + final["b2"]
+
+
 FILE_MODELS = {
     "digits_mlp": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels, ignore_index=-100)),
     "digits_rnn": ("adamw", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels)),
+    "batchnorm_mlp": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels)),
     "embedding_bag": ("adam", lambda logits, labels: torch.nn.functional.cross_entropy(
         logits, labels)),
@@ -415,6 +468,7 @@ MODELS = {
     "norm_mlp": (norm_forward, 0.01, 5),
     "digits_mlp": (digits_forward, 0.001, 32),
     "digits_rnn": (digits_rnn_forward, 0.01, 32),
+    "batchnorm_mlp": (batchnorm_forward, 0.003, 32),
     "index_mlp": (index_forward, 0.01, 5),
     "schedule_mlp": (schedule_forward, 0.02, 5),
     "rmsprop_mlp": (schedule_forward, 0.005, 5),
@@ -431,7 +485,7 @@ MODELS = {
 
 # Models whose train clause says `shuffle = true`: step k trains on the rows
 # shuffle_reference.batch_rows names (seeded by the run seed).
-SHUFFLED = {"digits_mlp", "digits_rnn"}
+SHUFFLED = {"digits_mlp", "digits_rnn", "batchnorm_mlp"}
 
 
 # --- Convolution models (F.conv*d, F.conv_transpose*d) ---------------------
@@ -527,11 +581,20 @@ def call(forward, params, inputs):
     return forward(params, *inputs) if isinstance(inputs, tuple) else forward(params, inputs)
 
 
+# Params initialised to ones whose names do not say gain*: batch_norm weights.
+ONES = {"batchnorm_mlp": {"bn0", "bn1"}}
+
+
 def check_init(name, init, seed, report):
     """Every xavier param equals the splitmix64 stream; zeros are zeros, and
-    gains (layer_norm weights, named gain*) ones."""
+    gains (layer_norm weights, named gain*, and ONES) ones. A batch_norm's
+    running statistics (after the params) start as torch's: mean 0, var 1."""
     for index, (pname, tensor) in enumerate(init.items()):
-        if pname.split(".")[-1].startswith("b"):
+        if pname.endswith(".running_mean"):
+            expected = torch.zeros_like(tensor)
+        elif pname.endswith(".running_var") or pname in ONES.get(name, ()):
+            expected = torch.ones_like(tensor)
+        elif pname.split(".")[-1].startswith("b"):
             expected = torch.zeros_like(tensor)
         elif pname.split(".")[-1].startswith("gain"):
             expected = torch.ones_like(tensor)
@@ -547,6 +610,8 @@ def forward_check(name, params_path, printed_path, data_spec=None):
     on batch 0 against PyTorch on the same params; tolerance 1e-12."""
     forward, _, batch = MODELS[name]
     params = read_safetensors(params_path)
+    STATE.clear()  # batch_norm's running statistics, saved after the params
+    STATE.update({k: v for k, v in params.items() if is_state(k)})
     x, y = read_npy_fields(data_spec) if data_spec else regression_grid()
     _, loss_of = FILE_MODELS.get(
         name, ("adam", lambda pred, target: torch.mean((pred - target) ** 2)))
@@ -637,7 +702,9 @@ def main():
     x, y = read_npy_fields(data_spec) if name in FILE_MODELS else regression_grid()
     opt_kind, loss_of = FILE_MODELS.get(
         name, ("adam", lambda pred, target: torch.mean((pred - target) ** 2)))
-    params = {k: v.clone().requires_grad_(True) for k, v in init.items()}
+    params = {k: v.clone().requires_grad_(True) for k, v in init.items() if not is_state(k)}
+    STATE.clear()
+    STATE.update({k: v.clone() for k, v in init.items() if is_state(k)})
     scheduler, max_norm, clipped = None, None, 0
     if name in OPTIMIZERS:
         make_optimizer, make_scheduler, max_norm = OPTIMIZERS[name]
@@ -684,6 +751,17 @@ def main():
     final = read_safetensors(final_path)
     for pname, tensor in params.items():
         report("final params", (tensor.detach() - final[pname]).abs().max().item())
+    for sname, tensor in STATE.items():
+        report("final running stats", (tensor - final[sname]).abs().max().item())
+    if name == "batchnorm_mlp":
+        # vouch's eval-mode loss after training (its running statistics),
+        # recomputed through torch.nn.BatchNorm1d modules loaded from its
+        # final checkpoint.
+        with torch.no_grad():
+            evaluated = sum(loss_of(batchnorm_modules_eval(final, x[b * batch:(b + 1) * batch]),
+                                    y[b * batch:(b + 1) * batch]).item()
+                            for b in range(batches)) / batches
+        report("eval via nn.BatchNorm1d", abs(evaluated - trace["mean_loss_after"]))
 
     if max_norm is not None:
         # Evidence that the clipping path ran: steps whose norm exceeded max_norm.

@@ -268,7 +268,7 @@ result "ops_tokens on cuda: --mem-stats names how the tokens are read" $rc
 echo "== the digits classifiers on cuda: held-out accuracy (examples/digits_*.vouch)"
 # Their full training runs in f32 on the GPU, evaluated on the 357 held-out rows
 # (their eval clauses): the README states >= 95%.
-for name in digits_mlp digits_rnn; do
+for name in digits_mlp digits_rnn batchnorm_mlp; do
   d="$TEST_TMPDIR/$name-accuracy"; mkdir -p "$d"
   bin/$name --device cuda >"$d/out.txt" 2>&1
   rc=$?
@@ -279,6 +279,45 @@ for name in digits_mlp digits_rnn; do
   echo "$name cuda f32 held-out accuracy: ${acc:-none}%"
   result "$name on cuda: held-out accuracy ${acc:-?}% >= 95%" $rc
 done
+
+echo "== batch_norm's state on cuda (tests/gpu/ops_batchnorm.vouch)"
+# The models loop above compared ops_batchnorm's cuda runs with the cpu f64 run:
+# their checkpoints hold the running statistics after the params, so compare.py
+# held those to the same tolerances (checked here to be in the files), and the
+# traces' mean_loss(before / after) are evaluation forwards through them. Here:
+# the running statistics a cuda run saved, loaded back (--steps 0), evaluate on
+# cuda as on cpu; the launches are the batch-norm kernels (a cluster of 8 blocks
+# per channel for the [12, 2, 4096] one), and the tape names the state.
+d="$TEST_TMPDIR/ops_batchnorm"
+rc=0
+python3 -c "
+import sys; sys.path.insert(0, '.'); import compare
+names = compare.params(sys.argv[1]).keys()
+want = ['g1.running_mean', 'g1.running_var', 'g3.running_var', 's4.running_mean',
+        'batch_norm.0.running_var', 'gbig.running_mean']
+missing = [n for n in want if n not in names]
+print('ops_batchnorm checkpoint: running statistics', 'missing %s' % missing if missing else 'present')
+sys.exit(1 if missing else 0)" "$d/cuda32.st" || rc=1
+result "ops_batchnorm: the checkpoints compared above hold the running statistics" $rc
+for dev in cpu cuda; do
+  bin/ops_batchnorm --device $dev --dtype f64 --steps 0 --load-params "$d/cuda64.st" \
+    --trace "$d/eval-$dev.trace" --save-params "$d/eval-$dev.st" >"$d/eval-$dev.out" 2>&1 ||
+    tail -5 "$d/eval-$dev.out"
+done
+check "ops_batchnorm: a cuda checkpoint evaluates on cuda as on cpu (f64, --steps 0)" \
+  python3 compare.py "ops_batchnorm eval cuda vs cpu" "$d/eval-cuda.trace" "$d/eval-cuda.st" \
+  "$d/eval-cpu.trace" "$d/eval-cpu.st" 1e-12 1e-11
+bin/ops_batchnorm --device cuda --steps 1 --show-backend --show-tape >"$d/show.txt" 2>&1
+rc=$?
+for want in "batch_norm: native_cuda.batch_norm provider=native-cuda" \
+            "batch_norm_grad: native_cuda.batch_norm_grad provider=native-cuda" \
+            "vouch_batch_norm_w_cluster (batch_norm) [native_cuda.batch_norm]" \
+            "vouch_batch_norm_grad_w_dw_cluster (batch_norm_grad) [native_cuda.batch_norm_grad]" \
+            "state=[g1.running_mean f32[24] 96 B, g1.running_var f32[24] 96 B]"; do
+  grep -qF "$want" "$d/show.txt" || { echo "missing: $want"; rc=1; }
+done
+[ $rc -eq 0 ] || cat "$d/show.txt"
+result "ops_batchnorm --show-backend / --show-tape: its capsules, the cluster kernels, the state" $rc
 
 echo "== deterministic: the wide model built --deterministic (cuBLAS(Lt) products gated library-fixed)"
 # Its 4096-wide products run in cuBLASLt (forward) and cuBLAS (VJPs); the last

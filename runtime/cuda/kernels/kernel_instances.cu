@@ -9,6 +9,7 @@
 // Symbols are `lab_<what>_f32` / `_f64`, plus executor.cuh's static `vouch_*` ones.
 #include "attention.cuh"
 #include "attention64.cuh"
+#include "batchnorm.cuh"
 #include "cast.cuh"
 #include "classifier.cuh"
 #include "concat.cuh"
@@ -375,6 +376,63 @@ extern "C" __global__ void lab_layer_norm_grad_shared_f64(const double* grad, co
                                                    double* partials, unsigned* arrivals) {
   LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P, true>(grad, x, weight, dx, dweight, dbias,
                                                              rows, d, eps, partials, arrivals)));
+}
+
+// ------------------------------------------------------------------------ batch norm
+
+// A channel per block (Parts = 1) and per cluster of 8 blocks (as codegen launches
+// channels of many elements), blocks of kBatchNormThreads.
+extern "C" __global__ void __launch_bounds__(512) lab_batch_norm_f32(
+    const float* x, const float* weight, const float* bias, float* running_mean, float* running_var,
+    float* y, float* mean, float* rstd, long long n, long long channels, long long spatial,
+    double eps, double momentum, const long long* ctx) {
+  vouch::batch_norm_kernel<float, 1>(x, weight, bias, running_mean, running_var, y, mean,
+                                       rstd, n, channels, spatial, eps, momentum, ctx);
+}
+extern "C" __global__ void __launch_bounds__(512) lab_batch_norm_grad_f32(
+    const float* grad, const float* x, const float* mean, const float* rstd, const float* weight,
+    float* dx, float* dweight, float* dbias, long long n, long long channels, long long spatial) {
+  vouch::batch_norm_grad_kernel<float, 1>(grad, x, mean, rstd, weight, dx, dweight, dbias,
+                                            n, channels, spatial);
+}
+extern "C" __global__ void __launch_bounds__(512) lab_batch_norm_f64(
+    const double* x, const double* weight, const double* bias, double* running_mean, double* running_var,
+    double* y, double* mean, double* rstd, long long n, long long channels, long long spatial,
+    double eps, double momentum, const long long* ctx) {
+  vouch::batch_norm_kernel<double, 1>(x, weight, bias, running_mean, running_var, y, mean,
+                                       rstd, n, channels, spatial, eps, momentum, ctx);
+}
+extern "C" __global__ void __launch_bounds__(512) lab_batch_norm_grad_f64(
+    const double* grad, const double* x, const double* mean, const double* rstd, const double* weight,
+    double* dx, double* dweight, double* dbias, long long n, long long channels, long long spatial) {
+  vouch::batch_norm_grad_kernel<double, 1>(grad, x, mean, rstd, weight, dx, dweight, dbias,
+                                            n, channels, spatial);
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(512) lab_batch_norm_cluster_f32(
+    const float* x, const float* weight, const float* bias, float* running_mean, float* running_var,
+    float* y, float* mean, float* rstd, long long n, long long channels, long long spatial,
+    double eps, double momentum, const long long* ctx) {
+  vouch::batch_norm_kernel<float, 8>(x, weight, bias, running_mean, running_var, y, mean,
+                                       rstd, n, channels, spatial, eps, momentum, ctx);
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(512) lab_batch_norm_grad_cluster_f32(
+    const float* grad, const float* x, const float* mean, const float* rstd, const float* weight,
+    float* dx, float* dweight, float* dbias, long long n, long long channels, long long spatial) {
+  vouch::batch_norm_grad_kernel<float, 8>(grad, x, mean, rstd, weight, dx, dweight, dbias,
+                                            n, channels, spatial);
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(512) lab_batch_norm_cluster_f64(
+    const double* x, const double* weight, const double* bias, double* running_mean, double* running_var,
+    double* y, double* mean, double* rstd, long long n, long long channels, long long spatial,
+    double eps, double momentum, const long long* ctx) {
+  vouch::batch_norm_kernel<double, 8>(x, weight, bias, running_mean, running_var, y, mean,
+                                       rstd, n, channels, spatial, eps, momentum, ctx);
+}
+extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(512) lab_batch_norm_grad_cluster_f64(
+    const double* grad, const double* x, const double* mean, const double* rstd, const double* weight,
+    double* dx, double* dweight, double* dbias, long long n, long long channels, long long spatial) {
+  vouch::batch_norm_grad_kernel<double, 8>(grad, x, mean, rstd, weight, dx, dweight, dbias,
+                                            n, channels, spatial);
 }
 
 // ------------------------------------------------------------------------------ loss

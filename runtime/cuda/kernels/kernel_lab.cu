@@ -234,6 +234,10 @@ struct Lab;
     static constexpr auto layer_norm = lab_layer_norm##SUFFIX;      \
     static constexpr auto layer_norm_grad = lab_layer_norm_grad##SUFFIX; \
     static constexpr auto layer_norm_grad_shared = lab_layer_norm_grad_shared##SUFFIX; \
+    static constexpr auto batch_norm = lab_batch_norm##SUFFIX;      \
+    static constexpr auto batch_norm_grad = lab_batch_norm_grad##SUFFIX; \
+    static constexpr auto batch_norm_cluster = lab_batch_norm_cluster##SUFFIX; \
+    static constexpr auto batch_norm_grad_cluster = lab_batch_norm_grad_cluster##SUFFIX; \
     static constexpr auto softmax_long = lab_softmax_long##SUFFIX;  \
     static constexpr auto cross_entropy_grad_long = lab_cross_entropy_grad_long##SUFFIX; \
     static constexpr auto softmax_cluster = lab_softmax_cluster##SUFFIX; \
@@ -1088,6 +1092,155 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
     double unreset = 0;
     for (unsigned v : left) unreset += v;
     report(tag + " arrival counters reset", unreset, 0);
+  }
+}
+
+// ------------------------------------------------------------------------ batch norm
+
+// batch_norm_kernel and batch_norm_grad_kernel over x [n, channels, spatial] (weight and
+// bias present or null), a block per channel or (`cluster`) 8 blocks per channel, as
+// batchnorm.cuh documents, against double references written here: in a training step
+// the batch's mean and biased variance, the running statistics updated with momentum
+// (the variance unbiased); in evaluation the running statistics, left untouched; the
+// backward's dx = w rstd (g - mean(g) - x̂ mean(g x̂)), dweight = Σ g x̂, dbias = Σ g.
+// Every launch runs twice (the state reset between) and must give the same bits.
+template <class T>
+void test_batch_norm(long long n, long long channels, long long spatial, bool weight,
+                     bool bias, bool cluster) {
+  const std::string tag = std::string("batch_norm ") + type_name<T>() + " [" +
+                          std::to_string(n) + ", " + std::to_string(channels) + ", " +
+                          std::to_string(spatial) + "]" + (weight ? " weight" : "") +
+                          (bias ? " bias" : "") + (cluster ? " cluster of 8" : "");
+  const double eps_bn = 1e-5, momentum = 0.1;
+  const long long total = n * channels * spatial, m = n * spatial;
+  const std::vector<T> x = random_vector<T>(total, -2, 3), g = random_vector<T>(total),
+                       w = random_vector<T>(channels, 0.5, 1.5), b = random_vector<T>(channels),
+                       rm0 = random_vector<T>(channels), rv0 = random_vector<T>(channels, 0.5, 2);
+  auto at = [&](long long i, long long c, long long k) { return (i * channels + c) * spatial + k; };
+  // The references, per channel.
+  std::vector<double> y(total), ye(total), dx(total), mean(channels), rstd(channels),
+      rm(channels), rv(channels), dw(channels), db(channels), dwscale(channels, 0),
+      dbscale(channels, 0);
+  double y_scale = 0, dx_scale = 0;
+  for (long long c = 0; c < channels; ++c) {
+    double mu = 0, sq = 0;
+    for (long long i = 0; i < n; ++i)
+      for (long long k = 0; k < spatial; ++k) mu += double(x[at(i, c, k)]);
+    mu /= double(m);
+    for (long long i = 0; i < n; ++i)
+      for (long long k = 0; k < spatial; ++k) sq += (x[at(i, c, k)] - mu) * (x[at(i, c, k)] - mu);
+    mean[c] = mu;
+    rstd[c] = 1 / std::sqrt(sq / double(m) + eps_bn);
+    rm[c] = 0.9 * double(rm0[c]) + 0.1 * mu;
+    rv[c] = 0.9 * double(rv0[c]) + 0.1 * sq / double(m - 1);
+    const double wc = weight ? double(w[c]) : 1, bc = bias ? double(b[c]) : 0;
+    const double re = 1 / std::sqrt(double(rv0[c]) + eps_bn);
+    double sg = 0, sgx = 0;
+    for (long long i = 0; i < n; ++i)
+      for (long long k = 0; k < spatial; ++k) {
+        const long long a = at(i, c, k);
+        const double xhat = (x[a] - mu) * rstd[c];
+        y[a] = xhat * wc + bc;
+        ye[a] = (x[a] - double(rm0[c])) * re * wc + bc;
+        y_scale = std::max({y_scale, std::fabs(y[a]), std::fabs(ye[a])});
+        sg += double(g[a]);
+        sgx += double(g[a]) * xhat;
+        dwscale[c] += std::fabs(double(g[a]) * xhat);
+        dbscale[c] += std::fabs(double(g[a]));
+      }
+    dw[c] = sgx;
+    db[c] = sg;
+    for (long long i = 0; i < n; ++i)
+      for (long long k = 0; k < spatial; ++k) {
+        const long long a = at(i, c, k);
+        const double xhat = (x[a] - mu) * rstd[c];
+        dx[a] = wc * rstd[c] * (double(g[a]) - sg / double(m) - xhat * sgx / double(m));
+        dx_scale = std::max(dx_scale, std::fabs(wc) * rstd[c] *
+                                          (std::fabs(double(g[a])) + std::fabs(sg / double(m)) +
+                                           std::fabs(xhat * sgx / double(m))));
+      }
+  }
+  // Statistics in double, stored in T: the rounding of T dominates (f64: the folds'
+  // order, over m terms).
+  const double unit = sizeof(T) == 4 ? 16 * eps<T>() : 64 * eps<T>() * (8 + m / 512.0);
+  auto forward = Lab<T>::batch_norm;
+  auto backward = Lab<T>::batch_norm_grad;
+  if (cluster) {
+    forward = Lab<T>::batch_norm_cluster;
+    backward = Lab<T>::batch_norm_grad_cluster;
+  }
+  const int parts = cluster ? vouch::kBatchNormClusterParts : 1;
+  const unsigned grid =
+      unsigned(parts * std::min(channels, vouch::kBatchNormMaxChannelsInFlight));
+  DeviceArray<T> dxin(x), dg(g), dwt(w), dbs(b);
+  for (bool training : {true, false}) {
+    DeviceArray<long long> ctx(std::vector<long long>{0, 0, training ? 1 : 0, 0});
+    std::vector<T> ys[2], means[2], rstds[2], rms[2], rvs[2];
+    for (int run = 0; run < 2; ++run) {
+      DeviceArray<T> drm(rm0), drv(rv0), dy(total), dmean(channels), drstd(channels);
+      forward<<<grid, vouch::kBatchNormThreads>>>(
+          dxin.p, weight ? dwt.p : nullptr, bias ? dbs.p : nullptr, drm.p, drv.p, dy.p, dmean.p,
+          drstd.p, n, channels, spatial, eps_bn, momentum, ctx.p);
+      LAB_LAUNCHED();
+      ys[run] = dy.download();
+      means[run] = dmean.download();
+      rstds[run] = drstd.download();
+      rms[run] = drm.download();
+      rvs[run] = drv.download();
+    }
+    const std::string how = tag + (training ? " training" : " evaluation");
+    report(how, max_abs_err(ys[0], training ? y : ye), unit * (1 + y_scale));
+    report_bitwise(how + " repeat", bit_mismatches(ys[0], ys[1]), total);
+    report_bitwise(how + " repeat statistics",
+                   bit_mismatches(means[0], means[1]) + bit_mismatches(rstds[0], rstds[1]) +
+                       bit_mismatches(rms[0], rms[1]) + bit_mismatches(rvs[0], rvs[1]),
+                   4 * channels);
+    if (training) {
+      report(how + " mean", max_abs_err(means[0], mean), unit * 4);
+      report(how + " rstd", max_abs_err(rstds[0], rstd), unit * 4 * (1 + 1 / std::sqrt(eps_bn)));
+      report(how + " running_mean", max_abs_err(rms[0], rm), unit * 4);
+      report(how + " running_var (unbiased)", max_abs_err(rvs[0], rv), unit * 16);
+    } else {
+      report_bitwise(how + " running statistics untouched",
+                     bit_mismatches(rms[0], rm0) + bit_mismatches(rvs[0], rv0), 2 * channels);
+      report_bitwise(how + " mean is the running mean", bit_mismatches(means[0], rm0), channels);
+    }
+  }
+
+  // The backward from the training forward's statistics, as the VJP reads them.
+  std::vector<T> mean_t(channels), rstd_t(channels);
+  for (long long c = 0; c < channels; ++c) {
+    mean_t[c] = T(mean[c]);
+    rstd_t[c] = T(rstd[c]);
+  }
+  DeviceArray<T> dmean(mean_t), drstd(rstd_t);
+  std::vector<T> dxs[2], dws[2], dbs_[2];
+  for (int run = 0; run < 2; ++run) {
+    DeviceArray<T> ddx(total), ddw(channels), ddb(channels);
+    backward<<<grid, vouch::kBatchNormThreads>>>(dg.p, dxin.p, dmean.p, drstd.p,
+                                                  weight ? dwt.p : nullptr, ddx.p,
+                                                  weight ? ddw.p : nullptr, bias ? ddb.p : nullptr,
+                                                  n, channels, spatial);
+    LAB_LAUNCHED();
+    dxs[run] = ddx.download();
+    dws[run] = ddw.download();
+    dbs_[run] = ddb.download();
+  }
+  report(tag + " grad", max_abs_err(dxs[0], dx), unit * 8 * (1 + dx_scale));
+  report_bitwise(tag + " grad repeat", bit_mismatches(dxs[0], dxs[1]), total);
+  double worst = 0;
+  for (long long c = 0; c < channels; ++c) {
+    if (weight)
+      worst = std::max(worst, std::fabs(double(dws[0][c]) - dw[c]) / (unit * 8 * (1 + dwscale[c])));
+    if (bias)
+      worst = std::max(worst, std::fabs(double(dbs_[0][c]) - db[c]) / (unit * 8 * (1 + dbscale[c])));
+  }
+  if (weight || bias) {
+    report(tag + " dweight, dbias (error / tolerance)", worst, 1);
+    report_bitwise(tag + " dweight, dbias repeat",
+                   (weight ? bit_mismatches(dws[0], dws[1]) : 0) +
+                       (bias ? bit_mismatches(dbs_[0], dbs_[1]) : 0),
+                   2 * channels);
   }
 }
 
@@ -2521,8 +2674,18 @@ void validate() {
     test_layer_norm<T>(1000, 64, affine, affine);
     test_layer_norm<T>(20001, 64, affine, affine);
     test_layer_norm<T>(515, 768, affine, affine);
+    // batch_norm: BatchNorm1d [N, C] (a column per channel), [N, C, L], 2d's [N, C, H·W],
+    // odd extents, and a channel of many elements split over a cluster.
+    test_batch_norm<T>(64, 10, 1, affine, affine, false);
+    test_batch_norm<T>(7, 3, 13, affine, !affine, false);
+    test_batch_norm<T>(4, 5, 1000, !affine, affine, false);
+    test_batch_norm<T>(2, 1, 3, affine, affine, false);
+    test_batch_norm<T>(16, 4, 9000, affine, affine, true);
+    test_batch_norm<T>(33, 3, 17, affine, affine, true);
   }
   test_layer_norm<T>(333, 768, true, false);
+  // More channels than a launch has in flight: blocks take several, grid-stride.
+  test_batch_norm<T>(4, 20000, 1, true, true, false);
   // The block's register path (3072: vectors, 2001: scalar layout) and the general one.
   test_layer_norm<T>(100, 3072, true, true);
   test_layer_norm<T>(70, 2001, true, true);

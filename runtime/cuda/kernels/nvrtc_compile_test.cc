@@ -25,7 +25,8 @@ const char* const kHeaders[] = {"dims.h",      "param_slot.h", "shuffle.h",   "c
                                 "counter_rng.h", "random.cuh",
                                 "cast.cuh",    "rows.cuh",     "mask.cuh",
                                 "token_windows.h", "attention.cuh", "attention64.cuh",
-                                "pool_shape.h", "pool.cuh", "conv_geometry.h", "conv.cuh"};
+                                "pool_shape.h", "pool.cuh", "conv_geometry.h", "conv.cuh",
+                                "cluster.cuh", "batchnorm.cuh"};
 
 std::string read(const std::string& name) {
   std::ifstream in(kDir + name, std::ios::binary);
@@ -82,7 +83,7 @@ TEST(NvrtcCompile, EveryInstantiationCompilesForSm90) {
   for (const std::string& text : {source, read("executor.cuh")})
     for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it)
       symbols.push_back((*it)[1]);
-  EXPECT_EQ(symbols.size(), 133u);
+  EXPECT_EQ(symbols.size(), 141u);
   for (const std::string& s : symbols)
     EXPECT_NE(ptx.find(".visible .entry " + s + "("), std::string::npos) << s;
 }

@@ -57,6 +57,7 @@
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_SOFTMAX_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_SOFTMAX_CUH_
 
+#include "cluster.cuh"  // cluster_position, combine_parts, cluster_sync
 #include "common.cuh"
 #include "reduce.cuh"  // positive_infinity
 #include "rows.cuh"
@@ -278,60 +279,6 @@ struct RowPart {
     end = begin + half < chunks ? begin + half : chunks;
   }
 };
-
-// This block's rank in its cluster, the cluster's index and the clusters (Parts = 2);
-// for Parts = 1: 0, the block's index and the blocks.
-// (Clusters need sm_90: compiling Parts = 2 for an older GPU fails in ptxas.)
-template <int Parts>
-__device__ inline void cluster_position(unsigned& rank, long long& first, long long& step) {
-  if constexpr (Parts > 1) {
-    unsigned r, id, count;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(id));
-    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(count));
-    rank = r, first = id, step = count;
-  } else {
-    rank = 0, first = blockIdx.x, step = gridDim.x;
-  }
-}
-
-// Every thread of the cluster's blocks waits until all have arrived; shared memory
-// written before is visible to the cluster after (release / acquire).
-__device__ inline void cluster_sync() {
-  asm volatile(
-      "barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
-          : "memory");
-}
-
-// The value at `mine` (shared memory) in the cluster's block of rank `rank`.
-template <class T>
-__device__ inline T load_from_rank(const T* mine, unsigned rank) {
-  const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(mine));
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  T v;
-  if constexpr (sizeof(T) == 8)
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(remote) : "memory");
-  else
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-
-// The combination of the cluster's blocks' values v (each block's, the same in all
-// its threads), rank 0's first: every block gets the same bits. `slot` (shared) holds
-// this block's v for the others; Parts = 1: v.
-template <int Parts, class T, class Combine>
-__device__ inline T combine_parts(T v, Combine combine, T* slot, unsigned rank) {
-  if constexpr (Parts == 1) {
-    return v;
-  } else {
-    if (threadIdx.x == 0) *slot = v;
-    cluster_sync();
-    T total = rank == 0 ? v : load_from_rank(slot, 0);
-    for (unsigned r = 1; r < Parts; ++r) total = combine(total, r == rank ? v : load_from_rank(slot, r));
-    return total;
-  }
-}
 
 // Thread t's chunks of this block's part of the row starting at `row` into `staged`.
 template <int Parts, class T>

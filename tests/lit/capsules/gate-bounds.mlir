@@ -3,7 +3,8 @@
 // Every cuda capsule, planned (by hand, as vouch-plan would record it) on an
 // op beyond the bounds its shape contract states, is rejected by the gate:
 // rank 9 for vouch's own kernels (rank ≤ 8), an element count beyond the
-// UInt32 CUDA ABI where the op's verifier caps the rank (matmul), an extent
+// UInt32 CUDA ABI where the op's verifier caps the rank (matmul; batch_norm's
+// input, as [N, C] with C channels of N elements), an extent
 // beyond int for cuBLAS(Lt). The cuda capsules' shape contracts cite this
 // file (capsules/Evidence.cpp, key `gate`), and tools/check_evidence.sh
 // checks that each of them is named here (`vouch.capsule = "<name>"`): a
@@ -200,6 +201,16 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.cast` handles rank ≤ 8
   %cast = vouch.cast %mask {vouch.capsule = "native_cuda.cast", vouch.kernel = "bounds_cast"} : (tensor<1x1x1x1x1x1x1x1x2xi1>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
+  // batch_norm and its VJP: an input beyond the UInt32 CUDA ABI.
+  %bnrm = vouch.state "bn.running_mean" = zeros : tensor<65536xf32>
+  %bnrv = vouch.state "bn.running_var" = ones : tensor<65536xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 0 (tensor<65536x65536xf32>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: result 0 (tensor<65536x65536xf32>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  %bny, %bnm, %bnr = vouch.batch_norm %big running %bnrm, %bnrv eps 1.0e-05 momentum 1.0e-01 {vouch.capsule = "native_cuda.batch_norm", vouch.kernel = "bounds_batch_norm"} : (tensor<65536x65536xf32>, tensor<65536xf32>, tensor<65536xf32>) -> (tensor<65536x65536xf32>, tensor<65536xf32>, tensor<65536xf32>)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 0 (tensor<65536x65536xf32>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 1 (tensor<65536x65536xf32>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the result (tensor<65536x65536xf32>) has 4294967296 elements, more than the UInt32 CUDA ABI allows (4294967295): its last index does not fit
+  %bndx = vouch.batch_norm_grad %big, %big, %bnm, %bnr {vouch.capsule = "native_cuda.batch_norm_grad", vouch.kernel = "bounds_batch_norm_grad"} : (tensor<65536x65536xf32>, tensor<65536x65536xf32>, tensor<65536xf32>, tensor<65536xf32>) -> tensor<65536x65536xf32>
   // The fused attention kernels: heads of at most 256 features (q's, v's).
   %wq = vouch.input "wq" : tensor<2x3x300xf32>
   %wv = vouch.input "wv" : tensor<2x3x257xf32>
@@ -254,4 +265,4 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 141 failed obligations (shape ×116, uint32-abi ×25)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 143 failed obligations (shape ×116, uint32-abi ×27)

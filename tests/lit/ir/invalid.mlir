@@ -1207,3 +1207,144 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.conv_transpose' op result 'tensor<2x2x7xf32>' differs from the inferred 'tensor<2x4x7xf32>'}}
   %y = vouch.conv_transpose %x, %w stride [1] padding [0] output_padding [0] dilation [1] groups 2 : (tensor<2x4x5xf32>, tensor<4x2x3xf32>) -> tensor<2x2x7xf32>
 }
+
+// -----
+
+// batch_norm: [N, C, *spatial], its weight, bias and running statistics [C]
+// (the statistics vouch.state values), more than one value per channel.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  %w = vouch.fill 1.0 : tensor<2xf32>
+  %rm = vouch.state "rm" = zeros : tensor<3xf32>
+  %rv = vouch.state "rv" = ones : tensor<3xf32>
+  // expected-error @+1 {{'vouch.batch_norm' op weight 'tensor<2xf32>' does not match input 'tensor<4x3xf32>': expected [3] (the input's channels, axis 1)}}
+  %y:3 = vouch.batch_norm %x weight %w running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4xf32>
+  %rm = vouch.state "rm" = zeros : tensor<4xf32>
+  %rv = vouch.state "rv" = ones : tensor<4xf32>
+  // expected-error @+1 {{'vouch.batch_norm' op normalises the channels (axis 1) of [N, C, *spatial] (rank ≥ 2), got 'tensor<4xf32>'}}
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<1x3x1xf32>
+  %rm = vouch.state "rm" = zeros : tensor<3xf32>
+  %rv = vouch.state "rv" = ones : tensor<3xf32>
+  // expected-error @+1 {{'vouch.batch_norm' op needs more than one value per channel to train (its variance divides by M - 1): input 'tensor<1x3x1xf32>' has 1 (N · spatial); torch refuses it too}}
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<1x3x1xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x3x1xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  %rm = vouch.state "rm" = zeros : tensor<3xf32>
+  %rv = vouch.state "rv" = ones : tensor<3xf32>
+  // expected-error @+1 {{'vouch.batch_norm' op momentum must be a number in [0, 1], got 1.5}}
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.5 : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  %rm = vouch.fill 0.0 : tensor<3xf32>
+  %rv = vouch.state "rv" = ones : tensor<3xf32>
+  // expected-error @+1 {{'vouch.batch_norm' op running_mean must be a vouch.state (the running statistics persist across steps)}}
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  %rm = vouch.state "rm" = zeros : tensor<3xf32>
+  %rv = vouch.state "rv" = ones : tensor<4xf32>
+  // expected-error @+1 {{'vouch.batch_norm' op running_var 'tensor<4xf32>' must be 'tensor<3xf32>' (one value per channel of 'tensor<4x3xf32>')}}
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<3xf32>, tensor<4xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  // expected-error @+1 {{'vouch.state' op state starts as zeros or ones, got 'xavier_uniform'}}
+  %rm = vouch.state "rm" = xavier_uniform : tensor<3xf32>
+  %rv = vouch.state "rv" = ones : tensor<3xf32>
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.state' op 'rm' is read by 'vouch.relu': only batch_norm reads a state (its running statistics)}}
+  %rm = vouch.state "rm" = zeros : tensor<3xf32>
+  %r = vouch.relu %rm : (tensor<3xf32>) -> tensor<3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'vouch.state' op 'rm' is read by no batch_norm: a state holds the running statistics of batch_norms}}
+  %rm = vouch.state "rm" = zeros : tensor<3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  // expected-error @+1 {{'vouch.state' op 'a' is the running mean of one batch_norm and the running variance of another}}
+  %a = vouch.state "a" = zeros : tensor<3xf32>
+  %b = vouch.state "b" = ones : tensor<3xf32>
+  %y:3 = vouch.batch_norm %x running %a, %b eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %z:3 = vouch.batch_norm %x running %b, %a eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+// A state's name is a checkpoint's: unique among the params and the state.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x3xf32>
+  // expected-note @+1 {{previous definition is here}}
+  %w = vouch.param "w.running_mean" = zeros : tensor<3xf32>
+  // expected-error @+1 {{'vouch.state' op redefines 'w.running_mean'}}
+  %rm = vouch.state "w.running_mean" = zeros : tensor<3xf32>
+  %rv = vouch.state "w.running_var" = ones : tensor<3xf32>
+  %y:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %b = vouch.fill 1.0 : tensor<4x3xf64>
+  %s = vouch.fill 1.0 : tensor<3xf32>
+  // expected-error @+1 {{'vouch.batch_norm_grad' op grad 'tensor<4x3xf64>' and input 'tensor<4x3xf32>' must have one type}}
+  %c = vouch.batch_norm_grad %b, %a, %s, %s : (tensor<4x3xf64>, tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %s = vouch.fill 1.0 : tensor<3xf32>
+  // expected-error @+1 {{'vouch.batch_norm_grad' op has 2 results, expected 3 (dx, dweight, dbias)}}
+  %c:2 = vouch.batch_norm_grad %a, %a, %s, %s weight %s with_bias : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %s = vouch.fill 1.0 : tensor<3xf32>
+  %m = vouch.fill 1.0 : tensor<4xf32>
+  // expected-error @+1 {{'vouch.batch_norm_grad' op mean 'tensor<4xf32>' must be 'tensor<3xf32>' (one value per channel of 'tensor<4x3xf32>')}}
+  %c = vouch.batch_norm_grad %a, %a, %m, %s : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+}

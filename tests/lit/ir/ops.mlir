@@ -112,3 +112,24 @@ vouch.model "convolution" attributes {batch = 2 : i64} {
   %c = vouch.im2col %x kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>) -> tensor<2x12x2x3x5xf32>
   %i = vouch.col2im %c kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x12x2x3x5xf32>) -> tensor<2x4x6x7xf32>
 }
+
+// batch_norm reads its running statistics (vouch.state) and returns y and the
+// statistics it normalised with; batch_norm_grad one result per gradient.
+// CHECK-LABEL: vouch.model "batch_norms"
+// CHECK: %[[RM:[^ ]*]] = vouch.state "bn.running_mean" = zeros : tensor<3xf32>
+// CHECK: %[[RV:[^ ]*]] = vouch.state "bn.running_var" = ones : tensor<3xf32>
+// CHECK: %result, %mean, %rstd = vouch.batch_norm %[[X:[^ ]*]] weight %[[W:[^ ]*]] bias %{{[^ ]*}} running %[[RM]], %[[RV]] eps 1.000000e-05 momentum 1.000000e-01 : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: vouch.batch_norm %[[X]] running %[[RM]], %[[RV]] eps 1.000000e-03 momentum 0.000000e+00 : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: vouch.batch_norm_grad %{{[^,]*}}, %[[X]], %mean, %rstd weight %[[W]] with_bias : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: vouch.batch_norm_grad %{{[^,]*}}, %[[X]], %mean, %rstd : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3x5xf32>
+vouch.model "batch_norms" attributes {batch = 4 : i64} {
+  %x = vouch.input "x" : tensor<4x3x5xf32>
+  %w = vouch.param "w" = ones : tensor<3xf32>
+  %b = vouch.param "b" = zeros : tensor<3xf32>
+  %rm = vouch.state "bn.running_mean" = zeros : tensor<3xf32>
+  %rv = vouch.state "bn.running_var" = ones : tensor<3xf32>
+  %y, %mean, %rstd = vouch.batch_norm %x weight %w bias %b running %rm, %rv eps 1.0e-05 momentum 1.0e-01 : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+  %z:3 = vouch.batch_norm %x running %rm, %rv eps 1.0e-03 momentum 0.0 : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+  %g:3 = vouch.batch_norm_grad %y, %x, %mean, %rstd weight %w with_bias : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+  %h = vouch.batch_norm_grad %y, %x, %mean, %rstd : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3x5xf32>
+}

@@ -1153,18 +1153,24 @@ ExprValue Lowering::lowerScaledDotProductAttention(const BuiltinCall &call) {
 // Convolution
 //===----------------------------------------------------------------------===//
 
-// A window argument of conv / conv_transpose (stride, padding, ...): one
-// number for every spatial axis, or a list of one per axis; left out, the
-// signature's default. `axes` 0: x's rank is wrong, which the shape rule
-// reports; the list is taken as given. The shape rule checks the values.
+// A window argument of the convolution and pooling builtins (kernel, stride,
+// padding, dilation, output_padding): one number for every one of the
+// `axes` spatial axes, or a list of one per axis; left out, `whenAbsent`, or
+// (where that is empty) the signature's default number on every axis. `axes`
+// 0: x's rank is wrong, which the shape rule reports; the list is taken as
+// given. The shape rule checks the values.
 std::optional<llvm::SmallVector<int64_t>>
-Lowering::windowListArg(const BuiltinCall &call, unsigned index, int64_t axes) {
+Lowering::perSpatialAxisArg(const BuiltinCall &call, unsigned index, int64_t axes,
+                            llvm::ArrayRef<int64_t> whenAbsent) {
   const ExprValue &value = call.args[index];
   double defaultValue = 0;
-  if (value.is(ExprValue::Kind::Absent) &&
-      !call.spec.params[index].defaultText.getAsDouble(defaultValue))
-    return llvm::SmallVector<int64_t>(std::max<int64_t>(axes, 1),
-                                      static_cast<int64_t>(defaultValue));
+  if (value.is(ExprValue::Kind::Absent)) {
+    if (!whenAbsent.empty())
+      return llvm::SmallVector<int64_t>(whenAbsent);
+    if (!call.spec.params[index].defaultText.getAsDouble(defaultValue))
+      return llvm::SmallVector<int64_t>(std::max<int64_t>(axes, 1),
+                                        static_cast<int64_t>(defaultValue));
+  }
   std::optional<llvm::SmallVector<int64_t>> list =
       integerListArg(call, index, /*allowScalar=*/true);
   if (!list)
@@ -1205,11 +1211,11 @@ ExprValue Lowering::lowerConv(const BuiltinCall &call) {
   int64_t axes = xt.getRank() - 2;
   if (axes < 1 || axes > kMaxConvSpatialAxes)
     axes = 0;
-  auto stride = windowListArg(call, strideArg, axes);
-  auto padding = windowListArg(call, paddingArg, axes);
-  auto dilation = windowListArg(call, dilationArg, axes);
+  auto stride = perSpatialAxisArg(call, strideArg, axes);
+  auto padding = perSpatialAxisArg(call, paddingArg, axes);
+  auto dilation = perSpatialAxisArg(call, dilationArg, axes);
   std::optional<llvm::SmallVector<int64_t>> outputPadding =
-      transposed ? windowListArg(call, outputPaddingArg, axes)
+      transposed ? perSpatialAxisArg(call, outputPaddingArg, axes)
                  : llvm::SmallVector<int64_t>();
   if (!stride || !padding || !dilation || !outputPadding)
     return ExprValue::invalid();
@@ -1283,19 +1289,6 @@ ExprValue Lowering::lowerCast(const BuiltinCall &call) {
 //===----------------------------------------------------------------------===//
 // Pooling and flatten
 //===----------------------------------------------------------------------===//
-
-std::optional<llvm::SmallVector<int64_t>>
-Lowering::perSpatialAxisArg(const BuiltinCall &call, unsigned index,
-                            int64_t spatial, llvm::ArrayRef<int64_t> whenAbsent) {
-  const ExprValue &value = call.args[index];
-  if (value.is(ExprValue::Kind::Absent))
-    return llvm::SmallVector<int64_t>(whenAbsent);
-  std::optional<llvm::SmallVector<int64_t>> list =
-      integerListArg(call, index, /*allowScalar=*/true);
-  if (list && value.is(ExprValue::Kind::Number))
-    list->assign(spatial, list->front());
-  return list;
-}
 
 // max_pool(x, kernel, stride = kernel, padding = 0), avg_pool(..., padding =
 // 0, count_include_pad = true), smooth_max_pool(..., padding = 0, beta = 1):

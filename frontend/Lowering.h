@@ -245,17 +245,15 @@ private:
   ExprValue lowerCausalMask(const BuiltinCall &call);
   ExprValue lowerScaledDotProductAttention(const BuiltinCall &call);
   ExprValue lowerConv(const BuiltinCall &call);
+  /// A window argument (kernel, stride, padding, ...): one integer for each
+  /// of the `axes` spatial axes; `whenAbsent` (else the signature's default)
+  /// where it was left out. Nothing after reporting.
   std::optional<llvm::SmallVector<int64_t>>
-  windowListArg(const BuiltinCall &call, unsigned index, int64_t axes);
+  perSpatialAxisArg(const BuiltinCall &call, unsigned index, int64_t axes,
+                    llvm::ArrayRef<int64_t> whenAbsent = {});
   // Pooling and flatten.
   ExprValue lowerPool(const BuiltinCall &call);
   ExprValue lowerFlatten(const BuiltinCall &call);
-  /// A pooling window argument: one integer for every one of the `spatial`
-  /// axes, or a list of integers (its length checked by the shape rule);
-  /// `whenAbsent` where it was left out. Nothing after reporting.
-  std::optional<llvm::SmallVector<int64_t>>
-  perSpatialAxisArg(const BuiltinCall &call, unsigned index, int64_t spatial,
-                    llvm::ArrayRef<int64_t> whenAbsent);
   /// Builds the op of a table row by its registered name ("vouch.relu").
   mlir::Value buildOp(const OpFacts &op, llvm::SMLoc loc,
                       mlir::ValueRange operands, mlir::Type resultType,

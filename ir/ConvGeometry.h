@@ -56,7 +56,7 @@ struct ConvGeometry {
 
   /// The products the kernels index with, each saturating at UINT64_MAX,
   /// named as the gate's UInt32 obligation words them.
-  void indexProducts(
+  void indexCounts(
       llvm::SmallVectorImpl<std::pair<std::string, uint64_t>> &out) const {
     auto product = [](std::initializer_list<llvm::ArrayRef<int64_t>> lists,
                       std::initializer_list<int64_t> scalars) {

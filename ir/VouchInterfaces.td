@@ -89,36 +89,16 @@ def Vouch_CompositeOpInterface : OpInterface<"CompositeOpInterface"> {
   ];
 }
 
-// A convolution's im2col / col2im kernels index with products of extents that
-// are no tensor's extent or element count (the windows per image, a kernel's
-// window, the columns of a batch): the gate checks each against the UInt32
-// CUDA ABI on cuda, so that a zero extent elsewhere cannot hide an
-// overflowing one (a tensor with a zero extent has zero elements).
-def Vouch_KernelIndexOpInterface : OpInterface<"KernelIndexOpInterface"> {
-  let cppNamespace = "::vouch";
-  let description = [{
-    An op whose kernels compute index products beyond its operands' and
-    results' extents and element counts. Each product is named for the
-    gate's message and saturates at UINT64_MAX.
-  }];
-  let methods = [
-    InterfaceMethod<
-      /*desc=*/[{Appends (what, value) for every product the op's kernels
-                 index with.}],
-      /*retTy=*/"void",
-      /*methodName=*/"getIndexProducts",
-      /*args=*/(ins "::llvm::SmallVectorImpl<std::pair<std::string, uint64_t>> &":$products)>
-  ];
-}
-
 def Vouch_IndexCountsOpInterface : OpInterface<"IndexCountsOpInterface"> {
   let cppNamespace = "::vouch";
   let description = [{
     An op whose kernels index with counts of their own beyond its operands'
     and results' element counts and extents (pooling: a plane's spatial
-    product, a window's volume, a padded extent). The assurance gate checks
-    each count against the UInt32 CUDA ABI on its own, so no product of
-    other extents (a channel count, the batch) can hide one that overflows.
+    product, a window's volume, a padded extent; a convolution's im2col /
+    col2im: the windows per image, the kernel's offsets, the columns' rows
+    and columns). The assurance gate checks each count against the UInt32
+    CUDA ABI on its own, so no product of other extents (a channel count,
+    the batch, an empty axis) can hide one that overflows.
   }];
   let methods = [
     InterfaceMethod<

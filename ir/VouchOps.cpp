@@ -3114,14 +3114,14 @@ LogicalResult Col2imOp::buildVJP(OpBuilder &b, ValueRange dy,
   return success();
 }
 
-void Im2colOp::getIndexProducts(
-    SmallVectorImpl<std::pair<std::string, uint64_t>> &products) {
-  getConvGeometry(*this).indexProducts(products);
+void Im2colOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  getConvGeometry(*this).indexCounts(counts);
 }
 
-void Col2imOp::getIndexProducts(
-    SmallVectorImpl<std::pair<std::string, uint64_t>> &products) {
-  getConvGeometry(*this).indexProducts(products);
+void Col2imOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  getConvGeometry(*this).indexCounts(counts);
 }
 
 /// What conv and conv_transpose share before their weight's layout: element

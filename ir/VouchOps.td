@@ -1958,7 +1958,7 @@ def Vouch_FlattenOp : Vouch_CompositeOp<"flatten", [Pure]> {
 // entry's columns at once).
 def Vouch_Im2colOp : Vouch_Op<"im2col", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
-    DeclareOpInterfaceMethods<Vouch_KernelIndexOpInterface>]> {
+    DeclareOpInterfaceMethods<Vouch_IndexCountsOpInterface>]> {
   let summary = "The windows of an image as columns [G, C/G·K, N, *grid]";
   let description = [{
     result[g, c·K + k, n, *o] = input[n, g·C/G + c, o·stride − padding +
@@ -2003,7 +2003,7 @@ def Vouch_Im2colOp : Vouch_Op<"im2col", [Pure,
 // element added back into the image element it was read from.
 def Vouch_Col2imOp : Vouch_Op<"col2im", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
-    DeclareOpInterfaceMethods<Vouch_KernelIndexOpInterface>]> {
+    DeclareOpInterfaceMethods<Vouch_IndexCountsOpInterface>]> {
   let summary = "Columns [G, C/G·K, N, *grid] folded back into an image";
   let description = [{
     result[n, g·C/G + c, s] is the sum, over the kernel offsets k in

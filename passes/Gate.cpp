@@ -93,7 +93,6 @@ private:
 
   void checkProfile();
   void checkShapes(Operation *op);
-  void checkIndexProducts(Operation *op);
   void checkIdentity(Operation *op, StringRef name, StringRef prefix,
                      const KernelCapsule &c);
   std::vector<capsules::StepWork>
@@ -188,7 +187,8 @@ void AssuranceGate::checkShapes(Operation *op) {
                "not fit");
   }
   // The counts an op's kernels form beyond its tensors' (pooling's spatial
-  // products, window volumes, padded extents), each checked on its own.
+  // products, window volumes, padded extents; a convolution's window
+  // geometry), each checked on its own.
   if (auto indexed = dyn_cast<IndexCountsOpInterface>(op);
       indexed && profile.device == Device::Cuda) {
     SmallVector<std::pair<std::string, uint64_t>> counts;
@@ -203,27 +203,6 @@ void AssuranceGate::checkShapes(Operation *op) {
                  ", more than the UInt32 CUDA ABI allows (4294967295): its "
                  "kernels index with it");
   }
-  checkIndexProducts(op);
-}
-
-// The products a kernel indexes with beyond its tensors' extents and counts
-// (a convolution's window geometry, KernelIndexOpInterface): each fits on its
-// own, so a zero extent elsewhere (a tensor of no elements, whose count
-// passes) cannot hide one that overflows.
-void AssuranceGate::checkIndexProducts(Operation *op) {
-  auto indexed = dyn_cast<KernelIndexOpInterface>(op);
-  if (!indexed || profile.device != Device::Cuda)
-    return;
-  SmallVector<std::pair<std::string, uint64_t>> products;
-  indexed.getIndexProducts(products);
-  for (auto &[what, value] : products)
-    if (value > kUInt32Max)
-      fail(op, Obligation::Abi,
-           "its kernel indexes " + what + " = " +
-               (value == std::numeric_limits<uint64_t>::max()
-                    ? std::string("2^64 or more")
-                    : std::to_string(value)) +
-               ", more than the UInt32 CUDA ABI allows (4294967295)");
 }
 
 void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {

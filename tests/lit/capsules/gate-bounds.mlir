@@ -244,7 +244,7 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the input's spatial product of vouch.max_pool is 4295032832, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the window's volume (the kernel's product) of vouch.max_pool is 4295032832, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   %whole = vouch.max_pool %plane kernel [65536, 65537] stride [1, 1] padding [0, 0] {vouch.capsule = "native_cuda.max_pool", vouch.kernel = "bounds_max_pool_whole"} : (tensor<1x1x65536x65537xf32>) -> tensor<1x1x1x1xf32>
-  // A convolution's window geometry (KernelIndexOpInterface): an image batch of
+  // A convolution's window geometry (IndexCountsOpInterface): an image batch of
   // no entries has no element, so every tensor's count passes, but its
   // kernels would still index 65536·65536 positions (and windows) per image.
   // The gate's rule for every tensor says so too (an empty tensor's non-zero
@@ -252,17 +252,17 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   %empty = vouch.input "empty" : tensor<0x1x65536x65536xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+5]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 0 (tensor<0x1x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+4]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the result (tensor<1x1x0x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the image's spatial positions (product of [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes a batch entry's elements (C · spatial positions) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the windows per image (product of the grid [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the image's spatial positions (product of [65536, 65536]) of vouch.im2col is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: a batch entry's elements (C · spatial positions) of vouch.im2col is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the windows per image (product of the grid [65536, 65536]) of vouch.im2col is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   %columns = vouch.im2col %empty kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 {vouch.capsule = "native_cuda.im2col", vouch.kernel = "bounds_im2col"} : (tensor<0x1x65536x65536xf32>) -> tensor<1x1x0x65536x65536xf32>
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+5]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: operand 0 (tensor<1x1x0x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+4]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the result (tensor<0x1x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the image's spatial positions (product of [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes a batch entry's elements (C · spatial positions) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: its kernel indexes the windows per image (product of the grid [65536, 65536]) = 4294967296, more than the UInt32 CUDA ABI allows (4294967295)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the image's spatial positions (product of [65536, 65536]) of vouch.col2im is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: a batch entry's elements (C · spatial positions) of vouch.col2im is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the windows per image (product of the grid [65536, 65536]) of vouch.col2im is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   %image = vouch.col2im %columns kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 {vouch.capsule = "native_cuda.col2im", vouch.kernel = "bounds_col2im"} : (tensor<1x1x0x65536x65536xf32>) -> tensor<0x1x65536x65536xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 143 failed obligations (shape ×116, uint32-abi ×27)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 146 failed obligations (shape ×116, uint32-abi ×30)

@@ -11,11 +11,19 @@ Per precision (fp32: TF32 off for cuBLAS and cuDNN; tf32: both may round
 their products' inputs to TF32) and contender it prints the median ms per step
 over the steps after warm-up (the loss read on the host every 10 steps),
 images/s, the peak device memory, and for torch.compile its first step's time
-(the compilation). It also checks that the contenders train the same model:
+(the compilation); then vouch's speed-up over each torch contender (their
+ms/step over vouch's) and its peak memory over theirs. It also checks that the contenders train the same model:
 vouch's first fp32 losses against eager's.
 
+--device cpu runs both on the CPU (torch eager only: torch.compile where torch
+has it) to check, without a GPU, that the two models are the same: build the
+executable with a small batch (`vouch build tools/bench/resnet18_cifar.vouch
+--batch 4 -o r18`), give cnn.py that --batch and a few rows of data, and
+--dtype f64 for float64 on both (their first losses then agree to ~1e-15).
+
 usage: cnn.py --exe EXE [--exe-tf32 EXE_TF32] --data X.npy,LABELS.npy
-              [--steps N] [--precisions fp32,tf32] [--out RESULTS.json]
+              [--steps N] [--batch B] [--precisions fp32,tf32] [--out RESULTS.json]
+              [--device cuda|cpu] [--dtype f32|f64]
 """
 import argparse
 import json
@@ -33,12 +41,15 @@ import torch.nn.functional as F
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 5e-4
 BN_EPS, BN_MOMENTUM = 1e-5, 0.1
 LOG_EVERY = 10
-# The blocks in the order the model calls them (resnet18_cifar.vouch).
-BLOCKS = ["basic64.1", "basic64.2", "down128.1", "basic128.1", "down256.1", "basic256.1",
-          "down512.1", "basic512.1"]
+# The block instances in the order the model calls them (resnet18_cifar.vouch),
+# named as vouch names their params: <block>.<k>.<param>, k counting the
+# instances of that block from 0 (docs/language.md, Blocks).
+BLOCKS = ["basic64.0", "basic64.1", "down128.0", "basic128.0", "down256.0", "basic256.0",
+          "down512.0", "basic512.0"]
 
 
-def read_safetensors(path):
+def read_safetensors(path, as_dtype):
+    """{name: tensor of as_dtype} of a safetensors file (params, then state)."""
     blob = open(path, "rb").read()
     n = int.from_bytes(blob[:8], "little")
     header = json.loads(blob[8:8 + n])
@@ -47,9 +58,9 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         begin, end = e["data_offsets"]
-        dtype = {"F32": np.float32, "F64": np.float64}[e["dtype"]]
-        a = np.frombuffer(blob[8 + n + begin:8 + n + end], dtype=dtype)
-        out[name] = torch.tensor(a.astype(np.float32).reshape(e["shape"]))
+        stored = {"F32": np.float32, "F64": np.float64}[e["dtype"]]
+        a = np.frombuffer(blob[8 + n + begin:8 + n + end], dtype=stored)
+        out[name] = torch.tensor(a.reshape(e["shape"])).to(as_dtype)
     return out
 
 
@@ -78,7 +89,9 @@ def resnet_loss(p, s, x, labels):
     return F.cross_entropy(logits, labels)
 
 
-def set_precision(precision):
+def set_precision(precision, device):
+    if device != "cuda":
+        return
     tf32 = precision == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -89,21 +102,32 @@ def median(xs):
     return xs[len(xs) // 2] if xs else float("nan")
 
 
-def torch_run(init, x, labels, batch, steps, precision, compiled):
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+def synchronize(device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def torch_run(init, x, labels, batch, steps, precision, compiled, device):
     """(median ms/step, peak MiB, first step s, first losses) of PyTorch."""
-    set_precision(precision)
-    torch.backends.cudnn.benchmark = True
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    p = {k: v.cuda().requires_grad_() for k, v in init.items()
+    set_precision(precision, device)
+    if device == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    p = {k: v.to(device).requires_grad_() for k, v in init.items()
          if not k.endswith((".running_mean", ".running_var"))}
-    s = {k: v.cuda() for k, v in init.items() if k.endswith((".running_mean", ".running_var"))}
+    s = {k: v.to(device) for k, v in init.items()
+         if k.endswith((".running_mean", ".running_var"))}
     opt = torch.optim.SGD(list(p.values()), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
     loss_fn = torch.compile(resnet_loss) if compiled else resnet_loss
-    x, labels = x.cuda(), labels.cuda()
+    x, labels = x.to(device), labels.to(device)
     batches = x.shape[0] // batch
     times, losses, first = [], [], None
-    torch.cuda.synchronize()
+    synchronize(device)
     t0 = time.perf_counter()
     for k in range(steps):
         b = k % batches
@@ -115,7 +139,7 @@ def torch_run(init, x, labels, batch, steps, precision, compiled):
         if k < 3:
             losses.append(loss.item())
         if k == 0:
-            torch.cuda.synchronize()
+            synchronize(device)
             first = time.perf_counter() - t0
             t0 = time.perf_counter()
         elif k % LOG_EVERY == 0:
@@ -123,20 +147,21 @@ def torch_run(init, x, labels, batch, steps, precision, compiled):
             t1 = time.perf_counter()
             times.append((t1 - t0) * 1e3 / LOG_EVERY)
             t0 = t1
-    peak = torch.cuda.max_memory_allocated() / 2**20
+    peak = torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else float("nan")
     del p, s, opt
     return median(times[1:]), peak, first, losses
 
 
-def vouch_run(exe, data, steps, work):
+def vouch_run(exe, data, steps, work, device, dtype):
     """(median ms/step, peak MiB, first losses, output) of vouch's executable."""
     trace = os.path.join(work, "trace.txt")
-    out = subprocess.run([exe, "--device", "cuda", "--dtype", "f32", "--steps", str(steps),
+    out = subprocess.run([exe, "--device", device, "--dtype", dtype, "--steps", str(steps),
                           "--log-every", str(LOG_EVERY), "--time", "--mem-stats", "--no-eval",
                           "--data", data, "--trace", trace],
                          check=True, capture_output=True, text=True)
     text = out.stdout + out.stderr
-    ms = float(re.search(r"timing: median ([0-9.]+) ms/step", text).group(1))
+    timing = re.search(r"timing: median ([0-9.]+) ms/step", text)
+    ms = float(timing.group(1)) if timing else float("nan")  # too few steps to time
     peak = re.search(r"peak_live_bytes=([0-9]+)", text)
     peak_mib = int(peak.group(1)) / 2**20 if peak else float("nan")
     losses = []
@@ -154,53 +179,90 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--precisions", default="fp32,tf32")
+    ap.add_argument("--precisions", help="default fp32,tf32 on cuda, fp32 on cpu")
     ap.add_argument("--out")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--dtype", choices=["f32", "f64"], default="f32",
+                    help="f64: both in float64 (a check of the model on cpu, not a race)")
     args = ap.parse_args()
+    precisions = args.precisions or ("fp32,tf32" if args.device == "cuda" else "fp32")
+    dtype = {"f32": torch.float32, "f64": torch.float64}[args.dtype]
 
     work = tempfile.mkdtemp()
     init_path = os.path.join(work, "init.st")
-    subprocess.run([args.exe, "--init-only", "--dtype", "f32", "--save-params", init_path],
+    subprocess.run([args.exe, "--init-only", "--dtype", args.dtype, "--save-params", init_path],
                    check=True, capture_output=True)
-    init = read_safetensors(init_path)
+    init = read_safetensors(init_path, dtype)
     x_path, labels_path = args.data.split(",")
-    x = torch.tensor(np.load(x_path))
+    x = torch.tensor(np.load(x_path)).to(dtype)
     labels = torch.tensor(np.load(labels_path).astype(np.int64))
-    print("CNN race: ResNet-18 (CIFAR), %d params, batch %d of 3x32x32, %d steps, torch %s, %s"
+    where = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    print("CNN race: ResNet-18 (CIFAR), %d params, batch %d of 3x32x32, %d steps, %s, torch %s, %s"
           % (sum(v.numel() for k, v in init.items() if "running" not in k), args.batch,
-             args.steps, torch.__version__, torch.cuda.get_device_name()), flush=True)
+             args.steps, args.dtype, torch.__version__, where), flush=True)
     results = []
 
+    measured = {}  # (precision, who) -> (ms/step, peak MiB)
+
     def row(precision, who, ms, peak, extra=""):
+        measured[precision, who] = (ms, peak)
         results.append({"precision": precision, "who": who, "ms_per_step": ms,
                         "images_per_s": args.batch / ms * 1e3 if ms == ms else None,
                         "peak_mib": peak, "note": extra})
         print("  %-5s %-14s %9.2f ms/step %10.0f img/s  peak %8.0f MiB  %s" % (
             precision, who, ms, args.batch / ms * 1e3, peak, extra), flush=True)
 
-    for precision in args.precisions.split(","):
+    # The "same model" bound on the first losses' relative difference: f32
+    # rounding through 3 steps of two implementations (cuDNN's and cuBLAS's
+    # algorithms differ), or float64's.
+    same_bound = 1e-3 if args.dtype == "f32" else 1e-12
+    mismatch = False
+    for precision in precisions.split(","):
         exe = {"fp32": args.exe, "tf32": args.exe_tf32}.get(precision)
         vouch_losses = None
         if exe:
-            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work)
+            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work, args.device,
+                                                  args.dtype)
             row(precision, "vouch", ms, peak)
         else:
             print("  %-5s %-14s not measured: no executable given" % (precision, "vouch"),
                   flush=True)
         ms, peak, _, eager_losses = torch_run(init, x, labels, args.batch, args.steps, precision,
-                                              compiled=False)
-        row(precision, "torch eager", ms, peak, "cuDNN")
-        ms, peak, first, _ = torch_run(init, x, labels, args.batch, args.steps, precision,
-                                       compiled=True)
-        row(precision, "torch.compile", ms, peak, "first step (compile) %.1f s" % first)
+                                              False, args.device)
+        row(precision, "torch eager", ms, peak, "cuDNN" if args.device == "cuda" else "cpu")
+        if hasattr(torch, "compile"):
+            ms, peak, first, _ = torch_run(init, x, labels, args.batch, args.steps, precision,
+                                           True, args.device)
+            row(precision, "torch.compile", ms, peak, "first step (compile) %.1f s" % first)
+        else:
+            print("  %-5s %-14s not measured: torch %s has no torch.compile" % (
+                precision, "torch.compile", torch.__version__), flush=True)
+        # vouch against each torch contender: speed-up (their ms/step over
+        # vouch's: > 1 means vouch is faster) and peak memory (vouch's over theirs).
+        if (precision, "vouch") in measured:
+            ms, peak = measured[precision, "vouch"]
+            for who in ("torch eager", "torch.compile"):
+                if (precision, who) not in measured:
+                    continue
+                their_ms, their_peak = measured[precision, who]
+                speedup, memory = ratio(their_ms, ms), ratio(peak, their_peak)
+                print("  %-5s vouch vs %-13s %6.2fx speed (their ms / vouch's), "
+                      "%6.2fx peak memory (vouch's / theirs)" % (precision, who, speedup,
+                                                                memory), flush=True)
+                results.append({"precision": precision, "vouch_vs": who,
+                                "speedup": speedup, "memory_ratio": memory})
         if vouch_losses and precision == "fp32":
             err = max(abs(a - b) / abs(b) for a, b in zip(vouch_losses, eager_losses))
-            print("  fp32 losses, steps 0-2: vouch %s, eager %s: max rel. diff %.2e (%s)" % (
-                ["%.6f" % v for v in vouch_losses], ["%.6f" % v for v in eager_losses], err,
-                "same model" if err <= 1e-3 else "MISMATCH"), flush=True)
+            mismatch |= err > same_bound
+            print("  %s losses, steps 0-2: vouch %s, eager %s: max rel. diff %.2e (%s, "
+                  "bound %.0e)" % (args.dtype, ["%.15g" % v for v in vouch_losses],
+                                   ["%.15g" % v for v in eager_losses], err,
+                                   "same model" if err <= same_bound else "MISMATCH",
+                                   same_bound), flush=True)
             results.append({"fp32_first_losses_rel_diff": err})
     if args.out:
         json.dump(results, open(args.out, "w"), indent=1)
+    return 1 if mismatch else 0
 
 
 if __name__ == "__main__":

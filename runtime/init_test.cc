@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -62,6 +63,28 @@ TEST(InitTest, KaimingUniform) {
   EXPECT_DOUBLE_EQ(w[0], 0.6331610102255179);
   EXPECT_DOUBLE_EQ(w[1], 0.6866472453535781);
   EXPECT_DOUBLE_EQ(w[2], 0.9874395156848816);
+}
+
+// A conv weight [out, in, kh, kw] = [4, 3, 2, 2]: torch's kaiming_uniform_ (a = 0,
+// fan_in mode, relu's gain) takes fan_in = in·kh·kw = 12, not out·kh·kw = 16
+// (torch.nn.init._calculate_fan_in_and_fan_out), so bound = sqrt(2)·sqrt(3 / 12).
+// Expected values computed in Python with torch's fan and gain:
+//   fan_in, _ = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(4, 3, 2, 2))
+//   bound = math.sqrt(3) * torch.nn.init.calculate_gain("relu") / math.sqrt(fan_in)
+//   -bound + rand01(9, i) * 2 * bound
+TEST(InitTest, KaimingConvUsesTorchFanIn) {
+  std::vector<double> w(48);
+  init_tensor({InitKind::KaimingUniform}, 9, {4, 3, 2, 2}, w.data());
+  const double bound = 0.7071067811865477;
+  EXPECT_DOUBLE_EQ(w[0], 0.3655556796940782);
+  EXPECT_DOUBLE_EQ(w[1], 0.39643597194320357);
+  EXPECT_DOUBLE_EQ(w[47], 0.2722802969596223);
+  double largest = 0;
+  for (double v : w) largest = std::max(largest, std::fabs(v));
+  EXPECT_LT(largest, bound);
+  // fan_out (16) would bound every value by sqrt(6 / 16) = 0.612...; fan_in's
+  // bound is larger, and 48 draws reach past the smaller one.
+  EXPECT_GT(largest, std::sqrt(6.0 / 16.0));
 }
 
 TEST(InitTest, UniformAndNormal) {

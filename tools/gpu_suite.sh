@@ -30,6 +30,7 @@ rm -rf "$out"; mkdir -p "$out/bin" "$out/rt" "$out/det"
 /usr/bin/python3 tools/data/digits.py "$out/examples/data/digits"
 for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/digits_mlp.vouch \
              examples/digits_rnn.vouch examples/batchnorm_mlp.vouch \
+             examples/digits_cnn.vouch examples/resnet_small.vouch \
              tests/gpu/*.vouch \
              tools/bench/wide_mlp.vouch; do
   name=$(basename "$model" .vouch)

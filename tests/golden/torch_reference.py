@@ -536,6 +536,63 @@ FILE_MODELS["quickstart_cnn"] = ("adam", lambda logits, labels: torch.nn.functio
 SHUFFLED.add("quickstart_cnn")
 
 
+# --- CNNs with batch_norm (examples/digits_cnn.vouch, resnet_small.vouch) ------
+def digits_cnn_forward(p, x):
+    """examples/digits_cnn.vouch: two Conv2d(3×3, padding 1) → BatchNorm2d →
+    ReLU → MaxPool2d(2) stages (1 → 16 → 32 channels, 8×8 → 4×4 → 2×2), then a
+    linear classifier over the flattened [32, 2, 2] features."""
+    F = torch.nn.functional
+    image = x.reshape(-1, 1, 8, 8)
+    h1 = F.max_pool2d(F.relu(batch_norm(F.conv2d(image, p["w1"], padding=1), p, "bn1",
+                                        "bn1_shift")), 2)
+    h2 = F.max_pool2d(F.relu(batch_norm(F.conv2d(h1, p["w2"], padding=1), p, "bn2",
+                                        "bn2_shift")), 2)
+    return torch.flatten(h2, 1) @ p["w3"].T + p["b3"]
+
+
+def basic_block(p, x, name, stride=1):
+    """torchvision's BasicBlock, its params and state named as vouch names a
+    block instance's (`<block>.<k>.w1`, …): conv3×3 → bn → relu → conv3×3 →
+    bn, plus x, or, where the block has a shortcut weight `ws`, a strided
+    conv1×1 → bn (torchvision's downsample); then relu."""
+    F = torch.nn.functional
+    w = lambda k: name + "." + k
+    h = F.relu(batch_norm(F.conv2d(x, p[w("w1")], stride=stride, padding=1), p, w("g1"), w("b1")))
+    y = batch_norm(F.conv2d(h, p[w("w2")], padding=1), p, w("g2"), w("b2"))
+    if w("ws") in p:
+        x = batch_norm(F.conv2d(x, p[w("ws")], stride=stride), p, w("gs"), w("bs"))
+    return F.relu(y + x)
+
+
+def resnet_small_forward(p, x):
+    """examples/resnet_small.vouch: a 3×3 stem to 16 channels, two basic blocks,
+    a strided block to 32 channels with a 1×1 conv + batch_norm shortcut, one
+    basic block, global average pooling, a linear classifier."""
+    F = torch.nn.functional
+    h = F.relu(batch_norm(F.conv2d(x.reshape(-1, 1, 8, 8), p["w_stem"], padding=1), p,
+                          "g_stem", "b_stem"))
+    h = basic_block(p, h, "basic16.0")
+    h = basic_block(p, h, "basic16.1")
+    h = basic_block(p, h, "down32.0", stride=2)
+    h = basic_block(p, h, "basic32.0")
+    return torch.flatten(F.avg_pool2d(h, 4), 1) @ p["w_fc"].T + p["b_fc"]
+
+
+def sgd_momentum(ps, lr):
+    return torch.optim.SGD(ps, lr=lr, momentum=0.9)
+
+
+MODELS.update({
+    "digits_cnn": (digits_cnn_forward, 0.05, 32),
+    "resnet_small": (resnet_small_forward, 0.05, 32),
+})
+for _name in ("digits_cnn", "resnet_small"):
+    FILE_MODELS[_name] = ("sgd", lambda logits, labels: torch.nn.functional.cross_entropy(
+        logits, labels))
+    OPTIMIZERS[_name] = (sgd_momentum, None, None)
+    SHUFFLED.add(_name)
+
+
 class Fields:
     """Several inputs of different shapes (ids and an attention mask), taken
     by rows together: fields[rows] is the tuple the forward takes after p."""
@@ -581,19 +638,40 @@ def call(forward, params, inputs):
     return forward(params, *inputs) if isinstance(inputs, tuple) else forward(params, inputs)
 
 
-# Params initialised to ones whose names do not say gain*: batch_norm weights.
-ONES = {"batchnorm_mlp": {"bn0", "bn1"}}
+# Params initialised to ones whose names do not say gain*: batch_norm weights
+# (fnmatch patterns: a block's params are named <block>.<k>.<param>).
+ONES = {"batchnorm_mlp": {"bn0", "bn1"}, "digits_cnn": {"bn1", "bn2"},
+        "resnet_small": {"g_stem", "*.g1", "*.g2", "*.gs"}}
+# Params initialised by kaiming_uniform (the conv weights of the CNNs).
+KAIMING = {"digits_cnn": {"w1", "w2"}, "resnet_small": {"w_stem", "*.w1", "*.w2", "*.ws"}}
+
+
+def named(pname, patterns):
+    import fnmatch
+    return any(fnmatch.fnmatchcase(pname, pattern) for pattern in patterns)
+
+
+def kaiming(seed, tensor):
+    """torch.nn.init.kaiming_uniform_'s bound (a = 0, fan_in mode, relu's gain),
+    its fan computed by torch (for a conv weight [out, in, *kernel]:
+    in·Πkernel), over the splitmix64 stream of BRIEF.md."""
+    fan_in, _ = torch.nn.init._calculate_fan_in_and_fan_out(tensor)
+    bound = math.sqrt(3.0) * torch.nn.init.calculate_gain("relu") / math.sqrt(fan_in)
+    return torch.tensor([-bound + rand01(seed, i) * 2 * bound for i in range(tensor.numel())],
+                        dtype=torch.float64).reshape(tensor.shape)
 
 
 def check_init(name, init, seed, report):
-    """Every xavier param equals the splitmix64 stream; zeros are zeros, and
-    gains (layer_norm weights, named gain*, and ONES) ones. A batch_norm's
+    """Every xavier param (and every KAIMING one) equals the splitmix64 stream;
+    zeros are zeros, and gains (layer_norm weights, named gain*, and ONES) ones. A batch_norm's
     running statistics (after the params) start as torch's: mean 0, var 1."""
     for index, (pname, tensor) in enumerate(init.items()):
         if pname.endswith(".running_mean"):
             expected = torch.zeros_like(tensor)
-        elif pname.endswith(".running_var") or pname in ONES.get(name, ()):
+        elif pname.endswith(".running_var") or named(pname, ONES.get(name, ())):
             expected = torch.ones_like(tensor)
+        elif named(pname, KAIMING.get(name, ())):
+            expected = kaiming(next_seed(seed, index), tensor)
         elif pname.split(".")[-1].startswith("b"):
             expected = torch.zeros_like(tensor)
         elif pname.split(".")[-1].startswith("gain"):

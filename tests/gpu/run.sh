@@ -65,14 +65,37 @@ for exe in bin/*; do
   # on an H200: 1e-15 and 6e-7; docs/performance.md keeps the numbers).
   check "$name: cuda f64 vs cpu f64" python3 compare.py "$name cuda-f64 vs cpu-f64" \
     "$d/cuda64.trace" "$d/cuda64.st" "$d/cpu64.trace" "$d/cpu64.st" 1e-12 1e-11
+  # digits_cnn (conv, batch_norm, max_pool) is held to these bounds too: its cpu
+  # f32 runs against cpu f64 (30 steps, 25 seeds) differ by 7.7e-7 in the
+  # losses and 3.6e-6 in the params at most.
   # ops_classifier's params: Adam (lr 0.01) steps a weight whose gradient is
   # near zero by up to lr on f32 rounding alone; measured on an H200, 9 seeds:
   # 2.6e-7 at most for eight, 5.2e-4 at seed 10517 (its losses 9.9e-6 apart,
   # within 1e-5): declared params atol 2e-3, about 4x that.
   f32_params=
   [ "$name" = ops_classifier ] && f32_params="--params-atol 2e-3"
-  check "$name: cuda f32 vs cpu f64" python3 compare.py "$name cuda-f32 vs cpu-f64" \
-    "$d/cuda32.trace" "$d/cuda32.st" "$d/cpu64.trace" "$d/cpu64.st" 1e-5 1e-4 $f32_params
+  if [ "$name" = resnet_small ]; then
+    # resnet_small's f32 run follows the f64 one to ~3e-7 until some step's
+    # rounding puts one of its ~230k relu inputs per step on the other side of
+    # 0: that unit's gradient switches on or off, the next losses move by
+    # ~1e-4, and SGD momentum grows it (cpu f32 vs cpu f64: 3 of 10 seeds past
+    # 1e-5 / 1e-4 within 10 steps, first at steps 6, 7, 6; 1 of 3 within 30
+    # steps, at step 8, 5e-2 by step 25). On those seeds the forwards below
+    # agree to 4.4e-7.
+    # Its f32 run is held to f64 on the forwards before any update: the mean
+    # loss before training (batch_norm's running statistics) and step 0's loss
+    # (batch statistics). The f64 run (rounding 1e-16) and the bitwise checks
+    # hold all 30 steps.
+    for tag in cuda32 cpu64; do
+      grep -E '^(mean_loss_before|step 0) ' "$d/$tag.trace" >"$d/$tag.forward.trace"
+    done
+    check "$name: cuda f32 vs cpu f64, forwards before any update" python3 compare.py \
+      "$name cuda-f32 vs cpu-f64 forward" "$d/cuda32.forward.trace" "$d/cuda32.st" \
+      "$d/cpu64.forward.trace" "$d/cpu64.st" 1e-5 1e-4 --losses-only
+  else
+    check "$name: cuda f32 vs cpu f64" python3 compare.py "$name cuda-f32 vs cpu-f64" \
+      "$d/cuda32.trace" "$d/cuda32.st" "$d/cpu64.trace" "$d/cpu64.st" 1e-5 1e-4 $f32_params
+  fi
   check "$name: two cuda runs bitwise equal" python3 compare.py "$name cuda-f32 run 1 vs run 2" \
     "$d/cuda32.trace" "$d/cuda32.st" "$d/cuda32b.trace" "$d/cuda32b.st" 0 0
   check "$name: graph replay = no graph, bitwise" python3 compare.py "$name graph vs --no-cuda-graph" \
@@ -267,17 +290,21 @@ result "ops_tokens on cuda: --mem-stats names how the tokens are read" $rc
 
 echo "== the digits classifiers on cuda: held-out accuracy (examples/digits_*.vouch)"
 # Their full training runs in f32 on the GPU, evaluated on the 357 held-out rows
-# (their eval clauses): the README states >= 95%.
-for name in digits_mlp digits_rnn batchnorm_mlp; do
+# (their eval clauses): the README states >= 95%, and >= 97% for the CNN
+# (digits_cnn: 97.48% at seed 0 on cpu, f64 and f32). resnet_small (97.76% and
+# 98.88% at seeds 0 and 1 on cpu f64) is held to 95%: its f32 training takes
+# another path than f64 after a few steps (see its comparison above).
+for entry in digits_mlp:95 digits_rnn:95 batchnorm_mlp:95 digits_cnn:97 resnet_small:95; do
+  name=${entry%:*} floor=${entry#*:}
   d="$TEST_TMPDIR/$name-accuracy"; mkdir -p "$d"
   bin/$name --device cuda >"$d/out.txt" 2>&1
   rc=$?
   acc=$(sed -nE 's/^eval after training: .*accuracy=([0-9.]+)%.*/\1/p' "$d/out.txt")
-  python3 -c "import sys; sys.exit(0 if float('${acc:-0}') >= 95.0 else 1)" || rc=1
+  python3 -c "import sys; sys.exit(0 if float('${acc:-0}') >= $floor else 1)" || rc=1
   cat "$d/out.txt" >>"$log"
   [ $rc -eq 0 ] || tail -5 "$d/out.txt"
   echo "$name cuda f32 held-out accuracy: ${acc:-none}%"
-  result "$name on cuda: held-out accuracy ${acc:-?}% >= 95%" $rc
+  result "$name on cuda: held-out accuracy ${acc:-?}% >= $floor%" $rc
 done
 
 echo "== batch_norm's state on cuda (tests/gpu/ops_batchnorm.vouch)"

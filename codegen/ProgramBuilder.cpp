@@ -298,9 +298,13 @@ void ProgramBuilder::reuseStorage() {
                     std::to_string(plan.ownedAtLeast) + ")";
   if (!plan.inPlaceSteps.empty()) {
     storageSummary_ += ", " + std::to_string(plan.inPlaceSteps.size()) + " in place (";
+    // By step, looked up once each (a scan per step is quadratic in a model
+    // of many in-place steps).
+    llvm::DenseMap<int32_t, const InPlaceStep *> byStep;
+    for (const InPlaceStep &x : inPlace_)
+      byStep.try_emplace(x.step, &x);
     for (auto [i, step] : llvm::enumerate(plan.inPlaceSteps)) {
-      const InPlaceStep &ip =
-          *llvm::find_if(inPlace_, [&](const InPlaceStep &x) { return x.step == step; });
+      const InPlaceStep &ip = *byStep.lookup(step);
       storageSummary_ += (i ? ", " : "") + bufferNames_[ip.result] + " over " +
                          bufferNames_[ip.operand] + " by " + whats_[step];
     }

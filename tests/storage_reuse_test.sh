@@ -11,9 +11,14 @@
 set -euo pipefail
 shared=$1 shared_cpp=$2 separate=$3 separate_cpp=$4 steps=$5 seed=$6 data=${7:-}
 dir=${TEST_TMPDIR:-$(mktemp -d)}
-grep -qF '\010storage0' "$shared_cpp" ||
+# The literal's lines joined (`"` newline `  "` dropped), so that no string is
+# cut where the literal breaks a line.
+joined() { tr -d '\n' <"$1" | sed 's/"  "//g' >"$2"; }
+joined "$shared_cpp" "$dir/shared.cpp.joined"
+joined "$separate_cpp" "$dir/separate.cpp.joined"
+grep -qF '\010storage0' "$dir/shared.cpp.joined" ||
   { echo "FAIL: $shared_cpp has no storage slot: nothing shares, nothing is tested"; exit 1; }
-if grep -qF 'storage0' "$separate_cpp"; then
+if grep -qF 'storage0' "$dir/separate.cpp.joined"; then
   echo "FAIL: $separate_cpp shares storage although built with --no-buffer-reuse"; exit 1
 fi
 data_flag=()

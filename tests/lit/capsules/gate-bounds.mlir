@@ -265,4 +265,4 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 143 failed obligations (shape ×116, uint32-abi ×27)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 146 failed obligations (shape ×116, uint32-abi ×30)

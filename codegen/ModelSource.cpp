@@ -88,6 +88,18 @@ BackendText backendText(const std::string &name, const std::string &header,
                          std::to_string(plan.capsules().size()) + ")"};
 }
 
+/// A Program's tables as the blob runtime/model_tables.h decodes: `<name>[]`
+/// (a string literal g++ reads in time linear in its size, however many ops
+/// the model has) and `<name>Bytes`, its length.
+std::string tablesBlob(const std::string &name, const ProgramBuilder &program) {
+  std::string blob = program.encodeTables();
+  return "// ---- the tables of program `" + program.modelName() + "` (" +
+         std::to_string(blob.size()) +
+         " bytes, runtime/model_tables.h) ----\nalignas(8) const char " + name +
+         "[] = " + bytesLiteral(blob) + ";\nconst unsigned long long " + name +
+         "Bytes = " + std::to_string(blob.size()) + ";\n\n";
+}
+
 /// The cpu kernel functions, private to part 1, and their tables for float
 /// and double.
 std::string cpuKernels(const ProgramBuilder &program) {
@@ -137,18 +149,19 @@ std::string emitModelSource(const ModelSourceInput &input) {
       << "// Defined by part 1 for part 2.\nnamespace vouch_model {\n"
       << "extern const vouch::rt::CpuKernelFn kCpuKernelsF32[], "
          "kCpuKernelsF64[];\n"
-      << "extern const vouch::rt::Program kCpuProgram;\n"
+      << "extern const char kCpuTables[];\n"
+      << "extern const unsigned long long kCpuTablesBytes;\n"
       << (cuda ? "extern const char kCubin[], kPtx[];\n" : "")
       << "}  // namespace vouch_model\n\n";
 
   // Part 1: the cpu kernels (what -O2 spends its time on), the cpu tables
-  // and the cubin and PTX.
+  // (a blob: runtime/model_tables.h) and the cubin and PTX.
   out << "#if !defined(VOUCH_PART) || VOUCH_PART == 1\n"
       << "#include <cmath>\n#include <cstdint>\n#include <vector>\n\n"
       << "#include \"runtime/cpu_kernels.h\"\n\n"
       << "namespace vouch_model {\n"
       << cpuKernels(*input.cpu.program)
-      << input.cpu.program->emitTables("kCpuProgram");
+      << tablesBlob("kCpuTables", *input.cpu.program);
   if (cuda) {
     const CudaBinary &binary = *input.cuda.binary;
     out << "// ---- cuda: " << input.cuda.program->kernelCount()
@@ -166,12 +179,13 @@ std::string emitModelSource(const ModelSourceInput &input) {
       << "#include <vector>\n\n"
       << "#include \"runtime/executor.h\"\n"
       << "#include \"runtime/model_api.h\"\n"
+      << "#include \"runtime/model_tables.h\"\n"
       << "#include \"runtime/train_main.h\"\n";
   if (cuda)
     out << "#include \"runtime/cuda/executor.h\"\n";
   out << "\nnamespace {\nusing namespace vouch::rt;\n\n";
   if (cuda)
-    out << input.cuda.program->emitTables("kCudaProgram");
+    out << tablesBlob("kCudaTables", *input.cuda.program);
   out << emitDescribeFunction(input.description) << "\n";
 
   const AcceptedGraphPlan &cpuPlan = *input.cpu.plan;
@@ -181,8 +195,9 @@ std::string emitModelSource(const ModelSourceInput &input) {
           " (reference kernels compiled from C++)",
       cpuPlan);
   out << cpuText.definitions
-      << "Backend cpu_backend() {\n  return cpu_program_backend("
-         "vouch_model::kCpuProgram, vouch_model::kCpuKernelsF32,\n      "
+      << "Backend cpu_backend() {\n  return cpu_program_backend(\n      "
+         "program_tables_or_exit(\"cpu\", vouch_model::kCpuTables, "
+         "vouch_model::kCpuTablesBytes),\n      vouch_model::kCpuKernelsF32, "
          "vouch_model::kCpuKernelsF64, "
       << cpuText.arguments << ");\n}\n\n";
   if (cuda) {
@@ -196,8 +211,9 @@ std::string emitModelSource(const ModelSourceInput &input) {
             (plan.deterministic() ? "; built --deterministic)" : ")"),
         plan);
     out << cudaText.definitions
-        << "Backend cuda_backend() {\n  return vouch::rt::cuda::cuda_program_backend("
-           "kCudaProgram, vouch_model::kCubin,\n      "
+        << "Backend cuda_backend() {\n  return vouch::rt::cuda::cuda_program_backend(\n"
+           "      program_tables_or_exit(\"cuda\", kCudaTables, kCudaTablesBytes),\n"
+           "      vouch_model::kCubin, "
         << input.cuda.binary->cubin.size() << ", vouch_model::kPtx, "
         << "vouch::rt::cuda::ProductMath::" << gemmProductMath(plan)
         << ", "

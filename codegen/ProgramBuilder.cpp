@@ -6,6 +6,7 @@
 #include "codegen/EmitSupport.h"
 #include "codegen/StoragePlan.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "runtime/model_tables.h"
 
 using namespace mlir;
 
@@ -297,9 +298,13 @@ void ProgramBuilder::reuseStorage() {
                     std::to_string(plan.ownedAtLeast) + ")";
   if (!plan.inPlaceSteps.empty()) {
     storageSummary_ += ", " + std::to_string(plan.inPlaceSteps.size()) + " in place (";
+    // By step, looked up once each (a scan per step is quadratic in a model
+    // of many in-place steps).
+    llvm::DenseMap<int32_t, const InPlaceStep *> byStep;
+    for (const InPlaceStep &x : inPlace_)
+      byStep.try_emplace(x.step, &x);
     for (auto [i, step] : llvm::enumerate(plan.inPlaceSteps)) {
-      const InPlaceStep &ip =
-          *llvm::find_if(inPlace_, [&](const InPlaceStep &x) { return x.step == step; });
+      const InPlaceStep &ip = *byStep.lookup(step);
       storageSummary_ += (i ? ", " : "") + bufferNames_[ip.result] + " over " +
                          bufferNames_[ip.operand] + " by " + whats_[step];
     }
@@ -367,36 +372,111 @@ rt::Program ProgramBuilder::sizingView() const {
   return p;
 }
 
+std::string ProgramBuilder::encodeTables() const {
+  // The Program with every pointer into this builder's strings and vectors.
+  std::vector<rt::BufferDesc> buffers = buffers_;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    buffers[i].name = bufferNames_[i].c_str();
+    buffers[i].shape = bufferShapes_[i].c_str();
+  }
+  std::vector<rt::StepDesc> steps = steps_;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].what = whats_[i].c_str();
+    steps[i].capsule = capsules_[i].c_str();
+  }
+  std::vector<std::vector<const char *>> saved(nodes_.size()), state(nodes_.size());
+  std::vector<rt::NodeDesc> nodes;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &n = nodes_[i];
+    for (const std::string &s : n.saved)
+      saved[i].push_back(s.c_str());
+    for (const std::string &s : n.state)
+      state[i].push_back(s.c_str());
+    nodes.push_back({static_cast<int32_t>(n.id), n.op.c_str(), n.capsule.c_str(),
+                     n.kernel.c_str(), n.afterStep, n.vjpBegin, n.vjpEnd,
+                     saved[i].data(), static_cast<int32_t>(n.saved.size()),
+                     n.state.empty() ? nullptr : state[i].data(),
+                     static_cast<int32_t>(n.state.size())});
+  }
+  std::vector<const char *> kernelNames;
+  for (const Kernel &k : kernels_)
+    kernelNames.push_back(k.name.c_str());
+  rt::Program p{};
+  p.name = modelName_.c_str();
+  p.buffers = buffers.data();
+  p.num_buffers = static_cast<int32_t>(buffers.size());
+  p.params = params_.data();
+  p.grads = grads_.data();
+  p.num_params = static_cast<int32_t>(params_.size());
+  p.loss = loss_;
+  p.output = output_;
+  p.steps = steps.data();
+  p.num_steps = static_cast<int32_t>(steps.size());
+  p.forward_end = forwardEnd_;
+  p.prologue_begin = prologueBegin_;
+  p.prologue_end = prologueEnd_;
+  p.args = args_.data();
+  p.num_args = static_cast<int32_t>(args_.size());
+  p.ints = ints_.data();
+  p.num_ints = static_cast<int32_t>(ints_.size());
+  p.nodes = nodes.data();
+  p.num_nodes = static_cast<int32_t>(nodes.size());
+  p.kernel_names = kernelNames.data();
+  p.num_kernels = static_cast<int32_t>(kernelNames.size());
+  p.schedule = schedule_.c_str();
+  p.batch_capsule = batchCapsule_.c_str();
+  p.optimizer_capsule = optimizerCapsule_.c_str();
+  p.fields = fields_.data();
+  p.num_fields = static_cast<int32_t>(fields_.size());
+  p.clip_capsule = clipCapsule_.empty() ? nullptr : clipCapsule_.c_str();
+  p.states = states_.empty() ? nullptr : states_.data();
+  p.num_states = static_cast<int32_t>(states_.size());
+  return rt::encode_program_tables(p);
+}
+
 std::string ProgramBuilder::emitTables(const std::string &name) const {
+  std::string blob = encodeTables();
+  rt::Result<std::unique_ptr<rt::ProgramTables>> decoded =
+      rt::decode_program_tables(blob.data(), blob.size());
+  if (!decoded.ok())
+    llvm::report_fatal_error(llvm::Twine("codegen: the program's tables do not read back: ") +
+                             decoded.status().message());
+  return programTablesText(decoded.value()->program(), name);
+}
+
+std::string programTablesText(const rt::Program &p, const std::string &name) {
   std::ostringstream out;
-  out << "// ---- program `" << name << "`: " << buffers_.size()
-      << " buffers, " << steps_.size() << " steps, " << kernels_.size()
-      << " kernels ----\n";
-  std::vector<size_t> bufferIndex(buffers_.size());
-  for (size_t i = 0; i < buffers_.size(); ++i)
-    bufferIndex[i] = i;
-  writeArray(out, "const vouch::rt::BufferDesc " + name + "_buffers[]",
-             bufferIndex, "{0, -1, \"\", nullptr}", [&](size_t i) {
-               out << "{" << buffers_[i].numel << ", " << buffers_[i].alias_of
-                   << ", " << cppStringLiteral(bufferNames_[i]) << ", "
-                   << cppStringLiteral(bufferShapes_[i]) << ", vouch::rt::DType::"
-                   << (buffers_[i].dtype == rt::DType::I32 ? "I32" : "Real")
-                   << (buffers_[i].zero_init ? ", true" : "") << "}";
-             });
-  auto ints = [&](const std::string &decl, const std::vector<int32_t> &v) {
-    writeArray(out, decl, v, "-1", [&](int32_t i) { out << i; });
+  out << "// ---- program `" << name << "`: " << p.num_buffers << " buffers, "
+      << p.num_steps << " steps, " << p.num_kernels << " kernels ----\n";
+  auto range = [](int32_t n) {
+    std::vector<int32_t> v(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] = i;
+    return v;
   };
-  ints("const int32_t " + name + "_params[]", params_);
-  ints("const int32_t " + name + "_grads[]", grads_);
-  ints("const int32_t " + name + "_fields[]", fields_);
-  if (!states_.empty())
-    ints("const int32_t " + name + "_states[]", states_);
-  std::vector<size_t> stepIndex(steps_.size());
-  for (size_t i = 0; i < steps_.size(); ++i)
-    stepIndex[i] = i;
-  writeArray(out, "const vouch::rt::StepDesc " + name + "_steps[]", stepIndex,
-             "{}", [&](size_t i) {
-               const rt::StepDesc &s = steps_[i];
+  auto text = [](const char *s) {
+    return s ? cppStringLiteral(s) : std::string("nullptr");
+  };
+  writeArray(out, "const vouch::rt::BufferDesc " + name + "_buffers[]",
+             range(p.num_buffers), "{0, -1, \"\", nullptr}", [&](int32_t i) {
+               const rt::BufferDesc &b = p.buffers[i];
+               out << "{" << b.numel << ", " << b.alias_of << ", " << text(b.name)
+                   << ", " << text(b.shape) << ", vouch::rt::DType::"
+                   << (b.dtype == rt::DType::I32 ? "I32" : "Real")
+                   << (b.zero_init ? ", true" : "") << "}";
+             });
+  auto ints = [&](const std::string &decl, const int32_t *v, int32_t n) {
+    writeArray(out, decl, llvm::ArrayRef<int32_t>(v, static_cast<size_t>(n)), "-1",
+               [&](int32_t i) { out << i; });
+  };
+  ints("const int32_t " + name + "_params[]", p.params, p.num_params);
+  ints("const int32_t " + name + "_grads[]", p.grads, p.num_params);
+  ints("const int32_t " + name + "_fields[]", p.fields, p.num_fields);
+  if (p.num_states > 0)
+    ints("const int32_t " + name + "_states[]", p.states, p.num_states);
+  writeArray(out, "const vouch::rt::StepDesc " + name + "_steps[]",
+             range(p.num_steps), "{}", [&](int32_t i) {
+               const rt::StepDesc &s = p.steps[i];
                out << "{" << stepKindName(s.kind) << ", " << s.kernel << ", "
                    << s.first_arg << ", " << s.num_args << ", " << s.grid_x
                    << ", " << s.block_x << ", " << s.block_y << ", "
@@ -405,70 +485,63 @@ std::string ProgramBuilder::emitTables(const std::string &name) const {
                    << ", " << s.m << ", " << s.n << ", " << s.k << ", "
                    << s.stride_a << ", " << s.stride_b << ", " << s.a << ", "
                    << s.b << ", " << s.c << ", " << s.bias << ", "
-                   << cppStringLiteral(whats_[i]) << ", "
-                   << cppStringLiteral(capsules_[i]) << ", " << s.shared_bytes
-                   << ", " << s.blocks_per_sm;
+                   << text(s.what) << ", " << text(s.capsule) << ", "
+                   << s.shared_bytes << ", " << s.blocks_per_sm;
                // The last field only where set (value-initialised otherwise).
                if (s.shared_bytes_f64)
                  out << ", " << s.shared_bytes_f64;
                out << "}";
              });
-  writeArray(out, "const vouch::rt::ArgDesc " + name + "_args[]", args_, "{}",
+  writeArray(out, "const vouch::rt::ArgDesc " + name + "_args[]",
+             llvm::ArrayRef<rt::ArgDesc>(p.args, static_cast<size_t>(p.num_args)), "{}",
              [&](const rt::ArgDesc &a) {
                out << "{" << kindName(a.kind) << ", " << a.value << ", "
                    << a.count << ", " << exact(a.real) << "}";
              });
-  writeArray(out, "const int64_t " + name + "_ints[]", ints_, "0",
+  writeArray(out, "const int64_t " + name + "_ints[]",
+             llvm::ArrayRef<int64_t>(p.ints, static_cast<size_t>(p.num_ints)), "0",
              [&](int64_t v) { out << v << "LL"; });
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    writeArray(out, "const char* const " + name + "_saved" + std::to_string(i) + "[]",
-               nodes_[i].saved, "nullptr",
-               [&](const std::string &s) { out << cppStringLiteral(s); });
+  auto names = [&](const std::string &decl, const char *const *v, int32_t n) {
+    writeArray(out, decl, llvm::ArrayRef<const char *>(v, static_cast<size_t>(n)),
+               "nullptr", [&](const char *s) { out << text(s); });
+  };
+  for (int32_t i = 0; i < p.num_nodes; ++i)
+    names("const char* const " + name + "_saved" + std::to_string(i) + "[]",
+          p.nodes[i].saved, p.nodes[i].num_saved);
   // The state a node updates (batch_norm's), only for such nodes.
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    if (!nodes_[i].state.empty())
-      writeArray(out, "const char* const " + name + "_state" + std::to_string(i) + "[]",
-                 nodes_[i].state, "nullptr",
-                 [&](const std::string &s) { out << cppStringLiteral(s); });
-  std::vector<size_t> nodeIndex(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    nodeIndex[i] = i;
-  writeArray(out, "const vouch::rt::NodeDesc " + name + "_nodes[]", nodeIndex,
-             "{}", [&](size_t i) {
-               const Node &n = nodes_[i];
-               out << "{" << n.id << ", " << cppStringLiteral(n.op) << ", "
-                   << cppStringLiteral(n.capsule) << ", "
-                   << cppStringLiteral(n.kernel) << ", " << n.afterStep << ", "
-                   << n.vjpBegin << ", " << n.vjpEnd << ", " << name
-                   << "_saved" << i << ", " << n.saved.size();
-               if (!n.state.empty())
-                 out << ", " << name << "_state" << i << ", " << n.state.size();
+  for (int32_t i = 0; i < p.num_nodes; ++i)
+    if (p.nodes[i].num_state > 0)
+      names("const char* const " + name + "_state" + std::to_string(i) + "[]",
+            p.nodes[i].state, p.nodes[i].num_state);
+  writeArray(out, "const vouch::rt::NodeDesc " + name + "_nodes[]",
+             range(p.num_nodes), "{}", [&](int32_t i) {
+               const rt::NodeDesc &n = p.nodes[i];
+               out << "{" << n.id << ", " << text(n.op) << ", " << text(n.capsule)
+                   << ", " << text(n.kernel) << ", " << n.after_step << ", "
+                   << n.vjp_begin << ", " << n.vjp_end << ", " << name
+                   << "_saved" << i << ", " << n.num_saved;
+               if (n.num_state > 0)
+                 out << ", " << name << "_state" << i << ", " << n.num_state;
                out << "}";
              });
-  writeArray(out, "const char* const " + name + "_kernels[]", kernels_,
-             "nullptr",
-             [&](const Kernel &k) { out << cppStringLiteral(k.name); });
-  out << "const vouch::rt::Program " << name << " = {\n  "
-      << cppStringLiteral(modelName()) << ", " << name << "_buffers, "
-      << buffers_.size() << ", " << name << "_params, " << name << "_grads, "
-      << params_.size() << ",\n  " << loss_ << ", " << output_ << ", " << name << "_steps, "
-      << steps_.size() << ", " << forwardEnd_ << ", " << prologueBegin_
-      << ", " << prologueEnd_ << ",\n  " << name << "_args, " << name
-      << "_ints, " << name << "_nodes, " << nodes_.size() << ", " << name
-      << "_kernels, " << kernels_.size() << ",\n  "
-      << cppStringLiteral(schedule_) << ",\n  " << args_.size() << ", "
-      << ints_.size() << ", " << cppStringLiteral(batchCapsule_) << ", "
-      << cppStringLiteral(optimizerCapsule_) << ",\n  " << name << "_fields, "
-      << fields_.size();
+  names("const char* const " + name + "_kernels[]", p.kernel_names, p.num_kernels);
+  out << "const vouch::rt::Program " << name << " = {\n  " << text(p.name) << ", "
+      << name << "_buffers, " << p.num_buffers << ", " << name << "_params, "
+      << name << "_grads, " << p.num_params << ",\n  " << p.loss << ", " << p.output
+      << ", " << name << "_steps, " << p.num_steps << ", " << p.forward_end << ", "
+      << p.prologue_begin << ", " << p.prologue_end << ",\n  " << name << "_args, "
+      << name << "_ints, " << name << "_nodes, " << p.num_nodes << ", " << name
+      << "_kernels, " << p.num_kernels << ",\n  " << text(p.schedule) << ",\n  "
+      << p.num_args << ", " << p.num_ints << ", " << text(p.batch_capsule) << ", "
+      << text(p.optimizer_capsule) << ",\n  " << name << "_fields, " << p.num_fields;
   // Only a clipping model names the field, and only a model with state its
-  // table: every other program's text is as before (the fields are then null
-  // and 0 by aggregate initialisation).
-  if (!clipCapsule_.empty())
-    out << ", " << cppStringLiteral(clipCapsule_);
-  else if (!states_.empty())
+  // table (the fields are otherwise null and 0).
+  if (p.clip_capsule)
+    out << ", " << text(p.clip_capsule);
+  else if (p.num_states > 0)
     out << ", nullptr";
-  if (!states_.empty())
-    out << ", " << name << "_states, " << states_.size();
+  if (p.num_states > 0)
+    out << ", " << name << "_states, " << p.num_states;
   out << "};\n\n";
   return out.str();
 }

@@ -168,8 +168,12 @@ public:
   /// builder lives.
   rt::Program sizingView() const;
 
-  /// The tables as C++ definitions of `const vouch::rt::Program <name>` and
-  /// its arrays (all with the prefix `<name>_`).
+  /// The Program as the blob a generated executable carries
+  /// (runtime/model_tables.h): every table, none of it code.
+  std::string encodeTables() const;
+
+  /// The tables as text (programTablesText) of the Program the blob of
+  /// encodeTables decodes to: what the executable will run, readable.
   std::string emitTables(const std::string &name) const;
 
 private:
@@ -209,6 +213,11 @@ private:
   std::string schedule_;
   std::string storageSummary_;
 };
+
+/// `program`'s tables as C++ definitions of `const vouch::rt::Program <name>`
+/// and its arrays (all with the prefix `<name>_`): `vouch build --emit
+/// tables` and tests read them; executables carry the blob instead.
+std::string programTablesText(const rt::Program &program, const std::string &name);
 
 } // namespace vouch::codegen
 

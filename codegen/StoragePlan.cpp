@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <queue>
 
 #include "runtime/executor.h"
 
@@ -43,16 +44,122 @@ std::vector<Lifetime> lifetimes(const rt::Program &p) {
   return life;
 }
 
-struct Slot {
+/// The slots of one size, in the order they were opened, with a max tree
+/// over each slot's `reach` (see placeStorageUnits): the lowest-numbered slot
+/// whose reach passes a position is found in O(log S).
+struct SizeGroup {
   int64_t numel;
-  /// Its occupants' lifetimes, first step -> last step (disjoint); an
-  /// in-place chain is one of them.
-  std::map<int32_t, int32_t> busy;
-  /// The buffers in it (an in-place chain's every buffer).
-  int32_t buffers = 0;
+  std::vector<int32_t> slots;
+  std::vector<int32_t> tree; // 1-based heap of maxima, leaves at [capacity, 2·capacity)
+  int32_t capacity = 0;
+
+  void set(int32_t position, int32_t reach) {
+    int32_t i = capacity + position;
+    tree[static_cast<size_t>(i)] = reach;
+    for (i /= 2; i >= 1; i /= 2)
+      tree[static_cast<size_t>(i)] =
+          std::max(tree[static_cast<size_t>(2 * i)], tree[static_cast<size_t>(2 * i + 1)]);
+  }
+  /// A new slot at the end; the tree doubles when full (its leaves copied).
+  int32_t append(int32_t slot) {
+    int32_t position = static_cast<int32_t>(slots.size());
+    slots.push_back(slot);
+    if (position >= capacity) {
+      int32_t grown = std::max(1, capacity * 2);
+      std::vector<int32_t> leaves(tree.begin() + capacity, tree.begin() + 2 * capacity);
+      tree.assign(static_cast<size_t>(2 * grown), INT32_MIN);
+      std::copy(leaves.begin(), leaves.end(), tree.begin() + grown);
+      capacity = grown;
+      for (int32_t i = capacity - 1; i >= 1; --i)
+        tree[static_cast<size_t>(i)] =
+            std::max(tree[static_cast<size_t>(2 * i)], tree[static_cast<size_t>(2 * i + 1)]);
+    }
+    return position;
+  }
+  /// The lowest position whose reach is greater than `last`, or -1.
+  int32_t firstBeyond(int32_t last) const {
+    if (capacity == 0 || tree[1] <= last)
+      return -1;
+    int32_t i = 1;
+    while (i < capacity)
+      i = tree[static_cast<size_t>(2 * i)] > last ? 2 * i : 2 * i + 1;
+    return i - capacity;
+  }
 };
 
 } // namespace
+
+std::vector<int32_t> placeStorageUnits(const std::vector<StorageUnit> &units,
+                                       std::vector<int64_t> &slotNumel) {
+  // A slot's occupants are disjoint intervals, so by first position they are
+  // also by last. For a unit [first, last], the one occupant that can decide
+  // is the earliest whose last position is at or after `first`: the slot is
+  // free over the unit iff that occupant starts after `last` (or there is
+  // none). That occupant's start is the slot's `reach` at `first`
+  // (INT32_MAX: none). Units of one size come by first position, so while
+  // one size is placed `first` only grows, and a slot's reach changes only
+  // when `first` passes its deciding occupant's end (an event, kept in a
+  // heap) or when a unit joins it. A new size starts every slot over.
+  struct SlotState {
+    std::map<int32_t, int32_t> busy; // first -> last
+    int32_t group, position;
+    int32_t eventAt = -1; // when the reach changes next (-1: never)
+  };
+  std::vector<SlotState> slots;
+  std::vector<SizeGroup> groups; // by size, largest first
+  using Event = std::pair<int32_t, int32_t>; // (position, slot)
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  auto setReach = [&](int32_t s, int32_t at) {
+    SlotState &slot = slots[static_cast<size_t>(s)];
+    auto it = slot.busy.upper_bound(at);
+    if (it != slot.busy.begin() && std::prev(it)->second >= at)
+      --it;
+    int32_t reach = INT32_MAX;
+    slot.eventAt = -1;
+    if (it != slot.busy.end()) {
+      reach = it->first;
+      slot.eventAt = it->second + 1;
+      events.push({slot.eventAt, s});
+    }
+    groups[static_cast<size_t>(slot.group)].set(slot.position, reach);
+  };
+
+  std::vector<int32_t> slotOf(units.size(), -1);
+  int64_t size = -1;
+  for (size_t u = 0; u < units.size(); ++u) {
+    const StorageUnit &unit = units[u];
+    if (unit.numel != size) { // a new size: every slot's reach from the start
+      size = unit.numel;
+      events = {};
+      for (int32_t s = 0; s < static_cast<int32_t>(slots.size()); ++s)
+        setReach(s, INT32_MIN);
+    }
+    while (!events.empty() && events.top().first <= unit.first) {
+      auto [at, s] = events.top();
+      events.pop();
+      if (slots[static_cast<size_t>(s)].eventAt == at) // else superseded
+        setReach(s, unit.first);
+    }
+    // The smallest size with a free slot (the last groups are the smallest).
+    int32_t chosen = -1;
+    for (auto g = groups.rbegin(); g != groups.rend() && chosen < 0; ++g)
+      if (int32_t position = g->firstBeyond(unit.last); position >= 0)
+        chosen = g->slots[static_cast<size_t>(position)];
+    if (chosen < 0) {
+      chosen = static_cast<int32_t>(slots.size());
+      if (groups.empty() || groups.back().numel != unit.numel)
+        groups.push_back({unit.numel, {}, {}, 0});
+      SizeGroup &group = groups.back();
+      slots.push_back({{}, static_cast<int32_t>(groups.size() - 1), group.append(chosen)});
+      slotNumel.push_back(unit.numel);
+    }
+    SlotState &slot = slots[static_cast<size_t>(chosen)];
+    slot.busy.emplace(unit.first, unit.last);
+    setReach(chosen, unit.first); // the unit itself decides now
+    slotOf[u] = chosen;
+  }
+  return slotOf;
+}
 
 StoragePlan planStorage(const rt::Program &p, const std::vector<InPlaceStep> &inPlace,
                         bool outputReadAtForwardEnd) {
@@ -171,44 +278,32 @@ StoragePlan planStorage(const rt::Program &p, const std::vector<InPlaceStep> &in
 
   // Largest first: each unit goes into the smallest slot none of whose
   // occupants is alive at any step it is (every slot holds a buffer at least
-  // as large, so none grows), else into a new slot. Smaller buffers fill the
-  // gaps in the lifetimes of larger ones.
+  // as large, so none grows), else into a new slot (placeStorageUnits).
+  // Smaller buffers fill the gaps in the lifetimes of larger ones.
   std::stable_sort(units.begin(), units.end(), [&](const Unit &x, const Unit &y) {
     if (x.numel != y.numel)
       return x.numel > y.numel;
     return x.life.first < y.life.first;
   });
-  std::vector<Slot> slots;
-  for (const Unit &u : units) {
-    const Lifetime &l = u.life;
-    int32_t best = -1;
-    for (int32_t s = 0; s < static_cast<int32_t>(slots.size()); ++s) {
-      if (best >= 0 && slots[s].numel >= slots[best].numel)
-        continue;
-      // The occupants, by first step: the one starting last before l.last
-      // is the only one that can reach into [l.first, l.last].
-      const std::map<int32_t, int32_t> &busy = slots[s].busy;
-      auto after = busy.upper_bound(l.last);
-      if (after != busy.begin() && std::prev(after)->second >= l.first)
-        continue;
-      best = s;
-    }
-    if (best < 0) {
-      best = static_cast<int32_t>(slots.size());
-      slots.push_back({u.numel, {}, 0});
-    }
-    slots[best].busy.emplace(l.first, l.last);
-    slots[best].buffers += u.buffers;
-    for (int32_t m = u.head; m >= 0; m = next[static_cast<size_t>(m)])
-      plan.slotOf[static_cast<size_t>(m)] = best;
+  std::vector<StorageUnit> placing;
+  placing.reserve(units.size());
+  for (const Unit &u : units)
+    placing.push_back({u.numel, u.life.first, u.life.last});
+  std::vector<int64_t> slotNumel;
+  const std::vector<int32_t> slotOfUnit = placeStorageUnits(placing, slotNumel);
+  std::vector<int32_t> slotBuffers(slotNumel.size(), 0);
+  for (size_t i = 0; i < units.size(); ++i) {
+    slotBuffers[static_cast<size_t>(slotOfUnit[i])] += units[i].buffers;
+    for (int32_t m = units[i].head; m >= 0; m = next[static_cast<size_t>(m)])
+      plan.slotOf[static_cast<size_t>(m)] = slotOfUnit[i];
   }
 
   // A slot of one occupant is just that buffer's own storage.
-  std::vector<int32_t> renumber(slots.size(), -1);
-  for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].buffers > 1) {
+  std::vector<int32_t> renumber(slotNumel.size(), -1);
+  for (size_t s = 0; s < slotNumel.size(); ++s)
+    if (slotBuffers[s] > 1) {
       renumber[s] = static_cast<int32_t>(plan.slotNumel.size());
-      plan.slotNumel.push_back(slots[s].numel);
+      plan.slotNumel.push_back(slotNumel[s]);
     }
   plan.ownedAfter = plan.ownedBefore;
   for (int32_t b = 0; b < n; ++b) {

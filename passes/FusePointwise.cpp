@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/IR/Builders.h"
 #include "passes/TapeLayout.h"
 
@@ -76,19 +78,44 @@ struct FusePointwisePass
       segments.push_back(it->vjp);
     for (ArrayRef<Operation *> segment : segments) {
       SmallVector<Operation *> run;
+      // The run's ops, and the values it reads from outside (the kernel's
+      // loads, as codegen's PointwiseRecipe counts them).
+      llvm::SmallPtrSet<Operation *, 16> inside;
+      llvm::SmallDenseSet<Value, 16> loads;
+      auto closeRun = [&] {
+        close(run);
+        inside.clear();
+        loads.clear();
+      };
       int64_t runElements = -1;
       for (Operation *op : segment) {
         int64_t elements = getNumElements(op->getResult(0).getType());
         if (!isFusible(op)) {
-          close(run);
+          closeRun();
           continue;
         }
         if (!run.empty() && elements != runElements)
-          close(run);
+          closeRun();
+        // A run at its limits (kMaxFusedOps, kMaxFusedLoads) ends before
+        // this op, which starts the next.
+        auto newLoads = [&] {
+          llvm::SmallDenseSet<Value, 4> fresh;
+          for (Value v : op->getOperands())
+            if (!inside.contains(v.getDefiningOp()) && !loads.contains(v))
+              fresh.insert(v);
+          return fresh.size();
+        };
+        if (run.size() >= static_cast<size_t>(kMaxFusedOps) ||
+            loads.size() + newLoads() > static_cast<size_t>(kMaxFusedLoads))
+          closeRun();
         run.push_back(op);
+        inside.insert(op);
+        for (Value v : op->getOperands())
+          if (!inside.contains(v.getDefiningOp()))
+            loads.insert(v);
         runElements = elements;
       }
-      close(run);
+      closeRun();
     }
   }
 };

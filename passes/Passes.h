@@ -25,6 +25,15 @@ void addAutodiffPasses(mlir::OpPassManager &pm,
 /// True for ops the fusion pass may put into a pointwise kernel.
 bool isFusible(mlir::Operation *op);
 
+/// The most ops vouch-fuse-pointwise puts into one group, and the most
+/// values a group may read from outside it (the kernel's scalar mask has a
+/// bit per value read). A longer run becomes several groups: one kernel's
+/// size, NVRTC's time on it and its parameter list stay bounded (a repeat of
+/// 10,000 pointwise ops was one kernel NVRTC did not finish in 7 minutes),
+/// and runs of a repeated body give repeated groups, which share kernels.
+inline constexpr int kMaxFusedOps = 64;
+inline constexpr int kMaxFusedLoads = 64;
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

@@ -118,7 +118,9 @@ def FusePointwise : Pass<"vouch-fuse-pointwise", "::vouch::ModelOp"> {
     kernel: every op of a run gets `vouch.fusion_group = "<model>_fused<k>"`.
     Values used only inside a run stay in registers; the rest are stored.
     Fusion changes launches, not meaning: the tape still records one node
-    per forward op. Runs of a single op are left alone. First,
+    per forward op. Runs of a single op are left alone. A run longer than
+    kMaxFusedOps (64) ops, or reading more than kMaxFusedLoads (64) values
+    from outside it, is cut into several groups (passes/Passes.h). First,
     `broadcast(fill c)` becomes `fill c` of the broadcast's shape, so
     constants join the group that reads them.
   }];

@@ -103,9 +103,9 @@ int runBuild(const std::vector<std::string> &args) {
                  "compile a model description to a native executable that "
                  "trains it (run it with --help for its options)",
                  "[options] FILE -o OUT");
-  cl.option("output", "OUT", "the executable (or source, with --emit=cpp) "
-                             "to write; also -o. Missing directories are "
-                             "created");
+  cl.option("output", "OUT", "the executable (or source, with --emit=cpp, or "
+                             "tables, with --emit=tables) to write; also -o. "
+                             "Missing directories are created");
   cl.option("target", "cpu|cuda",
             "cpu: reference kernels only; cuda: also NVRTC kernels and "
             "cuBLAS (the executable then runs on either, --device picks)",
@@ -114,7 +114,10 @@ int runBuild(const std::vector<std::string> &args) {
   cl.flag("deterministic", "gate the plans under the determinism "
                            "obligation: refuse any capsule whose summation "
                            "order may change from run to run");
-  cl.option("emit", "exe|cpp", "write an executable, or only its C++ source",
+  cl.option("emit", "exe|cpp|tables",
+            "write an executable, or only its C++ source, or only its "
+            "programs' tables as readable text (the executable carries them "
+            "as a blob, decoded at startup)",
             "exe");
   cl.option("emit-dir", "DIR", "keep the generated sources in DIR");
   declareImportOptions(cl);
@@ -132,7 +135,7 @@ int runBuild(const std::vector<std::string> &args) {
     return 2;
   }
   auto chosenTarget = cl.choice("target", {"cpu", "cuda"});
-  auto chosenEmit = cl.choice("emit", {"exe", "cpp"});
+  auto chosenEmit = cl.choice("emit", {"exe", "cpp", "tables"});
   if (!chosenTarget || !chosenEmit)
     return 2;
   std::string target = *chosenTarget, emit = *chosenEmit, error;
@@ -233,7 +236,15 @@ int runBuild(const std::vector<std::string> &args) {
   }
   timer.done("emit C++", std::to_string(source.size() / 1024) + " KiB");
 
-  if (emit == "cpp") {
+  if (emit == "cpp" || emit == "tables") {
+    // The tables as the executable will read them: decoded from its blobs.
+    if (emit == "tables") {
+      source = "// The program tables, decoded from the blobs the executable "
+               "carries (runtime/model_tables.h).\n" +
+               (*cpuProgram)->emitTables("kCpuProgram");
+      if (cudaProgram)
+        source += cudaProgram->emitTables("kCudaProgram");
+    }
     if (!codegen::writeFileAtomically(cl.get("output"), source, error)) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 2;

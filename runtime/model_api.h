@@ -11,15 +11,14 @@
 //
 //   int main(int argc, char** argv) {
 //     static const ModelDescription model = describe();
-//     return train_main(argc, argv, model,
-//                       {cpu_program_backend(kCpuProgram, kCpuKernelsF32, kCpuKernelsF64,
-//                                            kCpuHeader, cpu_reports()),
-//                        cuda_program_backend(kCudaProgram, vouch_model::kCubin, <its size>,
-//                                             reinterpret_cast<const char*>(kPtx), kTf32,
-//                                             kCudaHeader, cuda_reports())});
+//     return train_main(argc, argv, model, {cpu_backend(), cuda_backend()});
 //   }
 //
-// (a cpu-only executable passes only the cpu backend and need not link runtime/cuda).
+// where each backend's function hands its executor the Program decoded from the
+// executable's tables blob (program_tables_or_exit, runtime/model_tables.h: a blob that
+// does not decode and check is refused, the executable exits 1) with its kernels (cpu:
+// kCpuKernelsF32 / F64; cuda: the cubin, PTX and product math) and report texts
+// (a cpu-only executable passes only cpu_backend() and need not link runtime/cuda).
 #ifndef VOUCH_RUNTIME_MODEL_API_H_
 #define VOUCH_RUNTIME_MODEL_API_H_
 

@@ -190,7 +190,7 @@ Result<NpyHeader> parse_npy_header(const std::string& path, const char* data, si
   if (h.fortran_order)
     return npy_error(path, "fortran_order arrays are not supported (save a C-contiguous array)");
   if (h.descr.size() >= 1 && h.descr[0] == '>')
-    return npy_error(path, "big-endian dtype '" + h.descr + "' is not supported");
+    return npy_error(path, "big-endian dtype " + quoted(h.descr) + " is not supported");
   return NpyHeader{h.descr, h.shape, header_start + header_len};
 }
 

@@ -119,6 +119,21 @@ TEST(NpyTest, Refusals) {
                "structured dtypes");
 }
 
+// Found by //tests/fuzz:npy_fuzzer: a big-endian dtype from the header was printed raw
+// (control bytes, and up to the header's 1 MB). It is shown escaped and cut, as the
+// header's keys are.
+TEST(NpyTest, TheDtypeOfARefusalIsShownEscaped) {
+  std::string d6 = raw<double>(std::vector<double>(6, 1.0));
+  std::string path = write_temp("big_raw.npy", npy_bytes(std::string(">f\xd8\x1b[2J", 7) +
+                                                              std::string(5000, 'x'),
+                                                          {3, 2}, d6));
+  Result<NpyArray> r = load_npy(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            path + ": big-endian dtype '>f\\xd8\\x1b[2J" + std::string(41, 'x') +
+                "'... (5007 bytes) is not supported");
+}
+
 // Issue 14: a directory where an .npy is expected aborted with std::ios_failure.
 TEST(NpyTest, ADirectoryIsRefusedByName) {
   const std::string dir = test_files::temp_path("x_dir.npy");

@@ -193,11 +193,15 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     std::string range = "[" + std::to_string(begin) + "," + std::to_string(end) + "]";
     if (begin > end) return file_error(path, where + "data_offsets " + range + " are reversed");
     const uint64_t elem = dtype->text == "F64" ? 8 : 4;
-    if (end - begin != uint64_t(numel) * elem)
+    // Its bytes, checked: 2^61 F64 elements are 2^64 bytes, which wrapped to 0 and
+    // matched an empty range (a tensor of that shape loaded holding nothing).
+    uint64_t bytes;
+    if (__builtin_mul_overflow(uint64_t(numel), elem, &bytes))
+      return file_error(path, where + "shape " + shape_string(t.shape) + " is too large");
+    if (end - begin != bytes)
       return file_error(path, where + "shape " + shape_string(t.shape) + " as " + dtype->text +
-                                  " needs " + std::to_string(uint64_t(numel) * elem) +
-                                  " bytes but data_offsets " + range + " span " +
-                                  std::to_string(end - begin));
+                                  " needs " + std::to_string(bytes) + " bytes but data_offsets " +
+                                  range + " span " + std::to_string(end - begin));
     if (begin > data_size)
       return file_error(path, where + "data_offsets " + range + " lie outside the data area (" +
                                   std::to_string(data_size) + " bytes)");

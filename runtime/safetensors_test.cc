@@ -287,6 +287,22 @@ TEST(SafetensorsTest, RefusalsShowTheHeadersTextEscaped) {
                  "tensors 'a\\x0a' and 'b\\x0d' overlap");
 }
 
+// Found by //tests/fuzz:safetensors_fuzzer's property that a tensor holds its shape's
+// elements: [2^61] as F64 needs 2^64 bytes, which wrapped to 0, so data_offsets [0,0]
+// loaded a tensor of that shape holding nothing.
+TEST(SafetensorsTest, ATensorsByteCountCannotWrap) {
+  expect_refused("wrap.st",
+                 st_file("{\"w\":{\"dtype\":\"F64\",\"shape\":[2305843009213693952],"
+                         "\"data_offsets\":[0,0]}}",
+                         ""),
+                 "tensor 'w': shape [2305843009213693952] is too large");
+  expect_refused("wrap32.st",
+                 st_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1073741824,4294967296],"
+                         "\"data_offsets\":[0,0]}}",
+                         ""),
+                 "is too large");
+}
+
 // Found with the safetensors fuzz target's inputs scaled up: a checkpoint of 200,000
 // (empty) tensors took 100 s to load and check, quadratic in the names (the JSON
 // reader's duplicate keys, check_params' matching, save's duplicate names); a 100 MB

@@ -248,10 +248,14 @@ Result<NpyArray> load_npy(const std::string& path) {
                                " (only <f4, <f8, <i4, <i8, |u1, |b1)");
   }
 
-  int64_t numel = 1;
+  // The extents other than 0 must multiply within int64 too, as numpy requires:
+  // (0, 2^62, 2^62) holds no element, but its rows' length overflows wherever it is
+  // computed (the data loaders' elements per row).
+  int64_t numel = 1, nonzero = 1;
   for (int64_t d : h.shape) {
-    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / int64_t(elem) / d)
+    if (d != 0 && nonzero > std::numeric_limits<int64_t>::max() / int64_t(elem) / d)
       return npy_error(path, "shape too large");
+    if (d != 0) nonzero *= d;
     numel *= d;
   }
   const uint64_t need = uint64_t(numel) * elem;

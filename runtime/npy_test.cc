@@ -119,6 +119,17 @@ TEST(NpyTest, Refusals) {
                "structured dtypes");
 }
 
+// Found by //tests/fuzz:npy_fuzzer under UBSan: an empty array whose other extents
+// overflow int64 ((0, 2^62, 2^62)) loaded, and the data loaders' row length
+// (dataset.cc) overflowed. Refused as numpy refuses to make one.
+TEST(NpyTest, ExtentsBesideAZeroMustFitToo) {
+  expect_error("zero_big.npy",
+               npy_bytes("<f8", {0, int64_t(1) << 62, int64_t(1) << 62}, ""), "shape too large");
+  Result<NpyArray> empty = load_npy(write_temp("zero_ok.npy", npy_bytes("<f8", {0, 3, 4}, "")));
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_TRUE(empty.value().data.empty());
+}
+
 // Found by //tests/fuzz:npy_fuzzer: a big-endian dtype from the header was printed raw
 // (control bytes, and up to the header's 1 MB). It is shown escaped and cut, as the
 // header's keys are.

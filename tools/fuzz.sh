@@ -6,9 +6,10 @@
 # out-of-memory fails the target and leaves its reproducer in
 # .fuzz/<target>/ (printed, with the command that replays it).
 #
-# usage: tools/fuzz.sh [--time SECONDS | --runs N] [--jobs-log] [TARGET...]
-#   --time SECONDS  fuzz each target this long (default 60: CI's run)
-#   --runs N        fuzz each target for N executions instead (the long campaign)
+# usage: tools/fuzz.sh [--time SECONDS] [--runs N] [TARGET...]
+#   --time SECONDS  fuzz each target at most this long (default 60: CI's run)
+#   --runs N        fuzz each target for N executions (the long campaign); with
+#                   --time too, whichever comes first
 #   TARGET          frontend npy csv safetensors train_flags (default: all)
 #
 # The corpus grows in .fuzz/<target>/corpus (gitignored, kept between runs);
@@ -20,17 +21,20 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-mode=(-max_total_time=60)
+time_limit=() runs_limit=()
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --time) mode=(-max_total_time="$2"); shift 2 ;;
-    --runs) mode=(-runs="$2"); shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --time) time_limit=(-max_total_time="$2"); shift 2 ;;
+    --runs) runs_limit=(-runs="$2"); shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
+# Only --runs: no time bound; neither: 60 s.
+if [ ${#time_limit[@]} -eq 0 ] && [ ${#runs_limit[@]} -eq 0 ]; then time_limit=(-max_total_time=60); fi
+mode=("${time_limit[@]}" "${runs_limit[@]}")
 [ ${#targets[@]} -gt 0 ] || targets=(frontend npy csv safetensors train_flags)
 
 disk_cache=${VOUCH_BAZEL_DISK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vouch/bazel-disk}

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <string_view>
 
@@ -27,8 +28,42 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b);
 }
 
+// Whether a decimal that from_chars found outside float64's range (digits, an
+// optional point and digits, an optional exponent; no sign) lies above it rather
+// than below: the decimal exponent of its first nonzero digit is positive. The two
+// ranges are 600 orders of magnitude apart, so that exponent alone decides.
+bool above_f64_range(std::string_view s) {
+  size_t i = 0;
+  int64_t lead = 0;  // the exponent of the first nonzero digit, before 'e'
+  bool seen = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; i++)
+    if (seen || s[i] != '0') {
+      lead += seen ? 1 : 0;
+      seen = true;
+    }
+  if (i < s.size() && s[i] == '.')
+    for (i++; i < s.size() && s[i] >= '0' && s[i] <= '9'; i++) {
+      if (seen) continue;
+      lead--;
+      seen = s[i] != '0';
+    }
+  int64_t exponent = 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    const bool negative = i < s.size() && s[i] == '-';
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) i++;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; i++)
+      exponent = std::min<int64_t>(exponent * 10 + (s[i] - '0'), int64_t(1) << 40);
+    if (negative) exponent = -exponent;
+  }
+  return lead + exponent > 0;
+}
+
 // The number a whole field spells, finite or not (nan, inf), locale-independent: an
 // optional sign, then a decimal number and nothing else ('+-1', '1x', '' are none).
+// A decimal beyond float64's range is what IEEE 754 rounds it to, as Python's
+// float() and numpy read it: infinity above (refused by the callers as not finite),
+// zero below (1e-400 is 0).
 bool parse_number(std::string_view field, double* out) {
   const char* b = field.data();
   const char* e = b + field.size();
@@ -38,7 +73,17 @@ bool parse_number(std::string_view field, double* out) {
   }
   if (b == e) return false;
   auto [ptr, ec] = std::from_chars(b, e, *out);
-  return ec == std::errc() && ptr == e;
+  if (ptr != e) return false;
+  if (ec == std::errc::result_out_of_range) {
+    const bool negative = *b == '-';
+    const double magnitude =
+        above_f64_range(std::string_view(b + negative, size_t(e - b - negative)))
+            ? std::numeric_limits<double>::infinity()
+            : 0.0;
+    *out = negative ? -magnitude : magnitude;
+    return true;
+  }
+  return ec == std::errc();
 }
 
 Status check_features(int64_t in_features, int64_t out_features) {

@@ -109,6 +109,32 @@ TEST(CsvTest, NumbersAreStrict) {
   EXPECT_EQ(ok.value().y, (std::vector<double>{5}));
 }
 
+// Found by //tests/fuzz:csv_fuzzer: a decimal beyond float64's range was "not a
+// number". It is a number, rounded as IEEE 754 (and Python's float()) rounds it: 0
+// below the range (kept, with its sign), infinity above (refused as not finite).
+TEST(CsvTest, NumbersBeyondF64RoundAsIeeeSays) {
+  Result<Dataset> tiny =
+      load_csv(write_temp("tiny.csv", "1e-400,-0.0000000000e-330,1e-310\n"
+                                      "0.000000000000000000001e-305,1e-99999999999999999999,2\n"),
+               2, 1);
+  ASSERT_TRUE(tiny.ok()) << tiny.status().message();
+  EXPECT_EQ(tiny.value().x, (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_TRUE(std::signbit(tiny.value().x[1]));
+  EXPECT_EQ(tiny.value().y, (std::vector<double>{1e-310, 2}));
+  expect_csv_error("huge.csv", "1,2,3\n1,1e400,3\n", ":2: ",
+                   "column 2: '1e400' is not a finite number");
+  expect_csv_error("huge_neg.csv", "1,2,3\n1,2,-1000e99999999999999999999\n", ":2: ",
+                   "column 3: '-1000e99999999999999999999' is not a finite number");
+  // 400 digits and a negative exponent: still 1e390, above the range.
+  expect_csv_error("long.csv", "1" + std::string(400, '0') + "e-10,2,3\n", ":1: ",
+                   "is not a finite number");
+  // 300 zeros after the point and an exponent of -30: 1e-331, below it.
+  Result<Dataset> small =
+      load_csv(write_temp("small.csv", "0." + std::string(300, '0') + "1e-30,1,2\n"), 2, 1);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small.value().x[0], 0.0);
+}
+
 // Issue 14: messages printed BOMs, NUL bytes and 10 MB fields raw. A BOM at the start is
 // skipped; other bytes that are not printable are shown as \xNN; long fields are cut.
 TEST(CsvTest, MessagesShowFieldsEscapedAndCut) {

@@ -2,6 +2,10 @@
 #include "runtime/json.h"
 
 #include <cstdio>
+#include <string_view>
+#include <unordered_set>
+
+#include "runtime/quoted.h"
 
 namespace vouch::rt {
 
@@ -71,7 +75,7 @@ class Parser {
       return literal("null");
     }
     if (c == '-' || (c >= '0' && c <= '9')) return parse_number(out);
-    return fail(std::string("unexpected character '") + c + "'");
+    return fail("unexpected character " + quoted(std::string_view(&c, 1)));
   }
 
   bool parse_object(JsonValue* out, int depth) {
@@ -82,15 +86,18 @@ class Parser {
       pos_++;
       return true;
     }
+    // The keys so far, hashed: a header of a million tensors is checked for
+    // duplicates in linear time (a scan per key took hours).
+    std::unordered_set<std::string> seen;
     while (true) {
       skip_space();
       if (pos_ >= text_.size() || text_[pos_] != '"') return fail("expected a string key");
       std::string key;
       size_t key_pos = pos_;
       if (!parse_string(&key)) return false;
-      if (out->find(key) != nullptr) {
+      if (seen.count(key) != 0) {
         pos_ = key_pos;
-        return fail("duplicate key \"" + key + "\"");
+        return fail("duplicate key " + quoted(key));
       }
       skip_space();
       if (pos_ >= text_.size() || text_[pos_] != ':') return fail("expected ':'");
@@ -99,6 +106,7 @@ class Parser {
       if (!parse_value(&value, depth + 1)) return false;
       out->keys.push_back(std::move(key));
       out->items.push_back(std::move(value));
+      seen.insert(out->keys.back());
       skip_space();
       if (pos_ < text_.size() && text_[pos_] == ',') {
         pos_++;
@@ -214,7 +222,7 @@ class Parser {
         }
         default:
           pos_--;
-          return fail(std::string("invalid escape '\\") + e + "'");
+          return fail("invalid escape " + quoted(std::string("\\") + e));
       }
     }
   }

@@ -1,6 +1,8 @@
 // Tests for json.h: every value kind, escapes, exact integers, and malformed input.
 #include "runtime/json.h"
 
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -64,10 +66,10 @@ TEST(JsonTest, RefusesMalformedInput) {
       {"", "unexpected end of input"},
       {"{\"a\": 1,}", "expected a string key"},
       {"{\"a\" 1}", "expected ':'"},
-      {"{\"a\": 1, \"a\": 2}", "duplicate key \"a\""},
+      {"{\"a\": 1, \"a\": 2}", "duplicate key 'a'"},
       {"[1 2]", "expected ',' or ']'"},
       {"\"abc", "unterminated string"},
-      {"\"a\\qb\"", "invalid escape"},
+      {"\"a\\qb\"", "invalid escape '\\\\q'"},
       {"\"\\ud83d\"", "unpaired surrogate"},
       {"\"\\u12zz\"", "bad hex digit"},
       {"\"\\u12\"", "truncated \\u escape"},
@@ -89,6 +91,39 @@ TEST(JsonTest, RefusesMalformedInput) {
   Result<JsonValue> r = parse_json(deep);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("nesting deeper than 64"), std::string::npos);
+}
+
+// Found by //tests/fuzz:safetensors_fuzzer: a refusal printed the header's bytes raw
+// (a key, a stray character). They are shown escaped, as quoted.h shows them.
+TEST(JsonTest, RefusalsShowTheTextEscaped) {
+  Result<JsonValue> stray = parse_json(std::string("{\"a\": \x1b}", 9));
+  ASSERT_FALSE(stray.ok());
+  EXPECT_EQ(stray.status().message(), "malformed JSON at byte 6: unexpected character '\\x1b'");
+  Result<JsonValue> dup = parse_json("{\"k\\u00e9\": 1, \"k\\u00e9\": 2}");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("duplicate key 'k\\xc3\\xa9'"), std::string::npos)
+      << dup.status().message();
+}
+
+// Found with the safetensors fuzz target's inputs scaled up: duplicate keys were found
+// by a scan of the keys so far, quadratic in them: a header of 200,000 tensors took
+// 100 s (a 100 MB one, hours). They are hashed.
+TEST(JsonTest, ManyKeysParseInLinearTime) {
+  std::string text = "{";
+  const int kKeys = 400000;
+  for (int i = 0; i < kKeys; i++) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  text += "}";
+  auto start = std::chrono::steady_clock::now();
+  Result<JsonValue> r = parse_json(text);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value().keys.size(), size_t(kKeys));
+  // Linear: well under a second here (under sanitizers too); the scan took minutes.
+  EXPECT_LT(seconds, 20.0);
+  Result<JsonValue> dup = parse_json(text.substr(0, text.size() - 1) + ",\"k123\":1}");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("duplicate key 'k123'"), std::string::npos);
 }
 
 }  // namespace

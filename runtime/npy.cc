@@ -190,7 +190,7 @@ Result<NpyHeader> parse_npy_header(const std::string& path, const char* data, si
   if (h.fortran_order)
     return npy_error(path, "fortran_order arrays are not supported (save a C-contiguous array)");
   if (h.descr.size() >= 1 && h.descr[0] == '>')
-    return npy_error(path, "big-endian dtype '" + h.descr + "' is not supported");
+    return npy_error(path, "big-endian dtype " + quoted(h.descr) + " is not supported");
   return NpyHeader{h.descr, h.shape, header_start + header_len};
 }
 
@@ -248,10 +248,14 @@ Result<NpyArray> load_npy(const std::string& path) {
                                " (only <f4, <f8, <i4, <i8, |u1, |b1)");
   }
 
-  int64_t numel = 1;
+  // The extents other than 0 must multiply within int64 too, as numpy requires:
+  // (0, 2^62, 2^62) holds no element, but its rows' length overflows wherever it is
+  // computed (the data loaders' elements per row).
+  int64_t numel = 1, nonzero = 1;
   for (int64_t d : h.shape) {
-    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / int64_t(elem) / d)
+    if (d != 0 && nonzero > std::numeric_limits<int64_t>::max() / int64_t(elem) / d)
       return npy_error(path, "shape too large");
+    if (d != 0) nonzero *= d;
     numel *= d;
   }
   const uint64_t need = uint64_t(numel) * elem;

@@ -119,6 +119,32 @@ TEST(NpyTest, Refusals) {
                "structured dtypes");
 }
 
+// Found by //tests/fuzz:npy_fuzzer under UBSan: an empty array whose other extents
+// overflow int64 ((0, 2^62, 2^62)) loaded, and the data loaders' row length
+// (dataset.cc) overflowed. Refused as numpy refuses to make one.
+TEST(NpyTest, ExtentsBesideAZeroMustFitToo) {
+  expect_error("zero_big.npy",
+               npy_bytes("<f8", {0, int64_t(1) << 62, int64_t(1) << 62}, ""), "shape too large");
+  Result<NpyArray> empty = load_npy(write_temp("zero_ok.npy", npy_bytes("<f8", {0, 3, 4}, "")));
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_TRUE(empty.value().data.empty());
+}
+
+// Found by //tests/fuzz:npy_fuzzer: a big-endian dtype from the header was printed raw
+// (control bytes, and up to the header's 1 MB). It is shown escaped and cut, as the
+// header's keys are.
+TEST(NpyTest, TheDtypeOfARefusalIsShownEscaped) {
+  std::string d6 = raw<double>(std::vector<double>(6, 1.0));
+  std::string path = write_temp("big_raw.npy", npy_bytes(std::string(">f\xd8\x1b[2J", 7) +
+                                                              std::string(5000, 'x'),
+                                                          {3, 2}, d6));
+  Result<NpyArray> r = load_npy(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            path + ": big-endian dtype '>f\\xd8\\x1b[2J" + std::string(41, 'x') +
+                "'... (5007 bytes) is not supported");
+}
+
 // Issue 14: a directory where an .npy is expected aborted with std::ios_failure.
 TEST(NpyTest, ADirectoryIsRefusedByName) {
   const std::string dir = test_files::temp_path("x_dir.npy");

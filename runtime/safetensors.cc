@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/atomic_file.h"
 #include "runtime/input_file.h"
@@ -69,12 +71,13 @@ Status save_safetensors(const std::string& path, const std::vector<NamedTensor>&
   const size_t elem = as_f64 ? 8 : 4;
   std::string header = "{";
   uint64_t offset = 0;
+  std::unordered_set<std::string> names;
   for (size_t i = 0; i < tensors.size(); i++) {
     const NamedTensor& t = tensors[i];
     if (t.name.empty() || t.name == "__metadata__")
-      return file_error(path, "invalid tensor name '" + t.name + "'");
-    for (size_t j = 0; j < i; j++)
-      if (tensors[j].name == t.name) return file_error(path, "duplicate tensor name '" + t.name + "'");
+      return file_error(path, "invalid tensor name " + quoted(t.name));
+    if (!names.insert(t.name).second)
+      return file_error(path, "duplicate tensor name " + quoted(t.name));
     int64_t numel = checked_numel(t.shape);
     if (numel < 0 || uint64_t(numel) != t.data.size())
       return file_error(path, "tensor '" + t.name + "' has shape " + shape_string(t.shape) +
@@ -161,7 +164,7 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     if (entry.kind != JsonValue::Object) return file_error(path, where + "entry is not an object");
     for (const std::string& field : entry.keys)
       if (field != "dtype" && field != "shape" && field != "data_offsets")
-        return file_error(path, where + "unexpected field '" + field + "'");
+        return file_error(path, where + "unexpected field " + quoted(field));
     const JsonValue* dtype = entry.find("dtype");
     const JsonValue* shape = entry.find("shape");
     const JsonValue* offsets = entry.find("data_offsets");
@@ -170,7 +173,8 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     if (dtype->kind != JsonValue::String)
       return file_error(path, where + "dtype is not a string");
     if (dtype->text != "F32" && dtype->text != "F64")
-      return file_error(path, where + "unsupported dtype '" + dtype->text + "' (only F32 and F64)");
+      return file_error(path, where + "unsupported dtype " + quoted(dtype->text) +
+                                  " (only F32 and F64)");
     NamedTensor t;
     t.name = name;
     if (shape->kind != JsonValue::Array)
@@ -189,16 +193,20 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     std::string range = "[" + std::to_string(begin) + "," + std::to_string(end) + "]";
     if (begin > end) return file_error(path, where + "data_offsets " + range + " are reversed");
     const uint64_t elem = dtype->text == "F64" ? 8 : 4;
-    if (end - begin != uint64_t(numel) * elem)
+    // Its bytes, checked: 2^61 F64 elements are 2^64 bytes, which wrapped to 0 and
+    // matched an empty range (a tensor of that shape loaded holding nothing).
+    uint64_t bytes;
+    if (__builtin_mul_overflow(uint64_t(numel), elem, &bytes))
+      return file_error(path, where + "shape " + shape_string(t.shape) + " is too large");
+    if (end - begin != bytes)
       return file_error(path, where + "shape " + shape_string(t.shape) + " as " + dtype->text +
-                                  " needs " + std::to_string(uint64_t(numel) * elem) +
-                                  " bytes but data_offsets " + range + " span " +
-                                  std::to_string(end - begin));
+                                  " needs " + std::to_string(bytes) + " bytes but data_offsets " +
+                                  range + " span " + std::to_string(end - begin));
     if (begin > data_size)
       return file_error(path, where + "data_offsets " + range + " lie outside the data area (" +
                                   std::to_string(data_size) + " bytes)");
     if (end > data_size)
-      return file_error(path, "truncated data: tensor '" + name + "' ends at byte " +
+      return file_error(path, "truncated data: tensor " + quoted(name) + " ends at byte " +
                                   std::to_string(end) + " but the data area holds " +
                                   std::to_string(data_size) + " bytes");
     ranges.push_back({begin, end, out.size()});
@@ -212,8 +220,9 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     // Empty tensors occupy no bytes and overlap nothing.
     for (size_t j = i + 1; j < ranges.size() && ranges[j].begin < ranges[i].end; j++) {
       if (ranges[j].begin == ranges[j].end) continue;
-      return file_error(path, "tensors '" + out[ranges[i].tensor].name + "' and '" +
-                                  out[ranges[j].tensor].name + "' overlap in the data area");
+      return file_error(path, "tensors " + quoted(out[ranges[i].tensor].name) + " and " +
+                                  quoted(out[ranges[j].tensor].name) +
+                                  " overlap in the data area");
     }
   }
 
@@ -256,7 +265,7 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
     t.data.resize(size_t(n));
     for (uint64_t first = 0; first < n;) {
       const uint64_t count = std::min<uint64_t>(chunk.size() / elem, n - first);
-      st = in.read_exact(chunk.data(), size_t(count * elem), "tensor '" + t.name + "'");
+      st = in.read_exact(chunk.data(), size_t(count * elem), "tensor " + quoted(t.name));
       if (!st.ok()) return st;
       for (uint64_t i = 0; i < count; i++) {
         if (elem == 8) {
@@ -296,31 +305,36 @@ Status check_finite_params(const std::string& path, const std::vector<NamedTenso
 
 Status check_params(const std::vector<NamedTensor>& loaded,
                     const std::vector<std::pair<std::string, std::vector<int64_t>>>& expected) {
+  // By name, hashed: a checkpoint of a million tensors is matched in linear time.
+  std::unordered_map<std::string, const NamedTensor*> by_name;
+  for (const NamedTensor& t : loaded) by_name.emplace(t.name, &t);
+  std::unordered_set<std::string> expected_names;
   std::vector<std::string> problems;
   for (const auto& entry : expected) {
-    // Not captured by name: a lambda may not capture a structured binding before C++20,
-    // which clang++ 14 (a --cxx the runtime compiles with) does not implement.
     const std::string& name = entry.first;
     const std::vector<int64_t>& shape = entry.second;
-    auto it = std::find_if(loaded.begin(), loaded.end(),
-                           [&](const NamedTensor& t) { return t.name == name; });
-    if (it == loaded.end()) {
+    expected_names.insert(name);
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
       problems.push_back("missing parameter '" + name + "' (expected shape " +
                          shape_string(shape) + ")");
-    } else if (it->shape != shape) {
-      problems.push_back("parameter '" + name + "' has shape " + shape_string(it->shape) +
-                         ", the model expects " + shape_string(shape));
+    } else if (it->second->shape != shape) {
+      problems.push_back("parameter '" + name + "' has shape " +
+                         shape_string(it->second->shape) + ", the model expects " +
+                         shape_string(shape));
     }
   }
-  for (const NamedTensor& t : loaded) {
-    bool known = std::any_of(expected.begin(), expected.end(),
-                             [&](const auto& e) { return e.first == t.name; });
-    if (!known) problems.push_back("unexpected parameter " + quoted(t.name));
-  }
+  for (const NamedTensor& t : loaded)
+    if (expected_names.count(t.name) == 0)
+      problems.push_back("unexpected parameter " + quoted(t.name));
   if (problems.empty()) return Status::Ok();
   std::string msg = "parameters do not match the model (" + std::to_string(problems.size()) +
                     (problems.size() == 1 ? " problem):" : " problems):");
-  for (const std::string& p : problems) msg += "\n  " + p;
+  // A hostile checkpoint of a million names is not listed whole.
+  constexpr size_t kListed = 20;
+  for (size_t i = 0; i < problems.size() && i < kListed; i++) msg += "\n  " + problems[i];
+  if (problems.size() > kListed)
+    msg += "\n  ... and " + std::to_string(problems.size() - kListed) + " more";
   return Status::Error(msg);
 }
 

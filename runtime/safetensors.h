@@ -42,7 +42,8 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path);
 Status check_finite_params(const std::string& path, const std::vector<NamedTensor>& tensors);
 
 // Ok when loaded holds exactly the expected names with the expected shapes; otherwise
-// one error listing every missing parameter, unexpected parameter and wrong shape.
+// one error listing every missing parameter, unexpected parameter and wrong shape (the
+// first 20, then how many more).
 Status check_params(const std::vector<NamedTensor>& loaded,
                     const std::vector<std::pair<std::string, std::vector<int64_t>>>& expected);
 

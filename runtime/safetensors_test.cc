@@ -2,6 +2,9 @@
 // atomic write, every corruption refused with its reason, and check_params.
 #include "runtime/safetensors.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -167,7 +170,7 @@ TEST(SafetensorsTest, RefusesCorruptFiles) {
                  st_file("{" + entry("w", "F32", "[1]", "[0,4]") + "," +
                              entry("w", "F32", "[1]", "[4,8]") + "}",
                          d16),
-                 "duplicate key \"w\"");
+                 "duplicate key 'w'");
 
   // A valid file cut short.
   std::string good = temp_path("good.safetensors");
@@ -257,6 +260,79 @@ TEST(CheckParamsTest, ListsEveryProblem) {
   EXPECT_NE(m.find("unexpected parameter 'scalar'"), std::string::npos) << m;
   EXPECT_NE(m.find("unexpected parameter 'empty'"), std::string::npos) << m;
   EXPECT_EQ(m.find("'b1'"), std::string::npos) << m;
+}
+
+// Found by //tests/fuzz:safetensors_fuzzer: refusals printed names, fields and dtypes
+// from the header raw (control bytes, any length). They are shown escaped and cut.
+TEST(SafetensorsTest, RefusalsShowTheHeadersTextEscaped) {
+  std::string d16(16, '\0');
+  expect_refused("field.st",
+                 st_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],"
+                         "\"d\\u001b[2J\":1}}",
+                         d16),
+                 "tensor 'w': unexpected field 'd\\x1b[2J'");
+  expect_refused("dtype.st",
+                 st_file("{\"w\":{\"dtype\":\"F\\u00ff" + std::string(100, 'x') +
+                             "\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+                         d16),
+                 "unsupported dtype 'F\\xc3\\xbf" + std::string(45, 'x') + "'... (103 bytes)");
+  expect_refused("trunc_name.st",
+                 st_file("{\"\\t\":{\"dtype\":\"F64\",\"shape\":[3],\"data_offsets\":[0,24]}}",
+                         d16),
+                 "truncated data: tensor '\\x09' ends at byte 24");
+  expect_refused("overlap_names.st",
+                 st_file("{\"a\\n\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},"
+                         "\"b\\r\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[8,16]}}",
+                         d16),
+                 "tensors 'a\\x0a' and 'b\\x0d' overlap");
+}
+
+// Found by //tests/fuzz:safetensors_fuzzer's property that a tensor holds its shape's
+// elements: [2^61] as F64 needs 2^64 bytes, which wrapped to 0, so data_offsets [0,0]
+// loaded a tensor of that shape holding nothing.
+TEST(SafetensorsTest, ATensorsByteCountCannotWrap) {
+  expect_refused("wrap.st",
+                 st_file("{\"w\":{\"dtype\":\"F64\",\"shape\":[2305843009213693952],"
+                         "\"data_offsets\":[0,0]}}",
+                         ""),
+                 "tensor 'w': shape [2305843009213693952] is too large");
+  expect_refused("wrap32.st",
+                 st_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1073741824,4294967296],"
+                         "\"data_offsets\":[0,0]}}",
+                         ""),
+                 "is too large");
+}
+
+// Found with the safetensors fuzz target's inputs scaled up: a checkpoint of 200,000
+// (empty) tensors took 100 s to load and check, quadratic in the names (the JSON
+// reader's duplicate keys, check_params' matching, save's duplicate names); a 100 MB
+// header, hours. Linear now; check_params lists the first 20 problems and counts the
+// rest.
+TEST(SafetensorsTest, ManyTensorsLoadAndCheckInLinearTime) {
+  const int kTensors = 200000;
+  std::vector<NamedTensor> many(kTensors);
+  for (int i = 0; i < kTensors; i++) many[i] = {"t" + std::to_string(i), {0}, {}};
+  auto start = std::chrono::steady_clock::now();
+  const std::string path = temp_path("many.safetensors");
+  ASSERT_TRUE(save_safetensors(path, many, true).ok());
+  Result<std::vector<NamedTensor>> r = load_safetensors(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value().size(), size_t(kTensors));
+  Status st = check_params(r.value(), {{"w", {2}}});
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 20.0);
+  ASSERT_FALSE(st.ok());
+  const std::string& m = st.message();
+  EXPECT_EQ(m.rfind("parameters do not match the model (200001 problems):\n"
+                    "  missing parameter 'w' (expected shape [2])\n"
+                    "  unexpected parameter 't0'\n",
+                    0),
+            0u)
+      << m.substr(0, 300);
+  EXPECT_NE(m.find("\n  unexpected parameter 't18'\n  ... and 199981 more"), std::string::npos)
+      << m.substr(m.size() - 200);
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 21);  // 22 lines
 }
 
 }  // namespace

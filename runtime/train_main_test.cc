@@ -439,6 +439,12 @@ TEST(TrainMainTest, ValuesBeyondF32AreRefusedInF32Runs) {
 // until the next log point. A million steps between log points must not grow the
 // process (8 MB of losses before).
 TEST(TrainMainTest, StepsBetweenLogPointsKeepNoLosses) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Under --config=asan, AddressSanitizer's quarantine keeps up to 256 MB of freed
+  // memory resident by design: the resident size says nothing there. Every other
+  // build checks the bound.
+  GTEST_SKIP() << "resident size under AddressSanitizer's quarantine";
+#endif
   struct rusage before, after;
   ASSERT_EQ(getrusage(RUSAGE_SELF, &before), 0);
   RunOutput r = run({"--steps", "1000000", "--log-every", "100000000"});

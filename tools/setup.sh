@@ -13,7 +13,10 @@ packages=(
   python3-sklearn                             # the 8x8 digits (tools/data/digits.py)
   fortunes                                    # English text (tools/data/fortunes.py)
   xz-utils                                    # the GPU suite's archive (tools/gpu_suite.sh)
-  clang                                       # vouch build --cxx clang++ (lit build-clang.test)
+  clang                                       # vouch build --cxx clang++ (lit build-clang.test);
+                                              # clang 14 builds the fuzz targets (tools/fuzz.sh)
+  libclang-rt-14-dev                          # libFuzzer and clang's sanitizer runtimes (only
+                                              # recommended by clang, which --no-install-recommends skips)
 )
 
 missing=()

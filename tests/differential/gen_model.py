@@ -236,35 +236,30 @@ class Generator:
         return self.define("linear(%s, %s%s)" % (v.name, w.name, bias), v.shape[:-1] + (out,),
                            mag, "linear")
 
+    def times_param_on_right(self, v):
+        """v [..., K] x a shared param [K, N] (or its transpose, [N, K])."""
+        k_dim = v.shape[-1]
+        n = self.rng.randint(1, 5)
+        if self.rng.random() < 0.5:
+            w = self.param((k_dim, n))
+            expr = "matmul(%s, %s)" % (v.name, w.name)
+        else:
+            w = self.param((n, k_dim))
+            expr = "matmul(%s, %s, transpose_rhs = true)" % (v.name, w.name)
+        return self.define(expr, v.shape[:-1] + (n,), v.mag * k_dim * 0.6 + 1, "matmul")
+
     def matmul(self):
         v = self.recent()
         if v.rank < 2:
             return self.unary()
         v = self.bounded(v)
         if v.rank == 2:
-            # [B, K] x param [K, N] (or its transpose)
-            k_dim = v.shape[-1]
-            n = self.rng.randint(1, 5)
-            if self.rng.random() < 0.5:
-                w = self.param((k_dim, n))
-                expr = "matmul(%s, %s)" % (v.name, w.name)
-            else:
-                w = self.param((n, k_dim))
-                expr = "matmul(%s, %s, transpose_rhs = true)" % (v.name, w.name)
-            return self.define(expr, v.shape[:-1] + (n,), v.mag * k_dim * 0.6 + 1, "matmul")
+            return self.times_param_on_right(v)
         m, k_dim = v.shape[-2], v.shape[-1]
         r = self.rng.random()
         batch = v.shape[:-2]
         if r < 0.35:
-            # A shared param on the right, maybe transposed.
-            n = self.rng.randint(1, 5)
-            if self.rng.random() < 0.5:
-                w = self.param((k_dim, n))
-                expr = "matmul(%s, %s)" % (v.name, w.name)
-            else:
-                w = self.param((n, k_dim))
-                expr = "matmul(%s, %s, transpose_rhs = true)" % (v.name, w.name)
-            return self.define(expr, batch + (m, n), v.mag * k_dim * 0.6 + 1, "matmul")
+            return self.times_param_on_right(v)
         if r < 0.55:
             # A shared param on the left: [P, M] x v -> [..., P, K], maybe transposed.
             p = self.rng.randint(1, 4)

@@ -246,6 +246,10 @@ struct CompiledModel {
   // With RunConfig::profile, after training: the device time of every launch of one
   // training step, by capsule (empty when no step was profiled).
   virtual std::string profile_report() const { return ""; }
+  // The same step's launches in the order they ran, one line each: "launch\tms\tstep\t
+  // capsule\twhat\n" (step: the program step, -1 for batch selection, gradient norm and
+  // optimizer), after a header line starting with '#'; empty when no step was profiled.
+  virtual std::string profile_launches() const { return ""; }
 };
 
 // One implementation of the model on one device. An executable built for the

@@ -26,7 +26,8 @@ bool takes_value(std::string_view name) {
          name == "log-every" || name == "data" || name == "save-params" ||
          name == "load-params" || name == "trace" || name == "eval" ||
          name == "eval-every" || name == "predict" || name == "predict-out" ||
-         name == "sample" || name == "temperature" || name == "prompt" || name == "vocab";
+         name == "sample" || name == "temperature" || name == "prompt" || name == "vocab" ||
+         name == "profile-launches";
 }
 
 bool is_switch(std::string_view name) {
@@ -84,6 +85,9 @@ Status apply(TrainOptions* o, const std::string& name, const std::string& value)
       return Status::Error(flag + " expects a positive integer, got '" + value + "'");
   } else if (name == "trace") {
     o->trace = value;
+  } else if (name == "profile-launches") {
+    o->profile_launches = value;
+    o->run.profile = true;
   } else if (name == "save-params") {
     o->save_params = value;
   } else if (name == "load-params") {
@@ -267,6 +271,11 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --profile           cuda: run training step 2 without a CUDA graph, a CUDA\n"
     << "                      event before every launch, and print its device time by\n"
     << "                      capsule and its slowest launches after training\n"
+    << "  --profile-launches PATH\n"
+    << "                      cuda: --profile, and write every launch of that step in\n"
+    << "                      order to PATH, one tab-separated line each: launch, ms,\n"
+    << "                      program step (-1: batch selection, gradient norm,\n"
+    << "                      optimizer), capsule, what ran\n"
     << "  --time              print the median and minimum wall time per training step,\n"
     << "                      each measured over the steps between two loss reads (one\n"
     << "                      step with --log-every 1), after warm-up\n"

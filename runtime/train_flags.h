@@ -39,6 +39,9 @@ struct TrainOptions {
   std::string vocab;          // --vocab: the tokens' strings (a JSON array); empty: print ids
   std::string save_params, load_params;
   std::string trace;       // --trace: every loss at full precision, for golden tests
+  // --profile-launches: where to write the profiled step's launches in order (implies
+  // --profile; model_api.h's profile_launches).
+  std::string profile_launches;
   bool init_only = false, show_tape = false, help = false;
   bool show_backend = false;  // capsules of the ops that ran, at first use
   bool mem_stats = false;     // allocator telemetry after the run (cuda)

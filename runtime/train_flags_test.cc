@@ -170,7 +170,8 @@ TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
   for (const char* flag : {"--device", "--steps", "--seed", "--dtype", "--log-every", "--data",
                            "--save-params", "--load-params", "--init-only", "--show-tape",
                            "--help", "--no-shuffle", "--no-eval", "--eval-every",
-                           "--progress", "--no-progress", "--allow-nonfinite"})
+                           "--progress", "--no-progress", "--allow-nonfinite", "--profile",
+                           "--profile-launches PATH"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   EXPECT_NE(help.find("usage: ./tiny [flags]"), std::string::npos);
   EXPECT_NE(help.find("(default: 200)"), std::string::npos);
@@ -183,6 +184,20 @@ TEST(TrainFlagsTest, HelpNamesEveryFlagAndDefault) {
   EXPECT_NE(help.find("  6  the model does not fit in the memory available (host or device)\n"),
             std::string::npos)
       << help;
+}
+
+// --profile-launches PATH profiles (as --profile) and names where the launches go.
+TEST(TrainFlagsTest, ProfileLaunches) {
+  EXPECT_FALSE(parse({}).value().run.profile);
+  EXPECT_TRUE(parse({"--profile"}).value().run.profile);
+  EXPECT_EQ(parse({"--profile"}).value().profile_launches, "");
+  Result<TrainOptions> r = parse({"--profile-launches", "step2.tsv"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.value().run.profile);
+  EXPECT_EQ(r.value().profile_launches, "step2.tsv");
+  EXPECT_EQ(error_of({"--profile-launches"}), "--profile-launches needs a value");
+  EXPECT_EQ(error_of({"--profile-launches="}), "--profile-launches needs a value");
+  EXPECT_EQ(error_of({"--profile=x"}), "--profile takes no value");
 }
 
 TEST(TrainFlagsTest, AllowNonfinite) {

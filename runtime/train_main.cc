@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "runtime/atomic_file.h"
 #include "runtime/cuda/kernels/shuffle.h"
 #include "runtime/dataset.h"
 #include "runtime/init.h"
@@ -144,8 +145,9 @@ class Run {
       return fail(kExitUsage, "--audit-launches audits a step's CUDA graph: it needs "
                               "--device cuda and no --no-cuda-graph");
     if (o_.run.profile && !model_->device_resident())
-      return fail(kExitUsage, "--profile times a step's CUDA launches: it needs --device "
-                              "cuda");
+      return fail(kExitUsage, std::string(o_.profile_launches.empty() ? "--profile"
+                                                                      : "--profile-launches") +
+                                  " times a step's CUDA launches: it needs --device cuda");
     RunConfig run_config = o_.run;
     // A token stream has an order of its own (order = random), not shuffled epochs.
     run_config.shuffle = o_.shuffle && !streaming_;  // run.seed: set with --seed (train_flags.cc)
@@ -261,6 +263,12 @@ class Run {
       std::printf("%s", report.empty() ? "profile: no step profiled (it times step 2: "
                                          "train 3 steps or more)\n"
                                        : report.c_str());
+      const std::string launches = model_->profile_launches();
+      if (!o_.profile_launches.empty() && !launches.empty()) {
+        Status written = replace_file(o_.profile_launches, launches);
+        if (!written.ok())
+          return fail(kExitUsage, "--profile-launches: " + written.message());
+      }
     }
     std::fflush(stdout);
     if (model_->device_resident()) {

@@ -240,6 +240,11 @@ TEST(TrainMainTest, ProfileNeedsTheCudaDevice) {
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(contains(r.err, "error: --profile times a step's CUDA launches: it needs "
                               "--device cuda\n")) << r.err;
+  RunOutput launches = run({"--profile-launches", "step2.tsv"});
+  EXPECT_EQ(launches.code, 2);
+  EXPECT_EQ(launches.out, "");
+  EXPECT_TRUE(contains(launches.err, "error: --profile-launches times a step's CUDA launches: "
+                                     "it needs --device cuda\n")) << launches.err;
 }
 
 TEST(TrainMainTest, UnavailableDevicesExit3WithoutRunning) {

@@ -604,7 +604,7 @@ Status CudaProgramModel<T>::copy_launch(int32_t s, const std::string& what, bool
     if (audit_.active())
       VOUCH_RETURN_IF_ERROR(audit_.before(
           "step " + std::to_string(s) + " " + name + " [" + capsule + "]", kernel, {}));
-    VOUCH_RETURN_IF_ERROR(mark(capsule, name));
+    VOUCH_RETURN_IF_ERROR(mark(capsule, name, s));
   }
   long long batches = l.batches, rows = l.rows, cols = l.cols;
   long long in_rows = to_padded ? l.rows : l.out_rows, in_pitch = to_padded ? l.cols : l.pitch;
@@ -735,7 +735,7 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
     if (profile_) {
       const StepDesc& st = program_.steps[s];
       VOUCH_RETURN_IF_ERROR(
-          mark(st.capsule ? st.capsule : "unassigned", st.what ? st.what : "?"));
+          mark(st.capsule ? st.capsule : "unassigned", st.what ? st.what : "?", s));
     }
     Status st = run_step(s);
     const Fallback& f = fallback_[size_t(s)];
@@ -916,7 +916,8 @@ Status CudaProgramModel<T>::enqueue_plain(int64_t steps) {
 }
 
 template <class T>
-Status CudaProgramModel<T>::mark(const char* capsule, const std::string& what) {
+Status CudaProgramModel<T>::mark(const char* capsule, const std::string& what,
+                                 int32_t step) {
   if (!profile_) return Status::Ok();
   // The events exist before the step runs (profile_step): no creation between launches.
   if (profile_->capsules.size() == profile_->events.size())
@@ -925,6 +926,7 @@ Status CudaProgramModel<T>::mark(const char* capsule, const std::string& what) {
   VOUCH_CUDA_CHECK_WHAT(cudaEventRecord(e, stream_.get()), "cudaEventRecord(--profile)");
   profile_->capsules.push_back(capsule);
   profile_->whats.push_back(what);
+  profile_->steps.push_back(step);
   return Status::Ok();
 }
 
@@ -963,6 +965,8 @@ Status CudaProgramModel<T>::profile_step() {
   std::map<std::string, Total> by_capsule;
   std::vector<std::pair<double, std::string>> launches;
   double total = 0;
+  char line[512];
+  std::string in_order = "# launch\tms\tstep\tcapsule\twhat\n";
   for (size_t i = 0; i + 1 < p.capsules.size(); i++) {  // the events recorded
     float ms = 0;
     VOUCH_CUDA_CHECK_WHAT(cudaEventElapsedTime(&ms, p.events[i], p.events[i + 1]),
@@ -970,6 +974,8 @@ Status CudaProgramModel<T>::profile_step() {
     by_capsule[p.capsules[i]].ms += ms;
     by_capsule[p.capsules[i]].launches++;
     launches.push_back({ms, p.whats[i] + " [" + p.capsules[i] + "]"});
+    std::snprintf(line, sizeof(line), "%zu\t%.6f\t%d\t", i, double(ms), int(p.steps[i]));
+    in_order += line + p.capsules[i] + "\t" + p.whats[i] + "\n";
     total += ms;
   }
   for (cudaEvent_t e : p.events) cudaEventDestroy(e);
@@ -979,7 +985,6 @@ Status CudaProgramModel<T>::profile_step() {
                    [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
   std::stable_sort(launches.begin(), launches.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  char line[512];
   std::string text;
   std::snprintf(line, sizeof(line),
                 "profile of training step %lld (no CUDA graph; a CUDA event before every "
@@ -999,6 +1004,7 @@ Status CudaProgramModel<T>::profile_step() {
     text += line;
   }
   profile_text_ = text;
+  profile_launches_text_ = in_order;
   return Status::Ok();
 }
 

@@ -153,6 +153,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   std::string memory_report() const override;
   std::string launch_audit() const override { return audit_.text(); }
   std::string profile_report() const override { return profile_text_; }
+  std::string profile_launches() const override { return profile_launches_text_; }
   // The step --profile times (0-based): after the first captures and warm-up.
   static constexpr int64_t kProfiledStep = 2;
   int64_t launch_audit_problems() const override { return audit_.problems(); }
@@ -210,8 +211,9 @@ class CudaProgramModel final : public CompiledModel<T> {
   // --profile: runs the next step without a graph, a CUDA event before each launch and
   // one after the last, waits for it, and writes profile_text_.
   Status profile_step();
-  // Before a launch while profile_step runs: records an event and what runs next.
-  Status mark(const char* capsule, const std::string& what);
+  // Before a launch while profile_step runs: records an event and what runs next, for
+  // program step `step` (-1: none).
+  Status mark(const char* capsule, const std::string& what, int32_t step = -1);
   Status drop_graphs();  // the next enqueue captures again (the counts stay)
   // The prologue (constant gradients), then the tape's VJPs, last node first.
   Status run_backward(const Tape& tape);
@@ -225,9 +227,10 @@ class CudaProgramModel final : public CompiledModel<T> {
   struct StepProfile {
     std::vector<cudaEvent_t> events;
     std::vector<std::string> capsules, whats;
+    std::vector<int32_t> steps;
   };
   std::unique_ptr<StepProfile> profile_;
-  std::string profile_text_;
+  std::string profile_text_, profile_launches_text_;
   // Per step: a linear whose cuBLASLt epilogue was refused, what it ran instead.
   struct Fallback {
     std::string ran;                 // empty: none

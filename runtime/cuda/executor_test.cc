@@ -381,6 +381,7 @@ TEST(CudaExecutorGpuTest, TheLaunchAuditAccountsForEveryNodeOfAStep) {
 TEST(CudaExecutorGpuTest, TheProfiledStepTimesEveryLaunchAndChangesNothing) {
   VOUCH_REQUIRE_CUDA_DEVICE("--profile of the cuda executor");
   MlpProgram mlp(2, 2, 6, 2);
+  std::string launches;  // profile_launches() of the profiled run
   auto train = [&](bool profile, std::string* report) {
     std::unique_ptr<CudaProgramModel<float>> gpu = make_cuda<float>(mlp.program);
     EXPECT_TRUE(gpu->status().ok()) << gpu->status().message();
@@ -397,6 +398,8 @@ TEST(CudaExecutorGpuTest, TheProfiledStepTimesEveryLaunchAndChangesNothing) {
     EXPECT_TRUE(gpu->read_losses(0, 6, losses.data()).ok());
     EXPECT_TRUE(gpu->download_params().ok());
     *report = gpu->profile_report();
+    if (profile) launches = gpu->profile_launches();
+    else EXPECT_EQ(gpu->profile_launches(), "");
     std::vector<float> params;
     for (int i = 0; i < 5; i++) {
       const int64_t n = mlp.buffers[size_t(mlp.params[size_t(i)])].numel;
@@ -421,6 +424,39 @@ TEST(CudaExecutorGpuTest, TheProfiledStepTimesEveryLaunchAndChangesNothing) {
   EXPECT_TRUE(contains(report, "batch selection [unassigned]") ||
               contains(report, "  unassigned ")) << report;
   EXPECT_TRUE(contains(report, "  slowest launches:\n")) << report;
+  // --profile-launches: the same launches in the order they ran: batch selection (no
+  // program step), every program step 0, 1, ... in turn, the optimizer; their times
+  // add up to the report's total.
+  std::istringstream lines(launches);
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, "# launch\tms\tstep\tcapsule\twhat");
+  std::vector<int> steps;
+  double sum_ms = 0;
+  for (int i = 0; std::getline(lines, line); i++) {
+    std::istringstream fields(line);
+    int launch = -1, step = -2;
+    double ms = -1;
+    std::string capsule_and_what;
+    fields >> launch >> ms >> step;
+    std::getline(fields, capsule_and_what);
+    EXPECT_EQ(launch, i) << line;
+    EXPECT_GE(ms, 0) << line;
+    EXPECT_FALSE(capsule_and_what.empty()) << line;
+    steps.push_back(step);
+    sum_ms += ms;
+  }
+  std::vector<int> expected_steps{-1};
+  for (int s = 0; s < mlp.program.num_steps; s++) expected_steps.push_back(s);
+  expected_steps.push_back(-1);
+  EXPECT_EQ(steps, expected_steps) << launches;
+  double total_ms = -1;
+  ASSERT_EQ(std::sscanf(report.c_str(), "profile of training step 2 (no CUDA graph; a CUDA "
+                                        "event before every launch): %lf ms",
+                        &total_ms),
+            1)
+      << report;
+  EXPECT_NEAR(sum_ms, total_ms, 2e-3) << launches;
 }
 
 // A linear whose cuBLASLt epilogue is refused runs cublasGemmEx + a bias GEMM: the

@@ -51,9 +51,9 @@ std::string describe(const TrainOptions& o) {
     << o.eval_fraction << '|' << o.eval_every << '|' << o.shuffle << '|' << int(o.progress)
     << '|' << o.predict << '|' << o.predict_out << '|' << o.sample << '|' << o.temperature
     << '|' << o.prompt << '|' << o.vocab << '|' << o.save_params << '|' << o.load_params
-    << '|' << o.trace << '|' << o.init_only << o.show_tape << o.help << o.show_backend
-    << o.mem_stats << o.time << o.allow_nonfinite << '|' << o.run.cuda_graph
-    << o.run.deterministic << o.run.audit_launches << o.run.profile << o.run.seed;
+    << '|' << o.trace << '|' << o.profile_launches << '|' << o.init_only << o.show_tape
+    << o.help << o.show_backend << o.mem_stats << o.time << o.allow_nonfinite << '|'
+    << o.run.cuda_graph << o.run.deterministic << o.run.audit_launches << o.run.profile << o.run.seed;
   return s.str();
 }
 

@@ -184,6 +184,18 @@ std::optional<Number> Lowering::numberArg(const BuiltinCall &call,
   return std::nullopt;
 }
 
+std::optional<Number> Lowering::epsArg(const BuiltinCall &call,
+                                       unsigned index) {
+  std::optional<Number> eps = numberArg(call, index);
+  if (eps && (!std::isfinite(eps->value) || eps->value < 0)) {
+    error(call.argLoc(index)) << call.opName()
+                              << ": eps must be a finite number ≥ 0, got "
+                              << eps->str();
+    return std::nullopt;
+  }
+  return eps;
+}
+
 std::optional<bool> Lowering::boolArg(const BuiltinCall &call, unsigned index) {
   const ExprValue &value = call.args[index];
   if (value.is(ExprValue::Kind::Absent))
@@ -707,9 +719,8 @@ ExprValue Lowering::lowerSlice(const BuiltinCall &call) {
     return ExprValue::invalid();
   }
   if (*step < 1) {
-    SMLoc at = call.args[4].is(ExprValue::Kind::Absent) ? call.getLoc()
-                                                        : call.args[4].getLoc();
-    error(at) << call.opName() << ": step must be at least 1, got " << *step;
+    error(call.argLoc(4)) << call.opName() << ": step must be at least 1, got "
+                          << *step;
     return ExprValue::invalid();
   }
   int64_t extent = xt.getDimSize(*dim);
@@ -904,16 +915,9 @@ ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
   mlir::Value x = tensorArg(call, 0);
   mlir::Value w = hasWeight ? tensorArg(call, 1) : mlir::Value();
   mlir::Value b = hasBias ? tensorArg(call, 2) : mlir::Value();
-  std::optional<Number> eps = numberArg(call, 3);
+  std::optional<Number> eps = epsArg(call, 3);
   if (!x || (hasWeight && !w) || (hasBias && !b) || !eps)
     return ExprValue::invalid();
-  if (!std::isfinite(eps->value) || eps->value < 0) {
-    error(call.args[3].is(ExprValue::Kind::Absent) ? call.getLoc()
-                                                   : call.args[3].getLoc())
-        << call.opName() << ": eps must be a finite number ≥ 0, got "
-        << eps->str();
-    return ExprValue::invalid();
-  }
   mlir::RankedTensorType type = checkShapeRule(
       call, LayerNormOp::inferResultType(
                 typeOf(x), w ? typeOf(w) : mlir::RankedTensorType(),
@@ -942,21 +946,12 @@ ExprValue Lowering::lowerBatchNorm(const BuiltinCall &call) {
   mlir::Value x = tensorArg(call, 0);
   mlir::Value w = hasWeight ? tensorArg(call, 1) : mlir::Value();
   mlir::Value b = hasBias ? tensorArg(call, 2) : mlir::Value();
-  std::optional<Number> eps = numberArg(call, 3);
+  std::optional<Number> eps = epsArg(call, 3);
   std::optional<Number> momentum = numberArg(call, 4);
   if (!x || (hasWeight && !w) || (hasBias && !b) || !eps || !momentum)
     return ExprValue::invalid();
-  auto at = [&](unsigned index) {
-    return call.args[index].is(ExprValue::Kind::Absent) ? call.getLoc()
-                                                        : call.args[index].getLoc();
-  };
-  if (!std::isfinite(eps->value) || eps->value < 0) {
-    error(at(3)) << call.opName() << ": eps must be a finite number ≥ 0, got "
-                 << eps->str();
-    return ExprValue::invalid();
-  }
   if (!(momentum->value >= 0 && momentum->value <= 1)) {
-    error(at(4)) << call.opName() << ": momentum must be a number in [0, 1], got "
+    error(call.argLoc(4)) << call.opName() << ": momentum must be a number in [0, 1], got "
                  << momentum->str();
     return ExprValue::invalid();
   }
@@ -1028,11 +1023,9 @@ ExprValue Lowering::lowerRandom(const BuiltinCall &call) {
     p = given->value;
     bool ok = isDropout ? (p >= 0.0 && p < 1.0) : (p >= 0.0 && p <= 1.0);
     if (!ok) {
-      SMLoc at = call.args[1].is(ExprValue::Kind::Absent) ? call.getLoc()
-                                                          : call.args[1].getLoc();
       std::ostringstream shown; // 1.5, not 1.500000e+00
       shown << p;
-      error(at) << call.opName() << ": p must be in "
+      error(call.argLoc(1)) << call.opName() << ": p must be in "
                 << (isDropout ? "[0, 1)" : "[0, 1]") << ", got " << shown.str();
       return ExprValue::invalid();
     }
@@ -1359,9 +1352,7 @@ ExprValue Lowering::lowerFlatten(const BuiltinCall &call) {
   mlir::RankedTensorType xt = typeOf(x);
   std::optional<int64_t> axis = normalizeAxis(*start, xt.getRank());
   if (!axis) {
-    error(call.args[1].is(ExprValue::Kind::Absent) ? call.getLoc()
-                                                   : call.args[1].getLoc())
-        << call.opName() << ": start_axis " << *start << " is out of range for "
+    error(call.argLoc(1)) << call.opName() << ": start_axis " << *start << " is out of range for "
         << xt << " (rank " << xt.getRank() << ")";
     return ExprValue::invalid();
   }

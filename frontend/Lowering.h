@@ -105,6 +105,12 @@ private:
     llvm::ArrayRef<ExprValue> args;
 
     llvm::SMLoc getLoc() const { return expr.getLoc(); }
+    /// Where argument `index` was written, or the call where it was left out
+    /// (a default): where a message about its value points.
+    llvm::SMLoc argLoc(unsigned index) const {
+      return args[index].is(ExprValue::Kind::Absent) ? getLoc()
+                                                     : args[index].getLoc();
+    }
     /// "'linear'": how messages name the op.
     std::string opName() const { return "'" + spec.name.str() + "'"; }
     std::string paramName(unsigned index) const {
@@ -277,6 +283,8 @@ private:
   /// An i1 tensor argument (a mask); null after reporting.
   mlir::Value maskArg(const BuiltinCall &call, unsigned index);
   std::optional<Number> numberArg(const BuiltinCall &call, unsigned index);
+  /// A normalization's eps: a finite number ≥ 0, else reported.
+  std::optional<Number> epsArg(const BuiltinCall &call, unsigned index);
   std::optional<bool> boolArg(const BuiltinCall &call, unsigned index);
   /// A number argument that is an integer (or its default).
   std::optional<int64_t> integerArg(const BuiltinCall &call, unsigned index);

@@ -1962,33 +1962,48 @@ void LayerNormGradOp::build(OpBuilder &b, OperationState &state, Value grad,
         withBias ? b.getUnitAttr() : UnitAttr(), eps);
 }
 
-LogicalResult LayerNormGradOp::verify() {
-  if (failed(verifyEps(*this, getEps().convertToDouble())))
-    return failure();
-  RankedTensorType g = tensorOf(getGrad()), x = tensorOf(getInput());
+/// What layer_norm_grad and batch_norm_grad verify alike: grad has the
+/// input's type, one result per dx / dweight / dbias asked for, dx of the type
+/// the forward op infers, and each parameter gradient of type `rowOf(input)`
+/// (skipped when that is null: an input the forward's rule refused).
+template <class ForwardOp, class GradOp>
+static LogicalResult
+verifyNormalizationGrad(GradOp op,
+                        function_ref<RankedTensorType(RankedTensorType)> rowOf) {
+  RankedTensorType g = tensorOf(op.getGrad()), x = tensorOf(op.getInput());
   if (g != x)
-    return emitOpError("grad ") << g << " and input " << x
-                                << " must have one type";
-  Value w = getWeight();
-  size_t expected = (w ? 1 : 0) + (getWithBias() ? 1 : 0);
-  if (getParamGrads().size() != expected)
-    return emitOpError("has ") << getNumResults() << " results, expected "
-                               << expected + 1 << " (dx"
-                               << (w ? ", dweight" : "")
-                               << (getWithBias() ? ", dbias" : "") << ")";
+    return op.emitOpError("grad ") << g << " and input " << x
+                                   << " must have one type";
+  Value w = op.getWeight();
+  size_t expected = (w ? 1 : 0) + (op.getWithBias() ? 1 : 0);
+  if (op.getParamGrads().size() != expected)
+    return op.emitOpError("has ")
+           << op->getNumResults() << " results, expected " << expected + 1
+           << " (dx" << (w ? ", dweight" : "")
+           << (op.getWithBias() ? ", dbias" : "") << ")";
   if (failed(verifyInferredType(
-          *this, LayerNormOp::inferResultType(
-                     x, w ? tensorOf(w) : RankedTensorType(), RankedTensorType()))))
+          op, ForwardOp::inferResultType(x, w ? tensorOf(w) : RankedTensorType(),
+                                         RankedTensorType()))))
     return failure();
-  if (x.getRank() < 1)
+  RankedTensorType row = rowOf(x);
+  if (!row)
     return success(); // reported above
-  auto row = RankedTensorType::get({x.getShape().back()}, x.getElementType());
-  for (Value p : getParamGrads())
+  for (Value p : op.getParamGrads())
     if (tensorOf(p) != row)
-      return emitOpError("parameter gradient ")
+      return op.emitOpError("parameter gradient ")
              << p.getType() << " does not match input " << x << ": expected "
              << row;
   return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyEps(*this, getEps().convertToDouble())))
+    return failure();
+  return verifyNormalizationGrad<LayerNormOp>(*this, [](RankedTensorType x) {
+    return x.getRank() < 1 ? RankedTensorType()
+                           : RankedTensorType::get({x.getShape().back()},
+                                                   x.getElementType());
+  });
 }
 
 // The second-order rule: each result written out as reductions and pointwise
@@ -2180,31 +2195,13 @@ void BatchNormGradOp::build(OpBuilder &b, OperationState &state, Value grad,
 }
 
 LogicalResult BatchNormGradOp::verify() {
-  RankedTensorType g = tensorOf(getGrad()), x = tensorOf(getInput());
-  if (g != x)
-    return emitOpError("grad ") << g << " and input " << x
-                                << " must have one type";
-  Value w = getWeight();
-  size_t expected = (w ? 1 : 0) + (getWithBias() ? 1 : 0);
-  if (getParamGrads().size() != expected)
-    return emitOpError("has ") << getNumResults() << " results, expected "
-                               << expected + 1 << " (dx"
-                               << (w ? ", dweight" : "")
-                               << (getWithBias() ? ", dbias" : "") << ")";
-  if (failed(verifyInferredType(
-          *this, BatchNormOp::inferResultType(
-                     x, w ? tensorOf(w) : RankedTensorType(), RankedTensorType()))))
+  if (failed(verifyNormalizationGrad<BatchNormOp>(*this, channelType)))
     return failure();
-  RankedTensorType row = channelType(x);
+  RankedTensorType x = tensorOf(getInput()), row = channelType(x);
   for (auto [v, what] : {std::pair{getMean(), "mean"}, {getRstd(), "rstd"}})
     if (v.getType() != row)
       return emitOpError(what) << " " << v.getType() << " must be " << row
                                << " (one value per channel of " << x << ")";
-  for (Value p : getParamGrads())
-    if (tensorOf(p) != row)
-      return emitOpError("parameter gradient ")
-             << p.getType() << " does not match input " << x << ": expected "
-             << row;
   return success();
 }
 

@@ -28,7 +28,6 @@ usage: cnn.py --exe EXE [--exe-tf32 EXE_TF32] --data X.npy,LABELS.npy
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from race_common import median, read_safetensors, vouch_run
+
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 5e-4
 BN_EPS, BN_MOMENTUM = 1e-5, 0.1
 LOG_EVERY = 10
@@ -46,22 +47,6 @@ LOG_EVERY = 10
 # instances of that block from 0 (docs/language.md, Blocks).
 BLOCKS = ["basic64.0", "basic64.1", "down128.0", "basic128.0", "down256.0", "basic256.0",
           "down512.0", "basic512.0"]
-
-
-def read_safetensors(path, as_dtype):
-    """{name: tensor of as_dtype} of a safetensors file (params, then state)."""
-    blob = open(path, "rb").read()
-    n = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = e["data_offsets"]
-        stored = {"F32": np.float32, "F64": np.float64}[e["dtype"]]
-        a = np.frombuffer(blob[8 + n + begin:8 + n + end], dtype=stored)
-        out[name] = torch.tensor(a.reshape(e["shape"])).to(as_dtype)
-    return out
 
 
 def state_name(weight, which):
@@ -95,11 +80,6 @@ def set_precision(precision, device):
     tf32 = precision == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else float("nan")
 
 
 def ratio(a, b):
@@ -152,26 +132,6 @@ def torch_run(init, x, labels, batch, steps, precision, compiled, device):
     return median(times[1:]), peak, first, losses
 
 
-def vouch_run(exe, data, steps, work, device, dtype):
-    """(median ms/step, peak MiB, first losses, output) of vouch's executable."""
-    trace = os.path.join(work, "trace.txt")
-    out = subprocess.run([exe, "--device", device, "--dtype", dtype, "--steps", str(steps),
-                          "--log-every", str(LOG_EVERY), "--time", "--mem-stats", "--no-eval",
-                          "--data", data, "--trace", trace],
-                         check=True, capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    timing = re.search(r"timing: median ([0-9.]+) ms/step", text)
-    ms = float(timing.group(1)) if timing else float("nan")  # too few steps to time
-    peak = re.search(r"peak_live_bytes=([0-9]+)", text)
-    peak_mib = int(peak.group(1)) / 2**20 if peak else float("nan")
-    losses = []
-    for line in open(trace):
-        key, *rest = line.split()
-        if key == "step" and int(rest[0]) < 3:
-            losses.append(float(rest[1]))
-    return ms, peak_mib, losses, text
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exe", required=True)
@@ -221,8 +181,8 @@ def main():
         exe = {"fp32": args.exe, "tf32": args.exe_tf32}.get(precision)
         vouch_losses = None
         if exe:
-            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work, args.device,
-                                                  args.dtype)
+            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work, LOG_EVERY,
+                                                  args.device, args.dtype, ["--no-eval"])
             row(precision, "vouch", ms, peak)
         else:
             print("  %-5s %-14s not measured: no executable given" % (precision, "vouch"),

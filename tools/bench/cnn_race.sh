@@ -21,7 +21,7 @@ vouch=bazel-bin/tools/vouch
   -o "$out/bin/resnet18_tf32" "$@"
 /usr/bin/python3 tools/bench/conv_shapes.py package "$out/bin/conv_shapes" --vouch "$vouch"
 /usr/bin/python3 tools/data/cifar_synthetic.py "$out/data/cifar" 512
-cp tools/bench/cnn.py tools/bench/conv_shapes.py "$out/"
+cp tools/bench/cnn.py tools/bench/conv_shapes.py tools/bench/race_common.py "$out/"
 tar -C "$out" -cf - bin | xz -T0 -6 >"$out/bin.tar.xz"
 rm -rf "$out/bin"
 cat > "$out/run.sh" <<'RUN'

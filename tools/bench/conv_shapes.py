@@ -40,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 
+from race_common import median
+
 BATCH = 256
 # (name, C, O, H (= W), kernel, stride, padding): the race's convolutions, in
 # the order the network meets them (the stem's dx is not needed there, timed
@@ -147,11 +149,6 @@ def classify(rows):
     for ms, step, capsule, what in rows:
         us[step_class.get(step, "other")] += 1000.0 * ms
     return us
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2]
 
 
 def vouch_times(exe, runs):

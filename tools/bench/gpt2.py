@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -36,24 +35,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from race_common import median, read_safetensors, vouch_run
+
 HEADS = 12
 LR, BETAS, EPS, WEIGHT_DECAY = 6e-4, (0.9, 0.999), 1e-8, 0.01
 LOG_EVERY = 10
-
-
-def read_safetensors(path):
-    blob = open(path, "rb").read()
-    n = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = e["data_offsets"]
-        dtype = {"F32": np.float32, "F64": np.float64}[e["dtype"]]
-        a = np.frombuffer(blob[8 + n + begin:8 + n + end], dtype=dtype)
-        out[name] = torch.tensor(a.astype(np.float32).reshape(e["shape"]))
-    return out
 
 
 def gpt2_loss(p, ids, labels, layers):
@@ -123,31 +109,6 @@ def torch_run(init, ids, labels, batch, steps, precision, compiled):
     return median(times[1:]), peak, first, losses
 
 
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else float("nan")
-
-
-def vouch_run(exe, data, steps, work):
-    """(median ms/step, peak MiB, first losses) of vouch's executable."""
-    trace = os.path.join(work, "trace.txt")
-    out = subprocess.run([exe, "--device", "cuda", "--dtype", "f32", "--steps", str(steps),
-                          "--log-every", str(LOG_EVERY), "--time", "--mem-stats",
-                          "--data", data, "--trace", trace],
-                         check=True, capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    ms = float(re.search(r"timing: median ([0-9.]+) ms/step", text).group(1))
-    # --mem-stats: "cuda allocator: ... peak_live_bytes=N ..."
-    peak = re.search(r"peak_live_bytes=([0-9]+)", text)
-    peak_mib = int(peak.group(1)) / 2**20 if peak else float("nan")
-    losses = []
-    for line in open(trace):
-        key, *rest = line.split()
-        if key == "step" and int(rest[0]) < 3:
-            losses.append(float(rest[1]))
-    return ms, peak_mib, losses, text
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exe", required=True)
@@ -164,7 +125,7 @@ def main():
     init_path = os.path.join(work, "init.st")
     subprocess.run([args.exe, "--init-only", "--dtype", "f32", "--save-params", init_path],
                    check=True, capture_output=True)
-    init = read_safetensors(init_path)
+    init = read_safetensors(init_path, torch.float32)
     ids_path, labels_path = args.data.split(",")
     ids = torch.tensor(np.load(ids_path).astype(np.int64))
     labels = torch.tensor(np.load(labels_path).astype(np.int64))
@@ -185,7 +146,7 @@ def main():
         exe = {"fp32": args.exe, "tf32": args.exe_tf32, "bf16": args.exe_bf16}.get(precision)
         vouch_losses = None
         if exe:
-            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work)
+            ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work, LOG_EVERY)
             row(precision, "vouch", ms, peak,
                 "bf16 products (rounded operand copies for GEMMs), f32 storage"
                 if precision == "bf16" else "")

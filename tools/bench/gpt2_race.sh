@@ -19,7 +19,7 @@ vouch=bazel-bin/tools/vouch
 "$vouch" build examples/gpt2_124m.vouch --target cuda --precision bf16 \
   -o "$out/gpt2_bf16" "$@"
 /usr/bin/python3 tools/data/gpt2_tokens.py "$out/data"
-cp tools/bench/gpt2.py "$out/"
+cp tools/bench/gpt2.py tools/bench/race_common.py "$out/"
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # The GPT-2 race (tools/bench/gpt2.py); writes race.json beside it.

@@ -31,6 +31,13 @@ usage:
   conv_shapes.py package OUT --vouch bazel-bin/tools/vouch   # builds OUT/conv_*_{fp32,tf32}
   conv_shapes.py run DIR [--runs 3] [--reps 20] [--json OUT.json] [--markdown OUT.md]
   conv_shapes.py classify FILE.tsv                            # one profile's fwd/dy/dW/dx µs
+  conv_shapes.py check-rules OUT --vouch V   # the rules against each shape's compiled steps
+
+check-rules (tests/lit/tools/conv-shapes-lab.test, no GPU) builds each shape's
+cuda tables (`vouch build --emit tables`) and classifies its program steps, one
+launch each in table order: each shape must come out as 3 fwd steps, 1 dy, 1 dW
+and 2 dx, none unknown, so a lowering that changes what a convolution runs as
+fails there before it skews the lab.
 """
 import argparse
 import json
@@ -122,9 +129,8 @@ def read_launches(path):
 
 def classify(rows):
     """{pass: µs} of one profiled step (the module docstring's rules), plus
-    'other' (left out of the comparison) and 'unknown' (a launch of the
-    convolution's own capsules that fits no rule: the lab's rules are out of
-    date and the row is refused)."""
+    'other' (left out of the comparison) and 'unknown' (a cuBLAS product whose
+    flags fit no rule: the lab's rules are out of date and `run` fails)."""
     step_class = {}
     permutes = 0
     for ms, step, capsule, what in rows:  # the class of each step, from its main launch
@@ -142,13 +148,48 @@ def classify(rows):
         elif flags and capsule.endswith(".matmul"):
             cls = {("N", "N"): "fwd", ("T", "N"): "dW", ("N", "T"): "dx"}.get(flags.groups(),
                                                                             "unknown")
-        elif capsule.endswith(".matmul"):
-            cls = "unknown"
+        # A matmul without cuBLAS's flags is vouch's small-product kernel: the tiny
+        # linear's gradient, never the convolution's (check-rules counts the latter).
         step_class.setdefault(step, cls)
     us = {k: 0.0 for k in PASSES + ("other", "unknown")}
     for ms, step, capsule, what in rows:
         us[step_class.get(step, "other")] += 1000.0 * ms
     return us
+
+
+def table_steps(tables):
+    """[(what, capsule)] of the cuda program's steps in a `--emit tables` file."""
+    text = open(tables).read()
+    start = text.index("kCudaProgram_steps[] = {")
+    block = text[start:text.index("};", start)]
+    return re.findall(r'"([^"]*)", "([^"]*)", -?\d+, -?\d+\}', block)
+
+
+def check_rules(args):
+    os.makedirs(args.out, exist_ok=True)
+    failed = 0
+    for name, c, o, h, k, s, p in SHAPES:
+        src = os.path.join(args.out, "conv_%s.vouch" % name)
+        with open(src, "w") as f:
+            f.write(model_source(name, c, o, h, k, s, p))
+        for precision in PRECISIONS:
+            tables = os.path.join(args.out, "conv_%s_%s.tables" % (name, precision))
+            cmd = [args.vouch, "build", src, "--target", "cuda", "--precision", precision,
+                   "--emit", "tables", "-o", tables]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("conv_shapes.py: %s failed:\n%s" % (" ".join(cmd), r.stderr))
+            rows = [(0.001, i, capsule, what)
+                    for i, (what, capsule) in enumerate(table_steps(tables))]
+            steps = classify(rows)  # 1 µs a step: the counts
+            counts = {k: round(v) for k, v in steps.items()}
+            ok = (counts["fwd"], counts["dy"], counts["dW"], counts["dx"],
+                  counts["unknown"]) == (3, 1, 1, 2, 0)
+            failed += not ok
+            print("%s %s: fwd %d dy %d dW %d dx %d other %d unknown %d: %s" %
+                  (name, precision, counts["fwd"], counts["dy"], counts["dW"], counts["dx"],
+                   counts["other"], counts["unknown"], "ok" if ok else "RULES OUT OF DATE"))
+    return 1 if failed else 0
 
 
 def vouch_times(exe, runs):
@@ -276,7 +317,12 @@ def main():
     rn.add_argument("--markdown")
     cl = sub.add_parser("classify", help="one --profile-launches file's µs per pass")
     cl.add_argument("file")
+    ck = sub.add_parser("check-rules", help="classify each shape's compiled steps (no GPU)")
+    ck.add_argument("out")
+    ck.add_argument("--vouch", default="bazel-bin/tools/vouch")
     args = ap.parse_args()
+    if args.cmd == "check-rules":
+        return check_rules(args)
     if args.cmd == "package":
         package(args)
         return 0

@@ -83,9 +83,9 @@ def model_source(name, c, o, h, k, s, p):
 // computed); the regression grid's tiny linear only gives the model its data.
 model conv_{name} {{
   data regression_grid(lo = -1, hi = 1, n = 5)
-  input x : f32[batch, 1]
+  input x : f32[batch, 2]
   target y : f32[batch, 1]
-  param a : f32[1, 1] = ones
+  param a : f32[1, 2] = ones
   param image : f32[{BATCH}, {c}, {h}, {h}] = uniform(-1, 1)
   param w : f32[{o}, {c}, {k}, {k}] = kaiming_uniform
   h = conv(image, w, stride = {s}, padding = {p})

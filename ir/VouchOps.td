@@ -1993,10 +1993,11 @@ def Vouch_Im2colOp : Vouch_Op<"im2col", [Pure,
   let cudaKernelSource =
       "codegen/recipes/ConvRecipe.cpp, runtime/cuda/kernels/conv.cuh";
   let cudaKernel = "vouch::im2col_kernel";
-  let cudaKernelNote = "one thread per column element, grid-stride; the "
-                       "window geometry's products (ConvGeometry, "
-                       "conv_geometry.h) checked against the UInt32 CUDA ABI "
-                       "by the gate";
+  let cudaKernelNote = "one thread per column element, grid-stride, its "
+                       "flat index split by multiply-high divisions "
+                       "(fast_divide.h); the window geometry's products "
+                       "(ConvGeometry, conv_geometry.h) checked against the "
+                       "UInt32 CUDA ABI by the gate";
 }
 
 // im2col's adjoint (its VJP, and conv_transpose's last step): every column
@@ -2037,9 +2038,10 @@ def Vouch_Col2imOp : Vouch_Op<"col2im", [Pure,
   let cudaKernel = "vouch::col2im_kernel";
   let cudaKernelNote = "one thread per image element folds its windows' "
                        "terms in ascending kernel order from 0, as the cpu "
-                       "kernel (no atomics: the same bits every run); the "
-                       "window geometry's products checked against the UInt32 "
-                       "CUDA ABI by the gate";
+                       "kernel (no atomics: the same bits every run), its "
+                       "index split by multiply-high divisions "
+                       "(fast_divide.h); the window geometry's products "
+                       "checked against the UInt32 CUDA ABI by the gate";
   let sums = 1;
 }
 

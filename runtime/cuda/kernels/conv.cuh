@@ -17,8 +17,10 @@
 //
 // One thread per output element, grid-stride, consecutive threads along the columns'
 // last axes (im2col: a row's windows, so its writes coalesce and, for stride 1, its reads
-// too) or the image's (col2im). Indices are 64-bit; every product they are formed from
-// fits the UInt32 CUDA ABI (the gate's obligation), so they divide in 32 bits.
+// too) or the image's (col2im). The flat index and every extent it is split by fit in 32
+// bits (the gate's UInt32 obligation), so it is split by multiply-high divisions
+// (fast_divide.h): a division per axis per element was most of these kernels' time
+// (2.4 ms for a CIFAR ResNet layer's im2col on an H100, docs/performance.md).
 // Launch: block 256, grid = max(1, min(ceil(total / 256), 1056)).
 // Generated entry points (the geometry as 21 integers, conv_geometry.h's field order):
 //   extern "C" __global__ void k_f32(const float* image, float* columns, long long n,
@@ -31,21 +33,31 @@
 
 #include "common.cuh"
 #include "conv_geometry.h"
+#include "fast_divide.h"
 
 namespace vouch {
 
-// The window o and kernel offset k (each row-major over three axes) split into their
-// per-axis coordinates, the last axis peeled first.
-__device__ inline void conv_split(long long o, long long k, const ConvGeometry& g,
-                                  long long (&o_axis)[3], long long (&k_axis)[3]) {
-#pragma unroll
-  for (int a = 2; a >= 0; --a) {
-    const long long oq = index_div(o, g.grid[a]), kq = index_div(k, g.kernel[a]);
-    o_axis[a] = o - oq * g.grid[a];
-    k_axis[a] = k - kq * g.kernel[a];
-    o = oq;
-    k = kq;
+// An index below 2^32 split by the extents e0, e1, e2 of three row-major axes (e0 only
+// bounds it): (i0, i1, i2) with i = (i0·e1 + i1)·e2 + i2, two divisions by FastDivide.
+struct AxisSplit3 {
+  FastDivide by1, by2;
+  unsigned e1, e2;
+  __device__ AxisSplit3(long long extent1, long long extent2)
+      : by1{unsigned(extent1)}, by2{unsigned(extent2)}, e1(unsigned(extent1)),
+        e2(unsigned(extent2)) {}
+  __device__ void split(unsigned i, long long (&axis)[3]) const {
+    const unsigned i01 = by2.quotient(i), i0 = by1.quotient(i01);
+    axis[2] = i - i01 * e2;
+    axis[1] = i01 - i0 * e1;
+    axis[0] = i0;
   }
+};
+
+// The fast paths divide 32-bit indices: the gate refuses a geometry whose columns or
+// image have 2^32 elements or more (ir/ConvGeometry.h); one that got here anyway stops
+// the kernel with a CUDA error rather than compute a wrong answer.
+__device__ inline void conv_require_32bit(long long total) {
+  if (total > 0xffffffffLL) __trap();
 }
 
 // columns [G, C/G·K, N, g0, g1, g2] = image [N, C, s0, s1, s2] at each window's position
@@ -55,13 +67,20 @@ __device__ void im2col_kernel(const T* image, T* columns, ConvGeometry g) {
   const long long windows = conv_windows(g), offsets = conv_offsets(g);
   const long long columns_per_row = g.batch * windows;
   const long long total = g.channels * offsets * columns_per_row;  // G · C/G·K rows
+  if (total == 0) return;  // empty: no extent to divide by
+  conv_require_32bit(total);
+  const FastDivide by_row{unsigned(columns_per_row)}, by_window{unsigned(windows)},
+      by_offsets{unsigned(offsets)};
+  const AxisSplit3 window_axes{g.grid[1], g.grid[2]}, kernel_axes{g.kernel[1], g.kernel[2]};
   for (long long idx = grid_stride_begin(); idx < total; idx += grid_stride_step()) {
-    const long long row = index_div(idx, columns_per_row), column = idx - row * columns_per_row;
-    const long long n = index_div(column, windows);
-    const long long channel = index_div(row, offsets);  // g·C/G + c: the image's channel
+    const unsigned i = unsigned(idx);
+    const unsigned row = by_row.quotient(i), column = i - row * unsigned(columns_per_row);
+    const unsigned n = by_window.quotient(column);
+    const unsigned channel = by_offsets.quotient(row);  // g·C/G + c: the image's channel
     long long o[3], k[3];
-    conv_split(column - n * windows, row - channel * offsets, g, o, k);
-    long long offset = n * g.channels + channel;
+    window_axes.split(column - n * unsigned(windows), o);
+    kernel_axes.split(row - channel * unsigned(offsets), k);
+    long long offset = (long long)n * g.channels + channel;
     bool inside = true;
 #pragma unroll
     for (int a = 0; a < 3; ++a) {
@@ -73,42 +92,56 @@ __device__ void im2col_kernel(const T* image, T* columns, ConvGeometry g) {
   }
 }
 
+// The window o along axis a whose kernel offset reads image position p, given
+// t = p + padding − k·dilation: t / stride when t ≥ 0 is on the stride's lattice and
+// the window is in the grid, else -1 (conv_geometry.h's conv_window_of).
+__device__ inline long long conv_window_from(long long t, const FastDivide& by_stride,
+                                             long long stride, long long grid) {
+  if (t < 0) return -1;
+  const long long o = by_stride.quotient(unsigned(t));
+  return o * stride == t && o < grid ? o : -1;
+}
+
 // image [N, C, s0, s1, s2] element (n, channel, p) = the sum, over the kernel offsets k in
 // ascending order whose window o (o·stride − padding + k·dilation = p on every axis, o in
 // the grid) exists, of columns [G, C/G·K, N, *grid] at row channel·K + k (the group's rows
-// start at g·C/G·K: the same index), column (n, o); from 0.
+// start at g·C/G·K: the same index), column (n, o); from 0. An axis's window is found
+// once per offset on that axis (the outer axes' in the outer loops).
 template <class T>
 __device__ void col2im_kernel(const T* columns, T* image, ConvGeometry g) {
   const long long positions = conv_image_positions(g), windows = conv_windows(g);
   const long long offsets = conv_offsets(g);
   const long long total = g.batch * g.channels * positions;
+  if (total == 0) return;
+  conv_require_32bit(total);
+  const FastDivide by_positions{unsigned(positions)}, by_channels{unsigned(g.channels)};
+  const AxisSplit3 image_axes{g.image[1], g.image[2]};
+  const FastDivide by_stride0{unsigned(g.stride[0])}, by_stride1{unsigned(g.stride[1])},
+      by_stride2{unsigned(g.stride[2])};
   for (long long idx = grid_stride_begin(); idx < total; idx += grid_stride_step()) {
-    const long long nc = index_div(idx, positions);  // n·C + channel
-    const long long n = index_div(nc, g.channels), channel = nc - n * g.channels;
-    long long rest = idx - nc * positions, p[3];
-#pragma unroll
-    for (int a = 2; a >= 0; --a) {
-      const long long q = index_div(rest, g.image[a]);
-      p[a] = rest - q * g.image[a];
-      rest = q;
-    }
+    const unsigned i = unsigned(idx);
+    const unsigned nc = by_positions.quotient(i);  // n·C + channel
+    const unsigned n = by_channels.quotient(nc), channel = nc - n * unsigned(g.channels);
+    long long p[3];
+    image_axes.split(i - nc * unsigned(positions), p);
+    const long long first_column = ((long long)channel * offsets * g.batch + n) * windows;
     T acc = T(0);
-    long long k = 0;  // the kernel offset, row-major: ascending
-    for (long long k0 = 0; k0 < g.kernel[0]; ++k0)
-      for (long long k1 = 0; k1 < g.kernel[1]; ++k1)
-        for (long long k2 = 0; k2 < g.kernel[2]; ++k2, ++k) {
-          const long long ks[3] = {k0, k1, k2};
-          long long window = 0;
-          bool covered = true;
-#pragma unroll
-          for (int a = 0; a < 3; ++a) {
-            const long long t = p[a] + g.padding[a] - ks[a] * g.dilation[a];
-            const long long o = t >= 0 ? index_div(t, g.stride[a]) : -1;
-            covered = covered && t >= 0 && o * g.stride[a] == t && o < g.grid[a];
-            window = window * g.grid[a] + o;
-          }
-          if (covered) acc += columns[((channel * offsets + k) * g.batch + n) * windows + window];
+    for (long long k0 = 0; k0 < g.kernel[0]; ++k0) {
+      const long long o0 = conv_window_from(p[0] + g.padding[0] - k0 * g.dilation[0],
+                                            by_stride0, g.stride[0], g.grid[0]);
+      for (long long k1 = 0; k1 < g.kernel[1]; ++k1) {
+        const long long o1 = conv_window_from(p[1] + g.padding[1] - k1 * g.dilation[1],
+                                              by_stride1, g.stride[1], g.grid[1]);
+        for (long long k2 = 0; k2 < g.kernel[2]; ++k2) {
+          const long long o2 = conv_window_from(p[2] + g.padding[2] - k2 * g.dilation[2],
+                                                by_stride2, g.stride[2], g.grid[2]);
+          if (o0 < 0 || o1 < 0 || o2 < 0) continue;
+          const long long k = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;  // ascending
+          acc += columns[first_column + k * g.batch * windows +
+                         (o0 * g.grid[1] + o1) * g.grid[2] + o2];
         }
+      }
+    }
     image[idx] = acc;
   }
 }

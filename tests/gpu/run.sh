@@ -82,8 +82,12 @@ for exe in bin/*; do
   # near zero by up to lr on f32 rounding alone; measured on an H200, 9 seeds:
   # 2.6e-7 at most for eight, 5.2e-4 at seed 10517 (its losses 9.9e-6 apart,
   # within 1e-5): declared params atol 2e-3, about 4x that.
+  # ops_library's params, the same effect (Adam lr 0.01): cuda f32 against cpu f64
+  # 2.58e-5 at seed 73927 on an H100 (w2[7974]), cpu f32 against cpu f64 2.51e-5
+  # at that seed and at most 5.8e-7 at the 30 others (1..30): declared 1e-4.
   f32_params=
   [ "$name" = ops_classifier ] && f32_params="--params-atol 2e-3"
+  [ "$name" = ops_library ] && f32_params="--params-atol 1e-4"
   if [ "$name" = resnet_small ] || [ "$name" = batchnorm_mlp ]; then
     # resnet_small's f32 run follows the f64 one to ~3e-7 until some step's
     # rounding puts one of its ~230k relu inputs per step on the other side of

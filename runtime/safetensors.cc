@@ -160,6 +160,9 @@ Result<std::vector<NamedTensor>> load_safetensors(const std::string& path) {
         return file_error(path, "__metadata__ is not a JSON object");
       continue;
     }
+    // What save_safetensors refuses to write, load refuses too: a checkpoint names
+    // each tensor (the fuzzer found an empty name loaded, then refused on saving).
+    if (name.empty()) return file_error(path, "a tensor has an empty name");
     std::string where = "tensor " + quoted(name) + ": ";
     if (entry.kind != JsonValue::Object) return file_error(path, where + "entry is not an object");
     for (const std::string& field : entry.keys)

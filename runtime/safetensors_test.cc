@@ -166,6 +166,9 @@ TEST(SafetensorsTest, RefusesCorruptFiles) {
                  st_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", d16),
                  "unexpected field 'x'");
   expect_refused("meta.st", st_file("{\"__metadata__\":3}", d16), "__metadata__ is not a JSON object");
+  // An empty name: save_safetensors would refuse to write it back.
+  expect_refused("noname.st", st_file("{" + entry("", "F32", "[4]", "[0,16]") + "}", d16),
+                 "a tensor has an empty name");
   expect_refused("dup.st",
                  st_file("{" + entry("w", "F32", "[1]", "[0,4]") + "," +
                              entry("w", "F32", "[1]", "[4,8]") + "}",

@@ -31,13 +31,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from race_common import median, read_safetensors, vouch_run
+from race_common import allow_tf32, read_safetensors, timed_steps, vouch_run
 
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 5e-4
 BN_EPS, BN_MOMENTUM = 1e-5, 0.1
@@ -74,27 +73,14 @@ def resnet_loss(p, s, x, labels):
     return F.cross_entropy(logits, labels)
 
 
-def set_precision(precision, device):
-    if device != "cuda":
-        return
-    tf32 = precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-
-
 def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def synchronize(device):
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
 def torch_run(init, x, labels, batch, steps, precision, compiled, device):
     """(median ms/step, peak MiB, first step s, first losses) of PyTorch."""
-    set_precision(precision, device)
     if device == "cuda":
+        allow_tf32(torch, precision == "tf32")
         torch.backends.cudnn.benchmark = True
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
@@ -105,31 +91,19 @@ def torch_run(init, x, labels, batch, steps, precision, compiled, device):
     opt = torch.optim.SGD(list(p.values()), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
     loss_fn = torch.compile(resnet_loss) if compiled else resnet_loss
     x, labels = x.to(device), labels.to(device)
-    batches = x.shape[0] // batch
-    times, losses, first = [], [], None
-    synchronize(device)
-    t0 = time.perf_counter()
-    for k in range(steps):
-        b = k % batches
-        rows = slice(b * batch, (b + 1) * batch)
+
+    def step(rows):
         loss = loss_fn(p, s, x[rows], labels[rows])
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if k < 3:
-            losses.append(loss.item())
-        if k == 0:
-            synchronize(device)
-            first = time.perf_counter() - t0
-            t0 = time.perf_counter()
-        elif k % LOG_EVERY == 0:
-            loss.item()
-            t1 = time.perf_counter()
-            times.append((t1 - t0) * 1e3 / LOG_EVERY)
-            t0 = t1
+        return loss
+
+    ms, first, losses = timed_steps(step, steps, batch, x.shape[0], LOG_EVERY,
+                                    torch.cuda.synchronize if device == "cuda" else lambda: None)
     peak = torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else float("nan")
     del p, s, opt
-    return median(times[1:]), peak, first, losses
+    return ms, peak, first, losses
 
 
 def main():

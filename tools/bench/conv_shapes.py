@@ -47,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 
-from race_common import median
+from race_common import allow_tf32, median
 
 BATCH = 256
 # (name, C, O, H (= W), kernel, stride, padding): the race's convolutions, in
@@ -210,9 +210,7 @@ def vouch_times(exe, runs):
 
 def cudnn_times(torch, c, o, h, k, s, p, precision, reps):
     torch.backends.cudnn.benchmark = True
-    tf32 = precision == "tf32"
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
+    allow_tf32(torch, precision == "tf32")
     g = torch.Generator(device="cuda").manual_seed(0)
     x = torch.rand(BATCH, c, h, h, device="cuda", generator=g) * 2 - 1
     w = (torch.rand(o, c, k, k, device="cuda", generator=g) * 2 - 1) / (c * k * k) ** 0.5

@@ -29,13 +29,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from race_common import median, read_safetensors, vouch_run
+from race_common import allow_tf32, read_safetensors, timed_steps, vouch_run
 
 HEADS = 12
 LR, BETAS, EPS, WEIGHT_DECAY = 6e-4, (0.9, 0.999), 1e-8, 0.01
@@ -61,15 +60,9 @@ def gpt2_loss(p, ids, labels, layers):
     return F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), labels.view(-1))
 
 
-def set_precision(precision):
-    tf32 = precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-
-
 def torch_run(init, ids, labels, batch, steps, precision, compiled):
     """(median ms/step, peak MiB, first step s, first losses) of PyTorch."""
-    set_precision(precision)
+    allow_tf32(torch, precision == "tf32")
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     layers = sum(1 for k in init if k.endswith(".w_qkv"))
@@ -81,32 +74,20 @@ def torch_run(init, ids, labels, batch, steps, precision, compiled):
                             fused=True)
     loss_fn = torch.compile(gpt2_loss) if compiled else gpt2_loss
     ids, labels = ids.cuda(), labels.cuda()
-    batches = ids.shape[0] // batch
-    times, losses, first = [], [], None
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for k in range(steps):
-        b = k % batches
-        rows = slice(b * batch, (b + 1) * batch)
+
+    def step(rows):
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
             loss = loss_fn(p, ids[rows], labels[rows], layers)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if k < 3:
-            losses.append(loss.item())
-        if k == 0:
-            torch.cuda.synchronize()
-            first = time.perf_counter() - t0
-            t0 = time.perf_counter()
-        elif k % LOG_EVERY == 0:
-            loss.item()
-            t1 = time.perf_counter()
-            times.append((t1 - t0) * 1e3 / LOG_EVERY)
-            t0 = t1
+        return loss
+
+    ms, first, losses = timed_steps(step, steps, batch, ids.shape[0], LOG_EVERY,
+                                    torch.cuda.synchronize)
     peak = torch.cuda.max_memory_allocated() / 2**20
     del p, opt
-    return median(times[1:]), peak, first, losses
+    return ms, peak, first, losses
 
 
 def main():

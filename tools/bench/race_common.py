@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import numpy as np
 
@@ -52,3 +53,36 @@ def vouch_run(exe, data, steps, work, log_every, device="cuda", dtype="f32", fla
         if key == "step" and int(rest[0]) < 3:
             losses.append(float(rest[1]))
     return ms, peak_mib, losses, text
+
+
+def allow_tf32(torch, enabled):
+    """Lets cuBLAS and cuDNN round f32 products' inputs to TF32 (the tf32 rows), or not."""
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    torch.backends.cudnn.allow_tf32 = enabled
+
+
+def timed_steps(step, steps, batch, rows, log_every, synchronize):
+    """Runs step(batch_rows) -> loss for `steps` training steps over the data's
+    batches in file order (rows // batch of them), reading the loss on the host
+    every `log_every` steps as vouch's executables do. Returns (median ms/step
+    over the intervals between reads after the first, the first step's seconds
+    (compilation, for torch.compile), the first 3 losses)."""
+    batches = rows // batch
+    times, losses, first = [], [], None
+    synchronize()
+    t0 = time.perf_counter()
+    for k in range(steps):
+        b = k % batches
+        loss = step(slice(b * batch, (b + 1) * batch))
+        if k < 3:
+            losses.append(loss.item())
+        if k == 0:
+            synchronize()
+            first = time.perf_counter() - t0
+            t0 = time.perf_counter()
+        elif k % log_every == 0:
+            loss.item()
+            t1 = time.perf_counter()
+            times.append((t1 - t0) * 1e3 / log_every)
+            t0 = t1
+    return median(times[1:]), first, losses

@@ -97,20 +97,28 @@ model conv_{name} {{
 """
 
 
-def package(args):
-    os.makedirs(args.out, exist_ok=True)
+def build_each(out, vouch, emit):
+    """Writes each shape's model into `out` and builds it for cuda in each precision
+    (`vouch build --emit emit`); yields (shape, precision, the output's path)."""
+    os.makedirs(out, exist_ok=True)
     for name, c, o, h, k, s, p in SHAPES:
-        src = os.path.join(args.out, "conv_%s.vouch" % name)
+        src = os.path.join(out, "conv_%s.vouch" % name)
         with open(src, "w") as f:
             f.write(model_source(name, c, o, h, k, s, p))
         for precision in PRECISIONS:
-            exe = os.path.join(args.out, "conv_%s_%s" % (name, precision))
-            cmd = [args.vouch, "build", src, "--target", "cuda", "--precision", precision,
-                   "-o", exe]
+            built = os.path.join(out, "conv_%s_%s%s" % (name, precision,
+                                                       ".tables" if emit == "tables" else ""))
+            cmd = [vouch, "build", src, "--target", "cuda", "--precision", precision,
+                   "--emit", emit, "-o", built]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit("conv_shapes.py: %s failed:\n%s" % (" ".join(cmd), r.stderr))
-            print("built", exe, flush=True)
+            yield name, precision, built
+
+
+def package(args):
+    for _, _, exe in build_each(args.out, args.vouch, "exe"):
+        print("built", exe, flush=True)
 
 
 def read_launches(path):
@@ -166,29 +174,17 @@ def table_steps(tables):
 
 
 def check_rules(args):
-    os.makedirs(args.out, exist_ok=True)
     failed = 0
-    for name, c, o, h, k, s, p in SHAPES:
-        src = os.path.join(args.out, "conv_%s.vouch" % name)
-        with open(src, "w") as f:
-            f.write(model_source(name, c, o, h, k, s, p))
-        for precision in PRECISIONS:
-            tables = os.path.join(args.out, "conv_%s_%s.tables" % (name, precision))
-            cmd = [args.vouch, "build", src, "--target", "cuda", "--precision", precision,
-                   "--emit", "tables", "-o", tables]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit("conv_shapes.py: %s failed:\n%s" % (" ".join(cmd), r.stderr))
-            rows = [(0.001, i, capsule, what)
-                    for i, (what, capsule) in enumerate(table_steps(tables))]
-            steps = classify(rows)  # 1 µs a step: the counts
-            counts = {k: round(v) for k, v in steps.items()}
-            ok = (counts["fwd"], counts["dy"], counts["dW"], counts["dx"],
-                  counts["unknown"]) == (3, 1, 1, 2, 0)
-            failed += not ok
-            print("%s %s: fwd %d dy %d dW %d dx %d other %d unknown %d: %s" %
-                  (name, precision, counts["fwd"], counts["dy"], counts["dW"], counts["dx"],
-                   counts["other"], counts["unknown"], "ok" if ok else "RULES OUT OF DATE"))
+    for name, precision, tables in build_each(args.out, args.vouch, "tables"):
+        rows = [(0.001, i, capsule, what)
+                for i, (what, capsule) in enumerate(table_steps(tables))]
+        counts = {k: round(v) for k, v in classify(rows).items()}  # 1 µs a step: the counts
+        ok = (counts["fwd"], counts["dy"], counts["dW"], counts["dx"],
+              counts["unknown"]) == (3, 1, 1, 2, 0)
+        failed += not ok
+        print("%s %s: fwd %d dy %d dW %d dx %d other %d unknown %d: %s" %
+              (name, precision, counts["fwd"], counts["dy"], counts["dW"], counts["dx"],
+               counts["other"], counts["unknown"], "ok" if ok else "RULES OUT OF DATE"))
     return 1 if failed else 0
 
 

@@ -256,27 +256,7 @@ void ProgramBuilder::reuseStorage() {
   for (const Node &n : nodes_)
     nodes.push_back({static_cast<int32_t>(n.id), nullptr, nullptr, nullptr,
                      n.afterStep, n.vjpBegin, n.vjpEnd, nullptr, 0});
-  rt::Program p{};
-  p.buffers = buffers_.data();
-  p.num_buffers = static_cast<int32_t>(buffers_.size());
-  p.params = params_.data();
-  p.grads = grads_.data();
-  p.num_params = static_cast<int32_t>(params_.size());
-  p.loss = loss_;
-  p.output = output_;
-  p.steps = steps_.data();
-  p.num_steps = stepCount();
-  p.forward_end = forwardEnd_;
-  p.prologue_begin = prologueBegin_;
-  p.prologue_end = prologueEnd_;
-  p.args = args_.data();
-  p.num_args = static_cast<int32_t>(args_.size());
-  p.nodes = nodes.data();
-  p.num_nodes = static_cast<int32_t>(nodes.size());
-  p.fields = fields_.data();
-  p.num_fields = static_cast<int32_t>(fields_.size());
-  p.states = states_.data();
-  p.num_states = static_cast<int32_t>(states_.size());
+  rt::Program p = programOver(buffers_, steps_, nodes);
   // The cuda executor reads the output only at the forward pass's end (it
   // keeps a host copy); the cpu one's prediction() is the buffer itself.
   StoragePlan plan = planStorage(p, inPlace_, /*outputReadAtForwardEnd=*/target_ == Target::Cuda);
@@ -361,16 +341,41 @@ void writeArray(std::ostream &out, const std::string &decl, const Range &items,
 
 } // namespace
 
-rt::Program ProgramBuilder::sizingView() const {
+rt::Program ProgramBuilder::programOver(const std::vector<rt::BufferDesc> &buffers,
+                                        const std::vector<rt::StepDesc> &steps,
+                                        const std::vector<rt::NodeDesc> &nodes) const {
   rt::Program p{};
   p.name = modelName_.c_str();
-  p.buffers = buffers_.data();
-  p.num_buffers = static_cast<int32_t>(buffers_.size());
+  p.buffers = buffers.data();
+  p.num_buffers = static_cast<int32_t>(buffers.size());
   p.params = params_.data();
   p.grads = grads_.data();
   p.num_params = static_cast<int32_t>(params_.size());
+  p.loss = loss_;
+  p.output = output_;
+  p.steps = steps.data();
+  p.num_steps = static_cast<int32_t>(steps.size());
+  p.forward_end = forwardEnd_;
+  p.prologue_begin = prologueBegin_;
+  p.prologue_end = prologueEnd_;
+  p.args = args_.data();
+  p.num_args = static_cast<int32_t>(args_.size());
+  p.ints = ints_.data();
+  p.num_ints = static_cast<int32_t>(ints_.size());
+  p.nodes = nodes.data();
+  p.num_nodes = static_cast<int32_t>(nodes.size());
+  p.schedule = schedule_.c_str();
+  p.batch_capsule = batchCapsule_.c_str();
+  p.optimizer_capsule = optimizerCapsule_.c_str();
+  p.fields = fields_.data();
+  p.num_fields = static_cast<int32_t>(fields_.size());
+  p.clip_capsule = clipCapsule_.empty() ? nullptr : clipCapsule_.c_str();
+  p.states = states_.empty() ? nullptr : states_.data();
+  p.num_states = static_cast<int32_t>(states_.size());
   return p;
 }
+
+rt::Program ProgramBuilder::sizingView() const { return programOver(buffers_, steps_, {}); }
 
 std::string ProgramBuilder::encodeTables() const {
   // The Program with every pointer into this builder's strings and vectors.
@@ -401,36 +406,9 @@ std::string ProgramBuilder::encodeTables() const {
   std::vector<const char *> kernelNames;
   for (const Kernel &k : kernels_)
     kernelNames.push_back(k.name.c_str());
-  rt::Program p{};
-  p.name = modelName_.c_str();
-  p.buffers = buffers.data();
-  p.num_buffers = static_cast<int32_t>(buffers.size());
-  p.params = params_.data();
-  p.grads = grads_.data();
-  p.num_params = static_cast<int32_t>(params_.size());
-  p.loss = loss_;
-  p.output = output_;
-  p.steps = steps.data();
-  p.num_steps = static_cast<int32_t>(steps.size());
-  p.forward_end = forwardEnd_;
-  p.prologue_begin = prologueBegin_;
-  p.prologue_end = prologueEnd_;
-  p.args = args_.data();
-  p.num_args = static_cast<int32_t>(args_.size());
-  p.ints = ints_.data();
-  p.num_ints = static_cast<int32_t>(ints_.size());
-  p.nodes = nodes.data();
-  p.num_nodes = static_cast<int32_t>(nodes.size());
+  rt::Program p = programOver(buffers, steps, nodes);
   p.kernel_names = kernelNames.data();
   p.num_kernels = static_cast<int32_t>(kernelNames.size());
-  p.schedule = schedule_.c_str();
-  p.batch_capsule = batchCapsule_.c_str();
-  p.optimizer_capsule = optimizerCapsule_.c_str();
-  p.fields = fields_.data();
-  p.num_fields = static_cast<int32_t>(fields_.size());
-  p.clip_capsule = clipCapsule_.empty() ? nullptr : clipCapsule_.c_str();
-  p.states = states_.empty() ? nullptr : states_.data();
-  p.num_states = static_cast<int32_t>(states_.size());
   return rt::encode_program_tables(p);
 }
 

@@ -177,6 +177,13 @@ public:
   std::string emitTables(const std::string &name) const;
 
 private:
+  /// A Program over these buffer, step and node tables, every other field from
+  /// this builder (its strings and vectors): what reuseStorage, sizingView and
+  /// encodeTables each hand on. Valid while the tables and the builder live.
+  rt::Program programOver(const std::vector<rt::BufferDesc> &buffers,
+                          const std::vector<rt::StepDesc> &steps,
+                          const std::vector<rt::NodeDesc> &nodes) const;
+
   struct Kernel {
     std::string name, source;
   };

@@ -54,7 +54,7 @@ bool sums(const OpFacts &spec) {
   return spec.sums || family == OpFamily::Reduction || family == OpFamily::Loss ||
          family == OpFamily::Gemm || family == OpFamily::Normalization ||
          family == OpFamily::BatchNormalization ||
-         family == OpFamily::Attention;
+         family == OpFamily::Attention || family == OpFamily::Convolution;
 }
 
 /// The evidence a table key names, or not-provided for an empty key.
@@ -195,6 +195,15 @@ NativeKernel nativeKernel(OpFamily family) {
             "the same bits); checked by the kernel lab and compared with the "
             "cpu f64 reference by the GPU suite",
             ReductionOrder::None};
+  case OpFamily::Convolution:
+    // Its op names its kernel (cudaKernel) and says how it sums
+    // (cudaKernelNote).
+    return {{"codegen/recipes/ConvRecipe.cpp, "
+             "runtime/cuda/kernels/col2im_matmul.cuh",
+             "vouch::col2im_matmul_kernel", nvrtc},
+            "checked by the kernel lab against a float64 reference and "
+            "compared with the cpu f64 reference by the GPU suite",
+            ReductionOrder::FixedTree};
   case OpFamily::View:
     return {{"codegen/recipes/ViewRecipe.cpp", "",
              "no kernel: the result aliases the input's buffer"},
@@ -420,6 +429,10 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   // *_bf16 kernels; attention64.cuh's for heads of at most 64).
   if (spec.family == OpFamily::Attention)
     c.numeric.fastestProducts = ProductPrecision::Bf16;
+  // The implicit-GEMM convolution's f32 kernel has a TF32 twin
+  // (col2im_matmul.cuh); a bf16 profile runs it in TF32, as its report says.
+  if (spec.family == OpFamily::Convolution)
+    c.numeric.fastestProducts = ProductPrecision::Tf32;
   if (spec.family == OpFamily::Attention)
     shapeClaim += "; heads (q's and v's feature extents) of at most " +
                   std::to_string(kMaxAttentionHeadDim) +

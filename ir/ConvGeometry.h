@@ -4,9 +4,9 @@
 // [N, C, *spatial] with 1 to 3 spatial axes, windows of `kernel` extents with
 // `stride`, `padding` and `dilation` per axis, the channels split into
 // `groups`, and the grid of windows taken (the columns' trailing extents).
-// The shape rules of conv, conv_transpose, im2col and col2im (VouchOps.cpp),
-// codegen's recipe (codegen/recipes/ConvRecipe.cpp) and the gate's index
-// obligation read it from here. (The reference interpreter computes the ops
+// The shape rules of conv, conv_transpose, im2col, col2im and col2im_matmul
+// (VouchOps.cpp), codegen's recipe (codegen/recipes/ConvRecipe.cpp) and the
+// gate's index obligation read it from here. (The reference interpreter computes the ops
 // with loops of its own.)
 //
 //===----------------------------------------------------------------------===//
@@ -95,17 +95,16 @@ struct ConvGeometry {
   }
 };
 
-/// The geometry of an im2col (image: its input) or a col2im (image: its
-/// result); the grid is the columns' trailing extents.
+/// The geometry of an op with window attributes over `image` and `grid`.
 template <class OpT>
 ConvGeometry getConvGeometry(OpT op, mlir::RankedTensorType image,
-                             mlir::RankedTensorType columns) {
+                             llvm::ArrayRef<int64_t> grid) {
   ConvGeometry g;
   g.batch = image.getDimSize(0);
   g.channels = image.getDimSize(1);
   g.groups = op.getGroups();
   g.image.assign(image.getShape().begin() + 2, image.getShape().end());
-  g.grid.assign(columns.getShape().begin() + 3, columns.getShape().end());
+  g.grid.assign(grid.begin(), grid.end());
   g.kernel.assign(op.getKernel().begin(), op.getKernel().end());
   g.stride.assign(op.getStride().begin(), op.getStride().end());
   g.padding.assign(op.getPadding().begin(), op.getPadding().end());
@@ -113,16 +112,30 @@ ConvGeometry getConvGeometry(OpT op, mlir::RankedTensorType image,
   return g;
 }
 
+/// An im2col's (image: its input) or a col2im's (image: its result); the
+/// grid is the columns' trailing extents.
 inline ConvGeometry getConvGeometry(Im2colOp op) {
   return getConvGeometry(
       op, llvm::cast<mlir::RankedTensorType>(op.getInput().getType()),
-      llvm::cast<mlir::RankedTensorType>(op.getResult().getType()));
+      llvm::cast<mlir::RankedTensorType>(op.getResult().getType())
+          .getShape()
+          .drop_front(3));
 }
 
 inline ConvGeometry getConvGeometry(Col2imOp op) {
   return getConvGeometry(
       op, llvm::cast<mlir::RankedTensorType>(op.getResult().getType()),
-      llvm::cast<mlir::RankedTensorType>(op.getInput().getType()));
+      llvm::cast<mlir::RankedTensorType>(op.getInput().getType())
+          .getShape()
+          .drop_front(3));
+}
+
+/// A col2im_matmul's: its result is the image, its grid an attribute (its
+/// columns are never a value).
+inline ConvGeometry getConvGeometry(Col2imMatmulOp op) {
+  return getConvGeometry(
+      op, llvm::cast<mlir::RankedTensorType>(op.getResult().getType()),
+      op.getGrid());
 }
 
 } // namespace vouch

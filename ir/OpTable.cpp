@@ -20,6 +20,7 @@ std::string_view toString(OpFamily family) {
   case OpFamily::Pool: return "pool";
   case OpFamily::Composite: return "composite";
   case OpFamily::BatchNormalization: return "batch_normalization";
+  case OpFamily::Convolution: return "convolution";
   }
   return "";
 }

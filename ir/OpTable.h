@@ -48,6 +48,9 @@ enum class OpFamily {
   /// kept as running statistics (the model's state) in training steps
   /// (batch_norm), and its gradient: one kernel per op.
   BatchNormalization,
+  /// A convolution's product with its windows read in place, the columns
+  /// never in memory (col2im_matmul: an implicit GEMM): one kernel per op.
+  Convolution,
 };
 
 std::string_view toString(OpFamily family);

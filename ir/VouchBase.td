@@ -56,6 +56,9 @@ def Vouch_Attention : Vouch_OpFamily<"Attention">;   // fused attention, its VJP
 def Vouch_Pool : Vouch_OpFamily<"Pool">;             // windows over spatial axes (max_pool, ...)
 // Channel-wise (axis 1) over every other axis, with running statistics (batch_norm)
 def Vouch_BatchNormalization : Vouch_OpFamily<"BatchNormalization">;
+// A convolution's product with its windows read in place (implicit GEMM:
+// col2im_matmul), the columns never in memory
+def Vouch_Convolution : Vouch_OpFamily<"Convolution">;
 // Other ops of the dialect, as the op's CompositeOpInterface::decompose
 // builds them: vouch-decompose replaces it before autodiff, so it is never
 // planned and has no capsule of its own; the ops it becomes are planned,

@@ -3121,6 +3121,90 @@ void Col2imOp::getIndexCounts(
   getConvGeometry(*this).indexCounts(counts);
 }
 
+//===----------------------------------------------------------------------===//
+// Col2imMatmulOp
+//===----------------------------------------------------------------------===//
+
+/// The columns lhsᵀ·rhs that a col2im_matmul folds, [G, C/G·K, N, *grid]
+/// (the product's rows per group as far as they can be counted: the
+/// verifier reports a failure to count first).
+static RankedTensorType col2imMatmulColumns(Col2imMatmulOp op) {
+  RankedTensorType image = tensorOf(op.getResult());
+  int64_t groups = op.getGroups();
+  int64_t rows = 1;
+  if (image.getRank() >= 2 && groups >= 1 && image.getDimSize(1) % groups == 0)
+    if (std::optional<int64_t> k = kernelOffsets(op.getKernel()))
+      if (auto product = llvm::checkedMul(image.getDimSize(1) / groups, *k))
+        rows = *product;
+  SmallVector<int64_t> shape = {groups, rows,
+                                image.getRank() >= 1 ? image.getDimSize(0) : 1};
+  shape.append(op.getGrid().begin(), op.getGrid().end());
+  return tensorLike(image, shape);
+}
+
+LogicalResult Col2imMatmulOp::verify() {
+  RankedTensorType image = tensorOf(getResult());
+  if (image.getRank() >= 2 &&
+      static_cast<int64_t>(getGrid().size()) != image.getRank() - 2)
+    return emitOpError("grid ")
+           << formatList(getGrid()) << " must have one extent per spatial "
+           << "axis (" << image.getRank() - 2 << ")";
+  RankedTensorType columns = col2imMatmulColumns(*this);
+  if (failed(verifyWindows(*this, image, columns, getKernel(), getStride(),
+                           getPadding(), getDilation(), getGroups(),
+                           "the result")))
+    return failure();
+  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs());
+  if (auto differ = differingElementTypes({lhs, rhs, image}))
+    return emitOpError(differ->message);
+  int64_t groups = getGroups();
+  int64_t rank = groups == 1 ? 2 : 3;
+  int64_t positions = columns.getDimSize(2);
+  for (int64_t extent : getGrid())
+    positions *= extent;  // the columns' elements fit int64 (verifyWindows)
+  bool ok = lhs.getRank() == rank && rhs.getRank() == rank &&
+            (rank == 2 || (lhs.getDimSize(0) == groups &&
+                           rhs.getDimSize(0) == groups)) &&
+            lhs.getDimSize(rank - 2) == rhs.getDimSize(rank - 2) &&
+            lhs.getDimSize(rank - 1) == columns.getDimSize(1) &&
+            rhs.getDimSize(rank - 1) == positions;
+  if (!ok)
+    return emitOpError("lhs ")
+           << quoted(lhs) << " and rhs " << quoted(rhs) << " must be "
+           << (rank == 3 ? "[G, R, C/G·K] and [G, R, N·windows] = [" +
+                               std::to_string(groups) + ", R, "
+                         : std::string("[R, C/G·K] and [R, N·windows] = [R, "))
+           << columns.getDimSize(1) << "] and ["
+           << (rank == 3 ? std::to_string(groups) + ", " : std::string())
+           << "R, " << positions << "] for the result " << quoted(image)
+           << " (groups " << groups << ", grid " << formatList(getGrid())
+           << ")";
+  return success();
+}
+
+void Col2imMatmulOp::getIndexCounts(
+    SmallVectorImpl<std::pair<std::string, uint64_t>> &counts) {
+  getConvGeometry(*this).indexCounts(counts);
+}
+
+// Linear in each operand: with cols = im2col(dy) viewed as the product's
+// [G, C/G·K, N·L], d lhs = rhs·colsᵀ and d rhs = lhs·cols (the products of
+// conv's own VJP, through transpose flags).
+LogicalResult Col2imMatmulOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                       SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  RankedTensorType columns = col2imMatmulColumns(*this);
+  Value cols = buildIm2col(b, loc, dy[0], columns, getKernel(), getStride(),
+                           getPadding(), getDilation(), getGroups());
+  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs());
+  SmallVector<int64_t> product(rhs.getShape());
+  product[product.size() - 2] = lhs.getDimSize(lhs.getRank() - 1);
+  Value flat = buildReshape(b, loc, cols, tensorLike(rhs, product));
+  grads.push_back(buildMatmul(b, loc, getRhs(), false, flat, true));
+  grads.push_back(buildMatmul(b, loc, getLhs(), false, flat, false));
+  return success();
+}
+
 /// What conv and conv_transpose share before their weight's layout: element
 /// types, x's rank, the weight's rank, the attributes and the bias [O].
 static std::optional<InferredType>

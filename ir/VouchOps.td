@@ -1993,8 +1993,10 @@ def Vouch_Im2colOp : Vouch_Op<"im2col", [Pure,
   let cudaKernelSource =
       "codegen/recipes/ConvRecipe.cpp, runtime/cuda/kernels/conv.cuh";
   let cudaKernel = "vouch::im2col_kernel";
-  let cudaKernelNote = "one thread per column element, grid-stride, its "
-                       "flat index split by multiply-high divisions "
+  let cudaKernelNote = "one thread per column element, or per four "
+                       "consecutive windows stored as one vector where the "
+                       "innermost grid axis holds whole quads, grid-stride, "
+                       "its flat index split by multiply-high divisions "
                        "(fast_divide.h); the window geometry's products "
                        "(ConvGeometry, conv_geometry.h) checked against the "
                        "UInt32 CUDA ABI by the gate";
@@ -2042,6 +2044,76 @@ def Vouch_Col2imOp : Vouch_Op<"col2im", [Pure,
                        "index split by multiply-high divisions "
                        "(fast_divide.h); the window geometry's products "
                        "checked against the UInt32 CUDA ABI by the gate";
+  let sums = 1;
+}
+
+// col2im of a product through transpose_lhs, in one op: a convolution's
+// input gradient (the weight's rows times the output gradient's) and
+// conv_transpose's forward, computed as an implicit GEMM whose columns are
+// never in memory (they are 9× the image for a 3×3 kernel). vouch-fold-col2im
+// builds it for cuda builds after autodiff from matmul → reshape → col2im.
+def Vouch_Col2imMatmulOp : Vouch_Op<"col2im_matmul", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
+    DeclareOpInterfaceMethods<Vouch_IndexCountsOpInterface>]> {
+  let summary = "col2im of lhsᵀ·rhs per group, the columns never stored";
+  let description = [{
+    lhs is [G, R, C/G·K] and rhs [G, R, N·L] (without the leading G when
+    groups = 1), L the windows of the grid; the result is the image [N, C,
+    *spatial] that col2im makes of the columns lhsᵀ·rhs viewed [G, C/G·K, N,
+    *grid]: result[n, g·C/G + c, s] = Σ over the kernel offsets k ascending
+    whose window o covers s (o·stride − padding + k·dilation = s per axis, o
+    in the grid), Σ over r of lhs[g, r, c·K + k]·rhs[g, r, n·L + o]. Its VJP
+    is two products with the result's gradient's columns (im2col).
+
+    ```mlir
+    %x = vouch.col2im_matmul %w, %dy kernel [3, 3] stride [1, 1] padding [1, 1] dilation [1, 1] grid [8, 8] groups 1 : (tensor<4x18xf32>, tensor<4x256xf32>) -> tensor<4x2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$lhs, Vouch_FloatTensor:$rhs,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
+                       DenseI64ArrayAttr:$grid, I64Attr:$groups);
+  let results = (outs Vouch_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs `kernel` $kernel `stride` $stride "
+                       "`padding` $padding `dilation` $dilation `grid` $grid "
+                       "`groups` $groups attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Convolution;
+  let formula = "result[n, g·C/G + c, s] = sum over the kernel offsets k "
+                "ascending whose window o covers s (o·stride − padding + "
+                "k·dilation = s per spatial axis, o in the grid) of sum over "
+                "r of lhs[g, r, c·K + k]·rhs[g, r, n·L + o]: col2im of the "
+                "columns lhsᵀ·rhs";
+  let cpuKernel = "vouch::rt::col2im_matmul<T>";
+  let cpuKernelNote = "one image element at a time, its terms folded left "
+                      "over k ascending, then r ascending, from 0";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/ConvRecipe.cpp, runtime/cuda/kernels/col2im_matmul.cuh";
+  let cudaKernel = "vouch::col2im_matmul_kernel (f32 under products=tf32 / "
+                   "bf16: vouch::col2im_matmul_tf32_kernel, mma.sync on "
+                   "tensor cores)";
+  let cudaKernelNote = "a block per tile of 64 channels by 128 image "
+                       "positions of one group (implicit_tiles.h; positions "
+                       "grouped by stride phase where a stride above 1 "
+                       "divides its extent, so a tile skips the offsets "
+                       "none of them has a window for), each position's "
+                       "window found once per kernel offset and the rhs "
+                       "rows it selects read into shared memory, never into "
+                       "a columns buffer (a position without a window for "
+                       "the offset reads 0: lhs·0, +0 for finite lhs); each "
+                       "image element written by one thread, its terms "
+                       "summed over k ascending, then r ascending (f32 and "
+                       "f64: one fma per term, in that order; under "
+                       "products=tf32 / bf16: operands rounded to TF32 by "
+                       "cvt.rna, 8 r per mma summed in the tensor core's "
+                       "order, in f32), no atomics (two runs give the same "
+                       "bits); the geometry's products checked against the "
+                       "UInt32 CUDA ABI by the gate, stride, padding, "
+                       "dilation and grid below 2^32 (else the kernel "
+                       "traps)";
   let sums = 1;
 }
 

@@ -24,7 +24,7 @@ import sys
 
 FAMILIES = ["Structural", "Generator", "Pointwise", "View", "Index",
             "Reduction", "Loss", "Gemm", "Normalization", "Attention",
-            "Pool", "Composite", "BatchNormalization"]
+            "Pool", "Composite", "BatchNormalization", "Convolution"]
 CLAUSES = ["Initializer", "Optimizer", "DataSource", "Schedule"]
 
 

@@ -929,6 +929,33 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getResult()] = image;
               return success();
             })
+            .Case([&](Col2imMatmulOp o) {
+              // The columns lhsᵀ·rhs per group [G, C/G·K, N, *grid], then
+              // col2im's fold: the composed form it stands for.
+              const HostTensor &lhs = get(o.getLhs()), &rhs = get(o.getRhs());
+              int64_t groups = o.getGroups();
+              int64_t rows = lhs.shape[lhs.shape.size() - 2];
+              int64_t height = lhs.shape.back(), width = rhs.shape.back();
+              HostTensor image = zerosLike(o.getResult()), columns;
+              columns.shape = {groups, height, image.shape[0]};
+              columns.shape.insert(columns.shape.end(), o.getGrid().begin(),
+                                   o.getGrid().end());
+              columns.data.assign(groups * height * width, 0.0);
+              for (int64_t g = 0; g < groups; ++g)
+                for (int64_t i = 0; i < height; ++i)
+                  for (int64_t j = 0; j < width; ++j) {
+                    double acc = 0;
+                    for (int64_t r = 0; r < rows; ++r)
+                      acc += lhs.data[(g * rows + r) * height + i] *
+                             rhs.data[(g * rows + r) * width + j];
+                    columns.data[(g * height + i) * width + j] = acc;
+                  }
+              windowsAndImage(image, columns,
+                              {o.getKernel().begin(), o.getKernel().end()},
+                              Windows(o), /*fold=*/true);
+              values[o.getResult()] = image;
+              return success();
+            })
             .Case([&](BroadcastOp o) {
               values[o.getResult()] =
                   broadcast(get(o.getInput()), o.getDims(), o.getResult());

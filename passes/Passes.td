@@ -109,6 +109,22 @@ def GatePass : Pass<"vouch-gate", "::vouch::ModelOp"> {
   ];
 }
 
+def FoldCol2im : Pass<"vouch-fold-col2im", "::vouch::ModelOp"> {
+  let summary = "Folds a product through transpose_lhs and the col2im that "
+                "reads it into one col2im_matmul (cuda builds)";
+  let description = [{
+    In a node's VJP, `col2im(reshape(matmul(lhs, rhs) {transpose_lhs}))`,
+    the product and the reshape used only there (a convolution's input
+    gradient, its weight's rows times the output gradient), becomes
+    `col2im_matmul(lhs, rhs)` with col2im's attributes, location and tags
+    and the columns' trailing extents as its grid: the same sums, the
+    columns (C/G·K times the image) never in memory. The product's node
+    keeps its other ops (dW); a forward conv_transpose is left composed (its
+    forward ops are tape nodes of their own). Run for cuda profiles, before
+    vouch-fuse-pointwise.
+  }];
+}
+
 def FusePointwise : Pass<"vouch-fuse-pointwise", "::vouch::ModelOp"> {
   let summary = "Groups chains of pointwise ops into one kernel each";
   let description = [{

@@ -360,6 +360,27 @@ void im2col(const T* image, T* columns, const ConvGeometry& g) {
   (void)offsets;
 }
 
+// Calls visit(k, window) for each kernel offset k, ascending (row-major), whose window
+// covers image position p (conv_window_of on every axis): the terms col2im and
+// col2im_matmul fold, in their order.
+template <class F>
+void for_each_covering_window(const ConvGeometry& g, const int64_t (&p)[3], F visit) {
+  int64_t k = 0;
+  for (int64_t k0 = 0; k0 < g.kernel[0]; k0++)
+    for (int64_t k1 = 0; k1 < g.kernel[1]; k1++)
+      for (int64_t k2 = 0; k2 < g.kernel[2]; k2++, k++) {
+        const int64_t ks[3] = {k0, k1, k2};
+        int64_t window = 0;
+        bool covered = true;
+        for (int a = 0; a < 3 && covered; a++) {
+          const int64_t o = conv_window_of(g, a, p[a], ks[a]);
+          covered = o >= 0;
+          window = window * g.grid[a] + o;
+        }
+        if (covered) visit(k, window);
+      }
+}
+
 // image = the columns folded back: each image element, one at a time, sums the terms of
 // the windows covering it in ascending kernel-offset order (row-major) from T(0), the
 // order runtime/cuda/kernels/conv.cuh's col2im_kernel folds (the same bits).
@@ -372,25 +393,41 @@ void col2im(const T* columns, T* image, const ConvGeometry& g) {
       for (int64_t p0 = 0; p0 < g.image[0]; p0++)
         for (int64_t p1 = 0; p1 < g.image[1]; p1++)
           for (int64_t p2 = 0; p2 < g.image[2]; p2++, idx++) {
-            const int64_t p[3] = {p0, p1, p2};
             T acc = T(0);
-            int64_t k = 0;
-            for (int64_t k0 = 0; k0 < g.kernel[0]; k0++)
-              for (int64_t k1 = 0; k1 < g.kernel[1]; k1++)
-                for (int64_t k2 = 0; k2 < g.kernel[2]; k2++, k++) {
-                  const int64_t ks[3] = {k0, k1, k2};
-                  int64_t window = 0;
-                  bool covered = true;
-                  for (int a = 0; a < 3 && covered; a++) {
-                    const int64_t o = conv_window_of(g, a, p[a], ks[a]);
-                    covered = o >= 0;
-                    window = window * g.grid[a] + o;
-                  }
-                  if (covered)
-                    acc += columns[((channel * offsets + k) * g.batch + n) * windows + window];
-                }
+            for_each_covering_window(g, {p0, p1, p2}, [&](int64_t k, int64_t window) {
+              acc += columns[((channel * offsets + k) * g.batch + n) * windows + window];
+            });
             image[idx] = acc;
           }
+}
+
+// image = col2im of the columns lhsᵀ·rhs per group (ir/VouchOps.td's col2im_matmul),
+// lhs [G, R, C/G·K] and rhs [G, R, N·L], the columns never stored: each image element,
+// one at a time, folds from T(0) over the kernel offsets k ascending whose window covers
+// it, and for each over r ascending, lhs[g, r, c·K + k] · rhs[g, r, n·L + window].
+template <class T>
+void col2im_matmul(const T* lhs, const T* rhs, T* image, const ConvGeometry& g,
+                   int64_t rows) {
+  const int64_t windows = conv_windows(g), offsets = conv_offsets(g);
+  const int64_t per_group = g.channels / g.groups;
+  const int64_t lhs_row = per_group * offsets, rhs_row = g.batch * windows;
+  int64_t idx = 0;
+  for (int64_t n = 0; n < g.batch; n++)
+    for (int64_t channel = 0; channel < g.channels; channel++) {
+      const int64_t group = channel / per_group, c = channel % per_group;
+      const T* weights = lhs + group * rows * lhs_row + c * offsets;
+      const T* grads = rhs + group * rows * rhs_row + n * windows;
+      for (int64_t p0 = 0; p0 < g.image[0]; p0++)
+        for (int64_t p1 = 0; p1 < g.image[1]; p1++)
+          for (int64_t p2 = 0; p2 < g.image[2]; p2++, idx++) {
+            T acc = T(0);
+            for_each_covering_window(g, {p0, p1, p2}, [&](int64_t k, int64_t window) {
+              for (int64_t r = 0; r < rows; r++)
+                acc += weights[r * lhs_row + k] * grads[r * rhs_row + window];
+            });
+            image[idx] = acc;
+          }
+    }
 }
 
 // Mean of (pred[i] - target[i])^2 over n > 0 elements.

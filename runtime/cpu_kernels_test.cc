@@ -532,6 +532,63 @@ TEST(CpuKernelsTest, Col2imIsTheAdjointAndFoldsInAscendingOffsetOrder) {
   }
 }
 
+// col2im_matmul is col2im of the columns lhsᵀ·rhs (per group), never stored: in float,
+// bit for bit a scatter written here whose outer loops are the kernel offset and then r
+// (so every image element receives its terms in the fold's order, k ascending then r),
+// and in double on small integers (exact) the same as col2im of the columns multiplied
+// out here.
+TEST(CpuKernelsTest, Col2imMatmulFoldsTheProductWithoutItsColumns) {
+  for (const ConvCase& c : conv_cases()) {
+    const int64_t per_group = c.channels / c.groups, L = c.windows(), K = c.offsets();
+    const int64_t image_size = c.batch * c.channels * c.positions();
+    for (int64_t rows : {1, 3}) {
+      const int64_t lhs_size = c.groups * rows * per_group * K;
+      const int64_t rhs_size = c.groups * rows * c.batch * L;
+      std::vector<double> lhs = iota_values(lhs_size, 0.5), rhs = iota_values(rhs_size, 0.25);
+      for (double& v : lhs) v = std::round(v * 4);
+      for (double& v : rhs) v = std::round(v * 4) - 3;
+      // The columns [G, C/G·K, N·L] multiplied out, then the existing col2im.
+      std::vector<double> cols(c.channels * K * c.batch * L, 0.0);
+      for (int64_t g = 0; g < c.groups; g++)
+        for (int64_t i = 0; i < per_group * K; i++)
+          for (int64_t j = 0; j < c.batch * L; j++)
+            for (int64_t r = 0; r < rows; r++)
+              cols[(g * per_group * K + i) * c.batch * L + j] +=
+                  lhs[(g * rows + r) * per_group * K + i] *
+                  rhs[(g * rows + r) * c.batch * L + j];
+      std::vector<double> want(image_size, -99), got(image_size, -99);
+      col2im<double>(cols.data(), want.data(), c.geometry());
+      col2im_matmul<double>(lhs.data(), rhs.data(), got.data(), c.geometry(), rows);
+      for (int64_t i = 0; i < image_size; i++)
+        EXPECT_EQ(got[i], want[i]) << c.what << ", rows " << rows << ": element " << i;
+
+      std::vector<float> flhs(lhs_size), frhs(rhs_size);
+      for (int64_t i = 0; i < lhs_size; i++) flhs[i] = 1.0f / float(i % 11 + 2) - 0.2f;
+      for (int64_t i = 0; i < rhs_size; i++) frhs[i] = 1.0f / float(i % 7 + 3) + float(i % 3);
+      std::vector<float> fgot(image_size, -99.0f), fwant(image_size, 0.0f);
+      col2im_matmul<float>(flhs.data(), frhs.data(), fgot.data(), c.geometry(), rows);
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t r = 0; r < rows; r++)
+          for (int64_t g = 0; g < c.groups; g++)
+            for (int64_t ci = 0; ci < per_group; ci++)
+              for (int64_t n = 0; n < c.batch; n++)
+                for (int64_t o = 0; o < L; o++) {
+                  const int64_t p = window_reads(c, o, k);
+                  if (p >= 0)
+                    fwant[(n * c.channels + g * per_group + ci) * c.positions() + p] +=
+                        flhs[((g * rows + r) * per_group + ci) * K + k] *
+                        frhs[(g * rows + r) * c.batch * L + n * L + o];
+                }
+      int64_t covered = 0;
+      for (int64_t i = 0; i < image_size; i++) {
+        EXPECT_EQ(fgot[i], fwant[i]) << c.what << ", rows " << rows << ": element " << i;
+        covered += fwant[i] != 0.0f;
+      }
+      EXPECT_GT(covered, 0) << c.what;
+    }
+  }
+}
+
 // gelu's cpu helpers round every product and sum on its own: bit for bit equal to a
 // reference in which each step is forced through a volatile (so no compiler can fuse
 // it), and not equal, for some input, to the same formula with one product-sum fused

@@ -269,6 +269,15 @@ const std::vector<GradCase> &cases() {
       {"col2im", {{"c", {2, 8, 2, 2, 3}}},
        "  %out = vouch.col2im %c kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : (tensor<2x8x2x2x3xf64>) -> tensor<2x4x3x4xf64>",
        {2, 4, 3, 4}, 1e-8, 1e-7},
+      // col2im of a product (vouch-fold-col2im's op for cuda builds): one
+      // group, 2-D; then two groups, stride 2, padding 1 and a grid smaller
+      // than the windows that fit (as conv_transpose's).
+      {"col2im_matmul", {{"w", {3, 8}}, {"dy", {3, 12}}},
+       "  %out = vouch.col2im_matmul %w, %dy kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] grid [2, 3] groups 1 : (tensor<3x8xf64>, tensor<3x12xf64>) -> tensor<2x2x3x4xf64>",
+       {2, 2, 3, 4}, 1e-8, 1e-7},
+      {"col2im_matmul", {{"w", {2, 2, 6}}, {"dy", {2, 2, 4}}},
+       "  %out = vouch.col2im_matmul %w, %dy kernel [3] stride [2] padding [1] dilation [1] grid [2] groups 2 : (tensor<2x2x6xf64>, tensor<2x2x4xf64>) -> tensor<2x4x5xf64>",
+       {2, 4, 5}, 1e-8, 1e-7},
       {"broadcast", {{"a", {3}}},
        "  %out = vouch.broadcast %a dims [1] : (tensor<3xf64>) -> tensor<2x3xf64>",
        {2, 3}, 1e-8, 1e-7},

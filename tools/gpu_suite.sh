@@ -43,16 +43,17 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
 done
 # Rounded products (the profiles checked_cuda+tf32 and +bf16): the attention
 # model in both forms, the cuBLAS model (ops_library: its products in
-# cuBLAS / cuBLASLt) and its odd-width twin (ops_padded: its products padded),
-# compared with the cpu f64 reference under each
-# precision's declared tolerance.
+# cuBLAS / cuBLASLt), its odd-width twin (ops_padded: its products padded)
+# and the convolutions (ops_conv: col2im_matmul's tensor-core kernel),
+# compared with the cpu f64 reference under each precision's declared
+# tolerance.
 for precision in tf32 bf16; do
   mkdir -p "$out/$precision"
   for form in composed fused; do
     bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda \
       --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
   done
-  for model in ops_library ops_padded; do
+  for model in ops_library ops_padded ops_conv; do
     bazel-bin/tools/vouch build tests/gpu/$model.vouch --target cuda \
       --precision "$precision" -o "$out/$precision/$model"
   done

@@ -173,32 +173,38 @@ for composed in bin/*_composed; do
   result "$fused --show-backend names the fused attention capsules" $rc
 done
 
-echo "== convolution: ops_conv's step names im2col, its cuBLAS products with their flags, col2im"
+echo "== convolution: ops_conv's step names im2col, its cuBLAS products with their flags, col2im_matmul, col2im"
 # The composed form on cuda: the windows by vouch's kernels (conv.cuh), every
 # product a cuBLAS call through transpose flags (dW contracting over the batch's
-# columns with transb=T, dx with transa=T; a grouped layer a strided batch)
-# or vouch's small-product kernel, the fold by col2im; no other kernel does a
-# convolution's work.
+# columns; a grouped layer a strided batch) or vouch's small-product kernel;
+# each dx one col2im_matmul (col2im_matmul.cuh, the columns never stored), no
+# longer a product with transa=N, transb=T and a col2im; conv_transpose's
+# forward a product and col2im. No other kernel does a convolution's work.
 if [ -e bin/ops_conv ]; then
   bin/ops_conv --device cuda --steps 1 --show-backend >"$TEST_TMPDIR/ops_conv.show" 2>&1
   rc=$?
   for want in "im2col: native_cuda.im2col provider=native-cuda" \
               "col2im: native_cuda.col2im provider=native-cuda" \
+              "col2im_matmul: native_cuda.col2im_matmul provider=native-cuda" \
               "matmul: cublas.matmul provider=cublas" \
               "vouch_im2col (im2col) [native_cuda.im2col]" \
-              "vouch_col2im (col2im) [native_cuda.col2im]"; do
+              "vouch_col2im (col2im) [native_cuda.col2im]" \
+              "vouch_col2im_matmul (col2im_matmul) [native_cuda.col2im_matmul]"; do
     grep -qF "$want" "$TEST_TMPDIR/ops_conv.show" || { echo "missing: $want"; rc=1; }
   done
   for want in 'cublasGemmEx\(transa=N, transb=T[^)]*\).*\(matmul\) \[cublas\.matmul\]' \
               'cublasGemmEx\(transa=T, transb=N[^)]*\).*\(matmul\) \[cublas\.matmul\]' \
-              'cublasGemmStridedBatchedEx\(transa=N, transb=T[^)]*\).*\(matmul\) \[cublas\.matmul\]'; do
+              'cublasGemmStridedBatchedEx\(transa=T, transb=N[^)]*\).*\(matmul\) \[cublas\.matmul\]'; do
     grep -qE "$want" "$TEST_TMPDIR/ops_conv.show" || { echo "missing: $want"; rc=1; }
   done
+  if grep -qE 'cublasGemmStridedBatchedEx\(transa=N, transb=T' "$TEST_TMPDIR/ops_conv.show"; then
+    echo "a grouped dx ran as a product and col2im"; rc=1
+  fi
   [ $rc -eq 0 ] || tail -40 "$TEST_TMPDIR/ops_conv.show"
-  result "ops_conv --show-backend names im2col, cuBLAS with flags, col2im" $rc
+  result "ops_conv --show-backend names im2col, cuBLAS with flags, col2im_matmul, col2im" $rc
 fi
 
-echo "== rounded products (checked_cuda+tf32, +bf16): the attention model, both forms, and the cuBLAS model against cpu f64"
+echo "== rounded products (checked_cuda+tf32, +bf16): the attention model, both forms, the cuBLAS model and the convolutions against cpu f64"
 # TF32 rounds each product's operands to a 10-bit mantissa (relative 2^-11):
 # declared tolerance atol 1e-3, rtol 1e-2 on 30 SGD steps' losses and the final
 # params (f32 without rounding is held to 1e-5 above). bf16 keeps 8 bits

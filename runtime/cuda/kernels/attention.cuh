@@ -127,6 +127,7 @@
 
 #include "common.cuh"
 #include "reduce.cuh"  // positive_infinity
+#include "tensor_cores.cuh"
 
 namespace vouch {
 
@@ -795,16 +796,7 @@ __host__ __device__ constexpr long long attention_tf32_backward_shared_bytes() {
 }
 
 // x rounded to TF32 (10 mantissa bits; nearest, ties away from zero), as a float.
-__device__ inline float attention_tf32(float x) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
-#else
-  __trap();
-  return x;
-#endif
-}
+__device__ inline float attention_tf32(float x) { return tf32_round(x); }
 
 // x rounded to bf16 (8 bits; nearest, ties to even), as a float: cvt puts its first
 // source in the upper half, and bf16(0) = 0 fills the lower.
@@ -843,14 +835,7 @@ struct AttnTf32 {
   }
   // c += a · b for one m16n8k8 tile.
   __device__ static void mma(float (&c)[4], const A& a, const B& b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
-#else
-    __trap();
-#endif
+    mma_tf32_m16n8k8(c, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
   }
 };
 

@@ -17,7 +17,8 @@
 //
 // One thread per output element, grid-stride, consecutive threads along the columns'
 // last axes (im2col: a row's windows, so its writes coalesce and, for stride 1, its reads
-// too) or the image's (col2im). The flat index and every extent it is split by fit in 32
+// too; four windows per thread, stored as one vector, where the innermost grid axis
+// holds whole quads) or the image's (col2im). The flat index and every extent it is split by fit in 32
 // bits (the gate's UInt32 obligation), so it is split by multiply-high divisions
 // (fast_divide.h): a division per axis per element was most of these kernels' time
 // (2.4 ms for a CIFAR ResNet layer's im2col on an H100, docs/performance.md).
@@ -60,6 +61,57 @@ __device__ inline void conv_require_32bit(long long total) {
   if (total > 0xffffffffLL) __trap();
 }
 
+// The image offset [n, channel, p0, ..] over the first kAxes spatial axes of what window o
+// reads at kernel offset k (p = o·stride − padding + k·dilation per axis); `inside`
+// cleared where a p falls in the padding.
+template <int kAxes>
+__device__ inline long long window_read(const ConvGeometry& g, unsigned n, unsigned channel,
+                                        const long long (&o)[3], const long long (&k)[3],
+                                        bool& inside) {
+  long long offset = (long long)n * g.channels + channel;
+#pragma unroll
+  for (int a = 0; a < kAxes; ++a) {
+    const long long p = o[a] * g.stride[a] - g.padding[a] + k[a] * g.dilation[a];
+    inside = inside && p >= 0 && p < g.image[a];
+    offset = offset * g.image[a] + p;
+  }
+  return offset;
+}
+
+// im2col where the innermost grid axis holds whole quads of windows (g2 a multiple of 4:
+// codegen pads fewer spatial axes at the front, so this is the last real one): a thread
+// per four consecutive columns, which share their row, batch entry and outer window
+// coordinates, so the index is split once per quad and the quad stored as one vector.
+template <class T>
+__device__ void im2col_quads(const T* image, T* columns, ConvGeometry g, long long total) {
+  const long long windows = conv_windows(g), offsets = conv_offsets(g);
+  const unsigned quads_per_row = unsigned(g.batch * windows / 4);
+  const FastDivide by_row{quads_per_row}, by_window_quads{unsigned(windows / 4)},
+      by_offsets{unsigned(offsets)};
+  const AxisSplit3 window_axes{g.grid[1], g.grid[2] / 4}, kernel_axes{g.kernel[1], g.kernel[2]};
+  Quad<T>* out = reinterpret_cast<Quad<T>*>(columns);
+  for (long long idx = grid_stride_begin(); idx < total / 4; idx += grid_stride_step()) {
+    const unsigned q = unsigned(idx);
+    const unsigned row = by_row.quotient(q), column_quad = q - row * quads_per_row;
+    const unsigned n = by_window_quads.quotient(column_quad);
+    const unsigned channel = by_offsets.quotient(row);  // g·C/G + c: the image's channel
+    long long o[3], k[3];
+    window_axes.split(column_quad - n * unsigned(windows / 4), o);
+    kernel_axes.split(row - channel * unsigned(offsets), k);
+    bool inside = true;
+    const long long offset = window_read<2>(g, n, channel, o, k, inside);
+    const long long first = 4 * o[2] * g.stride[2] - g.padding[2] + k[2] * g.dilation[2];
+    const T* line = image + offset * g.image[2];
+    Quad<T> v;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const long long p = first + j * g.stride[2];
+      v.v[j] = inside && p >= 0 && p < g.image[2] ? line[p] : T(0);
+    }
+    out[idx] = v;
+  }
+}
+
 // columns [G, C/G·K, N, g0, g1, g2] = image [N, C, s0, s1, s2] at each window's position
 // for its row's kernel offset, 0 in the padding.
 template <class T>
@@ -69,6 +121,7 @@ __device__ void im2col_kernel(const T* image, T* columns, ConvGeometry g) {
   const long long total = g.channels * offsets * columns_per_row;  // G · C/G·K rows
   if (total == 0) return;  // empty: no extent to divide by
   conv_require_32bit(total);
+  if (g.grid[2] % 4 == 0) return im2col_quads(image, columns, g, total);
   const FastDivide by_row{unsigned(columns_per_row)}, by_window{unsigned(windows)},
       by_offsets{unsigned(offsets)};
   const AxisSplit3 window_axes{g.grid[1], g.grid[2]}, kernel_axes{g.kernel[1], g.kernel[2]};
@@ -80,14 +133,8 @@ __device__ void im2col_kernel(const T* image, T* columns, ConvGeometry g) {
     long long o[3], k[3];
     window_axes.split(column - n * unsigned(windows), o);
     kernel_axes.split(row - channel * unsigned(offsets), k);
-    long long offset = (long long)n * g.channels + channel;
     bool inside = true;
-#pragma unroll
-    for (int a = 0; a < 3; ++a) {
-      const long long p = o[a] * g.stride[a] - g.padding[a] + k[a] * g.dilation[a];
-      inside = inside && p >= 0 && p < g.image[a];
-      offset = offset * g.image[a] + p;
-    }
+    const long long offset = window_read<3>(g, n, channel, o, k, inside);
     columns[idx] = inside ? image[offset] : T(0);
   }
 }

@@ -11,10 +11,11 @@
 //   p_a = o_a·stride_a − padding_a + k_a·dilation_a      (0 outside [0, s_a): padding)
 //
 // Codegen (codegen/recipes/ConvRecipe.cpp) pads 1-D and 2-D geometries to three axes
-// with extent 1, kernel 1, stride 1, padding 0, dilation 1, which changes no index. The
-// assurance gate checks that every product the kernels form (the positions, windows and
-// kernel offsets per image, the columns' rows and columns, ir/ConvGeometry.h) fits the
-// UInt32 CUDA ABI, so their 64-bit indices divide in 32 bits (common.cuh's index_div).
+// in front, with extent 1, kernel 1, stride 1, padding 0, dilation 1, which changes no
+// index (axis 2 is always the image's last). The assurance gate checks that every
+// product the kernels form (the positions, windows and kernel offsets per image, the
+// columns' rows and columns, ir/ConvGeometry.h) fits the UInt32 CUDA ABI, so their
+// indices divide in 32 bits (fast_divide.h).
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_CONV_GEOMETRY_H_
 #define VOUCH_RUNTIME_CUDA_KERNELS_CONV_GEOMETRY_H_
 
@@ -23,6 +24,8 @@
 #else
 #define VOUCH_CONV_HD
 #endif
+
+#include "implicit_tiles.h"
 
 namespace vouch {
 
@@ -52,6 +55,17 @@ VOUCH_CONV_HD inline long long conv_window_of(const ConvGeometry& g, int a, long
   if (t < 0 || t % g.stride[a] != 0) return -1;
   const long long o = t / g.stride[a];
   return o < g.grid[a] ? o : -1;
+}
+
+// The implicit-GEMM kernels' tiles (implicit_tiles.h) over this geometry.
+VOUCH_CONV_HD inline long long conv_implicit_channel_tiles(const ConvGeometry& g) {
+  return implicit_channel_tiles(g.channels / g.groups);
+}
+VOUCH_CONV_HD inline long long conv_implicit_column_tiles(const ConvGeometry& g) {
+  return implicit_column_tiles(g.batch * conv_image_positions(g));
+}
+VOUCH_CONV_HD inline long long conv_implicit_tiles(const ConvGeometry& g) {
+  return implicit_tiles(g.groups, g.channels / g.groups, g.batch * conv_image_positions(g));
 }
 
 }  // namespace vouch

@@ -26,6 +26,23 @@
 #include <vector>
 
 #include "kernel_instances.cu"
+#include "col2im_matmul.cuh"
+
+// col2im_matmul.cuh's entries as codegen emits them (conv.cuh's 21 geometry integers,
+// then the rows): SIMT f32 / f64 and the f32 TF32 tensor-core one (three blocks per SM,
+// as the header recommends).
+extern "C" __global__ void lab_col2im_matmul_f32(const float* lhs, const float* rhs, float* image,
+                                                 LAB_CONV_PARAMS, long long rows) {
+  vouch::col2im_matmul_kernel<float>(lhs, rhs, image, LAB_CONV_GEOMETRY, rows);
+}
+extern "C" __global__ void lab_col2im_matmul_f64(const double* lhs, const double* rhs,
+                                                 double* image, LAB_CONV_PARAMS, long long rows) {
+  vouch::col2im_matmul_kernel<double>(lhs, rhs, image, LAB_CONV_GEOMETRY, rows);
+}
+extern "C" __global__ void __launch_bounds__(256, 3) lab_col2im_matmul_tf32_f32(
+    const float* lhs, const float* rhs, float* image, LAB_CONV_PARAMS, long long rows) {
+  vouch::col2im_matmul_tf32_kernel(lhs, rhs, image, LAB_CONV_GEOMETRY, rows);
+}
 
 // bench_attention's comparison: the TF32 d64 entries with __launch_bounds__(256, 1).
 extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_forward_tf32_d64_lb1_f32(
@@ -258,6 +275,7 @@ struct Lab;
     static constexpr auto scatter_add_axis = lab_scatter_add_axis##SUFFIX; \
     static constexpr auto im2col = lab_im2col##SUFFIX;              \
     static constexpr auto col2im = lab_col2im##SUFFIX;              \
+    static constexpr auto col2im_matmul = lab_col2im_matmul##SUFFIX; \
     static constexpr auto small_product = lab_small_product##SUFFIX; \
     static constexpr auto small_linear = lab_small_linear##SUFFIX;  \
     static constexpr auto optimizer = vouch_optimizer##SUFFIX;      \
@@ -2053,13 +2071,15 @@ void test_pool(const vouch::PoolShape& s, bool one_block, bool nan) {
 // ------------------------------------------------------------ im2col, col2im (conv)
 
 // A convolution's geometry as the lab writes it: image [N, C, *s], columns [G, C/G·K, N,
-// *grid], 1 to 3 spatial axes (padded to three with extent 1, as codegen does).
+// *grid], 1 to 3 spatial axes (padded to three with extent 1 in front, as codegen does:
+// the kernels' axis 2 is the image's last, where im2col's quads run).
 struct LabConv {
   long long n, c, g;
   std::vector<long long> s, grid, k, stride, pad, dil;
   const char* what;
   long long at(const std::vector<long long>& v, int a, long long fill) const {
-    return a < int(v.size()) ? v[a] : fill;
+    const int real = a - (3 - int(v.size()));
+    return real >= 0 ? v[real] : fill;
   }
   long long prod(const std::vector<long long>& v) const {
     long long p = 1;
@@ -2139,6 +2159,196 @@ void test_conv_windows(const LabConv& c, bool one_block) {
          double(covers) * double(covers) * eps<T>());
   report_bitwise(tag + ": col2im, ascending kernel offsets", bit_mismatches(got, fold), image_n);
   report_bitwise(tag + ": col2im run twice", bit_mismatches(again.download(), got), image_n);
+}
+
+// ------------------------------------------------------------ col2im_matmul (implicit GEMM)
+
+// A LabConv whose grid is every window that fits (a conv's output), less `shrink` per
+// axis (conv_transpose with output_padding: its image has room past the last window).
+LabConv conv_case(long long n, long long c, long long g, std::vector<long long> s,
+                  std::vector<long long> k, std::vector<long long> stride,
+                  std::vector<long long> pad, std::vector<long long> dil, long long shrink,
+                  const char* what) {
+  std::vector<long long> grid(s.size());
+  for (size_t a = 0; a < s.size(); ++a)
+    grid[a] = (s[a] + 2 * pad[a] - dil[a] * (k[a] - 1) - 1) / stride[a] + 1 - shrink;
+  return {n, c, g, s, grid, k, stride, pad, dil, what};
+}
+
+vouch::ConvGeometry lab_geometry(const LabConv& c) {
+  vouch::ConvGeometry g{c.n, c.c, c.g, {}, {}, {}, {}, {}, {}};
+  for (int a = 0; a < 3; ++a) {
+    g.image[a] = c.at(c.s, a, 1);
+    g.grid[a] = c.at(c.grid, a, 1);
+    g.kernel[a] = c.at(c.k, a, 1);
+    g.stride[a] = c.at(c.stride, a, 1);
+    g.padding[a] = c.at(c.pad, a, 0);
+    g.dilation[a] = c.at(c.dil, a, 1);
+  }
+  return g;
+}
+
+// An implicit-GEMM entry point with the geometry's 21 integers and the rows, on
+// conv_implicit_tiles(g) blocks (or `grid`) of kImplicitThreads.
+template <class F, class T>
+void launch_implicit(F f, unsigned grid, const T* lhs, const T* rhs, T* image,
+                     const vouch::ConvGeometry& g, long long rows) {
+  f<<<grid, vouch::kImplicitThreads>>>(
+      lhs, rhs, image, g.batch, g.channels, g.groups, g.image[0], g.image[1], g.image[2],
+      g.grid[0], g.grid[1], g.grid[2], g.kernel[0], g.kernel[1], g.kernel[2], g.stride[0],
+      g.stride[1], g.stride[2], g.padding[0], g.padding[1], g.padding[2], g.dilation[0],
+      g.dilation[1], g.dilation[2], rows);
+}
+
+// col2im_matmul (col2im_matmul.cuh) against its definition, computed here in float64
+// (not from columns): image[n, gi·Cg + c, p] = Σ_k Σ_r lhs[gi, r, c·K + k] ·
+// rhs[gi, r, n·L + w(p, k)] over the offsets k whose window w exists. Per element
+// |got - want| ≤ tol · Σ|terms| (f64 and f32: (R·K + 2)·eps, a fold of R·K roundings;
+// tf32: 2^-9 for the operands' rounding to 10 bits, plus the f32 fold's), the worst
+// element printed on failure; the SIMT kernels bit for bit against a fold in T, one fma
+// per term, k ascending outer, r ascending inside, from +0 (their documented order);
+// run twice (the same bits); elements without terms exactly 0. `misaligned`: the image
+// one element past an aligned address (no vector stores).
+template <class T>
+void test_col2im_matmul(const LabConv& c, long long R, bool one_block, bool misaligned = false) {
+  const vouch::ConvGeometry geo = lab_geometry(c);
+  const long long S = vouch::conv_image_positions(geo), L = vouch::conv_windows(geo);
+  const long long KK = vouch::conv_offsets(geo), G = c.g, Cg = c.c / c.g, N = c.n;
+  const long long image_n = N * c.c * S, lhs_n = G * R * Cg * KK, rhs_n = G * R * N * L;
+  const std::vector<T> lhs = random_vector<T>(lhs_n), rhs = random_vector<T>(rhs_n);
+  // The definition: per element, its terms' sum in float64, Σ|terms|, and the fold in T.
+  std::vector<double> want(image_n, 0.0), mag(image_n, 0.0);
+  std::vector<T> fold(image_n, T(0));
+  std::vector<char> has_terms(image_n, 0);
+  long long without = 0;  // elements without terms
+  for (long long n = 0; n < N; ++n)
+    for (long long gi = 0; gi < G; ++gi)
+      for (long long cc = 0; cc < Cg; ++cc)
+        for (long long p = 0; p < S; ++p) {
+          const long long e = (n * c.c + gi * Cg + cc) * S + p;
+          const long long pa[3] = {p / (geo.image[1] * geo.image[2]),
+                                   p / geo.image[2] % geo.image[1], p % geo.image[2]};
+          for (long long k = 0; k < KK; ++k) {
+            const long long ka[3] = {k / (geo.kernel[1] * geo.kernel[2]),
+                                     k / geo.kernel[2] % geo.kernel[1], k % geo.kernel[2]};
+            long long w = 0;
+            bool ok = true;
+            for (int a = 0; a < 3; ++a) {
+              const long long t = pa[a] + geo.padding[a] - ka[a] * geo.dilation[a];
+              const long long o = t / geo.stride[a];
+              ok = ok && t >= 0 && t % geo.stride[a] == 0 && o < geo.grid[a];
+              w = w * geo.grid[a] + o;
+            }
+            if (!ok) continue;
+            for (long long r = 0; r < R; ++r) {
+              const T a = lhs[(gi * R + r) * Cg * KK + cc * KK + k];
+              const T b = rhs[(gi * R + r) * N * L + n * L + w];
+              want[e] += double(a) * double(b);
+              mag[e] += std::fabs(double(a) * double(b));
+              fold[e] = std::fma(a, b, fold[e]);
+              has_terms[e] = 1;
+            }
+          }
+          without += !has_terms[e];
+        }
+  const unsigned grid = one_block ? 1 : unsigned(vouch::conv_implicit_tiles(geo));
+  const std::string where = std::string(" ") + c.what + " R=" + std::to_string(R) +
+                            (one_block ? " grid=1" : "") + (misaligned ? " misaligned" : "");
+  auto check = [&](auto f, const char* variant, double tol, bool bitwise) {
+    const std::string tag = std::string("col2im_matmul ") + variant + where;
+    DeviceArray<T> dl(lhs), dr(rhs), image(image_n, 1), again(image_n, 1);
+    T* const out = image.p + (misaligned ? 1 : 0);
+    T* const out2 = again.p + (misaligned ? 1 : 0);
+    auto down = [&](const T* p) {
+      std::vector<T> h(image_n);
+      LAB_CHECK(cudaMemcpy(h.data(), p, sizeof(T) * image_n, cudaMemcpyDeviceToHost));
+      return h;
+    };
+    launch_implicit(f, grid, dl.p, dr.p, out, geo, R);
+    LAB_LAUNCHED();
+    launch_implicit(f, grid, dl.p, dr.p, out2, geo, R);
+    LAB_LAUNCHED();
+    const std::vector<T> got = down(out), got2 = down(out2);
+    double worst = 0;  // max |got - want| / Σ|terms|
+    long long at = -1, nonzero = 0;
+    for (long long e = 0; e < image_n; ++e) {
+      if (!has_terms[e]) {
+        nonzero += !(got[e] == T(0));
+        continue;
+      }
+      double rel = std::fabs(double(got[e]) - want[e]) / std::max(mag[e], 1e-300);
+      if (std::isnan(rel)) rel = INFINITY;  // unwritten (the buffer starts NaN) or NaN
+      if (at < 0 || rel > worst) worst = rel, at = e;
+    }
+    report(tag + ": |err| / sum|terms| vs float64", worst, tol);
+    if (!(worst <= tol) && at >= 0)
+      std::printf("      worst element %lld (n %lld, channel %lld, position %lld): got %.17g, "
+                  "want %.17g, sum|terms| %.6g\n",
+                  at, at / (c.c * S), at / S % c.c, at % S, double(got[at]), want[at], mag[at]);
+    if (bitwise)
+      report_bitwise(tag + ": fma fold, k outer, r ascending", bit_mismatches(got, fold), image_n);
+    report_bitwise(tag + ": run twice", bit_mismatches(got2, got), image_n);
+    report_bitwise(tag + ": exact 0 without terms", nonzero, without);
+  };
+  const double rk = double(R * KK + 2);
+  check(Lab<T>::col2im_matmul, type_name<T>(), rk * eps<T>(), true);
+  if constexpr (sizeof(T) == 4)
+    check(lab_col2im_matmul_tf32_f32, "tf32", std::ldexp(1.0, -9) + rk * eps<float>(), false);
+}
+
+template <class T>
+void test_col2im_matmul_all() {
+  // 1-D to 3-D; odd extents, padding, strides 2 and 3, dilation 2; groups, depthwise;
+  // channel tails (Cg 70 of two groups, Cg 130: three channel tiles) and column tails
+  // (N·S not a multiple of 128 almost everywhere); rows 1, 37 (a chunk's tail), 0 (all
+  // zeros); a grid one window short of what fits (conv_transpose with output_padding);
+  // 40 kernel offsets; one block (the tiles' grid-stride loop); the image misaligned (no
+  // vector stores); ResNet-18 CIFAR's shapes at batch 1-2.
+  test_col2im_matmul<T>(conv_case(3, 5, 1, {11}, {3}, {2}, {1}, {1}, 0, "1-D k3 s2 p1"), 7, false);
+  test_col2im_matmul<T>(conv_case(2, 3, 1, {50}, {40}, {1}, {5}, {1}, 0, "1-D k40 p5"), 3, false);
+  test_col2im_matmul<T>(conv_case(2, 6, 1, {7, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "2-D 7x5 k3 p1"), 16, false);
+  test_col2im_matmul<T>(conv_case(2, 4, 2, {3, 4, 5}, {2, 2, 3}, {1, 2, 2}, {0, 1, 1},
+                                  {2, 1, 1}, 0, "3-D strides, dilation, 2 groups"), 9, false);
+  test_col2im_matmul<T>(conv_case(2, 3, 1, {10, 11}, {3, 2}, {3, 3}, {1, 0}, {1, 1}, 0,
+                                  "2-D stride 3"), 5, false);
+  test_col2im_matmul<T>(conv_case(2, 8, 1, {9, 9}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, 0,
+                                  "2-D dilation 2 p2"), 12, false);
+  test_col2im_matmul<T>(conv_case(2, 16, 4, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "2-D 4 groups"), 10, false);
+  test_col2im_matmul<T>(conv_case(2, 16, 4, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "2-D 4 groups"), 10, false, true);
+  test_col2im_matmul<T>(conv_case(3, 8, 8, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "2-D depthwise (Cg 1)"), 1, false);
+  test_col2im_matmul<T>(conv_case(2, 140, 2, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "2-D Cg 70, 2 groups"), 37, false);
+  test_col2im_matmul<T>(conv_case(1, 130, 1, {9, 9}, {5, 5}, {1, 1}, {2, 2}, {1, 1}, 0,
+                                  "2-D Cg 130 k5 p2"), 20, true);
+  test_col2im_matmul<T>(conv_case(2, 5, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "2-D rows 0"), 0, false);
+  test_col2im_matmul<T>(conv_case(2, 6, 1, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 1,
+                                  "2-D s2 p1, grid one short (conv_transpose)"), 8, false);
+  // Stride phases (strides dividing the extents): 1-D, 3-D with dilation, stride 3 with
+  // dilation, the grid one short, tiles spanning four classes in one block, and dilation
+  // a multiple of the stride (three classes of four without a single term).
+  test_col2im_matmul<T>(conv_case(3, 5, 1, {12}, {3}, {2}, {1}, {1}, 0, "1-D k3 s2 p1 (phases)"),
+                        7, false);
+  test_col2im_matmul<T>(conv_case(2, 4, 2, {4, 4, 6}, {2, 2, 3}, {1, 2, 2}, {0, 1, 1},
+                                  {2, 1, 2}, 0, "3-D phases, dilation, 2 groups"), 9, false);
+  test_col2im_matmul<T>(conv_case(2, 3, 1, {9, 12}, {3, 2}, {3, 3}, {1, 0}, {2, 1}, 0,
+                                  "2-D stride 3, dilation 2 (phases)"), 5, false);
+  test_col2im_matmul<T>(conv_case(2, 6, 1, {10, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 1,
+                                  "2-D s2 p1 (phases), grid one short"), 8, false);
+  test_col2im_matmul<T>(conv_case(2, 70, 1, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0,
+                                  "2-D s2 Cg 70 (phases: 4 in a tile)"), 37, true);
+  test_col2im_matmul<T>(conv_case(2, 4, 1, {8, 8}, {3, 3}, {2, 2}, {2, 2}, {2, 2}, 0,
+                                  "2-D s2 dilation 2 (phases)"), 6, false);
+  test_col2im_matmul<T>(conv_case(2, 64, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0,
+                                  "ResNet-18 CIFAR 64x32x32 k3 p1"), 64, false);
+  test_col2im_matmul<T>(conv_case(1, 64, 1, {32, 32}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0,
+                                  "ResNet-18 CIFAR stride 2 (grid 16x16)"), 128, false);
+  test_col2im_matmul<T>(conv_case(2, 64, 1, {32, 32}, {1, 1}, {2, 2}, {0, 0}, {1, 1}, 0,
+                                  "ResNet-18 CIFAR 1x1 stride-2 shortcut"), 128, false);
 }
 
 // ------------------------------------------------------------ embedding, gather, scatter_add
@@ -2749,6 +2959,7 @@ void validate() {
                         "ResNet-18 CIFAR 64x32x32 3x3"}, false);
   test_conv_windows<T>({8, 64, 1, {32, 32}, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1},
                         "ResNet-18 CIFAR stride 2"}, false);
+  test_col2im_matmul_all<T>();
   test_concat<T>(300, {8, 4, 12}, 1, true);
   test_embedding<T>(37, 10, 8, false, false);      // ids repeat, rows skipped
   test_embedding<T>(1000, 50, 33, true, false);    // one block: the grid-stride loop
@@ -2816,9 +3027,9 @@ void validate() {
 // ------------------------------------------------------------------------- --bench
 
 // Times `launch` (after one warm-up) over `reps` runs; prints ms and the bandwidth of
-// `bytes` moved per run.
+// `bytes` moved per run; returns the ms.
 template <class F>
-void bench(const char* what, double bytes, F launch, int reps = 20) {
+double bench(const char* what, double bytes, F launch, int reps = 20) {
   cudaEvent_t a, b;
   LAB_CHECK(cudaEventCreate(&a));
   LAB_CHECK(cudaEventCreate(&b));
@@ -2834,6 +3045,7 @@ void bench(const char* what, double bytes, F launch, int reps = 20) {
   std::printf("BENCH %-60s %9.4f ms  %8.1f GB/s\n", what, ms, bytes / (ms * 1e-3) / 1e9);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+  return ms;
 }
 
 template <class T>
@@ -3083,6 +3295,54 @@ void bench_attention() {
 }
 
 
+// col2im_matmul at ResNet-18 CIFAR's dx shapes, batch 256: 64 channels of 32x32, 3x3,
+// padding 1, R = 64; and the stride-2 layer's (image 32x32, grid 16x16, R = 128). Bytes:
+// lhs, rhs and the image once; TFLOP/s counts 2·C·R·K·N·S (every offset's terms, windows
+// or not). Beside them conv.cuh's col2im alone on the columns of the same product (the
+// two-launch path's second launch, without its cuBLAS product).
+void bench_col2im_matmul() {
+  struct Case {
+    const char* what;
+    LabConv c;
+    long long rows;
+  };
+  const Case cases[] = {
+      {"64x32x32 k3 s1 p1 R=64", conv_case(256, 64, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1},
+                                           {1, 1}, 0, ""), 64},
+      {"64x32x32 k3 s2 p1 grid 16x16 R=128", conv_case(256, 64, 1, {32, 32}, {3, 3}, {2, 2},
+                                                       {1, 1}, {1, 1}, 0, ""), 128},
+  };
+  for (const Case& k : cases) {
+    const vouch::ConvGeometry g = lab_geometry(k.c);
+    const long long S = vouch::conv_image_positions(g), L = vouch::conv_windows(g);
+    const long long KK = vouch::conv_offsets(g), C = g.channels, N = g.batch, R = k.rows;
+    const long long image_n = N * C * S, lhs_n = R * C * KK, rhs_n = R * N * L;
+    DeviceArray<float> lhs(random_vector<float>(lhs_n)), rhs(random_vector<float>(rhs_n)),
+        image(image_n);
+    const unsigned grid = unsigned(vouch::conv_implicit_tiles(g));
+    const double bytes = 4.0 * (lhs_n + rhs_n + image_n), flops = 2.0 * C * R * KK * N * S;
+    using Entry = decltype(&lab_col2im_matmul_f32);
+    for (const std::pair<const char*, Entry>& v :
+         {std::pair<const char*, Entry>{"tf32", lab_col2im_matmul_tf32_f32},
+          {"f32", lab_col2im_matmul_f32}}) {
+      const Entry f = v.second;
+      const std::string what = std::string("f32 col2im_matmul ") + v.first + " N=256 " + k.what;
+      const double ms = bench(what.c_str(), bytes, [&] {
+        launch_implicit(f, grid, lhs.p, rhs.p, image.p, g, R);
+      });
+      std::printf("BENCH   %.1f us per launch, %.1f TFLOP/s\n", ms * 1e3, flops / (ms * 1e-3) / 1e12);
+    }
+    {  // the old path's col2im over the product's columns [C·K, N·L]
+      DeviceArray<float> columns(C * KK * N * L);  // its values do not change the time
+      const std::string what = std::string("f32 col2im alone (old path's 2nd launch) N=256 ") + k.what;
+      const double ms = bench(what.c_str(), 4.0 * (C * KK * N * L + image_n), [&] {
+        launch_conv(Lab<float>::col2im, elementwise_grid(image_n), columns.p, image.p, k.c);
+      });
+      std::printf("BENCH   %.1f us per launch\n", ms * 1e3);
+    }
+  }
+}
+
 }  // namespace
 
 // causal_mask against j <= i written here, square and not, one block (the grid-stride
@@ -3271,6 +3531,7 @@ int main(int argc, char** argv) {
     run_bench<float>();
     run_bench<double>();
     bench_attention();
+    bench_col2im_matmul();
   }
   return g_failures == 0 ? 0 : 1;
 }

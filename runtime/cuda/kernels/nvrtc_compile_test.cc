@@ -26,7 +26,8 @@ const char* const kHeaders[] = {"dims.h",      "param_slot.h", "shuffle.h",   "c
                                 "cast.cuh",    "rows.cuh",     "mask.cuh",
                                 "token_windows.h", "attention.cuh", "attention64.cuh",
                                 "pool_shape.h", "pool.cuh", "conv_geometry.h",
-                                "fast_divide.h", "conv.cuh", "cluster.cuh", "batchnorm.cuh"};
+                                "fast_divide.h", "conv.cuh", "cluster.cuh", "batchnorm.cuh",
+                                "implicit_tiles.h", "col2im_matmul.cuh", "tensor_cores.cuh"};
 
 std::string read(const std::string& name) {
   std::ifstream in(kDir + name, std::ios::binary);

@@ -262,7 +262,16 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: a batch entry's elements (C · spatial positions) of vouch.col2im is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the windows per image (product of the grid [65536, 65536]) of vouch.col2im is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   %image = vouch.col2im %columns kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 {vouch.capsule = "native_cuda.col2im", vouch.kernel = "bounds_col2im"} : (tensor<1x1x0x65536x65536xf32>) -> tensor<0x1x65536x65536xf32>
+  // col2im_matmul's columns are never a value: its grid attribute and result
+  // carry the same counts.
+  %one = vouch.input "one" : tensor<1x1xf32>
+  %none = vouch.input "none" : tensor<1x0xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+4]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the result (tensor<0x1x65536x65536xf32>) is empty, but its non-zero extents multiply to more than the UInt32 CUDA ABI allows (4294967295): an index over them does not fit
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+3]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the image's spatial positions (product of [65536, 65536]) of vouch.col2im_matmul is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: a batch entry's elements (C · spatial positions) of vouch.col2im_matmul is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the windows per image (product of the grid [65536, 65536]) of vouch.col2im_matmul is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
+  %folded = vouch.col2im_matmul %one, %none kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] grid [65536, 65536] groups 1 {vouch.capsule = "native_cuda.col2im_matmul", vouch.kernel = "bounds_col2im_matmul"} : (tensor<1x1xf32>, tensor<1x0xf32>) -> tensor<0x1x65536x65536xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 146 failed obligations (shape ×116, uint32-abi ×30)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 150 failed obligations (shape ×116, uint32-abi ×34)

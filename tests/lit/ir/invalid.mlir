@@ -1107,6 +1107,44 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// col2im_matmul: col2im's rules on the result and its grid attribute, then
+// the product's operands [G, R, C/G·K] and [G, R, N·windows].
+vouch.model "m" attributes {batch = 1 : i64} {
+  %w = vouch.fill 1.0 : tensor<3x8xf32>
+  %d = vouch.fill 1.0 : tensor<3x18xf32>
+  // expected-error @+1 {{'vouch.col2im_matmul' op the columns 'tensor<1x8x2x4x4xf32>' must be [G, C/G·K, N, *grid] = [1, 8, 2] followed by at most [3, 3] windows per spatial axis (every window that fits the image 'tensor<2x2x4x4xf32>')}}
+  %x = vouch.col2im_matmul %w, %d kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] grid [4, 4] groups 1 : (tensor<3x8xf32>, tensor<3x18xf32>) -> tensor<2x2x4x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %w = vouch.fill 1.0 : tensor<3x8xf32>
+  %d = vouch.fill 1.0 : tensor<3x18xf32>
+  // expected-error @+1 {{'vouch.col2im_matmul' op grid [3] must have one extent per spatial axis (2)}}
+  %x = vouch.col2im_matmul %w, %d kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] grid [3] groups 1 : (tensor<3x8xf32>, tensor<3x18xf32>) -> tensor<2x2x4x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %w = vouch.fill 1.0 : tensor<3x8xf32>
+  %d = vouch.fill 1.0 : tensor<2x18xf32>
+  // expected-error @+1 {{'vouch.col2im_matmul' op lhs 'tensor<3x8xf32>' and rhs 'tensor<2x18xf32>' must be [R, C/G·K] and [R, N·windows] = [R, 8] and [R, 18] for the result 'tensor<2x2x4x4xf32>' (groups 1, grid [3, 3])}}
+  %x = vouch.col2im_matmul %w, %d kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] grid [3, 3] groups 1 : (tensor<3x8xf32>, tensor<2x18xf32>) -> tensor<2x2x4x4xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %w = vouch.fill 1.0 : tensor<3x8xf32>
+  %d = vouch.fill 1.0 : tensor<3x18xf32>
+  // expected-error @+1 {{'vouch.col2im_matmul' op lhs 'tensor<3x8xf32>' and rhs 'tensor<3x18xf32>' must be [G, R, C/G·K] and [G, R, N·windows] = [2, R, 8] and [2, R, 18] for the result 'tensor<2x4x4x4xf32>' (groups 2, grid [3, 3])}}
+  %x = vouch.col2im_matmul %w, %d kernel [2, 2] stride [1, 1] padding [0, 0] dilation [1, 1] grid [3, 3] groups 2 : (tensor<3x8xf32>, tensor<3x18xf32>) -> tensor<2x4x4x4xf32>
+}
+
+// -----
+
 // conv: x [N, C, *spatial], weight [O, C/groups, *kernel].
 vouch.model "m" attributes {batch = 1 : i64} {
   %x = vouch.fill 1.0 : tensor<2x4x5x5xf32>

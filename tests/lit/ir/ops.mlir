@@ -100,6 +100,7 @@ vouch.model "layer_norm_grads" attributes {batch = 1 : i64} {
 // CHECK: vouch.conv_transpose %{{[^,]*}}, %{{[^ ]*}} stride [2] padding [1] output_padding [1] dilation [1] groups 1 : (tensor<2x4x5xf32>, tensor<4x3x3xf32>) -> tensor<2x3x10xf32>
 // CHECK: %[[C:.*]] = vouch.im2col %[[X]] kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>) -> tensor<2x12x2x3x5xf32>
 // CHECK: vouch.col2im %[[C]] kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x12x2x3x5xf32>) -> tensor<2x4x6x7xf32>
+// CHECK: vouch.col2im_matmul %{{[^,]*}}, %{{[^ ]*}} kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] grid [3, 5] groups 2 : (tensor<2x3x12xf32>, tensor<2x3x30xf32>) -> tensor<2x4x6x7xf32>
 vouch.model "convolution" attributes {batch = 2 : i64} {
   %x = vouch.fill 1.0 : tensor<2x4x6x7xf32>
   %w = vouch.fill 1.0 : tensor<6x2x3x2xf32>
@@ -111,6 +112,9 @@ vouch.model "convolution" attributes {batch = 2 : i64} {
   %t = vouch.conv_transpose %s, %v stride [2] padding [1] output_padding [1] dilation [1] groups 1 : (tensor<2x4x5xf32>, tensor<4x3x3xf32>) -> tensor<2x3x10xf32>
   %c = vouch.im2col %x kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x4x6x7xf32>) -> tensor<2x12x2x3x5xf32>
   %i = vouch.col2im %c kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] groups 2 : (tensor<2x12x2x3x5xf32>) -> tensor<2x4x6x7xf32>
+  %fl = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %fr = vouch.fill 1.0 : tensor<2x3x30xf32>
+  %fi = vouch.col2im_matmul %fl, %fr kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] grid [3, 5] groups 2 : (tensor<2x3x12xf32>, tensor<2x3x30xf32>) -> tensor<2x4x6x7xf32>
 }
 
 // batch_norm reads its running statistics (vouch.state) and returns y and the

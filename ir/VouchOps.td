@@ -2051,7 +2051,8 @@ def Vouch_Col2imOp : Vouch_Op<"col2im", [Pure,
 // input gradient (the weight's rows times the output gradient's) and
 // conv_transpose's forward, computed as an implicit GEMM whose columns are
 // never in memory (they are 9× the image for a 3×3 kernel). vouch-fold-col2im
-// builds it for cuda builds after autodiff from matmul → reshape → col2im.
+// builds it for cuda builds after autodiff from matmul → reshape → col2im,
+// where that pays (passes/FoldCol2im.cpp).
 def Vouch_Col2imMatmulOp : Vouch_Op<"col2im_matmul", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>,
     DeclareOpInterfaceMethods<Vouch_IndexCountsOpInterface>]> {

@@ -23,11 +23,24 @@ using namespace vouch;
 
 namespace {
 
+/// Where the fold pays, measured on an H100 (docs/performance.md, the conv
+/// lab, batch 256): the kernel computes 64 channels per tile
+/// (runtime/cuda/kernels/implicit_tiles.h), so an image with few channels
+/// per group does mostly zeros (the 3-channel stem's dx: 577 µs folded
+/// against 102 composed in fp32, 289 against 119 in tf32): at least half a
+/// tile. And what it saves is the columns' round trip, K times the image: a
+/// 1×1 kernel's columns are no larger than the image, and its dx folded took
+/// 0.90-1.30× the composed time. Elsewhere, 3×3 kernels of 64 to
+/// 512 channels: 0.76× (512 channels of 4×4, tf32) to 4.3× (64 of 32×32,
+/// tf32) as fast as the composed form.
+constexpr int64_t kMinFoldChannelsPerGroup = 32;
+
 /// The product col2im folds through one reshape, where it is one
 /// col2im_matmul: lhsᵀ·rhs of rank 2 (one group) or 3 (batched over the
 /// groups, neither operand broadcast), used only by that reshape, which only
 /// col2im uses; all three in one VJP (vouch.vjp_of), so no forward node
-/// loses an op of the tape.
+/// loses an op of the tape; an image of at least kMinFoldChannelsPerGroup
+/// channels per group, and a kernel of more than one offset.
 MatmulOp foldableProduct(Col2imOp col2im) {
   auto reshape = col2im.getInput().getDefiningOp<ReshapeOp>();
   if (!reshape || !reshape->hasOneUse())
@@ -40,6 +53,10 @@ MatmulOp foldableProduct(Col2imOp col2im) {
                         product.getOperation()})
     if (!op->hasAttr(kVjpOfAttr))
       return nullptr;
+  auto image = cast<RankedTensorType>(col2im.getType());
+  if (image.getDimSize(1) / col2im.getGroups() < kMinFoldChannelsPerGroup ||
+      llvm::all_of(col2im.getKernel(), [](int64_t k) { return k == 1; }))
+    return nullptr;
   auto lhs = cast<RankedTensorType>(product.getLhs().getType());
   auto rhs = cast<RankedTensorType>(product.getRhs().getType());
   int64_t groups = col2im.getGroups();

@@ -118,10 +118,14 @@ def FoldCol2im : Pass<"vouch-fold-col2im", "::vouch::ModelOp"> {
     gradient, its weight's rows times the output gradient), becomes
     `col2im_matmul(lhs, rhs)` with col2im's attributes, location and tags
     and the columns' trailing extents as its grid: the same sums, the
-    columns (C/G·K times the image) never in memory. The product's node
-    keeps its other ops (dW); a forward conv_transpose is left composed (its
-    forward ops are tape nodes of their own). Run for cuda profiles, before
-    vouch-fuse-pointwise.
+    columns (C/G·K times the image) never in memory, where the image has at
+    least 32 channels per group (the kernel's tiles are 64 channels: with
+    fewer it mostly computes zeros, and the composed form is faster) and the
+    kernel more than one offset (a 1×1 kernel's columns are no larger than
+    the image: nothing to save). The
+    product's node keeps its other ops (dW); a forward conv_transpose is
+    left composed (its forward ops are tape nodes of their own). Run for
+    cuda profiles, before vouch-fuse-pointwise.
   }];
 }
 

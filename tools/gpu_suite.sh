@@ -44,7 +44,7 @@ done
 # Rounded products (the profiles checked_cuda+tf32 and +bf16): the attention
 # model in both forms, the cuBLAS model (ops_library: its products in
 # cuBLAS / cuBLASLt), its odd-width twin (ops_padded: its products padded)
-# and the convolutions (ops_conv: col2im_matmul's tensor-core kernel),
+# and the convolutions (ops_conv: im2col, col2im and its products rounded),
 # compared with the cpu f64 reference under each precision's declared
 # tolerance.
 for precision in tf32 bf16; do

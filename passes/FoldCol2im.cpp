@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_FOLDCOL2IM
@@ -96,3 +97,8 @@ struct FoldCol2imPass : public vouch::impl::FoldCol2imBase<FoldCol2imPass> {
 };
 
 } // namespace
+
+void vouch::addCudaPasses(OpPassManager &modelPm) {
+  modelPm.addPass(createFoldCol2im());
+  modelPm.addPass(createFusePointwise());
+}

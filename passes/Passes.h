@@ -22,6 +22,10 @@ void addAutodiffPasses(mlir::OpPassManager &pm,
                        llvm::StringRef attention = "composed",
                        int64_t recomputeMinElements = -1);
 
+/// What a cuda profile runs after autodiff, before planning, nested on a
+/// model: vouch-fold-col2im, then vouch-fuse-pointwise.
+void addCudaPasses(mlir::OpPassManager &modelPm);
+
 /// True for ops the fusion pass may put into a pointwise kernel.
 bool isFusible(mlir::Operation *op);
 

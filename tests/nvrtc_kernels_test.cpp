@@ -100,7 +100,7 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
   ASSERT_TRUE(module && succeeded(verify(*module)));
   PassManager pm(&context);
   vouch::addAutodiffPasses(pm, GetParam().attention);
-  pm.addNestedPass<vouch::ModelOp>(vouch::createFusePointwise());
+  vouch::addCudaPasses(pm.nest<vouch::ModelOp>());
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto model = *module->getOps<vouch::ModelOp>().begin();
   auto profile = vouch::capsules::parseProfileSpec(GetParam().profile);

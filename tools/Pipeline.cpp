@@ -228,8 +228,7 @@ planForProfile(ModelOp model, const capsules::BackendProfile &profile,
                capsules::GateRejection *rejection) {
   if (profile.device == capsules::Device::Cuda) {
     PassManager pm(model.getContext(), ModelOp::getOperationName());
-    pm.addPass(createFoldCol2im());
-    pm.addPass(createFusePointwise());
+    addCudaPasses(pm);
     if (failed(pm.run(model)))
       return failure();
   }

@@ -333,6 +333,21 @@ void concat(const std::vector<const T*>& ins, const std::vector<int64_t>& extent
 // channel·K + k (channel = g·C/G + c), column (n, o) reads image position
 // o·stride − padding + k·dilation on every axis (zero padding outside).
 
+// The geometry as codegen's conv recipe passes it to a cpu kernel step
+// (codegen/recipes/ConvRecipe.cpp): 21 integer arguments (rt::ArgValue::i) in
+// conv_geometry.h's field order, from args[first] on.
+template <class Arg>
+ConvGeometry conv_geometry_from(const Arg* args, int first) {
+  const Arg* a = args + first;
+  return ConvGeometry{a[0].i,  a[1].i,  a[2].i,
+                      {a[3].i, a[4].i, a[5].i},
+                      {a[6].i, a[7].i, a[8].i},
+                      {a[9].i, a[10].i, a[11].i},
+                      {a[12].i, a[13].i, a[14].i},
+                      {a[15].i, a[16].i, a[17].i},
+                      {a[18].i, a[19].i, a[20].i}};
+}
+
 // columns = the windows of image, 0 in the padding.
 template <class T>
 void im2col(const T* image, T* columns, const ConvGeometry& g) {

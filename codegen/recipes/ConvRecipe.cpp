@@ -30,13 +30,7 @@ namespace {
 // args: input, result, then the geometry's 21 integers.
 const char *kCpuConv = R"cpp(template <class T>
 void @NAME@(const vouch::rt::ArgValue* args) {
-  const vouch::ConvGeometry g{args[2].i, args[3].i, args[4].i,
-                              {args[5].i, args[6].i, args[7].i},
-                              {args[8].i, args[9].i, args[10].i},
-                              {args[11].i, args[12].i, args[13].i},
-                              {args[14].i, args[15].i, args[16].i},
-                              {args[17].i, args[18].i, args[19].i},
-                              {args[20].i, args[21].i, args[22].i}};
+  const vouch::ConvGeometry g = vouch::rt::conv_geometry_from(args, 2);
   vouch::rt::@KERNEL@<T>(static_cast<const T*>(args[0].ptr), static_cast<T*>(args[1].ptr), g);
 }
 )cpp";
@@ -58,13 +52,7 @@ extern "C" __global__ void @NAME@_f64(const double* in, double* out, VOUCH_CONV_
 // rows per group (R).
 const char *kCpuCol2imMatmul = R"cpp(template <class T>
 void @NAME@(const vouch::rt::ArgValue* args) {
-  const vouch::ConvGeometry g{args[3].i, args[4].i, args[5].i,
-                              {args[6].i, args[7].i, args[8].i},
-                              {args[9].i, args[10].i, args[11].i},
-                              {args[12].i, args[13].i, args[14].i},
-                              {args[15].i, args[16].i, args[17].i},
-                              {args[18].i, args[19].i, args[20].i},
-                              {args[21].i, args[22].i, args[23].i}};
+  const vouch::ConvGeometry g = vouch::rt::conv_geometry_from(args, 3);
   vouch::rt::col2im_matmul<T>(static_cast<const T*>(args[0].ptr),
                               static_cast<const T*>(args[1].ptr),
                               static_cast<T*>(args[2].ptr), g, args[24].i);

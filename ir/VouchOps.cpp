@@ -2438,22 +2438,33 @@ ScaledDotProductAttentionOp::fuse(OpBuilder &b,
 /// What flash_attention and its gradient share: the operands' rule
 /// (scaled_dot_product_attention's), a mask or `causal` but not both, a
 /// finite scale, and lse [..., Tq] of q's element type.
+static FailureOr<RankedTensorType>
+verifyAttentionHeads(Operation *op, RankedTensorType query,
+                     RankedTensorType key, RankedTensorType value, Value mask,
+                     bool causal, double scale) {
+  if (mask && causal)
+    return op->emitOpError("takes a mask or `causal`, not both"), failure();
+  if (!std::isfinite(scale))
+    return op->emitOpError("scale must be finite"), failure();
+  InferredType inferred = ScaledDotProductAttentionOp::inferResultType(
+      query, key, value, mask ? tensorOf(mask) : RankedTensorType());
+  if (!inferred)
+    return op->emitOpError(inferred.message), failure();
+  return inferred.type;
+}
+
 static LogicalResult verifyAttention(Operation *op, Value query, Value key,
                                      Value value, Value mask, bool causal,
                                      double scale, Value result, Value lse) {
-  if (mask && causal)
-    return op->emitOpError("takes a mask or `causal`, not both");
-  if (!std::isfinite(scale))
-    return op->emitOpError("scale must be finite");
-  InferredType inferred = ScaledDotProductAttentionOp::inferResultType(
-      tensorOf(query), tensorOf(key), tensorOf(value),
-      mask ? tensorOf(mask) : RankedTensorType());
-  if (!inferred)
-    return op->emitOpError(inferred.message);
-  if (result.getType() != inferred.type)
+  FailureOr<RankedTensorType> inferred =
+      verifyAttentionHeads(op, tensorOf(query), tensorOf(key), tensorOf(value),
+                           mask, causal, scale);
+  if (failed(inferred))
+    return failure();
+  if (result.getType() != *inferred)
     return op->emitOpError("result ")
            << result.getType() << " differs from the inferred "
-           << inferred.type;
+           << *inferred;
   RankedTensorType q = tensorOf(query);
   RankedTensorType expected = tensorLike(q, q.getShape().drop_back());
   if (lse.getType() != expected)
@@ -2540,6 +2551,191 @@ LogicalResult FlashAttentionGradOp::verify() {
       return emitOpError("gradient ")
              << grad.getType() << " must have its input's type "
              << input.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// QkvAttentionOp, QkvAttentionGradOp
+//===----------------------------------------------------------------------===//
+
+FailureOr<QkvHeads> vouch::qkvHeads(RankedTensorType qkv, int64_t heads) {
+  if (qkv.getRank() < 2 || heads < 1 || qkv.getShape().back() % (3 * heads) != 0 ||
+      qkv.getShape().back() == 0)
+    return failure();
+  QkvHeads h;
+  ArrayRef<int64_t> shape = qkv.getShape();
+  h.batch.assign(shape.begin(), shape.end() - 2);
+  h.tokens = shape.end()[-2];
+  h.heads = heads;
+  h.features = shape.back() / (3 * heads);
+  return h;
+}
+
+SmallVector<int64_t> QkvHeads::headShape() const {
+  SmallVector<int64_t> shape(batch);
+  shape.append({heads, tokens, features});
+  return shape;
+}
+
+SmallVector<int64_t> QkvHeads::packedShape(int64_t parts) const {
+  SmallVector<int64_t> shape(batch);
+  shape.append({tokens, parts * heads * features});
+  return shape;
+}
+
+SmallVector<int64_t> QkvHeads::headStrides(int64_t parts) const {
+  // [..., T, parts·H·d] read as [..., H, T, d].
+  int64_t row = parts * heads * features;
+  SmallVector<int64_t> strides(batch.size() + 3);
+  strides.back() = 1;
+  strides.end()[-2] = row;
+  strides.end()[-3] = features;
+  int64_t stride = tokens * row;
+  for (int64_t i = static_cast<int64_t>(batch.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= batch[i];
+  }
+  return strides;
+}
+
+/// What qkv_attention and its gradient share: qkv [..., T, 3·H·d] (H =
+/// `heads`), a mask broadcastable to the scores [..., H, T, T] or `causal` but
+/// not both (flash_attention's rule for the heads), a finite scale, the
+/// result [..., T, H·d] and lse [..., H, T] of qkv's element type.
+static FailureOr<QkvHeads> verifyQkvAttention(Operation *op, Value qkv,
+                                              Value mask, int64_t heads,
+                                              bool causal, double scale,
+                                              Value result, Value lse) {
+  RankedTensorType packed = tensorOf(qkv);
+  FailureOr<QkvHeads> h = qkvHeads(packed, heads);
+  if (failed(h)) {
+    op->emitOpError("qkv ")
+        << packed << " must be [..., T, 3·H·d] with H = heads = " << heads
+        << " ≥ 1 and d ≥ 1 (q's, k's and v's heads side by side)";
+    return failure();
+  }
+  RankedTensorType head = tensorLike(packed, h->headShape());
+  if (failed(verifyAttentionHeads(op, head, head, head, mask, causal, scale)))
+    return failure();
+  RankedTensorType expected = tensorLike(packed, h->packedShape(1));
+  if (result.getType() != expected)
+    return op->emitOpError("result ")
+           << result.getType() << " must be " << expected
+           << " (each head's output side by side)",
+           failure();
+  SmallVector<int64_t> lseShape(h->batch);
+  lseShape.append({h->heads, h->tokens});
+  if (lse.getType() != tensorLike(packed, lseShape))
+    return op->emitOpError("lse ")
+           << lse.getType() << " must be " << tensorLike(packed, lseShape)
+           << " (a log-sum-exp per head and query)",
+           failure();
+  return h;
+}
+
+LogicalResult QkvAttentionOp::verify() {
+  return verifyQkvAttention(*this, getQkv(), getMask(), getHeads(),
+                            getCausal(), getScale().convertToDouble(),
+                            getResult(), getLse());
+}
+
+// dqkv in one op (three kernels on cuda); lse has no use but the gradient.
+LogicalResult QkvAttentionOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<QkvAttentionGradOp>(
+      getLoc(), getQkv().getType(), dy[0], getQkv(), getResult(), getLse(),
+      getMask(), getHeadsAttr(), getCausalAttr(), getScaleAttr()));
+  if (getMask())
+    grads.push_back(Value());
+  return success();
+}
+
+/// qkv_attention written out as the ops it stands for: each of q, k and v
+/// sliced out of qkv, reshaped to [..., T, H, d] and permuted to [..., H, T,
+/// d]; the composed attention; its result permuted and reshaped back.
+static Value buildUnpackedQkvAttention(OpBuilder &b, Location loc, Value qkv,
+                                       Value mask, const QkvHeads &h,
+                                       bool causal, double scale) {
+  RankedTensorType packed = tensorOf(qkv);
+  int64_t rank = packed.getRank();
+  int64_t width = h.heads * h.features;
+  SmallVector<int64_t> split(h.batch);
+  split.append({h.tokens, h.heads, h.features});
+  SmallVector<int64_t> swap;
+  for (int64_t i = 0; i < rank + 1; ++i)
+    swap.push_back(i);
+  std::swap(swap[rank - 2], swap[rank - 1]); // [..., T, H, d] <-> [..., H, T, d]
+  RankedTensorType head = tensorLike(packed, h.headShape());
+  Value parts[3];
+  for (int64_t part = 0; part < 3; ++part) {
+    Value slice = b.create<SliceOp>(
+        loc, tensorLike(packed, h.packedShape(1)), qkv,
+        b.getI64IntegerAttr(rank - 1), b.getI64IntegerAttr(part * width),
+        b.getI64IntegerAttr((part + 1) * width), b.getI64IntegerAttr(1));
+    Value heads = buildReshape(b, loc, slice, tensorLike(packed, split));
+    parts[part] = b.create<PermuteOp>(loc, head, heads,
+                                      b.getDenseI64ArrayAttr(swap));
+  }
+  Value out = buildComposedAttention(b, loc, parts[0], parts[1], parts[2],
+                                     mask, causal, scale);
+  Value back = b.create<PermuteOp>(loc, tensorLike(packed, split), out,
+                                   b.getDenseI64ArrayAttr(swap));
+  return buildReshape(b, loc, back, tensorLike(packed, h.packedShape(1)));
+}
+
+// The second-order rule: dqkv written out as the unpacked form's VJP (the
+// forward built from qkv, differentiated with `grad` as its result's
+// gradient) and differentiated through those ops; result and lse are
+// functions of qkv already counted there.
+LogicalResult QkvAttentionGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value qkv = getQkv(), mask = getMask();
+  FailureOr<QkvHeads> h = qkvHeads(tensorOf(qkv), getHeads());
+  if (failed(h))
+    return failure();
+  bool causal = getCausal();
+  double scale = getScale().convertToDouble();
+  SmallVector<Value> inputs{getGrad(), qkv};
+  SmallVector<Value> first;
+  LogicalResult built = vjpThroughOps(
+      b, inputs,
+      [&]() -> Value {
+        SmallVector<Value> dqkv;
+        if (failed(vjpThroughOps(
+                b, ValueRange{qkv},
+                [&]() {
+                  return buildUnpackedQkvAttention(b, loc, qkv, mask, *h,
+                                                   causal, scale);
+                },
+                getGrad(), dqkv)) ||
+            !dqkv.front())
+          return Value();
+        return dqkv.front();
+      },
+      dy[0], first);
+  if (failed(built) || first.size() != 2)
+    return failure();
+  grads.append(first.begin(), first.end());
+  grads.append({Value(), Value()}); // result, lse
+  if (mask)
+    grads.push_back(Value());
+  return success();
+}
+
+LogicalResult QkvAttentionGradOp::verify() {
+  if (failed(verifyQkvAttention(*this, getQkv(), getMask(), getHeads(),
+                                getCausal(), getScale().convertToDouble(),
+                                getResult(), getLse())))
+    return failure();
+  if (getGrad().getType() != getResult().getType())
+    return emitOpError("grad ") << getGrad().getType() << " and result "
+                                << getResult().getType()
+                                << " must have one type";
+  if (getDqkv().getType() != getQkv().getType())
+    return emitOpError("dqkv ") << getDqkv().getType()
+                                << " must have qkv's type "
+                                << getQkv().getType();
   return success();
 }
 

@@ -59,6 +59,25 @@ InferredType inferPoolType(mlir::RankedTensorType input,
                            llvm::ArrayRef<int64_t> stride,
                            llvm::ArrayRef<int64_t> padding);
 
+/// The heads packed in a qkv_attention's qkv [..., T, 3·H·d]: its batch
+/// axes, T, H and d. The fold, the verifiers and the emitters read the
+/// layout from here.
+struct QkvHeads {
+  llvm::SmallVector<int64_t> batch;
+  int64_t tokens = 0, heads = 0, features = 0;
+  /// [..., H, T, d]: one of q, k, v (or the result) as its heads.
+  llvm::SmallVector<int64_t> headShape() const;
+  /// [..., T, parts·H·d]: qkv (3) or the result (1).
+  llvm::SmallVector<int64_t> packedShape(int64_t parts) const;
+  /// The strides of [..., T, parts·H·d] read as [..., H, T, d] (the
+  /// elements of one head of a part; a part's base is its offset part·H·d).
+  llvm::SmallVector<int64_t> headStrides(int64_t parts) const;
+};
+
+/// qkv's heads, or failure where qkv is not [..., T, 3·heads·d] with
+/// heads ≥ 1 and d ≥ 1.
+mlir::FailureOr<QkvHeads> qkvHeads(mlir::RankedTensorType qkv, int64_t heads);
+
 /// verify()'s use of a rule: its failure, or a declared result type other
 /// than the inferred one, is an error on `op`.
 mlir::LogicalResult verifyInferredType(mlir::Operation *op,

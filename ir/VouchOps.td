@@ -1607,6 +1607,97 @@ def Vouch_FlashAttentionGradOp : Vouch_Op<"flash_attention_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Attention over heads packed side by side: a fused q/k/v projection's output
+//===----------------------------------------------------------------------===//
+// qkv is [..., T, 3·H·d]: along its last axis q's H heads of d features, then
+// k's, then v's (a self-attention's one q/k/v projection, GPT-2's c_attn). The
+// head of query row t is q[..., h, t, c] = qkv[..., t, h·d + c], k's and v's the
+// same at offsets H·d and 2·H·d; the result [..., T, H·d] holds head h's output
+// row t at [..., t, h·d + c]. These are flash_attention's sums exactly, over
+// the heads its composed form would slice, reshape and permute out of qkv
+// (and permute back into the result): the kernels read and write the packed
+// layout through strides instead, so those copies are never made. Built by
+// vouch-fold-qkv-attention only.
+
+def Vouch_QkvAttentionOp : Vouch_Op<"qkv_attention", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "flash_attention over heads packed in one [..., T, 3·H·d] tensor";
+  let description = [{
+    The heads of q, k and v are read out of `qkv` [..., T, 3·H·d] (q's H
+    heads of d features, then k's, then v's, along the last axis); the
+    result [..., T, H·d] holds each head's output side by side, `lse`
+    [..., H, T] each query's log-sum-exp (-inf where it sees no key). The
+    optional mask is i1, broadcastable to the scores [..., H, T, T];
+    `causal` masks with key j seen by query i where j <= i; not both.
+
+    ```mlir
+    %o, %lse = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x4x12xf32>) -> (tensor<2x4x4xf32>, tensor<2x2x4xf32>)
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$qkv, Optional<Vouch_AnyTensor>:$mask,
+                       I64Attr:$heads, UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Vouch_FloatTensor:$result, Vouch_FloatTensor:$lse);
+  let assemblyFormat = "$qkv (`mask` $mask^)? `heads` $heads (`causal` $causal^)? "
+                       "`scale` $scale attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Attention;
+  let formula = "flash_attention(q, k, v) of the heads q[..., h, t, c] = "
+                "qkv[..., t, h·d + c], k and v at offsets H·d and 2·H·d, its "
+                "result row [..., h, t, :] stored at [..., t, h·d : (h+1)·d]";
+  let cpuKernel = "vouch::rt::qkv_attention<T>";
+  let cpuKernelNote = "copies q, k and v out of qkv head by head and runs "
+                      "flash_attention's loops on them";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh, "
+      "runtime/cuda/kernels/attention64.cuh";
+  let cudaKernel = "vouch::attention_forward_kernel (tensor-core products with heads "
+                   "of at most 64: vouch::attention64_forward_kernel), q, k, v "
+                   "and the result read and written through strides";
+}
+
+// Built by qkv_attention's VJP only: dqkv [..., T, 3·H·d], flash_attention_grad's
+// dq, dk and dv of the heads written where the heads were read.
+def Vouch_QkvAttentionGradOp : Vouch_Op<"qkv_attention_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "qkv_attention's gradient with respect to qkv";
+  let description = [{
+    `grad` and `result` are [..., T, H·d], `lse` [..., H, T]: dqkv holds
+    flash_attention_grad's dq, dk and dv of each head where qkv_attention
+    read that head's q, k and v.
+
+    ```mlir
+    %dqkv = vouch.qkv_attention_grad %dy, %qkv, %o, %lse heads 2 causal scale 0.5 : (tensor<2x4x4xf32>, tensor<2x4x12xf32>, tensor<2x4x4xf32>, tensor<2x2x4xf32>) -> tensor<2x4x12xf32>
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$qkv,
+                       Vouch_FloatTensor:$result, Vouch_FloatTensor:$lse,
+                       Optional<Vouch_AnyTensor>:$mask, I64Attr:$heads,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Vouch_FloatTensor:$dqkv);
+  let assemblyFormat = "$grad `,` $qkv `,` $result `,` $lse (`mask` $mask^)? "
+                       "`heads` $heads (`causal` $causal^)? `scale` $scale "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+
+  let family = Vouch_Attention;
+  let formula = "flash_attention_grad's dq, dk, dv of the heads of qkv, stored "
+                "where qkv_attention reads q, k and v";
+  let cpuKernel = "vouch::rt::qkv_attention_grad<T>";
+  let cpuKernelNote = "copies the heads out of qkv, grad and result, runs "
+                      "flash_attention_grad's loops, copies dq, dk, dv in";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource =
+      "codegen/recipes/AttentionRecipe.cpp, runtime/cuda/kernels/attention.cuh, "
+      "runtime/cuda/kernels/attention64.cuh";
+  let cudaKernel = "vouch::attention_dkdv_kernel / vouch::attention_dq_kernel "
+                   "(tensor-core products with heads of at most 64: "
+                   "vouch::attention64_dkdv_kernel / vouch::attention64_dq_kernel), "
+                   "writing dqkv through strides";
+}
+
+//===----------------------------------------------------------------------===//
 // Composite ops: replaced by the ops of their composed form before autodiff
 //===----------------------------------------------------------------------===//
 

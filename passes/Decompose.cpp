@@ -25,6 +25,7 @@ void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
   DecomposeOptions options;
   options.attention = attention.str();
   model.addPass(createDecompose(options));
+  model.addPass(createFoldQkvAttention());
   AutodiffOptions autodiff;
   if (recomputeMinElements >= 0)
     autodiff.recomputeMinElements = recomputeMinElements;

@@ -73,6 +73,26 @@ std::string typeString(Type t) {
   return os.str();
 }
 
+/// The features of each head of q and of v that a fused attention op's
+/// kernels hold (flash_attention's operands; qkv_attention's packed heads).
+std::array<int64_t, 2> attentionHeadFeatures(Operation *op) {
+  auto last = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape().back();
+  };
+  if (auto fused = dyn_cast<FlashAttentionOp>(op))
+    return {last(fused.getQuery()), last(fused.getValue())};
+  if (auto grad = dyn_cast<FlashAttentionGradOp>(op))
+    return {last(grad.getQuery()), last(grad.getValue())};
+  auto packed = [&](Value qkv, int64_t heads) -> std::array<int64_t, 2> {
+    int64_t features = last(qkv) / (3 * heads);
+    return {features, features};
+  };
+  if (auto fused = dyn_cast<QkvAttentionOp>(op))
+    return packed(fused.getQkv(), fused.getHeads());
+  auto grad = cast<QkvAttentionGradOp>(op);
+  return packed(grad.getQkv(), grad.getHeads());
+}
+
 } // namespace
 
 /// The only maker of AcceptedGraphPlan (its constructor's one friend).
@@ -230,10 +250,8 @@ void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
   // chunks of 64, at most kMaxAttentionHeadDim of them.
   if (findOpFacts(op->getName().stripDialect())->family == OpFamily::Attention &&
       c.provider == Provider::NativeCuda) {
-    Value heads[] = {op->getOperand(isa<FlashAttentionGradOp>(op) ? 1 : 0),
-                     op->getOperand(isa<FlashAttentionGradOp>(op) ? 3 : 2)};
-    for (auto [name, value] : llvm::zip(std::array{"q", "v"}, heads)) {
-      int64_t features = cast<RankedTensorType>(value.getType()).getShape().back();
+    for (auto [name, features] :
+         llvm::zip(std::array{"q", "v"}, attentionHeadFeatures(op))) {
       if (features > kMaxAttentionHeadDim)
         fail(op, Obligation::Shape,
              std::string(name) + "'s heads have " + std::to_string(features) +

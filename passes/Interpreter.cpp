@@ -243,6 +243,39 @@ HostTensor broadcastMask(const HostTensor &mask,
   return broadcast(mask, dims, shape);
 }
 
+/// One part (0 q, 1 k, 2 v; 0 for a result) of `packed` [..., T,
+/// parts·H·d] as its heads [..., H, T, d] (qkv_attention's layout,
+/// ir/VouchOps.td).
+HostTensor unpackHeads(const HostTensor &packed, const QkvHeads &h,
+                       int64_t parts, int64_t part) {
+  std::vector<int64_t> shape(h.batch.begin(), h.batch.end());
+  shape.insert(shape.end(), {h.heads, h.tokens, h.features});
+  HostTensor heads{shape, std::vector<double>(packed.data.size() / parts)};
+  int64_t width = h.heads * h.features, count = heads.data.size() / (width * h.tokens);
+  for (int64_t p = 0; p < count; ++p)
+    for (int64_t head = 0; head < h.heads; ++head)
+      for (int64_t t = 0; t < h.tokens; ++t)
+        for (int64_t c = 0; c < h.features; ++c)
+          heads.data[((p * h.heads + head) * h.tokens + t) * h.features + c] =
+              packed.data[(p * h.tokens + t) * parts * width + part * width +
+                          head * h.features + c];
+  return heads;
+}
+
+/// unpackHeads' inverse: `heads` [..., H, T, d] stored as part `part` of
+/// `packed` [..., T, parts·H·d].
+void packHeads(const HostTensor &heads, const QkvHeads &h, int64_t parts,
+               int64_t part, HostTensor &packed) {
+  int64_t width = h.heads * h.features, count = heads.data.size() / (width * h.tokens);
+  for (int64_t p = 0; p < count; ++p)
+    for (int64_t head = 0; head < h.heads; ++head)
+      for (int64_t t = 0; t < h.tokens; ++t)
+        for (int64_t c = 0; c < h.features; ++c)
+          packed.data[(p * h.tokens + t) * parts * width + part * width +
+                      head * h.features + c] =
+              heads.data[((p * h.heads + head) * h.tokens + t) * h.features + c];
+}
+
 /// Attention, written out directly (not through the ops of its composed
 /// form, nor the fused kernels' online softmax, which the compiled program
 /// runs): per batch entry p and query i, the weights of the keys j it sees
@@ -302,7 +335,13 @@ struct Attention {
   /// The result [..., Tq, Dv] (0 for a query that sees no key) and, when
   /// asked, lse [..., Tq].
   HostTensor forward(Value result, HostTensor *lse = nullptr) const {
-    HostTensor out = zerosLike(result);
+    return forward(shapeOf(result), lse);
+  }
+  HostTensor forward(const std::vector<int64_t> &shape, HostTensor *lse) const {
+    int64_t count = 1;
+    for (int64_t e : shape)
+      count *= e;
+    HostTensor out{shape, std::vector<double>(count)};
     if (lse)
       *lse = HostTensor{std::vector<int64_t>(q.shape.begin(), q.shape.end() - 1),
                         std::vector<double>(batch * tq)};
@@ -856,6 +895,36 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
                      op.getScale().convertToDouble());
   };
 
+  // qkv_attention's heads, unpacked, its mask broadcast to their scores
+  // [..., H, T, T].
+  struct PackedAttention {
+    QkvHeads h;
+    HostTensor q, k, v, mask;
+    bool masked, causal;
+    double scale;
+    Attention attention() const {
+      return Attention(q, k, v, masked ? &mask : nullptr, causal, scale);
+    }
+  };
+  auto packedAttentionOf = [&](auto op) {
+    QkvHeads h = *qkvHeads(cast<RankedTensorType>(op.getQkv().getType()), op.getHeads());
+    const HostTensor &qkv = get(op.getQkv());
+    PackedAttention a{h,
+                      unpackHeads(qkv, h, 3, 0),
+                      unpackHeads(qkv, h, 3, 1),
+                      unpackHeads(qkv, h, 3, 2),
+                      {},
+                      bool(op.getMask()),
+                      op.getCausal(),
+                      op.getScale().convertToDouble()};
+    if (a.masked) {
+      std::vector<int64_t> scores = a.q.shape;
+      scores.back() = h.tokens;
+      a.mask = broadcastMask(get(op.getMask()), scores);
+    }
+    return a;
+  };
+
   auto feed = [&](Operation *op, StringRef name, Value result) -> LogicalResult {
     auto it = feeds.find(name.str());
     if (it == feeds.end())
@@ -1002,6 +1071,24 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               values[o.getDq()] = dq;
               values[o.getDk()] = dk;
               values[o.getDv()] = dv;
+              return success();
+            })
+            .Case([&](QkvAttentionOp o) {
+              PackedAttention a = packedAttentionOf(o);
+              HostTensor lse, result = zerosLike(o.getResult());
+              packHeads(a.attention().forward(a.q.shape, &lse), a.h, 1, 0, result);
+              values[o.getResult()] = result;
+              values[o.getLse()] = lse;
+              return success();
+            })
+            .Case([&](QkvAttentionGradOp o) {
+              PackedAttention a = packedAttentionOf(o);
+              HostTensor dq, dk, dv, dqkv = zerosLike(o.getDqkv());
+              a.attention().backward(unpackHeads(get(o.getGrad()), a.h, 1, 0), dq, dk, dv);
+              packHeads(dq, a.h, 3, 0, dqkv);
+              packHeads(dk, a.h, 3, 1, dqkv);
+              packHeads(dv, a.h, 3, 2, dqkv);
+              values[o.getDqkv()] = dqkv;
               return success();
             })
             .Case([&](CausalMaskOp o) {

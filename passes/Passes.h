@@ -14,10 +14,10 @@ namespace vouch {
 #include "passes/Passes.h.inc"
 
 
-/// vouch-decompose then vouch-autodiff, nested on every model: what every
-/// pipeline that trains runs first. `attention` is vouch-decompose's option
-/// (composed, fused or auto); `recomputeMinElements` vouch-autodiff's
-/// recompute-min-elements (-1: its default).
+/// vouch-decompose, vouch-fold-qkv-attention, then vouch-autodiff, nested on
+/// every model: what every pipeline that trains runs first. `attention` is
+/// vouch-decompose's option (composed, fused or auto); `recomputeMinElements`
+/// vouch-autodiff's recompute-min-elements (-1: its default).
 void addAutodiffPasses(mlir::OpPassManager &pm,
                        llvm::StringRef attention = "composed",
                        int64_t recomputeMinElements = -1);

@@ -36,6 +36,35 @@ def Decompose : Pass<"vouch-decompose", "::vouch::ModelOp"> {
   ];
 }
 
+def FoldQkvAttention : Pass<"vouch-fold-qkv-attention", "::vouch::ModelOp"> {
+  let summary = "Folds the head slices and permutes around a flash_attention "
+                "into one qkv_attention";
+  let description = [{
+    Where q, k and v of a flash_attention are the three parts of one packed
+    projection qkv [..., T, 3·H·d], each
+    `permute(reshape(slice(qkv, last axis, part·H·d, (part+1)·H·d), [..., T,
+    H, d]), T and H swapped)` used only there, and its result is only
+    permuted back and reshaped to [..., T, H·d] (its lse unused), the whole
+    becomes `qkv_attention(qkv) heads H` with flash_attention's mask,
+    `causal`, scale and location: the same sums, the kernels reading the
+    heads out of qkv and writing the result through strides, so neither the
+    five copies nor, after vouch-autodiff, their five gradients' copies are
+    made. Runs after vouch-decompose (which builds flash_attention for the
+    fused form), before vouch-autodiff, on every target.
+
+    ```mlir
+    %s = vouch.slice %qkv axis 2 start 0 end 4 step 1 : ...  // and k's, v's
+    %r = vouch.reshape %s : (tensor<2x3x4xf32>) -> tensor<2x3x2x2xf32>
+    %q = vouch.permute %r perm [0, 2, 1, 3] : ...
+    %o, %lse = vouch.flash_attention %q, %k, %v causal scale 0.5 : ...
+    %p = vouch.permute %o perm [0, 2, 1, 3] : ...
+    %a = vouch.reshape %p : (tensor<2x3x2x2xf32>) -> tensor<2x3x4xf32>
+    // becomes
+    %a, %lse = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : ...
+    ```
+  }];
+}
+
 def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {
   let summary = "Builds the gradient of the loss with respect to every param";
   let description = [{

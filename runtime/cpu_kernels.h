@@ -779,6 +779,78 @@ void flash_attention_grad(const T* dy, const T* q, const T* k, const T* v, const
     }
 }
 
+// Attention over heads packed side by side (qkv_attention): qkv [batch, tokens, 3·heads·d]
+// holds along its last axis q's heads of d features, then k's, then v's; head h of batch
+// entry b is flash_attention's batch entry p = b·heads + h, its query row t read from
+// qkv[b, t, h·d + c] (k's at offset heads·d, v's at 2·heads·d). The heads are copied out
+// into contiguous [batch·heads, tokens, d] tensors and run through flash_attention (its
+// sums exactly), each output row stored back at out[b, t, h·d + c] (out [batch, tokens,
+// heads·d]); lse [batch, heads, tokens] is flash_attention's. The mask is read as
+// flash_attention's over the scores [batch, heads, tokens, tokens].
+namespace kernel_detail {
+// The one index mapping of packed heads: f(packed, head) for each element of part
+// `part` (of `parts` side by side) of a packed [batch, tokens, parts·heads·d] tensor,
+// `head` its offset in the contiguous [batch·heads, tokens, d] heads.
+template <class F>
+void for_each_packed_head_element(int64_t batch, int64_t tokens, int64_t heads, int64_t d,
+                                  int64_t parts, int64_t part, F&& f) {
+  const int64_t row = parts * heads * d;
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t h = 0; h < heads; h++)
+      for (int64_t t = 0; t < tokens; t++)
+        for (int64_t c = 0; c < d; c++)
+          f((b * tokens + t) * row + (part * heads + h) * d + c,
+            ((b * heads + h) * tokens + t) * d + c);
+}
+}  // namespace kernel_detail
+
+template <class T>
+void qkv_attention(const T* qkv, const int32_t* mask, int rank, const int64_t* extent,
+                   const int64_t* mask_stride, T* out, T* lse, int64_t batch, int64_t tokens,
+                   int64_t heads, int64_t d, bool causal, T scale) {
+  const size_t n = static_cast<size_t>(batch * heads * tokens * d);
+  std::vector<T> q(n), k(n), v(n), o(n);
+  T* part_of[] = {q.data(), k.data(), v.data()};
+  for (int64_t part = 0; part < 3; part++)
+    kernel_detail::for_each_packed_head_element(
+        batch, tokens, heads, d, 3, part,
+        [&](int64_t at, int64_t head) { part_of[part][head] = qkv[at]; });
+  flash_attention<T>(q.data(), k.data(), v.data(), mask, rank, extent, mask_stride, o.data(),
+                     lse, batch * heads, tokens, tokens, d, d, causal, scale);
+  kernel_detail::for_each_packed_head_element(
+      batch, tokens, heads, d, 1, 0, [&](int64_t at, int64_t head) { out[at] = o[head]; });
+}
+
+// qkv_attention's gradient: dy and out [batch, tokens, heads·d] (out's layout), lse
+// [batch, heads, tokens]; flash_attention_grad's dq, dk and dv of each head written into
+// dqkv [batch, tokens, 3·heads·d] where qkv_attention read that head's q, k and v.
+template <class T>
+void qkv_attention_grad(const T* dy, const T* qkv, const T* out, const T* lse,
+                        const int32_t* mask, int rank, const int64_t* extent,
+                        const int64_t* mask_stride, T* dqkv, int64_t batch, int64_t tokens,
+                        int64_t heads, int64_t d, bool causal, T scale) {
+  const size_t n = static_cast<size_t>(batch * heads * tokens * d);
+  std::vector<T> q(n), k(n), v(n), g(n), o(n), dq(n), dk(n), dv(n);
+  T* part_of[] = {q.data(), k.data(), v.data()};
+  for (int64_t part = 0; part < 3; part++)
+    kernel_detail::for_each_packed_head_element(
+        batch, tokens, heads, d, 3, part,
+        [&](int64_t at, int64_t head) { part_of[part][head] = qkv[at]; });
+  kernel_detail::for_each_packed_head_element(batch, tokens, heads, d, 1, 0,
+                                              [&](int64_t at, int64_t head) {
+                                                g[head] = dy[at];
+                                                o[head] = out[at];
+                                              });
+  flash_attention_grad<T>(g.data(), q.data(), k.data(), v.data(), o.data(), lse, mask, rank,
+                          extent, mask_stride, dq.data(), dk.data(), dv.data(),
+                          batch * heads, tokens, tokens, d, d, causal, scale);
+  const T* grad_of[] = {dq.data(), dk.data(), dv.data()};
+  for (int64_t part = 0; part < 3; part++)
+    kernel_detail::for_each_packed_head_element(
+        batch, tokens, heads, d, 3, part,
+        [&](int64_t at, int64_t head) { dqkv[at] = grad_of[part][head]; });
+}
+
 // y = (x - mean) * rstd * weight + bias over each of `rows` contiguous rows of d
 // elements (torch.nn.functional.layer_norm over the last axis); weight and bias may
 // be null (then 1 and 0).

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <vector>
 
 namespace vouch::rt {
@@ -774,6 +776,112 @@ TEST(CpuKernelsTest, FlashAttentionAgainstMatrices) {
       for (int64_t b = 0; b < B; b++)
         for (int64_t c = 0; c < D; c++) EXPECT_EQ(dq[(b * TQ + 1) * D + c], 0.0);
   }
+}
+
+// qkv_attention and qkv_attention_grad on qkv [B 2, T 3, 3·H·D] (H 2, D 2) with random
+// values: the heads unpacked here by decomposing each packed offset into (b, t, part,
+// h, c) (q, k, v's H heads of D side by side along the last axis), flash_attention and
+// flash_attention_grad run on them as B·H batches, their out / dq, dk, dv put back at
+// [b, t, h·D + c] / [b, t, part·H·D + h·D + c]: bitwise the packed kernels' results.
+// No mask; causal; a [B, 1, T, T] mask broadcast over the heads (strides {T·T, 0, T, 1})
+// whose query 1 of batch entry 0 sees no key. Then T = 1: out is v's head exactly, lse
+// scale·q·k, and the gradient dy lands on v's head (q's and k's are exact zeros).
+TEST(CpuKernelsTest, QkvAttentionIsFlashAttentionOfThePackedHeads) {
+  const int64_t B = 2, T = 3, H = 2, D = 2, HD = H * D, W = 3 * HD;
+  const double scale = 0.6;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  auto random = [&](int64_t n) {
+    std::vector<double> v(n);
+    for (double& x : v) x = uniform(rng);
+    return v;
+  };
+  const std::vector<double> qkv = random(B * T * W), g = random(B * T * HD);
+  // heads[part] [B·H, T, D] from qkv; a packed [B, T, HD] tensor to and from [B·H, T, D].
+  std::vector<double> heads[3];
+  for (auto& h : heads) h.assign(B * H * T * D, -7);
+  for (int64_t at = 0; at < B * T * W; at++) {
+    const int64_t c = at % D, h = at / D % H, part = at / HD % 3, t = at / W % T, b = at / (W * T);
+    heads[part][((b * H + h) * T + t) * D + c] = qkv[at];
+  }
+  auto unpack = [&](const std::vector<double>& packed) {
+    std::vector<double> out(B * H * T * D, -7);
+    for (int64_t at = 0; at < B * T * HD; at++) {
+      const int64_t c = at % D, h = at / D % H, t = at / HD % T, b = at / (HD * T);
+      out[((b * H + h) * T + t) * D + c] = packed[at];
+    }
+    return out;
+  };
+  auto pack = [&](const std::vector<double>& unpacked, int64_t parts, int64_t part,
+                  std::vector<double>& packed) {
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t t = 0; t < T; t++)
+        for (int64_t h = 0; h < H; h++)
+          for (int64_t c = 0; c < D; c++)
+            packed[(b * T + t) * parts * HD + part * HD + h * D + c] =
+                unpacked[((b * H + h) * T + t) * D + c];
+  };
+  const std::vector<double> gHeads = unpack(g);
+  const std::vector<int32_t> mask = {1, 1, 0, 0, 0, 0, 1, 0, 1,   // b 0: query 1 blocked
+                                     0, 1, 1, 1, 0, 1, 0, 1, 0};  // b 1
+  const int64_t extent[] = {B, H, T, T}, stride[] = {T * T, 0, T, 1};
+  for (int variant = 0; variant < 3; variant++) {
+    const bool causal = variant == 1;
+    const int32_t* m = variant == 2 ? mask.data() : nullptr;
+    std::vector<double> oHeads(B * H * T * D, -7), wantLse(B * H * T, -7), dq(B * H * T * D, -7),
+        dk(dq.size(), -7), dv(dq.size(), -7);
+    flash_attention<double>(heads[0].data(), heads[1].data(), heads[2].data(), m, 4, extent,
+                            stride, oHeads.data(), wantLse.data(), B * H, T, T, D, D, causal,
+                            scale);
+    flash_attention_grad<double>(gHeads.data(), heads[0].data(), heads[1].data(),
+                                 heads[2].data(), oHeads.data(), wantLse.data(), m, 4, extent,
+                                 stride, dq.data(), dk.data(), dv.data(), B * H, T, T, D, D,
+                                 causal, scale);
+    std::vector<double> wantOut(B * T * HD, -7), wantDqkv(B * T * W, -7);
+    pack(oHeads, 1, 0, wantOut);
+    pack(dq, 3, 0, wantDqkv);
+    pack(dk, 3, 1, wantDqkv);
+    pack(dv, 3, 2, wantDqkv);
+
+    std::vector<double> out(B * T * HD, -5), lse(B * H * T, -5), dqkv(B * T * W, -5);
+    qkv_attention<double>(qkv.data(), m, 4, extent, stride, out.data(), lse.data(), B, T, H, D,
+                          causal, scale);
+    qkv_attention_grad<double>(g.data(), qkv.data(), out.data(), lse.data(), m, 4, extent,
+                               stride, dqkv.data(), B, T, H, D, causal, scale);
+    for (size_t i = 0; i < out.size(); i++)
+      EXPECT_EQ(out[i], wantOut[i]) << variant << " out " << i;
+    for (size_t i = 0; i < lse.size(); i++)
+      EXPECT_EQ(lse[i], wantLse[i]) << variant << " lse " << i;
+    for (size_t i = 0; i < dqkv.size(); i++)
+      EXPECT_EQ(dqkv[i], wantDqkv[i]) << variant << " dqkv " << i;
+    if (variant == 2)  // query 1 of batch entry 0, both heads: no key, zeros and -inf
+      for (int64_t h = 0; h < H; h++) {
+        EXPECT_EQ(lse[(0 * H + h) * T + 1], -std::numeric_limits<double>::infinity());
+        for (int64_t c = 0; c < D; c++) {
+          EXPECT_EQ(out[(0 * T + 1) * HD + h * D + c], 0.0);
+          EXPECT_EQ(dqkv[(0 * T + 1) * W + h * D + c], 0.0);  // its q row's gradient
+        }
+      }
+  }
+
+  // T = 1: the one key's weight is exactly 1.
+  std::vector<double> out(B * HD, -5), lse(B * H, -5), dqkv(B * W, -5);
+  qkv_attention<double>(qkv.data(), nullptr, 0, nullptr, nullptr, out.data(), lse.data(), B, 1,
+                        H, D, false, scale);
+  qkv_attention_grad<double>(g.data(), qkv.data(), out.data(), lse.data(), nullptr, 0, nullptr,
+                             nullptr, dqkv.data(), B, 1, H, D, false, scale);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++) {
+      double dot = 0;
+      for (int64_t c = 0; c < D; c++) dot += qkv[b * W + h * D + c] * qkv[b * W + HD + h * D + c];
+      EXPECT_DOUBLE_EQ(lse[b * H + h], scale * dot) << b << "," << h;
+      for (int64_t c = 0; c < D; c++) {
+        EXPECT_EQ(out[b * HD + h * D + c], qkv[b * W + 2 * HD + h * D + c]) << b << "," << h;
+        EXPECT_EQ(dqkv[b * W + h * D + c], 0.0) << "dq " << b << "," << h;
+        EXPECT_EQ(dqkv[b * W + HD + h * D + c], 0.0) << "dk " << b << "," << h;
+        EXPECT_EQ(dqkv[b * W + 2 * HD + h * D + c], g[b * HD + h * D + c]) << "dv " << b;
+      }
+    }
 }
 
 // Softmax family along the middle axis of [2, 3, 4] (strided rows) and the last one,

@@ -519,6 +519,32 @@ const std::vector<GradCase> &cases() {
        "  %dq, %dk, %out = vouch.flash_attention_grad %g, %q, %k, %v, %o, %lse mask %mask scale 0.6 : (tensor<2x3x3xf64>, tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>, tensor<2x3x3xf64>, tensor<2x3xf64>, tensor<3x4xi1>) -> (tensor<2x3x2xf64>, tensor<2x4x2xf64>, tensor<2x4x3xf64>)",
        {2, 4, 3}, 1e-6, 1e-5,
        {{"mask", {{3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0}}}}},
+      // qkv_attention (heads packed side by side in one [B, T, 3·H·d]
+      // tensor, H 2, d 2): its VJP is qkv_attention_grad, which the
+      // interpreter computes directly; causal, and a broadcast [B, 1, T, T]
+      // mask whose (0, ·, 1) row sees no key (zeros, zero gradient).
+      {"qkv_attention", {{"qkv", {2, 3, 12}}},
+       "  %out, %lse = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf64>) -> (tensor<2x3x4xf64>, tensor<2x2x3xf64>)",
+       {2, 3, 4}, 1e-8, 1e-7},
+      {"qkv_attention", {{"qkv", {2, 3, 12}}},
+       "  %mask = vouch.target \"mask\" : tensor<2x1x3x3xi1>\n"
+       "  %out, %lse = vouch.qkv_attention %qkv mask %mask heads 2 scale 0.5 : (tensor<2x3x12xf64>, tensor<2x1x3x3xi1>) -> (tensor<2x3x4xf64>, tensor<2x2x3xf64>)",
+       {2, 3, 4}, 1e-8, 1e-7,
+       {{"mask", {{2, 1, 3, 3}, {1, 1, 0, 0, 0, 0, 1, 0, 1,
+                                 0, 1, 1, 1, 0, 1, 0, 1, 0}}}}},
+      // qkv_attention_grad's second-order rule (through the unpacked form's
+      // ops): dqkv as the output, g and qkv varied; causal, and a [T, T]
+      // mask whose query 1 sees no key.
+      {"qkv_attention_grad", {{"g", {2, 3, 4}}, {"qkv", {2, 3, 12}}},
+       "  %o, %lse = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf64>) -> (tensor<2x3x4xf64>, tensor<2x2x3xf64>)\n"
+       "  %out = vouch.qkv_attention_grad %g, %qkv, %o, %lse heads 2 causal scale 0.5 : (tensor<2x3x4xf64>, tensor<2x3x12xf64>, tensor<2x3x4xf64>, tensor<2x2x3xf64>) -> tensor<2x3x12xf64>",
+       {2, 3, 12}, 1e-6, 1e-5},
+      {"qkv_attention_grad", {{"g", {2, 3, 4}}, {"qkv", {2, 3, 12}}},
+       "  %mask = vouch.target \"mask\" : tensor<3x3xi1>\n"
+       "  %o, %lse = vouch.qkv_attention %qkv mask %mask heads 2 scale 0.6 : (tensor<2x3x12xf64>, tensor<3x3xi1>) -> (tensor<2x3x4xf64>, tensor<2x2x3xf64>)\n"
+       "  %out = vouch.qkv_attention_grad %g, %qkv, %o, %lse mask %mask heads 2 scale 0.6 : (tensor<2x3x4xf64>, tensor<2x3x12xf64>, tensor<2x3x4xf64>, tensor<2x2x3xf64>, tensor<3x3xi1>) -> tensor<2x3x12xf64>",
+       {2, 3, 12}, 1e-6, 1e-5,
+       {{"mask", {{3, 3}, {1, 0, 1, 0, 0, 0, 0, 1, 1}}}}},
       // batch_norm in training steps (its batch statistics are functions of
       // x): BatchNorm1d on [N, C] and [N, C, L], 2d, 3d; with and without
       // weight and bias.

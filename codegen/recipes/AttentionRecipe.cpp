@@ -175,6 +175,35 @@ std::string cpuGradSource(bool masked) {
          ".i != 0, static_cast<T>(" + at(9) + ".real));\n}\n";
 }
 
+/// The cpu qkv_attention (forward): qkv_attention(qkv, [mask, its Dims], out,
+/// lse, batch, T, H, d, causal, scale); its gradient: qkv_attention_grad(dy,
+/// qkv, out, lse, [mask, its Dims], dqkv, batch, T, H, d, causal, scale).
+std::string cpuPackedSource(bool forward, bool masked) {
+  int first = forward ? 1 : 4; // the mask's buffer, or what stands in its place
+  std::string in = forward ? "static_cast<const T*>(args[0].ptr), "
+                           : "static_cast<const T*>(args[0].ptr), "
+                             "static_cast<const T*>(args[1].ptr), "
+                             "static_cast<const T*>(args[2].ptr), "
+                             "static_cast<const T*>(args[3].ptr), ";
+  std::string mask = masked ? "static_cast<const int32_t*>(args[" + std::to_string(first) +
+                                  "].ptr), args[" + std::to_string(first + 1) +
+                                  "].dims.rank, args[" + std::to_string(first + 1) +
+                                  "].dims.extent, args[" + std::to_string(first + 1) +
+                                  "].dims.stride, "
+                            : "nullptr, 0, nullptr, nullptr, ";
+  int k = first + (masked ? 2 : 0);
+  auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
+  std::string outs = forward ? "static_cast<T*>(" + at(0) + ".ptr), static_cast<T*>(" +
+                                   at(1) + ".ptr), "
+                             : "static_cast<T*>(" + at(0) + ".ptr), ";
+  int n = forward ? 2 : 1;
+  return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
+         "  vouch::rt::" + std::string(forward ? "qkv_attention" : "qkv_attention_grad") +
+         "(" + in + mask + outs + at(n) + ".i, " + at(n + 1) + ".i, " + at(n + 2) +
+         ".i, " + at(n + 3) + ".i, " + at(n + 4) + ".i != 0, static_cast<T>(" + at(n + 5) +
+         ".real));\n}\n";
+}
+
 /// A cuda entry point calling `vouch::<stem>_kernel<type[, heads]>` with
 /// parameters `params` (each "T* name" or "Dims name"; `T` replaced by the
 /// element type) and, where the op has no mask, nullptr and an empty Dims for
@@ -185,10 +214,14 @@ std::string cpuGradSource(bool masked) {
 /// the tensor-core twin instead (`attention64_forward_tf32_kernel`), with its
 /// own launch bounds; the f64 entry stays attention.cuh's (a tf32 / bf16 build
 /// has no f64 run: train_main refuses --dtype f64 before any launch).
+/// `call`, where not empty, is the kernel's arguments as expressions of the
+/// entry's parameters (qkv_attention's `qkv + part`), in the kernel's order;
+/// `mask` and `md` in it stand for the mask's pair as in `params`.
 std::string cudaEntry(const std::string &stem, const std::string &heads,
                       const std::vector<std::string> &params, bool masked,
                       int64_t boundChunks, const std::string &tensorCore,
-                      bool attention64 = false) {
+                      bool attention64 = false,
+                      const std::vector<std::string> &call = {}) {
   std::string source;
   for (auto [type, suffix] : kCudaTypes) {
     std::string list, names;
@@ -206,6 +239,14 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
         typed.replace(at, 1, type);
       list += (list.empty() ? "" : ", ") + typed;
       names += (names.empty() ? "" : ", ") + name;
+    }
+    if (!call.empty()) {
+      names.clear();
+      for (const std::string &arg : call)
+        names += (names.empty() ? "" : ", ") +
+                 (masked || (arg != "mask" && arg != "md") ? arg
+                  : arg == "mask"                          ? std::string("nullptr")
+                                                           : std::string("vouch::Dims{}"));
     }
     bool float64 = std::string(type) == "double";
     if (attention64 && !float64) {
@@ -230,6 +271,124 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
   return source;
 }
 
+/// The cuda kernels an op's extents and the profile take: attention.cuh's
+/// (their tensor-core twin under tf32 / bf16), or attention64.cuh's.
+struct KernelChoice {
+  std::string twin; ///< tensorCoreTwin
+  bool a64;         ///< useAttention64
+  int64_t dk, dv;   ///< 64-feature chunks of q's and v's heads
+
+  KernelChoice(capsules::ProductPrecision products, const AttentionExtents &e)
+      : twin(tensorCoreTwin(products)), a64(useAttention64(twin, e.d, e.dv)),
+        dk(chunks(e.d)), dv(chunks(e.dv)) {}
+  std::string include() const {
+    return a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n";
+  }
+  uint32_t threads() const { return a64 ? kThreads64 : kThreads; }
+  uint32_t forwardBytes() const {
+    return a64 ? k64ForwardBytes : twin.empty() ? tileBytes(4, 4) : kTcForwardBytes;
+  }
+  uint32_t backwardBytes(uint32_t a64Bytes) const {
+    return a64 ? a64Bytes : twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
+  }
+};
+
+/// The kernels' tensor parameters and, for qkv_attention, the call that
+/// reads q, k and v (and writes dq, dk and dv) out of one packed buffer at
+/// offsets `part` = H·d: its Dims `hd` view a part as [..., H, T, d].
+const std::vector<std::string> kForwardParams = {
+    "const T* q", "vouch::Dims qd",  "const T* k", "vouch::Dims kd",
+    "const T* v", "vouch::Dims vd",  "const int* mask", "vouch::Dims md",
+    "T* out",     "vouch::Dims od",  "T* lse",     "long long causal",
+    "double scale"};
+const std::vector<std::string> kPackedForwardParams = {
+    "const T* qkv", "vouch::Dims hd", "long long part", "const int* mask",
+    "vouch::Dims md", "T* out", "vouch::Dims od", "T* lse", "long long causal",
+    "double scale"};
+const std::vector<std::string> kPackedInputs = {
+    "qkv", "hd", "qkv + part", "hd", "qkv + 2 * part", "hd", "mask", "md"};
+const std::vector<std::string> kGradParams = {
+    "const T* q",    "vouch::Dims qd",  "const T* k",      "vouch::Dims kd",
+    "const T* v",    "vouch::Dims vd",  "const int* mask", "vouch::Dims md",
+    "const T* dout", "vouch::Dims dod", "const T* lse",    "const T* delta"};
+const std::vector<std::string> kPackedGradParams = {
+    "const T* qkv",  "vouch::Dims hd",  "long long part", "const int* mask",
+    "vouch::Dims md", "const T* dout", "vouch::Dims dod", "const T* lse",
+    "const T* delta"};
+
+std::vector<std::string> concat(std::vector<std::string> a,
+                                const std::vector<std::string> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+/// One attention op as its kernels see it: flash_attention's q, k, v, result
+/// and gradients each a buffer of its own, dense; qkv_attention's q, k, v
+/// (and dq, dk, dv) parts of one packed buffer, its result and gradient
+/// [..., T, H·d] read as [..., H, T, d].
+struct AttentionOperands {
+  AttentionExtents e;
+  bool packed = false;
+  Value q, k, v, mask, result, lse;
+  Value grad, dq, dk, dv;  ///< the gradient op's (dq: qkv_attention's dqkv)
+  KernelArg headDims = KernelArg::integer(0), resultDims = KernelArg::integer(0);
+  int64_t part = 0;        ///< H·d: k's offset in qkv, v's at twice it
+
+  /// The forward and gradient kernels' input arguments, in the order of
+  /// kForwardParams' first eight (or kPackedForwardParams' first five).
+  void appendInputs(SmallVectorImpl<KernelArg> &args) const {
+    if (packed)
+      args.append({KernelArg::buffer(q), headDims, KernelArg::integer(part)});
+    else
+      args.append({KernelArg::buffer(q), denseDims(q), KernelArg::buffer(k),
+                   denseDims(k), KernelArg::buffer(v), denseDims(v)});
+    if (mask)
+      args.append({KernelArg::buffer(mask), maskDims(e.scores, mask)});
+  }
+  KernelArg dims(Value tensor) const {
+    return packed ? resultDims : denseDims(tensor);
+  }
+};
+
+AttentionOperands operandsOf(FlashAttentionOp op) {
+  AttentionOperands o;
+  o.e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
+  o.q = op.getQuery(), o.k = op.getKey(), o.v = op.getValue();
+  o.mask = op.getMask(), o.result = op.getResult(), o.lse = op.getLse();
+  return o;
+}
+
+AttentionOperands operandsOf(FlashAttentionGradOp op) {
+  AttentionOperands o;
+  o.e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
+  o.q = op.getQuery(), o.k = op.getKey(), o.v = op.getValue();
+  o.mask = op.getMask(), o.result = op.getResult(), o.lse = op.getLse();
+  o.grad = op.getGrad(), o.dq = op.getDq(), o.dk = op.getDk(), o.dv = op.getDv();
+  return o;
+}
+
+/// qkv_attention's (or its gradient's) operands; `q` is qkv.
+template <class Op>
+AttentionOperands packedOperandsOf(Op op, Value result, Value lse) {
+  auto qkv = cast<RankedTensorType>(op.getQkv().getType());
+  QkvHeads h = *qkvHeads(qkv, op.getHeads());
+  AttentionOperands o;
+  o.packed = true;
+  o.e.batch = h.heads;
+  for (int64_t b : h.batch)
+    o.e.batch *= b;
+  o.e.tq = o.e.tk = h.tokens;
+  o.e.d = o.e.dv = h.features;
+  o.e.scores.assign(h.batch.begin(), h.batch.end());
+  o.e.scores.insert(o.e.scores.end(), {h.heads, h.tokens, h.tokens});
+  o.q = o.k = o.v = op.getQkv();
+  o.mask = op.getMask(), o.result = result, o.lse = lse;
+  o.headDims = KernelArg::dims(h.headShape(), h.headStrides(3));
+  o.resultDims = KernelArg::dims(h.headShape(), h.headStrides(1));
+  o.part = h.heads * h.features;
+  return o;
+}
+
 class AttentionRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "attention"; }
@@ -241,9 +400,29 @@ public:
                      ProgramBuilder &builder) const override {
     Operation *op = group.ops.front();
     bool cuda = builder.target() == Target::Cuda;
-    if (auto forward = dyn_cast<FlashAttentionOp>(op))
-      return emitForward(forward, cuda, builder);
-    return emitGrad(cast<FlashAttentionGradOp>(op), cuda, builder);
+    double scale;
+    bool causal;
+    AttentionOperands o;
+    bool forward = isa<FlashAttentionOp, QkvAttentionOp>(op);
+    if (auto fused = dyn_cast<FlashAttentionOp>(op)) {
+      o = operandsOf(fused), scale = fused.getScale().convertToDouble();
+      causal = fused.getCausal();
+    } else if (auto grad = dyn_cast<FlashAttentionGradOp>(op)) {
+      o = operandsOf(grad), scale = grad.getScale().convertToDouble();
+      causal = grad.getCausal();
+    } else if (auto packed = dyn_cast<QkvAttentionOp>(op)) {
+      o = packedOperandsOf(packed, packed.getResult(), packed.getLse());
+      scale = packed.getScale().convertToDouble(), causal = packed.getCausal();
+    } else {
+      auto grad = cast<QkvAttentionGradOp>(op);
+      o = packedOperandsOf(grad, grad.getResult(), grad.getLse());
+      o.grad = grad.getGrad(), o.dq = grad.getDqkv();
+      scale = grad.getScale().convertToDouble(), causal = grad.getCausal();
+    }
+    if (!cuda)
+      return emitCpu(op, o, forward, causal, scale, builder);
+    return forward ? emitForward(o, causal, scale, builder)
+                   : emitGrad(o, causal, scale, builder);
   }
 
 private:
@@ -256,83 +435,81 @@ private:
                  KernelArg::real(scale)});
   }
 
-  LogicalResult emitForward(FlashAttentionOp op, bool cuda,
-                            ProgramBuilder &builder) const {
-    AttentionExtents e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
-    bool masked = bool(op.getMask());
-    double scale = op.getScale().convertToDouble();
-    std::string variant = std::string("flash_attention") + (masked ? "_masked" : "");
+  /// cpu: runtime/cpu_kernels.h's flash_attention(_grad) or, for the packed
+  /// ops, qkv_attention(_grad) (whose extents are batch, T, H, d).
+  static LogicalResult emitCpu(Operation *op, const AttentionOperands &o,
+                               bool forward, bool causal, double scale,
+                               ProgramBuilder &builder) {
+    bool masked = bool(o.mask);
+    std::string variant = op->getName().stripDialect().str() + (masked ? "_masked" : "");
     SmallVector<KernelArg> args;
-    if (!cuda) {
-      args.append({KernelArg::buffer(op.getQuery()), KernelArg::buffer(op.getKey()),
-                   KernelArg::buffer(op.getValue())});
-      if (masked)
-        args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
-      args.append({KernelArg::buffer(op.getResult()), KernelArg::buffer(op.getLse())});
-      appendExtents(args, e, op.getCausal(), scale);
-      builder.addKernelStep(builder.kernel(variant, cpuForwardSource(masked)), args,
-                            0, 0, 0);
-      return success();
-    }
-    args.append({KernelArg::buffer(op.getQuery()), denseDims(op.getQuery()),
-                 KernelArg::buffer(op.getKey()), denseDims(op.getKey()),
-                 KernelArg::buffer(op.getValue()), denseDims(op.getValue())});
+    if (!forward)
+      args.push_back(KernelArg::buffer(o.grad));
+    args.push_back(KernelArg::buffer(o.q));
+    if (!o.packed)
+      args.append({KernelArg::buffer(o.k), KernelArg::buffer(o.v)});
+    if (!forward)
+      args.append({KernelArg::buffer(o.result), KernelArg::buffer(o.lse)});
     if (masked)
-      args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
-    args.append({KernelArg::buffer(op.getResult()), denseDims(op.getResult()),
-                 KernelArg::buffer(op.getLse()), KernelArg::integer(op.getCausal()),
-                 KernelArg::real(scale)});
-    int64_t dv = chunks(e.dv);
-    const std::string twin = tensorCoreTwin(builder.products());
-    const bool a64 = useAttention64(twin, e.d, e.dv);
-    std::string source =
-        std::string(a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n") +
-        cudaEntry("attention_forward", ", " + std::to_string(dv),
-                  {"const T* q", "vouch::Dims qd", "const T* k", "vouch::Dims kd",
-                   "const T* v", "vouch::Dims vd", "const int* mask", "vouch::Dims md",
-                   "T* out", "vouch::Dims od", "T* lse", "long long causal",
-                   "double scale"},
-                  masked, dv, twin, a64);
-    builder.addKernelStep(builder.kernel(variant, source), args, tileGrid(e.batch, e.tq),
-                          a64 ? kThreads64 : kThreads, 1,
-                          a64            ? k64ForwardBytes
-                          : twin.empty() ? tileBytes(4, 4)
-                                         : kTcForwardBytes,
-                          0, tileBytes(4, 8));
+      args.append({KernelArg::buffer(o.mask), maskDims(o.e.scores, o.mask)});
+    if (forward)
+      args.append({KernelArg::buffer(o.result), KernelArg::buffer(o.lse)});
+    else if (o.packed)
+      args.push_back(KernelArg::buffer(o.dq));
+    else
+      args.append({KernelArg::buffer(o.dq), KernelArg::buffer(o.dk),
+                   KernelArg::buffer(o.dv)});
+    if (o.packed) {
+      int64_t heads = o.part / o.e.d;
+      args.append({KernelArg::integer(o.e.batch / heads), KernelArg::integer(o.e.tq),
+                   KernelArg::integer(heads), KernelArg::integer(o.e.d),
+                   KernelArg::integer(causal ? 1 : 0), KernelArg::real(scale)});
+    } else {
+      appendExtents(args, o.e, causal, scale);
+    }
+    std::string source = o.packed ? cpuPackedSource(forward, masked)
+                         : forward ? cpuForwardSource(masked)
+                                   : cpuGradSource(masked);
+    builder.addKernelStep(builder.kernel(variant, source), args, 0, 0, 0);
     return success();
   }
 
-  LogicalResult emitGrad(FlashAttentionGradOp op, bool cuda,
-                         ProgramBuilder &builder) const {
-    AttentionExtents e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
-    bool masked = bool(op.getMask());
-    double scale = op.getScale().convertToDouble();
-    std::string variant = std::string("flash_attention_grad") + (masked ? "_masked" : "");
-    if (!cuda) {
-      SmallVector<KernelArg> args;
-      for (Value v : {op.getGrad(), op.getQuery(), op.getKey(), op.getValue(),
-                      op.getResult(), op.getLse()})
-        args.push_back(KernelArg::buffer(v));
-      if (masked)
-        args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
-      args.append({KernelArg::buffer(op.getDq()), KernelArg::buffer(op.getDk()),
-                   KernelArg::buffer(op.getDv())});
-      appendExtents(args, e, op.getCausal(), scale);
-      builder.addKernelStep(builder.kernel(variant, cpuGradSource(masked)), args, 0,
-                            0, 0);
-      return success();
-    }
+  static LogicalResult emitForward(const AttentionOperands &o, bool causal,
+                                   double scale, ProgramBuilder &builder) {
+    bool masked = bool(o.mask);
+    std::string variant = std::string(o.packed ? "qkv_attention" : "flash_attention") +
+                          (masked ? "_masked" : "");
+    SmallVector<KernelArg> args;
+    o.appendInputs(args);
+    args.append({KernelArg::buffer(o.result), o.dims(o.result),
+                 KernelArg::buffer(o.lse), KernelArg::integer(causal),
+                 KernelArg::real(scale)});
+    KernelChoice kernels(builder.products(), o.e);
+    std::string source =
+        kernels.include() +
+        cudaEntry("attention_forward", ", " + std::to_string(kernels.dv),
+                  o.packed ? kPackedForwardParams : kForwardParams, masked,
+                  kernels.dv, kernels.twin, kernels.a64,
+                  o.packed ? concat(kPackedInputs, {"out", "od", "lse", "causal", "scale"})
+                           : std::vector<std::string>{});
+    builder.addKernelStep(builder.kernel(variant, source), args,
+                          tileGrid(o.e.batch, o.e.tq), kernels.threads(), 1,
+                          kernels.forwardBytes(), 0, tileBytes(4, 8));
+    return success();
+  }
+
+  static LogicalResult emitGrad(const AttentionOperands &o, bool causal,
+                                double scale, ProgramBuilder &builder) {
+    const AttentionExtents &e = o.e;
+    bool masked = bool(o.mask);
+    std::string variant =
+        std::string(o.packed ? "qkv_attention_grad" : "flash_attention_grad") +
+        (masked ? "_masked" : "");
     // delta = Σ dy∘result per query: a scratch buffer of this op's own, read
     // by both gradient kernels.
-    int32_t delta = builder.addScratch(builder.bufferName(op.getDq()) + ".delta",
+    int32_t delta = builder.addScratch(builder.bufferName(o.dq) + ".delta",
                                        e.batch * e.tq, rt::DType::Real, false);
-    int64_t dk = chunks(e.d), dv = chunks(e.dv);
-    // dkdv and dq: the f32 entries' tensor-core twin (if any) and its tiles.
-    const std::string twin = tensorCoreTwin(builder.products());
-    const bool a64 = useAttention64(twin, e.d, e.dv);
-    const uint32_t backwardBytes = twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
-    const std::string include =
-        a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n";
+    KernelChoice kernels(builder.products(), e);
     {
       std::string source =
           "#include \"attention.cuh\"\n" +
@@ -341,58 +518,71 @@ private:
                      "vouch::Dims od", "T* delta"},
                     masked, 0, /*tensorCore=*/"");
       builder.addKernelStep(
-          builder.kernel("flash_attention_delta", source),
-          {KernelArg::buffer(op.getGrad()), denseDims(op.getGrad()),
-           KernelArg::buffer(op.getResult()), denseDims(op.getResult()),
-           KernelArg::scratch(delta)},
+          builder.kernel(o.packed ? "qkv_attention_delta" : "flash_attention_delta",
+                         source),
+          {KernelArg::buffer(o.grad), o.dims(o.grad), KernelArg::buffer(o.result),
+           o.dims(o.result), KernelArg::scratch(delta)},
           deltaGrid(e.batch * e.tq), kThreads, 1);
     }
     auto inputs = [&](SmallVectorImpl<KernelArg> &args) {
-      args.append({KernelArg::buffer(op.getQuery()), denseDims(op.getQuery()),
-                   KernelArg::buffer(op.getKey()), denseDims(op.getKey()),
-                   KernelArg::buffer(op.getValue()), denseDims(op.getValue())});
-      if (masked)
-        args.append({KernelArg::buffer(op.getMask()), maskDims(e.scores, op.getMask())});
-      args.append({KernelArg::buffer(op.getGrad()), denseDims(op.getGrad()),
-                   KernelArg::buffer(op.getLse()), KernelArg::scratch(delta)});
+      o.appendInputs(args);
+      args.append({KernelArg::buffer(o.grad), o.dims(o.grad),
+                   KernelArg::buffer(o.lse), KernelArg::scratch(delta)});
     };
-    std::vector<std::string> common = {
-        "const T* q",    "vouch::Dims qd",  "const T* k",      "vouch::Dims kd",
-        "const T* v",    "vouch::Dims vd",  "const int* mask", "vouch::Dims md",
-        "const T* dout", "vouch::Dims dod", "const T* lse",    "const T* delta"};
+    const std::vector<std::string> &common = o.packed ? kPackedGradParams : kGradParams;
+    const std::vector<std::string> packedCommon =
+        concat(kPackedInputs, {"dout", "dod", "lse", "delta"});
     {
       SmallVector<KernelArg> args;
       inputs(args);
-      args.append({KernelArg::buffer(op.getDk()), denseDims(op.getDk()),
-                   KernelArg::buffer(op.getDv()), denseDims(op.getDv()),
-                   KernelArg::integer(op.getCausal()), KernelArg::real(scale)});
-      std::vector<std::string> params = common;
-      params.insert(params.end(), {"T* dk", "vouch::Dims dkd", "T* dv",
-                                   "vouch::Dims dvd", "long long causal",
-                                   "double scale"});
+      std::vector<std::string> params, call;
+      if (o.packed) {
+        args.append({KernelArg::buffer(o.dq), KernelArg::integer(causal),
+                     KernelArg::real(scale)});
+        params = concat(common, {"T* dqkv", "long long causal", "double scale"});
+        call = concat(packedCommon, {"dqkv + part", "hd", "dqkv + 2 * part", "hd",
+                                     "causal", "scale"});
+      } else {
+        args.append({KernelArg::buffer(o.dk), denseDims(o.dk), KernelArg::buffer(o.dv),
+                     denseDims(o.dv), KernelArg::integer(causal),
+                     KernelArg::real(scale)});
+        params = concat(common, {"T* dk", "vouch::Dims dkd", "T* dv", "vouch::Dims dvd",
+                                 "long long causal", "double scale"});
+      }
       builder.addKernelStep(
           builder.kernel(variant + "_dkdv",
-                         include + cudaEntry("attention_dkdv",
-                                             ", " + std::to_string(dk) + ", " +
-                                                 std::to_string(dv),
-                                             params, masked, std::max(dk, dv), twin, a64)),
-          args, tileGrid(e.batch, e.tk), a64 ? kThreads64 : kThreads, 1,
-          a64 ? k64DkdvBytes : backwardBytes, 0, tileBytes(5, 8));
+                         kernels.include() +
+                             cudaEntry("attention_dkdv",
+                                       ", " + std::to_string(kernels.dk) + ", " +
+                                           std::to_string(kernels.dv),
+                                       params, masked, std::max(kernels.dk, kernels.dv),
+                                       kernels.twin, kernels.a64, call)),
+          args, tileGrid(e.batch, e.tk), kernels.threads(), 1,
+          kernels.backwardBytes(k64DkdvBytes), 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
       inputs(args);
-      args.append({KernelArg::buffer(op.getDq()), denseDims(op.getDq()),
-                   KernelArg::integer(op.getCausal()), KernelArg::real(scale)});
-      std::vector<std::string> params = common;
-      params.insert(params.end(),
-                    {"T* dq", "vouch::Dims dqd", "long long causal", "double scale"});
+      std::vector<std::string> params, call;
+      if (o.packed) {
+        args.append({KernelArg::buffer(o.dq), KernelArg::integer(causal),
+                     KernelArg::real(scale)});
+        params = concat(common, {"T* dqkv", "long long causal", "double scale"});
+        call = concat(packedCommon, {"dqkv", "hd", "causal", "scale"});
+      } else {
+        args.append({KernelArg::buffer(o.dq), denseDims(o.dq),
+                     KernelArg::integer(causal), KernelArg::real(scale)});
+        params = concat(common, {"T* dq", "vouch::Dims dqd", "long long causal",
+                                 "double scale"});
+      }
       builder.addKernelStep(
           builder.kernel(variant + "_dq",
-                         include + cudaEntry("attention_dq", ", " + std::to_string(dk),
-                                             params, masked, dk, twin, a64)),
-          args, tileGrid(e.batch, e.tq), a64 ? kThreads64 : kThreads, 1,
-          a64 ? k64DqBytes : backwardBytes, 0, tileBytes(5, 8));
+                         kernels.include() +
+                             cudaEntry("attention_dq", ", " + std::to_string(kernels.dk),
+                                       params, masked, kernels.dk, kernels.twin,
+                                       kernels.a64, call)),
+          args, tileGrid(e.batch, e.tq), kernels.threads(), 1,
+          kernels.backwardBytes(k64DqBytes), 0, tileBytes(5, 8));
     }
     return success();
   }

@@ -268,8 +268,10 @@ for precision in tf32 bf16; do
     rc=$?
     grep -q "profile checked_cuda+$precision" "$d/show.txt" || { echo "missing profile line"; rc=1; }
     if [ "$name" = ops_attention_fused ]; then
-      grep -q "native_cuda.flash_attention provider=native-cuda .* products=$precision" \
-        "$d/show.txt" || { echo "missing: flash_attention products=$precision"; rc=1; }
+      for op in flash_attention qkv_attention; do
+        grep -q "native_cuda.$op provider=native-cuda .* products=$precision" \
+          "$d/show.txt" || { echo "missing: $op products=$precision"; rc=1; }
+      done
     fi
     if [ "$name" = ops_library ]; then
       grep -q "cublas.matmul provider=cublas .* products=$precision" \

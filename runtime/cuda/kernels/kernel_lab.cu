@@ -2477,7 +2477,9 @@ void test_gather_scatter(long long outer, long long n, long long m, long long in
 // delta, dP, dS and the three gradients directly): torch's scaled_dot_product_attention
 // with a hard mask (blocked entries exactly 0, a fully blocked row's O, dq exact zeros,
 // its lse -inf). Tensors through Dims: contiguous, a [B, T, H, D] buffer viewed as
-// [B, H, T, D] (permuted), or a feature stride of 2. Each case runs the generic
+// [B, H, T, D] (permuted), a feature stride of 2, or qkv_attention's packed heads (q,
+// k, v and dq, dk, dv each one [B, T, 3·H·D] storage, read and written at offsets 0,
+// H·D and 2·H·D as [B, H, T, D]; out, dout as [B, T, H·D]). Each case runs the generic
 // instantiation (DV = DK = 4) and, where D and Dv are at most 64, codegen's d64 one;
 // forward and backward run twice and must give the same bits.
 struct AttnCase {
@@ -2486,30 +2488,41 @@ struct AttnCase {
   long long tq, tk, d, dv;
   bool causal;
   int mask;    // 0 none, 1 random with fully blocked rows, 2 random broadcast over batch axis 0
-  int layout;  // 0 contiguous, 1 [B,T,H,F] storage viewed as [B,H,T,F], 2 feature stride 2
+  // 0 contiguous, 1 [B,T,H,F] storage viewed as [B,H,T,F], 2 feature stride 2, 3 q, k, v
+  // (and dq, dk, dv) in one [B,T,3·H·F] storage at offsets 0, H·F, 2·H·F viewed as
+  // [B,H,T,F], out and dout as layout 1 (qkv_attention's; needs tq == tk, d == dv).
+  int layout;
 };
 
 struct AttnTensor {
   vouch::Dims dims;
   long long size;  // elements of the storage
-  std::vector<long long> batch_offset;
+  long long base = 0;  // the view's first element in the storage (the kernels get p + base)
+  std::vector<long long> batch_offset;  // base included
   long long rs, fs;
   long long at(long long b, long long i, long long f) const {
     return batch_offset[b] + i * rs + f * fs;
   }
 };
 
+// Layout 3: `part` 0, 1, 2 is q, k, v's (or dq, dk, dv's) view of the packed storage;
+// -1 (out, dout) is layout 1's.
 AttnTensor attn_tensor(const std::vector<long long>& batch, long long t, long long f,
-                       int layout) {
+                       int layout, int part = -1) {
   std::vector<long long> shape = batch;
   shape.push_back(t);
   shape.push_back(f);
   std::vector<long long> stride;
-  long long size;
-  if (layout == 1) {  // storage [B, T, H, F]
+  long long size, base = 0;
+  if (layout == 1 || (layout == 3 && part < 0)) {  // storage [B, T, H, F]
     const long long B = batch[0], H = batch[1];
     stride = {t * H * f, f, H * f, 1};
     size = B * t * H * f;
+  } else if (layout == 3) {  // storage [B, T, 3·H·F], this part's heads at part·H·F
+    const long long B = batch[0], H = batch[1];
+    stride = {t * 3 * H * f, f, 3 * H * f, 1};
+    size = B * t * 3 * H * f;
+    base = part * H * f;
   } else {
     stride = row_major_strides(shape);
     size = 1;
@@ -2522,11 +2535,12 @@ AttnTensor attn_tensor(const std::vector<long long>& batch, long long t, long lo
   AttnTensor a;
   a.dims = make_dims(shape, stride);
   a.size = size;
+  a.base = base;
   const int nb = int(batch.size());
   long long count = 1;
   for (long long e : batch) count *= e;
   for (long long b = 0; b < count; ++b) {
-    long long rest = b, off = 0;
+    long long rest = b, off = base;
     for (int k = nb - 1; k >= 0; --k) {
       off += (rest % batch[k]) * stride[k];
       rest /= batch[k];
@@ -2552,12 +2566,30 @@ void test_attention(const AttnCase& c) {
   const std::string tag = std::string("attention ") + type_name<T>() + " " + c.name;
   long long count = 1;
   for (long long e : c.batch) count *= e;
-  const AttnTensor tq_ = attn_tensor(c.batch, c.tq, c.d, c.layout),
-                   tk_ = attn_tensor(c.batch, c.tk, c.d, c.layout),
-                   tv_ = attn_tensor(c.batch, c.tk, c.dv, c.layout),
+  const bool packed = c.layout == 3;  // q, k, v (and dq, dk, dv) share one storage
+  if (packed && (c.batch.size() != 2 || c.tq != c.tk || c.d != c.dv)) {
+    std::fprintf(stderr,
+                 "kernel_lab: %s: the packed layout needs batch [B, H], Tq == Tk, D == Dv\n",
+                 c.name);
+    std::exit(1);
+  }
+  const AttnTensor tq_ = attn_tensor(c.batch, c.tq, c.d, c.layout, 0),
+                   tk_ = attn_tensor(c.batch, c.tk, c.d, c.layout, 1),
+                   tv_ = attn_tensor(c.batch, c.tk, c.dv, c.layout, 2),
                    to_ = attn_tensor(c.batch, c.tq, c.dv, c.layout);
-  const std::vector<T> q = random_vector<T>(tq_.size, -2, 2), k = random_vector<T>(tk_.size, -2, 2),
-                       v = random_vector<T>(tv_.size), dout = random_vector<T>(to_.size);
+  std::vector<T> q = random_vector<T>(tq_.size, -2, 2), k = random_vector<T>(tk_.size, -2, 2),
+                 v = random_vector<T>(tv_.size);
+  const std::vector<T> dout = random_vector<T>(to_.size);
+  if (packed) {  // one storage, q's: k's and v's heads written into their parts of it
+    for (long long b = 0; b < count; ++b)
+      for (long long i = 0; i < c.tk; ++i)
+        for (long long f = 0; f < c.d; ++f) {
+          q[tk_.at(b, i, f)] = k[tk_.at(b, i, f)];
+          q[tv_.at(b, i, f)] = v[tv_.at(b, i, f)];
+        }
+    k = q;
+    v = q;
+  }
   const double scale = 1.0 / std::sqrt(double(c.d));
   // The mask: [batch..., tq, tk], row-major, axis 0 broadcast (stride 0) for mask 2.
   std::vector<long long> mshape = c.batch;
@@ -2640,7 +2672,11 @@ void test_attention(const AttnCase& c) {
       }
     }
 
+  // Packed: the one storage dq_in holds q, k and v (dk_in, dv_in its copies, unused).
   DeviceArray<T> dq_in(q), dk_in(k), dv_in(v), ddout(dout);
+  const T* const q_p = dq_in.p + tq_.base;
+  const T* const k_p = (packed ? dq_in.p : dk_in.p) + tk_.base;
+  const T* const v_p = (packed ? dq_in.p : dv_in.p) + tv_.base;
   DeviceArray<int> dmask(mask);
   const int* const mask_p = c.mask ? dmask.p : nullptr;
   const double rel = sizeof(T) == 4 ? 1e-4 : 1e-11;
@@ -2714,29 +2750,47 @@ void test_attention(const AttnCase& c) {
     const unsigned kgrid = unsigned(vouch::attention_tile_grid(count, c.tk));
     std::vector<T> out_runs[2], lse_runs[2], dq_runs[2], dk_runs[2], dv_runs[2], delta_got;
     for (int run = 0; run < 2; ++run) {
-      DeviceArray<T> out(to_.size), lse(rows), delta(rows), dq(tq_.size), dk(tk_.size),
-          dv(tv_.size);
+      // Packed: dq, dk and dv written into one storage (dk and dv unused).
+      DeviceArray<T> out(to_.size), lse(rows), delta(rows), dq(tq_.size),
+          dk(packed ? 0 : tk_.size), dv(packed ? 0 : tv_.size);
+      T* const dq_p = dq.p + tq_.base;
+      T* const dk_p = (packed ? dq.p : dk.p) + tk_.base;
+      T* const dv_p = (packed ? dq.p : dv.p) + tv_.base;
       // A one-block grid on the second run: the tile loop (the same bits either way).
-      fwd<<<run ? 1 : qgrid, block, fbytes>>>(
-          dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, out.p,
-          to_.dims, lse.p, c.causal, scale);
+      fwd<<<run ? 1 : qgrid, block, fbytes>>>(q_p, tq_.dims, k_p, tk_.dims, v_p, tv_.dims,
+                                               mask_p, tm.dims, out.p, to_.dims, lse.p,
+                                               c.causal, scale);
       LAB_LAUNCHED();
       K::attention_delta<<<unsigned(vouch::attention_delta_grid(rows)), 256>>>(
           ddout.p, to_.dims, out.p, to_.dims, delta.p);
       LAB_LAUNCHED();
-      dkdv<<<run ? 1 : kgrid, block, bbytes>>>(
-          dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, ddout.p,
-          to_.dims, lse.p, delta.p, dk.p, tk_.dims, dv.p, tv_.dims, c.causal, scale);
-      LAB_LAUNCHED();
-      dqk<<<run ? 1 : qgrid, block, bbytes>>>(
-          dq_in.p, tq_.dims, dk_in.p, tk_.dims, dv_in.p, tv_.dims, mask_p, tm.dims, ddout.p,
-          to_.dims, lse.p, delta.p, dq.p, tq_.dims, c.causal, scale);
-      LAB_LAUNCHED();
+      auto launch_dkdv = [&] {
+        dkdv<<<run ? 1 : kgrid, block, bbytes>>>(
+            q_p, tq_.dims, k_p, tk_.dims, v_p, tv_.dims, mask_p, tm.dims, ddout.p, to_.dims,
+            lse.p, delta.p, dk_p, tk_.dims, dv_p, tv_.dims, c.causal, scale);
+        LAB_LAUNCHED();
+      };
+      auto launch_dq = [&] {
+        dqk<<<run ? 1 : qgrid, block, bbytes>>>(q_p, tq_.dims, k_p, tk_.dims, v_p, tv_.dims,
+                                                 mask_p, tm.dims, ddout.p, to_.dims, lse.p,
+                                                 delta.p, dq_p, tq_.dims, c.causal, scale);
+        LAB_LAUNCHED();
+      };
+      // Packed, the second run writes dq first: a kernel writing outside its own part of
+      // the storage shows in the first run's checks (dq's) or in the repeat's bits (dkdv's).
+      if (packed && run) {
+        launch_dq();
+        launch_dkdv();
+      } else {
+        launch_dkdv();
+        launch_dq();
+      }
       out_runs[run] = gather(out.download(), to_, c.tq, c.dv);
       lse_runs[run] = lse.download();
-      dq_runs[run] = gather(dq.download(), tq_, c.tq, c.d);
-      dk_runs[run] = gather(dk.download(), tk_, c.tk, c.d);
-      dv_runs[run] = gather(dv.download(), tv_, c.tk, c.dv);
+      const std::vector<T> dq_h = dq.download();
+      dq_runs[run] = gather(dq_h, tq_, c.tq, c.d);
+      dk_runs[run] = gather(packed ? dq_h : dk.download(), tk_, c.tk, c.d);
+      dv_runs[run] = gather(packed ? dq_h : dv.download(), tv_, c.tk, c.dv);
       if (run == 0) delta_got = delta.download();
     }
     lse_runs[0].resize(rows);
@@ -2796,6 +2850,14 @@ void test_attention_all() {
       {"(f) causal batch [2,2] T=1024 D=64", {2, 2}, 1024, 1024, 64, 64, true, 0, 0},
       {"(h) causal [B,T,H,D] Tq=100 Tk=200 D=64 random mask, blocked rows", {2, 2}, 100, 200,
        64, 64, true, 1, 1},
+      // qkv_attention's packed heads: batch [B, H], q, k, v at offsets 0, H·D, 2·H·D of
+      // one [B, T, 3·H·D] storage.
+      {"(i) causal packed qkv [B,T,3HD] 2x3, T=50 D=24", {2, 3}, 50, 50, 24, 24, true, 0, 3},
+      {"(j) causal packed qkv 2x12 (GPT-2's heads), T=160 D=64", {2, 12}, 160, 160, 64, 64,
+       true, 0, 3},
+      {"(k) packed qkv 2x3, T=70 D=10 (HD=30: rows not 16-byte multiples) random mask, "
+       "blocked rows",
+       {2, 3}, 70, 70, 10, 10, false, 1, 3},
   };
   for (const AttnCase& c : cases) test_attention<T>(c);
 }

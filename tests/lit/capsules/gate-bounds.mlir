@@ -220,6 +220,14 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 257 features; capsule `native_cuda.flash_attention_grad` handles at most 256 (build with --attention composed)
   %dq, %dk, %dv = vouch.flash_attention_grad %fo, %wq, %wq, %wv, %fo, %flse causal scale 0.5 {vouch.capsule = "native_cuda.flash_attention_grad", vouch.kernel = "bounds_flash_attention_grad"} : (tensor<2x3x257xf32>, tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>, tensor<2x3x257xf32>, tensor<2x3xf32>) -> (tensor<2x3x300xf32>, tensor<2x3x300xf32>, tensor<2x3x257xf32>)
+  // The packed form: heads of qkv [..., T, 3·H·d], d = 300.
+  %wqkv = vouch.input "wqkv" : tensor<2x3x900xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.qkv_attention` handles at most 256 (build with --attention composed)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 300 features; capsule `native_cuda.qkv_attention` handles at most 256 (build with --attention composed)
+  %po, %plse = vouch.qkv_attention %wqkv heads 1 causal scale 0.5 {vouch.capsule = "native_cuda.qkv_attention", vouch.kernel = "bounds_qkv_attention"} : (tensor<2x3x900xf32>) -> (tensor<2x3x300xf32>, tensor<2x1x3xf32>)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: q's heads have 300 features; capsule `native_cuda.qkv_attention_grad` handles at most 256 (build with --attention composed)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: v's heads have 300 features; capsule `native_cuda.qkv_attention_grad` handles at most 256 (build with --attention composed)
+  %pdqkv = vouch.qkv_attention_grad %po, %wqkv, %po, %plse heads 1 causal scale 0.5 {vouch.capsule = "native_cuda.qkv_attention_grad", vouch.kernel = "bounds_qkv_attention_grad"} : (tensor<2x3x300xf32>, tensor<2x3x900xf32>, tensor<2x3x300xf32>, tensor<2x1x3xf32>) -> tensor<2x3x900xf32>
   // Pooling: the counts its kernels form are checked one by one
   // (IndexCountsOpInterface). A padded extent past the ABI, though every
   // tensor's extents and element count fit:
@@ -274,4 +282,4 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 150 failed obligations (shape ×116, uint32-abi ×34)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 154 failed obligations (shape ×120, uint32-abi ×34)

@@ -905,6 +905,51 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// qkv_attention: qkv [..., T, 3·H·d], the result [..., T, H·d], lse [..., H, T],
+// the mask over the heads' scores [..., H, T, T].
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x10xf32>
+  // expected-error @+1 {{'vouch.qkv_attention' op qkv 'tensor<2x3x10xf32>' must be [..., T, 3·H·d] with H = heads = 2 ≥ 1 and d ≥ 1 (q's, k's and v's heads side by side)}}
+  %o, %l = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x10xf32>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  // expected-error @+1 {{'vouch.qkv_attention' op result 'tensor<2x2x3x2xf32>' must be 'tensor<2x3x4xf32>' (each head's output side by side)}}
+  %o, %l = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf32>) -> (tensor<2x2x3x2xf32>, tensor<2x2x3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  // expected-error @+1 {{'vouch.qkv_attention' op lse 'tensor<2x3xf32>' must be 'tensor<2x2x3xf32>' (a log-sum-exp per head and query)}}
+  %o, %l = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %m = vouch.causal_mask : tensor<3x3xi1>
+  // expected-error @+1 {{'vouch.qkv_attention' op takes a mask or `causal`, not both}}
+  %o, %l = vouch.qkv_attention %qkv mask %m heads 2 causal scale 0.5 : (tensor<2x3x12xf32>, tensor<3x3xi1>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+}
+
+// -----
+
+// qkv_attention_grad: dy has the result's type, dqkv qkv's.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %o, %l = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf32>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+  // expected-error @+1 {{'vouch.qkv_attention_grad' op dqkv 'tensor<2x3x4xf32>' must have qkv's type 'tensor<2x3x12xf32>'}}
+  %d = vouch.qkv_attention_grad %o, %qkv, %o, %l heads 2 causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x12xf32>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x4xf32>
+}
+
+// -----
+
 // Pooling: [N, C, *spatial] with 1, 2 or 3 spatial axes.
 vouch.model "m" attributes {batch = 1 : i64} {
   %a = vouch.fill 1.0 : tensor<4x8xf32>

@@ -117,6 +117,16 @@ vouch.model "convolution" attributes {batch = 2 : i64} {
   %fi = vouch.col2im_matmul %fl, %fr kernel [3, 2] stride [2, 1] padding [1, 0] dilation [1, 2] grid [3, 5] groups 2 : (tensor<2x3x12xf32>, tensor<2x3x30xf32>) -> tensor<2x4x6x7xf32>
 }
 
+// Attention over heads packed in one tensor (built by vouch-fold-qkv-attention).
+// CHECK-LABEL: vouch.model "packed_heads"
+// CHECK: %[[PO:.*]], %[[PL:.*]] = vouch.qkv_attention %[[QKV:.*]] heads 2 causal scale 5.000000e-01 : (tensor<2x3x12xf32>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+// CHECK: vouch.qkv_attention_grad %[[PO]], %[[QKV]], %[[PO]], %[[PL]] heads 2 causal scale 5.000000e-01 : (tensor<2x3x4xf32>, tensor<2x3x12xf32>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x12xf32>
+vouch.model "packed_heads" attributes {batch = 2 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %po, %pl = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf32>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+  %pd = vouch.qkv_attention_grad %po, %qkv, %po, %pl heads 2 causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x12xf32>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x12xf32>
+}
+
 // batch_norm reads its running statistics (vouch.state) and returns y and the
 // statistics it normalised with; batch_norm_grad one result per gradient.
 // CHECK-LABEL: vouch.model "batch_norms"

@@ -2494,6 +2494,23 @@ LogicalResult FlashAttentionOp::buildVJP(OpBuilder &b, ValueRange dy,
   return success();
 }
 
+/// The end of an attention gradient op's second-order rule: `first`, the
+/// gradients of its `inputs` operands (grad and the attention's inputs)
+/// built through the composed form, then none for result and lse (functions
+/// of those inputs, already counted) and the mask.
+static LogicalResult appendAttentionGradGrads(LogicalResult built,
+                                              ArrayRef<Value> first,
+                                              size_t inputs, bool masked,
+                                              SmallVectorImpl<Value> &grads) {
+  if (failed(built) || first.size() != inputs)
+    return failure();
+  grads.append(first.begin(), first.end());
+  grads.append({Value(), Value()}); // result, lse
+  if (masked)
+    grads.push_back(Value());
+  return success();
+}
+
 // The second-order rule: dq, dk and dv written out as the composed form's
 // VJP (the composed forward from q, k, v, differentiated with `grad` as its
 // result's gradient) and differentiated through those ops; the result and
@@ -2526,13 +2543,7 @@ LogicalResult FlashAttentionGradOp::buildVJP(OpBuilder &b, ValueRange dy,
         return qkv;
       },
       dy, first);
-  if (failed(built) || first.size() != 4)
-    return failure();
-  grads.append(first.begin(), first.end());
-  grads.append({Value(), Value()}); // result, lse
-  if (mask)
-    grads.push_back(Value());
-  return success();
+  return appendAttentionGradGrads(built, first, 4, bool(mask), grads);
 }
 
 LogicalResult FlashAttentionGradOp::verify() {
@@ -2714,13 +2725,7 @@ LogicalResult QkvAttentionGradOp::buildVJP(OpBuilder &b, ValueRange dy,
         return dqkv.front();
       },
       dy[0], first);
-  if (failed(built) || first.size() != 2)
-    return failure();
-  grads.append(first.begin(), first.end());
-  grads.append({Value(), Value()}); // result, lse
-  if (mask)
-    grads.push_back(Value());
-  return success();
+  return appendAttentionGradGrads(built, first, 2, bool(mask), grads);
 }
 
 LogicalResult QkvAttentionGradOp::verify() {

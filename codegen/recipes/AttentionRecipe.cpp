@@ -518,8 +518,9 @@ private:
                      "vouch::Dims od", "T* delta"},
                     masked, 0, /*tensorCore=*/"");
       builder.addKernelStep(
-          builder.kernel(o.packed ? "qkv_attention_delta" : "flash_attention_delta",
-                         source),
+          // One kernel for both ops (the same source: builder.kernel keeps the
+          // first name it was given), so one name that fits both.
+          builder.kernel("attention_delta", source),
           {KernelArg::buffer(o.grad), o.dims(o.grad), KernelArg::buffer(o.result),
            o.dims(o.result), KernelArg::scratch(delta)},
           deltaGrid(e.batch * e.tq), kThreads, 1);

@@ -165,9 +165,14 @@ for composed in bin/*_composed; do
     "$TEST_TMPDIR/${fused}_composed/cpu64.trace" "$TEST_TMPDIR/${fused}_composed/cpu64.st" 1e-5 1e-4
   bin/$fused --device cuda --steps 1 --show-backend >"$TEST_TMPDIR/$fused.show" 2>&1
   rc=$?
+  # Its first two attentions take q, k, v out of one projection (qkv_attention),
+  # the third is a flash_attention; the delta kernel is one for both.
   for want in "flash_attention: native_cuda.flash_attention provider=native-cuda" \
               "flash_attention_grad: native_cuda.flash_attention_grad provider=native-cuda" \
-              "vouch_flash_attention_delta + vouch_flash_attention_grad_dkdv + vouch_flash_attention_grad_dq (flash_attention_grad) [native_cuda.flash_attention_grad]"; do
+              "qkv_attention: native_cuda.qkv_attention provider=native-cuda" \
+              "qkv_attention_grad: native_cuda.qkv_attention_grad provider=native-cuda" \
+              "vouch_attention_delta + vouch_qkv_attention_grad_dkdv + vouch_qkv_attention_grad_dq (qkv_attention_grad) [native_cuda.qkv_attention_grad]" \
+              "vouch_attention_delta + vouch_flash_attention_grad_masked_dkdv + vouch_flash_attention_grad_masked_dq (flash_attention_grad) [native_cuda.flash_attention_grad]"; do
     grep -qF "$want" "$TEST_TMPDIR/$fused.show" || { echo "missing: $want"; rc=1; }
   done
   result "$fused --show-backend names the fused attention capsules" $rc

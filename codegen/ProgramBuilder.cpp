@@ -1,6 +1,8 @@
 //===- ProgramBuilder.cpp - a model as runtime tables -----------*- C++ -*-===//
 #include "codegen/ProgramBuilder.h"
 
+#include <cassert>
+
 #include <sstream>
 
 #include "codegen/EmitSupport.h"
@@ -86,8 +88,12 @@ std::string ProgramBuilder::bufferName(Value v) const {
 
 int32_t ProgramBuilder::kernel(StringRef base, const std::string &source) {
   auto it = kernelBySource_.find(source);
-  if (it != kernelBySource_.end())
+  if (it != kernelBySource_.end()) {
+    // A launch is named after its kernel: one source asked for under two
+    // names would name one op's launches after the other's.
+    assert(kernelBase_[it->second] == base && "one kernel source, two names");
     return it->second;
+  }
   int uses = ++nameUses_[base.str()];
   std::string name = "vouch_" + base.str() +
                      (uses > 1 ? "_" + std::to_string(uses) : "");
@@ -96,6 +102,7 @@ int32_t ProgramBuilder::kernel(StringRef base, const std::string &source) {
     text.replace(at, 6, name);
   int32_t index = static_cast<int32_t>(kernels_.size());
   kernels_.push_back({name, text});
+  kernelBase_.push_back(base.str());
   kernelBySource_[source] = index;
   return index;
 }

@@ -91,7 +91,8 @@ public:
   std::string bufferName(mlir::Value v) const;
 
   /// The kernel table entry for `source`, where `@NAME@` stands for the
-  /// kernel's name; an identical source already in the table is reused.
+  /// kernel's name; an identical source already in the table is reused
+  /// (asked for under the same base: a launch is named after its kernel).
   /// New kernels are named `vouch_<base>` (`_2`, `_3`, ... on a clash).
   int32_t kernel(llvm::StringRef base, const std::string &source);
   const std::string &kernelName(int32_t index) const { return kernels_[index].name; }
@@ -201,6 +202,7 @@ private:
   int32_t loss_ = -1, output_ = -1;
   std::vector<Kernel> kernels_;
   std::map<std::string, int32_t> kernelBySource_;
+  std::vector<std::string> kernelBase_; ///< by kernel: the base it was asked for under
   std::map<std::string, int> nameUses_;
   std::vector<rt::StepDesc> steps_;
   std::vector<std::string> whats_, capsules_;

@@ -1,4 +1,4 @@
-//===- AttentionRecipe.cpp - flash_attention and its gradient ----*- C++ -*-===//
+//===- AttentionRecipe.cpp - flash_attention, qkv_attention -----*- C++ -*-===//
 //
 // scaled_dot_product_attention's fused form. cuda: runtime/cuda/kernels/
 // attention.cuh (under a tf32 or bf16 profile with heads of at most 64
@@ -12,8 +12,12 @@
 // tiles), each result written once, no atomics. Every tensor is passed with a
 // Dims (its extents and strides; the batch axes walked row-major), the mask
 // (an int32 0 / 1 buffer) with its broadcast strides over the scores
-// [..., Tq, Tk]. cpu: runtime/cpu_kernels.h's flash_attention /
-// flash_attention_grad (contiguous tensors).
+// [..., Tq, Tk]. qkv_attention and its gradient run the same kernels with
+// q, k and v (and dq, dk, dv) as parts of one packed buffer: the entry adds
+// the part's offset H·d to the pointer and passes Dims that view
+// [..., T, 3·H·d] as [..., H, T, d] (the result [..., T, H·d] likewise).
+// cpu: runtime/cpu_kernels.h's flash_attention / flash_attention_grad
+// (contiguous tensors) and qkv_attention / qkv_attention_grad.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -333,6 +337,7 @@ struct AttentionOperands {
   Value grad, dq, dk, dv;  ///< the gradient op's (dq: qkv_attention's dqkv)
   KernelArg headDims = KernelArg::integer(0), resultDims = KernelArg::integer(0);
   int64_t part = 0;        ///< H·d: k's offset in qkv, v's at twice it
+  int64_t heads = 0;       ///< H (packed only)
 
   /// The forward and gradient kernels' input arguments, in the order of
   /// kForwardParams' first eight (or kPackedForwardParams' first five).
@@ -345,7 +350,8 @@ struct AttentionOperands {
     if (mask)
       args.append({KernelArg::buffer(mask), maskDims(e.scores, mask)});
   }
-  KernelArg dims(Value tensor) const {
+  /// The Dims of the result or of its gradient (the same shape).
+  KernelArg resultLikeDims(Value tensor) const {
     return packed ? resultDims : denseDims(tensor);
   }
 };
@@ -386,6 +392,7 @@ AttentionOperands packedOperandsOf(Op op, Value result, Value lse) {
   o.headDims = KernelArg::dims(h.headShape(), h.headStrides(3));
   o.resultDims = KernelArg::dims(h.headShape(), h.headStrides(1));
   o.part = h.heads * h.features;
+  o.heads = h.heads;
   return o;
 }
 
@@ -460,9 +467,8 @@ private:
       args.append({KernelArg::buffer(o.dq), KernelArg::buffer(o.dk),
                    KernelArg::buffer(o.dv)});
     if (o.packed) {
-      int64_t heads = o.part / o.e.d;
-      args.append({KernelArg::integer(o.e.batch / heads), KernelArg::integer(o.e.tq),
-                   KernelArg::integer(heads), KernelArg::integer(o.e.d),
+      args.append({KernelArg::integer(o.e.batch / o.heads), KernelArg::integer(o.e.tq),
+                   KernelArg::integer(o.heads), KernelArg::integer(o.e.d),
                    KernelArg::integer(causal ? 1 : 0), KernelArg::real(scale)});
     } else {
       appendExtents(args, o.e, causal, scale);
@@ -481,7 +487,7 @@ private:
                           (masked ? "_masked" : "");
     SmallVector<KernelArg> args;
     o.appendInputs(args);
-    args.append({KernelArg::buffer(o.result), o.dims(o.result),
+    args.append({KernelArg::buffer(o.result), o.resultLikeDims(o.result),
                  KernelArg::buffer(o.lse), KernelArg::integer(causal),
                  KernelArg::real(scale)});
     KernelChoice kernels(builder.products(), o.e);
@@ -521,13 +527,13 @@ private:
           // One kernel for both ops (the same source: builder.kernel keeps the
           // first name it was given), so one name that fits both.
           builder.kernel("attention_delta", source),
-          {KernelArg::buffer(o.grad), o.dims(o.grad), KernelArg::buffer(o.result),
-           o.dims(o.result), KernelArg::scratch(delta)},
+          {KernelArg::buffer(o.grad), o.resultLikeDims(o.grad), KernelArg::buffer(o.result),
+           o.resultLikeDims(o.result), KernelArg::scratch(delta)},
           deltaGrid(e.batch * e.tq), kThreads, 1);
     }
     auto inputs = [&](SmallVectorImpl<KernelArg> &args) {
       o.appendInputs(args);
-      args.append({KernelArg::buffer(o.grad), o.dims(o.grad),
+      args.append({KernelArg::buffer(o.grad), o.resultLikeDims(o.grad),
                    KernelArg::buffer(o.lse), KernelArg::scratch(delta)});
     };
     const std::vector<std::string> &common = o.packed ? kPackedGradParams : kGradParams;

@@ -66,12 +66,16 @@ std::optional<PackedHead> packedHead(Value operand) {
   if (static_cast<int64_t>(split.size()) != rank + 1 ||
       split.take_front(rank - 1) != sliced.drop_back())
     return std::nullopt;
-  int64_t width = sliced.back();
-  if (split.end()[-2] * split.back() != width || slice.getAxis() != rank - 1 ||
-      slice.getStep() != 1 || slice.getStart() % width != 0 ||
-      slice.getEnd() != slice.getStart() + width || packed.back() != 3 * width)
+  // The bounds are I64Attrs, read as int64_t (their getters return them
+  // unsigned).
+  int64_t width = sliced.back(), start = static_cast<int64_t>(slice.getStart());
+  if (split.end()[-2] * split.back() != width ||
+      static_cast<int64_t>(slice.getAxis()) != rank - 1 ||
+      static_cast<int64_t>(slice.getStep()) != 1 || start % width != 0 ||
+      static_cast<int64_t>(slice.getEnd()) != start + width ||
+      packed.back() != 3 * width)
     return std::nullopt;
-  return PackedHead{slice.getInput(), slice.getStart() / width, split.end()[-2],
+  return PackedHead{slice.getInput(), start / width, split.end()[-2],
                     {permute, reshape, slice}};
 }
 

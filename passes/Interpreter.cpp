@@ -42,9 +42,10 @@ HostTensor zerosLike(Value v) {
   return t;
 }
 
+/// C = op(A)·op(B) per batch entry (GemmDims), into a tensor of `shape`.
 HostTensor matmul(const HostTensor &a, const HostTensor &b, const GemmDims &d,
-                  Value result) {
-  HostTensor c = zerosLike(result);
+                  std::vector<int64_t> shape) {
+  HostTensor c{std::move(shape), std::vector<double>(d.batch * d.m * d.n)};
   int64_t ac = a.shape.back(), bc = b.shape.back();  // row lengths as stored
   int64_t m = d.m, n = d.n, k = d.k;
   for (int64_t p = 0; p < d.batch; ++p)
@@ -61,6 +62,11 @@ HostTensor matmul(const HostTensor &a, const HostTensor &b, const GemmDims &d,
         c.data[p * m * n + i * n + j] = sum;
       }
   return c;
+}
+
+HostTensor matmul(const HostTensor &a, const HostTensor &b, const GemmDims &d,
+                  Value result) {
+  return matmul(a, b, d, shapeOf(result));
 }
 
 HostTensor linear(const HostTensor &x, const HostTensor &w,
@@ -1005,20 +1011,14 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               int64_t groups = o.getGroups();
               int64_t rows = lhs.shape[lhs.shape.size() - 2];
               int64_t height = lhs.shape.back(), width = rhs.shape.back();
-              HostTensor image = zerosLike(o.getResult()), columns;
-              columns.shape = {groups, height, image.shape[0]};
-              columns.shape.insert(columns.shape.end(), o.getGrid().begin(),
-                                   o.getGrid().end());
-              columns.data.assign(groups * height * width, 0.0);
-              for (int64_t g = 0; g < groups; ++g)
-                for (int64_t i = 0; i < height; ++i)
-                  for (int64_t j = 0; j < width; ++j) {
-                    double acc = 0;
-                    for (int64_t r = 0; r < rows; ++r)
-                      acc += lhs.data[(g * rows + r) * height + i] *
-                             rhs.data[(g * rows + r) * width + j];
-                    columns.data[(g * height + i) * width + j] = acc;
-                  }
+              HostTensor image = zerosLike(o.getResult());
+              std::vector<int64_t> shape = {groups, height, image.shape[0]};
+              shape.insert(shape.end(), o.getGrid().begin(), o.getGrid().end());
+              GemmDims d;
+              d.transA = true;
+              d.batch = groups, d.m = height, d.n = width, d.k = rows;
+              d.strideA = rows * height, d.strideB = rows * width;
+              HostTensor columns = matmul(lhs, rhs, d, std::move(shape));
               windowsAndImage(image, columns,
                               {o.getKernel().begin(), o.getKernel().end()},
                               Windows(o), /*fold=*/true);

@@ -34,8 +34,9 @@ enum class OpFamily {
   /// Each row along one axis normalised with its own sums (softmax,
   /// log_softmax, layer_norm) and their gradients: one kernel per op.
   Normalization,
-  /// Attention in one fused kernel (flash_attention: online softmax, no
-  /// Tq×Tk matrix in memory) and its gradient (three kernels).
+  /// Attention in one fused kernel (flash_attention, and qkv_attention over
+  /// heads packed in one projection: online softmax, no Tq×Tk matrix in
+  /// memory) and its gradient (three kernels).
   Attention,
   /// Windows over the spatial axes of [N, C, *spatial] (max_pool, avg_pool,
   /// smooth_max_pool) and their gradients: one kernel per op, the gradients
@@ -58,7 +59,7 @@ std::string_view toString(OpFamily family);
 /// The widest head (q's and v's feature extents) the fused attention kernels
 /// take: runtime/cuda/kernels/attention.cuh's kAttentionMaxHeadDim. Wider
 /// heads run attention composed (vouch-decompose), and the gate refuses a
-/// flash_attention beyond it on cuda.
+/// flash_attention or qkv_attention beyond it on cuda.
 inline constexpr int64_t kMaxAttentionHeadDim = 256;
 
 struct OpFacts {

@@ -2609,6 +2609,38 @@ SmallVector<int64_t> QkvHeads::headStrides(int64_t parts) const {
   return strides;
 }
 
+SmallVector<int64_t> QkvHeads::scoresShape() const {
+  SmallVector<int64_t> shape(batch);
+  shape.append({heads, tokens, tokens});
+  return shape;
+}
+
+SmallVector<int64_t> vouch::tokensHeadsSwap(int64_t rank) {
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    perm.push_back(i);
+  if (rank >= 3)
+    std::swap(perm[rank - 3], perm[rank - 2]);
+  return perm;
+}
+
+std::array<int64_t, 2> vouch::attentionHeadFeatures(Operation *op) {
+  auto last = [](Value v) { return tensorOf(v).getShape().back(); };
+  auto packed = [](Value qkv, int64_t heads) -> std::array<int64_t, 2> {
+    FailureOr<QkvHeads> h = qkvHeads(tensorOf(qkv), heads);
+    int64_t features = succeeded(h) ? h->features : 0;
+    return {features, features};
+  };
+  if (auto fused = dyn_cast<FlashAttentionOp>(op))
+    return {last(fused.getQuery()), last(fused.getValue())};
+  if (auto grad = dyn_cast<FlashAttentionGradOp>(op))
+    return {last(grad.getQuery()), last(grad.getValue())};
+  if (auto fused = dyn_cast<QkvAttentionOp>(op))
+    return packed(fused.getQkv(), fused.getHeads());
+  auto grad = cast<QkvAttentionGradOp>(op);
+  return packed(grad.getQkv(), grad.getHeads());
+}
+
 /// What qkv_attention and its gradient share: qkv [..., T, 3·H·d] (H =
 /// `heads`), a mask broadcastable to the scores [..., H, T, T] or `causal` but
 /// not both (flash_attention's rule for the heads), a finite scale, the
@@ -2672,10 +2704,7 @@ static Value buildUnpackedQkvAttention(OpBuilder &b, Location loc, Value qkv,
   int64_t width = h.heads * h.features;
   SmallVector<int64_t> split(h.batch);
   split.append({h.tokens, h.heads, h.features});
-  SmallVector<int64_t> swap;
-  for (int64_t i = 0; i < rank + 1; ++i)
-    swap.push_back(i);
-  std::swap(swap[rank - 2], swap[rank - 1]); // [..., T, H, d] <-> [..., H, T, d]
+  SmallVector<int64_t> swap = tokensHeadsSwap(rank + 1);
   RankedTensorType head = tensorLike(packed, h.headShape());
   Value parts[3];
   for (int64_t part = 0; part < 3; ++part) {

@@ -2,6 +2,7 @@
 #ifndef VOUCH_IR_VOUCHOPS_H
 #define VOUCH_IR_VOUCHOPS_H
 
+#include <array>
 #include <string>
 
 #include "ir/OpTable.h"
@@ -72,11 +73,22 @@ struct QkvHeads {
   /// The strides of [..., T, parts·H·d] read as [..., H, T, d] (the
   /// elements of one head of a part; a part's base is its offset part·H·d).
   llvm::SmallVector<int64_t> headStrides(int64_t parts) const;
+  /// [..., H, T, T]: the scores the mask broadcasts to.
+  llvm::SmallVector<int64_t> scoresShape() const;
 };
 
 /// qkv's heads, or failure where qkv is not [..., T, 3·heads·d] with
 /// heads ≥ 1 and d ≥ 1.
 mlir::FailureOr<QkvHeads> qkvHeads(mlir::RankedTensorType qkv, int64_t heads);
+
+/// The permutation of `rank` axes that swaps axes rank-3 and rank-2: [..., T,
+/// H, d] <-> [..., H, T, d], how a model splits heads out of a projection
+/// (and what vouch-fold-qkv-attention looks for).
+llvm::SmallVector<int64_t> tokensHeadsSwap(int64_t rank);
+
+/// The features of each head of q and of v that a fused attention op
+/// (flash_attention, qkv_attention, their gradients) holds.
+std::array<int64_t, 2> attentionHeadFeatures(mlir::Operation *op);
 
 /// verify()'s use of a rule: its failure, or a declared result type other
 /// than the inferred one, is an error on `op`.

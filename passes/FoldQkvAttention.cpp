@@ -28,15 +28,7 @@ namespace {
 /// Whether `perm` swaps axes rank-3 and rank-2 and keeps the others:
 /// [..., T, H, d] <-> [..., H, T, d].
 bool swapsTokensAndHeads(ArrayRef<int64_t> perm) {
-  int64_t rank = perm.size();
-  if (rank < 3)
-    return false;
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t expected = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
-    if (perm[i] != expected)
-      return false;
-  }
-  return true;
+  return perm.size() >= 3 && perm == ArrayRef<int64_t>(tokensHeadsSwap(perm.size()));
 }
 
 /// One of q, k, v as the model built it from a packed projection:

@@ -73,26 +73,6 @@ std::string typeString(Type t) {
   return os.str();
 }
 
-/// The features of each head of q and of v that a fused attention op's
-/// kernels hold (flash_attention's operands; qkv_attention's packed heads).
-std::array<int64_t, 2> attentionHeadFeatures(Operation *op) {
-  auto last = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getShape().back();
-  };
-  if (auto fused = dyn_cast<FlashAttentionOp>(op))
-    return {last(fused.getQuery()), last(fused.getValue())};
-  if (auto grad = dyn_cast<FlashAttentionGradOp>(op))
-    return {last(grad.getQuery()), last(grad.getValue())};
-  auto packed = [&](Value qkv, int64_t heads) -> std::array<int64_t, 2> {
-    int64_t features = last(qkv) / (3 * heads);
-    return {features, features};
-  };
-  if (auto fused = dyn_cast<QkvAttentionOp>(op))
-    return packed(fused.getQkv(), fused.getHeads());
-  auto grad = cast<QkvAttentionGradOp>(op);
-  return packed(grad.getQkv(), grad.getHeads());
-}
-
 } // namespace
 
 /// The only maker of AcceptedGraphPlan (its constructor's one friend).

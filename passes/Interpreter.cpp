@@ -249,22 +249,32 @@ HostTensor broadcastMask(const HostTensor &mask,
   return broadcast(mask, dims, shape);
 }
 
-/// One part (0 q, 1 k, 2 v; 0 for a result) of `packed` [..., T,
-/// parts·H·d] as its heads [..., H, T, d] (qkv_attention's layout,
-/// ir/VouchOps.td).
+/// qkv_attention's layout (ir/VouchOps.td): f(packed, head) for each element
+/// of part `part` (0 q, 1 k, 2 v; 0 of a result) of a [..., T, parts·H·d]
+/// tensor, `head` its index in that part's heads [..., H, T, d].
+template <class F>
+void forEachPackedHeadElement(const QkvHeads &h, int64_t parts, int64_t part,
+                              F &&f) {
+  int64_t width = h.heads * h.features, count = 1;
+  for (int64_t b : h.batch)
+    count *= b;
+  for (int64_t p = 0; p < count; ++p)
+    for (int64_t head = 0; head < h.heads; ++head)
+      for (int64_t t = 0; t < h.tokens; ++t)
+        for (int64_t c = 0; c < h.features; ++c)
+          f((p * h.tokens + t) * parts * width + part * width + head * h.features + c,
+            ((p * h.heads + head) * h.tokens + t) * h.features + c);
+}
+
+/// One part of `packed` [..., T, parts·H·d] as its heads [..., H, T, d].
 HostTensor unpackHeads(const HostTensor &packed, const QkvHeads &h,
                        int64_t parts, int64_t part) {
   std::vector<int64_t> shape(h.batch.begin(), h.batch.end());
   shape.insert(shape.end(), {h.heads, h.tokens, h.features});
   HostTensor heads{shape, std::vector<double>(packed.data.size() / parts)};
-  int64_t width = h.heads * h.features, count = heads.data.size() / (width * h.tokens);
-  for (int64_t p = 0; p < count; ++p)
-    for (int64_t head = 0; head < h.heads; ++head)
-      for (int64_t t = 0; t < h.tokens; ++t)
-        for (int64_t c = 0; c < h.features; ++c)
-          heads.data[((p * h.heads + head) * h.tokens + t) * h.features + c] =
-              packed.data[(p * h.tokens + t) * parts * width + part * width +
-                          head * h.features + c];
+  forEachPackedHeadElement(h, parts, part, [&](int64_t at, int64_t head) {
+    heads.data[head] = packed.data[at];
+  });
   return heads;
 }
 
@@ -272,14 +282,9 @@ HostTensor unpackHeads(const HostTensor &packed, const QkvHeads &h,
 /// `packed` [..., T, parts·H·d].
 void packHeads(const HostTensor &heads, const QkvHeads &h, int64_t parts,
                int64_t part, HostTensor &packed) {
-  int64_t width = h.heads * h.features, count = heads.data.size() / (width * h.tokens);
-  for (int64_t p = 0; p < count; ++p)
-    for (int64_t head = 0; head < h.heads; ++head)
-      for (int64_t t = 0; t < h.tokens; ++t)
-        for (int64_t c = 0; c < h.features; ++c)
-          packed.data[(p * h.tokens + t) * parts * width + part * width +
-                      head * h.features + c] =
-              heads.data[((p * h.heads + head) * h.tokens + t) * h.features + c];
+  forEachPackedHeadElement(h, parts, part, [&](int64_t at, int64_t head) {
+    packed.data[at] = heads.data[head];
+  });
 }
 
 /// Attention, written out directly (not through the ops of its composed
@@ -924,9 +929,8 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
                       op.getCausal(),
                       op.getScale().convertToDouble()};
     if (a.masked) {
-      std::vector<int64_t> scores = a.q.shape;
-      scores.back() = h.tokens;
-      a.mask = broadcastMask(get(op.getMask()), scores);
+      SmallVector<int64_t> scores = h.scoresShape();
+      a.mask = broadcastMask(get(op.getMask()), {scores.begin(), scores.end()});
     }
     return a;
   };

@@ -23,6 +23,7 @@
 #include "codegen/recipes/Recipe.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/EmitSupport.h"
 
@@ -144,68 +145,36 @@ std::string bounds(const char *type, int64_t chunkCount) {
 // Sources
 //===----------------------------------------------------------------------===//
 
-/// The cpu forward: flash_attention(q, k, v, [mask, its Dims], out, lse,
-/// batch, tq, tk, d, dv, causal, scale).
-std::string cpuForwardSource(bool masked) {
-  std::string mask = masked ? "static_cast<const int32_t*>(args[3].ptr), args[4].dims.rank, "
-                              "args[4].dims.extent, args[4].dims.stride, "
-                            : "nullptr, 0, nullptr, nullptr, ";
-  int k = masked ? 5 : 3;
-  auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
+/// A cpu step calling `function` (the op table's cpuKernel, e.g.
+/// `vouch::rt::flash_attention<T>`) with the step's arguments in
+/// order: `inputs` const tensors, the mask and its Dims (nullptr and an empty
+/// shape when none), `outputs` tensors, `integers` extents, `causal`, scale.
+/// flash_attention: 3 inputs (q, k, v), 2 outputs (out, lse), 5 extents
+/// (batch, tq, tk, d, dv); flash_attention_grad: 6 (dy, q, k, v, out, lse),
+/// 3 (dq, dk, dv), 5; qkv_attention: 1 (qkv), 2, 4 (batch, T, H, d);
+/// qkv_attention_grad: 4 (dy, qkv, out, lse), 1 (dqkv), 4.
+std::string cpuCallSource(const std::string &function, int inputs, int outputs,
+                          int integers, bool masked) {
+  auto arg = [](int i) { return "args[" + std::to_string(i) + "]"; };
+  std::string call;
+  int at = 0;
+  for (; at < inputs; ++at)
+    call += "static_cast<const T*>(" + arg(at) + ".ptr), ";
+  if (masked) {
+    call += "static_cast<const int32_t*>(" + arg(at) + ".ptr), " + arg(at + 1) +
+            ".dims.rank, " + arg(at + 1) + ".dims.extent, " + arg(at + 1) +
+            ".dims.stride, ";
+    at += 2;
+  } else {
+    call += "nullptr, 0, nullptr, nullptr, ";
+  }
+  for (int end = at + outputs; at < end; ++at)
+    call += "static_cast<T*>(" + arg(at) + ".ptr), ";
+  for (int end = at + integers; at < end; ++at)
+    call += arg(at) + ".i, ";
+  call += arg(at) + ".i != 0, static_cast<T>(" + arg(at + 1) + ".real)";
   return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
-         "  vouch::rt::flash_attention(static_cast<const T*>(args[0].ptr), "
-         "static_cast<const T*>(args[1].ptr), static_cast<const T*>(args[2].ptr), " +
-         mask + "static_cast<T*>(" + at(0) + ".ptr), static_cast<T*>(" + at(1) +
-         ".ptr), " + at(2) + ".i, " + at(3) + ".i, " + at(4) + ".i, " + at(5) + ".i, " +
-         at(6) + ".i, " + at(7) + ".i != 0, static_cast<T>(" + at(8) + ".real));\n}\n";
-}
-
-/// The cpu gradient: flash_attention_grad(dy, q, k, v, out, lse, [mask, its
-/// Dims], dq, dk, dv, batch, tq, tk, d, dv, causal, scale).
-std::string cpuGradSource(bool masked) {
-  std::string in;
-  for (int i = 0; i < 6; ++i)
-    in += "static_cast<const T*>(args[" + std::to_string(i) + "].ptr), ";
-  std::string mask = masked ? "static_cast<const int32_t*>(args[6].ptr), args[7].dims.rank, "
-                              "args[7].dims.extent, args[7].dims.stride, "
-                            : "nullptr, 0, nullptr, nullptr, ";
-  int k = masked ? 8 : 6;
-  auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
-  return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
-         "  vouch::rt::flash_attention_grad(" +
-         in + mask + "static_cast<T*>(" + at(0) + ".ptr), static_cast<T*>(" + at(1) +
-         ".ptr), static_cast<T*>(" + at(2) + ".ptr), " + at(3) + ".i, " + at(4) + ".i, " +
-         at(5) + ".i, " + at(6) + ".i, " + at(7) + ".i, " + at(8) +
-         ".i != 0, static_cast<T>(" + at(9) + ".real));\n}\n";
-}
-
-/// The cpu qkv_attention (forward): qkv_attention(qkv, [mask, its Dims], out,
-/// lse, batch, T, H, d, causal, scale); its gradient: qkv_attention_grad(dy,
-/// qkv, out, lse, [mask, its Dims], dqkv, batch, T, H, d, causal, scale).
-std::string cpuPackedSource(bool forward, bool masked) {
-  int first = forward ? 1 : 4; // the mask's buffer, or what stands in its place
-  std::string in = forward ? "static_cast<const T*>(args[0].ptr), "
-                           : "static_cast<const T*>(args[0].ptr), "
-                             "static_cast<const T*>(args[1].ptr), "
-                             "static_cast<const T*>(args[2].ptr), "
-                             "static_cast<const T*>(args[3].ptr), ";
-  std::string mask = masked ? "static_cast<const int32_t*>(args[" + std::to_string(first) +
-                                  "].ptr), args[" + std::to_string(first + 1) +
-                                  "].dims.rank, args[" + std::to_string(first + 1) +
-                                  "].dims.extent, args[" + std::to_string(first + 1) +
-                                  "].dims.stride, "
-                            : "nullptr, 0, nullptr, nullptr, ";
-  int k = first + (masked ? 2 : 0);
-  auto at = [&](int i) { return "args[" + std::to_string(k + i) + "]"; };
-  std::string outs = forward ? "static_cast<T*>(" + at(0) + ".ptr), static_cast<T*>(" +
-                                   at(1) + ".ptr), "
-                             : "static_cast<T*>(" + at(0) + ".ptr), ";
-  int n = forward ? 2 : 1;
-  return "template <class T>\nvoid @NAME@(const vouch::rt::ArgValue* args) {\n"
-         "  vouch::rt::" + std::string(forward ? "qkv_attention" : "qkv_attention_grad") +
-         "(" + in + mask + outs + at(n) + ".i, " + at(n + 1) + ".i, " + at(n + 2) +
-         ".i, " + at(n + 3) + ".i, " + at(n + 4) + ".i != 0, static_cast<T>(" + at(n + 5) +
-         ".real));\n}\n";
+         "  " + function + "(" + call + ");\n}\n";
 }
 
 /// A cuda entry point calling `vouch::<stem>_kernel<type[, heads]>` with
@@ -331,19 +300,23 @@ std::vector<std::string> concat(std::vector<std::string> a,
 /// (and dq, dk, dv) parts of one packed buffer, its result and gradient
 /// [..., T, H·d] read as [..., H, T, d].
 struct AttentionOperands {
+  std::string name; ///< the op's, the kernels' base name
+  bool forward = true, causal = false;
+  double scale = 1;
   AttentionExtents e;
-  bool packed = false;
+  std::optional<QkvHeads> packed; ///< the heads of qkv (q is qkv)
   Value q, k, v, mask, result, lse;
   Value grad, dq, dk, dv;  ///< the gradient op's (dq: qkv_attention's dqkv)
-  KernelArg headDims = KernelArg::integer(0), resultDims = KernelArg::integer(0);
-  int64_t part = 0;        ///< H·d: k's offset in qkv, v's at twice it
-  int64_t heads = 0;       ///< H (packed only)
 
+  /// H·d: k's offset in qkv, v's at twice it.
+  int64_t part() const { return packed->heads * packed->features; }
   /// The forward and gradient kernels' input arguments, in the order of
   /// kForwardParams' first eight (or kPackedForwardParams' first five).
   void appendInputs(SmallVectorImpl<KernelArg> &args) const {
     if (packed)
-      args.append({KernelArg::buffer(q), headDims, KernelArg::integer(part)});
+      args.append({KernelArg::buffer(q),
+                   KernelArg::dims(packed->headShape(), packed->headStrides(3)),
+                   KernelArg::integer(part())});
     else
       args.append({KernelArg::buffer(q), denseDims(q), KernelArg::buffer(k),
                    denseDims(k), KernelArg::buffer(v), denseDims(v)});
@@ -352,47 +325,61 @@ struct AttentionOperands {
   }
   /// The Dims of the result or of its gradient (the same shape).
   KernelArg resultLikeDims(Value tensor) const {
-    return packed ? resultDims : denseDims(tensor);
+    return packed ? KernelArg::dims(packed->headShape(), packed->headStrides(1))
+                  : denseDims(tensor);
   }
 };
 
-AttentionOperands operandsOf(FlashAttentionOp op) {
-  AttentionOperands o;
-  o.e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
-  o.q = op.getQuery(), o.k = op.getKey(), o.v = op.getValue();
-  o.mask = op.getMask(), o.result = op.getResult(), o.lse = op.getLse();
-  return o;
-}
-
-AttentionOperands operandsOf(FlashAttentionGradOp op) {
-  AttentionOperands o;
-  o.e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
-  o.q = op.getQuery(), o.k = op.getKey(), o.v = op.getValue();
-  o.mask = op.getMask(), o.result = op.getResult(), o.lse = op.getLse();
-  o.grad = op.getGrad(), o.dq = op.getDq(), o.dk = op.getDk(), o.dv = op.getDv();
-  return o;
-}
-
-/// qkv_attention's (or its gradient's) operands; `q` is qkv.
+/// What both forms' ops share: name, causal, scale, mask, result, lse.
 template <class Op>
-AttentionOperands packedOperandsOf(Op op, Value result, Value lse) {
-  auto qkv = cast<RankedTensorType>(op.getQkv().getType());
-  QkvHeads h = *qkvHeads(qkv, op.getHeads());
+AttentionOperands commonOperandsOf(Op op, bool forward) {
   AttentionOperands o;
-  o.packed = true;
+  o.name = op->getName().stripDialect().str();
+  o.forward = forward;
+  o.causal = op.getCausal();
+  o.scale = op.getScale().convertToDouble();
+  o.mask = op.getMask(), o.result = op.getResult(), o.lse = op.getLse();
+  return o;
+}
+
+template <class Op>
+AttentionOperands flashOperandsOf(Op op, bool forward) {
+  AttentionOperands o = commonOperandsOf(op, forward);
+  o.e = extentsOf(op.getQuery(), op.getKey(), op.getValue());
+  o.q = op.getQuery(), o.k = op.getKey(), o.v = op.getValue();
+  return o;
+}
+
+template <class Op>
+AttentionOperands packedOperandsOf(Op op, bool forward) {
+  AttentionOperands o = commonOperandsOf(op, forward);
+  QkvHeads h = *qkvHeads(cast<RankedTensorType>(op.getQkv().getType()), op.getHeads());
   o.e.batch = h.heads;
   for (int64_t b : h.batch)
     o.e.batch *= b;
   o.e.tq = o.e.tk = h.tokens;
   o.e.d = o.e.dv = h.features;
-  o.e.scores.assign(h.batch.begin(), h.batch.end());
-  o.e.scores.insert(o.e.scores.end(), {h.heads, h.tokens, h.tokens});
+  SmallVector<int64_t> scores = h.scoresShape();
+  o.e.scores.assign(scores.begin(), scores.end());
   o.q = o.k = o.v = op.getQkv();
-  o.mask = op.getMask(), o.result = result, o.lse = lse;
-  o.headDims = KernelArg::dims(h.headShape(), h.headStrides(3));
-  o.resultDims = KernelArg::dims(h.headShape(), h.headStrides(1));
-  o.part = h.heads * h.features;
-  o.heads = h.heads;
+  o.packed = std::move(h);
+  return o;
+}
+
+AttentionOperands operandsOf(Operation *op) {
+  if (auto fused = dyn_cast<FlashAttentionOp>(op))
+    return flashOperandsOf(fused, /*forward=*/true);
+  if (auto grad = dyn_cast<FlashAttentionGradOp>(op)) {
+    AttentionOperands o = flashOperandsOf(grad, /*forward=*/false);
+    o.grad = grad.getGrad(), o.dq = grad.getDq(), o.dk = grad.getDk(),
+    o.dv = grad.getDv();
+    return o;
+  }
+  if (auto packed = dyn_cast<QkvAttentionOp>(op))
+    return packedOperandsOf(packed, /*forward=*/true);
+  auto grad = cast<QkvAttentionGradOp>(op);
+  AttentionOperands o = packedOperandsOf(grad, /*forward=*/false);
+  o.grad = grad.getGrad(), o.dq = grad.getDqkv();
   return o;
 }
 
@@ -405,91 +392,63 @@ public:
 
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
-    Operation *op = group.ops.front();
-    bool cuda = builder.target() == Target::Cuda;
-    double scale;
-    bool causal;
-    AttentionOperands o;
-    bool forward = isa<FlashAttentionOp, QkvAttentionOp>(op);
-    if (auto fused = dyn_cast<FlashAttentionOp>(op)) {
-      o = operandsOf(fused), scale = fused.getScale().convertToDouble();
-      causal = fused.getCausal();
-    } else if (auto grad = dyn_cast<FlashAttentionGradOp>(op)) {
-      o = operandsOf(grad), scale = grad.getScale().convertToDouble();
-      causal = grad.getCausal();
-    } else if (auto packed = dyn_cast<QkvAttentionOp>(op)) {
-      o = packedOperandsOf(packed, packed.getResult(), packed.getLse());
-      scale = packed.getScale().convertToDouble(), causal = packed.getCausal();
-    } else {
-      auto grad = cast<QkvAttentionGradOp>(op);
-      o = packedOperandsOf(grad, grad.getResult(), grad.getLse());
-      o.grad = grad.getGrad(), o.dq = grad.getDqkv();
-      scale = grad.getScale().convertToDouble(), causal = grad.getCausal();
-    }
-    if (!cuda)
-      return emitCpu(op, o, forward, causal, scale, builder);
-    return forward ? emitForward(o, causal, scale, builder)
-                   : emitGrad(o, causal, scale, builder);
+    AttentionOperands o = operandsOf(group.ops.front());
+    if (builder.target() != Target::Cuda)
+      return emitCpu(o, builder);
+    return o.forward ? emitForward(o, builder) : emitGrad(o, builder);
   }
 
 private:
-  static void appendExtents(SmallVectorImpl<KernelArg> &args,
-                            const AttentionExtents &e, bool causal,
-                            double scale) {
-    args.append({KernelArg::integer(e.batch), KernelArg::integer(e.tq),
-                 KernelArg::integer(e.tk), KernelArg::integer(e.d),
-                 KernelArg::integer(e.dv), KernelArg::integer(causal ? 1 : 0),
-                 KernelArg::real(scale)});
-  }
-
   /// cpu: runtime/cpu_kernels.h's flash_attention(_grad) or, for the packed
   /// ops, qkv_attention(_grad) (whose extents are batch, T, H, d).
-  static LogicalResult emitCpu(Operation *op, const AttentionOperands &o,
-                               bool forward, bool causal, double scale,
-                               ProgramBuilder &builder) {
+  static LogicalResult emitCpu(const AttentionOperands &o, ProgramBuilder &builder) {
     bool masked = bool(o.mask);
-    std::string variant = op->getName().stripDialect().str() + (masked ? "_masked" : "");
     SmallVector<KernelArg> args;
-    if (!forward)
+    if (!o.forward)
       args.push_back(KernelArg::buffer(o.grad));
     args.push_back(KernelArg::buffer(o.q));
     if (!o.packed)
       args.append({KernelArg::buffer(o.k), KernelArg::buffer(o.v)});
-    if (!forward)
+    if (!o.forward)
       args.append({KernelArg::buffer(o.result), KernelArg::buffer(o.lse)});
+    int inputs = static_cast<int>(args.size());
     if (masked)
       args.append({KernelArg::buffer(o.mask), maskDims(o.e.scores, o.mask)});
-    if (forward)
+    size_t firstOutput = args.size();
+    if (o.forward)
       args.append({KernelArg::buffer(o.result), KernelArg::buffer(o.lse)});
     else if (o.packed)
       args.push_back(KernelArg::buffer(o.dq));
     else
       args.append({KernelArg::buffer(o.dq), KernelArg::buffer(o.dk),
                    KernelArg::buffer(o.dv)});
-    if (o.packed) {
-      args.append({KernelArg::integer(o.e.batch / o.heads), KernelArg::integer(o.e.tq),
-                   KernelArg::integer(o.heads), KernelArg::integer(o.e.d),
-                   KernelArg::integer(causal ? 1 : 0), KernelArg::real(scale)});
-    } else {
-      appendExtents(args, o.e, causal, scale);
-    }
-    std::string source = o.packed ? cpuPackedSource(forward, masked)
-                         : forward ? cpuForwardSource(masked)
-                                   : cpuGradSource(masked);
-    builder.addKernelStep(builder.kernel(variant, source), args, 0, 0, 0);
+    int outputs = static_cast<int>(args.size() - firstOutput);
+    if (o.packed)
+      args.append({KernelArg::integer(o.e.batch / o.packed->heads),
+                   KernelArg::integer(o.e.tq), KernelArg::integer(o.packed->heads),
+                   KernelArg::integer(o.e.d)});
+    else
+      args.append({KernelArg::integer(o.e.batch), KernelArg::integer(o.e.tq),
+                   KernelArg::integer(o.e.tk), KernelArg::integer(o.e.d),
+                   KernelArg::integer(o.e.dv)});
+    args.append({KernelArg::integer(o.causal ? 1 : 0), KernelArg::real(o.scale)});
+    builder.addKernelStep(
+        builder.kernel(o.name + (masked ? "_masked" : ""),
+                       cpuCallSource(std::string(findOpFacts(o.name)->cpuKernel), inputs,
+                                     outputs, o.packed ? 4 : 5, masked)),
+        args, 0, 0, 0);
     return success();
   }
 
-  static LogicalResult emitForward(const AttentionOperands &o, bool causal,
-                                   double scale, ProgramBuilder &builder) {
+  static LogicalResult emitForward(const AttentionOperands &o,
+                                   ProgramBuilder &builder) {
     bool masked = bool(o.mask);
-    std::string variant = std::string(o.packed ? "qkv_attention" : "flash_attention") +
-                          (masked ? "_masked" : "");
+    std::string variant = o.name + (masked ? "_masked" : "");
     SmallVector<KernelArg> args;
     o.appendInputs(args);
     args.append({KernelArg::buffer(o.result), o.resultLikeDims(o.result),
-                 KernelArg::buffer(o.lse), KernelArg::integer(causal),
-                 KernelArg::real(scale)});
+                 KernelArg::buffer(o.lse), KernelArg::integer(o.causal),
+                 KernelArg::real(o.scale)});
     KernelChoice kernels(builder.products(), o.e);
     std::string source =
         kernels.include() +
@@ -504,13 +463,11 @@ private:
     return success();
   }
 
-  static LogicalResult emitGrad(const AttentionOperands &o, bool causal,
-                                double scale, ProgramBuilder &builder) {
+  static LogicalResult emitGrad(const AttentionOperands &o,
+                                ProgramBuilder &builder) {
     const AttentionExtents &e = o.e;
     bool masked = bool(o.mask);
-    std::string variant =
-        std::string(o.packed ? "qkv_attention_grad" : "flash_attention_grad") +
-        (masked ? "_masked" : "");
+    std::string variant = o.name + (masked ? "_masked" : "");
     // delta = Σ dy∘result per query: a scratch buffer of this op's own, read
     // by both gradient kernels.
     int32_t delta = builder.addScratch(builder.bufferName(o.dq) + ".delta",
@@ -544,15 +501,15 @@ private:
       inputs(args);
       std::vector<std::string> params, call;
       if (o.packed) {
-        args.append({KernelArg::buffer(o.dq), KernelArg::integer(causal),
-                     KernelArg::real(scale)});
+        args.append({KernelArg::buffer(o.dq), KernelArg::integer(o.causal),
+                     KernelArg::real(o.scale)});
         params = concat(common, {"T* dqkv", "long long causal", "double scale"});
         call = concat(packedCommon, {"dqkv + part", "hd", "dqkv + 2 * part", "hd",
                                      "causal", "scale"});
       } else {
         args.append({KernelArg::buffer(o.dk), denseDims(o.dk), KernelArg::buffer(o.dv),
-                     denseDims(o.dv), KernelArg::integer(causal),
-                     KernelArg::real(scale)});
+                     denseDims(o.dv), KernelArg::integer(o.causal),
+                     KernelArg::real(o.scale)});
         params = concat(common, {"T* dk", "vouch::Dims dkd", "T* dv", "vouch::Dims dvd",
                                  "long long causal", "double scale"});
       }
@@ -572,13 +529,13 @@ private:
       inputs(args);
       std::vector<std::string> params, call;
       if (o.packed) {
-        args.append({KernelArg::buffer(o.dq), KernelArg::integer(causal),
-                     KernelArg::real(scale)});
+        args.append({KernelArg::buffer(o.dq), KernelArg::integer(o.causal),
+                     KernelArg::real(o.scale)});
         params = concat(common, {"T* dqkv", "long long causal", "double scale"});
         call = concat(packedCommon, {"dqkv", "hd", "causal", "scale"});
       } else {
         args.append({KernelArg::buffer(o.dq), denseDims(o.dq),
-                     KernelArg::integer(causal), KernelArg::real(scale)});
+                     KernelArg::integer(o.causal), KernelArg::real(o.scale)});
         params = concat(common, {"T* dq", "vouch::Dims dqd", "long long causal",
                                  "double scale"});
       }

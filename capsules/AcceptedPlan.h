@@ -96,6 +96,9 @@ struct PlannedOp {
   /// The model's state the op reads and, in training steps, updates in place
   /// (batch_norm's running statistics), by name; empty for other ops.
   std::vector<std::string> state;
+  /// cross_entropy(_grad)'s `classes` where it counts fewer entries than the
+  /// class axis holds (vouch-pad-classes' padding); 0 otherwise.
+  int64_t classes = 0;
 };
 
 /// The training step's own work besides the model's ops, in the order a

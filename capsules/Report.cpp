@@ -141,6 +141,9 @@ std::string renderText(const AcceptedGraphPlan &plan) {
       out += " (" + op.composedFrom + ", " + op.form + ")";
     for (size_t i = 0; i < op.state.size(); ++i)
       out += (i ? ", " : " state=") + op.state[i];
+    if (op.classes > 0 && !op.operandShapes.empty() && !op.operandShapes[0].empty())
+      out += " classes=" + std::to_string(op.classes) + " of " +
+             std::to_string(op.operandShapes[0].back());
     out += "\n";
   }
 
@@ -253,6 +256,7 @@ JsonValue opJson(size_t index, const PlannedOp &op) {
   for (const std::string &name : op.state)
     state.push(name);
   out.set("state", std::move(state));
+  out.set("classes", op.classes > 0 ? JsonValue(op.classes) : JsonValue());
   return out;
 }
 

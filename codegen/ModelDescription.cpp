@@ -229,8 +229,7 @@ void constrainIntegerField(Value v, rt::FieldInfo &field) {
       if (facts && facts->family == OpFamily::View) {
         values.append(user->result_begin(), user->result_end());
       } else if (auto ce = dyn_cast<CrossEntropyOp>(user)) {
-        int64_t classes =
-            cast<ShapedType>(ce.getLogits().getType()).getShape().back();
+        int64_t classes = ce.classCount();
         field.min_value = std::max<int64_t>(field.min_value, 0);
         field.max_value = std::min<int64_t>(field.max_value, classes - 1);
         field.also = static_cast<int64_t>(ce.getIgnoreIndex());
@@ -317,7 +316,7 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
 
   for (Operation &op : model.getBlock())
     if (auto out = dyn_cast<OutputOp>(op)) {
-      ArrayRef<int64_t> shape = shapeOf(out.getValue());
+      SmallVector<int64_t> shape = out.outputShape();
       d.output_shape.assign(shape.begin(), shape.end());
     }
   // A classifier: the output is the logits of a cross_entropy whose labels
@@ -330,7 +329,7 @@ FailureOr<rt::ModelDescription> describeModel(ModelOp model) {
             if (f->getResult(0) == ce.getLabels() && ce.getLogits() == out.getValue() &&
                 cast<ShapedType>(ce.getLogits().getType()).getRank() == 2) {
               d.label_field = static_cast<int32_t>(i);
-              d.classes = cast<ShapedType>(ce.getLogits().getType()).getShape().back();
+              d.classes = ce.classCount();
               d.ignore_index = static_cast<int64_t>(ce.getIgnoreIndex());
             }
   if (failed(describeData(model, d.data)) || failed(describeTraining(model, d)) ||
@@ -357,6 +356,7 @@ FailureOr<TrainingSignature> trainingSignature(ModelOp model) {
       ++losses;
     } else if (auto o = dyn_cast<OutputOp>(op)) {
       s.output = o.getValue();
+      s.outputColumns = o.getColumns() ? int64_t(*o.getColumns()) : 0;
       ++outputs;
     } else if (auto g = dyn_cast<ParamGradOp>(op)) {
       grads[g.getName()] = g.getValue();

@@ -28,6 +28,8 @@ struct TrainingSignature {
   llvm::SmallVector<mlir::Value> grads;  ///< grads[i]: params[i]'s gradient
   llvm::SmallVector<mlir::Operation *> fields;  ///< the inputs, then the targets
   mlir::Value loss, output;
+  /// The output op's `columns` (its value's rows padded past them); 0: unset.
+  int64_t outputColumns = 0;
 };
 
 /// The signature of a differentiated model, checked: its data fields,

@@ -245,11 +245,15 @@ void ProgramBuilder::addNode(int64_t id, StringRef op, StringRef capsule,
 }
 
 void ProgramBuilder::setSignature(ArrayRef<Value> grads, Value loss,
-                                  Value output) {
+                                  Value output, int64_t outputColumns) {
   for (Value g : grads)
     grads_.push_back(buffer(g));
   loss_ = buffer(loss);
   output_ = buffer(output);
+  if (outputColumns > 0) {
+    outputPitch_ = cast<ShapedType>(output.getType()).getShape().back();
+    outputColumns_ = outputColumns;
+  }
 }
 
 void ProgramBuilder::allowInPlace(int32_t step, Value operand, Value result) {
@@ -379,6 +383,8 @@ rt::Program ProgramBuilder::programOver(const std::vector<rt::BufferDesc> &buffe
   p.clip_capsule = clipCapsule_.empty() ? nullptr : clipCapsule_.c_str();
   p.states = states_.empty() ? nullptr : states_.data();
   p.num_states = static_cast<int32_t>(states_.size());
+  p.output_pitch = outputPitch_;
+  p.output_columns = outputColumns_;
   return p;
 }
 
@@ -519,14 +525,20 @@ std::string programTablesText(const rt::Program &p, const std::string &name) {
       << "_kernels, " << p.num_kernels << ",\n  " << text(p.schedule) << ",\n  "
       << p.num_args << ", " << p.num_ints << ", " << text(p.batch_capsule) << ", "
       << text(p.optimizer_capsule) << ",\n  " << name << "_fields, " << p.num_fields;
-  // Only a clipping model names the field, and only a model with state its
-  // table (the fields are otherwise null and 0).
+  // Only a clipping model names the field, only a model with state its
+  // table, and only a padded output its rows (the fields are otherwise null
+  // and 0).
+  const bool rows = p.output_pitch > 0;
   if (p.clip_capsule)
     out << ", " << text(p.clip_capsule);
-  else if (p.num_states > 0)
+  else if (p.num_states > 0 || rows)
     out << ", nullptr";
   if (p.num_states > 0)
     out << ", " << name << "_states, " << p.num_states;
+  else if (rows)
+    out << ", nullptr, 0";
+  if (rows)
+    out << ", " << p.output_pitch << ", " << p.output_columns;
   out << "};\n\n";
   return out.str();
 }

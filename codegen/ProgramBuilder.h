@@ -144,7 +144,7 @@ public:
                int32_t vjpEnd, std::vector<std::string> saved,
                std::vector<std::string> state = {});
   void setSignature(llvm::ArrayRef<mlir::Value> grads, mlir::Value loss,
-                    mlir::Value output);
+                    mlir::Value output, int64_t outputColumns = 0);
   void appendSchedule(const std::string &line) { schedule_ += line; }
 
   /// Step `step` may write `result` over `operand`'s storage (its op's
@@ -200,6 +200,7 @@ private:
   std::vector<int32_t> states_;  // Program::states (addState order)
   std::vector<int32_t> fields_;  // the data fields' buffers (addField order)
   int32_t loss_ = -1, output_ = -1;
+  int64_t outputPitch_ = 0, outputColumns_ = 0; // Program::output_pitch, _columns
   std::vector<Kernel> kernels_;
   std::map<std::string, int32_t> kernelBySource_;
   std::vector<std::string> kernelBase_; ///< by kernel: the base it was asked for under

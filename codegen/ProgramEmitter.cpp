@@ -247,7 +247,7 @@ FailureOr<std::unique_ptr<ProgramBuilder>> Emitter::run() {
                      vjpRanges[i].first, vjpRanges[i].second,
                      savedNames(node.vjp), std::move(state));
   }
-  builder->setSignature(sig->grads, sig->loss, sig->output);
+  builder->setSignature(sig->grads, sig->loss, sig->output, sig->outputColumns);
 
   // The step as it runs: its batch, the forward ops, the tape's VJPs last
   // node first, the optimizer; the step's own work under the capsules the

@@ -644,7 +644,8 @@ ExprValue Lowering::lowerCrossEntropy(const BuiltinCall &call) {
     return ExprValue::invalid();
   auto op = builder.create<CrossEntropyOp>(getLoc(call.getLoc()), type, logits,
                                            labels,
-                                           builder.getI64IntegerAttr(*ignore));
+                                           builder.getI64IntegerAttr(*ignore),
+                                           mlir::IntegerAttr());
   return ExprValue::tensor(op, call.getLoc());
 }
 

@@ -522,7 +522,7 @@ void Lowering::lowerOutput(const ast::OutputStmt &stmt, Scope &scope) {
       continue;
     }
     builder.create<OutputOp>(getLoc(name.loc), name.name,
-                             binding->value.getTensor());
+                             binding->value.getTensor(), mlir::IntegerAttr());
   }
 }
 

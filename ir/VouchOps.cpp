@@ -332,6 +332,31 @@ LogicalResult LossOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// OutputOp
+//===----------------------------------------------------------------------===//
+
+// `columns`: 1 ≤ columns ≤ the last axis's extent.
+LogicalResult OutputOp::verify() {
+  std::optional<uint64_t> columns = getColumns();
+  if (!columns)
+    return success();
+  RankedTensorType value = tensorOf(getValue());
+  if (value.getRank() < 1 || int64_t(*columns) < 1 ||
+      int64_t(*columns) > value.getShape().back())
+    return emitOpError("columns ")
+           << int64_t(*columns) << " must be in [1, the last extent] of "
+           << quoted(value);
+  return success();
+}
+
+SmallVector<int64_t> OutputOp::outputShape() {
+  SmallVector<int64_t> shape(tensorOf(getValue()).getShape());
+  if (std::optional<uint64_t> columns = getColumns())
+    shape.back() = int64_t(*columns);
+  return shape;
+}
+
+//===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
@@ -1557,9 +1582,34 @@ InferredType CrossEntropyOp::inferResultType(RankedTensorType logits,
   return tensorLike(logits, {});
 }
 
+/// `classes`, where set: 1 ≤ classes ≤ the class axis's extent.
+static LogicalResult verifyClasses(Operation *op, std::optional<uint64_t> classes,
+                                   RankedTensorType logits) {
+  if (classes && (int64_t(*classes) < 1 || logits.getRank() < 1 ||
+                  int64_t(*classes) > logits.getShape().back()))
+    return op->emitOpError("classes ")
+           << int64_t(*classes) << " must be in [1, the class axis's extent] of "
+           << quoted(logits);
+  return success();
+}
+
+/// The classes counted of logits `logits`: `classes` where set, else all.
+static int64_t countedClasses(std::optional<uint64_t> classes, Value logits) {
+  return classes ? int64_t(*classes) : tensorOf(logits).getShape().back();
+}
+
+int64_t CrossEntropyOp::classCount() {
+  return countedClasses(getClasses(), getLogits());
+}
+int64_t CrossEntropyGradOp::classCount() {
+  return countedClasses(getClasses(), getLogits());
+}
+
 LogicalResult CrossEntropyOp::verify() {
-  return verifyInferredType(*this, inferResultType(tensorOf(getLogits()),
-                                                   tensorOf(getLabels())));
+  if (failed(verifyInferredType(*this, inferResultType(tensorOf(getLogits()),
+                                                       tensorOf(getLabels())))))
+    return failure();
+  return verifyClasses(*this, getClasses(), tensorOf(getLogits()));
 }
 
 // l = mean over kept positions p of logsumexp(z_p) - z_p[y_p]:
@@ -1569,7 +1619,7 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange dy,
                                        SmallVectorImpl<Value> &grads) {
   Value dz = b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(),
                                           getLogits(), getLabels(), dy[0],
-                                          getIgnoreIndexAttr());
+                                          getIgnoreIndexAttr(), getClassesAttr());
   grads.append({dz, Value()});
   return success();
 }
@@ -1580,15 +1630,46 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange dy,
 // with zero logits, cross_entropy_grad(0, y, 1)_p = k_p (1/C - onehot), whose
 // absolute values sum to k_p · 2(C-1)/C, so k is built from the labels by ops
 // (C = 1: the loss is constant, dz is 0, and so is its gradient).
+// With `classes` short of the class axis (vouch-pad-classes' padding), the
+// rule runs on the counted entries, sliced out of the logits and the
+// upstream gradient, and the logits' gradient is scattered back into zeros
+// (the padding neither enters the loss nor gets a gradient).
 LogicalResult CrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange dy,
                                            SmallVectorImpl<Value> &grads) {
   Location loc = getLoc();
-  RankedTensorType zt = tensorOf(getLogits());
+  RankedTensorType padded = tensorOf(getLogits());
+  if (classCount() < padded.getShape().back()) {
+    int64_t axis = padded.getRank() - 1;
+    SmallVector<int64_t> shape(padded.getShape());
+    shape.back() = classCount();
+    auto counted = RankedTensorType::get(shape, padded.getElementType());
+    auto cut = [&](Value v) {
+      return b.create<SliceOp>(loc, counted, v, b.getI64IntegerAttr(axis),
+                               b.getI64IntegerAttr(0),
+                               b.getI64IntegerAttr(classCount()),
+                               b.getI64IntegerAttr(1));
+    };
+    auto unpadded = b.create<CrossEntropyGradOp>(
+        loc, counted, cut(getLogits()), getLabels(), getDloss(),
+        getIgnoreIndexAttr(), IntegerAttr());
+    SmallVector<Value> inner;
+    if (failed(unpadded.buildVJP(b, ValueRange{cut(dy[0])}, inner)))
+      return failure();
+    unpadded->erase();
+    grads.append({b.create<SliceScatterOp>(loc, padded, inner[0],
+                                           b.getI64IntegerAttr(axis),
+                                           b.getI64IntegerAttr(0),
+                                           b.getI64IntegerAttr(classCount()),
+                                           b.getI64IntegerAttr(1)),
+                  Value(), inner[2]});
+    return success();
+  }
+  RankedTensorType zt = padded;
   RankedTensorType lt = tensorOf(getDloss());
   int64_t classAxis = zt.getRank() - 1, classes = zt.getShape().back();
   Value one = b.create<FillOp>(loc, lt, b.getF64FloatAttr(1.0));
   Value perUnit = b.create<CrossEntropyGradOp>(loc, zt, getLogits(), getLabels(),
-                                               one, getIgnoreIndexAttr());
+                                               one, getIgnoreIndexAttr(), IntegerAttr());
   Value ddloss = buildReduceSum(
       b, loc, b.create<MulOp>(loc, zt, dy[0], perUnit),
       llvm::to_vector(llvm::seq<int64_t>(0, zt.getRank())));
@@ -1599,7 +1680,7 @@ LogicalResult CrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange dy,
   }
   Value zero = b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0));
   Value uniform = b.create<CrossEntropyGradOp>(loc, zt, zero, getLabels(), one,
-                                               getIgnoreIndexAttr());
+                                               getIgnoreIndexAttr(), IntegerAttr());
   Value absSum = buildReduceSum(b, loc, b.create<AbsOp>(loc, zt, uniform),
                                 {classAxis});
   Value keep = buildScale(b, loc, absSum,
@@ -1628,7 +1709,7 @@ LogicalResult CrossEntropyGradOp::verify() {
     return emitOpError("result ")
            << quoted(getResult().getType()) << " must be the logits' type "
            << quoted(getLogits().getType());
-  return success();
+  return verifyClasses(*this, getClasses(), tensorOf(getLogits()));
 }
 
 //===----------------------------------------------------------------------===//

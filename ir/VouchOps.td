@@ -130,12 +130,23 @@ def Vouch_LossOp : Vouch_StructuralOp<"loss", []> {
 def Vouch_OutputOp : Vouch_StructuralOp<"output", []> {
   let summary = "Marks a named model output (e.g. the prediction)";
   let description = [{
+    With `columns` set (only `vouch-pad-classes` sets it), the output is the
+    first `columns` entries of the value's last axis: the value is logits
+    with zero padding past them, which the executable drops as it reads the
+    prediction (no copy in the training step).
+
     ```mlir
     vouch.output "pred" %p : tensor<1x1xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, Vouch_AnyTensor:$value);
+  let arguments = (ins StrAttr:$name, Vouch_AnyTensor:$value,
+                       OptionalAttr<I64Attr>:$columns);
   let assemblyFormat = "$name $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The output's shape: the value's, its last axis cut to `columns`.
+    ::llvm::SmallVector<int64_t> outputShape();
+  }];
 }
 
 def Vouch_ParamGradOp : Vouch_StructuralOp<"param_grad", []> {
@@ -928,13 +939,19 @@ def Vouch_CrossEntropyOp : Vouch_Op<"cross_entropy", [Pure,
     A label outside [0, C) that is not `ignore_index` gives NaN (the data
     loader refuses such labels before training).
 
+    `classes`, where set (only `vouch-pad-classes` sets it), counts the
+    first `classes` entries of the class axis as the classes (C above) and
+    ignores the rest: zero padding that makes the logits' row length a
+    multiple of a tensor-core product's quantum, so the LM head's products
+    need no padded copies. Unset, every entry is a class.
+
     ```mlir
     %l = vouch.cross_entropy %logits, %labels {ignore_index = -100 : i64}
         : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Vouch_FloatTensor:$logits, Vouch_IntTensor:$labels,
-                       I64Attr:$ignore_index);
+                       I64Attr:$ignore_index, OptionalAttr<I64Attr>:$classes);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
       "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
@@ -943,6 +960,8 @@ def Vouch_CrossEntropyOp : Vouch_Op<"cross_entropy", [Pure,
     /// The shape rule, for verify() and the frontend.
     static ::vouch::InferredType inferResultType(
         ::mlir::RankedTensorType logits, ::mlir::RankedTensorType labels);
+    /// The classes counted: `classes` where set, else the whole class axis.
+    int64_t classCount();
   }];
 
   let family = Vouch_Loss;
@@ -961,7 +980,8 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
   let summary = "The gradient of cross_entropy with respect to its logits";
   let description = [{
     Built by cross_entropy's VJP rule; `dloss` is the loss's rank-0
-    gradient.
+    gradient. With `classes` set (cross_entropy's), the entries of the class
+    axis past the first `classes` are written 0.
 
     ```mlir
     %d = vouch.cross_entropy_grad %logits, %labels, %dl {ignore_index = -100 : i64}
@@ -969,15 +989,21 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
     ```
   }];
   let arguments = (ins Vouch_FloatTensor:$logits, Vouch_IntTensor:$labels,
-                       Vouch_FloatTensor:$dloss, I64Attr:$ignore_index);
+                       Vouch_FloatTensor:$dloss, I64Attr:$ignore_index,
+                       OptionalAttr<I64Attr>:$classes);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat = "$logits `,` $labels `,` $dloss attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The classes counted: `classes` where set, else the whole class axis.
+    int64_t classCount();
+  }];
 
   let family = Vouch_Loss;
   let formula = "dloss · (softmax(logits[p, :]) - onehot(labels[p])) / "
-                "(positions not ignored), 0 on ignored positions";
+                "(positions not ignored), 0 on ignored positions and past "
+                "`classes`";
   let cpuKernel = "vouch::rt::cross_entropy_grad<T>";
   let cpuEvidence = "golden-torch-digits";
   let cudaKernelSource = "codegen/recipes/LossRecipe.cpp, runtime/cuda/kernels/classifier.cuh";

@@ -20,12 +20,15 @@ using namespace mlir;
 using namespace vouch;
 
 void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
-                              int64_t recomputeMinElements) {
+                              int64_t recomputeMinElements, int64_t padClasses) {
   OpPassManager &model = pm.nest<ModelOp>();
   DecomposeOptions options;
   options.attention = attention.str();
   model.addPass(createDecompose(options));
   model.addPass(createFoldQkvAttention());
+  PadClassesOptions pad;
+  pad.quantum = padClasses;
+  model.addPass(createPadClasses(pad));
   AutodiffOptions autodiff;
   if (recomputeMinElements >= 0)
     autodiff.recomputeMinElements = recomputeMinElements;

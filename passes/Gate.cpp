@@ -508,6 +508,8 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
   for (Value v : op->getOperands())
     if (auto state = v.getDefiningOp<StateOp>())
       p.state.push_back(state.getName().str());
+  if (auto classes = op->getAttrOfType<IntegerAttr>("classes"))
+    p.classes = classes.getInt();
   // The call the runtime makes (runtime/cuda/gemm_call.cc): strided-batched
   // for a batch of more than one entry after GemmDims folds what it can.
   std::optional<GemmDims> dims = getGemmDims(op);

@@ -248,8 +248,9 @@ TEST_F(Report, JsonOfAnAcceptedPlanHasEveryDocumentedField) {
                     {"transpose_lhs", Kind::Bool},
                     {"transpose_rhs", Kind::Bool},
                     {"call", Kind::String},
-                    {"state", Kind::Array}},
-                   "op", {"call", "fusion", "composed_from", "form"});
+                    {"state", Kind::Array},
+                    {"classes", Kind::Number}},
+                   "op", {"call", "fusion", "composed_from", "form", "classes"});
     // The step's own work: batch selection, then the quickstart's Adam.
     const std::vector<JsonValue> &step = doc.find("step")->items;
     ASSERT_EQ(step.size(), 2u);

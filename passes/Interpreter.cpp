@@ -443,9 +443,12 @@ void forEachReduced(const HostTensor &x, ArrayRef<int64_t> axes,
 /// cross_entropy in float64 over rows of the last axis: the mean loss, and,
 /// when `dz` is given, dloss · (softmax - onehot) / kept into it (0 on ignored
 /// rows). A label that is not a class gives NaN, as the kernels do.
+/// Rows of `pitch` = the class axis's extent, of which the first `classes`
+/// count (dz is 0 past them).
 HostTensor crossEntropy(const HostTensor &logits, const HostTensor &labels,
-                        int64_t ignore, HostTensor *dz, double dloss = 0) {
-  const int64_t classes = logits.shape.back();
+                        int64_t classes, int64_t ignore, HostTensor *dz,
+                        double dloss = 0) {
+  const int64_t pitch = logits.shape.back();
   const int64_t rows = static_cast<int64_t>(labels.data.size());
   int64_t kept = 0;
   for (double l : labels.data)
@@ -457,11 +460,11 @@ HostTensor crossEntropy(const HostTensor &logits, const HostTensor &labels,
     const int64_t label = static_cast<int64_t>(labels.data[r]);
     if (label == ignore)
       continue;
-    const double *z = logits.data.data() + r * classes;
+    const double *z = logits.data.data() + r * pitch;
     if (label < 0 || label >= classes) {
       sum = std::nan("");
       if (dz)
-        std::fill_n(dz->data.begin() + r * classes, classes, std::nan(""));
+        std::fill_n(dz->data.begin() + r * pitch, classes, std::nan(""));
       continue;
     }
     double max = *std::max_element(z, z + classes), total = 0;
@@ -470,7 +473,7 @@ HostTensor crossEntropy(const HostTensor &logits, const HostTensor &labels,
     sum += std::log(total) + max - z[label];
     if (dz)
       for (int64_t c = 0; c < classes; ++c)
-        dz->data[r * classes + c] =
+        dz->data[r * pitch + c] =
             dloss * (std::exp(z[c] - max) / total - (c == label ? 1.0 : 0.0)) /
             static_cast<double>(kept);
   }
@@ -1394,13 +1397,13 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             })
             .Case([&](CrossEntropyOp o) {
               values[o.getResult()] = crossEntropy(
-                  get(o.getLogits()), get(o.getLabels()), static_cast<int64_t>(o.getIgnoreIndex()),
-                  nullptr);
+                  get(o.getLogits()), get(o.getLabels()), o.classCount(),
+                  static_cast<int64_t>(o.getIgnoreIndex()), nullptr);
               return success();
             })
             .Case([&](CrossEntropyGradOp o) {
               HostTensor dz{get(o.getLogits()).shape, {}};
-              crossEntropy(get(o.getLogits()), get(o.getLabels()),
+              crossEntropy(get(o.getLogits()), get(o.getLabels()), o.classCount(),
                            static_cast<int64_t>(o.getIgnoreIndex()), &dz,
                            get(o.getDloss()).data[0]);
               values[o.getResult()] = dz;
@@ -1500,7 +1503,16 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](OutputOp o) {
-              run.outputs[o.getName().str()] = get(o.getValue());
+              // The first `columns` of each row where set (the rest is padding).
+              const HostTensor &value = get(o.getValue());
+              SmallVector<int64_t> shape = o.outputShape();
+              HostTensor out{std::vector<int64_t>(shape.begin(), shape.end()), {}};
+              const int64_t pitch = value.shape.empty() ? 1 : value.shape.back();
+              const int64_t columns = out.shape.empty() ? 1 : out.shape.back();
+              for (size_t at = 0; at < value.data.size(); ++at)
+                if (static_cast<int64_t>(at) % pitch < columns)
+                  out.data.push_back(value.data[at]);
+              run.outputs[o.getName().str()] = std::move(out);
               return success();
             })
             .Case([&](ParamGradOp o) {

@@ -14,13 +14,15 @@ namespace vouch {
 #include "passes/Passes.h.inc"
 
 
-/// vouch-decompose, vouch-fold-qkv-attention, then vouch-autodiff, nested on
-/// every model: what every pipeline that trains runs first. `attention` is
-/// vouch-decompose's option (composed, fused or auto); `recomputeMinElements`
-/// vouch-autodiff's recompute-min-elements (-1: its default).
+/// vouch-decompose, vouch-fold-qkv-attention, vouch-pad-classes, then
+/// vouch-autodiff, nested on every model: what every pipeline that trains
+/// runs first. `attention` is vouch-decompose's option (composed, fused or
+/// auto); `recomputeMinElements` vouch-autodiff's recompute-min-elements (-1:
+/// its default); `padClasses` vouch-pad-classes' quantum (0: off).
 void addAutodiffPasses(mlir::OpPassManager &pm,
                        llvm::StringRef attention = "composed",
-                       int64_t recomputeMinElements = -1);
+                       int64_t recomputeMinElements = -1,
+                       int64_t padClasses = 0);
 
 /// What a cuda profile runs after autodiff, before planning, nested on a
 /// model: vouch-fold-col2im, then vouch-fuse-pointwise.

@@ -65,6 +65,42 @@ def FoldQkvAttention : Pass<"vouch-fold-qkv-attention", "::vouch::ModelOp"> {
   }];
 }
 
+def PadClasses : Pass<"vouch-pad-classes", "::vouch::ModelOp"> {
+  let summary = "Pads the classes of a linear's logits to a multiple of a "
+                "tensor-core product's quantum";
+  let description = [{
+    Where a cross_entropy's logits [..., C] are a vouch.linear's result, C
+    is not a multiple of `quantum`, and the logits are read only by
+    cross_entropy ops and the model's output: the weight [C, D] (and bias)
+    gain zero rows up to C' = C rounded up to the quantum (a slice_scatter,
+    whose VJP slices the gradient back), the linear computes [..., C'],
+    each cross_entropy counts the first C entries (`classes = C`; its VJP
+    writes 0 past them), and the output takes the first C of each row
+    (`columns = C`, dropped as the executable reads it). The loss, every
+    gradient and the output are those of the unpadded model: the padded
+    logits are x·0 = 0 and take no part. What it buys: a tensor-core
+    product (tf32: 4, bf16: 8 f32s to a 16-byte row) whose row pitch is
+    not a multiple of the quantum runs padded, the executor copying its
+    operands and output around it (runtime/cuda/gemm_call.h); GPT-2's 50257
+    logits a row made three such copies of the [B·T, 50257] logits and
+    their gradient a step. Quantum 0 or 1: nothing changes. Runs after
+    vouch-decompose, before vouch-autodiff.
+
+    ```mlir
+    %z = vouch.linear %x, %w : (tensor<4x8xf32>, tensor<13x8xf32>) -> tensor<4x13xf32>
+    %l = vouch.cross_entropy %z, %y {ignore_index = -100 : i64} : ...
+    // becomes, at quantum 4
+    %wp = vouch.slice_scatter %w axis 0 start 0 end 13 step 1 : (tensor<13x8xf32>) -> tensor<16x8xf32>
+    %zp = vouch.linear %x, %wp : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    %l = vouch.cross_entropy %zp, %y {classes = 13 : i64, ignore_index = -100 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"quantum", "quantum", "int64_t", /*default=*/"0",
+           "Pad the classes to a multiple of this (0 or 1: off)">
+  ];
+}
+
 def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {
   let summary = "Builds the gradient of the loss with respect to every param";
   let description = [{

@@ -478,25 +478,29 @@ inline int64_t cross_entropy_kept(int64_t rows, const int32_t* labels, int64_t i
 }
 
 // Mean over the kept rows of cross_entropy_row, summed left to right (0/0 = NaN when
-// every row is ignored, as PyTorch).
+// every row is ignored, as PyTorch). Row r starts at logits + r * pitch (pitch >=
+// classes: entries past the classes are padding, never read; cross_entropy's
+// `classes`).
 template <class T>
 T cross_entropy(int64_t rows, int64_t classes, const T* logits, const int32_t* labels,
-                int64_t ignore_index) {
+                int64_t ignore_index, int64_t pitch) {
   T sum = T(0);
   for (int64_t r = 0; r < rows; r++)
-    if (labels[r] != ignore_index) sum += cross_entropy_row(classes, logits + r * classes, labels[r]);
+    if (labels[r] != ignore_index) sum += cross_entropy_row(classes, logits + r * pitch, labels[r]);
   return sum / T(cross_entropy_kept(rows, labels, ignore_index));
 }
 
 // dz[r, c] = dloss · (softmax(z[r])[c] - [c == label[r]]) / kept; 0 on ignored rows,
-// NaN on a row whose label is not a class.
+// NaN on a row whose label is not a class. Rows at `pitch` as cross_entropy's; the
+// padding past the classes is written 0.
 template <class T>
 void cross_entropy_grad(int64_t rows, int64_t classes, const T* logits, const int32_t* labels,
-                        T dloss, int64_t ignore_index, T* dz) {
+                        T dloss, int64_t ignore_index, T* dz, int64_t pitch) {
   const T scale = dloss / T(cross_entropy_kept(rows, labels, ignore_index));
   for (int64_t r = 0; r < rows; r++) {
-    const T* z = logits + r * classes;
-    T* d = dz + r * classes;
+    const T* z = logits + r * pitch;
+    T* d = dz + r * pitch;
+    for (int64_t c = classes; c < pitch; c++) d[c] = T(0);
     const int32_t label = labels[r];
     if (label == ignore_index) {
       for (int64_t c = 0; c < classes; c++) d[c] = T(0);

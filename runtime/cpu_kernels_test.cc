@@ -1097,10 +1097,11 @@ TEST(CpuKernelsTest, CrossEntropyAndItsGradient) {
     if (labels[r] != ignore) want += std::log(sum) - z[r * classes + labels[r]];
   }
   want /= 3;  // three kept rows
-  EXPECT_NEAR(cross_entropy<double>(rows, classes, z.data(), labels.data(), ignore),
+  EXPECT_NEAR(cross_entropy<double>(rows, classes, z.data(), labels.data(), ignore, classes),
               double(want), 1e-15);
   std::vector<double> dz(z.size(), -7.0);
-  cross_entropy_grad<double>(rows, classes, z.data(), labels.data(), 0.5, ignore, dz.data());
+  cross_entropy_grad<double>(rows, classes, z.data(), labels.data(), 0.5, ignore, dz.data(),
+                             classes);
   for (int64_t r = 0; r < rows; r++)
     for (int64_t c = 0; c < classes; c++) {
       const long double expected =
@@ -1110,14 +1111,46 @@ TEST(CpuKernelsTest, CrossEntropyAndItsGradient) {
       EXPECT_NEAR(dz[r * classes + c], double(expected), 1e-16) << "row " << r << " class " << c;
     }
   const std::vector<int32_t> bad = {2, 3, -100, 1};  // 3 is not a class of 3
-  EXPECT_TRUE(std::isnan(cross_entropy<double>(rows, classes, z.data(), bad.data(), ignore)));
-  cross_entropy_grad<double>(rows, classes, z.data(), bad.data(), 1.0, ignore, dz.data());
+  EXPECT_TRUE(
+      std::isnan(cross_entropy<double>(rows, classes, z.data(), bad.data(), ignore, classes)));
+  cross_entropy_grad<double>(rows, classes, z.data(), bad.data(), 1.0, ignore, dz.data(),
+                             classes);
   for (int64_t c = 0; c < classes; c++) EXPECT_TRUE(std::isnan(dz[classes + c]));
   EXPECT_FALSE(std::isnan(dz[0]));
   const std::vector<int32_t> none = {-100, -100, -100, -100};
   EXPECT_TRUE(std::isnan(cross_entropy<float>(rows, classes,
                                               std::vector<float>(z.begin(), z.end()).data(),
-                                              none.data(), ignore)));
+                                              none.data(), ignore, classes)));
+}
+
+// Rows at a pitch past the classes (cross_entropy's `classes`, vouch-pad-classes):
+// the padding is never read (NaN there would make the loss and rows NaN) and dlogits
+// writes it 0; the counted entries give the dense rows' loss and gradient bit for
+// bit (the same sums in the same order).
+TEST(CpuKernelsTest, CrossEntropyOverPaddedRowsIsTheDenseRowsOne) {
+  const int64_t rows = 4, classes = 3, pitch = 5, ignore = -100;
+  const std::vector<double> dense = {0.5, -1.0, 2.0, 0.1, 0.2, 0.3, -2.0, 1.5, 0.0, 1.0, 1.0, 1.0};
+  std::vector<double> padded(size_t(rows * pitch), std::nan(""));
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < classes; c++) padded[r * pitch + c] = dense[r * classes + c];
+  const std::vector<int32_t> labels = {2, 0, -100, 1};
+  const double loss = cross_entropy<double>(rows, classes, dense.data(), labels.data(), ignore,
+                                            classes);
+  EXPECT_EQ(cross_entropy<double>(rows, classes, padded.data(), labels.data(), ignore, pitch),
+            loss);
+  std::vector<double> want(dense.size()), got(padded.size(), -7.0);
+  cross_entropy_grad<double>(rows, classes, dense.data(), labels.data(), 0.5, ignore,
+                             want.data(), classes);
+  cross_entropy_grad<double>(rows, classes, padded.data(), labels.data(), 0.5, ignore,
+                             got.data(), pitch);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < pitch; c++)
+      EXPECT_EQ(got[r * pitch + c], c < classes ? want[r * classes + c] : 0.0)
+          << "row " << r << " entry " << c;
+  // In place (dlogits over the logits, as the storage plan may run it).
+  cross_entropy_grad<double>(rows, classes, padded.data(), labels.data(), 0.5, ignore,
+                             padded.data(), pitch);
+  EXPECT_EQ(padded, got);
 }
 
 // --- Random ops: runtime/cuda/kernels/counter_rng.h's generator -------------------

@@ -183,6 +183,13 @@ Status check_program(const Program& p) {
   if (p.forward_end < 0 || p.forward_end > p.num_steps)
     return error("forward_end " + std::to_string(p.forward_end) + " is out of [0, " +
                  std::to_string(p.num_steps) + "]");
+  if (p.output_pitch != 0 || p.output_columns != 0) {
+    const int64_t numel = p.buffers[p.output].numel;
+    if (p.output_columns < 1 || p.output_pitch < p.output_columns || numel % p.output_pitch != 0)
+      return error("the output's rows (" + std::to_string(p.output_columns) + " of every " +
+                   std::to_string(p.output_pitch) + " elements) do not tile its buffer of " +
+                   std::to_string(numel) + " elements");
+  }
   if (p.prologue_begin < 0 || p.prologue_begin > p.prologue_end ||
       p.prologue_end > p.num_steps)
     return error("prologue [" + std::to_string(p.prologue_begin) + ", " +
@@ -419,7 +426,15 @@ T* CpuProgramModel<T>::state(int i) {
 
 template <class T>
 const T* CpuProgramModel<T>::prediction() const {
-  return buffer(program_.output);
+  const T* out = buffer(program_.output);
+  if (program_.output_pitch == 0) return out;
+  // The rows without their padding (the buffer holds them until the next forward).
+  const int64_t pitch = program_.output_pitch, columns = program_.output_columns;
+  unpadded_prediction_.resize(size_t(prediction_elements(program_)));
+  for (int64_t r = 0; r < int64_t(unpadded_prediction_.size()) / columns; r++)
+    std::memcpy(unpadded_prediction_.data() + r * columns, out + r * pitch,
+                size_t(columns) * sizeof(T));
+  return unpadded_prediction_.data();
 }
 
 template <class T>

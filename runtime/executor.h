@@ -137,7 +137,8 @@ class CpuProgramModel final : public CompiledModel<T> {
   // input and one real target (else status() says why).
   T forward(const T* x, const T* y, Tape* tape) override;
   T forward_fields(const void* const* fields, Tape* tape) override;
-  const T* prediction() const override;  // the output buffer
+  // The output buffer (its rows without their padding where Program::output_pitch is set).
+  const T* prediction() const override;
   void backward(Tape& tape) override;
   // Takes the run seed of the random ops (RunConfig::seed).
   Status configure(const RunConfig& run) override {
@@ -164,6 +165,7 @@ class CpuProgramModel final : public CompiledModel<T> {
   // The random ops' step context (counter_rng.h): the training steps completed (one
   // per backward), whether the running forward records a tape, the run seed.
   long long rng_context_[vouch::kRngContextWords] = {0, 0, 0, 0};
+  mutable std::vector<T> unpadded_prediction_;  // prediction() of a padded output
 };
 
 extern template class CpuProgramModel<float>;

@@ -265,6 +265,8 @@ std::string encode_program_tables(const Program& p) {
   w.ints(p.fields, p.num_fields);
   w.str(p.clip_capsule);
   w.ints(p.states, p.num_states);
+  w.s(p.output_pitch);
+  w.s(p.output_columns);
 
   std::string payload = w.payload();
   std::string blob(kProgramTablesMagic, sizeof kProgramTablesMagic);
@@ -415,7 +417,9 @@ Status ProgramTablesReader::read(ProgramTables& t) {
       !str(p.optimizer_capsule, "the optimizer capsule") ||
       !int_table(t.fields_, p.fields, &p.num_fields, "data fields") ||
       !str(p.clip_capsule, "the clipping capsule") ||
-      !int_table(t.states_, p.states, &p.num_states, "states"))
+      !int_table(t.states_, p.states, &p.num_states, "states") ||
+      !s(p.output_pitch, "the output's row pitch") ||
+      !s(p.output_columns, "the output's columns"))
     return done(false);
   if (p_ != end_)
     return done(fail(std::to_string(end_ - p_) + " bytes after the tables"));

@@ -44,7 +44,7 @@ namespace vouch::rt {
 inline constexpr char kProgramTablesMagic[8] = {'V', 'O', 'U', 'C', 'H', 'T', 'B', 'L'};
 // Raised whenever the layout changes: an executable's blob is written and read by one
 // runtime version, so a mismatch means a blob from elsewhere.
-inline constexpr uint32_t kProgramTablesVersion = 1;
+inline constexpr uint32_t kProgramTablesVersion = 2;  // 2: the output's row pitch
 inline constexpr size_t kProgramTablesHeaderBytes = 28;
 
 // A decoded Program with the storage its pointers point into. Not copyable or movable:

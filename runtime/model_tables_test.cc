@@ -100,6 +100,8 @@ void expect_same(const Program& a, const Program& b) {
   EXPECT_EQ(text(a.clip_capsule), text(b.clip_capsule));
   ASSERT_EQ(a.num_states, b.num_states);
   for (int32_t i = 0; i < a.num_states; i++) EXPECT_EQ(a.states[i], b.states[i]);
+  EXPECT_EQ(a.output_pitch, b.output_pitch);
+  EXPECT_EQ(a.output_columns, b.output_columns);
 }
 
 // The hand-written MLP (every table feature: aliases, Linear and Gemm steps, every
@@ -113,6 +115,9 @@ struct Fixture {
     program = mlp.program;
     program.schedule = "one training step:\n  forward relu (relu) [reference.relu]\n";
     program.clip_capsule = "reference.clip";
+    // The output as one padded row: its first element.
+    program.output_pitch = program.buffers[program.output].numel;
+    program.output_columns = 1;
     NodeDesc* nodes = const_cast<NodeDesc*>(program.nodes);
     nodes[1].state = state_names;
     nodes[1].num_state = 1;
@@ -175,7 +180,7 @@ TEST(ModelTablesTest, ADamagedBlobIsRefusedWithTheReason) {
   EXPECT_NE(refusal(magic).find("no VOUCHTBL header"), std::string::npos);
   std::string version = blob;
   version[8] = 99;
-  EXPECT_NE(refusal(version).find("version 99, this runtime reads version 1"), std::string::npos);
+  EXPECT_NE(refusal(version).find("version 99, this runtime reads version 2"), std::string::npos);
   EXPECT_NE(refusal(blob.substr(0, blob.size() - 1)).find("the header says"), std::string::npos);
   // Any flipped byte of the tables: the checksum.
   for (size_t at = kProgramTablesHeaderBytes; at < blob.size(); at += 7) {

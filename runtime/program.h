@@ -171,7 +171,19 @@ struct Program {
   // without state leave these null and 0.)
   const int32_t* states;
   int32_t num_states;
+  // The output where it is the first `output_columns` elements of each
+  // `output_pitch`-element row of its buffer (the model's output op's `columns`:
+  // logits whose classes vouch-pad-classes padded); 0 and 0: the whole buffer. The
+  // executors' prediction() holds the rows without their padding. (Appended last.)
+  int64_t output_pitch;
+  int64_t output_columns;
 };
+
+// The prediction's elements: the output buffer's, less its rows' padding.
+inline int64_t prediction_elements(const Program& p) {
+  const int64_t numel = p.buffers[p.output].numel;
+  return p.output_pitch > 0 ? numel / p.output_pitch * p.output_columns : numel;
+}
 
 // cpu: a resolved kernel argument, and the signature of a cpu kernel table entry.
 struct DimsRef {

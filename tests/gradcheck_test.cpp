@@ -441,6 +441,17 @@ const std::vector<GradCase> &cases() {
        "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
        "  %out = vouch.cross_entropy_grad %z, %labels, %dl {ignore_index = -100 : i64} : (tensor<2x3x4xf64>, tensor<2x3xi32>, tensor<f64>) -> tensor<2x3x4xf64>",
        {2, 3, 4}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 3, 1, 2, -100, 0}}}}},
+      // Both with 3 of the 5 entries a row counted (`classes`: vouch-pad-
+      // classes' padding): the padding gets exactly zero gradient, and the
+      // second-order rule's slices and scatter are checked too.
+      {"cross_entropy_classes", {{"z", {2, 3, 5}}},
+       "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
+       "  %out = vouch.cross_entropy %z, %labels {classes = 3 : i64, ignore_index = -100 : i64} : (tensor<2x3x5xf64>, tensor<2x3xi32>) -> tensor<f64>",
+       {}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 2, 1, 2, -100, 0}}}}},
+      {"cross_entropy_grad_classes", {{"z", {2, 3, 5}}, {"dl", {}}},
+       "  %labels = vouch.target \"labels\" : tensor<2x3xi32>\n"
+       "  %out = vouch.cross_entropy_grad %z, %labels, %dl {classes = 3 : i64, ignore_index = -100 : i64} : (tensor<2x3x5xf64>, tensor<2x3xi32>, tensor<f64>) -> tensor<2x3x5xf64>",
+       {2, 3, 5}, 1e-8, 1e-7, {{"labels", {{2, 3}, {0, 2, 1, 2, -100, 0}}}}},
       // ids [2, 3] into a [5, 3] table, rows 4 and 1 read twice, row 3 never:
       // the table's gradient sums repeated rows and leaves unread ones zero.
       {"embedding", {{"table", {5, 3}}},

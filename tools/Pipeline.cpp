@@ -12,6 +12,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/atomic_file.h"
+#include "runtime/cuda/gemm_call.h"
 
 using namespace mlir;
 
@@ -43,7 +44,8 @@ OwningOpRef<ModuleOp> loadModel(const std::string &path,
     return nullptr;
   if (options.autodiff) {
     PassManager pm(&context);
-    addAutodiffPasses(pm, options.attention, options.recomputeMinElements);
+    addAutodiffPasses(pm, options.attention, options.recomputeMinElements,
+                      options.padClasses);
     if (failed(pm.run(*module)))
       return nullptr;
   }
@@ -71,6 +73,13 @@ void declareImportOptions(CommandLine &cl) {
             "keeping it from the forward pass: less memory, one more launch "
             "each (0: never)",
             "1048576");
+  cl.option("pad-classes", "N",
+            "pad the classes of a cross_entropy whose logits a linear "
+            "computes (an LM head) with zero rows of its weight up to a "
+            "multiple of N: its tensor-core products then need no padded "
+            "copies of the logits or their gradient; the loss, gradients "
+            "and output are the same (0: off; default 4 under --precision "
+            "tf32, 8 under bf16, else 0)");
 }
 
 void declarePrecisionOption(CommandLine &cl) {
@@ -113,6 +122,24 @@ static std::string defaultAttention(const CommandLine &cl) {
   return cuda ? "auto" : "composed";
 }
 
+/// --pad-classes' default: the product quantum (runtime/cuda/gemm_call.h's
+/// product_quantum: 16 bytes of operand) of the precision the command asks
+/// for, by --precision, --tf32 or a profile's +tf32 / +bf16; 0 (off) for fp32
+/// products, which are never padded.
+static int64_t defaultPadClasses(const CommandLine &cl) {
+  llvm::StringRef precision;
+  std::string given = cl.has("precision") ? cl.get("precision") : "";
+  std::string profile = cl.has("profile") ? cl.get("profile") : "";
+  if (cl.has("tf32") || given == "tf32" || llvm::StringRef(profile).ends_with("+tf32"))
+    precision = "tf32";
+  else if (given == "bf16" || llvm::StringRef(profile).ends_with("+bf16"))
+    precision = "bf16";
+  using rt::cuda::ProductMath;
+  return precision.empty() ? 0
+         : rt::cuda::product_quantum(precision == "tf32" ? ProductMath::Tf32
+                                                         : ProductMath::Bf16);
+}
+
 bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
   if (cl.has("attention")) {
     auto form = cl.choice("attention", {"composed", "fused"});
@@ -122,11 +149,13 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
   } else {
     options.attention = defaultAttention(cl);
   }
+  options.padClasses = defaultPadClasses(cl);
   // Counts: an integer of at least 0 where given, else the default stays.
   for (auto [name, value] : {std::pair<const char *, int64_t *>{
                                  "error-limit", &options.errorLimit},
                              {"recompute-min-elements",
-                              &options.recomputeMinElements}}) {
+                              &options.recomputeMinElements},
+                             {"pad-classes", &options.padClasses}}) {
     if (!cl.has(name))
       continue;
     long long n;

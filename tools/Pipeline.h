@@ -24,6 +24,8 @@ struct LoadOptions {
   std::string attention = "composed";
   /// vouch-autodiff's recompute-min-elements (-1: its default).
   int64_t recomputeMinElements = -1;
+  /// vouch-pad-classes' quantum (--pad-classes; 0: off).
+  int64_t padClasses = 0;
   /// The model file's errors printed before the import stops printing them
   /// (--error-limit, as clang's -ferror-limit; 0: every one).
   int64_t errorLimit = 20;

@@ -43,8 +43,9 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
 done
 # Rounded products (the profiles checked_cuda+tf32 and +bf16): the attention
 # model in both forms, the cuBLAS model (ops_library: its products in
-# cuBLAS / cuBLASLt), its odd-width twin (ops_padded: its products padded)
-# and the convolutions (ops_conv: im2col, col2im and its products rounded),
+# cuBLAS / cuBLASLt), its odd-width twin (ops_padded: its products padded),
+# the convolutions (ops_conv: im2col, col2im and its products rounded) and
+# the LM head (ops_classes: its classes padded by vouch-pad-classes),
 # compared with the cpu f64 reference under each precision's declared
 # tolerance.
 for precision in tf32 bf16; do
@@ -53,11 +54,15 @@ for precision in tf32 bf16; do
     bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda \
       --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
   done
-  for model in ops_library ops_padded ops_conv; do
+  for model in ops_library ops_padded ops_conv ops_classes; do
     bazel-bin/tools/vouch build tests/gpu/$model.vouch --target cuda \
       --precision "$precision" -o "$out/$precision/$model"
   done
 done
+# The LM head's classes padded (vouch-pad-classes, as tf32 and bf16 builds do)
+# under fp32 products: the padded cross_entropy kernels held to f32 tolerances.
+bazel-bin/tools/vouch build tests/gpu/ops_classes.vouch --target cuda --pad-classes 4 \
+  -o "$out/bin/ops_classes_padded"
 # The tiny GPT (examples/tiny_gpt.vouch, AdamW) at each precision against its
 # cpu f64 run; it reads counting sequences from examples/data/sequences.
 /usr/bin/python3 tools/data/sequences.py "$out/examples/data/sequences"

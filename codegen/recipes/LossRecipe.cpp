@@ -42,16 +42,16 @@ const char *kCrossEntropyCpu = R"cpp(template <class T>
 void @NAME@(const vouch::rt::ArgValue* args) {
   static_cast<T*>(args[2].ptr)[0] = vouch::rt::cross_entropy<T>(
       args[3].i, args[4].i, static_cast<const T*>(args[0].ptr),
-      static_cast<const int32_t*>(args[1].ptr), args[5].i);
+      static_cast<const int32_t*>(args[1].ptr), args[5].i, args[6].i);
 }
 )cpp";
 
 const char *kCrossEntropyCuda = R"cu(#include "classifier.cuh"
-extern "C" __global__ void @NAME@_f32(const float* logits, const int* labels, float* out, long long rows, long long classes, long long ignore_index) {
-  vouch::cross_entropy_kernel<float>(logits, labels, out, rows, classes, ignore_index);
+extern "C" __global__ void @NAME@_f32(const float* logits, const int* labels, float* out, long long rows, long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_kernel<float>(logits, labels, out, rows, classes, ignore_index, pitch);
 }
-extern "C" __global__ void @NAME@_f64(const double* logits, const int* labels, double* out, long long rows, long long classes, long long ignore_index) {
-  vouch::cross_entropy_kernel<double>(logits, labels, out, rows, classes, ignore_index);
+extern "C" __global__ void @NAME@_f64(const double* logits, const int* labels, double* out, long long rows, long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_kernel<double>(logits, labels, out, rows, classes, ignore_index, pitch);
 }
 )cu";
 
@@ -60,18 +60,18 @@ void @NAME@(const vouch::rt::ArgValue* args) {
   vouch::rt::cross_entropy_grad<T>(
       args[4].i, args[5].i, static_cast<const T*>(args[0].ptr),
       static_cast<const int32_t*>(args[1].ptr), static_cast<const T*>(args[2].ptr)[0],
-      args[6].i, static_cast<T*>(args[3].ptr));
+      args[6].i, static_cast<T*>(args[3].ptr), args[7].i);
 }
 )cpp";
 
 // The entry points of rows longer than 4096 (longRowLaunch: kLongRowEntry, Parts
 // = kLongRowParts; @ENTRY@ and @PARTS@) and of shorter ones (none, 1).
 const char *kCrossEntropyGradCuda = R"cu(#include "classifier.cuh"
-extern "C" __global__ void @ENTRY@@NAME@_f32(const float* logits, const int* labels, const float* dloss, float* dlogits, long long rows, long long classes, long long ignore_index) {
-  vouch::cross_entropy_grad_kernel<float, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
+extern "C" __global__ void @ENTRY@@NAME@_f32(const float* logits, const int* labels, const float* dloss, float* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_grad_kernel<float, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
 }
-extern "C" __global__ void @ENTRY@@NAME@_f64(const double* logits, const int* labels, const double* dloss, double* dlogits, long long rows, long long classes, long long ignore_index) {
-  vouch::cross_entropy_grad_kernel<double, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index);
+extern "C" __global__ void @ENTRY@@NAME@_f64(const double* logits, const int* labels, const double* dloss, double* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_grad_kernel<double, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
 }
 )cu";
 
@@ -85,7 +85,7 @@ public:
     bool cuda = builder.target() == Target::Cuda;
     Operation *first = group.ops.front();
     if (auto ce = dyn_cast<CrossEntropyOp>(first)) {
-      int64_t classes = cast<ShapedType>(ce.getLogits().getType()).getShape().back();
+      int64_t pitch = cast<ShapedType>(ce.getLogits().getType()).getShape().back();
       int32_t kernel = builder.kernel(
           "cross_entropy", cuda ? kCrossEntropyCuda : kCrossEntropyCpu);
       builder.addKernelStep(kernel,
@@ -93,8 +93,9 @@ public:
                              KernelArg::buffer(ce.getLabels()),
                              KernelArg::buffer(ce.getResult()),
                              KernelArg::integer(numel(ce.getLabels())),
-                             KernelArg::integer(classes),
-                             KernelArg::integer(static_cast<int64_t>(ce.getIgnoreIndex()))},
+                             KernelArg::integer(ce.classCount()),
+                             KernelArg::integer(static_cast<int64_t>(ce.getIgnoreIndex())),
+                             KernelArg::integer(pitch)},
                             // One block per row up to the kernel's 1024 slots
                             // (classifier.cuh: the last block sums them in order).
                             cuda ? uint32_t(std::clamp<int64_t>(numel(ce.getLabels()), 1, 1024))
@@ -104,7 +105,8 @@ public:
     }
     if (auto grad = dyn_cast<CrossEntropyGradOp>(first)) {
       int64_t rows = numel(grad.getLabels());
-      int64_t classes = cast<ShapedType>(grad.getLogits().getType()).getShape().back();
+      int64_t classes = grad.classCount();
+      int64_t pitch = cast<ShapedType>(grad.getLogits().getType()).getShape().back();
       // Rows longer than softmax's register path holds (a vocabulary) staged
       // in shared memory by clusters of two blocks (classifier.cuh); shorter
       // ones a block of 256 per row.
@@ -127,7 +129,8 @@ public:
                              KernelArg::buffer(grad.getDloss()),
                              KernelArg::buffer(grad.getResult()),
                              KernelArg::integer(rows), KernelArg::integer(classes),
-                             KernelArg::integer(static_cast<int64_t>(grad.getIgnoreIndex()))},
+                             KernelArg::integer(static_cast<int64_t>(grad.getIgnoreIndex())),
+                             KernelArg::integer(pitch)},
                             launch.grid, launch.threads, cuda ? 1 : 0, launch.sharedBytes,
                             launch.blocksPerSM);
       return success();

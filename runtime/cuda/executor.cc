@@ -338,7 +338,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   }
   for (int32_t i = 0; i < p.num_states; i++)
     states_.emplace_back(size_t(p.buffers[p.states[i]].numel), T(0));
-  prediction_.assign(size_t(p.buffers[p.output].numel), T(0));
+  prediction_.assign(size_t(prediction_elements(p)), T(0));
   return stream_.synchronize();
 }
 
@@ -1054,9 +1054,11 @@ T CudaProgramModel<T>::forward_fields(const void* const* fields, Tape* tape) {
   // A forward that records the tape is a training step: dropout draws its mask.
   if (st.ok()) st = set_training(tape != nullptr);
   if (st.ok()) st = run_steps(0, p.forward_end, tape);
-  if (st.ok())
-    st = download(prediction_.data(), static_cast<const T*>(pointers_[size_t(p.output)]),
-                  prediction_.size(), s);
+  const T* output = static_cast<const T*>(pointers_[size_t(p.output)]);
+  if (st.ok() && p.output_pitch == 0) st = download(prediction_.data(), output, prediction_.size(), s);
+  if (st.ok() && p.output_pitch > 0)  // the rows without their padding
+    st = download_rows(prediction_.data(), output, prediction_.size() / size_t(p.output_columns),
+                       size_t(p.output_columns), size_t(p.output_pitch), s);
   if (st.ok()) {
     // Synchronizes: the prediction's download, enqueued before, is done too.
     Result<T> loss = download_scalar(static_cast<const T*>(pointers_[size_t(p.loss)]), s);

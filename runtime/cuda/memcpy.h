@@ -45,6 +45,20 @@ Status download(T* dst_host, const T* src_device, size_t count, cudaStream_t str
                           stream);
 }
 
+// rows of `columns` elements, each the start of a `pitch`-element row on the device,
+// device -> host, packed (cudaMemcpy2DAsync; read them after synchronizing the stream).
+template <class T>
+Status download_rows(T* dst_host, const T* src_device, size_t rows, size_t columns,
+                     size_t pitch, cudaStream_t stream) {
+  if (rows == 0 || columns == 0) return Status::Ok();
+  VOUCH_CUDA_CHECK_WHAT(
+      cudaMemcpy2DAsync(dst_host, columns * sizeof(T), src_device, pitch * sizeof(T),
+                        columns * sizeof(T), rows, cudaMemcpyDeviceToHost, stream),
+      "cudaMemcpy2DAsync(device to host, " + std::to_string(rows) + " rows of " +
+          std::to_string(columns * sizeof(T)) + " bytes)");
+  return Status::Ok();
+}
+
 // count elements device -> device.
 template <class T>
 Status copy_device(T* dst_device, const T* src_device, size_t count, cudaStream_t stream) {

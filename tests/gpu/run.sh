@@ -330,6 +330,33 @@ for precision in fp32 tf32 bf16; do
     "$gpt_ref.trace" "$gpt_ref.st" $atol $rtol --losses-only
 done
 
+echo "== padded classes (vouch-pad-classes): the prediction read through its padding"
+# ops_classes_padded's logits are 5004 a row, its output their first 5001: the
+# cuda executor downloads the rows without the padding (cudaMemcpy2DAsync). Its
+# --predict file on cuda against cpu's (f64: 1e-12), and the padded cpu run's
+# against the unpadded model's (bitwise: the cpu sums are the same).
+d="$TEST_TMPDIR/ops_classes-predict"; mkdir -p "$d"
+rc=0
+for run in "padded cuda" "padded cpu" "plain cpu"; do
+  set -- $run
+  exe=bin/ops_classes; [ "$1" = padded ] && exe=bin/ops_classes_padded
+  "$exe" --device "$2" --dtype f64 --steps 0 --seed "$seed" --data data/tokens/ids.npy,data/tokens/labels.npy \
+    --predict data/tokens/ids.npy --predict-out "$d/$1-$2.npy" >"$d/$1-$2.out" 2>&1 ||
+    { tail -3 "$d/$1-$2.out"; rc=1; }
+done
+[ $rc -eq 0 ] && python3 - "$d" <<'PY' || rc=1
+import sys, numpy as np
+d = sys.argv[1]
+cuda, cpu, plain = (np.load(f"{d}/{n}.npy") for n in ("padded-cuda", "padded-cpu", "plain-cpu"))
+print("shapes", cuda.shape, cpu.shape, plain.shape)
+assert cuda.shape == cpu.shape == plain.shape and cuda.shape[-1] == 5001
+err = float(np.max(np.abs(cuda - cpu) / np.maximum(1, np.abs(cpu))))
+print(f"cuda vs cpu max rel err {err:.3g} (tol 1e-12)")
+assert err <= 1e-12
+assert np.array_equal(cpu, plain), "padded cpu prediction differs from the unpadded model's"
+PY
+result "ops_classes_padded: --predict without the padding, cuda = cpu = the unpadded model" $rc
+
 echo "== the token stream on cuda (tests/gpu/ops_tokens.vouch): the file read in place"
 # cuda == cpu for its random windows is checked above with every model; here, how
 # the device reads the token file: its mapping registered (cudaHostRegister, read

@@ -30,6 +30,10 @@
 // A label outside [0, C) that is not ignore_index makes the loss, and its row of
 // dlogits, NaN; the data loader refuses such labels before training.
 //
+// Rows lie `pitch` >= C elements apart (cross_entropy's `classes`: the logits of a
+// vocabulary padded to a tensor-core product's quantum, vouch-pad-classes): the
+// entries past C are never read, and dlogits writes them 0.
+//
 // Launch: cross_entropy_kernel block 256, grid min(rows, 1024) (any grid is correct:
 // blocks past kCrossEntropyMaxBlocks only take a ticket); cross_entropy_grad_kernel
 // block 256, grid min(rows, 65535), or for more than 4096 classes Recipe.cpp's
@@ -37,9 +41,10 @@
 // per SM; the entry point carries the cluster dims and Parts = 2).
 // Generated entry points (t = float / double):
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, t* out,
-//       long long rows, long long classes, long long ignore_index)
+//       long long rows, long long classes, long long ignore_index, long long pitch)
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, const t* dloss,
-//       t* dlogits, long long rows, long long classes, long long ignore_index)
+//       t* dlogits, long long rows, long long classes, long long ignore_index,
+//       long long pitch)
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_CLASSIFIER_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_CLASSIFIER_CUH_
 
@@ -74,7 +79,7 @@ __device__ void row_max_and_sum(const T* z, long long classes, T* pm, T* ps, T& 
 template <class T>
 __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
                                      long long rows, long long classes,
-                                     long long ignore_index) {
+                                     long long ignore_index, long long pitch) {
   __shared__ T pm[256], ps[256];
   __shared__ long long counts[256];
   const unsigned blocks = gridDim.x < kCrossEntropyMaxBlocks ? gridDim.x
@@ -86,7 +91,7 @@ __device__ void cross_entropy_kernel(const T* logits, const int* labels, T* out,
       const int label = labels[r];
       if (label == ignore_index) continue;
       ++kept;
-      const T* z = logits + r * classes;
+      const T* z = logits + r * pitch;
       T max, sum;
       row_max_and_sum(z, classes, pm, ps, max, sum);
       if (threadIdx.x == 0) {
@@ -154,7 +159,8 @@ struct DlogitsRowOp {
 template <class T, int Parts = 1>
 __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
                                           const T* dloss, T* dlogits, long long rows,
-                                          long long classes, long long ignore_index) {
+                                          long long classes, long long ignore_index,
+                                          long long pitch) {
   __shared__ T pm[32], ps[32];
   __shared__ long long counts[32];
   long long mine = 0;
@@ -163,17 +169,18 @@ __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
   const DlogitsRowOp<T> op{labels, classes, ignore_index, dloss[0] / T(kept)};
   const long long staged_bytes = long_row_part_bytes(classes, sizeof(T), Parts);
   if (staged_bytes > 0 && dynamic_shared_bytes() >= staged_bytes)
-    return long_rows_staged<Parts>(logits, dlogits, rows, classes, op);
+    return long_rows_staged<Parts>(logits, dlogits, rows, classes, op, pitch);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    T* d = dlogits + r * classes;
+    T* d = dlogits + r * pitch;
+    for (long long c = classes + threadIdx.x; c < pitch; c += blockDim.x) d[c] = T(0);
     T fill;
     if (op.fill(r, fill)) {
       for (long long c = threadIdx.x; c < classes; c += blockDim.x) d[c] = fill;
       continue;
     }
     T max, sum;
-    row_max_and_sum(logits + r * classes, classes, pm, ps, max, sum);
-    long_row_write(logits, dlogits, r * classes, classes, op.writer(r, r * classes, max, sum));
+    row_max_and_sum(logits + r * pitch, classes, pm, ps, max, sum);
+    long_row_write(logits, dlogits, r * pitch, classes, op.writer(r, r * pitch, max, sum));
   }
 }
 

@@ -178,27 +178,27 @@ extern "C" __global__ void lab_reduce_extreme_f64(const double* in, double* out,
 }
 extern "C" __global__ void lab_cross_entropy_f32(const float* logits, const int* labels,
                                                  float* out, long long rows, long long classes,
-                                                 long long ignore_index) {
-  vouch::cross_entropy_kernel<float>(logits, labels, out, rows, classes, ignore_index);
+                                                 long long ignore_index, long long pitch) {
+  vouch::cross_entropy_kernel<float>(logits, labels, out, rows, classes, ignore_index, pitch);
 }
 extern "C" __global__ void lab_cross_entropy_f64(const double* logits, const int* labels,
                                                  double* out, long long rows, long long classes,
-                                                 long long ignore_index) {
-  vouch::cross_entropy_kernel<double>(logits, labels, out, rows, classes, ignore_index);
+                                                 long long ignore_index, long long pitch) {
+  vouch::cross_entropy_kernel<double>(logits, labels, out, rows, classes, ignore_index, pitch);
 }
 extern "C" __global__ void lab_cross_entropy_grad_f32(const float* logits, const int* labels,
                                                       const float* dloss, float* dlogits,
                                                       long long rows, long long classes,
-                                                      long long ignore_index) {
+                                                      long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
-                                          ignore_index);
+                                          ignore_index, pitch);
 }
 extern "C" __global__ void lab_cross_entropy_grad_f64(const double* logits, const int* labels,
                                                       const double* dloss, double* dlogits,
                                                       long long rows, long long classes,
-                                                      long long ignore_index) {
+                                                      long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
-                                           ignore_index);
+                                           ignore_index, pitch);
 }
 // The long rows through shared memory (softmax.cuh's long_rows_staged), launched by
 // one block of 1024 holding the row's chunks in dynamic shared memory (Parts = 1;
@@ -216,16 +216,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
 extern "C" __global__ void __launch_bounds__(1024, 1)
     lab_cross_entropy_grad_long_f32(const float* logits, const int* labels, const float* dloss,
                                     float* dlogits, long long rows, long long classes,
-                                    long long ignore_index) {
+                                    long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
-                                          ignore_index);
+                                          ignore_index, pitch);
 }
 extern "C" __global__ void __launch_bounds__(1024, 1)
     lab_cross_entropy_grad_long_f64(const double* logits, const int* labels,
                                     const double* dloss, double* dlogits, long long rows,
-                                    long long classes, long long ignore_index) {
+                                    long long classes, long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
-                                           ignore_index);
+                                           ignore_index, pitch);
 }
 // The same staged by a cluster of two blocks of 512, half a row each (Parts = 2).
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
@@ -251,16 +251,16 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
     lab_cross_entropy_grad_cluster_f32(const float* logits, const int* labels,
                                        const float* dloss, float* dlogits, long long rows,
-                                       long long classes, long long ignore_index) {
+                                       long long classes, long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<float, 2>(logits, labels, dloss, dlogits, rows, classes,
-                                             ignore_index);
+                                             ignore_index, pitch);
 }
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
     lab_cross_entropy_grad_cluster_f64(const double* logits, const int* labels,
                                        const double* dloss, double* dlogits, long long rows,
-                                       long long classes, long long ignore_index) {
+                                       long long classes, long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<double, 2>(logits, labels, dloss, dlogits, rows, classes,
-                                              ignore_index);
+                                              ignore_index, pitch);
 }
 extern "C" __global__ void lab_column_sum_f32(const float* in, float* out, long long rows,
                                               long long cols, long long divisor,

@@ -530,96 +530,121 @@ bool allow_dynamic_shared(K f, long long bytes) {
 // cross_entropy and its dlogits against a float64 loop: rows with an ignored label,
 // more classes than threads (several per thread), more rows than the grad grid
 // (grid-stride), and a label out of range (NaN loss, NaN row). Run twice: bitwise.
+// `pitch` > classes: rows lie pitch apart (cross_entropy's `classes`, vouch-pad-
+// classes' padding); the padding of the logits is NaN (read, it would make the loss
+// and rows NaN) and every dlogits buffer starts NaN (the padding must be written 0);
+// and the codegen launch again in place (dlogits over the logits, as the storage plan
+// runs it).
 template <class T>
-void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, bool bad_label) {
+void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, bool bad_label,
+                        long long pitch = 0) {
+  if (pitch == 0) pitch = classes;
   const std::string tag = std::string("cross_entropy ") + type_name<T>() + " [" +
                           std::to_string(rows) + "," + std::to_string(classes) + "]" +
+                          (pitch != classes ? " pitch " + std::to_string(pitch) : "") +
                           (bad_label ? " label out of range" : "");
-  const long long ignore = -100;
-  std::vector<T> z = random_vector<T>(rows * classes, -4, 4);
+  const long long ignore = -100, n = rows * pitch;
+  std::vector<T> z = random_vector<T>(n, -4, 4);
+  for (long long r = 0; r < rows; ++r)
+    for (long long c = classes; c < pitch; ++c) z[r * pitch + c] = std::numeric_limits<T>::quiet_NaN();
   std::vector<int> labels(rows);
   for (long long r = 0; r < rows; ++r) labels[r] = r % 5 == 3 ? int(ignore) : int((r * 7) % classes);
   if (bad_label) labels[rows / 2] = int(classes);
   const T dloss = T(0.75);
-  DeviceArray<T> dz(z), dl(std::vector<T>{dloss}), out(1), grad(rows * classes), again(1);
+  DeviceArray<T> dz(z), dl(std::vector<T>{dloss}), out(1), grad(n), again(1);
   DeviceArray<int> dlab(labels);
   // The loss at codegen's grid (min(rows, 1024): one block per row, then the last
   // block's ordered sum), twice, and on one block (every row in order, from 0).
   const unsigned loss_grid = unsigned(std::min(rows, 1024LL));
   DeviceArray<T> single(1);
-  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore);
+  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, out.p, rows, classes, ignore, pitch);
   LAB_LAUNCHED();
-  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore);
+  Lab<T>::cross_entropy<<<loss_grid, 256>>>(dz.p, dlab.p, again.p, rows, classes, ignore, pitch);
   LAB_LAUNCHED();
-  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, single.p, rows, classes, ignore);
+  Lab<T>::cross_entropy<<<1, 256>>>(dz.p, dlab.p, single.p, rows, classes, ignore, pitch);
   LAB_LAUNCHED();
   Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, grad.p, rows, classes,
-                                                   ignore);
+                                                   ignore, pitch);
   LAB_LAUNCHED();
   // Long rows staged by one block of 1024 (Parts = 1), the rows through dynamic shared
   // memory where it fits, on fewer blocks than rows (each block stages its next row
   // while writing this one); and with none (the other long-row path). Codegen's
   // clusters of two blocks (Parts = 2) follow.
-  DeviceArray<T> grad_shared(rows * classes), grad_unshared(rows * classes);
+  DeviceArray<T> grad_shared(n), grad_unshared(n);
   const long long shared = vouch::long_row_shared_bytes(classes, sizeof(T));
   const bool staged = allow_dynamic_shared(Lab<T>::cross_entropy_grad_long, shared);
   if (staged) {
     Lab<T>::cross_entropy_grad_long<<<unsigned(std::min(rows, 3LL)), 1024, shared>>>(
-        dz.p, dlab.p, dl.p, grad_shared.p, rows, classes, ignore);
+        dz.p, dlab.p, dl.p, grad_shared.p, rows, classes, ignore, pitch);
     LAB_LAUNCHED();
   }
   Lab<T>::cross_entropy_grad_long<<<unsigned(std::min(rows, 3LL)), 1024>>>(
-      dz.p, dlab.p, dl.p, grad_unshared.p, rows, classes, ignore);
+      dz.p, dlab.p, dl.p, grad_unshared.p, rows, classes, ignore, pitch);
   LAB_LAUNCHED();
   // By clusters of two blocks of 512, half a row each.
-  DeviceArray<T> grad_pair(rows * classes);
+  DeviceArray<T> grad_pair(n);
   const long long half = vouch::long_row_part_bytes(classes, sizeof(T), 2);
   const bool paired = allow_dynamic_shared(Lab<T>::cross_entropy_grad_cluster, half);
   if (paired) {
     Lab<T>::cross_entropy_grad_cluster<<<unsigned(2 * std::min(rows, 3LL)), 512, half>>>(
-        dz.p, dlab.p, dl.p, grad_pair.p, rows, classes, ignore);
+        dz.p, dlab.p, dl.p, grad_pair.p, rows, classes, ignore, pitch);
     LAB_LAUNCHED();
   }
+  // In place: the clusters where they stage, else the block of 256 per row.
+  DeviceArray<T> in_place(z);
+  if (paired) {
+    Lab<T>::cross_entropy_grad_cluster<<<unsigned(2 * std::min(rows, 3LL)), 512, half>>>(
+        in_place.p, dlab.p, dl.p, in_place.p, rows, classes, ignore, pitch);
+  } else {
+    Lab<T>::cross_entropy_grad<<<grad_grid, 256>>>(in_place.p, dlab.p, dl.p, in_place.p, rows,
+                                                     classes, ignore, pitch);
+  }
+  LAB_LAUNCHED();
   long long kept = 0;
   for (int l : labels) kept += l != ignore;
   double loss = 0;
-  std::vector<double> want(rows * classes, 0.0);
+  std::vector<double> want(n, 0.0);
   for (long long r = 0; r < rows; ++r) {
+    const T* zr = z.data() + r * pitch;
+    double* wr = want.data() + r * pitch;
     if (labels[r] == ignore) continue;
     if (labels[r] < 0 || labels[r] >= classes) {
       loss = NAN;
-      for (long long c = 0; c < classes; ++c) want[r * classes + c] = NAN;
+      for (long long c = 0; c < classes; ++c) wr[c] = NAN;
       continue;
     }
     double m = -INFINITY, s = 0;
-    for (long long c = 0; c < classes; ++c) m = std::max(m, double(z[r * classes + c]));
-    for (long long c = 0; c < classes; ++c) s += std::exp(double(z[r * classes + c]) - m);
-    loss += std::log(s) + m - double(z[r * classes + labels[r]]);
+    for (long long c = 0; c < classes; ++c) m = std::max(m, double(zr[c]));
+    for (long long c = 0; c < classes; ++c) s += std::exp(double(zr[c]) - m);
+    loss += std::log(s) + m - double(zr[labels[r]]);
     for (long long c = 0; c < classes; ++c)
-      want[r * classes + c] = double(dloss) *
-          (std::exp(double(z[r * classes + c]) - m) / s - (c == labels[r] ? 1.0 : 0.0)) /
-          double(kept);
+      wr[c] = double(dloss) * (std::exp(double(zr[c]) - m) / s - (c == labels[r] ? 1.0 : 0.0)) /
+              double(kept);
   }
   loss /= double(kept);
   const double eps = std::numeric_limits<T>::epsilon();
   const std::vector<T> got = out.download();
+  struct Written {
+    const char* what;
+    const DeviceArray<T>* grad;
+    bool ran;
+  };
+  const Written written[] = {{"", &grad, true},
+                             {" staged in shared memory", &grad_shared, staged},
+                             {", 1024 threads unstaged,", &grad_unshared, true},
+                             {" staged by a cluster of 2", &grad_pair, paired},
+                             {" in place", &in_place, true}};
   if (bad_label) {
     report(tag + ": loss is NaN", std::isnan(double(got[0])) ? 0 : 1, 0);
     report(tag + ": loss is NaN (one block)", std::isnan(double(single.download()[0])) ? 0 : 1,
            0);
-    long long nan_row = 0;
-    const std::vector<T> g = grad.download();
-    for (long long c = 0; c < classes; ++c) nan_row += !std::isnan(double(g[rows / 2 * classes + c]));
-    report(tag + ": its dlogits row is NaN (elements that are not)", double(nan_row), 0);
-    for (int which = 0; which < 3; ++which) {
-      if ((which == 0 && !staged) || (which == 2 && !paired)) continue;
-      const std::vector<T> other =
-          (which == 0 ? grad_shared : which == 1 ? grad_unshared : grad_pair).download();
+    for (const Written& w : written) {
+      if (!w.ran) continue;
+      const std::vector<T> g = w.grad->download();
       long long not_nan = 0;
-      for (long long c = 0; c < classes; ++c) not_nan += !std::isnan(double(other[rows / 2 * classes + c]));
-      report(tag + (which == 0 ? ": staged" : which == 1 ? ": 1024 threads, unstaged"
-                                                         : ": staged by a cluster of 2") +
-                 " dlogits row is NaN (elements that are not)", double(not_nan), 0);
+      for (long long c = 0; c < classes; ++c) not_nan += !std::isnan(double(g[rows / 2 * pitch + c]));
+      report(tag + ": dlogits" + w.what + " row is NaN (elements that are not)",
+             double(not_nan), 0);
     }
     return;
   }
@@ -629,15 +654,11 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
   report(tag + ": loss on one block vs float64 (relative)",
          std::fabs(double(single.download()[0]) - loss) / std::max(1.0, std::fabs(loss)),
          loss_tol);
-  report(tag + ": dlogits vs float64", max_abs_err(grad.download(), want), 16 * eps / double(kept) + 16 * eps);
-  if (staged)
-    report(tag + ": dlogits staged in shared memory vs float64",
-           max_abs_err(grad_shared.download(), want), 16 * eps / double(kept) + 16 * eps);
-  report(tag + ": dlogits, 1024 threads unstaged, vs float64",
-         max_abs_err(grad_unshared.download(), want), 16 * eps / double(kept) + 16 * eps);
-  if (paired)
-    report(tag + ": dlogits staged by a cluster of 2 vs float64",
-           max_abs_err(grad_pair.download(), want), 16 * eps / double(kept) + 16 * eps);
+  // (max_abs_err is NaN where an element is: an unwritten pad or a pad read.)
+  for (const Written& w : written)
+    if (w.ran)
+      report(tag + ": dlogits" + w.what + " vs float64", max_abs_err(w.grad->download(), want),
+             16 * eps / double(kept) + 16 * eps);
   report_bitwise(tag + ": loss run twice", bit_mismatches(again.download(), got), 1);
 }
 
@@ -2880,6 +2901,12 @@ void validate() {
       test_cross_entropy<T>(2500, 300, 700, false);   // loss: several rows per block
       test_cross_entropy<T>(3, 50257, 3, false);      // GPT-2's vocabulary: the 8-wide loop
       test_cross_entropy<T>(1500, 9, 1500, true);     // NaN through the last block's sum
+      // Padded rows (vouch-pad-classes): GPT-2's vocabulary at the tf32 and bf16
+      // quanta, a short row, and a bad label's NaN row with its padding.
+      test_cross_entropy<T>(5, 50257, 5, false, 50260);
+      test_cross_entropy<T>(4, 50257, 2, false, 50264);
+      test_cross_entropy<T>(37, 13, 16, false, 16);
+      test_cross_entropy<T>(12, 4099, 4, true, 4100);
     }
     test_reduce_extreme<T>({300, 513}, {1}, max, false);   // count > 256
     test_reduce_extreme<T>({4099, 3}, {1}, max, false);    // grid-stride outputs

@@ -298,10 +298,12 @@ __device__ inline void stage_row_part(const T* row, long long n, unsigned rank,
 // the writer takes exp(x - max) instead of x for the staged elements, computed once
 // by the sum's pass), and writer(row, base, max, sum), a functor giving out[base + k]
 // from in[base + k] = x: f(k, x), or f.of_exp(k, exp(x - max)) where stashed (0 for an
-// element not kept).
+// element not kept). Rows lie `pitch` elements apart (0: n, dense); the pitch - n
+// after each row's n are never read and written 0 (cross_entropy's padded classes).
 template <int Parts, class T, class Op>
 __device__ void long_rows_staged(const T* in, T* out, long long rows, long long n,
-                                 const Op& op) {
+                                 const Op& op, long long pitch = 0) {
+  if (pitch == 0) pitch = n;
   constexpr int W = Vec16<T>::kWidth;
   __shared__ T scratch[32];
   __shared__ T part_max, part_sum;  // this block's, for the cluster's other blocks
@@ -311,20 +313,22 @@ __device__ void long_rows_staged(const T* in, T* out, long long rows, long long 
   cluster_position<Parts>(rank, row, step);
   const bool first_part = rank == 0, last_part = rank == Parts - 1;
   T fill;
-  if (row < rows && !op.fill(row, fill)) stage_row_part<Parts>(in + row * n, n, rank, staged);
+  if (row < rows && !op.fill(row, fill)) stage_row_part<Parts>(in + row * pitch, n, rank, staged);
   for (; row < rows; row += step) {
-    const long long base = row * n, next = row + step;
+    const long long base = row * pitch, next = row + step;
     const T* src = in + base;
     T* dst = out + base;
+    if (last_part)  // the padding after the row
+      for (long long k = n + threadIdx.x; k < pitch; k += blockDim.x) dst[k] = T(0);
     const bool next_staged = next < rows && !op.fill(next, fill);
-    const RowSplit<T> next_split(in + next * n, n);
+    const RowSplit<T> next_split(in + next * pitch, n);
     const RowPart<Parts> next_part(next_split.chunks, rank);
     const Vec16<T>* next_body =
-        reinterpret_cast<const Vec16<T>*>(in + next * n + next_split.head);
+        reinterpret_cast<const Vec16<T>*>(in + next * pitch + next_split.head);
     if (op.fill(row, fill)) {  // this block's share of the row's elements
       const long long from = n * rank / Parts, to = n * (rank + 1) / Parts;
       for (long long k = from + threadIdx.x; k < to; k += blockDim.x) dst[k] = fill;
-      if (next_staged) stage_row_part<Parts>(in + next * n, n, rank, staged);
+      if (next_staged) stage_row_part<Parts>(in + next * pitch, n, rank, staged);
       continue;
     }
     const RowSplit<T> split(src, n);

@@ -178,6 +178,36 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// cross_entropy's classes (vouch-pad-classes') count at most the class axis.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x4xf32>
+  %y = vouch.target "y" : tensor<2xi32>
+  // expected-error @+1 {{'vouch.cross_entropy' op classes 5 must be in [1, the class axis's extent] of 'tensor<2x4xf32>'}}
+  %l = vouch.cross_entropy %z, %y {classes = 5 : i64, ignore_index = -100 : i64} : (tensor<2x4xf32>, tensor<2xi32>) -> tensor<f32>
+}
+
+// -----
+
+// ... and at least one class; cross_entropy_grad's too.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x4xf32>
+  %y = vouch.target "y" : tensor<2xi32>
+  %d = vouch.fill 1.0 : tensor<f32>
+  // expected-error @+1 {{'vouch.cross_entropy_grad' op classes 0 must be in [1, the class axis's extent] of 'tensor<2x4xf32>'}}
+  %g = vouch.cross_entropy_grad %z, %y, %d {classes = 0 : i64, ignore_index = -100 : i64} : (tensor<2x4xf32>, tensor<2xi32>, tensor<f32>) -> tensor<2x4xf32>
+}
+
+// -----
+
+// An output's columns (vouch-pad-classes') are at most its last extent.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x4xf32>
+  // expected-error @+1 {{'vouch.output' op columns 7 must be in [1, the last extent] of 'tensor<2x4xf32>'}}
+  vouch.output "z" %z {columns = 7 : i64} : tensor<2x4xf32>
+}
+
+// -----
+
 // mse_loss compares equal shapes.
 vouch.model "m" attributes {batch = 1 : i64} {
   %p = vouch.fill 1.0 : tensor<2x1xf32>

@@ -198,9 +198,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
     bench_cross_entropy_grad_cluster(const float* logits, const int* labels, const float* dloss,
                                      float* dlogits, long long rows, long long classes,
-                                     long long ignore_index) {
+                                     long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<float, 2>(logits, labels, dloss, dlogits, rows, classes,
-                                             ignore_index);
+                                             ignore_index, pitch);
 }
 // Long rows staged in shared memory by one block of 1024 (softmax.cuh's long_rows_staged).
 __global__ void __launch_bounds__(1024, 1)
@@ -211,9 +211,9 @@ __global__ void __launch_bounds__(1024, 1)
 __global__ void __launch_bounds__(1024, 1)
     bench_cross_entropy_grad_long(const float* logits, const int* labels, const float* dloss,
                                   float* dlogits, long long rows, long long classes,
-                                  long long ignore_index) {
+                                  long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
-                                          ignore_index);
+                                          ignore_index, pitch);
 }
 // The SMs of device 0 (the persistent grids).
 int g_sms = 132;
@@ -327,7 +327,7 @@ std::vector<Case> cases(bool variants) {
     add({"cross_entropy", shape2(R, V), {floats(n, 4, -4, 4), ints(R, 5, V)}, {1},
          4.0 * n + 4.0 * R + 4, [=](void* const* in, float* const* out) {
            lab_cross_entropy_f32<<<unsigned(std::min(R, 1024LL)), 256>>>(
-               F(in[0]), I(in[1]), out[0], R, V, -100);
+               F(in[0]), I(in[1]), out[0], R, V, -100, V);
          }});
     // Codegen's launch (more than 4096 classes): rows staged in shared memory by
     // clusters of two blocks of 512, at most four blocks per SM.
@@ -338,17 +338,17 @@ std::vector<Case> cases(bool variants) {
          {floats(n, 4, -4, 4), ints(R, 5, V), floats(1, 6, 1, 1)}, {n},
          8.0 * n + 4.0 * R + 4, [=](void* const* in, float* const* out) {
            bench_cross_entropy_grad_cluster<<<pairs, 512, half>>>(F(in[0]), I(in[1]), F(in[2]),
-                                                                  out[0], R, V, -100);
+                                                                  out[0], R, V, -100, V);
          }});
     variant("unstaged", [=](void* const* in, float* const* out) {  // a block of 256 per row
       lab_cross_entropy_grad_f32<<<unsigned(std::min(R, 65535LL)), 256>>>(
-          F(in[0]), I(in[1]), F(in[2]), out[0], R, V, -100);
+          F(in[0]), I(in[1]), F(in[2]), out[0], R, V, -100, V);
     });
     const long long whole = vouch::long_row_shared_bytes(V, 4);
     allow_shared(bench_cross_entropy_grad_long, whole);
     variant("one_block", [=](void* const* in, float* const* out) {  // 1024 staging a row
       bench_cross_entropy_grad_long<<<unsigned(g_sms), 1024, whole>>>(F(in[0]), I(in[1]),
-                                                                     F(in[2]), out[0], R, V, -100);
+                                                                     F(in[2]), out[0], R, V, -100, V);
     });
   }
   for (long long D : {768LL, 3072LL}) {

@@ -88,15 +88,41 @@ BackendText backendText(const std::string &name, const std::string &header,
                          std::to_string(plan.capsules().size()) + ")"};
 }
 
-/// A Program's tables as the blob runtime/model_tables.h decodes: `<name>[]`
-/// (a string literal g++ reads in time linear in its size, however many ops
-/// the model has) and `<name>Bytes`, its length.
-std::string tablesBlob(const std::string &name, const ProgramBuilder &program) {
+/// `bytes` and a NUL after them as the read-only array `symbol` (C
+/// linkage, aligned to `align`): a string literal, or, where `blobs`
+/// collects them, the file `<symbol>.bin` the assembler includes
+/// (`.incbin`, found through the build's `-Xassembler -I<its directory>`).
+/// g++ reads a literal at about 6 MB/s; the assembler copies a file: GPT-2's
+/// cubin and PTX are 17 MB of literal, 3 s of g++.
+std::string byteArray(const std::string &symbol, const std::string &bytes,
+                      int align, std::vector<SourceBlob> *blobs) {
+  if (!blobs)
+    return "extern \"C\" alignas(" + std::to_string(align) + ") const char " +
+           symbol + "[] = " + bytesLiteral(bytes) + ";\n";
+  blobs->push_back({symbol + ".bin", bytes});
+  const std::string a = std::to_string(align);
+  return "asm(\".pushsection .rodata." + symbol + ",\\\"a\\\"\\n\"\n"
+         "    \".balign " + a + "\\n\"\n"
+         "    \".globl " + symbol + "\\n\"\n"
+         "    \".type " + symbol + ", @object\\n\"\n"
+         "    \"" + symbol + ":\\n\"\n"
+         "    \".incbin \\\"" + symbol + ".bin\\\"\\n\"  // " +
+         std::to_string(bytes.size()) + " bytes\n"
+         "    \".byte 0\\n\"\n"
+         "    \".size " + symbol + ", .-" + symbol + "\\n\"\n"
+         "    \".popsection\\n\");\n"
+         "extern \"C\" const char " + symbol + "[];\n";
+}
+
+/// A Program's tables as the blob runtime/model_tables.h decodes: the array
+/// `<symbol>` (byteArray: its size is linear in the model's ops, and so is
+/// the time g++ or the assembler takes) and `<symbol>Bytes`, its length.
+std::string tablesBlob(const std::string &symbol, const ProgramBuilder &program,
+                       std::vector<SourceBlob> *blobs) {
   std::string blob = program.encodeTables();
   return "// ---- the tables of program `" + program.modelName() + "` (" +
-         std::to_string(blob.size()) +
-         " bytes, runtime/model_tables.h) ----\nalignas(8) const char " + name +
-         "[] = " + bytesLiteral(blob) + ";\nconst unsigned long long " + name +
+         std::to_string(blob.size()) + " bytes, runtime/model_tables.h) ----\n" +
+         byteArray(symbol, blob, 8, blobs) + "const unsigned long long " + symbol +
          "Bytes = " + std::to_string(blob.size()) + ";\n\n";
 }
 
@@ -134,7 +160,8 @@ std::string cudaKernelSource(const ProgramBuilder &program) {
   return out.str();
 }
 
-std::string emitModelSource(const ModelSourceInput &input) {
+std::string emitModelSource(const ModelSourceInput &input,
+                            std::vector<SourceBlob> *blobs) {
   bool cuda = input.cuda.program != nullptr;
   std::ostringstream out;
   // The path as a C string literal: a newline, backslash or other control
@@ -146,12 +173,17 @@ std::string emitModelSource(const ModelSourceInput &input) {
          "compiles\n// its two parts side by side instead (-DVOUCH_PART=1, "
          "-DVOUCH_PART=2).\n"
       << "#include \"runtime/program.h\"\n\n"
-      << "// Defined by part 1 for part 2.\nnamespace vouch_model {\n"
+      << (blobs ? "// The binaries are files beside this one (<symbol>.bin), "
+                  "which the\n// assembler includes: compile with -Xassembler "
+                  "-I<their directory>.\n"
+                : "")
+      << "// Defined by part 1 for part 2.\n"
+      << "extern \"C\" const char vouch_model_kCpuTables[]"
+      << (cuda ? ", vouch_model_kCubin[], vouch_model_kPtx[]" : "") << ";\n"
+      << "namespace vouch_model {\n"
       << "extern const vouch::rt::CpuKernelFn kCpuKernelsF32[], "
          "kCpuKernelsF64[];\n"
-      << "extern const char kCpuTables[];\n"
-      << "extern const unsigned long long kCpuTablesBytes;\n"
-      << (cuda ? "extern const char kCubin[], kPtx[];\n" : "")
+      << "extern const unsigned long long vouch_model_kCpuTablesBytes;\n"
       << "}  // namespace vouch_model\n\n";
 
   // Part 1: the cpu kernels (what -O2 spends its time on), the cpu tables
@@ -161,14 +193,14 @@ std::string emitModelSource(const ModelSourceInput &input) {
       << "#include \"runtime/cpu_kernels.h\"\n\n"
       << "namespace vouch_model {\n"
       << cpuKernels(*input.cpu.program)
-      << tablesBlob("kCpuTables", *input.cpu.program);
+      << tablesBlob("vouch_model_kCpuTables", *input.cpu.program, blobs);
   if (cuda) {
     const CudaBinary &binary = *input.cuda.binary;
     out << "// ---- cuda: " << input.cuda.program->kernelCount()
         << " kernels compiled by NVRTC " << nvrtcVersionString() << " for "
         << binary.arch << ", PTX embedded for newer GPUs ----\n"
-        << "alignas(64) const char kCubin[] = " << bytesLiteral(binary.cubin)
-        << ";\nconst char kPtx[] = " << bytesLiteral(binary.ptx) << ";\n";
+        << byteArray("vouch_model_kCubin", binary.cubin, 64, blobs)
+        << byteArray("vouch_model_kPtx", binary.ptx, 1, blobs);
   }
   out << "}  // namespace vouch_model\n#endif\n\n";
 
@@ -183,9 +215,10 @@ std::string emitModelSource(const ModelSourceInput &input) {
       << "#include \"runtime/train_main.h\"\n";
   if (cuda)
     out << "#include \"runtime/cuda/executor.h\"\n";
-  out << "\nnamespace {\nusing namespace vouch::rt;\n\n";
+  out << "\n";
   if (cuda)
-    out << tablesBlob("kCudaTables", *input.cuda.program);
+    out << tablesBlob("vouch_model_kCudaTables", *input.cuda.program, blobs);
+  out << "namespace {\nusing namespace vouch::rt;\n\n";
   out << emitDescribeFunction(input.description) << "\n";
 
   const AcceptedGraphPlan &cpuPlan = *input.cpu.plan;
@@ -196,8 +229,9 @@ std::string emitModelSource(const ModelSourceInput &input) {
       cpuPlan);
   out << cpuText.definitions
       << "Backend cpu_backend() {\n  return cpu_program_backend(\n      "
-         "program_tables_or_exit(\"cpu\", vouch_model::kCpuTables, "
-         "vouch_model::kCpuTablesBytes),\n      vouch_model::kCpuKernelsF32, "
+         "program_tables_or_exit(\"cpu\", vouch_model_kCpuTables, "
+         "vouch_model::vouch_model_kCpuTablesBytes),\n      "
+         "vouch_model::kCpuKernelsF32, "
          "vouch_model::kCpuKernelsF64, "
       << cpuText.arguments << ");\n}\n\n";
   if (cuda) {
@@ -212,9 +246,10 @@ std::string emitModelSource(const ModelSourceInput &input) {
         plan);
     out << cudaText.definitions
         << "Backend cuda_backend() {\n  return vouch::rt::cuda::cuda_program_backend(\n"
-           "      program_tables_or_exit(\"cuda\", kCudaTables, kCudaTablesBytes),\n"
-           "      vouch_model::kCubin, "
-        << input.cuda.binary->cubin.size() << ", vouch_model::kPtx, "
+           "      program_tables_or_exit(\"cuda\", vouch_model_kCudaTables, "
+           "vouch_model_kCudaTablesBytes),\n"
+           "      vouch_model_kCubin, "
+        << input.cuda.binary->cubin.size() << ", vouch_model_kPtx, "
         << "vouch::rt::cuda::ProductMath::" << gemmProductMath(plan)
         << ", "
         << cudaText.arguments << ");\n}\n\n";

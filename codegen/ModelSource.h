@@ -11,6 +11,7 @@
 #define VOUCH_CODEGEN_MODELSOURCE_H
 
 #include <string>
+#include <vector>
 
 #include "codegen/Nvrtc.h"
 #include "codegen/ProgramBuilder.h"
@@ -39,9 +40,22 @@ struct ModelSourceInput {
 /// everything else.
 inline constexpr int kModelSourceParts = 2;
 
+/// A binary the executable carries (a Program's tables, the cubin, the
+/// PTX) as a file: `file` is its name beside the source, which includes it
+/// through the assembler (`.incbin`).
+struct SourceBlob {
+  std::string file, bytes;
+};
+
 /// The executable's whole C++ source: compiled as it is, it is the whole
-/// program; NativeBuild compiles its parts side by side.
-std::string emitModelSource(const ModelSourceInput &input);
+/// program; NativeBuild compiles its parts side by side. With `blobs`, the
+/// binaries are not string literals but files collected there, which the
+/// source includes through the assembler: compile it with `-Xassembler
+/// -I<their directory>` (vouch build does; g++ reads a literal at about 6
+/// MB/s, GPT-2's cubin and PTX are 17 MB of it). Without, the file is
+/// self-contained (`--emit=cpp`).
+std::string emitModelSource(const ModelSourceInput &input,
+                            std::vector<SourceBlob> *blobs = nullptr);
 
 /// The NVRTC source of `program`'s kernels: the kernel library's headers
 /// and each kernel's instantiation.

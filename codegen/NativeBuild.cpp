@@ -225,7 +225,8 @@ std::string cacheRoot() {
 }
 
 bool buildExecutable(const std::string &source,
-                     const NativeBuildOptions &options, std::string &error) {
+                     const NativeBuildOptions &options, std::string &error,
+                     const std::vector<SourceBlob> &blobs) {
   // The output's temporary name first (its missing directories created): an
   // output that cannot be written is refused before any compiling.
   {
@@ -269,6 +270,15 @@ bool buildExecutable(const std::string &source,
   fs::path modelSource = sourceDir / "model.cpp";
   if (!writeFile(modelSource, source, error))
     return false;
+  for (const SourceBlob &blob : blobs)
+    if (!writeFile(sourceDir / blob.file, blob.bytes, error))
+      return false;
+  // The assembler finds the blobs' files there (`.incbin`); one argument,
+  // whatever the path holds (-Wa, would split it at commas).
+  const std::string blobSearch =
+      blobs.empty() ? ""
+                    : " -Xassembler " +
+                          shellQuote("-I" + fs::absolute(sourceDir).string());
 
   std::vector<std::string> compiles;
   std::string objects;
@@ -276,7 +286,7 @@ bool buildExecutable(const std::string &source,
     fs::path object = workDir / ("model." + std::to_string(part) + ".o");
     compiles.push_back(options.cxx + " " + kCxxFlags + " -DVOUCH_PART=" +
                        std::to_string(part) + " -I" +
-                       shellQuote(runtime.string()) + " -c " +
+                       shellQuote(runtime.string()) + blobSearch + " -c " +
                        shellQuote(modelSource.string()) + " -o " +
                        shellQuote(object.string()));
     objects += " " + shellQuote(object.string());

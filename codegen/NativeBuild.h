@@ -3,6 +3,9 @@
 #define VOUCH_CODEGEN_NATIVEBUILD_H
 
 #include <string>
+#include <vector>
+
+#include "codegen/ModelSource.h"
 
 namespace vouch::codegen {
 
@@ -20,7 +23,8 @@ struct NativeBuildOptions {
 /// else $XDG_CACHE_HOME/vouch, else ~/.cache/vouch.
 std::string cacheRoot();
 
-/// Writes `source` (emitModelSource's) as model.cpp, compiles the embedded
+/// Writes `source` (emitModelSource's) as model.cpp and its `blobs` beside
+/// it (compiled with `-Xassembler -I` of that directory), compiles the embedded
 /// runtime once into the cache (cacheRoot(); keyed by a hash of its sources
 /// and flags), compiles the source's parts side by side and links the
 /// executable. The output's missing directories are created, and the output
@@ -30,7 +34,8 @@ std::string cacheRoot();
 /// log in `error` (when the compiler printed nothing: how it ended, and the
 /// command).
 bool buildExecutable(const std::string &source,
-                     const NativeBuildOptions &options, std::string &error);
+                     const NativeBuildOptions &options, std::string &error,
+                     const std::vector<SourceBlob> &blobs = {});
 
 /// Writes `text` to `path` through runtime/atomic_file.h's replace_file, so
 /// `path` is never half written (buildExecutable installs its output the same

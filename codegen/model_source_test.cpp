@@ -5,7 +5,8 @@
 // must make the same program: for the cpu and the cuda target, the
 // executable NativeBuild links from the parts and the one g++ makes of the
 // whole file train to the same numbers. A cubin and PTX of every byte
-// value, written as string literals, come back byte for byte.
+// value come back byte for byte, written as string literals (--emit cpp) and
+// as files the assembler includes (vouch build's executables).
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
@@ -78,8 +79,9 @@ protected:
   /// Builds the quickstart for `target` through NativeBuild (keeping
   /// model.cpp in `name`/), then compiles that file whole into
   /// `name`/whole; both executables train 20 steps on the cpu and must
-  /// print the same.
-  void expectWholeEqualsParts(Target target, const std::string &name) {
+  /// print the same. `blobFiles`: the binaries as files beside model.cpp.
+  void expectWholeEqualsParts(Target target, const std::string &name,
+                              bool blobFiles = false) {
     // The quickstart with the data it trains on.
     std::string text = vouch::testing::kQuickstartMlp;
     const std::string batch = "{batch = 1 : i64, ";
@@ -122,15 +124,23 @@ protected:
     options.emitDir = (dir / name).string();
     options.cuda = cuda;
     std::string error;
-    ASSERT_TRUE(buildExecutable(emitModelSource(input), options, error))
-        << error;
+    std::vector<SourceBlob> blobs;
+    std::string emitted = emitModelSource(input, blobFiles ? &blobs : nullptr);
+    // Every binary a file (the tables, the cubin, the PTX), or none.
+    EXPECT_EQ(blobs.size(), blobFiles ? (cuda ? 4u : 1u) : 0u);
+    for (const char *array : {"vouch_model_kCpuTables[] =", "vouch_model_kCubin[] ="})
+      if (cuda || std::string(array).find("Cubin") == std::string::npos)
+        EXPECT_EQ(emitted.find(array) == std::string::npos, blobFiles) << array;
+    ASSERT_TRUE(buildExecutable(emitted, options, error, blobs)) << error;
+    const std::string assembler =
+        blobFiles ? " -Xassembler -I" + (dir / name).string() : "";
 
     std::string runtime = runtimeDir().string();
     ASSERT_FALSE(runtime.empty());
     std::string source = (dir / name / "model.cpp").string();
     int status;
     std::string log =
-        run(std::string(kCxx) + " -I" + runtime + " " + source + " " +
+        run(std::string(kCxx) + assembler + " -I" + runtime + " " + source + " " +
                 runtime + "/libvouch_runtime.a -o " +
                 (dir / name / "whole").string() + (cuda ? kCudaLink : ""),
             status);
@@ -149,15 +159,15 @@ protected:
     // Part 1 holds the binaries: read back through a program of its own.
     std::ofstream(dir / name / "dump.cpp")
         << "#include <cstdio>\n"
-           "namespace vouch_model { extern const char kCubin[], kPtx[]; }\n"
+           "extern \"C\" const char vouch_model_kCubin[], vouch_model_kPtx[];\n"
            "int main() {\n"
-           "  std::fwrite(vouch_model::kCubin, 1, "
+           "  std::fwrite(vouch_model_kCubin, 1, "
         << binary.cubin.size()
         << ", stdout);\n"
-           "  std::fwrite(vouch_model::kPtx, 1, "
+           "  std::fwrite(vouch_model_kPtx, 1, "
         << binary.ptx.size() << ", stdout);\n}\n";
     std::string dump = (dir / name / "dump").string();
-    log = run(std::string(kCxx) + " -I" + runtime + " -DVOUCH_PART=1 -c " +
+    log = run(std::string(kCxx) + assembler + " -I" + runtime + " -DVOUCH_PART=1 -c " +
                   source + " -o " + dump + ".part1.o && " + kCxx + " " + dump +
                   ".cpp " + dump + ".part1.o " + runtime +
                   "/libvouch_runtime.a -o " + dump,
@@ -179,6 +189,11 @@ TEST_F(ModelSourceTest, CpuFileCompiledWholeIsTheProgramOfItsParts) {
 
 TEST_F(ModelSourceTest, CudaFileCompiledWholeIsTheProgramOfItsParts) {
   expectWholeEqualsParts(Target::Cuda, "cuda");
+}
+
+TEST_F(ModelSourceTest, WithItsBinariesAsFilesTheSameHolds) {
+  expectWholeEqualsParts(Target::Cpu, "cpu_files", /*blobFiles=*/true);
+  expectWholeEqualsParts(Target::Cuda, "cuda_files", /*blobFiles=*/true);
 }
 
 } // namespace

@@ -6,7 +6,8 @@
 // Codegen encodes each Program with encode_program_tables into a blob that the
 // generated C++ holds as one string literal (a few tokens a line: g++ reads it in
 // time linear in its size, where an aggregate initialiser per buffer, step and node,
-// and an array per node, took g++ minutes and gigabytes at 10,000 ops); the generated
+// and an array per node, took g++ minutes and gigabytes at 10,000 ops), or, in vouch
+// build's executables, as a file the assembler includes (codegen/ModelSource.h); the generated
 // main() decodes it at startup with program_tables_or_exit, which rebuilds the Program
 // the executors take. The model's description (a row per param) and the capsule
 // reports (a block per distinct capsule) stay C++ tables: they grow with params and

@@ -10,13 +10,14 @@ vouch=$1 model=$2 library=$3
 dir=${TEST_TMPDIR:-$(mktemp -d)}
 export VOUCH_CACHE_DIR=$dir/cache
 fail() { echo "FAIL: $*"; exit 1; }
-# The generated C++ with its string literals' lines joined (`"` newline `  "`
-# dropped): the schedule is a string of the tables blob (runtime/model_tables.h),
-# which the literal breaks into lines of at most ~100 characters.
-joined() { tr -d '\n' <"$1" | sed 's/"  "//g' >"$1.joined"; }
+# The generated sources of directory $1 as one text: model.cpp with its string
+# literals' lines joined (`"` newline `  "` dropped) and the binaries beside it
+# (the tables blobs, runtime/model_tables.h, which hold the schedule as a string:
+# an executable's model.cpp includes them through the assembler).
+joined() { cat "$1/model.cpp" "$1"/*.bin | tr -d '\n' | sed 's/"  "//g' >"$1/all.joined"; }
 "$vouch" build "$model" --target cuda -o "$dir/q" --emit-dir "$dir/src" 2>"$dir/build.err" ||
   { cat "$dir/build.err"; fail "vouch build --target cuda"; }
-joined "$dir/src/model.cpp"
+joined "$dir/src"
 grep -q '#include "executor.cuh"' "$dir/src/kernels.cu" ||
   fail "kernels.cu does not include the executor's kernels"
 grep -q 'vouch::pointwise_kernel<1, 2>(vouch_pointwise_step_mul_op{}' "$dir/src/kernels.cu" ||
@@ -28,16 +29,16 @@ for want in "= fused sub scale fill mul" \
             "vouch_pointwise_step_mul = fused step mul" \
             "vjp n0 vouch_small_product (matmul) [native_cuda.matmul]" \
             "forward vouch_small_linear (linear) [native_cuda.linear]"; do
-  grep -qF "$want" "$dir/src/model.cpp.joined" || fail "schedule lacks: $want"
+  grep -aqF "$want" "$dir/src/all.joined" || fail "schedule lacks: $want"
 done
-grep -q "cublas" "$dir/src/model.cpp.joined" && fail "the quickstart calls cuBLAS for a small product"
+grep -aq "cublas" "$dir/src/all.joined" && fail "the quickstart calls cuBLAS for a small product"
 # A model with large products: cuBLAS calls with their transpose flags.
 "$vouch" build "$library" --target cuda -o "$dir/lib" --emit-dir "$dir/libsrc" 2>"$dir/lib.err" ||
   { cat "$dir/lib.err"; fail "vouch build --target cuda $library"; }
-joined "$dir/libsrc/model.cpp"
+joined "$dir/libsrc"
 for want in "forward cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS) (linear) [cublaslt.linear]" \
             "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]"; do
-  grep -qF "$want" "$dir/libsrc/model.cpp.joined" || fail "ops_library schedule lacks: $want"
+  grep -aqF "$want" "$dir/libsrc/all.joined" || fail "ops_library schedule lacks: $want"
 done
 "$dir/q" --device auto --steps 5 >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "--device auto"; }
 grep -q '^mean_loss(after) = ' "$dir/auto.out" || fail "no training output"

@@ -222,7 +222,11 @@ int runBuild(const std::vector<std::string> &args) {
                                                         codegen::nvrtcVersionString()));
     input.cuda = {cudaProgram.get(), &*cudaPlan, &binary};
   }
-  std::string source = codegen::emitModelSource(input);
+  // An executable's binaries are files the assembler includes; --emit=cpp
+  // writes one self-contained file.
+  std::vector<codegen::SourceBlob> blobs;
+  std::string source =
+      codegen::emitModelSource(input, emit == "exe" ? &blobs : nullptr);
   if (cl.has("emit-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(cl.get("emit-dir"), ec);
@@ -258,7 +262,7 @@ int runBuild(const std::vector<std::string> &args) {
   buildOptions.cxx = cl.get("cxx");
   buildOptions.verbose = cl.has("verbose");
   buildOptions.cuda = cuda;
-  if (!codegen::buildExecutable(source, buildOptions, error)) {
+  if (!codegen::buildExecutable(source, buildOptions, error, blobs)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }

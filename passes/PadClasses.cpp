@@ -29,9 +29,10 @@ struct PadClassesPass : public vouch::impl::PadClassesBase<PadClassesPass> {
   using PadClassesBase::PadClassesBase;
 
   void runOnOperation() override {
-    if (quantum < 0) {
-      getOperation()->emitError("vouch-pad-classes: quantum must be at least 0, got ")
-          << quantum;
+    const int64_t q = quantum; // (an Option streams as no number)
+    if (q < 0 || q > kMaxPadClassesQuantum) {
+      getOperation()->emitError("vouch-pad-classes: quantum must be in [0, ")
+          << kMaxPadClassesQuantum << "], got " << q;
       return signalPassFailure();
     }
     if (quantum <= 1)

@@ -28,6 +28,11 @@ void addAutodiffPasses(mlir::OpPassManager &pm,
 /// model: vouch-fold-col2im, then vouch-fuse-pointwise.
 void addCudaPasses(mlir::OpPassManager &modelPm);
 
+/// The largest multiple vouch-pad-classes pads to (a tensor-core product's
+/// quantum is 4 or 8; a tile's up to 128): a larger one buys nothing and
+/// could overflow the padded extent.
+inline constexpr int64_t kMaxPadClassesQuantum = 1024;
+
 /// True for ops the fusion pass may put into a pointwise kernel.
 bool isFusible(mlir::Operation *op);
 

@@ -97,7 +97,8 @@ def PadClasses : Pass<"vouch-pad-classes", "::vouch::ModelOp"> {
   }];
   let options = [
     Option<"quantum", "quantum", "int64_t", /*default=*/"0",
-           "Pad the classes to a multiple of this (0 or 1: off)">
+           "Pad the classes to a multiple of this (0 or 1: off; at most "
+           "1024)">
   ];
 }
 

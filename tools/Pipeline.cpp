@@ -170,6 +170,12 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
     }
     *value = n;
   }
+  if (options.padClasses > kMaxPadClassesQuantum) {
+    llvm::errs() << "error: --pad-classes must be at most "
+                 << kMaxPadClassesQuantum << " (a tensor-core product's "
+                 << "quantum is 4 or 8), got " << options.padClasses << "\n";
+    return false;
+  }
   if (cl.has("config")) {
     std::string given = cl.get("config");
     llvm::SmallVector<llvm::StringRef> items;

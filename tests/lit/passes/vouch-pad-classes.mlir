@@ -1,6 +1,7 @@
 // RUN: %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-pad-classes{quantum=4}))' --mlir-print-debuginfo | FileCheck %s
 // RUN: %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-pad-classes{quantum=4},vouch-autodiff))' | FileCheck %s --check-prefix=GRAD
 // RUN: %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-pad-classes{quantum=0}))' | FileCheck %s --check-prefix=OFF
+// RUN: not %vouch-opt %s -split-input-file --pass-pipeline='builtin.module(vouch.model(vouch-pad-classes{quantum=2048}))' 2>&1 | FileCheck %s --check-prefix=LARGE
 
 // vouch-pad-classes: an LM head's 13 classes padded to 16 at quantum 4. The
 // weight (and bias) gain three zero rows (slice_scatter, whose VJP slices the
@@ -26,6 +27,7 @@
 // OFF-NOT: vouch.slice_scatter
 // OFF: vouch.linear {{.*}} -> tensor<2x3x13xf32>
 // OFF-NOT: classes
+// LARGE: error: vouch-pad-classes: quantum must be in [0, 1024], got 2048
 vouch.model "head" attributes {batch = 2 : i64} {
   %x = vouch.input "x" : tensor<2x3x8xf32>
   %y = vouch.target "y" : tensor<2x3xi32>

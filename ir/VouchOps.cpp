@@ -1629,7 +1629,44 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange dy,
 // is constant), dL/ddloss = Σ g ⊙ cross_entropy_grad(z, y, 1). k_p is data:
 // with zero logits, cross_entropy_grad(0, y, 1)_p = k_p (1/C - onehot), whose
 // absolute values sum to k_p · 2(C-1)/C, so k is built from the labels by ops
-// (C = 1: the loss is constant, dz is 0, and so is its gradient).
+// (C = 1: the loss is constant, dz is 0, and so is its gradient). Appends
+// dL/dz, none (the labels) and dL/ddloss for cross_entropy_grad(z, y, dloss)
+// with every class of z counted.
+static void appendCrossEntropyGradGrads(OpBuilder &b, Location loc, Value z,
+                                        Value labels, Value dloss,
+                                        IntegerAttr ignoreIndex, Value g,
+                                        SmallVectorImpl<Value> &grads) {
+  RankedTensorType zt = tensorOf(z);
+  RankedTensorType lt = tensorOf(dloss);
+  int64_t classAxis = zt.getRank() - 1, classes = zt.getShape().back();
+  Value one = b.create<FillOp>(loc, lt, b.getF64FloatAttr(1.0));
+  Value perUnit = b.create<CrossEntropyGradOp>(loc, zt, z, labels, one,
+                                               ignoreIndex, IntegerAttr());
+  Value ddloss = buildReduceSum(
+      b, loc, b.create<MulOp>(loc, zt, g, perUnit),
+      llvm::to_vector(llvm::seq<int64_t>(0, zt.getRank())));
+  if (classes == 1) {
+    grads.append({b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0)), Value(),
+                  ddloss});
+    return;
+  }
+  Value zero = b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0));
+  Value uniform = b.create<CrossEntropyGradOp>(loc, zt, zero, labels, one,
+                                               ignoreIndex, IntegerAttr());
+  Value absSum = buildReduceSum(b, loc, b.create<AbsOp>(loc, zt, uniform),
+                                {classAxis});
+  Value keep = buildScale(b, loc, absSum,
+                          double(classes) / (2.0 * double(classes - 1)));
+  Value p = b.create<SoftmaxOp>(loc, zt, z, b.getI64IntegerAttr(classAxis));
+  Value jvp = b.create<SoftmaxGradOp>(loc, zt, g, p,
+                                      b.getI64IntegerAttr(classAxis));
+  auto rowDims = llvm::to_vector(llvm::seq<int64_t>(0, classAxis));
+  Value scale = b.create<MulOp>(loc, zt,
+                                buildBroadcast(b, loc, keep, zt, rowDims),
+                                buildBroadcast(b, loc, dloss, zt, {}));
+  grads.append({b.create<MulOp>(loc, zt, scale, jvp), Value(), ddloss});
+}
+
 // With `classes` short of the class axis (vouch-pad-classes' padding), the
 // rule runs on the counted entries, sliced out of the logits and the
 // upstream gradient, and the logits' gradient is scattered back into zeros
@@ -1638,62 +1675,29 @@ LogicalResult CrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange dy,
                                            SmallVectorImpl<Value> &grads) {
   Location loc = getLoc();
   RankedTensorType padded = tensorOf(getLogits());
-  if (classCount() < padded.getShape().back()) {
-    int64_t axis = padded.getRank() - 1;
-    SmallVector<int64_t> shape(padded.getShape());
-    shape.back() = classCount();
-    auto counted = RankedTensorType::get(shape, padded.getElementType());
-    auto cut = [&](Value v) {
-      return b.create<SliceOp>(loc, counted, v, b.getI64IntegerAttr(axis),
-                               b.getI64IntegerAttr(0),
-                               b.getI64IntegerAttr(classCount()),
-                               b.getI64IntegerAttr(1));
-    };
-    auto unpadded = b.create<CrossEntropyGradOp>(
-        loc, counted, cut(getLogits()), getLabels(), getDloss(),
-        getIgnoreIndexAttr(), IntegerAttr());
-    SmallVector<Value> inner;
-    if (failed(unpadded.buildVJP(b, ValueRange{cut(dy[0])}, inner)))
-      return failure();
-    unpadded->erase();
-    grads.append({b.create<SliceScatterOp>(loc, padded, inner[0],
-                                           b.getI64IntegerAttr(axis),
-                                           b.getI64IntegerAttr(0),
-                                           b.getI64IntegerAttr(classCount()),
-                                           b.getI64IntegerAttr(1)),
-                  Value(), inner[2]});
+  const int64_t axis = padded.getRank() - 1, counted = classCount();
+  if (counted == padded.getShape().back()) {
+    appendCrossEntropyGradGrads(b, loc, getLogits(), getLabels(), getDloss(),
+                                getIgnoreIndexAttr(), dy[0], grads);
     return success();
   }
-  RankedTensorType zt = padded;
-  RankedTensorType lt = tensorOf(getDloss());
-  int64_t classAxis = zt.getRank() - 1, classes = zt.getShape().back();
-  Value one = b.create<FillOp>(loc, lt, b.getF64FloatAttr(1.0));
-  Value perUnit = b.create<CrossEntropyGradOp>(loc, zt, getLogits(), getLabels(),
-                                               one, getIgnoreIndexAttr(), IntegerAttr());
-  Value ddloss = buildReduceSum(
-      b, loc, b.create<MulOp>(loc, zt, dy[0], perUnit),
-      llvm::to_vector(llvm::seq<int64_t>(0, zt.getRank())));
-  if (classes == 1) {
-    grads.append({b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0)), Value(),
-                  ddloss});
-    return success();
-  }
-  Value zero = b.create<FillOp>(loc, zt, b.getF64FloatAttr(0.0));
-  Value uniform = b.create<CrossEntropyGradOp>(loc, zt, zero, getLabels(), one,
-                                               getIgnoreIndexAttr(), IntegerAttr());
-  Value absSum = buildReduceSum(b, loc, b.create<AbsOp>(loc, zt, uniform),
-                                {classAxis});
-  Value keep = buildScale(b, loc, absSum,
-                          double(classes) / (2.0 * double(classes - 1)));
-  Value p = b.create<SoftmaxOp>(loc, zt, getLogits(),
-                                b.getI64IntegerAttr(classAxis));
-  Value jvp = b.create<SoftmaxGradOp>(loc, zt, dy[0], p,
-                                      b.getI64IntegerAttr(classAxis));
-  auto rowDims = llvm::to_vector(llvm::seq<int64_t>(0, classAxis));
-  Value scale = b.create<MulOp>(
-      loc, zt, buildBroadcast(b, loc, keep, zt, rowDims),
-      buildBroadcast(b, loc, getDloss(), zt, {}));
-  grads.append({b.create<MulOp>(loc, zt, scale, jvp), Value(), ddloss});
+  SmallVector<int64_t> shape(padded.getShape());
+  shape.back() = counted;
+  auto countedType = RankedTensorType::get(shape, padded.getElementType());
+  auto bounds = [&] {
+    return std::make_tuple(b.getI64IntegerAttr(axis), b.getI64IntegerAttr(0),
+                           b.getI64IntegerAttr(counted), b.getI64IntegerAttr(1));
+  };
+  auto cut = [&](Value v) -> Value {
+    auto [a, start, end, step] = bounds();
+    return b.create<SliceOp>(loc, countedType, v, a, start, end, step);
+  };
+  SmallVector<Value> inner;
+  appendCrossEntropyGradGrads(b, loc, cut(getLogits()), getLabels(), getDloss(),
+                              getIgnoreIndexAttr(), cut(dy[0]), inner);
+  auto [a, start, end, step] = bounds();
+  grads.append({b.create<SliceScatterOp>(loc, padded, inner[0], a, start, end, step),
+                Value(), inner[2]});
   return success();
 }
 

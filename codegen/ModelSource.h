@@ -23,7 +23,8 @@ namespace vouch::codegen {
 struct BackendSource {
   const ProgramBuilder *program = nullptr;
   const AcceptedGraphPlan *plan = nullptr;
-  const CudaBinary *binary = nullptr; ///< cuda only
+  /// cuda only: the binary of each of cudaKernelUnits(*program), in order.
+  const std::vector<CudaBinary> *binaries = nullptr;
 };
 
 struct ModelSourceInput {
@@ -57,8 +58,24 @@ struct SourceBlob {
 std::string emitModelSource(const ModelSourceInput &input,
                             std::vector<SourceBlob> *blobs = nullptr);
 
-/// The NVRTC source of `program`'s kernels: the kernel library's headers
-/// and each kernel's instantiation.
+/// At most this many NVRTC programs per model: the executor's kernels and
+/// up to kMaxCudaUnits - 1 groups of the program's kernels.
+inline constexpr size_t kMaxCudaUnits = 64;
+
+/// How many of a program's `kernelCount` kernels share a unit: 1 up to
+/// kMaxCudaUnits - 1 kernels, else the fewest that keep the units at most
+/// kMaxCudaUnits.
+size_t kernelsPerCudaUnit(size_t kernelCount);
+
+/// `program`'s kernels as NVRTC programs that compile side by side, named
+/// `<model>.<i>.cu`: unit 0 the executor's own kernels, then each kernel of
+/// the table alone, or, past kMaxCudaUnits - 1 kernels, consecutive kernels
+/// in groups of equal count (the split depends on the program only, not on
+/// the machine, so the executable's images do not either).
+std::vector<CudaUnit> cudaKernelUnits(const ProgramBuilder &program);
+
+/// The units' sources one after another: one source of all the kernels
+/// (what --emit-dir writes as kernels.cu; it compiles as one program too).
 std::string cudaKernelSource(const ProgramBuilder &program);
 
 } // namespace vouch::codegen

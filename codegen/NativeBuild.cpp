@@ -2,7 +2,6 @@
 #include "codegen/NativeBuild.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -11,12 +10,12 @@
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
 #include "codegen/ContentHash.h"
 #include "codegen/ModelSource.h"
+#include "codegen/Parallel.h"
 #include "codegen/RuntimeSources.h"
 #include "runtime/atomic_file.h"
 
@@ -98,28 +97,20 @@ private:
   fs::path path_;
 };
 
-/// Runs `commands` side by side, as many at once as the machine has cores,
-/// printed in order when `verbose`. Returns the index of the first (in
-/// order) that failed, with its output in `log`; -1 when all succeeded.
-int runCommands(const std::vector<std::string> &commands, bool verbose,
-                std::string &log) {
+/// Runs `commands` side by side, up to `jobs` at once (0: as many as the
+/// machine has cores), printed in order when `verbose`. Returns the index of
+/// the first (in order) that failed, with its output in `log`; -1 when all
+/// succeeded.
+int runCommands(const std::vector<std::string> &commands, unsigned jobs,
+                bool verbose, std::string &log) {
   if (verbose)
     for (const std::string &command : commands)
       std::fprintf(stderr, "vouch: %s\n", command.c_str());
   std::vector<std::string> logs(commands.size());
   std::vector<char> ok(commands.size(), false); // not bool: threads write it
-  std::atomic<size_t> next = 0;
-  auto work = [&] {
-    for (size_t i; (i = next++) < commands.size();)
-      ok[i] = runCommand(commands[i], /*verbose=*/false, logs[i]);
-  };
-  std::vector<std::thread> threads(
-      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                       commands.size()));
-  for (std::thread &t : threads)
-    t = std::thread(work);
-  for (std::thread &t : threads)
-    t.join();
+  parallelFor(commands.size(), jobs, [&](size_t i) {
+    ok[i] = runCommand(commands[i], /*verbose=*/false, logs[i]);
+  });
   for (size_t i = 0; i < commands.size(); ++i)
     if (!ok[i]) {
       log = logs[i];
@@ -187,7 +178,7 @@ bool ensureRuntime(const NativeBuildOptions &options, fs::path &dir,
                        shellQuote(object.string()));
     objects += " " + shellQuote(object.string());
   }
-  if (std::string log; runCommands(compiles, options.verbose, log) >= 0) {
+  if (std::string log; runCommands(compiles, options.jobs, options.verbose, log) >= 0) {
     error = "compiling the runtime failed:\n" + log;
     fs::remove_all(staging, ec);
     return false;
@@ -292,7 +283,7 @@ bool buildExecutable(const std::string &source,
     objects += " " + shellQuote(object.string());
   }
   std::string log;
-  if (runCommands(compiles, options.verbose, log) >= 0) {
+  if (runCommands(compiles, options.jobs, options.verbose, log) >= 0) {
     error = "compiling the generated code failed (keep it with --emit-dir):\n" +
             log;
     return false;

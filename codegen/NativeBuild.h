@@ -14,6 +14,7 @@ struct NativeBuildOptions {
   std::string emitDir;  ///< keep generated sources here (empty: a temp dir)
   std::string cxx = "g++";
   bool verbose = false; ///< print the compiler commands
+  unsigned jobs = 0;    ///< compiler processes at once (0: one per core)
   /// Link the cuda backend: static cudart, cuBLAS and cuBLASLt from
   /// /usr/local/cuda (no driver-API link: the executable starts anywhere).
   bool cuda = false;

@@ -3,6 +3,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -12,6 +13,7 @@
 
 #include "capsules/Catalog.h"
 #include "codegen/ContentHash.h"
+#include "codegen/Parallel.h"
 #include "codegen/RuntimeSources.h"
 
 namespace vouch::codegen {
@@ -179,6 +181,29 @@ bool compileCudaCached(const std::string &source, const std::string &name,
   fs::rename(staging, dir, ec);
   if (ec)
     fs::remove_all(staging, ec);
+  return true;
+}
+
+bool compileCudaUnits(const std::vector<CudaUnit> &units,
+                      const std::string &arch, const CudaHeaders &headers,
+                      const std::string &cacheDir, unsigned threads,
+                      std::vector<CudaBinary> &out, size_t &hits,
+                      std::string &error) {
+  out.assign(units.size(), CudaBinary{});
+  std::vector<std::string> errors(units.size());
+  std::vector<char> ok(units.size(), false), hit(units.size(), false);
+  parallelFor(units.size(), threads, [&](size_t i) {
+    bool answered = false;
+    ok[i] = compileCudaCached(units[i].source, units[i].name, arch, headers,
+                              cacheDir, out[i], answered, errors[i]);
+    hit[i] = answered;
+  });
+  hits = static_cast<size_t>(std::count(hit.begin(), hit.end(), true));
+  for (size_t i = 0; i < units.size(); ++i)
+    if (!ok[i]) {
+      error = errors[i];
+      return false;
+    }
   return true;
 }
 

@@ -45,6 +45,24 @@ bool compileCudaCached(const std::string &source, const std::string &name,
                        const std::string &cacheDir, CudaBinary &out,
                        bool &hit, std::string &error);
 
+/// One NVRTC program: a part of a model's kernels that compiles on its own
+/// (it includes the library headers it instantiates).
+struct CudaUnit {
+  std::string name;   ///< for NVRTC's log, e.g. "gpt2_124m.3.cu"
+  std::string source;
+};
+
+/// Compiles every unit through the cache (compileCudaCached), up to
+/// `threads` at a time (0: one per hardware thread; NVRTC compiles distinct
+/// programs concurrently): `out[i]` is `units[i]`'s binary, whatever the
+/// order they finish in. `hits` counts the units the cache answered. On
+/// failure returns false with the first failing unit's error.
+bool compileCudaUnits(const std::vector<CudaUnit> &units,
+                      const std::string &arch, const CudaHeaders &headers,
+                      const std::string &cacheDir, unsigned threads,
+                      std::vector<CudaBinary> &out, size_t &hits,
+                      std::string &error);
+
 /// NVRTC's version, e.g. "13.0".
 std::string nvrtcVersionString();
 

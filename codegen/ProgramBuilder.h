@@ -96,6 +96,8 @@ public:
   /// New kernels are named `vouch_<base>` (`_2`, `_3`, ... on a clash).
   int32_t kernel(llvm::StringRef base, const std::string &source);
   const std::string &kernelName(int32_t index) const { return kernels_[index].name; }
+  /// Kernel `index`'s source with its name filled in.
+  const std::string &kernelSource(size_t index) const { return kernels_[index].source; }
   /// Every kernel's source with its name filled in, in table order.
   std::string kernelSources() const;
   size_t kernelCount() const { return kernels_.size(); }

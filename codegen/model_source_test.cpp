@@ -106,7 +106,11 @@ protected:
     mlir::FailureOr<AcceptedGraphPlan> cudaPlan = mlir::failure();
     mlir::FailureOr<std::unique_ptr<ProgramBuilder>> cudaProgram =
         mlir::failure();
-    CudaBinary binary{trickyBytes(), trickyBytes() + '\0', "sm_90"};
+    // Two images, as a model's units give (their bytes differ, so a swap or
+    // a lost image shows).
+    const std::vector<CudaBinary> binaries = {
+        {trickyBytes(), trickyBytes() + '\0', "sm_90"},
+        {"second cubin " + trickyBytes(), "second ptx\n", "sm_90"}};
     if (cuda) {
       mlir::PassManager pm(&context);
       pm.addNestedPass<ModelOp>(createFusePointwise());
@@ -116,7 +120,7 @@ protected:
       ASSERT_TRUE(mlir::succeeded(cudaPlan)) << joined();
       cudaProgram = buildProgram(model, *cudaPlan, Target::Cuda);
       ASSERT_TRUE(mlir::succeeded(cudaProgram)) << joined();
-      input.cuda = {cudaProgram->get(), &*cudaPlan, &binary};
+      input.cuda = {cudaProgram->get(), &*cudaPlan, &binaries};
     }
 
     NativeBuildOptions options;
@@ -126,9 +130,10 @@ protected:
     std::string error;
     std::vector<SourceBlob> blobs;
     std::string emitted = emitModelSource(input, blobFiles ? &blobs : nullptr);
-    // Every binary a file (the tables, the cubin, the PTX), or none.
-    EXPECT_EQ(blobs.size(), blobFiles ? (cuda ? 4u : 1u) : 0u);
-    for (const char *array : {"vouch_model_kCpuTables[] =", "vouch_model_kCubin[] ="})
+    // Every binary a file (the tables, each image's cubin and PTX), or none.
+    EXPECT_EQ(blobs.size(), blobFiles ? (cuda ? 6u : 1u) : 0u);
+    for (const char *array : {"vouch_model_kCpuTables[] =", "vouch_model_kCubin0[] =",
+                              "vouch_model_kCubin1[] ="})
       if (cuda || std::string(array).find("Cubin") == std::string::npos)
         EXPECT_EQ(emitted.find(array) == std::string::npos, blobFiles) << array;
     ASSERT_TRUE(buildExecutable(emitted, options, error, blobs)) << error;
@@ -157,15 +162,27 @@ protected:
       return;
 
     // Part 1 holds the binaries: read back through a program of its own.
-    std::ofstream(dir / name / "dump.cpp")
-        << "#include <cstdio>\n"
-           "extern \"C\" const char vouch_model_kCubin[], vouch_model_kPtx[];\n"
-           "int main() {\n"
-           "  std::fwrite(vouch_model_kCubin, 1, "
-        << binary.cubin.size()
-        << ", stdout);\n"
-           "  std::fwrite(vouch_model_kPtx, 1, "
-        << binary.ptx.size() << ", stdout);\n}\n";
+    std::ofstream dumpSource(dir / name / "dump.cpp");
+    dumpSource << "#include <cstdio>\n"
+                  "extern \"C\" const char vouch_model_kCubin0[], vouch_model_kPtx0[], "
+                  "vouch_model_kCubin1[], vouch_model_kPtx1[];\n"
+                  "int main() {\n";
+    std::string expected;
+    for (int i : {0, 1}) {
+      dumpSource << "  std::fwrite(vouch_model_kCubin" << i << ", 1, "
+                 << binaries[i].cubin.size() << ", stdout);\n"
+                 << "  std::fwrite(vouch_model_kPtx" << i << ", 1, "
+                 << binaries[i].ptx.size() << ", stdout);\n";
+      expected += binaries[i].cubin + binaries[i].ptx;
+    }
+    dumpSource << "}\n";
+    dumpSource.close();
+    // Part 2 hands both images to the backend, in order, with the cubins' sizes.
+    EXPECT_NE(emitted.find("{vouch_model_kCubin0, " + std::to_string(binaries[0].cubin.size()) +
+                           ", vouch_model_kPtx0},\n    {vouch_model_kCubin1, " +
+                           std::to_string(binaries[1].cubin.size()) + ", vouch_model_kPtx1},"),
+              std::string::npos)
+        << emitted.substr(std::min(emitted.find("kKernelImages"), emitted.size()), 400);
     std::string dump = (dir / name / "dump").string();
     log = run(std::string(kCxx) + assembler + " -I" + runtime + " -DVOUCH_PART=1 -c " +
                   source + " -o " + dump + ".part1.o && " + kCxx + " " + dump +
@@ -175,7 +192,7 @@ protected:
     ASSERT_EQ(status, 0) << log;
     std::string bytes = run(dump, status);
     ASSERT_EQ(status, 0);
-    EXPECT_TRUE(bytes == binary.cubin + binary.ptx)
+    EXPECT_TRUE(bytes == expected)
         << "the cubin and PTX read back differ from the bytes emitted";
   }
 

@@ -86,30 +86,44 @@ TEST(NvrtcKernelsCitation, NamesModelsAndProfiles) {
   EXPECT_GE(citedCases().size(), 2u);
 }
 
-class NvrtcKernels : public ::testing::TestWithParam<Case> {};
+class NvrtcKernels : public ::testing::TestWithParam<Case> {
+protected:
+  /// The cuda Program of the case's model under its profile, in program_.
+  void buildCudaProgram() {
+    const std::string &path = GetParam().path;
+    vouch::registerVouchDialect(context_);
+    llvm::SourceMgr sourceMgr;
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    ASSERT_TRUE(buffer) << path;
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    module_ = vouch::frontend::importModel(sourceMgr, context_);
+    ASSERT_TRUE(module_ && succeeded(verify(*module_)));
+    PassManager pm(&context_);
+    vouch::addAutodiffPasses(pm, GetParam().attention);
+    vouch::addCudaPasses(pm.nest<vouch::ModelOp>());
+    ASSERT_TRUE(succeeded(pm.run(*module_)));
+    auto model = *module_->getOps<vouch::ModelOp>().begin();
+    auto profile = vouch::capsules::parseProfileSpec(GetParam().profile);
+    ASSERT_TRUE(profile.ok()) << profile.error();
+    auto plan = vouch::planAndGate(model, *profile);
+    ASSERT_TRUE(succeeded(plan)) << path;
+    auto program =
+        vouch::codegen::buildProgram(model, *plan, vouch::codegen::Target::Cuda);
+    ASSERT_TRUE(succeeded(program));
+    program_ = std::move(*program);
+  }
+
+  MLIRContext context_;
+  OwningOpRef<ModuleOp> module_;
+  std::unique_ptr<vouch::codegen::ProgramBuilder> program_;
+};
 
 TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
   const std::string &path = GetParam().path;
-  MLIRContext context;
-  vouch::registerVouchDialect(context);
-  llvm::SourceMgr sourceMgr;
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  ASSERT_TRUE(buffer) << path;
-  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  auto module = vouch::frontend::importModel(sourceMgr, context);
-  ASSERT_TRUE(module && succeeded(verify(*module)));
-  PassManager pm(&context);
-  vouch::addAutodiffPasses(pm, GetParam().attention);
-  vouch::addCudaPasses(pm.nest<vouch::ModelOp>());
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  auto model = *module->getOps<vouch::ModelOp>().begin();
-  auto profile = vouch::capsules::parseProfileSpec(GetParam().profile);
-  ASSERT_TRUE(profile.ok()) << profile.error();
-  auto plan = vouch::planAndGate(model, *profile);
-  ASSERT_TRUE(succeeded(plan)) << path;
-  auto program =
-      vouch::codegen::buildProgram(model, *plan, vouch::codegen::Target::Cuda);
-  ASSERT_TRUE(succeeded(program));
+  buildCudaProgram();
+  if (HasFatalFailure())
+    return;
+  auto *program = &program_;
   std::string source = vouch::codegen::cudaKernelSource(**program);
   vouch::codegen::CudaBinary binary;
   std::string error;
@@ -130,6 +144,33 @@ TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
     for (const char *suffix : {"_f32", "_f64"})
       EXPECT_NE(binary.ptx.find(".entry " + symbol + suffix), std::string::npos)
           << symbol << suffix << " missing from the PTX";
+}
+
+// The units NVRTC compiles side by side (cudaKernelUnits): the executor's
+// kernels first, then each kernel of the table in its own unit, in table
+// order; together they are the one source --emit-dir writes.
+TEST_P(NvrtcKernels, UnitsHoldEachKernelOnceInTableOrder) {
+  buildCudaProgram();
+  if (HasFatalFailure())
+    return;
+  auto *program = &program_;
+  std::vector<vouch::codegen::CudaUnit> units =
+      vouch::codegen::cudaKernelUnits(**program);
+  const size_t kernels = (*program)->kernelCount();
+  ASSERT_LT(kernels, vouch::codegen::kMaxCudaUnits);
+  ASSERT_EQ(units.size(), kernels + 1);
+  EXPECT_NE(units[0].source.find("#include \"executor.cuh\""), std::string::npos);
+  std::string joined;
+  for (size_t u = 0; u < units.size(); ++u) {
+    joined += units[u].source;
+    EXPECT_EQ(units[u].name, (*program)->modelName() + "." + std::to_string(u) + ".cu");
+    for (size_t k = 0; k < kernels; ++k) {
+      const std::string entry = " " + (*program)->kernelName(k) + "_f32(";
+      EXPECT_EQ(units[u].source.find(entry) != std::string::npos, u == k + 1)
+          << (*program)->kernelName(k) << " in unit " << u;
+    }
+  }
+  EXPECT_EQ(joined, vouch::codegen::cudaKernelSource(**program));
 }
 
 INSTANTIATE_TEST_SUITE_P(CitedModels, NvrtcKernels,
@@ -228,6 +269,75 @@ TEST(Nvrtc, TheCacheAnswersAnIdenticalCompileOnly) {
   ASSERT_TRUE(vouch::codegen::compileCudaCached(source + "// changed\n", "k.cu",
                                                 "sm_90", {}, dir, third, hit, error));
   EXPECT_FALSE(hit);
+}
+
+// Past kMaxCudaUnits - 1 kernels, consecutive kernels share units, and the
+// units never number more than kMaxCudaUnits.
+TEST(Nvrtc, KernelsShareUnitsOnlyPastTheCap) {
+  using vouch::codegen::kernelsPerCudaUnit;
+  using vouch::codegen::kMaxCudaUnits;
+  EXPECT_EQ(kernelsPerCudaUnit(0), 1u);
+  EXPECT_EQ(kernelsPerCudaUnit(1), 1u);
+  EXPECT_EQ(kernelsPerCudaUnit(kMaxCudaUnits - 1), 1u);
+  EXPECT_EQ(kernelsPerCudaUnit(kMaxCudaUnits), 2u);
+  EXPECT_EQ(kernelsPerCudaUnit(2 * (kMaxCudaUnits - 1)), 2u);
+  EXPECT_EQ(kernelsPerCudaUnit(2 * (kMaxCudaUnits - 1) + 1), 3u);
+  for (size_t n : {0, 1, 5, 63, 64, 100, 127, 406, 10000}) {
+    const size_t per = kernelsPerCudaUnit(n);
+    const size_t units = 1 + (n + per - 1) / per; // the executor's, then groups
+    EXPECT_LE(units, kMaxCudaUnits) << n << " kernels";
+    if (per > 1) // one fewer per unit would overflow the cap
+      EXPECT_GT(1 + (n + per - 2) / (per - 1), kMaxCudaUnits) << n << " kernels";
+  }
+}
+
+// Units compile side by side through the cache: each result is its own
+// unit's, whatever the order they finish in; a second compile is answered
+// by the cache unit by unit; a broken unit fails the compile with its own
+// name and line in the error.
+TEST(Nvrtc, UnitsCompileSideBySideThroughTheCache) {
+  std::string dir = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR")
+                                                           : "/tmp") +
+                    "/nvrtc-units-cache";
+  std::vector<vouch::codegen::CudaUnit> units;
+  for (int i = 0; i < 6; ++i)
+    units.push_back({"m." + std::to_string(i) + ".cu",
+                     "extern \"C\" __global__ void unit_kernel_" + std::to_string(i) +
+                         "(float* x) { x[0] = " + std::to_string(i) + "; }\n"});
+  std::vector<vouch::codegen::CudaBinary> first, second, serial;
+  size_t hits = 99;
+  std::string error;
+  ASSERT_TRUE(vouch::codegen::compileCudaUnits(units, "sm_90", {}, dir, 4, first,
+                                               hits, error)) << error;
+  EXPECT_EQ(hits, 0u);
+  ASSERT_EQ(first.size(), units.size());
+  for (size_t i = 0; i < units.size(); ++i) {
+    EXPECT_EQ(first[i].arch, "sm_90");
+    EXPECT_NE(first[i].ptx.find(".entry unit_kernel_" + std::to_string(i) + "("),
+              std::string::npos) << i;
+    for (size_t j = 0; j < units.size(); ++j)
+      if (j != i)
+        EXPECT_EQ(first[i].ptx.find("unit_kernel_" + std::to_string(j) + "("),
+                  std::string::npos) << i << " holds " << j;
+  }
+  ASSERT_TRUE(vouch::codegen::compileCudaUnits(units, "sm_90", {}, dir, 4, second,
+                                               hits, error)) << error;
+  EXPECT_EQ(hits, units.size());
+  // One thread, no cache: the same bytes as the parallel compile.
+  ASSERT_TRUE(vouch::codegen::compileCudaUnits(units, "sm_90", {}, dir + "-serial", 1,
+                                               serial, hits, error)) << error;
+  EXPECT_EQ(hits, 0u);
+  for (size_t i = 0; i < units.size(); ++i) {
+    EXPECT_EQ(first[i].cubin, second[i].cubin) << i;
+    EXPECT_EQ(first[i].cubin, serial[i].cubin) << i;
+    EXPECT_EQ(first[i].ptx, serial[i].ptx) << i;
+  }
+
+  units[4].source = "extern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n";
+  EXPECT_FALSE(vouch::codegen::compileCudaUnits(units, "sm_90", {}, dir, 4, first,
+                                                hits, error));
+  EXPECT_NE(error.find("m.4.cu(2)"), std::string::npos) << error;
+  EXPECT_NE(error.find("    |   x[0] = undefined_name;"), std::string::npos) << error;
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "codegen/ModelSource.h"
 #include "codegen/NativeBuild.h"
 #include "codegen/Nvrtc.h"
+#include "codegen/Parallel.h"
 #include "codegen/ProgramEmitter.h"
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/executor.h"
@@ -126,6 +127,10 @@ int runBuild(const std::vector<std::string> &args) {
           "step (by default values whose lifetimes within a training step "
           "are disjoint share storage; results are identical either way)");
   cl.option("cxx", "COMPILER", "the host C++ compiler", "g++");
+  cl.option("jobs", "N",
+            "NVRTC programs and host compiler processes to run at once "
+            "(default: one per hardware thread); the output does not depend "
+            "on it");
   cl.flag("verbose", "print the time of each phase and the compiler "
                      "commands; also -v");
   if (int code = cl.parseOrExit(args, 1); code >= 0)
@@ -133,6 +138,19 @@ int runBuild(const std::vector<std::string> &args) {
   if (!cl.has("output")) {
     std::fprintf(stderr, "error: -o OUT is required\n\n%s", cl.help().c_str());
     return 2;
+  }
+  unsigned jobs = 0; // 0: one per hardware thread
+  if (cl.has("jobs")) {
+    long long n = 0;
+    std::string jobsError;
+    if (!cl.getInt("jobs", n, jobsError) || n < 1 || n > 1024) {
+      std::fprintf(stderr, "error: %s\n",
+                   jobsError.empty()
+                       ? ("--jobs must be between 1 and 1024, got " + cl.get("jobs")).c_str()
+                       : jobsError.c_str());
+      return 2;
+    }
+    jobs = static_cast<unsigned>(n);
   }
   auto chosenTarget = cl.choice("target", {"cpu", "cuda"});
   auto chosenEmit = cl.choice("emit", {"exe", "cpp", "tables"});
@@ -192,7 +210,7 @@ int runBuild(const std::vector<std::string> &args) {
   input.cpu = {cpuProgram->get(), &*cpuPlan, nullptr};
   FailureOr<AcceptedGraphPlan> cudaPlan = failure();
   std::unique_ptr<codegen::ProgramBuilder> cudaProgram;
-  codegen::CudaBinary binary;
+  std::vector<codegen::CudaBinary> binaries;
   std::string kernels;
   if (cuda) {
     ModelOp model = getModel(*module);
@@ -208,19 +226,30 @@ int runBuild(const std::vector<std::string> &args) {
       return 1;
     cudaProgram = std::move(*built);
     timer.done("plan, gate, tables (cuda)", cudaProgram->storageSummary());
-    kernels = codegen::cudaKernelSource(*cudaProgram);
-    bool hit = false;
-    if (!codegen::compileCudaCached(kernels, model.getSymName().str() + ".cu",
-                                    "sm_90", codegen::kernelLibraryHeaders(),
-                                    codegen::cacheRoot(), binary, hit, error)) {
+    std::vector<codegen::CudaUnit> units =
+        codegen::cudaKernelUnits(*cudaProgram);
+    for (const codegen::CudaUnit &unit : units)
+      kernels += unit.source;
+    size_t hits = 0;
+    const unsigned threads = codegen::buildThreads(units.size(), jobs);
+    if (!codegen::compileCudaUnits(units, "sm_90",
+                                   codegen::kernelLibraryHeaders(),
+                                   codegen::cacheRoot(), threads, binaries, hits,
+                                   error)) {
       std::fprintf(stderr, "error: %s", error.c_str());
       return 1;
     }
+    const std::string programs = std::to_string(units.size()) + " programs";
     timer.done("NVRTC (cubin + PTX)",
-               std::to_string(cudaProgram->kernelCount()) + " kernels, " +
-                   (hit ? "from the kernel cache" : "compiled with NVRTC " +
-                                                        codegen::nvrtcVersionString()));
-    input.cuda = {cudaProgram.get(), &*cudaPlan, &binary};
+               std::to_string(cudaProgram->kernelCount()) + " kernels in " +
+                   (hits == units.size()
+                        ? programs + ", from the kernel cache"
+                        : programs + " (" + std::to_string(hits) +
+                              " from the kernel cache), compiled with NVRTC " +
+                              codegen::nvrtcVersionString() + " on " +
+                              std::to_string(threads) +
+                              (threads == 1 ? " thread" : " threads")));
+    input.cuda = {cudaProgram.get(), &*cudaPlan, &binaries};
   }
   // An executable's binaries are files the assembler includes; --emit=cpp
   // writes one self-contained file.
@@ -260,6 +289,7 @@ int runBuild(const std::vector<std::string> &args) {
   buildOptions.output = cl.get("output");
   buildOptions.emitDir = cl.get("emit-dir");
   buildOptions.cxx = cl.get("cxx");
+  buildOptions.jobs = jobs;
   buildOptions.verbose = cl.has("verbose");
   buildOptions.cuda = cuda;
   if (!codegen::buildExecutable(source, buildOptions, error, blobs)) {

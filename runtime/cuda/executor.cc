@@ -121,15 +121,15 @@ unsigned grid_for(int64_t elements, int64_t block, int64_t max_grid) {
 }  // namespace
 
 template <class T>
-CudaProgramModel<T>::CudaProgramModel(const Program& program, const void* cubin,
-                                      size_t cubin_size, const char* ptx, ProductMath math,
+CudaProgramModel<T>::CudaProgramModel(const Program& program, const KernelImage* images,
+                                      size_t image_count, ProductMath math,
                                       int64_t loss_capacity)
     : program_(program),
       math_(math),
       loss_capacity_(loss_capacity),
       bf16_products_(std::is_same_v<T, float> && math == ProductMath::Bf16),
       padded_products_(std::is_same_v<T, float> && math != ProductMath::Fp32) {
-  status_ = init(cubin, cubin_size, ptx);
+  status_ = init(images, image_count);
 }
 
 template <class T>
@@ -163,7 +163,7 @@ Status CudaProgramModel<T>::allocate(T*& ptr, int64_t count) {
 }
 
 template <class T>
-Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const char* ptx) {
+Status CudaProgramModel<T>::init(const KernelImage* images, size_t image_count) {
   VOUCH_RETURN_IF_ERROR(require_native_cuda());
   VOUCH_RETURN_IF_ERROR(check_program(program_));
   const Program& p = program_;
@@ -186,7 +186,7 @@ Status CudaProgramModel<T>::init(const void* cubin, size_t cubin_size, const cha
   deps_ = CaptureDependencies(stream_.get());
   // Creates the handles and workspaces now: that cannot happen inside a capture.
   VOUCH_RETURN_IF_ERROR(set_blas_stream(stream_.get()));
-  Result<KernelModule> module = load_module(cubin, cubin_size, ptx);
+  Result<KernelModule> module = load_module(images, image_count);
   if (!module.ok()) return module.status();
   module_ = std::move(module.value());
   VOUCH_RETURN_IF_ERROR(load_kernels());
@@ -1358,20 +1358,20 @@ std::string CudaProgramModel<T>::memory_report() const {
 template class CudaProgramModel<float>;
 template class CudaProgramModel<double>;
 
-Backend cuda_program_backend(const Program& program, const void* cubin, size_t cubin_size,
-                             const char* ptx, ProductMath math, std::string header,
+Backend cuda_program_backend(const Program& program, const KernelImage* images,
+                             size_t image_count, ProductMath math, std::string header,
                              std::map<std::string, std::string> capsule_reports) {
   Backend b;
   b.device = Device::Cuda;
   const Program* p = &program;
   b.make_f32 = [=]() -> std::unique_ptr<CompiledModel<float>> {
-    return std::make_unique<CudaProgramModel<float>>(*p, cubin, cubin_size, ptx, math);
+    return std::make_unique<CudaProgramModel<float>>(*p, images, image_count, math);
   };
   // Rounded products are an f32 policy: an f64 run would compute exact f64 products
   // while the schedule and the report say tf32 / bf16, so there is none.
   if (math == ProductMath::Fp32)
     b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
-      return std::make_unique<CudaProgramModel<double>>(*p, cubin, cubin_size, ptx, math);
+      return std::make_unique<CudaProgramModel<double>>(*p, images, image_count, math);
     };
   else
     b.no_f64_reason = std::string("this executable was built with --precision ") +

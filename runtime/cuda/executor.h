@@ -2,8 +2,8 @@
 // Program's tables (runtime/program.h).
 //
 // Construction does everything that cannot happen inside a CUDA graph capture, once:
-// the session stream and the cuBLAS handles bound to it, the model's kernel module
-// (cubin, else PTX), a handle per kernel table entry (`kernel_names[i]` + "_f32" /
+// the session stream and the cuBLAS handles bound to it, the model's kernel images
+// (each its cubin, else its PTX: module.h), a handle per kernel table entry (`kernel_names[i]` + "_f32" /
 // "_f64") and per executor kernel (below), each Kernel step's argument list checked
 // against the kernel's parameter sizes (cudaFuncGetParamInfo) and packed into stable
 // storage (Buffer -> T*, Int -> long long, Real -> double, Dims -> vouch::Dims), one
@@ -111,13 +111,13 @@ inline constexpr int64_t kDefaultLossCapacity = 4096;
 template <class T>
 class CudaProgramModel final : public CompiledModel<T> {
  public:
-  // `program`, `cubin` (cubin_size bytes; may be nullptr) and the NUL-terminated `ptx`
-  // (may be nullptr) are borrowed and must outlive the model. `math` is what the f32
+  // `program` and the `image_count` kernel images (module.h) are borrowed and must
+  // outlive the model. `math` is what the f32
   // GEMMs round their operands to (gemm_call.h's ProductMath; f64 runs ignore it).
   // Failures (no usable device, an inconsistent program, a kernel missing from the module or taking other arguments than the step passes, out of memory)
   // leave the model unusable with the reason in status() and configure().
-  CudaProgramModel(const Program& program, const void* cubin, size_t cubin_size,
-                   const char* ptx, ProductMath math, int64_t loss_capacity = kDefaultLossCapacity);
+  CudaProgramModel(const Program& program, const KernelImage* images, size_t image_count,
+                   ProductMath math, int64_t loss_capacity = kDefaultLossCapacity);
   ~CudaProgramModel() override;
   CudaProgramModel(const CudaProgramModel&) = delete;
   CudaProgramModel& operator=(const CudaProgramModel&) = delete;
@@ -174,7 +174,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   cudaStream_t stream() const { return stream_.get(); }
 
  private:
-  Status init(const void* cubin, size_t cubin_size, const char* ptx);
+  Status init(const KernelImage* images, size_t image_count);
   Status load_kernels();
   // step_grid_ / step_shared_ from the steps and the device (after load_kernels).
   Status plan_launches();
@@ -348,14 +348,14 @@ extern template class CudaProgramModel<float>;
 extern template class CudaProgramModel<double>;
 
 // The cuda Backend of a generated executable: CudaProgramModel<float> and <double>
-// over `program` and the module bytes (<double> only when `math` is Fp32: rounded
+// over `program` and its kernel images (<double> only when `math` is Fp32: rounded
 // products are an f32 policy, and no_f64_reason says so), ready() =
 // require_native_cuda(). --show-backend
 // prints `header`, then Program::schedule when not empty, then one line naming the
 // executor's own launches, then the capsule reports. Everything passed by pointer must
 // outlive the backend.
-Backend cuda_program_backend(const Program& program, const void* cubin, size_t cubin_size,
-                             const char* ptx, ProductMath math, std::string header,
+Backend cuda_program_backend(const Program& program, const KernelImage* images,
+                             size_t image_count, ProductMath math, std::string header,
                              std::map<std::string, std::string> capsule_reports);
 
 }  // namespace vouch::rt::cuda

@@ -21,13 +21,14 @@ int main(int argc, char** argv) {
   static const ModelDescription model = quickstart_description("executor_demo");
   static const MlpProgram mlp(1, 2, 8, 1);
   namespace td = vouch::rt::cuda::testdata;
+  static const vouch::rt::cuda::KernelImage image{
+      td::kExecutorKernelsSm90Cubin, td::kExecutorKernelsSm90CubinSize,
+      reinterpret_cast<const char*>(td::kExecutorKernelsPtx)};
   return train_main(
       argc, argv, model,
       {cpu_program_backend(mlp.program, kMlpCpuKernels<float>, kMlpCpuKernels<double>,
                            "backend: cpu (executor demo)", {}),
        vouch::rt::cuda::cuda_program_backend(
-           mlp.program, td::kExecutorKernelsSm90Cubin, td::kExecutorKernelsSm90CubinSize,
-           reinterpret_cast<const char*>(td::kExecutorKernelsPtx),
-           vouch::rt::cuda::ProductMath::Fp32,
+           mlp.program, &image, 1, vouch::rt::cuda::ProductMath::Fp32,
            "backend: cuda (executor demo)", {})});
 }

@@ -35,19 +35,20 @@ namespace {
 using namespace ::vouch::rt::test_program;
 using namespace ::vouch::rt::test_run;
 
+const KernelImage kExecutorImage{testdata::kExecutorKernelsSm90Cubin,
+                                 testdata::kExecutorKernelsSm90CubinSize,
+                                 reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx)};
+
 template <class T>
 std::unique_ptr<CudaProgramModel<T>> make_cuda(const Program& program,
                                                int64_t capacity = kDefaultLossCapacity) {
-  return std::make_unique<CudaProgramModel<T>>(
-      program, testdata::kExecutorKernelsSm90Cubin, testdata::kExecutorKernelsSm90CubinSize,
-      reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx), ProductMath::Fp32, capacity);
+  return std::make_unique<CudaProgramModel<T>>(program, &kExecutorImage, 1, ProductMath::Fp32,
+                                               capacity);
 }
 
 Backend cuda_backend(const Program& program) {
-  return cuda_program_backend(program, testdata::kExecutorKernelsSm90Cubin,
-                              testdata::kExecutorKernelsSm90CubinSize,
-                              reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx),
-                              ProductMath::Fp32, "backend: cuda (test)", {});
+  return cuda_program_backend(program, &kExecutorImage, 1, ProductMath::Fp32,
+                              "backend: cuda (test)", {});
 }
 
 template <class T>
@@ -111,10 +112,7 @@ TEST(CudaExecutorTest, RoundedProductBuildsHaveNoF64Run) {
   EXPECT_TRUE(fp32.make_f64 != nullptr);
   EXPECT_TRUE(fp32.no_f64_reason.empty());
   for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16}) {
-    Backend b = cuda_program_backend(program, testdata::kExecutorKernelsSm90Cubin,
-                                     testdata::kExecutorKernelsSm90CubinSize,
-                                     reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx),
-                                     math, "backend: cuda (test)", {});
+    Backend b = cuda_program_backend(program, &kExecutorImage, 1, math, "backend: cuda (test)", {});
     EXPECT_TRUE(b.make_f32 != nullptr);
     EXPECT_TRUE(b.make_f64 == nullptr);
     EXPECT_NE(b.no_f64_reason.find(std::string("built with --precision ") +

@@ -109,6 +109,70 @@ Result<cudaLibrary_t> load_ptx(const char* ptx) {
   return lib;
 }
 
+// One image loaded: its library, whether from the PTX, the cubin's sm (or -1).
+struct LoadedImage {
+  cudaLibrary_t library = nullptr;
+  bool from_ptx = false;
+  int cubin_arch = -1;
+};
+
+Result<LoadedImage> load_image(const void* cubin, size_t size, const char* ptx) {
+  const bool have_cubin = cubin != nullptr && size > 0;
+  if (!have_cubin && ptx == nullptr)
+    return Status::Error("load_module: neither a cubin nor PTX was given");
+  Status device = require_native_cuda();
+  if (!device.ok()) return Status::Error("load_module: " + device.message());
+
+  int arch = -1;
+  if (have_cubin) {
+    if (is_fatbin(cubin, size)) {
+      cudaLibrary_t lib = nullptr;
+      const std::string what = "cudaLibraryLoadData(fatbin, " + std::to_string(size) + " bytes)";
+      VOUCH_CUDA_CHECK_WHAT(cudaLibraryLoadData(&lib, cubin, nullptr, nullptr, 0, nullptr,
+                                                nullptr, 0),
+                            what);
+      std::string failed;
+      cudaError_t e = force_load(lib, failed);
+      if (e != cudaSuccess) return cuda_failure(failed + " after " + what, e);
+      return LoadedImage{lib, false, -1};
+    }
+    arch = cubin_sm_arch(cubin, size);
+    if (arch < 0)
+      return Status::Error("load_module: the " + std::to_string(size) +
+                           "-byte cubin is not a 64-bit CUDA ELF image");
+    int dev = 0, major = 0, minor = 0;
+    VOUCH_CUDA_CHECK(cudaGetDevice(&dev));
+    VOUCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    VOUCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    const std::string device_text = "device " + std::to_string(dev) +
+                                    " is compute capability " + std::to_string(major) + "." +
+                                    std::to_string(minor);
+    std::string reason;
+    if (cubin_runs_on(arch, major, minor)) {
+      cudaLibrary_t lib = nullptr;
+      const std::string what =
+          "cudaLibraryLoadData(cubin " + sm_text(arch) + ", " + std::to_string(size) + " bytes)";
+      std::string failed = what;
+      cudaError_t e = cudaLibraryLoadData(&lib, cubin, nullptr, nullptr, 0, nullptr, nullptr, 0);
+      if (e == cudaSuccess) {
+        e = force_load(lib, failed);
+        failed += " after " + what;
+      }
+      if (e == cudaSuccess) return LoadedImage{lib, false, arch};
+      if (ptx == nullptr || !is_image_error(e)) return cuda_failure(failed, e);
+      reason = cuda_failure(failed, e).message();
+    } else {
+      reason = "the kernel cubin is " + sm_text(arch) + " but " + device_text;
+      if (ptx == nullptr)
+        return Status::Error("load_module: " + reason + ", and no PTX was given to JIT-compile");
+    }
+    note_ptx_fallback_once(reason);
+  }
+  Result<cudaLibrary_t> lib = load_ptx(ptx);
+  if (!lib.ok()) return lib.status();
+  return LoadedImage{lib.value(), true, arch};
+}
+
 }  // namespace
 
 int cubin_sm_arch(const void* data, size_t size) {
@@ -133,14 +197,14 @@ bool is_fatbin(const void* data, size_t size) {
 }
 
 KernelModule::KernelModule(KernelModule&& other) noexcept
-    : library_(std::exchange(other.library_, nullptr)),
+    : libraries_(std::exchange(other.libraries_, {})),
       from_ptx_(other.from_ptx_),
       cubin_arch_(other.cubin_arch_) {}
 
 KernelModule& KernelModule::operator=(KernelModule&& other) noexcept {
   if (this != &other) {
     (void)unload();
-    library_ = std::exchange(other.library_, nullptr);
+    libraries_ = std::exchange(other.libraries_, {});
     from_ptx_ = other.from_ptx_;
     cubin_arch_ = other.cubin_arch_;
   }
@@ -150,79 +214,50 @@ KernelModule& KernelModule::operator=(KernelModule&& other) noexcept {
 KernelModule::~KernelModule() { (void)unload(); }
 
 Status KernelModule::unload() {
-  if (library_ == nullptr) return Status::Ok();
-  cudaLibrary_t lib = std::exchange(library_, nullptr);
-  VOUCH_CUDA_CHECK(cudaLibraryUnload(lib));
-  return Status::Ok();
+  Status first = Status::Ok();
+  for (cudaLibrary_t lib : std::exchange(libraries_, {})) {
+    const cudaError_t e = cudaLibraryUnload(lib);
+    if (e != cudaSuccess && first.ok()) first = cuda_failure("cudaLibraryUnload", e);
+  }
+  return first;
 }
 
 Result<cudaKernel_t> KernelModule::kernel(const char* name) const {
-  if (library_ == nullptr)
+  if (libraries_.empty())
     return Status::Error(std::string("kernel(\"") + name + "\"): the module is not loaded");
   cudaKernel_t k = nullptr;
-  VOUCH_CUDA_CHECK_WHAT(cudaLibraryGetKernel(&k, library_, name),
-                        std::string("cudaLibraryGetKernel(\"") + name + "\")");
-  KernelNames& kn = kernel_names();
-  std::lock_guard<std::mutex> lock(kn.mu);
-  kn.names[k] = name;
-  return k;
+  for (cudaLibrary_t lib : libraries_) {
+    const cudaError_t e = cudaLibraryGetKernel(&k, lib, name);
+    if (e == cudaSuccess) {
+      KernelNames& kn = kernel_names();
+      std::lock_guard<std::mutex> lock(kn.mu);
+      kn.names[k] = name;
+      return k;
+    }
+    (void)cudaGetLastError();  // not sticky; the lookup's error is handled here
+    if (e != cudaErrorSymbolNotFound)
+      return cuda_failure(std::string("cudaLibraryGetKernel(\"") + name + "\")", e);
+  }
+  return Status::Error(std::string("kernel \"") + name + "\" is in none of the " +
+                       std::to_string(libraries_.size()) + " loaded kernel image(s)");
 }
 
-Result<KernelModule> load_module(const void* cubin, size_t size, const char* ptx) {
-  const bool have_cubin = cubin != nullptr && size > 0;
-  if (!have_cubin && ptx == nullptr)
-    return Status::Error("load_module: neither a cubin nor PTX was given");
-  Status device = require_native_cuda();
-  if (!device.ok()) return Status::Error("load_module: " + device.message());
-
-  int arch = -1;
-  if (have_cubin) {
-    if (is_fatbin(cubin, size)) {
-      cudaLibrary_t lib = nullptr;
-      const std::string what = "cudaLibraryLoadData(fatbin, " + std::to_string(size) + " bytes)";
-      VOUCH_CUDA_CHECK_WHAT(cudaLibraryLoadData(&lib, cubin, nullptr, nullptr, 0, nullptr,
-                                                nullptr, 0),
-                            what);
-      std::string failed;
-      cudaError_t e = force_load(lib, failed);
-      if (e != cudaSuccess) return cuda_failure(failed + " after " + what, e);
-      return KernelModule(lib, false, -1);
+Result<KernelModule> load_module(const KernelImage* images, size_t count) {
+  if (images == nullptr || count == 0)
+    return Status::Error("load_module: no kernel image was given");
+  KernelModule module;
+  for (size_t i = 0; i < count; i++) {
+    Result<LoadedImage> image = load_image(images[i].cubin, images[i].cubin_size, images[i].ptx);
+    if (!image.ok()) {
+      if (count == 1) return image.status();
+      return Status::Error("kernel image " + std::to_string(i + 1) + " of " +
+                           std::to_string(count) + ": " + image.status().message());
     }
-    arch = cubin_sm_arch(cubin, size);
-    if (arch < 0)
-      return Status::Error("load_module: the " + std::to_string(size) +
-                           "-byte cubin is not a 64-bit CUDA ELF image");
-    int dev = 0, major = 0, minor = 0;
-    VOUCH_CUDA_CHECK(cudaGetDevice(&dev));
-    VOUCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    VOUCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    const std::string device_text = "device " + std::to_string(dev) +
-                                    " is compute capability " + std::to_string(major) + "." +
-                                    std::to_string(minor);
-    std::string reason;
-    if (cubin_runs_on(arch, major, minor)) {
-      cudaLibrary_t lib = nullptr;
-      const std::string what =
-          "cudaLibraryLoadData(cubin " + sm_text(arch) + ", " + std::to_string(size) + " bytes)";
-      std::string failed = what;
-      cudaError_t e = cudaLibraryLoadData(&lib, cubin, nullptr, nullptr, 0, nullptr, nullptr, 0);
-      if (e == cudaSuccess) {
-        e = force_load(lib, failed);
-        failed += " after " + what;
-      }
-      if (e == cudaSuccess) return KernelModule(lib, false, arch);
-      if (ptx == nullptr || !is_image_error(e)) return cuda_failure(failed, e);
-      reason = cuda_failure(failed, e).message();
-    } else {
-      reason = "the kernel cubin is " + sm_text(arch) + " but " + device_text;
-      if (ptx == nullptr)
-        return Status::Error("load_module: " + reason + ", and no PTX was given to JIT-compile");
-    }
-    note_ptx_fallback_once(reason);
+    module.libraries_.push_back(image.value().library);
+    module.from_ptx_ = module.from_ptx_ || image.value().from_ptx;
+    if (i == 0) module.cubin_arch_ = image.value().cubin_arch;
   }
-  Result<cudaLibrary_t> lib = load_ptx(ptx);
-  if (!lib.ok()) return lib.status();
-  return KernelModule(lib.value(), true, arch);
+  return module;
 }
 
 std::string kernel_name(cudaKernel_t kernel) {

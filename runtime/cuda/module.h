@@ -1,7 +1,9 @@
 // module.h: kernel libraries loaded from memory, and checked kernel launches.
 //
-// The compiler embeds, per executable, an sm_90 cubin and the PTX of the same kernels
-// (NVRTC output). load_module tries the cubin first; when the device cannot run it
+// The compiler embeds, per executable, one or more kernel images (NVRTC compiles a
+// model's kernels in parallel, a program per group: codegen/Nvrtc.h), each an sm_90 cubin
+// and the PTX of the same kernels. A KernelModule is the libraries of all of them, and
+// looks a kernel up by name in each. For each image load_module tries the cubin first; when the device cannot run it
 // (another architecture; checked from the cubin's ELF header before loading, and from
 // the loader's answer) it falls back to the PTX, which the driver JIT-compiles, and
 // says so once per process on stderr. Loading uses the runtime API
@@ -17,10 +19,19 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "runtime/cuda/check.h"
 
 namespace vouch::rt::cuda {
+
+// One NVRTC compile's output: its cubin (cubin_size bytes; may be nullptr) and the
+// NUL-terminated PTX of the same kernels (may be nullptr).
+struct KernelImage {
+  const void* cubin = nullptr;
+  size_t cubin_size = 0;
+  const char* ptx = nullptr;
+};
 
 class KernelModule {
  public:
@@ -31,30 +42,35 @@ class KernelModule {
   KernelModule& operator=(const KernelModule&) = delete;
   ~KernelModule();  // unloads (errors ignored: nothing can be done about them here)
 
-  // The kernel `name` (an extern "C" / unmangled symbol) of this library. Its name is
-  // remembered for launch()'s error messages.
+  // The kernel `name` (an extern "C" / unmangled symbol) of the first library that has
+  // it (kernel names are unique across a model's images). Its name is remembered for
+  // launch()'s error messages.
   Result<cudaKernel_t> kernel(const char* name) const;
 
-  Status unload();
-  bool loaded() const { return library_ != nullptr; }
+  Status unload();  // every library; the first error
+  bool loaded() const { return !libraries_.empty(); }
+  size_t library_count() const { return libraries_.size(); }
+  // Whether any image was loaded from its PTX.
   bool loaded_from_ptx() const { return from_ptx_; }
-  // The cubin's sm architecture (e.g. 90), or -1 when none was given / readable.
+  // The first cubin's sm architecture (e.g. 90), or -1 when none was given / readable.
   int cubin_arch() const { return cubin_arch_; }
-  cudaLibrary_t library() const { return library_; }
 
  private:
-  friend Result<KernelModule> load_module(const void*, size_t, const char*);
-  KernelModule(cudaLibrary_t library, bool from_ptx, int cubin_arch)
-      : library_(library), from_ptx_(from_ptx), cubin_arch_(cubin_arch) {}
-  cudaLibrary_t library_ = nullptr;
+  friend Result<KernelModule> load_module(const KernelImage*, size_t);
+  std::vector<cudaLibrary_t> libraries_;
   bool from_ptx_ = false;
   int cubin_arch_ = -1;
 };
 
-// Loads a kernel library for the current device: `cubin` (size bytes; may be nullptr)
-// first, else / on an architecture mismatch the NUL-terminated `ptx` (may be nullptr).
-// Errors name the failing call and include the JIT error log for PTX.
-Result<KernelModule> load_module(const void* cubin, size_t size, const char* ptx);
+// Loads `count` kernel images for the current device, each from its cubin first, else /
+// on an architecture mismatch from its PTX. Errors name the image, the failing call, and
+// include the JIT error log for PTX; on an error nothing stays loaded.
+Result<KernelModule> load_module(const KernelImage* images, size_t count);
+// One image.
+inline Result<KernelModule> load_module(const void* cubin, size_t size, const char* ptx) {
+  const KernelImage image{cubin, size, ptx};
+  return load_module(&image, 1);
+}
 
 // Launches `kernel` via cudaLaunchKernel((const void*)kernel, ...) (the cast the CUDA
 // runtime documents for cudaKernel_t), then checks cudaGetLastError; both errors name

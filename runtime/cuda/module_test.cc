@@ -12,6 +12,7 @@
 
 #include "runtime/cuda/memcpy.h"
 #include "runtime/cuda/test_util.h"
+#include "runtime/cuda/testdata/executor_test_kernels.h"
 #include "runtime/cuda/testdata/test_kernels.h"
 
 namespace vouch::rt::cuda {
@@ -64,6 +65,9 @@ TEST(ModuleTest, ErrorsWithoutADevice) {
   Result<KernelModule> none = load_module(nullptr, 0, nullptr);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().message(), "load_module: neither a cubin nor PTX was given");
+  Result<KernelModule> no_images = load_module(nullptr, 0);
+  ASSERT_FALSE(no_images.ok());
+  EXPECT_EQ(no_images.status().message(), "load_module: no kernel image was given");
   if (cuda_device_present()) return;  // the rest is about the no-device answer
   Result<KernelModule> m = load_module(kTestKernelsSm90Cubin, kTestKernelsSm90CubinSize, ptx_text());
   ASSERT_FALSE(m.ok());
@@ -114,8 +118,8 @@ TEST(ModuleDeviceTest, LoadsTheCubinFromMemoryAndLaunches) {
 
   Result<cudaKernel_t> missing = m.value().kernel("no_such_kernel");
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(contains(missing.status().message(), "cudaLibraryGetKernel(\"no_such_kernel\") failed"))
-      << missing.status().message();
+  EXPECT_EQ(missing.status().message(),
+            "kernel \"no_such_kernel\" is in none of the 1 loaded kernel image(s)");
 
   // A launch error names the kernel and its configuration (1025 threads > 1024).
   Result<cudaKernel_t> k = m.value().kernel("vouch_test_add_one");
@@ -210,6 +214,47 @@ TEST(ModuleDeviceTest, BrokenPtxFailsAtLoadNotAtLaunch) {
     std::printf("broken PTX: %s\n", m.status().message().c_str());
   }
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// A model's kernels come as several images (one NVRTC program each, compiled in
+// parallel): a kernel is found in whichever image holds it, a name no image holds is an
+// error naming the count, and a bad image is reported by its position with nothing left
+// loaded.
+TEST(ModuleDeviceTest, LooksKernelsUpAcrossImages) {
+  VOUCH_REQUIRE_CUDA_DEVICE("kernel lookup across several images");
+  const RuntimeStatus& rs = probe_runtime();
+  if (!cubin_runs_on(90, rs.cc_major, rs.cc_minor)) {
+    std::printf("SKIPPED (not an sm_90 device: sm_%d%d): several sm_90 images\n", rs.cc_major,
+                rs.cc_minor);
+    GTEST_SKIP();
+  }
+  const KernelImage images[] = {
+      {kTestKernelsSm90Cubin, kTestKernelsSm90CubinSize, ptx_text()},
+      {testdata::kExecutorKernelsSm90Cubin, testdata::kExecutorKernelsSm90CubinSize,
+       reinterpret_cast<const char*>(testdata::kExecutorKernelsPtx)}};
+  Result<KernelModule> m = load_module(images, 2);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m.value().library_count(), 2u);
+  std::vector<float> y = run_add_one(m.value(), {1.0f, 2.0f});  // image 1's kernel
+  EXPECT_EQ(y, (std::vector<float>{2.0f, 3.0f}));
+  Result<cudaKernel_t> relu = m.value().kernel("mlp_relu_f32");  // image 2's
+  ASSERT_TRUE(relu.ok()) << relu.status().message();
+  EXPECT_EQ(kernel_name(relu.value()), "mlp_relu_f32");
+  Result<cudaKernel_t> missing = m.value().kernel("no_such_kernel");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "kernel \"no_such_kernel\" is in none of the 2 loaded kernel image(s)");
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // the failed lookups left no error behind
+  EXPECT_TRUE(m.value().unload().ok());
+  EXPECT_FALSE(m.value().loaded());
+
+  std::vector<unsigned char> corrupt(kTestKernelsSm90Cubin,
+                                     kTestKernelsSm90Cubin + kTestKernelsSm90CubinSize);
+  for (size_t i = 64; i < corrupt.size(); i++) corrupt[i] = 0;  // as CorruptCubinFailsAtLoad
+  const KernelImage bad[] = {images[0], {corrupt.data(), corrupt.size(), nullptr}};
+  Result<KernelModule> b = load_module(bad, 2);
+  ASSERT_FALSE(b.ok());
+  EXPECT_TRUE(contains(b.status().message(), "kernel image 2 of 2: ")) << b.status().message();
 }
 
 }  // namespace

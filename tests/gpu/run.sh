@@ -340,8 +340,8 @@ rc=0
 for run in "padded cuda" "padded cpu" "plain cpu"; do
   set -- $run
   exe=bin/ops_classes; [ "$1" = padded ] && exe=bin/ops_classes_padded
-  "$exe" --device "$2" --dtype f64 --steps 0 --seed "$seed" --data data/tokens/ids.npy,data/tokens/labels.npy \
-    --predict data/tokens/ids.npy --predict-out "$d/$1-$2.npy" >"$d/$1-$2.out" 2>&1 ||
+  "$exe" --device "$2" --dtype f64 --steps 0 --seed "$seed" \
+    --predict tests/gpu/data/tokens/ids.npy --predict-out "$d/$1-$2.npy" >"$d/$1-$2.out" 2>&1 ||
     { tail -3 "$d/$1-$2.out"; rc=1; }
 done
 [ $rc -eq 0 ] && python3 - "$d" <<'PY' || rc=1

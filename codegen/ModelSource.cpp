@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 
 #include "capsules/Report.h"
 #include "codegen/EmitSupport.h"
@@ -152,12 +153,62 @@ std::string cpuKernels(const ProgramBuilder &program) {
 
 } // namespace
 
+bool cudaRunsF64(const AcceptedGraphPlan &plan) {
+  return std::string_view(gemmProductMath(plan)) == "Fp32";
+}
+
+mlir::FailureOr<std::string> withoutF64Entries(const std::string &source) {
+  static const std::string kEntry = "extern \"C\" __global__ ";
+  std::string out;
+  size_t done = 0;
+  for (size_t at; (at = source.find(kEntry, done)) != std::string::npos;) {
+    // The name is what precedes the parameter list: the parenthesis that
+    // closes last before the body (attributes such as __launch_bounds__(..)
+    // come before it).
+    size_t body = source.find('{', at);
+    size_t close = body == std::string::npos ? body : source.rfind(')', body);
+    if (close == std::string::npos || close < at)
+      return mlir::failure();
+    size_t open = close;
+    for (int nest = 0;; --open) {
+      if (source[open] == ')')
+        ++nest;
+      else if (source[open] == '(' && --nest == 0)
+        break;
+      if (open == at)
+        return mlir::failure();
+    }
+    if (source.compare(open - 4, 4, "_f64") != 0) {
+      out.append(source, done, body - done);
+      done = body;
+      continue;
+    }
+    int depth = 0;
+    size_t end = body;
+    for (; end < source.size(); ++end) {
+      if (source[end] == '{')
+        ++depth;
+      else if (source[end] == '}' && --depth == 0)
+        break;
+    }
+    if (end == source.size())
+      return mlir::failure();
+    out.append(source, done, at - done);
+    done = end + 1;
+    if (done < source.size() && source[done] == '\n')
+      ++done;
+  }
+  out.append(source, done, std::string::npos);
+  return out;
+}
+
 size_t kernelsPerCudaUnit(size_t kernelCount) {
   return std::max<size_t>(1, (kernelCount + kMaxCudaUnits - 2) /
                                  (kMaxCudaUnits - 1)); // ceil
 }
 
-std::vector<CudaUnit> cudaKernelUnits(const ProgramBuilder &program) {
+mlir::FailureOr<std::vector<CudaUnit>>
+cudaKernelUnits(const ProgramBuilder &program, bool withF64) {
   const std::string model = program.modelName();
   std::vector<CudaUnit> units;
   units.push_back(
@@ -166,24 +217,38 @@ std::vector<CudaUnit> cudaKernelUnits(const ProgramBuilder &program) {
            "', instantiated from the kernel library (runtime/cuda/kernels/). "
            "Compiled by NVRTC. Do not edit.\n"
            "// The executor's own kernels; each kernel below includes the\n"
-           "// library header it instantiates.\n"
+           "// library header it instantiates.\n" +
+           (withF64 ? "" : "// f32 entry points only: this build's products round, so it "
+                           "runs no f64 model.\n") +
            "#include \"executor.cuh\"\n\n"});
   const size_t kernels = program.kernelCount();
   const size_t perUnit = kernelsPerCudaUnit(kernels);
   for (size_t first = 0; first < kernels; first += perUnit) {
     CudaUnit unit{model + "." + std::to_string(units.size()) + ".cu", ""};
-    for (size_t k = first; k < std::min(kernels, first + perUnit); ++k)
-      unit.source += program.kernelSource(k) + "\n";
+    for (size_t k = first; k < std::min(kernels, first + perUnit); ++k) {
+      if (withF64) {
+        unit.source += program.kernelSource(k) + "\n";
+        continue;
+      }
+      mlir::FailureOr<std::string> f32 = withoutF64Entries(program.kernelSource(k));
+      if (mlir::failed(f32))
+        return mlir::failure();
+      unit.source += *f32 + "\n";
+    }
     units.push_back(std::move(unit));
   }
   return units;
 }
 
-std::string cudaKernelSource(const ProgramBuilder &program) {
+std::string cudaKernelSource(const std::vector<CudaUnit> &units) {
   std::string out;
-  for (const CudaUnit &unit : cudaKernelUnits(program))
+  for (const CudaUnit &unit : units)
     out += unit.source;
   return out;
+}
+
+std::string cudaKernelSource(const ProgramBuilder &program) {
+  return cudaKernelSource(*cudaKernelUnits(program));
 }
 
 std::string emitModelSource(const ModelSourceInput &input,

@@ -67,16 +67,34 @@ inline constexpr size_t kMaxCudaUnits = 64;
 /// kMaxCudaUnits.
 size_t kernelsPerCudaUnit(size_t kernelCount);
 
+/// Whether the cuda backend built from `plan` runs f64 models too: not
+/// where its products round their operands (tf32, bf16), as
+/// runtime/cuda/executor.h's cuda_program_backend decides from the same
+/// ProductMath, so such a build needs no f64 kernels.
+bool cudaRunsF64(const AcceptedGraphPlan &plan);
+
+/// `source` without its f64 entry points: each `extern "C" __global__ ...
+/// <name>_f64(...) { ... }`, the form every kernel recipe writes them in,
+/// removed with its body (what the f32 entries share, the library headers
+/// and the op structs, stays). Fails where an entry's body does not close.
+mlir::FailureOr<std::string> withoutF64Entries(const std::string &source);
+
 /// `program`'s kernels as NVRTC programs that compile side by side, named
 /// `<model>.<i>.cu`: unit 0 the executor's own kernels, then each kernel of
 /// the table alone, or, past kMaxCudaUnits - 1 kernels, consecutive kernels
 /// in groups of equal count (the split depends on the program only, not on
 /// the machine, so the executable's images do not either).
-std::vector<CudaUnit> cudaKernelUnits(const ProgramBuilder &program);
+/// Without `withF64`, the program kernels' f64 entry points are left out
+/// (withoutF64Entries; the executor's own kernels keep theirs).
+mlir::FailureOr<std::vector<CudaUnit>>
+cudaKernelUnits(const ProgramBuilder &program, bool withF64 = true);
 
 /// The units' sources one after another: one source of all the kernels
 /// (what --emit-dir writes as kernels.cu; it compiles as one program too).
 std::string cudaKernelSource(const ProgramBuilder &program);
+
+/// The same, of the units as given.
+std::string cudaKernelSource(const std::vector<CudaUnit> &units);
 
 } // namespace vouch::codegen
 

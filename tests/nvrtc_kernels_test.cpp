@@ -111,11 +111,13 @@ protected:
         vouch::codegen::buildProgram(model, *plan, vouch::codegen::Target::Cuda);
     ASSERT_TRUE(succeeded(program));
     program_ = std::move(*program);
+    runsF64_ = vouch::codegen::cudaRunsF64(*plan);
   }
 
   MLIRContext context_;
   OwningOpRef<ModuleOp> module_;
   std::unique_ptr<vouch::codegen::ProgramBuilder> program_;
+  bool runsF64_ = true;
 };
 
 TEST_P(NvrtcKernels, EveryKernelCompilesForSm90) {
@@ -155,7 +157,7 @@ TEST_P(NvrtcKernels, UnitsHoldEachKernelOnceInTableOrder) {
     return;
   auto *program = &program_;
   std::vector<vouch::codegen::CudaUnit> units =
-      vouch::codegen::cudaKernelUnits(**program);
+      *vouch::codegen::cudaKernelUnits(**program);
   const size_t kernels = (*program)->kernelCount();
   ASSERT_LT(kernels, vouch::codegen::kMaxCudaUnits);
   ASSERT_EQ(units.size(), kernels + 1);
@@ -171,10 +173,68 @@ TEST_P(NvrtcKernels, UnitsHoldEachKernelOnceInTableOrder) {
     }
   }
   EXPECT_EQ(joined, vouch::codegen::cudaKernelSource(**program));
+
+  // Without f64 (a build whose products round): each kernel's f32 entry
+  // stays and its f64 entry goes; the executor's unit is unchanged.
+  auto f32Units = vouch::codegen::cudaKernelUnits(**program, /*withF64=*/false);
+  ASSERT_TRUE(succeeded(f32Units));
+  ASSERT_EQ(f32Units->size(), units.size());
+  for (size_t k = 0; k < kernels; ++k) {
+    const std::string name = " " + (*program)->kernelName(k);
+    EXPECT_NE((*f32Units)[k + 1].source.find(name + "_f32("), std::string::npos) << name;
+    EXPECT_EQ((*f32Units)[k + 1].source.find(name + "_f64("), std::string::npos) << name;
+    EXPECT_NE(units[k + 1].source.find(name + "_f64("), std::string::npos) << name;
+  }
+  EXPECT_NE((*f32Units)[0].source.find("#include \"executor.cuh\""), std::string::npos);
+  if (runsF64_)
+    return;
+  // Where the build leaves them out (its products round), the f32-only units
+  // compile, with every f32 entry point and none of the program's f64 ones.
+  std::vector<vouch::codegen::CudaBinary> binaries;
+  size_t hits = 0;
+  std::string error;
+  ASSERT_TRUE(vouch::codegen::compileCudaUnits(
+      *f32Units, "sm_90", vouch::codegen::kernelLibraryHeaders(),
+      std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
+          "/f32-units-cache",
+      0, binaries, hits, error))
+      << error;
+  for (size_t k = 0; k < kernels; ++k) {
+    const std::string entry = ".entry " + (*program)->kernelName(k);
+    EXPECT_NE(binaries[k + 1].ptx.find(entry + "_f32("), std::string::npos) << entry;
+    EXPECT_EQ(binaries[k + 1].ptx.find(entry + "_f64("), std::string::npos) << entry;
+  }
+}
+
+// withoutF64Entries takes out each f64 entry point whole, attributes and
+// nested braces included, keeps everything else byte for byte, and fails on
+// a body that does not close.
+TEST(Nvrtc, F64EntriesComeOutWhole) {
+  const std::string kept =
+      "#include \"x.cuh\"\nstruct op { template <class T> __device__ void f() { if (1) {} } };\n"
+      "extern \"C\" __global__ void __launch_bounds__(256, 2) k_f32(float* x, vouch::Dims d) {\n"
+      "  vouch::run<float>(x, vouch::Dims{});\n}\n";
+  const std::string f64 =
+      "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2) "
+      "k_f64(double* x, vouch::Dims d) {\n  if (x) { vouch::run<double>(x, vouch::Dims{}); }\n}\n";
+  const std::string tail = "extern \"C\" __global__ void j_f32(float* x) { x[0] = 1; }\n";
+  auto out = vouch::codegen::withoutF64Entries(kept + f64 + tail + f64);
+  ASSERT_TRUE(succeeded(out));
+  EXPECT_EQ(*out, kept + tail);
+  EXPECT_TRUE(failed(vouch::codegen::withoutF64Entries(kept + f64.substr(0, f64.size() - 3))));
 }
 
 INSTANTIATE_TEST_SUITE_P(CitedModels, NvrtcKernels,
                          ::testing::ValuesIn(citedCases()), caseName);
+// Builds whose products round (--precision tf32 / bf16) run no f64 model, so
+// their units leave the f64 entry points out: the cuBLAS models and the
+// attention, which such builds run on tensor cores.
+INSTANTIATE_TEST_SUITE_P(
+    RoundedProducts, NvrtcKernels,
+    ::testing::Values(Case{"checked_cuda+tf32", "tests/gpu/ops_library.vouch"},
+                      Case{"checked_cuda+bf16", "tests/gpu/ops_attention.vouch"},
+                      Case{"checked_cuda+tf32", "tests/gpu/ops_classes.vouch"}),
+    caseName);
 
 // A compile error in generated code comes back with NVRTC's log and the
 // offending generated line quoted under it.

@@ -226,10 +226,16 @@ int runBuild(const std::vector<std::string> &args) {
       return 1;
     cudaProgram = std::move(*built);
     timer.done("plan, gate, tables (cuda)", cudaProgram->storageSummary());
-    std::vector<codegen::CudaUnit> units =
-        codegen::cudaKernelUnits(*cudaProgram);
-    for (const codegen::CudaUnit &unit : units)
-      kernels += unit.source;
+    // A build whose products round runs no f64 model: no f64 kernels.
+    auto split =
+        codegen::cudaKernelUnits(*cudaProgram, codegen::cudaRunsF64(*cudaPlan));
+    if (failed(split)) {
+      std::fprintf(stderr, "internal error: a generated kernel's f64 entry point "
+                           "has no closed body (keep the sources with --emit-dir)\n");
+      return 1;
+    }
+    std::vector<codegen::CudaUnit> units = std::move(*split);
+    kernels = codegen::cudaKernelSource(units);
     size_t hits = 0;
     const unsigned threads = codegen::buildThreads(units.size(), jobs);
     if (!codegen::compileCudaUnits(units, "sm_90",

@@ -101,6 +101,11 @@ def main():
     ap.add_argument("--precisions", default="fp32,tf32,bf16")
     ap.add_argument("--out")
     args = ap.parse_args()
+    # PyTorch's median is over the LOG_EVERY-step intervals after the first
+    # (timed_steps): fewer steps would leave none and print nan.
+    if args.steps < 2 * LOG_EVERY + 1:
+        ap.error("--steps must be at least %d: the median is over the intervals of %d "
+                 "steps after the first" % (2 * LOG_EVERY + 1, LOG_EVERY))
 
     work = tempfile.mkdtemp()
     init_path = os.path.join(work, "init.st")

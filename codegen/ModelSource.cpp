@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <sstream>
-#include <string_view>
 
 #include "capsules/Report.h"
 #include "codegen/EmitSupport.h"
@@ -57,16 +56,23 @@ struct BackendText {
 /// What the executor's cuBLAS / cuBLASLt calls compute in
 /// (runtime/cuda/gemm_call.h's ProductMath, by name): what the plan's library
 /// capsules say they compute in under its profile.
-const char *gemmProductMath(const AcceptedGraphPlan &plan) {
+/// What the plan's cuBLAS / cuBLASLt products round their operands to: the
+/// cuda executable's ProductMath.
+capsules::ProductPrecision gemmProductPrecision(const AcceptedGraphPlan &plan) {
   capsules::ProductPrecision math = capsules::ProductPrecision::Fp32;
   for (const capsules::KernelCapsule &c : plan.capsules())
     if (c.provider == capsules::Provider::Cublas ||
         c.provider == capsules::Provider::Cublaslt)
       math = std::max(math, capsules::productPrecisionOf(
                                 c.numeric, plan.profile().products));
+  return math;
+}
+
+/// gemmProductPrecision as the name of its ProductMath enumerator.
+const char *gemmProductMath(const AcceptedGraphPlan &plan) {
   // ProductMath's enumerators, in ProductPrecision's order.
   static const char *const kNames[] = {"Fp32", "Tf32", "Bf16"};
-  return kNames[static_cast<int>(math)];
+  return kNames[static_cast<int>(gemmProductPrecision(plan))];
 }
 
 BackendText backendText(const std::string &name, const std::string &header,
@@ -154,7 +160,7 @@ std::string cpuKernels(const ProgramBuilder &program) {
 } // namespace
 
 bool cudaRunsF64(const AcceptedGraphPlan &plan) {
-  return std::string_view(gemmProductMath(plan)) == "Fp32";
+  return gemmProductPrecision(plan) == capsules::ProductPrecision::Fp32;
 }
 
 mlir::FailureOr<std::string> withoutF64Entries(const std::string &source) {
@@ -226,14 +232,12 @@ cudaKernelUnits(const ProgramBuilder &program, bool withF64) {
   for (size_t first = 0; first < kernels; first += perUnit) {
     CudaUnit unit{model + "." + std::to_string(units.size()) + ".cu", ""};
     for (size_t k = first; k < std::min(kernels, first + perUnit); ++k) {
-      if (withF64) {
-        unit.source += program.kernelSource(k) + "\n";
-        continue;
-      }
-      mlir::FailureOr<std::string> f32 = withoutF64Entries(program.kernelSource(k));
-      if (mlir::failed(f32))
+      mlir::FailureOr<std::string> text = program.kernelSource(k);
+      if (!withF64)
+        text = withoutF64Entries(*text);
+      if (mlir::failed(text))
         return mlir::failure();
-      unit.source += *f32 + "\n";
+      unit.source += *text + "\n";
     }
     units.push_back(std::move(unit));
   }

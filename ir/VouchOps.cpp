@@ -1684,19 +1684,17 @@ LogicalResult CrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange dy,
   SmallVector<int64_t> shape(padded.getShape());
   shape.back() = counted;
   auto countedType = RankedTensorType::get(shape, padded.getElementType());
-  auto bounds = [&] {
-    return std::make_tuple(b.getI64IntegerAttr(axis), b.getI64IntegerAttr(0),
-                           b.getI64IntegerAttr(counted), b.getI64IntegerAttr(1));
-  };
+  // The counted entries: [0, counted) of the class axis, step 1.
+  IntegerAttr axisAttr = b.getI64IntegerAttr(axis), start = b.getI64IntegerAttr(0),
+              end = b.getI64IntegerAttr(counted), step = b.getI64IntegerAttr(1);
   auto cut = [&](Value v) -> Value {
-    auto [a, start, end, step] = bounds();
-    return b.create<SliceOp>(loc, countedType, v, a, start, end, step);
+    return b.create<SliceOp>(loc, countedType, v, axisAttr, start, end, step);
   };
   SmallVector<Value> inner;
   appendCrossEntropyGradGrads(b, loc, cut(getLogits()), getLabels(), getDloss(),
                               getIgnoreIndexAttr(), cut(dy[0]), inner);
-  auto [a, start, end, step] = bounds();
-  grads.append({b.create<SliceScatterOp>(loc, padded, inner[0], a, start, end, step),
+  grads.append({b.create<SliceScatterOp>(loc, padded, inner[0], axisAttr, start,
+                                         end, step),
                 Value(), inner[2]});
   return success();
 }

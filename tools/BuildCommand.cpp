@@ -143,11 +143,8 @@ int runBuild(const std::vector<std::string> &args) {
   if (cl.has("jobs")) {
     long long n = 0;
     std::string jobsError;
-    if (!cl.getInt("jobs", n, jobsError) || n < 1 || n > 1024) {
-      std::fprintf(stderr, "error: %s\n",
-                   jobsError.empty()
-                       ? ("--jobs must be between 1 and 1024, got " + cl.get("jobs")).c_str()
-                       : jobsError.c_str());
+    if (!cl.getCount("jobs", 1, 1024, n, jobsError)) {
+      std::fprintf(stderr, "error: %s\n", jobsError.c_str());
       return 2;
     }
     jobs = static_cast<unsigned>(n);
@@ -210,8 +207,8 @@ int runBuild(const std::vector<std::string> &args) {
   input.cpu = {cpuProgram->get(), &*cpuPlan, nullptr};
   FailureOr<AcceptedGraphPlan> cudaPlan = failure();
   std::unique_ptr<codegen::ProgramBuilder> cudaProgram;
+  std::vector<codegen::CudaUnit> units;
   std::vector<codegen::CudaBinary> binaries;
-  std::string kernels;
   if (cuda) {
     ModelOp model = getModel(*module);
     capsules::ProfileOptions options;
@@ -234,8 +231,7 @@ int runBuild(const std::vector<std::string> &args) {
                            "has no closed body (keep the sources with --emit-dir)\n");
       return 1;
     }
-    std::vector<codegen::CudaUnit> units = std::move(*split);
-    kernels = codegen::cudaKernelSource(units);
+    units = std::move(*split);
     size_t hits = 0;
     const unsigned threads = codegen::buildThreads(units.size(), jobs);
     if (!codegen::compileCudaUnits(units, "sm_90",
@@ -265,10 +261,10 @@ int runBuild(const std::vector<std::string> &args) {
   if (cl.has("emit-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(cl.get("emit-dir"), ec);
-    if (!kernels.empty() &&
+    if (!units.empty() &&
         !codegen::writeFileAtomically(
             (std::filesystem::path(cl.get("emit-dir")) / "kernels.cu").string(),
-            kernels, error)) {
+            codegen::cudaKernelSource(units), error)) {
       std::fprintf(stderr, "error: --emit-dir: %s\n", error.c_str());
       return 2;
     }

@@ -134,6 +134,22 @@ bool CommandLine::getInt(const std::string &name, long long &out,
   return true;
 }
 
+bool CommandLine::getCount(const std::string &name, long long min,
+                           long long max, long long &out, std::string &error,
+                           const std::string &why) const {
+  if (!getInt(name, out, error))
+    return false;
+  if (out < min)
+    error = "--" + name + " must be at least " + std::to_string(min);
+  else if (out > max)
+    error = "--" + name + " must be at most " + std::to_string(max) +
+            (why.empty() ? "" : " (" + why + ")") + ", got " +
+            std::to_string(out);
+  else
+    return true;
+  return false;
+}
+
 std::string CommandLine::help() const {
   std::ostringstream out;
   out << "vouch " << command_ << " - " << summary_ << "\n\nusage: vouch "

@@ -42,6 +42,12 @@ public:
   /// Parses an integer option; false with `error` set if malformed.
   bool getInt(const std::string &name, long long &out,
               std::string &error) const;
+  /// Parses an integer option that must lie in [min, max]; false with
+  /// `error` set if malformed or outside: "--NAME must be at least MIN", or
+  /// "--NAME must be at most MAX (why), got N" (without " (why)" if empty).
+  bool getCount(const std::string &name, long long min, long long max,
+                long long &out, std::string &error,
+                const std::string &why = "") const;
   const std::vector<std::string> &positional() const { return positional_; }
   bool wantsHelp() const { return has("help"); }
   std::string help() const;

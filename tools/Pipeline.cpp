@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - loading a model file for the driver -------*- C++ -*-===//
 #include "tools/Pipeline.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -150,31 +151,28 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
     options.attention = defaultAttention(cl);
   }
   options.padClasses = defaultPadClasses(cl);
-  // Counts: an integer of at least 0 where given, else the default stays.
-  for (auto [name, value] : {std::pair<const char *, int64_t *>{
-                                 "error-limit", &options.errorLimit},
-                             {"recompute-min-elements",
-                              &options.recomputeMinElements},
-                             {"pad-classes", &options.padClasses}}) {
-    if (!cl.has(name))
+  // Counts: an integer of at least 0 (and at most `max`) where given, else
+  // the default stays.
+  struct Count {
+    const char *name;
+    int64_t *value;
+    long long max = LLONG_MAX;
+    const char *why = "";
+  };
+  for (const Count &count :
+       {Count{"error-limit", &options.errorLimit},
+        Count{"recompute-min-elements", &options.recomputeMinElements},
+        Count{"pad-classes", &options.padClasses, kMaxPadClassesQuantum,
+              "a tensor-core product's quantum is 4 or 8"}}) {
+    if (!cl.has(count.name))
       continue;
     long long n;
     std::string error;
-    if (!cl.getInt(name, n, error) || n < 0) {
-      llvm::errs() << "error: "
-                   << (error.empty()
-                           ? "--" + std::string(name) + " must be at least 0"
-                           : error)
-                   << "\n";
+    if (!cl.getCount(count.name, 0, count.max, n, error, count.why)) {
+      llvm::errs() << "error: " << error << "\n";
       return false;
     }
-    *value = n;
-  }
-  if (options.padClasses > kMaxPadClassesQuantum) {
-    llvm::errs() << "error: --pad-classes must be at most "
-                 << kMaxPadClassesQuantum << " (a tensor-core product's "
-                 << "quantum is 4 or 8), got " << options.padClasses << "\n";
-    return false;
+    *count.value = n;
   }
   if (cl.has("config")) {
     std::string given = cl.get("config");
@@ -198,10 +196,8 @@ bool readImportOptions(const CommandLine &cl, LoadOptions &options) {
     return true;
   long long batch;
   std::string error;
-  if (!cl.getInt("batch", batch, error) || batch < 1) {
-    llvm::errs() << "error: "
-                 << (error.empty() ? "--batch must be at least 1" : error)
-                 << "\n";
+  if (!cl.getCount("batch", 1, LLONG_MAX, batch, error)) {
+    llvm::errs() << "error: " << error << "\n";
     return false;
   }
   options.batch = batch;

@@ -27,6 +27,14 @@ using testdata::kTestKernelsSm90CubinSize;
 
 const char* ptx_text() { return reinterpret_cast<const char*>(kTestKernelsPtx); }
 
+// Whether this device runs sm_90 cubins; if not, says which check is skipped.
+bool runs_sm90_cubins(const char* what) {
+  const RuntimeStatus& rs = probe_runtime();
+  if (cubin_runs_on(90, rs.cc_major, rs.cc_minor)) return true;
+  std::printf("SKIPPED (not an sm_90 device: sm_%d%d): %s\n", rs.cc_major, rs.cc_minor, what);
+  return false;
+}
+
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
@@ -100,12 +108,7 @@ std::vector<float> run_add_one(const KernelModule& m, std::vector<float> x) {
 
 TEST(ModuleDeviceTest, LoadsTheCubinFromMemoryAndLaunches) {
   VOUCH_REQUIRE_CUDA_DEVICE("kernel module load (sm_90 cubin) and launch");
-  const RuntimeStatus& rs = probe_runtime();
-  if (!cubin_runs_on(90, rs.cc_major, rs.cc_minor)) {
-    std::printf("SKIPPED (not an sm_90 device: sm_%d%d): the sm_90 cubin path\n", rs.cc_major,
-                rs.cc_minor);
-    GTEST_SKIP();
-  }
+  if (!runs_sm90_cubins("the sm_90 cubin path")) GTEST_SKIP();
   Result<KernelModule> m = load_module(kTestKernelsSm90Cubin, kTestKernelsSm90CubinSize, ptx_text());
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_FALSE(m.value().loaded_from_ptx());
@@ -177,12 +180,7 @@ TEST(ModuleDeviceTest, PtxOnlyAndMismatchedCubinFallBackToPtx) {
 
 TEST(ModuleDeviceTest, CorruptCubinFailsAtLoad) {
   VOUCH_REQUIRE_CUDA_DEVICE("kernel module corrupt cubin error at load time");
-  const RuntimeStatus& rs = probe_runtime();
-  if (!cubin_runs_on(90, rs.cc_major, rs.cc_minor)) {
-    std::printf("SKIPPED (not an sm_90 device: sm_%d%d): the corrupt-cubin check\n", rs.cc_major,
-                rs.cc_minor);
-    GTEST_SKIP();
-  }
+  if (!runs_sm90_cubins("the corrupt-cubin check")) GTEST_SKIP();
   // The ELF header intact (so it is taken for an sm_90 cubin), the rest zeroed.
   std::vector<unsigned char> corrupt(kTestKernelsSm90Cubin,
                                      kTestKernelsSm90Cubin + kTestKernelsSm90CubinSize);
@@ -222,12 +220,7 @@ TEST(ModuleDeviceTest, BrokenPtxFailsAtLoadNotAtLaunch) {
 // loaded.
 TEST(ModuleDeviceTest, LooksKernelsUpAcrossImages) {
   VOUCH_REQUIRE_CUDA_DEVICE("kernel lookup across several images");
-  const RuntimeStatus& rs = probe_runtime();
-  if (!cubin_runs_on(90, rs.cc_major, rs.cc_minor)) {
-    std::printf("SKIPPED (not an sm_90 device: sm_%d%d): several sm_90 images\n", rs.cc_major,
-                rs.cc_minor);
-    GTEST_SKIP();
-  }
+  if (!runs_sm90_cubins("several sm_90 images")) GTEST_SKIP();
   const KernelImage images[] = {
       {kTestKernelsSm90Cubin, kTestKernelsSm90CubinSize, ptx_text()},
       {testdata::kExecutorKernelsSm90Cubin, testdata::kExecutorKernelsSm90CubinSize,

@@ -173,6 +173,24 @@ Result<LoadedImage> load_image(const void* cubin, size_t size, const char* ptx) 
   return LoadedImage{lib.value(), true, arch};
 }
 
+// Records which library holds each of `lib`'s kernels (by the names the image gives
+// them: extern "C" names as written).
+Status index_kernels(cudaLibrary_t lib, size_t index,
+                     std::unordered_map<std::string, size_t>& library_of) {
+  unsigned count = 0;
+  VOUCH_CUDA_CHECK(cudaLibraryGetKernelCount(&count, lib));
+  std::vector<cudaKernel_t> kernels(count);
+  if (count > 0) VOUCH_CUDA_CHECK(cudaLibraryEnumerateKernels(kernels.data(), count, lib));
+  for (unsigned i = 0; i < count; i++) {
+    const char* name = nullptr;
+    VOUCH_CUDA_CHECK_WHAT(cudaFuncGetName(&name, reinterpret_cast<const void*>(kernels[i])),
+                          "cudaFuncGetName (kernel " + std::to_string(i + 1) + " of " +
+                              std::to_string(count) + ")");
+    library_of.emplace(name, index);  // names are unique across a model's images
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int cubin_sm_arch(const void* data, size_t size) {
@@ -198,6 +216,7 @@ bool is_fatbin(const void* data, size_t size) {
 
 KernelModule::KernelModule(KernelModule&& other) noexcept
     : libraries_(std::exchange(other.libraries_, {})),
+      library_of_(std::exchange(other.library_of_, {})),
       from_ptx_(other.from_ptx_),
       cubin_arch_(other.cubin_arch_) {}
 
@@ -205,6 +224,7 @@ KernelModule& KernelModule::operator=(KernelModule&& other) noexcept {
   if (this != &other) {
     (void)unload();
     libraries_ = std::exchange(other.libraries_, {});
+    library_of_ = std::exchange(other.library_of_, {});
     from_ptx_ = other.from_ptx_;
     cubin_arch_ = other.cubin_arch_;
   }
@@ -215,6 +235,7 @@ KernelModule::~KernelModule() { (void)unload(); }
 
 Status KernelModule::unload() {
   Status first = Status::Ok();
+  library_of_.clear();
   for (cudaLibrary_t lib : std::exchange(libraries_, {})) {
     const cudaError_t e = cudaLibraryUnload(lib);
     if (e != cudaSuccess && first.ok()) first = cuda_failure("cudaLibraryUnload", e);
@@ -225,21 +246,19 @@ Status KernelModule::unload() {
 Result<cudaKernel_t> KernelModule::kernel(const char* name) const {
   if (libraries_.empty())
     return Status::Error(std::string("kernel(\"") + name + "\"): the module is not loaded");
+  // The index, not a cudaLibraryGetKernel on each library in turn: a lookup in the wrong
+  // library is an API error that compute-sanitizer reports (and fails the run on).
+  auto at = library_of_.find(name);
+  if (at == library_of_.end())
+    return Status::Error(std::string("kernel \"") + name + "\" is in none of the " +
+                         std::to_string(libraries_.size()) + " loaded kernel image(s)");
   cudaKernel_t k = nullptr;
-  for (cudaLibrary_t lib : libraries_) {
-    const cudaError_t e = cudaLibraryGetKernel(&k, lib, name);
-    if (e == cudaSuccess) {
-      KernelNames& kn = kernel_names();
-      std::lock_guard<std::mutex> lock(kn.mu);
-      kn.names[k] = name;
-      return k;
-    }
-    (void)cudaGetLastError();  // not sticky; the lookup's error is handled here
-    if (e != cudaErrorSymbolNotFound)
-      return cuda_failure(std::string("cudaLibraryGetKernel(\"") + name + "\")", e);
-  }
-  return Status::Error(std::string("kernel \"") + name + "\" is in none of the " +
-                       std::to_string(libraries_.size()) + " loaded kernel image(s)");
+  VOUCH_CUDA_CHECK_WHAT(cudaLibraryGetKernel(&k, libraries_[at->second], name),
+                        std::string("cudaLibraryGetKernel(\"") + name + "\")");
+  KernelNames& kn = kernel_names();
+  std::lock_guard<std::mutex> lock(kn.mu);
+  kn.names[k] = name;
+  return k;
 }
 
 Result<KernelModule> load_module(const KernelImage* images, size_t count) {
@@ -254,6 +273,12 @@ Result<KernelModule> load_module(const KernelImage* images, size_t count) {
                            std::to_string(count) + ": " + image.status().message());
     }
     module.libraries_.push_back(image.value().library);
+    Status named = index_kernels(image.value().library, i, module.library_of_);
+    if (!named.ok()) {
+      if (count == 1) return named;
+      return Status::Error("kernel image " + std::to_string(i + 1) + " of " +
+                           std::to_string(count) + ": " + named.message());
+    }
     module.from_ptx_ = module.from_ptx_ || image.value().from_ptx;
     if (i == 0) module.cubin_arch_ = image.value().cubin_arch;
   }

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/cuda/check.h"
@@ -42,9 +43,10 @@ class KernelModule {
   KernelModule& operator=(const KernelModule&) = delete;
   ~KernelModule();  // unloads (errors ignored: nothing can be done about them here)
 
-  // The kernel `name` (an extern "C" / unmangled symbol) of the first library that has
-  // it (kernel names are unique across a model's images). Its name is remembered for
-  // launch()'s error messages.
+  // The kernel `name` (an extern "C" / unmangled symbol) from the library that holds it
+  // (kernel names are unique across a model's images; load_module indexes them, so a
+  // lookup makes no failing CUDA call). Its name is remembered for launch()'s error
+  // messages.
   Result<cudaKernel_t> kernel(const char* name) const;
 
   Status unload();  // every library; the first error
@@ -58,6 +60,7 @@ class KernelModule {
  private:
   friend Result<KernelModule> load_module(const KernelImage*, size_t);
   std::vector<cudaLibrary_t> libraries_;
+  std::unordered_map<std::string, size_t> library_of_;  // kernel name -> its library
   bool from_ptx_ = false;
   int cubin_arch_ = -1;
 };

@@ -12,18 +12,21 @@
 //    registers it was computed in: the accumulator layout of an m16n8 product is used
 //    directly as the A operand of the next product, by numbering the reduction slots of
 //    each mma to match it (an mma sums over all its k slots, so any numbering A and B
-//    share gives the same sum; see a64_cr);
-//  - tiles live in shared memory as [64][64] floats, XOR-swizzled (row r's 16-byte
-//    chunk c stored at chunk c ^ (r % 8)): both ways the products read them, 16-byte
-//    rows by ldmatrix (a64_rr: the operand's rows are the product's rows or columns)
-//    and single floats down a column (a64_cr: the operand's rows are the reduction),
-//    are free of bank conflicts, with no padding;
+//    share gives the same sum; see A64Tf32::cr);
+//  - tiles arrive in shared memory as [64][64] floats, XOR-swizzled (row r's 16-byte
+//    chunk c stored at chunk c ^ (r % 8)). TF32 products read them as they are, both
+//    ways free of bank conflicts with no padding: 16-byte rows by ldmatrix (rr: the
+//    operand's rows are the product's rows or columns) and single floats down a column
+//    (cr: the operand's rows are the reduction). bf16 products read bf16 tiles (8 KiB,
+//    128-byte rows swizzled alike, in the first half of the same buffer): rr by
+//    ldmatrix, cr by ldmatrix.trans, half the bytes a float tile costs them;
 //  - the other operand's tiles are double-buffered: the next tile's rows are copied by
 //    cp.async (16-byte copies, no register staging) while the warps compute on this one,
-//    two __syncthreads a tile. TF32 operands are rounded once, in shared memory, as a
-//    tile arrives (a64_round_tile); bf16 ones as fragments are read (cvt.rn.bf16x2
-//    rounds and packs two in one instruction); a value rounds to the same bits whichever
-//    warp reads it.
+//    two __syncthreads a tile. A tile is finished once, as it arrives
+//    (a64_finish_tiles): TF32 rounds it in place; bf16 converts it to bf16 (cvt.rn
+//    packs two in one instruction), which costs one more __syncthreads for each tile
+//    converted (the bf16 land on other threads' floats); a value rounds to the same
+//    bits whichever warp reads it.
 // Every product folds its reduction index in ascending k-steps, every row sum and max
 // has a fixed shuffle order, each result is written once, no atomics: the same bits
 // every run, whatever the grid.
@@ -102,7 +105,7 @@ __device__ inline void a64_wait() {
 
 // Four 8 × 8 matrices of 16-byte rows: lane L gives the address of row L % 8 of matrix
 // L / 8, and receives word L % 4 of row L / 4 of matrix i in f[i].
-__device__ inline void a64_ldsm4(unsigned (&f)[4], const float* row) {
+__device__ inline void a64_ldsm4(unsigned (&f)[4], const void* row) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -138,29 +141,62 @@ __device__ inline void a64_load_tile(float* tile, const AttnView<float>& v, long
   for (int i = threadIdx.x; i < 64 * 64; i += kAttention64Threads) {
     const int r = i >> 6, c = i & 63;
     const float x = (r < rn && c < feats) ? v.p[(row0 + r) * v.rs + c * v.fs] : 0.f;
-    tile[a64_at(r, c)] = Tc::kStoresRounded ? attention_tf32(x) : x;
+    Tc::store(tile, r, c, x);
   }
 }
 
-// A policy that keeps its tiles rounded (TF32: kStoresRounded) rounds each value once,
-// as the tile reaches shared memory: plain stores round on the way; a tile copied by
-// cp.async is rounded in place by a64_round_tile, each thread its own 16-byte chunks
-// (a64_load_tile's mapping), after its own a64_wait and before the __syncthreads that
-// publishes the tile. The fragments then read finished operands.
+// A tile copied by cp.async arrives as floats in a64_at's layout and is finished in
+// place before the __syncthreads that publishes it; a tile stored by plain stores
+// (a64_load_tile's other path) was finished on the way (Tc::store). Each thread
+// finishes its own 16-byte chunks (a64_load_tile's mapping), after its own a64_wait.
+// TF32 rounds them in place. bf16 converts the tile to bf16, into the first 8 KiB of
+// the same buffer (a64_at16's layout): a chunk's bf16 lands on other threads' floats,
+// so every thread reads its floats of both tiles (a and b, either may be null) first,
+// then a __syncthreads, then the bf16 are written. The buffers' readers must be done
+// (as after the loop's trailing __syncthreads). `uniform`: the block calls alike.
 template <class Tc>
-__device__ inline void a64_round_tile(float* tile, const AttnView<float>& v, long long feats) {
-  if constexpr (Tc::kStoresRounded) {
-    if (!a64_async(v, feats)) return;  // rounded when stored
-    for (int i = threadIdx.x; i < 64 * 16; i += kAttention64Threads) {
-      const int r = i >> 4, c4 = i & 15;
-      float4* const p = reinterpret_cast<float4*>(tile + r * 64 + 4 * (c4 ^ (r & 7)));
-      float4 x = *p;
-      x.x = attention_tf32(x.x);
-      x.y = attention_tf32(x.y);
-      x.z = attention_tf32(x.z);
-      x.w = attention_tf32(x.w);
-      *p = x;
+__device__ inline void a64_finish_tiles(float* a, const AttnView<float>& va, long long fa,
+                                        float* b, const AttnView<float>& vb, long long fb) {
+  constexpr int kChunks = 64 * 16 / kAttention64Threads;  // per thread and tile
+  float* const tiles[2] = {a != nullptr && a64_async(va, fa) ? a : nullptr,
+                           b != nullptr && a64_async(vb, fb) ? b : nullptr};
+  auto chunk = [](int m, int& r, int& c4) {
+    const int i = int(threadIdx.x) + m * kAttention64Threads;
+    r = i >> 4;
+    c4 = i & 15;
+  };
+  if constexpr (!Tc::kBf16Tiles) {  // in place, a chunk at a time
+#pragma unroll
+    for (int w = 0; w < 2; ++w) {
+      if (tiles[w] == nullptr) continue;
+#pragma unroll
+      for (int m = 0; m < kChunks; ++m) {
+        int r, c4;
+        chunk(m, r, c4);
+        Tc::store4(tiles[w], r, 4 * c4,
+                   *reinterpret_cast<const float4*>(tiles[w] + r * 64 + 4 * (c4 ^ (r & 7))));
+      }
     }
+  } else {
+    auto convert = [&](float* tile) {
+      if (tile == nullptr) return;  // uniform: the block skips alike
+      float4 x[kChunks];
+#pragma unroll
+      for (int m = 0; m < kChunks; ++m) {
+        int r, c4;
+        chunk(m, r, c4);
+        x[m] = *reinterpret_cast<const float4*>(tile + r * 64 + 4 * (c4 ^ (r & 7)));
+      }
+      __syncthreads();  // every thread's floats read before the bf16 overwrite them
+#pragma unroll
+      for (int m = 0; m < kChunks; ++m) {
+        int r, c4;
+        chunk(m, r, c4);
+        Tc::store4(tile, r, 4 * c4, x[m]);
+      }
+    };
+    convert(tiles[0]);
+    convert(tiles[1]);
   }
 }
 
@@ -193,16 +229,23 @@ __device__ inline unsigned a64_bf16x2(unsigned lo, unsigned hi) {
 //
 // rr: acc[j] += Σ_{x < 64} ta[r0 + row][x] · tb[8j + col][x], both operands' rows read
 // as 16-byte rows by ldmatrix. TF32: k-steps of 8, slots t and t + 4 = columns x + t
-// and x + t + 4 (PTX's layout). bf16: k-steps of 16 whose slots 2t, 2t + 1, 2t + 8,
-// 2t + 9 are columns x + t, + 4, + 8, + 12 in A and B alike.
+// and x + t + 4 (PTX's layout). bf16: A64Bf16 (below).
 // cr: acc[f] += Σ_{k < 64} c[row][k] · tb[k][8f + col], c an accumulator of this warp
 // (P or dS) used as the A operand where it lies: TF32 k-step j (8 columns) numbers its
 // slots t, t + 4 as columns 8j + 2t, 8j + 2t + 1 (the lane's own c[j][0], c[j][1], and
-// rows g + 8 c[j][2], c[j][3]); bf16 k-step m (16 columns) is PTX's natural numbering,
-// which the accumulators of n-tiles 2m and 2m + 1 already have. B is read a float at a
-// time down tb's columns, rows k in the same numbering.
+// rows g + 8 c[j][2], c[j][3]), and B is read a float at a time down tb's columns, rows
+// k in the same numbering; bf16 k-step m (16 columns) is PTX's natural numbering, which
+// the accumulators of n-tiles 2m and 2m + 1 already have.
 struct A64Tf32 {
-  static constexpr bool kStoresRounded = true;  // tiles hold TF32 values: read as they are
+  static constexpr bool kBf16Tiles = false;  // tiles hold floats rounded to TF32
+  __device__ static void store(float* tile, int r, int c, float x) {
+    tile[a64_at(r, c)] = attention_tf32(x);
+  }
+  __device__ static void store4(float* tile, int r, int c, float4 x) {  // c % 4 == 0
+    *reinterpret_cast<float4*>(tile + a64_at(r, c)) =
+        make_float4(attention_tf32(x.x), attention_tf32(x.y), attention_tf32(x.z),
+                    attention_tf32(x.w));
+  }
   __device__ static void rr(float (&acc)[8][4], const float* ta, int r0, const float* tb) {
     const int lane = threadIdx.x & 31, i = lane >> 3, row = lane & 7;
 #pragma unroll
@@ -244,42 +287,76 @@ struct A64Tf32 {
   }
 };
 
+// bf16 tiles: [64][64] bf16 in the first 8 KiB of a tile's buffer, 128-byte rows whose
+// 16-byte chunks (8 values) are XOR-swizzled as a64_at's (row r's chunk c at c ^ (r % 8)),
+// so ldmatrix reads 8 rows of one chunk from 8 bank groups, plain or transposed.
+__device__ inline int a64_at16(int r, int c) { return r * 64 + (((c >> 3) ^ (r & 7)) << 3) + (c & 7); }
+
+__device__ inline void a64_ldsm4_trans(unsigned (&f)[4], const unsigned short* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+               : "r"(a));
+#else
+  __trap();
+#endif
+}
+
+// bf16 products from bf16 tiles, PTX's m16n8k16 numbering throughout (slots 2t, 2t + 1,
+// 2t + 8, 2t + 9 are columns x + 2t, ... of A and rows of B): half the shared-memory
+// bytes of a product that reads floats, and no conversion as fragments are read.
+// rr: A's four 8 × 8 matrices (rows r0.. / r0 + 8.., columns x.. / x + 8..) by one
+// ldmatrix; B's fragments for n-tiles j, j + 1 (rows 8j.., columns x.. / x + 8..) by
+// another. cr: B = tb[k][n] read transposed (ldmatrix.trans: lane (g, t) receives
+// tb[2t][g], tb[2t + 1][g] of each matrix), matrices (k 16m.. / 16m + 8.., n 8f.. /
+// 8f + 8..); A from the accumulator c as before.
 struct A64Bf16 {
-  static constexpr bool kStoresRounded = false;  // rounded and packed as fragments are read
+  static constexpr bool kBf16Tiles = true;
+  __device__ static void store(float* tile, int r, int c, float x) {
+    const unsigned h = a64_bf16x2(x, 0.f);
+    reinterpret_cast<unsigned short*>(tile)[a64_at16(r, c)] = static_cast<unsigned short>(h);
+  }
+  __device__ static void store4(float* tile, int r, int c, float4 x) {  // c % 4 == 0
+    *reinterpret_cast<uint2*>(reinterpret_cast<unsigned short*>(tile) + a64_at16(r, c)) =
+        make_uint2(a64_bf16x2(x.x, x.y), a64_bf16x2(x.z, x.w));
+  }
   __device__ static void rr(float (&acc)[8][4], const float* ta, int r0, const float* tb) {
+    const unsigned short* const a16 = reinterpret_cast<const unsigned short*>(ta);
+    const unsigned short* const b16 = reinterpret_cast<const unsigned short*>(tb);
     const int lane = threadIdx.x & 31, i = lane >> 3, row = lane & 7;
 #pragma unroll
     for (int x = 0; x < 64; x += 16) {
-      unsigned f0[4], f1[4];
-      // matrices: rows r0.. at x, rows r0.. at x + 4, rows r0 + 8.. at x, at x + 4.
-      a64_ldsm4(f0, ta + a64_at(r0 + row + 8 * (i >> 1), x + 4 * (i & 1)));
-      a64_ldsm4(f1, ta + a64_at(r0 + row + 8 * (i >> 1), x + 8 + 4 * (i & 1)));
-      const AttnBf16::A a = {{a64_bf16x2(f0[0], f0[1]), a64_bf16x2(f0[2], f0[3]),
-                              a64_bf16x2(f1[0], f1[1]), a64_bf16x2(f1[2], f1[3])}};
+      AttnBf16::A a;
+      a64_ldsm4(a.r, a16 + a64_at16(r0 + row + 8 * (i & 1), x + 8 * (i >> 1)));
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
+      for (int j = 0; j < 8; j += 2) {
         unsigned f[4];
-        a64_ldsm4(f, tb + a64_at(8 * j + row, x + 4 * i));
-        const AttnBf16::B b = {{a64_bf16x2(f[0], f[1]), a64_bf16x2(f[2], f[3])}};
-        AttnBf16::mma(acc[j], a, b);
+        a64_ldsm4(f, b16 + a64_at16(8 * (j + (i >> 1)) + row, x + 8 * (i & 1)));
+        const AttnBf16::B b0 = {{f[0], f[1]}};
+        const AttnBf16::B b1 = {{f[2], f[3]}};
+        AttnBf16::mma(acc[j], a, b0);
+        AttnBf16::mma(acc[j + 1], a, b1);
       }
     }
   }
   __device__ static void cr(float (&acc)[8][4], const float (&c)[8][4], const float* tb) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const unsigned short* const b16 = reinterpret_cast<const unsigned short*>(tb);
+    const int lane = threadIdx.x & 31, i = lane >> 3, row = lane & 7;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       const AttnBf16::A a = {{a64_bf16x2(c[2 * m][0], c[2 * m][1]),
                               a64_bf16x2(c[2 * m][2], c[2 * m][3]),
                               a64_bf16x2(c[2 * m + 1][0], c[2 * m + 1][1]),
                               a64_bf16x2(c[2 * m + 1][2], c[2 * m + 1][3])}};
-      const int k = 16 * m + 2 * t;
 #pragma unroll
-      for (int f = 0; f < 8; ++f) {
-        const int n = 8 * f + g;
-        const AttnBf16::B b = {{a64_bf16x2(tb[a64_at(k, n)], tb[a64_at(k + 1, n)]),
-                                a64_bf16x2(tb[a64_at(k + 8, n)], tb[a64_at(k + 9, n)])}};
-        AttnBf16::mma(acc[f], a, b);
+      for (int f = 0; f < 8; f += 2) {
+        unsigned q[4];
+        a64_ldsm4_trans(q, b16 + a64_at16(16 * m + 8 * (i & 1) + row, 8 * (f + (i >> 1))));
+        const AttnBf16::B b0 = {{q[0], q[1]}};
+        const AttnBf16::B b1 = {{q[2], q[3]}};
+        AttnBf16::mma(acc[f], a, b0);
+        AttnBf16::mma(acc[f + 1], a, b1);
       }
     }
   }
@@ -311,8 +388,8 @@ __device__ inline void a64_next_kv(float* sk, float* sv, const AttnView<float>& 
   } else {
     a64_wait<0>();
   }
-  a64_round_tile<Tc>(sk + (kt & 1) * kAttention64Floats, K, d);
-  a64_round_tile<Tc>(sv + (kt & 1) * kAttention64Floats, V, dv);
+  a64_finish_tiles<Tc>(sk + (kt & 1) * kAttention64Floats, K, d,
+                       sv + (kt & 1) * kAttention64Floats, V, dv);
 }
 
 __device__ inline void a64_zero(float (&acc)[8][4]) {
@@ -379,7 +456,7 @@ __device__ void attention64_forward_kernel(const float* q, Dims qd, const float*
       const float* const ck = sk + (kt & 1) * kAttention64Floats;
       const float* const cv = sv + (kt & 1) * kAttention64Floats;
       a64_next_kv<Tc>(sk, sv, K, V, kt, nk, tk, d, dv);
-      if (kt == 0) a64_round_tile<Tc>(sq, Q, d);
+      if (kt == 0) a64_finish_tiles<Tc>(sq, Q, d, nullptr, Q, 0);
       __syncthreads();  // tile kt (and Q) in shared memory
       float s[8][4];
       a64_zero(s);
@@ -485,10 +562,7 @@ __device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, D
       const float* const ck = sk + (kt & 1) * kAttention64Floats;
       const float* const cv = sv + (kt & 1) * kAttention64Floats;
       a64_next_kv<Tc>(sk, sv, K, V, kt, nk, tk, d, dv);
-      if (kt == 0) {
-        a64_round_tile<Tc>(sq, Q, d);
-        a64_round_tile<Tc>(sdo, G, dv);
-      }
+      if (kt == 0) a64_finish_tiles<Tc>(sq, Q, d, sdo, G, dv);
       __syncthreads();
       float s[8][4], dp[8][4];
       a64_zero(s);
@@ -574,12 +648,8 @@ __device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k,
       } else {
         a64_wait<0>();
       }
-      if (i == 0) {
-        a64_round_tile<Tc>(sk, K, d);
-        a64_round_tile<Tc>(sv, V, dv);
-      }
-      a64_round_tile<Tc>(cq, Q, d);
-      a64_round_tile<Tc>(cdo, G, dv);
+      if (i == 0) a64_finish_tiles<Tc>(sk, K, d, sv, V, dv);
+      a64_finish_tiles<Tc>(cq, Q, d, cdo, G, dv);
       __syncthreads();
       float s[8][4], dp[8][4];
       a64_zero(s);

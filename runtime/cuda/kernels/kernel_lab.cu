@@ -11,7 +11,8 @@
 // Build (no Bazel needed; Bazel's //runtime/cuda/kernels:kernel_lab does the same):
 //   nvcc -std=c++17 -O2 -gencode arch=compute_90,code=sm_90 -cudart static \
 //        -o kernel_lab kernel_lab.cu
-// Run: ./kernel_lab [--bench]. Exit 0 when every check passes, 1 on any failure, 3
+// Run: ./kernel_lab [--bench | --bench-attention] (--bench-attention: the checks, then
+// bench_attention alone). Exit 0 when every check passes, 1 on any failure, 3
 // (printing "SKIPPED (no CUDA device)") when no CUDA device is visible.
 #include <cuda_runtime.h>
 
@@ -3590,12 +3591,14 @@ void test_causal_mask() {
 }
 
 int main(int argc, char** argv) {
-  bool do_bench = false;
+  bool do_bench = false, attention_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--bench") == 0) {
       do_bench = true;
+    } else if (std::strcmp(argv[i], "--bench-attention") == 0) {
+      do_bench = attention_only = true;
     } else {
-      std::fprintf(stderr, "usage: kernel_lab [--bench]\n");
+      std::fprintf(stderr, "usage: kernel_lab [--bench | --bench-attention]\n");
       return 2;
     }
   }
@@ -3616,7 +3619,9 @@ int main(int argc, char** argv) {
   test_round_bf16();
   test_repitch();
   std::printf("kernel_lab: %d checks, %d failed\n", g_checks, g_failures);
-  if (do_bench && g_failures == 0) {
+  if (attention_only && g_failures == 0) {
+    bench_attention();
+  } else if (do_bench && g_failures == 0) {
     run_bench<float>();
     run_bench<double>();
     bench_attention();

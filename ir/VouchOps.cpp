@@ -2033,7 +2033,7 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange dy,
 
 void LayerNormGradOp::build(OpBuilder &b, OperationState &state, Value grad,
                             Value input, Value weight, bool withBias,
-                            FloatAttr eps) {
+                            FloatAttr eps, Value addend) {
   RankedTensorType t = tensorOf(input);
   auto row = RankedTensorType::get({t.getShape().back()}, t.getElementType());
   SmallVector<Type> params;
@@ -2041,7 +2041,7 @@ void LayerNormGradOp::build(OpBuilder &b, OperationState &state, Value grad,
     params.push_back(row);
   if (withBias)
     params.push_back(row);
-  build(b, state, t, params, grad, input, weight,
+  build(b, state, t, params, grad, input, weight, addend,
         withBias ? b.getUnitAttr() : UnitAttr(), eps);
 }
 
@@ -2082,6 +2082,9 @@ verifyNormalizationGrad(GradOp op,
 LogicalResult LayerNormGradOp::verify() {
   if (failed(verifyEps(*this, getEps().convertToDouble())))
     return failure();
+  if (Value a = getAddend(); a && tensorOf(a) != tensorOf(getInput()))
+    return emitOpError("addend ") << a.getType() << " and input "
+                                  << getInput().getType() << " must have one type";
   return verifyNormalizationGrad<LayerNormOp>(*this, [](RankedTensorType x) {
     return x.getRank() < 1 ? RankedTensorType()
                            : RankedTensorType::get({x.getShape().back()},
@@ -2101,9 +2104,12 @@ LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
   int64_t last = t.getRank() - 1;
   double inv = 1.0 / static_cast<double>(t.getDimSize(last));
   double eps = getEps().convertToDouble();
+  Value addend = getAddend();
   SmallVector<Value> inputs{grad, x};
   if (w)
     inputs.push_back(w);
+  if (addend)
+    inputs.push_back(addend);
   return vjpThroughOps(
       b, inputs,
       [&]() -> SmallVector<Value> {
@@ -2121,7 +2127,8 @@ LogicalResult LayerNormGradOp::buildVJP(OpBuilder &b, ValueRange dy,
             loc, t, b.create<SubOp>(loc, t, g, mean(g)),
             b.create<MulOp>(loc, t, xhat,
                             mean(b.create<MulOp>(loc, t, g, xhat))));
-        SmallVector<Value> outs{b.create<MulOp>(loc, t, rstd, inner)};
+        Value dx = b.create<MulOp>(loc, t, rstd, inner);
+        SmallVector<Value> outs{addend ? b.create<AddOp>(loc, t, addend, dx) : dx};
         if (w)
           outs.push_back(buildReduceSum(
               b, loc, b.create<MulOp>(loc, t, grad, xhat), leadingAxes(t)));

@@ -1222,26 +1222,32 @@ def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
 // Built by layer_norm's VJP only: all of its gradients in one op (one kernel
 // on cuda), the row statistics recomputed from `input` exactly as the forward
 // computed them. Results: dx, then dweight where there is a weight, then dbias
-// where `with_bias` is set.
+// where `with_bias` is set. `addend` (vouch-fold-layer-norm-grad-sum) is the
+// rest of the input's gradient, which dx then includes: the residual stream's
+// sum of contributions without a separate add.
 def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
-    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+    AttrSizedOperandSegments, DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "layer_norm's input, weight and bias gradients over the last axis";
   let description = [{
     With x̂ = (x - mean) · rstd and g = grad · weight (grad without a
-    weight), each row: dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)); the
-    [D] results dweight = Σ_rows grad · x̂ (when `weight` is given) and
-    dbias = Σ_rows grad (when `with_bias` is set) follow dx in that order.
+    weight), each row: dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)), plus
+    `addend` (input's type) where given, added last: addend + dx with dx
+    rounded first, the separate add's bits; the [D] results dweight =
+    Σ_rows grad · x̂ (when `weight` is given) and dbias = Σ_rows grad (when
+    `with_bias` is set) follow dx in that order.
 
     ```mlir
     %dx, %dw, %db = vouch.layer_norm_grad %dy, %x weight %w with_bias eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    %sum = vouch.layer_norm_grad %dy, %x plus %rest eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
   }];
   let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input,
                        Optional<Vouch_FloatTensor>:$weight,
+                       Optional<Vouch_FloatTensor>:$addend,
                        UnitAttr:$with_bias, F64Attr:$eps);
   let results = (outs Vouch_FloatTensor:$dx,
                       Variadic<Vouch_FloatTensor>:$param_grads);
-  let assemblyFormat = "$grad `,` $input (`weight` $weight^)? "
+  let assemblyFormat = "$grad `,` $input (`weight` $weight^)? (`plus` $addend^)? "
                        "(`with_bias` $with_bias^)? `eps` $eps "
                        "attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -1250,7 +1256,8 @@ def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
     // and dbias [D].
     OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$input,
                    "::mlir::Value":$weight, "bool":$withBias,
-                   "::mlir::FloatAttr":$eps)>
+                   "::mlir::FloatAttr":$eps,
+                   CArg<"::mlir::Value", "{}">:$addend)>
   ];
   let extraClassDeclaration = [{
     /// dweight (null without a weight) and dbias (null without `with_bias`).
@@ -1264,16 +1271,17 @@ def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
 
   let family = Vouch_Normalization;
   let formula = "dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)) per row of the "
-                "last axis, g = grad · weight; dweight = Σ_rows grad · x̂, "
-                "dbias = Σ_rows grad";
+                "last axis, g = grad · weight, then + addend where given; "
+                "dweight = Σ_rows grad · x̂, dbias = Σ_rows grad";
   let cpuKernel = "vouch::rt::layer_norm_grad<T>";
-  let cpuKernelNote = "dx, dweight and dbias in one pass over the rows";
+  let cpuKernelNote = "dx (with its addend), dweight and dbias in one pass over the rows";
   let cpuEvidence = "cpu-kernels";
   let cudaKernelSource = "codegen/recipes/NormalizationRecipe.cpp, "
                          "runtime/cuda/kernels/layernorm.cuh";
   let cudaKernel = "vouch::layer_norm_grad_kernel";
   let cudaKernelNote =
-      "dx, dweight and dbias in one launch, a block per chunk of 32 rows "
+      "dx (with its addend, added by __fadd_rn: never contracted into dx's "
+      "product), dweight and dbias in one launch, a block per chunk of 32 rows "
       "(not per row): each block writes the dx of its chunks, row by row, "
       "and folds their columns (rows ascending) into its "
       "own partial sums in scratch; the last block to arrive (a fence, then "

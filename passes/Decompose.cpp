@@ -33,6 +33,7 @@ void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
   if (recomputeMinElements >= 0)
     autodiff.recomputeMinElements = recomputeMinElements;
   model.addPass(createAutodiff(autodiff));
+  model.addPass(createFoldLayerNormGradSum());
 }
 
 namespace {

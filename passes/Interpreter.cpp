@@ -1322,12 +1322,22 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
             })
             .Case([&](LayerNormGradOp o) {
               HostTensor dw, db;
-              values[o.getDx()] = layerNormGrad(
+              HostTensor dx = layerNormGrad(
                   get(o.getGrad()), get(o.getInput()),
                   o.getWeight() ? &get(o.getWeight()) : nullptr,
                   o.getEps().convertToDouble(),
                   o.getWeightGrad() ? &dw : nullptr,
                   o.getBiasGrad() ? &db : nullptr);
+              if (Value addend = o.getAddend()) {
+                // addend + dx, dx stored first (rounded in an f32 run), as the
+                // separate add it replaces; the sum is rounded with the results.
+                const HostTensor &a = get(addend);
+                for (size_t i = 0; i < dx.data.size(); ++i)
+                  dx.data[i] = a.data[i] + (precision == Precision::F32
+                                                ? double(roundToF32(dx.data[i]))
+                                                : dx.data[i]);
+              }
+              values[o.getDx()] = dx;
               if (Value v = o.getWeightGrad())
                 values[v] = dw;
               if (Value v = o.getBiasGrad())

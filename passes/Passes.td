@@ -195,6 +195,30 @@ def FoldCol2im : Pass<"vouch-fold-col2im", "::vouch::ModelOp"> {
   }];
 }
 
+def FoldLayerNormGradSum : Pass<"vouch-fold-layer-norm-grad-sum",
+                                 "::vouch::ModelOp"> {
+  let summary = "Folds the add of a layer_norm's dx into the gradient of the "
+                "value's other readers into layer_norm_grad's addend";
+  let description = [{
+    vouch-autodiff sums a value's gradient over its readers: a value read by
+    a layer_norm and by something else (a transformer's residual stream) gets
+    `add(rest, dx)` (or `add(dx, rest)`), dx a layer_norm_grad's first result
+    read only there. Where the add belongs to the same VJP (vouch.vjp_of) as
+    the layer_norm_grad, all three have one type, and `rest` is defined
+    before the layer_norm_grad, the add is dropped and the layer_norm_grad
+    takes `rest` as its addend: the same bits (dx rounded first, then one
+    addition, which commutes), one kernel and one tensor fewer. Runs after
+    vouch-autodiff, on every target.
+
+    ```mlir
+    %dx, %dw, %db = vouch.layer_norm_grad %g, %x weight %w with_bias eps 1.0e-05 : ...
+    %sum = vouch.add %rest, %dx : ...
+    // becomes
+    %sum, %dw, %db = vouch.layer_norm_grad %g, %x weight %w plus %rest with_bias eps 1.0e-05 : ...
+    ```
+  }];
+}
+
 def FusePointwise : Pass<"vouch-fuse-pointwise", "::vouch::ModelOp"> {
   let summary = "Groups chains of pointwise ops into one kernel each";
   let description = [{

@@ -875,13 +875,14 @@ void layer_norm(const T* x, const T* weight, const T* bias, T* y, int64_t rows, 
 }
 
 // layer_norm's gradients: with xhat = (x - mean) * rstd and g = grad * weight (grad
-// when weight is null), dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row;
-// dweight = Σ_rows grad * xhat and dbias = Σ_rows grad where they are not null (left
-// folds over the rows in order). The row statistics are recomputed exactly as
-// layer_norm computes them.
+// when weight is null), dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row,
+// plus addend[i] where addend is not null (addend + dx, dx rounded to T first: the
+// separate add's bits); dweight = Σ_rows grad * xhat and dbias = Σ_rows grad where
+// they are not null (left folds over the rows in order). The row statistics are
+// recomputed exactly as layer_norm computes them.
 template <class T>
-void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, T* dweight,
-                     T* dbias, int64_t rows, int64_t d, T eps) {
+void layer_norm_grad(const T* grad, const T* x, const T* weight, const T* addend, T* dx,
+                     T* dweight, T* dbias, int64_t rows, int64_t d, T eps) {
   for (int64_t k = 0; k < d; k++) {
     if (dweight) dweight[k] = T(0);
     if (dbias) dbias[k] = T(0);
@@ -900,7 +901,8 @@ void layer_norm_grad(const T* grad, const T* x, const T* weight, T* dx, T* dweig
     for (int64_t k = 0; k < d; k++) {
       const T g = weight ? gr[k] * weight[k] : gr[k];
       const T xhat = (xr[k] - mean) * rstd;
-      dx[r * d + k] = rstd * (g - sum_g / T(d) - xhat * (sum_gx / T(d)));
+      const T v = rstd * (g - sum_g / T(d) - xhat * (sum_gx / T(d)));
+      dx[r * d + k] = addend ? addend[r * d + k] + v : v;
       if (dweight) dweight[k] += gr[k] * xhat;
       if (dbias) dbias[k] += gr[k];
     }

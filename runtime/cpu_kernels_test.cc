@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -944,9 +945,9 @@ TEST(CpuKernelsTest, LayerNormAndItsGradient) {
     std::vector<long double> want_dw(d, 0), want_db(d, 0);
     layer_norm<double>(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr,
                        y.data(), rows, d, eps);
-    layer_norm_grad<double>(g.data(), x.data(), affine ? w.data() : nullptr, dx.data(),
-                            affine ? dw.data() : nullptr, affine ? db.data() : nullptr, rows,
-                            d, eps);
+    layer_norm_grad<double>(g.data(), x.data(), affine ? w.data() : nullptr, nullptr,
+                            dx.data(), affine ? dw.data() : nullptr,
+                            affine ? db.data() : nullptr, rows, d, eps);
     for (int64_t r = 0; r < rows; r++) {
       long double mean = 0, var = 0;
       for (int64_t k = 0; k < d; k++) mean += x[r * d + k];
@@ -980,6 +981,32 @@ TEST(CpuKernelsTest, LayerNormAndItsGradient) {
       EXPECT_NEAR(db[k], double(want_db[k]), tol) << "layer_norm_grad dbias " << k;
     }
   }
+}
+
+// layer_norm_grad's addend (vouch-fold-layer-norm-grad-sum): dx is addend + the dx
+// without it, dx rounded to T first: in float, bitwise the separate add of the two
+// float results, which the fold replaces; dweight and dbias are unchanged.
+TEST(CpuKernelsTest, LayerNormGradAddsItsAddendAfterRounding) {
+  const int64_t rows = 4, d = 7;
+  std::vector<float> x(rows * d), g(rows * d), a(rows * d), w(d);
+  for (int64_t i = 0; i < rows * d; i++) {
+    x[i] = float(std::sin(0.37 * double(i)) * 3);
+    g[i] = float(std::cos(0.91 * double(i)));
+    a[i] = float(1e3 * std::sin(1.7 * double(i)));  // large: dx's rounding shows in the sum
+  }
+  for (int64_t k = 0; k < d; k++) w[k] = 0.5f + 0.25f * float(k);
+  std::vector<float> plain(rows * d), plus(rows * d), dw(d), dw_plus(d), db(d), db_plus(d);
+  layer_norm_grad<float>(g.data(), x.data(), w.data(), nullptr, plain.data(), dw.data(),
+                         db.data(), rows, d, 1e-5f);
+  layer_norm_grad<float>(g.data(), x.data(), w.data(), a.data(), plus.data(), dw_plus.data(),
+                         db_plus.data(), rows, d, 1e-5f);
+  for (int64_t i = 0; i < rows * d; i++) {
+    const float want = a[i] + plain[i];
+    EXPECT_EQ(std::memcmp(&plus[i], &want, sizeof(float)), 0)
+        << "element " << i << ": " << plus[i] << " vs " << want;
+  }
+  EXPECT_EQ(dw, dw_plus);
+  EXPECT_EQ(db, db_plus);
 }
 
 // batch_norm over [n, C, spatial] in a training step and in evaluation, against the

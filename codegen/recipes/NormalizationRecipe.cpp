@@ -142,15 +142,18 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call,
 }
 
 /// layer_norm (x, [weight], [bias]) -> y, or layer_norm_grad (grad, x,
-/// [weight]) -> dx, [dweight], [dbias]: the operands and results the op has
-/// are parameters, the others nullptr. On cuda the backward with dweight or
-/// dbias also takes its scratch (partials, arrival counter).
-std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias,
+/// [weight], [addend]) -> dx, [dweight], [dbias]: the operands and results the
+/// op has are parameters, the others nullptr. On cuda the backward with
+/// dweight or dbias also takes its scratch (partials, arrival counter).
+std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool addend,
                             const std::string &call, const std::string &shape,
                             bool sharedSums) {
   using Operand = std::pair<std::string, bool>;
   std::vector<Operand> ins =
-      grad ? std::vector<Operand>{{"grad", true}, {"x", true}, {"weight", weight}}
+      grad ? std::vector<Operand>{{"grad", true},
+                                  {"x", true},
+                                  {"weight", weight},
+                                  {"addend", addend}}
            : std::vector<Operand>{{"x", true}, {"weight", weight}, {"bias", bias}};
   std::vector<Operand> outs =
       grad ? std::vector<Operand>{{"dx", true}, {"dweight", weight}, {"dbias", bias}}
@@ -298,10 +301,13 @@ public:
       args.append({KernelArg::buffer(backward.getGrad()),
                    KernelArg::buffer(backward.getInput())});
     }
+    Value addend = backward ? backward.getAddend() : Value();
     if (weight)
       args.push_back(KernelArg::buffer(weight));
     if (bias)
       args.push_back(KernelArg::buffer(bias));
+    if (addend)
+      args.push_back(KernelArg::buffer(addend));
     // The results: y, or dx then dweight / dbias where the op has them.
     for (Value r : op->getResults())
       args.push_back(KernelArg::buffer(r));
@@ -325,11 +331,12 @@ public:
             at + ".arrivals", groups + 1, rt::DType::I32, true)));
       }
     }
-    std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "");
+    std::string variant =
+        base + (weight ? "_w" : "") + (withBias ? "_b" : "") + (addend ? "_plus" : "");
     uint32_t shared = backward && cuda ? layerNormGradSharedBytes(d) : 0;
     int32_t kernel = builder.kernel(
-        variant, layerNormSource(cuda, bool(backward), bool(weight), withBias, call,
-                                 rowShape(d, 1), shared > 0));
+        variant, layerNormSource(cuda, bool(backward), bool(weight), withBias,
+                                 bool(addend), call, rowShape(d, 1), shared > 0));
     builder.addKernelStep(kernel, args, grid, threads, height, shared);
     return success();
   }

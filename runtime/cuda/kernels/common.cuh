@@ -26,6 +26,15 @@ struct alignas(16) Vec16 {
   T v[kWidth];
 };
 
+// One rounded product, sum or difference that NVRTC's -fmad=true never contracts into
+// an FMA with a neighbouring operation (gelu.cuh's formulas; layer_norm_grad's addend).
+__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+
 // N int32 values loaded or stored as one access (an int mask beside a Vec16 of T).
 template <int N>
 struct alignas(4 * N) IntVec {

@@ -13,14 +13,9 @@
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_GELU_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_GELU_CUH_
 
-namespace vouch {
+#include "common.cuh"  // mul_rn, add_rn, sub_rn
 
-__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
-__device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
-__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+namespace vouch {
 
 // u = √(2/π)·(x + 0.044715·x³), the argument of tanh.
 template <class T>

@@ -345,36 +345,36 @@ extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* wei
   LAB_ROWS(d, 1, (vouch::layer_norm_kernel<double, G, P>(x, weight, bias, y, rows, d, eps)));
 }
 extern "C" __global__ void lab_layer_norm_grad_f32(const float* grad, const float* x,
-                                                   const float* weight, float* dx,
+                                                   const float* weight, const float* addend, float* dx,
                                                    float* dweight, float* dbias,
                                                    long long rows, long long d, double eps,
                                                    float* partials, unsigned* arrivals) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, dx, dweight, dbias,
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, addend, dx, dweight, dbias,
                                                             rows, d, eps, partials, arrivals)));
 }
 extern "C" __global__ void lab_layer_norm_grad_f64(const double* grad, const double* x,
-                                                   const double* weight, double* dx,
+                                                   const double* weight, const double* addend, double* dx,
                                                    double* dweight, double* dbias,
                                                    long long rows, long long d, double eps,
                                                    double* partials, unsigned* arrivals) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P>(grad, x, weight, dx, dweight, dbias,
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P>(grad, x, weight, addend, dx, dweight, dbias,
                                                              rows, d, eps, partials, arrivals)));
 }
 // The same with the column sums in dynamic shared memory (SharedSums).
 extern "C" __global__ void lab_layer_norm_grad_shared_f32(const float* grad, const float* x,
-                                                   const float* weight, float* dx,
+                                                   const float* weight, const float* addend, float* dx,
                                                    float* dweight, float* dbias,
                                                    long long rows, long long d, double eps,
                                                    float* partials, unsigned* arrivals) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, true>(grad, x, weight, dx, dweight, dbias,
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, true>(grad, x, weight, addend, dx, dweight, dbias,
                                                             rows, d, eps, partials, arrivals)));
 }
 extern "C" __global__ void lab_layer_norm_grad_shared_f64(const double* grad, const double* x,
-                                                   const double* weight, double* dx,
+                                                   const double* weight, const double* addend, double* dx,
                                                    double* dweight, double* dbias,
                                                    long long rows, long long d, double eps,
                                                    double* partials, unsigned* arrivals) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P, true>(grad, x, weight, dx, dweight, dbias,
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<double, G, P, true>(grad, x, weight, addend, dx, dweight, dbias,
                                                              rows, d, eps, partials, arrivals)));
 }
 

@@ -1068,7 +1068,7 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
     DeviceArray<T> ddx(rows * d), ddw(d), ddb(d),
         partials(params ? (grid + groups) * 2 * d : 1);
     Lab<T>::layer_norm_grad<<<unsigned(grid), 256>>>(
-        dg.p, dxin.p, weight ? dw.p : nullptr, ddx.p, weight ? ddw.p : nullptr,
+        dg.p, dxin.p, weight ? dw.p : nullptr, nullptr, ddx.p, weight ? ddw.p : nullptr,
         bias ? ddb.p : nullptr, rows, d, eps_ln, params ? partials.p : nullptr,
         params ? arrivals.p : nullptr);
     LAB_LAUNCHED();
@@ -1090,7 +1090,7 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
     for (int given = fits ? 1 : 0; given >= 0; --given) {
       DeviceArray<T> sdx(rows * d), sdw(d), sdb(d), sp(params ? (grid + groups) * 2 * d : 1);
       Lab<T>::layer_norm_grad_shared<<<unsigned(grid), 256, given ? shared : 0>>>(
-          dg.p, dxin.p, weight ? dw.p : nullptr, sdx.p, weight ? sdw.p : nullptr,
+          dg.p, dxin.p, weight ? dw.p : nullptr, nullptr, sdx.p, weight ? sdw.p : nullptr,
           bias ? sdb.p : nullptr, rows, d, eps_ln, params ? sp.p : nullptr,
           params ? arrivals.p : nullptr);
       LAB_LAUNCHED();
@@ -1103,6 +1103,39 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
       } else {
         report(tag + how + " grad", max_abs_err(got_dx, dx), row_tolerance<T>(d, dx_scale));
       }
+    }
+  }
+  {
+    // The addend (vouch-fold-layer-norm-grad-sum): dx + addend must be bitwise the
+    // separate add of the addend and the dx above, T(a + dx) with dx rounded first,
+    // on the launch codegen makes (the register path where the row fits, its column
+    // sums in shared memory where given) and the plain one; dweight and dbias as
+    // without it.
+    const std::vector<T> a = random_vector<T>(rows * d, -4, 4);
+    std::vector<T> want(rows * d);
+    for (long long i = 0; i < rows * d; ++i) want[i] = T(a[i] + grads[0][i]);
+    DeviceArray<T> da(a);
+    const int group = vouch::row_group_for(d);
+    const long long shared =
+        group == 0 ? 0 : vouch::layer_norm_grad_shared_bytes(d, group, sizeof(T));
+    const bool fits = shared > 0 && allow_dynamic_shared(Lab<T>::layer_norm_grad_shared, shared);
+    for (int how = 0; how < (fits ? 2 : 1); ++how) {
+      DeviceArray<T> adx(rows * d), adw(d), adb(d), ap(params ? (grid + groups) * 2 * d : 1);
+      if (how == 0)
+        Lab<T>::layer_norm_grad<<<unsigned(grid), 256>>>(
+            dg.p, dxin.p, weight ? dw.p : nullptr, da.p, adx.p, weight ? adw.p : nullptr,
+            bias ? adb.p : nullptr, rows, d, eps_ln, params ? ap.p : nullptr,
+            params ? arrivals.p : nullptr);
+      else
+        Lab<T>::layer_norm_grad_shared<<<unsigned(grid), 256, shared>>>(
+            dg.p, dxin.p, weight ? dw.p : nullptr, da.p, adx.p, weight ? adw.p : nullptr,
+            bias ? adb.p : nullptr, rows, d, eps_ln, params ? ap.p : nullptr,
+            params ? arrivals.p : nullptr);
+      LAB_LAUNCHED();
+      const std::string what = tag + (how == 0 ? " plus addend" : " plus addend, shared sums");
+      report_bitwise(what + " dx = addend + dx", bit_mismatches(adx.download(), want), rows * d);
+      if (weight) report_bitwise(what + " dweight", bit_mismatches(adw.download(), dweights[0]), d);
+      if (bias) report_bitwise(what + " dbias", bit_mismatches(adb.download(), dbiases[0]), d);
     }
   }
   // Column sums: a fold over a group's rows (at most every row of the block's

@@ -49,10 +49,13 @@
 //       const float* bias, float* y, long long rows, long long d, double eps) {
 //     vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps); }
 //   extern "C" __global__ void k_f32(const float* grad, const float* x,
-//       const float* weight, float* dx, float* dweight, float* dbias, long long rows,
-//       long long d, double eps, float* partials, unsigned* arrivals) {
-//     vouch::layer_norm_grad_kernel<float, G, P[, true]>(
-//         grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals); }
+//       const float* weight, const float* addend, float* dx, float* dweight,
+//       float* dbias, long long rows, long long d, double eps, float* partials,
+//       unsigned* arrivals) {
+//     vouch::layer_norm_grad_kernel<float, G, P[, true]>(grad, x, weight, addend, dx,
+//         dweight, dbias, rows, d, eps, partials, arrivals); }
+// addend (may be null): added to dx element by element, after dx is rounded
+// (add_rn: never contracted into dx's product), so dx is bitwise the separate add's.
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 
@@ -80,8 +83,8 @@ __device__ inline void row_stats(const T* x, long long d, T eps, T* partial, T& 
 
 // Whether every pointer given is 16-byte aligned (null ones are not used).
 __device__ inline bool all_aligned16(const void* a, const void* b, const void* c,
-                                     const void* e) {
-  return aligned16(a) && aligned16(b) && aligned16(c) && aligned16(e);
+                                     const void* e, const void* f = nullptr) {
+  return aligned16(a) && aligned16(b) && aligned16(c) && aligned16(e) && aligned16(f);
 }
 
 // A row's mean and rstd from its slots (zeros outside the row): the sum, then the
@@ -311,14 +314,14 @@ __device__ inline void add_column_sums(T* sum_w, T* sum_b, const RowSlots<T, G, 
 // block's partial sums (the same adds either way).
 template <class T, int G, int P, bool SharedSums, bool Prefetch>
 __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, const T* weight,
-                                                  T* dx, T* dweight, T* dbias, long long rows,
-                                                  long long d, T eps, T* partials,
-                                                  unsigned* arrivals) {
+                                                  const T* addend, T* dx, T* dweight,
+                                                  T* dbias, long long rows, long long d, T eps,
+                                                  T* partials, unsigned* arrivals) {
   __shared__ T scratch[8];
   using Group = RowGroup<G>;
   using Slots = RowSlots<T, G, P>;
   const int t = Group::rank();
-  const bool vec = d % Slots::W == 0 && all_aligned16(grad, x, dx, weight);
+  const bool vec = d % Slots::W == 0 && all_aligned16(grad, x, dx, weight, addend);
   const unsigned inside = in_row_bits<T, G, P>(d, t, vec);
   const bool params = dweight != nullptr || dbias != nullptr;
   const int group_in_block = G == 32 ? int(threadIdx.x >> 5) : 0;
@@ -396,6 +399,12 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
     const T mean_gx = Group::sum(sum_gx, scratch) / T(d);
 #pragma unroll
     for (int s = 0; s < P; ++s) gs.v[s] = rstd * (gs.v[s] - mean_g - xs.v[s] * mean_gx);
+    if (addend) {
+      Slots a;
+      a.load(addend + r * d, d, t, vec, T(0));
+#pragma unroll
+      for (int s = 0; s < P; ++s) gs.v[s] = add_rn(a.v[s], gs.v[s]);
+    }
     gs.store(dx + r * d, d, t, vec);
     if (Prefetch) {
       xs = next_x;
@@ -442,21 +451,22 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
   layer_norm_grad_finish(partials, arrivals, d, dweight, dbias);
 }
 
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, xhat = (x - mean) * rstd,
-// g = grad * weight (grad when weight is null); dweight = Σ_rows grad * xhat and
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row (+ addend where not null),
+// xhat = (x - mean) * rstd, g = grad * weight (grad when weight is null); dweight = Σ_rows grad * xhat and
 // dbias = Σ_rows grad where they are not null (see the top of the file for the order).
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
 // SharedSums: the register path keeps its column sums in dynamic shared memory; a
 // launch given less than layer_norm_grad_shared_bytes takes the general path.
 template <class T, int G = 0, int P = 0, bool SharedSums = false, bool Prefetch = (G == 256)>
-__device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight, T* dx,
-                                       T* dweight, T* dbias, long long rows, long long d,
-                                       double eps, T* partials, unsigned* arrivals) {
+__device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight,
+                                       const T* addend, T* dx, T* dweight, T* dbias,
+                                       long long rows, long long d, double eps, T* partials,
+                                       unsigned* arrivals) {
   if constexpr (P > 0) {
     if (row_fits<G, P>(d, 1) && blockDim.x == 256 &&  // 8 warps: kGroupsPerBlock
         (!SharedSums || dynamic_shared_bytes() >= layer_norm_grad_shared_bytes(d, G, sizeof(T))))
       return layer_norm_grad_rows_in_registers<T, G, P, SharedSums, Prefetch>(
-          grad, x, weight, dx, dweight, dbias, rows, d, T(eps), partials, arrivals);
+          grad, x, weight, addend, dx, dweight, dbias, rows, d, T(eps), partials, arrivals);
   }
   __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk
   const bool params = dweight != nullptr || dbias != nullptr;
@@ -490,7 +500,8 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
       for (long long k = lane; k < d; k += 32) {
         const T g = weight ? gr[k] * weight[k] : gr[k];
         const T xhat = (xr[k] - mean) * rstd;
-        dx[r * d + k] = rstd * (g - mean_g - xhat * mean_gx);
+        const T v = rstd * (g - mean_g - xhat * mean_gx);
+        dx[r * d + k] = addend ? add_rn(addend[r * d + k], v) : v;
       }
       if (lane == 0) {
         stats[2 * i] = mean;

@@ -668,6 +668,16 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// layer_norm_grad's addend has the input's type.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.layer_norm_grad' op addend 'tensor<3x2xf32>' and input 'tensor<2x3xf32>' must have one type}}
+  %c = vouch.layer_norm_grad %a, %a plus %b eps 1.0e-05 : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
 // layer_norm_grad: one [D] result per gradient it says it computes.
 vouch.model "m" attributes {batch = 1 : i64} {
   %a = vouch.fill 1.0 : tensor<2x3xf32>

@@ -82,6 +82,9 @@ vouch.model "sgd_npy" attributes {batch = 1 : i64, data = #vouch.data<kind = npy
 // CHECK: %{{[^ ]*}}, %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] weight %[[W]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: %{{[^ ]*}}, %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] with_bias eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// An addend (vouch-fold-layer-norm-grad-sum), with and without a weight:
+// CHECK: %{{[^ ]*}}, %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] weight %[[W]] plus %[[G]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %{{[^ ]*}} = vouch.layer_norm_grad %[[G]], %[[X]] plus %[[X]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 vouch.model "layer_norm_grads" attributes {batch = 1 : i64} {
   %g = vouch.fill 1.0 : tensor<4x8xf32>
   %x = vouch.fill 2.0 : tensor<4x8xf32>
@@ -90,6 +93,8 @@ vouch.model "layer_norm_grads" attributes {batch = 1 : i64} {
   %b:2 = vouch.layer_norm_grad %g, %x weight %w eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
   %c:2 = vouch.layer_norm_grad %g, %x with_bias eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
   %d = vouch.layer_norm_grad %g, %x eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e:2 = vouch.layer_norm_grad %g, %x weight %w plus %g eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+  %f = vouch.layer_norm_grad %g, %x plus %x eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 }
 
 // A convolution's ops: the composites with and without a bias, and the two

@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(256, 2)
                             float* dweight, float* dbias, long long rows, long long d,
                             double eps, float* partials, unsigned* arrivals) {
   vouch::layer_norm_grad_kernel<float, G, P, Shared, Prefetch>(
-      grad, x, weight, dx, dweight, dbias, rows, d, eps, partials, arrivals);
+      grad, x, weight, nullptr, dx, dweight, dbias, rows, d, eps, partials, arrivals);
 }
 // embedding_grad's other shapes (embedding.cuh's template arguments): table rows per
 // block, ids per thread, vectors per lane; at least MinBlocks blocks of 256 per SM.

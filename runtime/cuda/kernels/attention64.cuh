@@ -104,13 +104,20 @@ __device__ inline void a64_wait() {
 }
 
 // Four 8 × 8 matrices of 16-byte rows: lane L gives the address of row L % 8 of matrix
-// L / 8, and receives word L % 4 of row L / 4 of matrix i in f[i].
+// L / 8, and receives word L % 4 of row L / 4 of matrix i in f[i]; Trans: each matrix
+// transposed (b16 elements), lane (g, t) receiving its elements (2t, g) and (2t + 1, g).
+template <bool Trans = false>
 __device__ inline void a64_ldsm4(unsigned (&f)[4], const void* row) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
-               : "r"(a));
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+                 : "r"(a));
 #else
   __trap();
 #endif
@@ -292,17 +299,6 @@ struct A64Tf32 {
 // so ldmatrix reads 8 rows of one chunk from 8 bank groups, plain or transposed.
 __device__ inline int a64_at16(int r, int c) { return r * 64 + (((c >> 3) ^ (r & 7)) << 3) + (c & 7); }
 
-__device__ inline void a64_ldsm4_trans(unsigned (&f)[4], const unsigned short* row) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
-               : "r"(a));
-#else
-  __trap();
-#endif
-}
-
 // bf16 products from bf16 tiles, PTX's m16n8k16 numbering throughout (slots 2t, 2t + 1,
 // 2t + 8, 2t + 9 are columns x + 2t, ... of A and rows of B): half the shared-memory
 // bytes of a product that reads floats, and no conversion as fragments are read.
@@ -352,7 +348,7 @@ struct A64Bf16 {
 #pragma unroll
       for (int f = 0; f < 8; f += 2) {
         unsigned q[4];
-        a64_ldsm4_trans(q, b16 + a64_at16(16 * m + 8 * (i & 1) + row, 8 * (f + (i >> 1))));
+        a64_ldsm4<true>(q, b16 + a64_at16(16 * m + 8 * (i & 1) + row, 8 * (f + (i >> 1))));
         const AttnBf16::B b0 = {{q[0], q[1]}};
         const AttnBf16::B b1 = {{q[2], q[3]}};
         AttnBf16::mma(acc[f], a, b0);

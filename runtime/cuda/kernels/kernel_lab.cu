@@ -1078,15 +1078,17 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
   }
   report(tag + " grad", max_abs_err(grads[0], dx), row_tolerance<T>(d, dx_scale));
   report_bitwise(tag + " grad repeat", bit_mismatches(grads[0], grads[1]), rows * d);
+  // The SharedSums launch codegen makes: its dynamic shared memory, where the row fits
+  // the register path and the device allows it.
+  const int group = vouch::row_group_for(d);
+  const long long shared =
+      group == 0 ? 0 : vouch::layer_norm_grad_shared_bytes(d, group, sizeof(T));
+  const bool fits = shared > 0 && allow_dynamic_shared(Lab<T>::layer_norm_grad_shared, shared);
   {
     // The column sums in dynamic shared memory (SharedSums, as codegen launches the
     // register path): the same adds in the same order, so the same bits; without the
     // shared memory, the general path (checked against the reference).
     // (Rows longer than the register path: the general path either way.)
-    const int group = vouch::row_group_for(d);
-    const long long shared =
-        group == 0 ? 0 : vouch::layer_norm_grad_shared_bytes(d, group, sizeof(T));
-    const bool fits = shared > 0 && allow_dynamic_shared(Lab<T>::layer_norm_grad_shared, shared);
     for (int given = fits ? 1 : 0; given >= 0; --given) {
       DeviceArray<T> sdx(rows * d), sdw(d), sdb(d), sp(params ? (grid + groups) * 2 * d : 1);
       Lab<T>::layer_norm_grad_shared<<<unsigned(grid), 256, given ? shared : 0>>>(
@@ -1115,10 +1117,6 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
     std::vector<T> want(rows * d);
     for (long long i = 0; i < rows * d; ++i) want[i] = T(a[i] + grads[0][i]);
     DeviceArray<T> da(a);
-    const int group = vouch::row_group_for(d);
-    const long long shared =
-        group == 0 ? 0 : vouch::layer_norm_grad_shared_bytes(d, group, sizeof(T));
-    const bool fits = shared > 0 && allow_dynamic_shared(Lab<T>::layer_norm_grad_shared, shared);
     for (int how = 0; how < (fits ? 2 : 1); ++how) {
       DeviceArray<T> adx(rows * d), adw(d), adb(d), ap(params ? (grid + groups) * 2 * d : 1);
       if (how == 0)

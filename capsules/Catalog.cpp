@@ -301,6 +301,8 @@ struct BlasTemplate {
   const char *symbol;
   const char *layout;
   const char *configuration = kCublasConfiguration;
+  /// What the value contract says besides the product (a second result).
+  const char *valueNote = "";
 };
 const BlasTemplate kBlasTemplates[] = {
     {Provider::Cublas, "matmul", "cublasGemmEx / cublasGemmStridedBatchedEx",
@@ -317,6 +319,21 @@ const BlasTemplate kBlasTemplates[] = {
      "bias epilogue (its answer for that shape and type), the step runs "
      "cublasGemmEx plus a bias-broadcast GEMM with atomics off instead, "
      "and the tape and --audit-launches say so with cuBLASLt's reason"},
+    {Provider::Cublaslt, "linear_weight_grad", "cublasLtMatmul",
+     "row-major grad [rows, out] and input [rows, in] read in place: "
+     "weight_grad = gradᵀ·input as cublasLtMatmul(transa=N, transb=T, "
+     "A=input, B=grad) with the BGRADB epilogue writing bias_grad (B's sums "
+     "over k = rows); no transposed copy",
+     "a fixed 32 MiB workspace, split-K reductions none, compute-type or "
+     "output-type only (in-place excluded), one algorithm pinned per shape, "
+     "one call at a time; where cuBLASLt offers no such algorithm for the "
+     "BGRADB epilogue, the step runs cublasGemmEx for weight_grad and "
+     "column-sum GEMMs of grad with a column of ones for bias_grad (atomics "
+     "off) instead, and the tape and --audit-launches say so with cuBLASLt's "
+     "reason",
+     "; bias_grad sums grad as the product reads it: its f32 values under "
+     "fp32 and the tf32 option (the epilogue reads them before the tensor "
+     "cores round them), its bf16 roundings under the bf16 option, in f32"},
 };
 
 /// The cuda capsule of `spec` by `provider`, or nothing where no template
@@ -345,10 +362,8 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   Evidence value = evidenceFor(spec.cudaEvidence);
 
   for (const BlasTemplate &blas : kBlasTemplates) {
-    if (blas.provider != provider)
+    if (blas.provider != provider || op != blas.op)
       continue;
-    if (op != blas.op)
-      return std::nullopt;
     c.acceptsTransposeFlags = true;
     // bf16 by rounded operand copies (the executor's vouch_round_bf16), not
     // cuBLAS's COMPUTE_32F_FAST_16BF, which was measured to keep bits bf16
@@ -393,7 +408,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
                            "library's own order, "
                            "the same bits run to run on one GPU model with "
                            "one toolkit version under vouch's configuration: " +
-                           blas.configuration +
+                           blas.configuration + blas.valueNote +
                            "; not promised across GPU models or toolkit "
                            "versions, nor equal to the cpu left fold",
                        "computed by cuBLAS, a trusted boundary whose "

@@ -25,6 +25,19 @@ GemmCall linearCall(bool hasBias) {
   return call;
 }
 
+GemmCall linearWeightGradCall() {
+  // dWᵀ = inputᵀ·grad read column-major: grad [rows, out] is the column-major
+  // [out, rows] that transb transposes; the epilogue sums it over k = rows.
+  GemmCall call;
+  call.function = "cublasLtMatmul";
+  call.transa = 'N';
+  call.transb = 'T';
+  call.a = "input";
+  call.b = "grad";
+  call.epilogue = "BGRADB";
+  return call;
+}
+
 std::string formatGemmCall(const GemmCall &call) {
   std::string out = call.function + "(transa=" + call.transa +
                     ", transb=" + call.transb + ", A=" + call.a +

@@ -22,7 +22,7 @@ struct GemmCall {
   char transa = 'N';    ///< 'N' or 'T', applied to cuBLAS's A
   char transb = 'N';    ///< applied to cuBLAS's B
   std::string a, b;     ///< which vouch operand cuBLAS's A and B are
-  std::string epilogue; ///< cublasLt only: "BIAS" or "DEFAULT"; else empty
+  std::string epilogue; ///< cublasLt only: "BIAS", "BGRADB" or "DEFAULT"; else empty
   /// Operands rounded to bf16 first (a bf16 profile's f32 products): each
   /// by a vouch_round_bf16 launch of the executor, read as CUDA_R_16BF.
   bool bf16Operands = false;
@@ -37,6 +37,9 @@ struct GemmCall {
 GemmCall matmulCall(bool transposeLhs, bool transposeRhs, bool batched);
 /// vouch.linear (y = x·Wᵀ + b, W stored [out, in]) as a cublasLt call.
 GemmCall linearCall(bool hasBias);
+/// vouch.linear_weight_grad (dW = gradᵀ·input, db = Σ_rows grad) as a
+/// cublasLt call with the BGRADB epilogue.
+GemmCall linearWeightGradCall();
 
 /// `cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)`; cublasLt calls add
 /// `epilogue=BIAS`; bf16 operands add `, A/B rounded to bf16 by

@@ -235,6 +235,21 @@ void ProgramBuilder::addLinearStep(const GemmDims &d, Value x, Value w,
     step.bias = buffer(bias);
 }
 
+void ProgramBuilder::addLinearWeightGradStep(const GemmDims &d, Value dy,
+                                             Value x, Value dw, Value db,
+                                             const std::string &what) {
+  rt::StepDesc &step = appendStep(rt::StepKind::LinearWeightGrad, what);
+  step.trans_a = true;
+  step.batch = 1;
+  step.m = d.m;
+  step.n = d.n;
+  step.k = d.k;
+  step.a = buffer(dy);
+  step.b = buffer(x);
+  step.c = buffer(dw);
+  step.bias = buffer(db);
+}
+
 void ProgramBuilder::addNode(int64_t id, StringRef op, StringRef capsule,
                              StringRef kernel, int32_t afterStep,
                              int32_t vjpBegin, int32_t vjpEnd,
@@ -329,6 +344,8 @@ const char *stepKindName(rt::StepKind kind) {
     return "vouch::rt::StepKind::Gemm";
   case rt::StepKind::Linear:
     return "vouch::rt::StepKind::Linear";
+  case rt::StepKind::LinearWeightGrad:
+    return "vouch::rt::StepKind::LinearWeightGrad";
   }
   return "";
 }

@@ -123,6 +123,11 @@ public:
   /// (out).
   void addLinearStep(const GemmDims &d, mlir::Value x, mlir::Value w,
                      mlir::Value bias, mlir::Value y, const std::string &what);
+  /// dW = dyᵀ·x and db = Σ_rows dy (linear_weight_grad) with `d`'s m (out),
+  /// n (in) and k (rows).
+  void addLinearWeightGradStep(const GemmDims &d, mlir::Value dy,
+                               mlir::Value x, mlir::Value dw, mlir::Value db,
+                               const std::string &what);
   int32_t stepCount() const { return static_cast<int32_t>(steps_.size()); }
   /// The capsule the steps from `firstStep` on run under (StepDesc::capsule).
   void setCapsule(int32_t firstStep, const std::string &capsule);

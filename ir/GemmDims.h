@@ -1,8 +1,8 @@
 //===- GemmDims.h - the one derivation of a product's extents ---*- C++ -*-===//
 //
-// M, N, K, the batch and the operand strides of vouch.matmul and
-// vouch.linear, derived once from the operand types: codegen's recipes, the
-// planner's small-product rule, linear's VJP builder and the reference
+// M, N, K, the batch and the operand strides of vouch.matmul, vouch.linear
+// and vouch.linear_weight_grad, derived once from the operand types:
+// codegen's recipes, the planner's small-product rule, linear's VJP builder and the reference
 // interpreter's matmul read them from here (the interpreter's linear keeps
 // its own plain loop over the weight's shape).
 //
@@ -64,12 +64,28 @@ inline GemmDims getGemmDims(LinearOp op) {
   return d;
 }
 
-/// The extents of a matmul or linear; nothing for any other op.
+/// linear_weight_grad's product weight_grad [out, in] = gradᵀ·input: A is
+/// the grad [rows, out] read transposed, B the input [rows, in]; K = rows.
+inline GemmDims getGemmDims(LinearWeightGradOp op) {
+  auto gt = llvm::cast<mlir::RankedTensorType>(op.getGrad().getType()).getShape();
+  auto xt = llvm::cast<mlir::RankedTensorType>(op.getInput().getType()).getShape();
+  GemmDims d;
+  d.transA = true;
+  d.m = gt[1];
+  d.n = xt[1];
+  d.k = gt[0];
+  return d;
+}
+
+/// The extents of a matmul, linear or linear_weight_grad; nothing for any
+/// other op.
 inline std::optional<GemmDims> getGemmDims(mlir::Operation *op) {
   if (auto mm = llvm::dyn_cast<MatmulOp>(op))
     return getGemmDims(mm);
   if (auto lin = llvm::dyn_cast<LinearOp>(op))
     return getGemmDims(lin);
+  if (auto wg = llvm::dyn_cast<LinearWeightGradOp>(op))
+    return getGemmDims(wg);
   return std::nullopt;
 }
 

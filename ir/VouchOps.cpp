@@ -1823,6 +1823,62 @@ static LogicalResult vjpThroughOps(OpBuilder &b, ValueRange inputs,
       ValueRange(dy), grads);
 }
 
+//===----------------------------------------------------------------------===//
+// LinearWeightGradOp
+//===----------------------------------------------------------------------===//
+
+// grad [rows, out], input [rows, in] -> weight_grad [out, in], bias_grad [out]
+static InferredType inferLinearWeightGradType(RankedTensorType grad,
+                                              RankedTensorType input) {
+  if (grad.getRank() != 2 || input.getRank() != 2)
+    return InferredType::failure("grad " + quoted(grad) + " and input " +
+                                 quoted(input) +
+                                 " must be rank 2 ([rows, out], [rows, in])");
+  if (grad.getDimSize(0) != input.getDimSize(0))
+    return InferredType::failure("grad " + quoted(grad) + " and input " +
+                                 quoted(input) + " differ in rows");
+  if (std::optional<InferredType> differ = differingElementTypes({grad, input}))
+    return *differ;
+  return tensorLike(grad, {grad.getDimSize(1), input.getDimSize(1)});
+}
+
+void LinearWeightGradOp::build(OpBuilder &b, OperationState &state, Value grad,
+                               Value input) {
+  RankedTensorType g = tensorOf(grad);
+  InferredType weight = inferLinearWeightGradType(g, tensorOf(input));
+  assert(weight && "an ill-shaped linear_weight_grad");
+  build(b, state, weight.type, tensorLike(g, {g.getDimSize(1)}), grad, input);
+}
+
+LogicalResult LinearWeightGradOp::verify() {
+  RankedTensorType g = tensorOf(getGrad());
+  InferredType weight = inferLinearWeightGradType(g, tensorOf(getInput()));
+  if (!weight)
+    return emitOpError(weight.message);
+  if (tensorOf(getWeightGrad()) != weight.type)
+    return emitOpError("weight_grad has type ")
+           << getWeightGrad().getType() << ", expected " << weight.type;
+  RankedTensorType bias = tensorLike(g, {g.getDimSize(1)});
+  if (tensorOf(getBiasGrad()) != bias)
+    return emitOpError("bias_grad has type ")
+           << getBiasGrad().getType() << ", expected " << bias;
+  return success();
+}
+
+// Through the two ops it stands for: gradᵀ·input and grad's column sums.
+LogicalResult LinearWeightGradOp::buildVJP(OpBuilder &b, ValueRange dy,
+                                           SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value grad = getGrad(), input = getInput();
+  return vjpThroughOps(
+      b, {grad, input},
+      [&]() -> SmallVector<Value> {
+        return {buildMatmul(b, loc, grad, true, input, false),
+                buildReduceSum(b, loc, grad, {0})};
+      },
+      dy, grads);
+}
+
 /// `value` summed along `axis` and broadcast back to its own shape.
 static Value rowSum(OpBuilder &b, Location loc, Value value, int64_t axis) {
   return broadcastBackReduced(b, loc, buildReduceSum(b, loc, value, {axis}),

@@ -264,6 +264,44 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
   let cpuEvidence = "cpu-kernels";
 }
 
+// vouch-fold-linear-bias-grad (cuda builds) makes it of a linear's VJP: the
+// weight's product and the bias's column sums read the same gradient, and
+// cuBLASLt's BGRADB epilogue sums the columns as the product reads them.
+def Vouch_LinearWeightGradOp : Vouch_Op<"linear_weight_grad", [Pure,
+    DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
+  let summary = "A linear's weight and bias gradients in one product";
+  let description = [{
+    `grad` is [rows, out] (the linear's result gradient, its leading axes
+    flattened), `input` [rows, in]; `weight_grad` = gradᵀ·input is [out,
+    in] and `bias_grad`[o] = Σ_rows grad[r, o] is [out]: what
+    `vouch.matmul %grad, %input {transpose_lhs}` and `vouch.reduce_sum
+    %grad axes [0]` compute.
+
+    ```mlir
+    %dw, %db = vouch.linear_weight_grad %dy, %x : (tensor<16x8xf32>, tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input);
+  let results = (outs Vouch_FloatTensor:$weight_grad,
+                      Vouch_FloatTensor:$bias_grad);
+  let assemblyFormat =
+      "$grad `,` $input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let builders = [
+    // The results' types follow from the operands.
+    OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$input)>
+  ];
+
+  let family = Vouch_Gemm;
+  let formula = "weight_grad = gradᵀ·input, bias_grad = Σ_rows grad";
+  let cudaProviders = "cublaslt";
+  let cpuKernel = "vouch::rt::linear_weight_grad<T>";
+  let cpuKernelNote = "the product as vouch::rt::matmul (transposed lhs), "
+                      "then each column of grad summed over its rows "
+                      "ascending, as vouch::rt::reduce_sum";
+  let cpuEvidence = "cpu-kernels";
+}
+
 //===----------------------------------------------------------------------===//
 // Pointwise ops (one shape for all operands and the result)
 //===----------------------------------------------------------------------===//

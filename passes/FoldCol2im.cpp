@@ -98,7 +98,12 @@ struct FoldCol2imPass : public vouch::impl::FoldCol2imBase<FoldCol2imPass> {
 
 } // namespace
 
-void vouch::addCudaPasses(OpPassManager &modelPm) {
+void vouch::addCudaPasses(OpPassManager &modelPm,
+                          const capsules::SmallProductRule &small,
+                          bool biasGradEpilogue) {
+  if (biasGradEpilogue)
+    modelPm.addPass(createFoldLinearBiasGrad(
+        FoldLinearBiasGradOptions{small.maxMultiplyAdds, small.maxK}));
   modelPm.addPass(createFoldCol2im());
   modelPm.addPass(createFusePointwise());
 }

@@ -519,6 +519,8 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     call = capsules::matmulCall(p.transposeLhs, p.transposeRhs, batched);
   else if (c.provider == Provider::Cublaslt && p.op == "linear")
     call = capsules::linearCall(op->getNumOperands() == 3);
+  else if (c.provider == Provider::Cublaslt && p.op == "linear_weight_grad")
+    call = capsules::linearWeightGradCall();
   if (call) {
     // f64 products are never rounded (the runtime ignores the option for them).
     const capsules::ProductPrecision products =

@@ -983,6 +983,14 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
                                              o.getResult());
               return success();
             })
+            .Case([&](LinearWeightGradOp o) {
+              // The two ops it stands for: gradᵀ·input, grad's column sums.
+              const HostTensor &grad = get(o.getGrad());
+              values[o.getWeightGrad()] = matmul(grad, get(o.getInput()),
+                                                 getGemmDims(o), o.getWeightGrad());
+              values[o.getBiasGrad()] = reduceSum(grad, {0}, o.getBiasGrad());
+              return success();
+            })
             .Case([&](ConvOp o) {
               values[o.getResult()] = convolve(
                   get(o.getInput()), get(o.getWeight()),

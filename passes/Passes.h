@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "capsules/Profile.h"
 #include "ir/VouchOps.h"
 #include "passes/Attributes.h"
 #include "mlir/Pass/Pass.h"
@@ -25,8 +26,13 @@ void addAutodiffPasses(mlir::OpPassManager &pm,
                        int64_t padClasses = 0);
 
 /// What a cuda profile runs after autodiff, before planning, nested on a
-/// model: vouch-fold-col2im, then vouch-fuse-pointwise.
-void addCudaPasses(mlir::OpPassManager &modelPm);
+/// model: vouch-fold-linear-bias-grad where `biasGradEpilogue` asks for it
+/// (leaving the products `small` covers to vouch's own kernel: the profile's
+/// small-product rule; off by default: measured no faster, Passes.td),
+/// vouch-fold-col2im, then vouch-fuse-pointwise.
+void addCudaPasses(mlir::OpPassManager &modelPm,
+                   const capsules::SmallProductRule &small,
+                   bool biasGradEpilogue = false);
 
 /// The largest multiple vouch-pad-classes pads to (a tensor-core product's
 /// quantum is 4 or 8; a tile's up to 128): a larger one buys nothing and

@@ -195,6 +195,43 @@ def FoldCol2im : Pass<"vouch-fold-col2im", "::vouch::ModelOp"> {
   }];
 }
 
+def FoldLinearBiasGrad : Pass<"vouch-fold-linear-bias-grad",
+                              "::vouch::ModelOp"> {
+  let summary = "Folds a linear's weight product and bias sums into one "
+                "linear_weight_grad (cuda builds)";
+  let description = [{
+    A linear's VJP computes its weight's gradient as `matmul(dy, x)
+    {transpose_lhs}` and its bias's as `reduce_sum(dy) axes [0]`, both
+    reading the same [rows, out] gradient. Where both belong to one VJP
+    (vouch.vjp_of), out and in are multiples of 8
+    (no tensor-core precision pads the product: gemm_call.h's ProductPlan)
+    and the product is larger than the small-product rule's (options below:
+    a small product runs vouch's own kernel, which has no bias sums), they
+    become `linear_weight_grad(dy, x)`: one cuBLASLt call whose BGRADB
+    epilogue sums dy's columns as the product reads them, instead of a
+    second pass over dy. Run for cuda profiles that ask for it (`vouch build
+    --bias-grad-epilogue`), before vouch-fuse-pointwise. Not by default:
+    in a CUDA graph the column-sum kernel runs beside the input gradient's
+    product, and the epilogue costs the product about what the kernel did
+    (GPT-2 on an H100: tf32 50.0 -> 50.3 ms a step, bf16 37.15 -> 37.17;
+    docs/performance.md).
+
+    ```mlir
+    %dw = vouch.matmul %dy, %x {transpose_lhs} : ...
+    %db = vouch.reduce_sum %dy axes [0] : ...
+    // becomes
+    %dw, %db = vouch.linear_weight_grad %dy, %x : ...
+    ```
+  }];
+  let options = [
+    Option<"smallMultiplyAdds", "small-multiply-adds", "int64_t", "0",
+           "the profile's small-product rule: products of at most this many "
+           "multiply-adds (and a k within small-max-k) are left alone">,
+    Option<"smallMaxK", "small-max-k", "int64_t", "0",
+           "the small-product rule's largest k">,
+  ];
+}
+
 def FoldLayerNormGradSum : Pass<"vouch-fold-layer-norm-grad-sum",
                                  "::vouch::ModelOp"> {
   let summary = "Folds the add of a layer_norm's dx into the gradient of the "

@@ -111,6 +111,18 @@ void linear(int64_t rows, int64_t in, int64_t out, const T* x, const T* W, const
   }
 }
 
+// A linear's weight and bias gradients from its result's gradient dy [rows,out] and its
+// input x [rows,in]: dW [out,in] = dyᵀ·x as matmul (trans_a) computes it, and db[o] =
+// Σ_r dy[r,o], rows ascending from T(0), as reduce_sum over axis 0 does.
+template <class T>
+void linear_weight_grad(int64_t rows, int64_t in, int64_t out, const T* dy, const T* x, T* dW,
+                        T* db) {
+  matmul<T>(true, false, 1, out, in, rows, dy, 0, x, 0, dW);
+  for (int64_t o = 0; o < out; o++) db[o] = T(0);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t o = 0; o < out; o++) db[o] += dy[r * out + o];
+}
+
 // out = in broadcast to out_shape: input dim i becomes output dim dims[i] (dims
 // increasing), where in_shape[i] is 1 (repeated) or out_shape[dims[i]]. Output dims not
 // named in dims are new (repeated).

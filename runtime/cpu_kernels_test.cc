@@ -91,6 +91,35 @@ TEST(CpuKernelsTest, Linear) {
   }
 }
 
+// The two ops linear_weight_grad stands for, bit for bit: the transposed-lhs matmul and
+// reduce_sum over axis 0 (f32, where the order of the sums shows).
+TEST(CpuKernelsTest, LinearWeightGradIsTheProductAndTheColumnSums) {
+  const int64_t rows = 7, in = 3, out = 5;
+  std::vector<float> dy(rows * out), x(rows * in);
+  for (size_t i = 0; i < dy.size(); i++) dy[i] = float(std::sin(double(i) * 1.7) * 1e3);
+  for (size_t i = 0; i < x.size(); i++) x[i] = float(std::cos(double(i) * 0.9));
+  std::vector<float> dw(out * in, -99), db(out, -99), want_dw(out * in), want_db(out);
+  linear_weight_grad<float>(rows, in, out, dy.data(), x.data(), dw.data(), db.data());
+  matmul<float>(true, false, 1, out, in, rows, dy.data(), 0, x.data(), 0, want_dw.data());
+  reduce_sum<float>(dy.data(), {rows, out}, {0}, want_db.data());
+  EXPECT_EQ(dw, want_dw);
+  EXPECT_EQ(db, want_db);
+  // And against the definition, in double.
+  std::vector<double> dyd(dy.begin(), dy.end()), xd(x.begin(), x.end());
+  std::vector<double> dwd(out * in), dbd(out);
+  linear_weight_grad<double>(rows, in, out, dyd.data(), xd.data(), dwd.data(), dbd.data());
+  for (int64_t o = 0; o < out; o++) {
+    double sum = 0;
+    for (int64_t r = 0; r < rows; r++) sum += dyd[r * out + o];
+    EXPECT_EQ(dbd[o], sum) << "db[" << o << "]";
+    for (int64_t i = 0; i < in; i++) {
+      double dot = 0;
+      for (int64_t r = 0; r < rows; r++) dot += dyd[r * out + o] * xd[r * in + i];
+      EXPECT_EQ(dwd[o * in + i], dot) << "dW[" << o << ", " << i << "]";
+    }
+  }
+}
+
 TEST(CpuKernelsTest, BroadcastInDim) {
   std::vector<double> v = {1, 2, 3};
   std::vector<double> rows(6);

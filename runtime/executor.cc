@@ -72,6 +72,17 @@ Status check_step(const Program& p, int32_t s) {
       }
       return check_operand(p, s, "y", st.c, st.m * st.n);
     }
+    case StepKind::LinearWeightGrad: {
+      if (st.m < 0 || st.n < 0 || st.k < 0)
+        return Status::Error(at_step(s) + ": negative linear_weight_grad extent");
+      Status dy = check_operand(p, s, "dy", st.a, st.k * st.m);
+      if (!dy.ok()) return dy;
+      Status x = check_operand(p, s, "x", st.b, st.k * st.n);
+      if (!x.ok()) return x;
+      Status dw = check_operand(p, s, "dW", st.c, st.m * st.n);
+      if (!dw.ok()) return dw;
+      return check_operand(p, s, "db", st.bias, st.m);
+    }
   }
   return Status::Error(at_step(s) + ": unknown step kind " + std::to_string(int(st.kind)));
 }
@@ -236,9 +247,12 @@ std::vector<StepAccess> step_access(const Program& p, int32_t blas_workspace) {
     const StepDesc& st = p.steps[s];
     StepAccess& a = out[size_t(s)];
     if (st.kind != StepKind::Kernel) {
-      for (int32_t b : {st.a, st.b, st.bias})
+      // A linear reads its bias; a linear's weight gradient writes it (db).
+      const bool bias_written = st.kind == StepKind::LinearWeightGrad;
+      for (int32_t b : {st.a, st.b, bias_written ? -1 : st.bias})
         if (b != -1) a.reads.push_back(storage_owner(p, b));
       a.writes.push_back(storage_owner(p, st.c));
+      if (bias_written) a.writes.push_back(storage_owner(p, st.bias));
       // cuBLAS / cuBLASLt calls share their handle's workspace: never side by side.
       a.writes.push_back(blas_workspace);
       continue;
@@ -298,15 +312,14 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
     }
     return s;
   };
+  program_ = &p;
+  order_ = order;
+  vjp_notes_.clear();
   for (size_t k = 0; k < order.size(); k++) {
     const NodeDesc& n = p.nodes[order[k]];
     for (int32_t j = 0; j < n.num_saved; j++) saved_[k].push_back(described(n.saved[j]));
     for (int32_t j = 0; j < n.num_state; j++) state_[k].push_back(described(n.state[j]));
-    for (int32_t v = n.vjp_begin; v < n.vjp_end; v++) {
-      const StepDesc& st = p.steps[v];
-      vjp_ran_[k] += std::string(vjp_ran_[k].empty() ? "" : ", ") + (st.what ? st.what : "?") +
-                     " [" + (st.capsule ? st.capsule : "unassigned") + "]";
-    }
+    describe_vjp(k);
   }
   for (size_t k = 0; k < order.size(); k++) {
     const NodeDesc& n = p.nodes[order[k]];
@@ -318,7 +331,7 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
     t.state = state_[k];
     t.vjp = n.vjp_begin < n.vjp_end ? vjp : nullptr;
     t.kernel = n.kernel ? n.kernel : "";
-    t.vjp_ran = vjp_ran_[k].c_str();
+    t.vjp_ran = &vjp_ran_[k];
     nodes_.push_back(std::move(t));
     begin_[size_t(n.after_step) + 1]++;
     by_id_[n.id] = &n;
@@ -326,8 +339,32 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
   for (size_t s = 1; s < begin_.size(); s++) begin_[s] += begin_[s - 1];
 }
 
+void ProgramTape::describe_vjp(size_t k) {
+  const NodeDesc& n = program_->nodes[order_[k]];
+  std::string& text = vjp_ran_[k];
+  text.clear();
+  for (int32_t v = n.vjp_begin; v < n.vjp_end; v++) {
+    const StepDesc& st = program_->steps[v];
+    auto note = vjp_notes_.find(v);
+    text += std::string(text.empty() ? "" : ", ") +
+            (note != vjp_notes_.end() ? note->second : std::string(st.what ? st.what : "?")) +
+            " [" + (st.capsule ? st.capsule : "unassigned") + "]";
+  }
+}
+
 void ProgramTape::note_ran(int32_t step, const std::string& ran) {
-  if (step < 0 || size_t(step) + 1 >= begin_.size()) return;
+  if (program_ == nullptr || step < 0) return;
+  if (size_t(step) + 1 >= begin_.size()) {  // a VJP step (or none): its node's text
+    for (size_t k = 0; k < order_.size(); k++) {
+      const NodeDesc& n = program_->nodes[order_[k]];
+      if (step < n.vjp_begin || step >= n.vjp_end) continue;
+      std::string& note = vjp_notes_[step];
+      if (note == ran) return;
+      note = ran;
+      describe_vjp(k);
+    }
+    return;
+  }
   for (int32_t i = begin_[size_t(step)]; i < begin_[size_t(step) + 1]; i++) {
     if (ran == nodes_[size_t(i)].kernel) continue;
     notes_.push_back(std::make_unique<std::string>(ran));
@@ -452,6 +489,10 @@ void CpuProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
       case StepKind::Linear:
         linear<T>(st.m, st.k, st.n, pointers_[size_t(st.a)], pointers_[size_t(st.b)],
                   st.bias == -1 ? nullptr : pointers_[size_t(st.bias)], pointers_[size_t(st.c)]);
+        break;
+      case StepKind::LinearWeightGrad:
+        linear_weight_grad<T>(st.k, st.n, st.m, pointers_[size_t(st.a)], pointers_[size_t(st.b)],
+                              pointers_[size_t(st.c)], pointers_[size_t(st.bias)]);
         break;
     }
     tape_.record_after(s, tape);

@@ -96,7 +96,8 @@ class ProgramTape {
       tape->record(nodes_[size_t(i)]);
   }
   // What the nodes completed by `step` report as ran (TapeNode::kernel) from now on:
-  // a step that ran other calls than its table names (a cuBLASLt fallback) says so.
+  // a step that ran other calls than its table names (a cuBLASLt fallback) says so. A
+  // VJP step: its node's vjp_ran names `ran` for it (tapes already recorded included).
   void note_ran(int32_t step, const std::string& ran);
   // The NodeDesc with this id, or nullptr.
   const NodeDesc* node(int id) const {
@@ -110,7 +111,12 @@ class ProgramTape {
   std::unordered_map<int, const NodeDesc*> by_id_;
   // What nodes_ point at (filled before any node takes a view, never resized after).
   std::vector<std::vector<SavedBuffer>> saved_, state_;
-  std::vector<std::string> vjp_ran_;
+  std::vector<std::string> vjp_ran_;  // per recorded node (never resized after build)
+  const Program* program_ = nullptr;
+  std::vector<int32_t> order_;                        // recorded_node_order
+  std::unordered_map<int32_t, std::string> vjp_notes_;  // VJP step -> what really ran
+  // vjp_ran_[k] from its node's VJP steps, vjp_notes_ in place of their `what`.
+  void describe_vjp(size_t k);
   std::vector<std::unique_ptr<std::string>> notes_;  // note_ran's texts (stable addresses)
 };
 

@@ -111,9 +111,12 @@ class CpuExecutorTest : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CpuExecutorTest, ElementTypes);
 
-TYPED_TEST(CpuExecutorTest, ForwardAndBackwardMatchTheReferenceBitForBit) {
-  using T = TypeParam;
-  MlpProgram mlp(3, 2, 4, 2);
+// `fused`: linear1's weight gradient as one LinearWeightGrad step (cpu_kernels.h's
+// linear_weight_grad), which must give the separate product's and sums' bits.
+template <class T>
+void expect_reference_bits(bool fused) {
+  SCOPED_TRACE(fused ? "dW1 and db1 by one LinearWeightGrad step" : "dW1 and db1 apart");
+  MlpProgram mlp(3, 2, 4, 2, fused);
   ASSERT_TRUE(check_program(mlp.program).ok()) << check_program(mlp.program).message();
   CpuProgramModel<T> model(mlp.program, kMlpCpuKernels<T>);
   ASSERT_TRUE(model.status().ok()) << model.status().message();
@@ -154,7 +157,13 @@ TYPED_TEST(CpuExecutorTest, ForwardAndBackwardMatchTheReferenceBitForBit) {
   EXPECT_EQ(model.forward(ref2.x.data(), ref2.y.data(), &tape), ref2.loss);
   model.backward(tape);
   expect_equal(model.grad(0), ref2.dW1, "dW1 (second step)");
+  expect_equal(model.grad(1), ref2.db1, "db1 (second step)");
   expect_equal(model.grad(2), ref2.dW2, "dW2 (second step)");
+}
+
+TYPED_TEST(CpuExecutorTest, ForwardAndBackwardMatchTheReferenceBitForBit) {
+  expect_reference_bits<TypeParam>(false);
+  expect_reference_bits<TypeParam>(true);
 }
 
 TEST(CpuExecutorTest, TapeRecordsEveryNodeAfterItsStepInProgramOrder) {

@@ -327,7 +327,7 @@ Status ProgramTablesReader::read(ProgramTables& t) {
   for (StepDesc& st : t.steps_) {
     uint64_t kind;
     if (!u(kind, "a step's kind")) return done(false);
-    if (kind > static_cast<uint64_t>(StepKind::Linear))
+    if (kind > static_cast<uint64_t>(StepKind::LinearWeightGrad))
       return done(fail("a step's kind: " + std::to_string(kind) + " is not a StepKind"));
     st.kind = static_cast<StepKind>(kind);
     if (!i32(st.kernel, "a step's kernel") || !i32(st.first_arg, "a step's first argument") ||

@@ -82,6 +82,7 @@ enum class StepKind : uint8_t {
   Kernel,  // one kernel of the kernel table with its arguments
   Gemm,    // C[b] = op(A[b])·op(B[b]), row-major, transpose flags, no transposed copy
   Linear,  // y = x·Wᵀ + b (W stored [n, k], bias optional), rows = m
+  LinearWeightGrad,  // a linear's dW = dyᵀ·x and db = Σ_rows dy in one call
 };
 
 struct StepDesc {
@@ -93,6 +94,8 @@ struct StepDesc {
   uint32_t grid_x, block_x, block_y;
   // Gemm: C[b] (m x n) = op(A[b]) (m x k) · op(B[b]) (k x n); A[b] at a + b*stride_a.
   // Linear: y (m x n) = x (m x k) · W (n x k)ᵀ + bias (n; -1: none); a = x, b = W.
+  // LinearWeightGrad: c = dW (m x n) = dyᵀ · x, bias = db (m, written) = Σ_rows dy, with
+  // a = dy (k x m), b = x (k x n): a Gemm with trans_a (set) whose bias is an output.
   bool trans_a, trans_b;
   int64_t batch, m, n, k, stride_a, stride_b;
   int32_t a, b, c, bias;

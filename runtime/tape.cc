@@ -26,7 +26,7 @@ void Tape::print(std::ostream& os) const {
     };
     buffers(" saved", n.saved);
     if (!n.state.empty()) buffers(" state", n.state);
-    if (n.vjp_ran && *n.vjp_ran) os << " vjp=[" << n.vjp_ran << "]";
+    if (n.vjp_ran && !n.vjp_ran->empty()) os << " vjp=[" << *n.vjp_ran << "]";
     os << "\n";
   }
 }

@@ -41,9 +41,11 @@ struct TapeNode {
   std::span<const SavedBuffer> saved;
   VjpFn vjp = nullptr;                   // nullptr: nothing to propagate
   const char* kernel = "";               // the kernel (or library call) that ran it
-  // What the VJP launches, in order, each with its capsule ("" when unknown; the
-  // executor's ProgramTape keeps the text).
-  const char* vjp_ran = "";
+  // What the VJP launches, in order, each with its capsule (null or "" when unknown).
+  // The executor's ProgramTape keeps the text and amends it when a VJP step runs other
+  // calls than it names (a cuBLASLt fallback, found as the VJP runs): a tape recorded
+  // before then prints the amended text too.
+  const std::string* vjp_ran = nullptr;
   // The state it reads and, in a training step, updates in place (batch_norm's running
   // statistics), a view as `saved` is; empty for other nodes.
   std::span<const SavedBuffer> state;

@@ -136,7 +136,13 @@ struct MlpProgram {
   std::vector<NodeDesc> nodes;
   Program program{};
 
-  MlpProgram(int64_t b, int64_t i, int64_t h, int64_t o) : B(b), I(i), H(h), O(o) { build(); }
+  // `weight_grad_step`: linear1's dW1 and db1 as one LinearWeightGrad step (step 12, the
+  // program 13 steps) instead of a Gemm and a reduce_sum kernel.
+  MlpProgram(int64_t b, int64_t i, int64_t h, int64_t o, bool weight_grad_step = false)
+      : B(b), I(i), H(h), O(o), fused_weight_grad(weight_grad_step) {
+    build();
+  }
+  const bool fused_weight_grad;
   MlpProgram(const MlpProgram&) = delete;
   MlpProgram& operator=(const MlpProgram&) = delete;
 
@@ -181,6 +187,23 @@ struct MlpProgram {
     s.bias = bias;
     s.c = y;
     s.what = "cublasLtMatmul(test linear)";
+    steps.push_back(s);
+  }
+  // dW (m x n) = dyᵀ·x and db (m) = Σ_rows dy, dy [k, m], x [k, n].
+  void weight_grad(int32_t dy, int32_t x, int32_t dw, int32_t db, int64_t m, int64_t n,
+                   int64_t k) {
+    StepDesc s{};
+    s.kind = StepKind::LinearWeightGrad;
+    s.trans_a = true;
+    s.batch = 1;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.a = dy;
+    s.b = x;
+    s.c = dw;
+    s.bias = db;
+    s.what = "cublasLtMatmul(test weight grad)";
     steps.push_back(s);
   }
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int32_t a, int32_t b, int32_t c) {
@@ -237,12 +260,19 @@ struct MlpProgram {
     // relu VJP [10, 12): dh_pre = dh * step(h_pre)
     kernel(kStep, {out(kMask), buf(kHPre), num(bh)}, grid(bh), 256, 1);             // 10
     kernel(kMul, {out(kDHPre), buf(kDH), buf(kMask), num(bh)}, grid(bh), 256, 1);   // 11
-    // linear1 VJP [12, 14): dW1 = dh_preᵀ x, db1 = sum_rows dh_pre (no dx: x is input)
-    gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                   // 12
-    kernel(kReduceSum, {out(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4);  // 13
+    // linear1 VJP [12, 14): dW1 = dh_preᵀ x, db1 = sum_rows dh_pre (no dx: x is input);
+    // [12, 13) as one step
+    if (fused_weight_grad) {
+      weight_grad(kDHPre, kX, kDW1, kDB1, H, I, B);                                 // 12
+    } else {
+      gemm(true, false, H, I, B, kDHPre, kX, kDW1);                                 // 12
+      kernel(kReduceSum, {out(kDB1), buf(kDHPre), dims1(H, 1), dims1(B, H)}, 1, 32, 4);  // 13
+    }
+    const int32_t linear1_vjp_end = int32_t(steps.size());
 
     nodes = {
-        {kLinear1Node, "linear", "test.linear", "linear(x, W1, b1)", 0, 12, 14, kSavedLinear1, 1},
+        {kLinear1Node, "linear", "test.linear", "linear(x, W1, b1)", 0, 12, linear1_vjp_end,
+         kSavedLinear1, 1},
         {kReluNode, "relu", "test.relu", "mlp_relu", 1, 10, 12, kSavedRelu, 1},
         {kLinear2Node, "linear", "test.linear", "linear(h, W2, b2)", 2, 7, 10, kSavedLinear2, 2},
         {kViewNode, "reshape", "test.view", "view", 2, 0, 0, nullptr, 0},
@@ -270,7 +300,7 @@ struct MlpProgram {
     program.num_nodes = int32_t(nodes.size());
     program.kernel_names = kMlpKernelNames;
     program.num_kernels = kNumMlpKernels;
-    program.schedule = "test schedule: 14 steps";
+    program.schedule = fused_weight_grad ? "test schedule: 13 steps" : "test schedule: 14 steps";
     program.num_args = int32_t(args.size());
     program.num_ints = int32_t(ints.size());
   }

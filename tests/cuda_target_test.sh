@@ -40,6 +40,16 @@ for want in "forward cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilo
             "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]"; do
   grep -aqF "$want" "$dir/libsrc/all.joined" || fail "ops_library schedule lacks: $want"
 done
+# --bias-grad-epilogue: the large layer's weight and bias gradients are one
+# cuBLASLt call (BGRADB).
+"$vouch" build "$library" --target cuda --bias-grad-epilogue -o "$dir/libg" \
+  --emit-dir "$dir/libgsrc" 2>"$dir/libg.err" ||
+  { cat "$dir/libg.err"; fail "vouch build --target cuda --bias-grad-epilogue $library"; }
+joined "$dir/libgsrc"
+for want in "cublasGemmEx(transa=N, transb=N, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
+            "cublasLtMatmul(transa=N, transb=T, A=input, B=grad, epilogue=BGRADB) (linear_weight_grad) [cublaslt.linear_weight_grad]"; do
+  grep -aqF "$want" "$dir/libgsrc/all.joined" || fail "ops_library --bias-grad-epilogue schedule lacks: $want"
+done
 "$dir/q" --device auto --steps 5 >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "--device auto"; }
 grep -q '^mean_loss(after) = ' "$dir/auto.out" || fail "no training output"
 "$dir/q" --device cuda --steps 1 >"$dir/cuda.out" 2>&1

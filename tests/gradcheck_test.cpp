@@ -225,6 +225,19 @@ const std::vector<GradCase> &cases() {
       {"linear", {{"x", {2, 3, 2}}, {"w", {4, 2}}},
        "  %out = vouch.linear %x, %w : (tensor<2x3x2xf64>, tensor<4x2xf64>) -> tensor<2x3x4xf64>",
        {2, 3, 4}, 1e-8, 1e-7},
+      // A linear's weight and bias gradients in one op (vouch-fold-linear-
+      // bias-grad's, cuda builds): each result alone, then both together.
+      {"linear_weight_grad", {{"g", {5, 3}}, {"x", {5, 4}}},
+       "  %out, %db = vouch.linear_weight_grad %g, %x : (tensor<5x3xf64>, tensor<5x4xf64>) -> (tensor<3x4xf64>, tensor<3xf64>)",
+       {3, 4}, 1e-8, 1e-7},
+      {"linear_weight_grad", {{"g", {5, 3}}, {"x", {5, 4}}},
+       "  %dw, %out = vouch.linear_weight_grad %g, %x : (tensor<5x3xf64>, tensor<5x4xf64>) -> (tensor<3x4xf64>, tensor<3xf64>)",
+       {3}, 1e-8, 1e-7},
+      {"linear_weight_grad", {{"g", {5, 3}}, {"x", {5, 4}}},
+       "  %dw, %db = vouch.linear_weight_grad %g, %x : (tensor<5x3xf64>, tensor<5x4xf64>) -> (tensor<3x4xf64>, tensor<3xf64>)\n"
+       "  %bb = vouch.broadcast %db dims [0] : (tensor<3xf64>) -> tensor<3x4xf64>\n"
+       "  %out = vouch.mul %dw, %bb : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64>",
+       {3, 4}, 1e-8, 1e-7},
       // Convolution, through its composed form (vouch-decompose: im2col,
       // matmul, permute, col2im; GradCheckConv checks that form against the
       // interpreter's direct loops). x is a param too, so dx is checked.

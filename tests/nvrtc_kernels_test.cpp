@@ -98,13 +98,13 @@ protected:
     sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
     module_ = vouch::frontend::importModel(sourceMgr, context_);
     ASSERT_TRUE(module_ && succeeded(verify(*module_)));
-    PassManager pm(&context_);
-    vouch::addAutodiffPasses(pm, GetParam().attention);
-    vouch::addCudaPasses(pm.nest<vouch::ModelOp>());
-    ASSERT_TRUE(succeeded(pm.run(*module_)));
-    auto model = *module_->getOps<vouch::ModelOp>().begin();
     auto profile = vouch::capsules::parseProfileSpec(GetParam().profile);
     ASSERT_TRUE(profile.ok()) << profile.error();
+    PassManager pm(&context_);
+    vouch::addAutodiffPasses(pm, GetParam().attention);
+    vouch::addCudaPasses(pm.nest<vouch::ModelOp>(), profile->smallProducts);
+    ASSERT_TRUE(succeeded(pm.run(*module_)));
+    auto model = *module_->getOps<vouch::ModelOp>().begin();
     auto plan = vouch::planAndGate(model, *profile);
     ASSERT_TRUE(succeeded(plan)) << path;
     auto program =

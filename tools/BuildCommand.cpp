@@ -214,7 +214,8 @@ int runBuild(const std::vector<std::string> &args) {
     capsules::ProfileOptions options;
     options.products = *precision;
     cudaPlan = planForProfile(
-        model, *capsules::lookupProfile("checked_cuda", options), gate);
+        model, *capsules::lookupProfile("checked_cuda", options), gate,
+        nullptr, cl.has("bias-grad-epilogue"));
     if (failed(cudaPlan))
       return 1;
     auto built =

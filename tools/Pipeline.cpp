@@ -91,6 +91,12 @@ void declarePrecisionOption(CommandLine &cl) {
             "each capsule's)",
             "fp32");
   cl.flag("tf32", "the same as --precision tf32");
+  cl.flag("bias-grad-epilogue",
+          "cuda: compute each large linear's weight and bias gradients as one "
+          "cuBLASLt call whose BGRADB epilogue sums the bias's, instead of a "
+          "product and a column-sum kernel (which the CUDA graph runs beside "
+          "the input gradient's product; measured no faster on GPT-2, "
+          "docs/performance.md)");
 }
 
 std::optional<capsules::ProductPrecision>
@@ -256,10 +262,10 @@ ModelOp getModel(ModuleOp module) {
 FailureOr<AcceptedGraphPlan>
 planForProfile(ModelOp model, const capsules::BackendProfile &profile,
                const capsules::GateOptions &options,
-               capsules::GateRejection *rejection) {
+               capsules::GateRejection *rejection, bool biasGradEpilogue) {
   if (profile.device == capsules::Device::Cuda) {
     PassManager pm(model.getContext(), ModelOp::getOperationName());
-    addCudaPasses(pm);
+    addCudaPasses(pm, profile.smallProducts, biasGradEpilogue);
     if (failed(pm.run(model)))
       return failure();
   }

@@ -56,7 +56,7 @@ loadFromCommandLine(const CommandLine &cl, bool autodiff,
 
 /// Declares `--precision fp32|tf32|bf16` (and `--tf32`, its older spelling
 /// of `--precision tf32`): what a cuda profile's f32 products may round
-/// their operands to.
+/// their operands to; and `--bias-grad-epilogue` (planForProfile's).
 void declarePrecisionOption(CommandLine &cl);
 
 /// The product precision `cl` asks for (fp32 when it asks for none); prints
@@ -82,14 +82,17 @@ std::string outputPathProblem(const std::string &output,
 /// removing the temporary file the output is written through.
 std::string outputDirectoryProblem(const std::string &output);
 
-/// Lowers a differentiated model for `profile` (cuda profiles fuse pointwise
-/// chains first), plans a capsule per op and runs the assurance gate. A
-/// rejection has been printed through the diagnostic engine (every failed
-/// obligation with its location) when this fails.
+/// Lowers a differentiated model for `profile` (cuda profiles run
+/// addCudaPasses first: `biasGradEpilogue` folds linears' bias gradients
+/// into their weight products, vouch-fold-linear-bias-grad), plans a capsule
+/// per op and runs the assurance gate. A rejection has been printed through
+/// the diagnostic engine (every failed obligation with its location) when
+/// this fails.
 mlir::FailureOr<AcceptedGraphPlan>
 planForProfile(ModelOp model, const capsules::BackendProfile &profile,
                const capsules::GateOptions &options,
-               capsules::GateRejection *rejection = nullptr);
+               capsules::GateRejection *rejection = nullptr,
+               bool biasGradEpilogue = false);
 
 } // namespace vouch::driver
 

@@ -82,7 +82,8 @@ int runReport(const std::vector<std::string> &args) {
   gate.deterministic = cl.has("deterministic");
   gate.requireEvidence = cl.has("require-evidence");
   capsules::GateRejection rejection;
-  auto plan = planForProfile(getModel(*module), *profile, gate, &rejection);
+  auto plan = planForProfile(getModel(*module), *profile, gate, &rejection,
+                             cl.has("bias-grad-epilogue"));
   std::string text;
   if (succeeded(plan))
     text = format == "json" ? capsules::renderJson(*plan)

@@ -58,6 +58,15 @@ for precision in tf32 bf16; do
     bazel-bin/tools/vouch build tests/gpu/$model.vouch --target cuda \
       --precision "$precision" -o "$out/$precision/$model"
   done
+  bazel-bin/tools/vouch build tests/gpu/ops_library.vouch --target cuda --bias-grad-epilogue \
+    --precision "$precision" -o "$out/$precision/ops_library_bgradb"
+done
+# --bias-grad-epilogue: the large linears' weight and bias gradients as one
+# cuBLASLt call (BGRADB), against the cpu f64 run of the same executable (whose
+# cpu plan has the separate product and sums).
+for model in tests/gpu/ops_library.vouch examples/digits_mlp.vouch; do
+  bazel-bin/tools/vouch build "$model" --target cuda --bias-grad-epilogue \
+    -o "$out/bin/$(basename "$model" .vouch)_bgradb"
 done
 # The LM head's classes padded (vouch-pad-classes, as tf32 and bf16 builds do)
 # under fp32 products: the padded cross_entropy kernels held to f32 tolerances.

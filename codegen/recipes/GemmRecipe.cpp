@@ -2,8 +2,9 @@
 //
 // Two recipes compute products, whichever the plan chose (passes/Plan.cpp):
 //  - library: executor steps, not kernels; the runtime calls cuBLAS (matmul)
-//    or cuBLASLt with the bias epilogue (linear) on cuda, and
-//    runtime/cpu_kernels.h's matmul / linear on cpu;
+//    or cuBLASLt with the bias epilogue (linear) or the bias-gradient one
+//    (linear_weight_grad) on cuda, and runtime/cpu_kernels.h's matmul /
+//    linear / linear_weight_grad on cpu;
 //  - native (cuda): runtime/cuda/kernels/matmul.cuh, one thread per output,
 //    for the products the profile's small-product rule covers.
 // Both read operands through transpose flags (never a transposed copy) with
@@ -20,15 +21,17 @@ namespace vouch::codegen {
 namespace {
 
 /// The two operands a product reads: a matmul's lhs and rhs, a linear's
-/// input and weight.
+/// input and weight, a linear_weight_grad's grad and input.
 std::pair<Value, Value> productOperands(Operation *op) {
   if (auto lin = dyn_cast<LinearOp>(op))
     return {lin.getInput(), lin.getWeight()};
+  if (auto wg = dyn_cast<LinearWeightGradOp>(op))
+    return {wg.getGrad(), wg.getInput()};
   auto mm = cast<MatmulOp>(op);
   return {mm.getLhs(), mm.getRhs()};
 }
 
-/// Both recipes compute the Gemm family (matmul, linear).
+/// Both recipes compute the Gemm family (matmul, linear, linear_weight_grad).
 class GemmFamilyRecipe : public KernelRecipe {
 public:
   bool handles(Operation *op) const override {
@@ -42,8 +45,8 @@ public:
   capsules::Provider provider(Operation *op, Target target) const override {
     if (target == Target::Cpu)
       return capsules::Provider::Reference;
-    return isa<LinearOp>(op) ? capsules::Provider::Cublaslt
-                             : capsules::Provider::Cublas;
+    return isa<LinearOp, LinearWeightGradOp>(op) ? capsules::Provider::Cublaslt
+                                                 : capsules::Provider::Cublas;
   }
 
   LogicalResult emit(const StepGroup &group,
@@ -60,6 +63,12 @@ public:
     if (auto lin = dyn_cast<LinearOp>(op)) {
       builder.addLinearStep(d, a, b, lin.getBias(), lin.getResult(),
                             cuda ? entry->call : "vouch::rt::linear<T>");
+      return success();
+    }
+    if (auto wg = dyn_cast<LinearWeightGradOp>(op)) {
+      builder.addLinearWeightGradStep(
+          d, a, b, wg.getWeightGrad(), wg.getBiasGrad(),
+          cuda ? entry->call : "vouch::rt::linear_weight_grad<T>");
       return success();
     }
     builder.addGemmStep(d, a, b, op->getResult(0),
@@ -101,6 +110,8 @@ public:
     assert(builder.target() == Target::Cuda && "bound to a cpu plan");
     GemmDims d = *getGemmDims(op);
     auto [a, b] = productOperands(op);
+    if (isa<LinearWeightGradOp>(op)) // its capsules: cublaslt and reference only
+      return op->emitOpError("has no native cuda kernel"), failure();
     auto lin = dyn_cast<LinearOp>(op);
     if (lin && lin.getBias()) {
       int32_t kernel = builder.kernel("small_linear", kLinearSource);

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "runtime/cuda/status.h"
 
@@ -60,7 +62,12 @@ void destroy_plan(LtPlan& p) {
   p = LtPlan{};
 }
 
-using LtKey = std::tuple<int, int, int, bool, ProductMath, int, bool>;  // m, n, k, bias, math, align, f64
+// m, n, k, bias, math, align, f64, bias_grad
+using LtKey = std::tuple<int, int, int, bool, ProductMath, int, bool, bool>;
+
+// The rows of the column of ones linear_weight_grad's fallback multiplies dy by, in
+// each element type (a longer dy is summed in slabs of this many rows).
+constexpr int64_t kOnesRows = 8192;
 
 // The innermost live BlasCallLog of this thread (nullptr: nobody is listening).
 thread_local BlasCallLog* current_log = nullptr;
@@ -74,6 +81,10 @@ struct BlasState {
   void* lt_workspace = nullptr;  // cuBLASLt's
   float* one_f32 = nullptr;      // a device 1.0f, the "ones" operand of the bias GEMM
   double* one_f64 = nullptr;     // and 1.0 for f64
+  // kOnesRows ones of each type: the column-sum GEMMs of linear_weight_grad's fallback.
+  float* ones_f32 = nullptr;
+  double* ones_f64 = nullptr;
+  bf16_bits* ones_bf16 = nullptr;
   cudaStream_t stream = nullptr;
   std::map<LtKey, LtPlan> plans;
   bool refuse_for_testing = false;
@@ -95,12 +106,14 @@ Status init_locked(BlasState& s) {
   void* ws = nullptr;
   void* lt_ws = nullptr;
   float* one = nullptr;
+  void* ones = nullptr;
   auto fail = [&](Status why) {
     if (handle != nullptr) (void)cublasDestroy(handle);
     if (lt != nullptr) (void)cublasLtDestroy(lt);
     if (ws != nullptr) (void)cudaFree(ws);
     if (lt_ws != nullptr) (void)cudaFree(lt_ws);
     if (one != nullptr) (void)cudaFree(one);
+    if (ones != nullptr) (void)cudaFree(ones);
     (void)cudaGetLastError();
     return why;
   };
@@ -127,6 +140,29 @@ Status init_locked(BlasState& s) {
   static_assert(sizeof host_one == 16);
   e = cudaMemcpy(one, &host_one, 16, cudaMemcpyHostToDevice);
   if (e != cudaSuccess) return fail(cuda_failure("cudaMemcpy(constant 1, host to device)", e));
+  // The columns of ones: f64, then f32, then bf16 (0x3f80: 1.0).
+  const size_t ones_bytes = size_t(kOnesRows) * (sizeof(double) + sizeof(float) + sizeof(bf16_bits));
+  e = cudaMalloc(&ones, ones_bytes);
+  if (e != cudaSuccess)
+    return fail(cuda_failure("cudaMalloc(" + std::to_string(ones_bytes) + " bytes) for the ones", e));
+  {
+    std::vector<unsigned char> host(ones_bytes);
+    unsigned char* at = host.data();
+    for (int64_t i = 0; i < kOnesRows; i++, at += sizeof(double)) {
+      const double v = 1.0;
+      std::memcpy(at, &v, sizeof v);
+    }
+    for (int64_t i = 0; i < kOnesRows; i++, at += sizeof(float)) {
+      const float v = 1.0f;
+      std::memcpy(at, &v, sizeof v);
+    }
+    for (int64_t i = 0; i < kOnesRows; i++, at += sizeof(bf16_bits)) {
+      const bf16_bits v = 0x3f80;
+      std::memcpy(at, &v, sizeof v);
+    }
+    e = cudaMemcpy(ones, host.data(), ones_bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) return fail(cuda_failure("cudaMemcpy(ones, host to device)", e));
+  }
   st = cublasSetStream(handle, s.stream);
   if (st != CUBLAS_STATUS_SUCCESS) return fail(check_cublas(st, "cublasSetStream"));
   st = cublasSetWorkspace(handle, ws, kBlasWorkspaceBytes);
@@ -142,6 +178,9 @@ Status init_locked(BlasState& s) {
   s.lt_workspace = lt_ws;
   s.one_f32 = one;
   s.one_f64 = reinterpret_cast<double*>(reinterpret_cast<char*>(one) + 8);
+  s.ones_f64 = static_cast<double*>(ones);
+  s.ones_f32 = reinterpret_cast<float*>(s.ones_f64 + kOnesRows);
+  s.ones_bf16 = reinterpret_cast<bf16_bits*>(s.ones_f32 + kOnesRows);
   s.initialized = true;
   return Status::Ok();
 }
@@ -242,25 +281,39 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
   const cublasComputeType_t ct = compute_type(c.math, c.dtype);
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, dt_out),
                           "cublasLtMatmulDescCreate for " + what);
-  const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
-  const cublasLtEpilogue_t epilogue = c.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  // A linear: opA = T (W), opB = N (x); its weight gradient: opA = N (x), opB = T (dy).
+  const cublasOperation_t op_a = c.bias_grad ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t op_b = c.bias_grad ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasLtEpilogue_t epilogue = c.bias_grad ? CUBLASLT_EPILOGUE_BGRADB
+                                      : c.bias    ? CUBLASLT_EPILOGUE_BIAS
+                                                  : CUBLASLT_EPILOGUE_DEFAULT;
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                         &opT, sizeof opT),
+                                                         &op_a, sizeof op_a),
                           "cublasLtMatmulDescSetAttribute(TRANSA) for " + what);
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                         &opN, sizeof opN),
+                                                         &op_b, sizeof op_b),
                           "cublasLtMatmulDescSetAttribute(TRANSB) for " + what);
   VOUCH_CUBLAS_CHECK_WHAT(
       cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                      sizeof epilogue),
       "cublasLtMatmulDescSetAttribute(EPILOGUE) for " + what);
-  // op(A) = W: stored column-major [k, m] (ld = in); B = xᵀ: [k, n]; C = yᵀ: [m, n].
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.a, dt, c.k, c.m, c.lda),
-                          "cublasLtMatrixLayoutCreate(W) for " + what);
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, dt, c.k, c.n, c.ldb),
-                          "cublasLtMatrixLayoutCreate(x) for " + what);
+  // The layouts describe the stored matrices. A linear: A = W stored column-major
+  // [k, m] (ld = in), B = xᵀ [k, n], C = yᵀ [m, n]. Its weight gradient: A = xᵀ stored
+  // [m, k] (ld = in), B = dyᵀ stored [n, k] (ld = out), C = dWᵀ [m, n].
+  if (c.bias_grad) {
+    VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.a, dt, c.m, c.k, c.lda),
+                            "cublasLtMatrixLayoutCreate(x) for " + what);
+    VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, dt, c.n, c.k, c.ldb),
+                            "cublasLtMatrixLayoutCreate(dy) for " + what);
+  } else {
+    VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.a, dt, c.k, c.m, c.lda),
+                            "cublasLtMatrixLayoutCreate(W) for " + what);
+    VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.b, dt, c.k, c.n, c.ldb),
+                            "cublasLtMatrixLayoutCreate(x) for " + what);
+  }
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatrixLayoutCreate(&plan.c, dt_out, c.m, c.n, c.ldc),
-                          "cublasLtMatrixLayoutCreate(y) for " + what);
+                          c.bias_grad ? "cublasLtMatrixLayoutCreate(dW) for " + what
+                                      : "cublasLtMatrixLayoutCreate(y) for " + what);
 
   cublasLtMatmulPreference_t pref = nullptr;
   VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulPreferenceCreate(&pref),
@@ -340,8 +393,12 @@ LtAlgorithm describe_plan(const LtPlan& p) {
   return a;
 }
 
+LtKey key_of(const LinearCall& c, int align) {
+  return LtKey{c.m, c.n, c.k, c.bias, c.math, align, c.dtype == GemmDType::F64, c.bias_grad};
+}
+
 Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
-  LtKey key{c.m, c.n, c.k, c.bias, c.math, align, c.dtype == GemmDType::F64};
+  const LtKey key = key_of(c, align);
   auto it = s.plans.find(key);
   if (it != s.plans.end()) return &it->second;
   LtPlan plan;
@@ -406,6 +463,38 @@ const char* linear_path_name(LinearPath path) {
 
 namespace {
 
+// The cublasLtMatmul of `c` with its plan for `align` (built on first use): D = op(A) ·
+// op(B) in T, the epilogue's vector `bias` read (BIAS) or written (BGRADB), null for
+// none. `ran` is false where cuBLASLt refused the plan (its reason in `refusal`);
+// `first` says whether this call built the plan (a refusal is noted once per shape).
+template <class T>
+Status lt_matmul_locked(BlasState& s, const LinearCall& c, int align, const void* a,
+                        const void* b, void* d, const void* bias, bool& ran, bool& first,
+                        std::string* refusal) {
+  first = s.plans.find(key_of(c, align)) == s.plans.end();
+  Result<LtPlan*> plan = lt_plan_locked(s, c, align);
+  if (!plan.ok()) return plan.status();
+  LtPlan& p = *plan.value();
+  ran = !p.refused;
+  if (p.refused) {
+    if (refusal != nullptr) *refusal = p.refusal;
+    return Status::Ok();
+  }
+  if (bias != nullptr) {
+    VOUCH_CUBLAS_CHECK_WHAT(
+        cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                       sizeof bias),
+        "cublasLtMatmulDescSetAttribute(BIAS_POINTER) for " + c.to_string());
+  }
+  const T alpha = 1, beta = 0;
+  log_blas_call("cublasLtMatmul");
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmul(s.lt, p.desc, &alpha, a, p.a, b, p.b, &beta, d, p.c, d,
+                                         p.c, &p.algo, s.lt_workspace, kBlasWorkspaceBytes,
+                                         s.stream),
+                          c.to_string());
+  return Status::Ok();
+}
+
 // `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: bias and y.
 template <class In, class T>
 Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In* W,
@@ -429,29 +518,14 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
   if (c.api == LinearCall::Api::LtMatmul) {
     int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
                           bias != nullptr ? alignment_of(bias) : 16});
-    bool new_plan =
-        s.plans.find(LtKey{c.m, c.n, c.k, c.bias, c.math, align, f64}) == s.plans.end();
-    Result<LtPlan*> plan = lt_plan_locked(s, c, align);
-    if (!plan.ok()) return plan.status();
-    LtPlan& p = *plan.value();
-    if (!p.refused) {
-      if (bias != nullptr) {
-        const void* bias_ptr = bias;
-        VOUCH_CUBLAS_CHECK_WHAT(
-            cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
-                                           sizeof bias_ptr),
-            "cublasLtMatmulDescSetAttribute(BIAS_POINTER) for " + c.to_string());
-      }
-      const T alpha = 1, beta = 0;
-      log_blas_call("cublasLtMatmul");
-      VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmul(s.lt, p.desc, &alpha, W, p.a, x, p.b, &beta, y, p.c,
-                                             y, p.c, &p.algo, s.lt_workspace,
-                                             kBlasWorkspaceBytes, s.stream),
-                              c.to_string());
+    bool ran = false, new_plan = false;
+    std::string why;
+    VOUCH_RETURN_IF_ERROR(lt_matmul_locked<T>(s, c, align, W, x, y, bias, ran, new_plan, &why));
+    if (ran) {
       if (path != nullptr) *path = LinearPath::LtEpilogue;
       return Status::Ok();
     }
-    if (refusal != nullptr) *refusal = p.refusal;
+    if (refusal != nullptr) *refusal = why;
     if (new_plan) {
       std::fprintf(stderr,
                    "note: cuBLASLt refused %s for linear(rows=%lld, in=%lld, out=%lld, %s): %s; "
@@ -459,7 +533,7 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
                    c.bias ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul", (long long)rows,
                    (long long)in, (long long)out,
                    f64 ? "f64" : c.math == ProductMath::Bf16 ? "bf16 operands" : "f32",
-                   p.refusal.c_str());
+                   why.c_str());
       std::fflush(stderr);
     }
   }
@@ -475,6 +549,66 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
     const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
     VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
   }
+  if (path != nullptr) *path = LinearPath::GemmFallback;
+  return Status::Ok();
+}
+
+// `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: dW and db.
+template <class In, class T>
+Status weight_grad_impl(int64_t rows, int64_t in, int64_t out, const In* dy, const In* x,
+                        T* dW, T* db, ProductMath math, LinearPath* path, std::string* refusal) {
+  static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
+  constexpr bool f64 = std::is_same_v<T, double>;
+  constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
+  Result<LinearCall> call = describe_linear_weight_grad(rows, in, out, math, dtype);
+  if (!call.ok()) return call.status();
+  const LinearCall& c = call.value();
+  if (path != nullptr) *path = LinearPath::None;
+  if (refusal != nullptr) refusal->clear();
+  if (c.api == LinearCall::Api::None) return Status::Ok();
+
+  BlasState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  VOUCH_RETURN_IF_ERROR(init_locked(s));
+
+  if (c.api == LinearCall::Api::LtMatmul) {
+    int align = std::min({alignment_of(dy), alignment_of(x), alignment_of(dW), alignment_of(db)});
+    bool ran = false, new_plan = false;
+    std::string why;
+    VOUCH_RETURN_IF_ERROR(lt_matmul_locked<T>(s, c, align, x, dy, dW, db, ran, new_plan, &why));
+    if (ran) {
+      if (path != nullptr) *path = LinearPath::LtEpilogue;
+      return Status::Ok();
+    }
+    if (refusal != nullptr) *refusal = why;
+    if (new_plan) {
+      std::fprintf(stderr,
+                   "note: cuBLASLt refused CUBLASLT_EPILOGUE_BGRADB for linear_weight_grad(rows=%lld, "
+                   "in=%lld, out=%lld, %s): %s; using cublasGemmEx for dW and column-sum GEMMs "
+                   "for db instead\n",
+                   (long long)rows, (long long)in, (long long)out,
+                   f64 ? "f64" : c.math == ProductMath::Bf16 ? "bf16 operands" : "f32",
+                   why.c_str());
+      std::fflush(stderr);
+    }
+  }
+
+  // Fallback (or rows = 0, in = 0): dW = dyᵀ · x, then db = Σ_rows dy as GEMMs of dy's
+  // slabs of kOnesRows rows with a column of ones, each slab's sums added to db.
+  Result<GemmCall> gemm = describe_gemm(true, false, 1, out, in, rows, 0, 0, false, math, dtype);
+  if (!gemm.ok()) return gemm.status();
+  VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), x, dy, dW));
+  const void* ones = f64 ? static_cast<const void*>(s.ones_f64)
+                     : std::is_same_v<In, bf16_bits> ? static_cast<const void*>(s.ones_bf16)
+                                                     : static_cast<const void*>(s.ones_f32);
+  int64_t first = 0;
+  do {
+    const int64_t slab = std::min(kOnesRows, rows - first);
+    Result<GemmCall> sums = describe_column_sums(slab, out, first > 0, math, dtype);
+    if (!sums.ok()) return sums.status();
+    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, sums.value(), dy + first * out, ones, db));
+    first += slab;
+  } while (first < rows);
   if (path != nullptr) *path = LinearPath::GemmFallback;
   return Status::Ok();
 }
@@ -499,6 +633,28 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_b
                              std::string* refusal) {
   return linear_impl(rows, in, out, x, W, bias, y, ProductMath::Bf16, path, refusal);
 }
+
+Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const float* dy,
+                                    const float* x, float* dW, float* db, ProductMath math,
+                                    LinearPath* path, std::string* refusal) {
+  if (math == ProductMath::Bf16)
+    return refuse_f32_operands_for_bf16("linear_weight_grad_row_major");
+  return weight_grad_impl(rows, in, out, dy, x, dW, db, math, path, refusal);
+}
+
+Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const double* dy,
+                                    const double* x, double* dW, double* db, ProductMath math,
+                                    LinearPath* path, std::string* refusal) {
+  return weight_grad_impl(rows, in, out, dy, x, dW, db, math, path, refusal);
+}
+
+Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* dy,
+                                    const bf16_bits* x, float* dW, float* db, LinearPath* path,
+                                    std::string* refusal) {
+  return weight_grad_impl(rows, in, out, dy, x, dW, db, ProductMath::Bf16, path, refusal);
+}
+
+int64_t column_sum_slab_rows() { return kOnesRows; }
 
 BlasCallLog::BlasCallLog() : outer_(current_log) { current_log = this; }
 BlasCallLog::~BlasCallLog() { current_log = outer_; }

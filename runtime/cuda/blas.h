@@ -141,6 +141,28 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_b
                              const bf16_bits* W, const float* bias, float* y,
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
 
+// dW[out,in] = dy[rows,out]ᵀ · x[rows,in] and db[out] = Σ_rows dy[r,:] (a linear's
+// weight and bias gradients) as one cuBLASLt matmul whose CUBLASLT_EPILOGUE_BGRADB sums
+// dy's columns as the product reads them (describe_linear_weight_grad; f64 in
+// CUBLAS_COMPUTE_64F, `math` ignored). If cuBLASLt refuses the epilogue (its heuristic
+// offers no allowed algorithm), and for rows = 0 or in = 0, dW is one cublasGemmEx and
+// db the column-sum GEMMs of describe_column_sums over slabs of column_sum_slab_rows()
+// rows, said once per shape on stderr like linear_bias_row_major's fallback; `path` and
+// `refusal` as there.
+Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const float* dy,
+                                    const float* x, float* dW, float* db, ProductMath math,
+                                    LinearPath* path = nullptr, std::string* refusal = nullptr);
+Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const double* dy,
+                                    const double* x, double* dW, double* db, ProductMath math,
+                                    LinearPath* path = nullptr, std::string* refusal = nullptr);
+// ProductMath::Bf16: dy and x already rounded to bf16, dW and db f32: db sums the bf16
+// values of dy (in f32), as the product reads them.
+Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* dy,
+                                    const bf16_bits* x, float* dW, float* db,
+                                    LinearPath* path = nullptr, std::string* refusal = nullptr);
+// The rows of dy one column-sum GEMM of the fallback sums (its column of ones).
+int64_t column_sum_slab_rows();
+
 // The library entry points called by this thread while a BlasCallLog is alive, in
 // order ("cublasGemmEx", "cublasGemmStridedBatchedEx", "cublasLtMatmul",
 // "cudaMemsetAsync"): what --audit-launches compares with the call a step names.

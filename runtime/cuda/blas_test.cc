@@ -436,6 +436,116 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
   check_linear(9, 6, 10, true, kFp32, LinearPath::LtEpilogue, 302);
 }
 
+// A linear's weight and bias gradients in one cuBLASLt call (BGRADB) against double
+// products and sums of the same values: fp32, tf32 (dW's operands rounded, db's sums of
+// the f32 values: the epilogue reads them before the tensor cores round them), bf16
+// (dy and x rounded on the host; db sums the rounded dy), f64; two runs give the same
+// bits; the refused epilogue's fallback (dW's GEMM, db's column-sum GEMMs in slabs of
+// column_sum_slab_rows() rows) gives the same values and says so once per shape.
+template <class T, class In = T>
+LinearPath check_weight_grad(int64_t rows, int64_t in, int64_t out, ProductMath math,
+                             uint32_t seed, std::vector<T>* db_out = nullptr) {
+  constexpr bool bf16 = std::is_same_v<In, bf16_bits>;
+  std::vector<T> dy = random_values<T>(size_t(rows * out), seed),
+                 x = random_values<T>(size_t(rows * in), seed + 1);
+  std::vector<In> dy_in, x_in;
+  std::vector<double> dyd, xd;
+  for (T v : dy) {
+    if constexpr (bf16) dy_in.push_back(host_bf16(v)), dyd.push_back(bf16_value(dy_in.back()));
+    else dy_in.push_back(v), dyd.push_back(double(v));
+  }
+  for (T v : x) {
+    if constexpr (bf16) x_in.push_back(host_bf16(v)), xd.push_back(bf16_value(x_in.back()));
+    else x_in.push_back(v), xd.push_back(double(v));
+  }
+  std::vector<double> want_dw(size_t(out * in)), want_db(size_t(out), 0.0);
+  matmul(true, false, 1, out, in, rows, dyd.data(), 0, xd.data(), 0, want_dw.data());
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t o = 0; o < out; o++) want_db[size_t(o)] += dyd[size_t(r * out + o)];
+  DeviceArray<In> ddy(dy_in), dx(x_in);
+  DeviceArray<T> ddw(std::vector<T>(want_dw.size(), std::numeric_limits<T>::quiet_NaN())),
+      ddb(std::vector<T>(want_db.size(), std::numeric_limits<T>::quiet_NaN()));
+  LinearPath path = LinearPath::None;
+  std::string refusal;
+  Status s = [&] {
+    if constexpr (bf16)
+      return linear_weight_grad_row_major(rows, in, out, ddy.ptr, dx.ptr, ddw.ptr, ddb.ptr,
+                                          &path, &refusal);
+    else
+      return linear_weight_grad_row_major(rows, in, out, ddy.ptr, dx.ptr, ddw.ptr, ddb.ptr,
+                                          math, &path, &refusal);
+  }();
+  EXPECT_TRUE(s.ok()) << s.message();
+  const GemmDType dtype = std::is_same_v<T, double> ? GemmDType::F64 : GemmDType::F32;
+  const std::string what =
+      describe_linear_weight_grad(rows, in, out, math, dtype).value().to_string() + " via " +
+      linear_path_name(path) + (refusal.empty() ? "" : " (" + refusal + ")");
+  const double scale = std::sqrt(double(std::max<int64_t>(rows, 1)));
+  const double dw_tol = std::is_same_v<T, double> ? 1e-13 * scale
+                        : bf16                     ? 1e-6 * scale
+                        : math == kTf32            ? 5e-3 * scale
+                                                   : 1e-5 * scale;
+  const double db_tol = std::is_same_v<T, double> ? 1e-13 * scale : 1e-6 * scale;
+  expect_close(ddw.read(), want_dw, dw_tol, "dW of " + what);
+  expect_close(ddb.read(), want_db, db_tol, "db of " + what);
+  if (db_out != nullptr) *db_out = ddb.read();
+  return path;
+}
+
+TEST(BlasDeviceTest, LinearWeightGradSumsTheBiasInTheEpilogue) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt linear weight gradient with the BGRADB epilogue");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 700;
+  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{64, 16, 24},
+                               {256, 96, 128}, {1000, 40, 72}, {9, 5, 13}}) {
+    EXPECT_EQ(check_weight_grad<float>(rows, in, out, kFp32, seed), LinearPath::LtEpilogue);
+    EXPECT_EQ(check_weight_grad<float>(rows, in, out, kTf32, seed + 2), LinearPath::LtEpilogue);
+    EXPECT_EQ((check_weight_grad<float, bf16_bits>(rows, in, out, ProductMath::Bf16, seed + 4)),
+              LinearPath::LtEpilogue);
+    LinearPath f64 = check_weight_grad<double>(rows, in, out, kFp32, seed + 6);
+    std::printf("f64 linear_weight_grad(rows=%lld, in=%lld, out=%lld): %s\n", (long long)rows,
+                (long long)in, (long long)out, linear_path_name(f64));
+    seed += 8;
+  }
+  // The same call twice: the same bits (one algorithm pinned per shape).
+  std::vector<float> first, second;
+  check_weight_grad<float>(512, 64, 96, kTf32, 800, &first);
+  check_weight_grad<float>(512, 64, 96, kTf32, 800, &second);
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
+  // rows = 0 (empty sums: dW and db cleared) and in = 0 (db only): the GEMM path.
+  EXPECT_EQ(check_weight_grad<float>(0, 8, 16, kFp32, 810), LinearPath::GemmFallback);
+  EXPECT_EQ(check_weight_grad<float>(32, 0, 16, kFp32, 811), LinearPath::GemmFallback);
+}
+
+TEST(BlasDeviceTest, RefusedBgradbFallsBackVisibly) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt BGRADB refusal fallback");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  set_lt_refusal_for_testing(true);
+  testing::internal::CaptureStderr();
+  // More rows than one column-sum slab: db is summed in slabs, accumulated.
+  const int64_t rows = column_sum_slab_rows() + 300;
+  check_weight_grad<float>(rows, 8, 24, kFp32, 900);
+  check_weight_grad<float>(rows, 8, 24, kFp32, 901);  // same shape: no second note
+  check_weight_grad<float>(rows, 8, 24, kTf32, 902);
+  check_weight_grad<float, bf16_bits>(300, 16, 8, ProductMath::Bf16, 903);
+  check_weight_grad<double>(rows, 8, 24, kFp32, 904);
+  std::string err = testing::internal::GetCapturedStderr();
+  set_lt_refusal_for_testing(false);
+  EXPECT_TRUE(contains(err, "note: cuBLASLt refused CUBLASLT_EPILOGUE_BGRADB for "
+                            "linear_weight_grad(rows=" + std::to_string(rows) +
+                                ", in=8, out=24, f32): refused for testing"))
+      << err;
+  EXPECT_TRUE(contains(err, "out=8, bf16 operands)")) << err;
+  EXPECT_TRUE(contains(err, "out=24, f64)")) << err;
+  // Three f32 shapes' notes: fp32, tf32 (its own plan), and none for the repeat.
+  size_t notes = 0;
+  for (size_t at = err.find("linear_weight_grad(rows=" + std::to_string(rows) + ", in=8, out=24, f32)");
+       at != std::string::npos;
+       at = err.find("linear_weight_grad(rows=" + std::to_string(rows) + ", in=8, out=24, f32)", at + 1))
+    notes++;
+  EXPECT_EQ(notes, 2u) << err;
+}
+
 // A product with a long K and a small output: a few output tiles for 132 SMs, the shape
 // split-K exists for. The test prints the unrestricted heuristic's choice beside the
 // algorithm used.

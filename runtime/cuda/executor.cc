@@ -94,6 +94,8 @@ ProductPlan product_plan(const StepDesc& st, ProductMath math) {
   if (st.kind == StepKind::Gemm)
     return plan_gemm(math, st.trans_a, st.trans_b, st.batch, st.m, st.n, st.k, st.stride_a,
                      st.stride_b);
+  if (st.kind == StepKind::LinearWeightGrad)  // dW = dyᵀ·x: a product through trans_a
+    return plan_gemm(math, true, false, 1, st.m, st.n, st.k, 0, 0);
   return ProductPlan();
 }
 
@@ -592,6 +594,73 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
 }
 
 template <class T>
+Status CudaProgramModel<T>::linear_weight_grad(const StepDesc& st, int32_t s) {
+  const T* dy = pointers_[size_t(st.a)];
+  const T* x = pointers_[size_t(st.b)];
+  T* dw = pointers_[size_t(st.c)];
+  T* db = pointers_[size_t(st.bias)];
+  const int64_t rows = st.k, in = st.n, out = st.m;
+  LinearPath path = LinearPath::None;
+  std::string refusal;
+  if constexpr (std::is_same_v<T, float>) {
+    if (padded_products_) {
+      // Operand copies only (bf16 roundings): vouch-fold-linear-bias-grad folds only
+      // products no precision pads, so dW and db are written in place.
+      const ProductPlan& pp = plans_[size_t(s)];
+      if (pp.padded_output() || pp.pitch_a != 0 || pp.pitch_b != 0 || pp.M != out ||
+          pp.N != in || pp.K != rows)
+        return Status::Error("step " + std::to_string(s) +
+                             ": linear_weight_grad with padded extents (the fold admits "
+                             "none): " +
+                             describe_padding(pp, math_, false, out, in, rows));
+      const unsigned char* const r0 = scratch_[0].base;
+      const unsigned char* const r1 = scratch_[1].base;
+      if (bf16_products_)
+        VOUCH_RETURN_IF_ERROR(linear_weight_grad_row_major(
+            rows, in, out, reinterpret_cast<const bf16_bits*>(r0),
+            reinterpret_cast<const bf16_bits*>(r1), dw, db, &path, &refusal));
+      else
+        VOUCH_RETURN_IF_ERROR(linear_weight_grad_row_major(
+            rows, in, out, pp.a.rows > 0 ? reinterpret_cast<const float*>(r0) : dy,
+            pp.b.rows > 0 ? reinterpret_cast<const float*>(r1) : x, dw, db, math_, &path,
+            &refusal));
+    }
+  }
+  if (!padded_products_)
+    VOUCH_RETURN_IF_ERROR(
+        linear_weight_grad_row_major(rows, in, out, dy, x, dw, db, math_, &path, &refusal));
+  // cuBLASLt refused BGRADB for this shape and type: the tape and the launch audit say
+  // what ran instead, with the reason.
+  Fallback& f = fallback_[size_t(s)];
+  if (path == LinearPath::GemmFallback && f.ran.empty()) {
+    // The calls weight_grad's fallback makes (blas.cc): dW's, then one per slab of db.
+    auto api_of = [](const Result<GemmCall>& c) -> const char* {
+      if (!c.ok()) return nullptr;
+      switch (c.value().api) {
+        case GemmCall::Api::MemsetZero: return "cudaMemsetAsync";
+        case GemmCall::Api::GemmEx: return "cublasGemmEx";
+        case GemmCall::Api::GemmStridedBatchedEx: return "cublasGemmStridedBatchedEx";
+        case GemmCall::Api::None: break;
+      }
+      return nullptr;
+    };
+    const GemmDType dtype = std::is_same_v<T, double> ? GemmDType::F64 : GemmDType::F32;
+    f.calls.clear();
+    if (const char* api = api_of(describe_gemm(true, false, 1, out, in, rows, 0, 0, false,
+                                               math_, dtype)))
+      f.calls.push_back(api);
+    const int64_t slab = column_sum_slab_rows();
+    for (int64_t first = 0; first == 0 || first < rows; first += slab)
+      if (const char* api = api_of(describe_column_sums(std::min(slab, rows - first), out,
+                                                        first > 0, math_, dtype)))
+        f.calls.push_back(api);
+    f.ran = std::string(st.what ? st.what : "?") +
+            " FELL BACK to cublasGemmEx + column-sum GEMMs (cuBLASLt: " + refusal + ")";
+  }
+  return Status::Ok();
+}
+
+template <class T>
 Status CudaProgramModel<T>::copy_launch(int32_t s, const std::string& what, bool round,
                                         const void* in, void* out, const OperandLayout& l,
                                         bool to_padded) {
@@ -626,6 +695,7 @@ Status CudaProgramModel<T>::copy_operands(int32_t s) {
   const StepDesc& st = program_.steps[s];
   const ProductPlan& pp = plans_[size_t(s)];
   const bool linear = st.kind == StepKind::Linear;
+  const bool weight_grad = st.kind == StepKind::LinearWeightGrad;
   for (int which : {0, 1}) {
     const OperandLayout& l = which == 0 ? pp.a : pp.b;
     ScratchRegion& r = scratch_[which];
@@ -633,7 +703,10 @@ Status CudaProgramModel<T>::copy_operands(int32_t s) {
     const int32_t buffer = which == 0 ? st.a : st.b;
     const int32_t owner = storage_owner(program_, buffer);
     if (r.owner == owner && r.layout == l) continue;
-    VOUCH_RETURN_IF_ERROR(copy_launch(s, linear ? (which == 0 ? "x" : "W") : (which == 0 ? "A" : "B"),
+    const char* name = linear        ? (which == 0 ? "x" : "W")
+                       : weight_grad ? (which == 0 ? "dy" : "x")
+                                     : (which == 0 ? "A" : "B");
+    VOUCH_RETURN_IF_ERROR(copy_launch(s, name,
                                       bf16_products_, pointers_[size_t(buffer)], r.base, l,
                                       /*to_padded=*/true));
     r.owner = owner;
@@ -707,6 +780,8 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
                             pointers_[size_t(st.c)], false, math_);
     case StepKind::Linear:
       return linear(st, s);
+    case StepKind::LinearWeightGrad:
+      return linear_weight_grad(st, s);
   }
   return Status::Error("step " + std::to_string(s) + ": unknown step kind");
 }

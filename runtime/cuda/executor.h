@@ -187,6 +187,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   Status run_steps(int32_t begin, int32_t end, Tape* tape);
   Status run_step(int32_t s);
   Status linear(const StepDesc& st, int32_t s);
+  Status linear_weight_grad(const StepDesc& st, int32_t s);
   // Tensor-core products: copies step s's operands (and bias) into the scratch as its
   // ProductPlan says (where it does not hold them already), each launch bracketed for
   // the audit and the profile.

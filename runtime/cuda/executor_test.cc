@@ -165,10 +165,11 @@ class CudaExecutorDeviceTest : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CudaExecutorDeviceTest, ElementTypes);
 
-TYPED_TEST(CudaExecutorDeviceTest, OneBatchMatchesTheCpuExecutor) {
-  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor forward/backward vs the cpu executor");
-  using T = TypeParam;
-  MlpProgram mlp(3, 2, 5, 2);
+// `fused`: linear1's weight gradient as one LinearWeightGrad step (cuBLASLt's BGRADB).
+template <class T>
+void expect_cpu_executor_values(bool fused) {
+  SCOPED_TRACE(fused ? "dW1 and db1 by one LinearWeightGrad step" : "dW1 and db1 apart");
+  MlpProgram mlp(3, 2, 5, 2, fused);
   std::unique_ptr<CudaProgramModel<T>> gpu = make_cuda<T>(mlp.program);
   ASSERT_TRUE(gpu->status().ok()) << gpu->status().message();
   CpuProgramModel<T> cpu(mlp.program, kMlpCpuKernels<T>);
@@ -205,6 +206,12 @@ TYPED_TEST(CudaExecutorDeviceTest, OneBatchMatchesTheCpuExecutor) {
     expect_near(gpu->grad(i), cpu.grad(i), n, tolerance<T>(), "grad " + std::to_string(i));
   }
   for (int64_t e = 0; e < kUnusedNumel; e++) EXPECT_EQ(gpu->grad(4)[e], T(0));  // prologue
+}
+
+TYPED_TEST(CudaExecutorDeviceTest, OneBatchMatchesTheCpuExecutor) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuda executor forward/backward vs the cpu executor");
+  expect_cpu_executor_values<TypeParam>(false);
+  expect_cpu_executor_values<TypeParam>(true);
 }
 
 // Trains `steps` steps over `batches` batches of 2 rows with the cpu executor and the
@@ -457,41 +464,84 @@ TEST(CudaExecutorGpuTest, TheProfiledStepTimesEveryLaunchAndChangesNothing) {
   EXPECT_NEAR(sum_ms, total_ms, 2e-3) << launches;
 }
 
+// One audited training step of `mlp` while cuBLASLt refuses every epilogue: the launch
+// audit (and its problem count), the printed tape and stderr.
+struct RefusedStep {
+  std::string audit, tape, err;
+  int problems = -1;
+};
+template <class T>
+RefusedStep run_refused_step(const MlpProgram& mlp) {
+  RefusedStep r;
+  std::unique_ptr<CudaProgramModel<T>> gpu;
+  make_audited(gpu, mlp);
+  if (testing::Test::HasFatalFailure()) return r;
+  set_lt_refusal_for_testing(true);
+  Tape tape;
+  testing::internal::CaptureStderr();
+  Status st = gpu->enqueue_steps(OptimizerConfig{}, 1, &tape);
+  r.err = testing::internal::GetCapturedStderr();
+  set_lt_refusal_for_testing(false);
+  EXPECT_TRUE(st.ok()) << st.message();
+  r.audit = gpu->launch_audit();
+  r.problems = gpu->launch_audit_problems();
+  std::ostringstream printed;
+  tape.print(printed);
+  r.tape = printed.str();
+  return r;
+}
+
 // A linear whose cuBLASLt epilogue is refused runs cublasGemmEx + a bias GEMM: the
 // tape says so with cuBLASLt's reason, and the launch audit holds the step to the
 // calls of the fallback it names (the step's table names cublasLtMatmul). Both dtypes.
 template <class T>
 void expect_visible_fallback() {
   MlpProgram mlp(2, 2, 6, 2);
-  std::unique_ptr<CudaProgramModel<T>> gpu;
-  make_audited(gpu, mlp);
-  if (testing::Test::HasFatalFailure()) return;
-  set_lt_refusal_for_testing(true);
-  Tape tape;
-  testing::internal::CaptureStderr();
-  Status st = gpu->enqueue_steps(OptimizerConfig{}, 1, &tape);
-  std::string err = testing::internal::GetCapturedStderr();
-  set_lt_refusal_for_testing(false);
-  ASSERT_TRUE(st.ok()) << st.message();
-  const std::string text = gpu->launch_audit();
-  EXPECT_EQ(gpu->launch_audit_problems(), 0) << text;
-  EXPECT_TRUE(contains(text, "step 0 cublasLtMatmul(test linear) [unassigned] — "
-                             "cublasLtMatmul(test linear) FELL BACK to cublasGemmEx + a bias "
-                             "broadcast GEMM (cuBLASLt: refused for testing"))
-      << text;
-  std::ostringstream printed;
-  tape.print(printed);
-  EXPECT_TRUE(contains(printed.str(), "#0 linear capsule=test.linear node=3 ran=cublasLtMatmul("
-                                      "test linear) FELL BACK to cublasGemmEx + a bias "
-                                      "broadcast GEMM (cuBLASLt: refused for testing"))
-      << printed.str();
-  EXPECT_TRUE(contains(err, "note: cuBLASLt refused")) << err;
+  RefusedStep r = run_refused_step<T>(mlp);
+  EXPECT_EQ(r.problems, 0) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 0 cublasLtMatmul(test linear) [unassigned] — "
+                                "cublasLtMatmul(test linear) FELL BACK to cublasGemmEx + a bias "
+                                "broadcast GEMM (cuBLASLt: refused for testing"))
+      << r.audit;
+  EXPECT_TRUE(contains(r.tape, "#0 linear capsule=test.linear node=3 ran=cublasLtMatmul("
+                               "test linear) FELL BACK to cublasGemmEx + a bias "
+                               "broadcast GEMM (cuBLASLt: refused for testing"))
+      << r.tape;
+  EXPECT_TRUE(contains(r.err, "note: cuBLASLt refused")) << r.err;
 }
 
 TEST(CudaExecutorGpuTest, ACublasLtFallbackIsOnTheTapeAndInTheAudit) {
   VOUCH_REQUIRE_CUDA_DEVICE("a cuBLASLt fallback on the tape");
   expect_visible_fallback<float>();
   expect_visible_fallback<double>();
+}
+
+// A refused BGRADB epilogue: the LinearWeightGrad step (a VJP step) runs cublasGemmEx
+// for dW and a column-sum GEMM for db, which the audit holds it to and its node's vjp
+// list on the tape names, the tape recorded before the VJP ran included.
+template <class T>
+void expect_visible_weight_grad_fallback() {
+  MlpProgram mlp(2, 2, 6, 2, /*weight_grad_step=*/true);
+  RefusedStep r = run_refused_step<T>(mlp);
+  EXPECT_EQ(r.problems, 0) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 12 cublasLtMatmul(test weight grad) [unassigned] — "
+                                "cublasLtMatmul(test weight grad) FELL BACK to cublasGemmEx + "
+                                "column-sum GEMMs (cuBLASLt: refused for testing"))
+      << r.audit;
+  EXPECT_TRUE(contains(r.tape, "#0 linear capsule=test.linear node=3 ran=cublasLtMatmul(test "
+                               "linear) FELL BACK"))
+      << r.tape;
+  EXPECT_TRUE(contains(r.tape, "vjp=[cublasLtMatmul(test weight grad) FELL BACK to "
+                               "cublasGemmEx + column-sum GEMMs (cuBLASLt: refused "
+                               "for testing"))
+      << r.tape;
+  EXPECT_TRUE(contains(r.err, "note: cuBLASLt refused CUBLASLT_EPILOGUE_BGRADB")) << r.err;
+}
+
+TEST(CudaExecutorGpuTest, ABgradbFallbackIsOnTheTapeAndInTheAudit) {
+  VOUCH_REQUIRE_CUDA_DEVICE("a cuBLASLt BGRADB fallback on the tape");
+  expect_visible_weight_grad_fallback<float>();
+  expect_visible_weight_grad_fallback<double>();
 }
 
 TEST(CudaExecutorGpuTest, OptimizerKindsMatchTheHostOptimizer) {

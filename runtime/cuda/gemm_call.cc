@@ -175,20 +175,63 @@ Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool h
   return c;
 }
 
+Result<LinearCall> describe_linear_weight_grad(int64_t rows, int64_t in, int64_t out,
+                                               ProductMath math, GemmDType dtype) {
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"in", in},
+                         {"out", out}}) {
+    Status s = check_extent("linear_weight_grad", name, v);
+    if (!s.ok()) return s;
+  }
+  LinearCall c;
+  c.bias = true;
+  c.bias_grad = true;
+  c.dtype = dtype;
+  c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
+  c.compute_type = compute_type_name(c.math, dtype);
+  c.data_type = gemm_data_types(c.math, dtype);
+  // Column-major dWᵀ[in,out] = (x col-major [in,rows]) · op_T(dy col-major [out,rows]).
+  c.m = int(in);
+  c.n = int(out);
+  c.k = int(rows);
+  c.lda = int(std::max<int64_t>(1, in));
+  c.ldb = int(std::max<int64_t>(1, out));
+  c.ldc = int(std::max<int64_t>(1, in));
+  if (out == 0)
+    c.api = LinearCall::Api::None;
+  else if (rows == 0 || in == 0)
+    c.api = LinearCall::Api::GemmThenBias;
+  else
+    c.api = LinearCall::Api::LtMatmul;
+  return c;
+}
+
 std::string LinearCall::to_string() const {
-  std::string params = "opA=T, opB=N, m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+  std::string params = std::string(bias_grad ? "opA=N, opB=T" : "opA=T, opB=N") +
+                       ", m=" + std::to_string(m) + ", n=" + std::to_string(n) +
                        ", k=" + std::to_string(k) + ", lda=" + std::to_string(lda) +
                        ", ldb=" + std::to_string(ldb) + ", ldc=" + std::to_string(ldc);
   switch (api) {
     case Api::None:
-      return "none (empty output: rows=" + std::to_string(n) + ", out=" + std::to_string(m) + ")";
+      return bias_grad ? "none (empty output: out=" + std::to_string(n) + ")"
+                       : "none (empty output: rows=" + std::to_string(n) +
+                             ", out=" + std::to_string(m) + ")";
     case Api::LtMatmul:
-      return "cublasLtMatmul(" + params + ", epilogue=" + (bias ? "BIAS" : "DEFAULT") + ")";
+      return "cublasLtMatmul(" + params + ", epilogue=" +
+             (bias_grad ? "BGRADB" : bias ? "BIAS" : "DEFAULT") + ")";
     case Api::GemmThenBias:
+      if (bias_grad)
+        return "dW's GEMM + db's column-sum GEMM (rows=" + std::to_string(k) +
+               ", in=" + std::to_string(m) + ": empty sums)";
       return std::string("cudaMemsetAsync(y, 0) (in=0: empty sums)") +
              (bias ? " + bias broadcast GEMM" : "");
   }
   return "?";
+}
+
+Result<GemmCall> describe_column_sums(int64_t rows, int64_t out, bool accumulate,
+                                      ProductMath math, GemmDType dtype) {
+  return describe_gemm(false, false, 1, 1, out, rows, 0, 0, accumulate,
+                       math == ProductMath::Tf32 ? ProductMath::Fp32 : math, dtype);
 }
 
 namespace {

@@ -154,15 +154,21 @@ std::string describe_padding(const ProductPlan& plan, ProductMath math, bool lin
 // linear_bias_row_major (blas.h): y[rows,out] = x[rows,in] · W[out,in]ᵀ (+ bias[out])
 // as one cuBLASLt matmul: column-major yᵀ[out,rows] = op_T(W) · xᵀ with the bias
 // broadcast over columns by the epilogue (CUBLASLT_EPILOGUE_BIAS).
+// linear_weight_grad_row_major (blas.h, bias_grad): dW[out,in] = dy[rows,out]ᵀ ·
+// x[rows,in] and db[out] = Σ_rows dy as one cuBLASLt matmul: column-major dWᵀ[in,out] =
+// (xᵀ col-major [in,rows]) · op_T(dy stored as col-major [out,rows]), the epilogue
+// summing B's (dy's) columns over k = rows (CUBLASLT_EPILOGUE_BGRADB).
 struct LinearCall {
   enum class Api {
-    None,          // rows = 0 or out = 0
+    None,          // empty output: rows = 0 or out = 0 (bias_grad: out = 0)
     LtMatmul,      // cublasLtMatmul
-    GemmThenBias,  // in = 0 (or the epilogue was refused): C cleared, then bias GEMM
+    GemmThenBias,  // in = 0 (or the epilogue was refused): C cleared, then bias GEMM;
+                   // bias_grad: rows = 0 or in = 0 (or refused): dW's GEMM, then db's
   };
   Api api = Api::LtMatmul;
-  int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;  // opA = T, opB = N
-  bool bias = false;
+  int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;  // opA = T, opB = N (bias_grad: N, T)
+  bool bias = false;       // a bias vector: read (BIAS), or written (bias_grad)
+  bool bias_grad = false;  // a linear's weight gradient with its bias's (BGRADB)
   ProductMath math = ProductMath::Fp32;  // F32 only; F64 always Fp32
   GemmDType dtype = GemmDType::F32;
   const char* compute_type = "CUBLAS_COMPUTE_32F";  // compute_type_name(math, dtype)
@@ -174,6 +180,18 @@ struct LinearCall {
 // f64: CUBLAS_COMPUTE_64F, `math` ignored.
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
                                    ProductMath math, GemmDType dtype = GemmDType::F32);
+// The weight and bias gradients of a linear (bias_grad). f64: as describe_linear.
+Result<LinearCall> describe_linear_weight_grad(int64_t rows, int64_t in, int64_t out,
+                                               ProductMath math,
+                                               GemmDType dtype = GemmDType::F32);
+
+// The column sums of linear_weight_grad_row_major's fallback: db[out] (+)= Σ over
+// `rows` rows of dy[rows,out] as one GEMM with a column of ones, row-major db[1,out] =
+// ones[1,rows] · dy[rows,out] (describe_gemm's mapping; `accumulate` adds to db). Its
+// products are x · 1, exact in every precision: Tf32 runs as Fp32 (no rounding of dy),
+// Bf16 reads bf16 dy and bf16 ones.
+Result<GemmCall> describe_column_sums(int64_t rows, int64_t out, bool accumulate,
+                                      ProductMath math, GemmDType dtype = GemmDType::F32);
 
 // The bias broadcast of the fallback path (y[r,:] += bias for every row r), as one
 // strided-batched GEMM: per row, column-major y_r[out,1] += bias[out,1] · one[1,1], with

@@ -1471,3 +1471,21 @@ vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.batch_norm_grad' op mean 'tensor<4xf32>' must be 'tensor<3xf32>' (one value per channel of 'tensor<4x3xf32>')}}
   %c = vouch.batch_norm_grad %a, %a, %m, %s : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<3xf32>) -> tensor<4x3xf32>
 }
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %g = vouch.fill 1.0 : tensor<16x8xf32>
+  %x = vouch.fill 1.0 : tensor<12x4xf32>
+  // expected-error @+1 {{'vouch.linear_weight_grad' op grad 'tensor<16x8xf32>' and input 'tensor<12x4xf32>' differ in rows}}
+  %dw, %db = vouch.linear_weight_grad %g, %x : (tensor<16x8xf32>, tensor<12x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %g = vouch.fill 1.0 : tensor<16x8xf32>
+  %x = vouch.fill 1.0 : tensor<16x4xf32>
+  // expected-error @+1 {{'vouch.linear_weight_grad' op bias_grad has type 'tensor<4xf32>', expected 'tensor<8xf32>'}}
+  %dw, %db = vouch.linear_weight_grad %g, %x : (tensor<16x8xf32>, tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>)
+}

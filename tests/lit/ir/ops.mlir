@@ -152,3 +152,12 @@ vouch.model "batch_norms" attributes {batch = 4 : i64} {
   %g:3 = vouch.batch_norm_grad %y, %x, %mean, %rstd weight %w with_bias : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
   %h = vouch.batch_norm_grad %y, %x, %mean, %rstd : (tensor<4x3x5xf32>, tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3x5xf32>
 }
+
+// linear_weight_grad: a linear's weight and bias gradients, [out, in] and [out].
+// CHECK-LABEL: vouch.model "linear_weight_grad"
+// CHECK: %weight_grad, %bias_grad = vouch.linear_weight_grad %{{[^,]*}}, %{{[^ ]*}} : (tensor<16x8xf32>, tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
+vouch.model "linear_weight_grad" attributes {batch = 1 : i64} {
+  %g = vouch.input "g" : tensor<16x8xf32>
+  %x = vouch.input "x" : tensor<16x4xf32>
+  %dw, %db = vouch.linear_weight_grad %g, %x : (tensor<16x8xf32>, tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
+}

@@ -508,7 +508,10 @@ TEST(Binding, MismatchNamesBothIdentities) {
 // cuBLAS calls from row-major transpose flags
 //===----------------------------------------------------------------------===//
 
+// Each SCOPED_TRACE names the op whose capsule cites this test for its layout
+// (capsules/Evidence.cpp, key gemm-flags; tools/check_evidence.sh finds it).
 TEST(GemmCall, RowMajorFlagsSwapOperands) {
+  SCOPED_TRACE("the call of vouch.matmul");
   // C = A·B row-major is Cᵀ = Bᵀ·Aᵀ column-major: no transposes at all.
   EXPECT_EQ(formatGemmCall(matmulCall(false, false, false)),
             "cublasGemmEx(transa=N, transb=N, A=rhs, B=lhs)");
@@ -519,10 +522,50 @@ TEST(GemmCall, RowMajorFlagsSwapOperands) {
             "cublasGemmEx(transa=T, transb=N, A=rhs, B=lhs)");
   EXPECT_EQ(formatGemmCall(matmulCall(true, true, true)),
             "cublasGemmStridedBatchedEx(transa=T, transb=T, A=rhs, B=lhs)");
+  SCOPED_TRACE("the call of vouch.linear");
   EXPECT_EQ(formatGemmCall(linearCall(true)),
             "cublasLtMatmul(transa=T, transb=N, A=weight, B=input, "
             "epilogue=BIAS)");
   EXPECT_EQ(linearCall(false).epilogue, "DEFAULT");
+}
+
+/// linear_weight_grad's call, checked numerically as cuBLAS(Lt) defines it:
+/// D (column-major, m = in, n = out, k = rows) = op(A)·op(B) with A = the
+/// input read column-major [in, rows], B = the grad read [out, rows] and
+/// transposed, is the row-major dW = gradᵀ·input; BGRADB's sums of op(B)
+/// over k are db = Σ_rows grad.
+TEST(GemmCall, LinearWeightGradMapsToBgradb) {
+  SCOPED_TRACE("the call of vouch.linear_weight_grad");
+  GemmCall call = linearWeightGradCall();
+  EXPECT_EQ(formatGemmCall(call), "cublasLtMatmul(transa=N, transb=T, A=input, "
+                                  "B=grad, epilogue=BGRADB)");
+  const int rows = 4, in = 3, out = 2;
+  std::vector<double> x(rows * in), dy(rows * out);
+  for (int i = 0; i < rows * in; ++i) x[i] = i + 1;
+  for (int i = 0; i < rows * out; ++i) dy[i] = 10 * (i + 1);
+  const int lda = in, ldb = out;  // the stored row lengths
+  auto A = [&](int i, int k) {  // op(A)[i, k]
+    return call.transa == 'N' ? x[k * lda + i] : x[i * lda + k];
+  };
+  auto B = [&](int k, int j) {  // op(B)[k, j]
+    return call.transb == 'N' ? dy[j * ldb + k] : dy[k * ldb + j];
+  };
+  for (int o = 0; o < out; ++o) {
+    double sum = 0, bias = 0;
+    for (int r = 0; r < rows; ++r) {
+      sum += dy[r * out + o];
+      bias += B(r, o);  // BGRADB: the sum over k of B's column
+    }
+    EXPECT_EQ(bias, sum) << "db[" << o << "]";
+    for (int i = 0; i < in; ++i) {
+      double want = 0, got = 0;
+      for (int r = 0; r < rows; ++r) {
+        want += dy[r * out + o] * x[r * in + i];
+        got += A(i, r) * B(r, o);  // D[i, o] column-major is row-major dW[o, i]
+      }
+      EXPECT_EQ(got, want) << "dW[" << o << ", " << i << "]";
+    }
+  }
 }
 
 /// The mapping, checked numerically: a column-major GEMM written out as

@@ -134,8 +134,9 @@ protected:
     EXPECT_EQ(blobs.size(), blobFiles ? (cuda ? 6u : 1u) : 0u);
     for (const char *array : {"vouch_model_kCpuTables[] =", "vouch_model_kCubin0[] =",
                               "vouch_model_kCubin1[] ="})
-      if (cuda || std::string(array).find("Cubin") == std::string::npos)
+      if (cuda || std::string(array).find("Cubin") == std::string::npos) {
         EXPECT_EQ(emitted.find(array) == std::string::npos, blobFiles) << array;
+      }
     ASSERT_TRUE(buildExecutable(emitted, options, error, blobs)) << error;
     const std::string assembler =
         blobFiles ? " -Xassembler -I" + (dir / name).string() : "";

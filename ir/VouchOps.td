@@ -295,6 +295,10 @@ def Vouch_LinearWeightGradOp : Vouch_Op<"linear_weight_grad", [Pure,
   let family = Vouch_Gemm;
   let formula = "weight_grad = gradᵀ·input, bias_grad = Σ_rows grad";
   let cudaProviders = "cublaslt";
+  // Built under --bias-grad-epilogue only, so no model of the GPU suite plans
+  // it by default (the suite builds two with the flag): the runtime's call
+  // is the test that names it.
+  let cudaEvidence = "blas-device";
   let cpuKernel = "vouch::rt::linear_weight_grad<T>";
   let cpuKernelNote = "the product as vouch::rt::matmul (transposed lhs), "
                       "then each column of grad summed over its rows "

@@ -778,8 +778,9 @@ TEST(CpuKernelsTest, FlashAttentionAgainstMatrices) {
         for (int64_t c = 0; c < DV; c++) {
           double want = 0;
           for (int64_t j = 0; j < TK; j++) want += p[i][j] * v[(b * TK + j) * DV + c];
-          if (!any)
+          if (!any) {
             EXPECT_EQ(o[(b * TQ + i) * DV + c], 0.0) << "blocked query " << i;
+          }
           EXPECT_NEAR(o[(b * TQ + i) * DV + c], want, tol) << "out " << b << "," << i;
         }
         double rowsum = 0;
@@ -802,9 +803,10 @@ TEST(CpuKernelsTest, FlashAttentionAgainstMatrices) {
     for (size_t i = 0; i < dq.size(); i++) EXPECT_NEAR(dq[i], wantDq[i], tol) << "dq " << i;
     for (size_t i = 0; i < dk.size(); i++) EXPECT_NEAR(dk[i], wantDk[i], tol) << "dk " << i;
     for (size_t i = 0; i < dv.size(); i++) EXPECT_NEAR(dv[i], wantDv[i], tol) << "dv " << i;
-    if (!causal)
+    if (!causal) {
       for (int64_t b = 0; b < B; b++)
         for (int64_t c = 0; c < D; c++) EXPECT_EQ(dq[(b * TQ + 1) * D + c], 0.0);
+    }
   }
 }
 

@@ -33,6 +33,9 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 1 of operand 0 has extent 2147483648; cublaslt takes int extents (≤ 2147483647)
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 1 of operand 1 has extent 2147483648; cublaslt takes int extents (≤ 2147483647)
   %bl = vouch.linear %row, %row {vouch.capsule = "cublaslt.linear", vouch.kernel = "bounds_cublaslt_linear"} : (tensor<1x2147483648xf32>, tensor<1x2147483648xf32>) -> tensor<1x1xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 0 of operand 0 has extent 2147483648; cublaslt takes int extents (≤ 2147483647)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: axis 0 of operand 1 has extent 2147483648; cublaslt takes int extents (≤ 2147483647)
+  %bw:2 = vouch.linear_weight_grad %deep, %deep {vouch.capsule = "cublaslt.linear_weight_grad", vouch.kernel = "bounds_cublaslt_linear_weight_grad"} : (tensor<2147483648x1xf32>, tensor<2147483648x1xf32>) -> (tensor<1x1xf32>, tensor<1xf32>)
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.relu` handles rank ≤ 8
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.relu` handles rank ≤ 8
   %r = vouch.relu %a {vouch.capsule = "native_cuda.relu", vouch.kernel = "bounds_relu"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32>
@@ -282,4 +285,4 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 154 failed obligations (shape ×120, uint32-abi ×34)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 156 failed obligations (shape ×120, uint32-abi ×36)

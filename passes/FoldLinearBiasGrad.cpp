@@ -4,9 +4,10 @@
 // gradient dy [rows, out] twice: once as the weight's product dyᵀ·x, once
 // for the bias's column sums. On cuda the second read is a separate kernel
 // over all of dy; linear_weight_grad computes both in one cuBLASLt call,
-// its BGRADB epilogue summing the columns as the product reads them. The
-// pass only rewrites; ir/VouchOps.td's linear_weight_grad says what it
-// computes and codegen's gemm recipe emits it.
+// its BGRADB epilogue summing the columns as the product reads them. It runs
+// only under `--bias-grad-epilogue` (Passes.td says why it is not the
+// default). The pass only rewrites; ir/VouchOps.td's linear_weight_grad says
+// what it computes and codegen's gemm recipe emits it.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

@@ -15,6 +15,7 @@
 #include "capsules/Profile.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
+#include "runtime/cuda/gemm_call.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_FOLDLINEARBIASGRAD
@@ -26,10 +27,22 @@ using namespace vouch;
 
 namespace {
 
-/// Extents every tensor-core precision leaves unpadded (bf16's quantum, a
-/// multiple of tf32's): the executor runs the fused call on the operands
-/// as they are, or on their bf16 copies, never on a padded output.
-constexpr int64_t kUnpaddedQuantum = 8;
+/// Whether no tensor-core precision pads dW = dyᵀ·x (the executor's own
+/// rule, gemm_call.h's plan_gemm): the fused call then runs on the operands
+/// as they are, or on their bf16 copies, and writes dW and db in place
+/// (runtime/cuda/executor.cc refuses a padded one). Out and in multiples of
+/// 8.
+bool unpadded(int64_t out, int64_t in, int64_t rows) {
+  using rt::cuda::ProductMath;
+  for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16}) {
+    rt::cuda::ProductPlan p =
+        rt::cuda::plan_gemm(math, true, false, 1, out, in, rows, 0, 0);
+    if (p.M != out || p.N != in || p.K != rows || p.pitch_a != 0 ||
+        p.pitch_b != 0 || p.padded_output())
+      return false;
+  }
+  return true;
+}
 
 struct FoldLinearBiasGradPass
     : public vouch::impl::FoldLinearBiasGradBase<FoldLinearBiasGradPass> {
@@ -48,7 +61,7 @@ struct FoldLinearBiasGradPass
     if (dy.getRank() != 2 || x.getRank() != 2)
       return nullptr;
     int64_t rows = dy.getDimSize(0), out = dy.getDimSize(1), in = x.getDimSize(1);
-    if (out % kUnpaddedQuantum != 0 || in % kUnpaddedQuantum != 0 || rows == 0)
+    if (rows == 0 || !unpadded(out, in, rows))
       return nullptr;
     capsules::SmallProductRule small{smallMultiplyAdds, smallMaxK};
     if (small.covers({1, out, in, rows}))

@@ -146,19 +146,33 @@ std::string GemmCall::to_string_with_policy() const {
   return s;
 }
 
-Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   ProductMath math, GemmDType dtype) {
+namespace {
+
+// What describe_linear and describe_linear_weight_grad share: the extents checked
+// against cuBLASLt's int arguments (named after `op`), and the precision of the call.
+Result<LinearCall> linear_call_precision(const char* op, int64_t rows, int64_t in,
+                                         int64_t out, ProductMath math, GemmDType dtype) {
   for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"in", in},
                          {"out", out}}) {
-    Status s = check_extent("linear", name, v);
+    Status s = check_extent(op, name, v);
     if (!s.ok()) return s;
   }
   LinearCall c;
-  c.bias = has_bias;
   c.dtype = dtype;
   c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
   c.compute_type = compute_type_name(c.math, dtype);
   c.data_type = gemm_data_types(c.math, dtype);
+  return c;
+}
+
+}  // namespace
+
+Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
+                                   ProductMath math, GemmDType dtype) {
+  Result<LinearCall> base = linear_call_precision("linear", rows, in, out, math, dtype);
+  if (!base.ok()) return base;
+  LinearCall c = base.value();
+  c.bias = has_bias;
   // Column-major yᵀ[out,rows] = op_T(W stored as col-major [in,out]) · (xᵀ col-major [in,rows]).
   c.m = int(out);
   c.n = int(rows);
@@ -177,18 +191,12 @@ Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool h
 
 Result<LinearCall> describe_linear_weight_grad(int64_t rows, int64_t in, int64_t out,
                                                ProductMath math, GemmDType dtype) {
-  for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"in", in},
-                         {"out", out}}) {
-    Status s = check_extent("linear_weight_grad", name, v);
-    if (!s.ok()) return s;
-  }
-  LinearCall c;
+  Result<LinearCall> base =
+      linear_call_precision("linear_weight_grad", rows, in, out, math, dtype);
+  if (!base.ok()) return base;
+  LinearCall c = base.value();
   c.bias = true;
   c.bias_grad = true;
-  c.dtype = dtype;
-  c.math = dtype == GemmDType::F64 ? ProductMath::Fp32 : math;
-  c.compute_type = compute_type_name(c.math, dtype);
-  c.data_type = gemm_data_types(c.math, dtype);
   // Column-major dWᵀ[in,out] = (x col-major [in,rows]) · op_T(dy col-major [out,rows]).
   c.m = int(in);
   c.n = int(out);

@@ -495,16 +495,23 @@ Status lt_matmul_locked(BlasState& s, const LinearCall& c, int align, const void
   return Status::Ok();
 }
 
-// `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: bias and y.
-template <class In, class T>
-Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In* W,
-                   const T* bias, T* y, ProductMath math, LinearPath* path,
-                   std::string* refusal) {
-  static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
-  constexpr bool f64 = std::is_same_v<T, double>;
-  constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
-  Result<LinearCall> call =
-      describe_linear(rows, in, out, bias != nullptr, math, dtype);
+const char* linear_precision_name(const LinearCall& c) {
+  return c.dtype == GemmDType::F64         ? "f64"
+         : c.math == ProductMath::Bf16 ? "bf16 operands"
+                                           : "f32";
+}
+
+// What linear_impl and weight_grad_impl share: `call` (a LinearCall or its error) run as
+// one cublasLtMatmul with its epilogue (operands a, b, output d, epilogue vector `vec`);
+// where cuBLASLt refuses it, the refusal is said once per shape on stderr ("note: cuBLASLt
+// refused <epilogue> for <op>(rows, in, out, precision): why; using <fallback> instead")
+// and `fallback(s)` runs under the same lock. Also the path where the Lt call does not
+// apply (Api::GemmThenBias: an empty sum).
+template <class T, class Fallback>
+Status run_linear_call(const Result<LinearCall>& call, int align, const void* a,
+                       const void* b, void* d, const void* vec, const char* op,
+                       const char* epilogue, const char* fallback_name, LinearPath* path,
+                       std::string* refusal, Fallback&& fallback) {
   if (!call.ok()) return call.status();
   const LinearCall& c = call.value();
   if (path != nullptr) *path = LinearPath::None;
@@ -516,41 +523,61 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
   VOUCH_RETURN_IF_ERROR(init_locked(s));
 
   if (c.api == LinearCall::Api::LtMatmul) {
-    int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
-                          bias != nullptr ? alignment_of(bias) : 16});
     bool ran = false, new_plan = false;
     std::string why;
-    VOUCH_RETURN_IF_ERROR(lt_matmul_locked<T>(s, c, align, W, x, y, bias, ran, new_plan, &why));
+    VOUCH_RETURN_IF_ERROR(lt_matmul_locked<T>(s, c, align, a, b, d, vec, ran, new_plan, &why));
     if (ran) {
       if (path != nullptr) *path = LinearPath::LtEpilogue;
       return Status::Ok();
     }
     if (refusal != nullptr) *refusal = why;
     if (new_plan) {
+      // c.bias_grad: (m, n, k) = (in, out, rows); else (out, rows, in).
+      const int rows = c.bias_grad ? c.k : c.n, in = c.bias_grad ? c.m : c.k,
+                out = c.bias_grad ? c.n : c.m;
       std::fprintf(stderr,
-                   "note: cuBLASLt refused %s for linear(rows=%lld, in=%lld, out=%lld, %s): %s; "
-                   "using cublasGemmEx + a bias broadcast GEMM instead\n",
-                   c.bias ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul", (long long)rows,
-                   (long long)in, (long long)out,
-                   f64 ? "f64" : c.math == ProductMath::Bf16 ? "bf16 operands" : "f32",
-                   why.c_str());
+                   "note: cuBLASLt refused %s for %s(rows=%d, in=%d, out=%d, %s): %s; using %s "
+                   "instead\n",
+                   epilogue, op, rows, in, out, linear_precision_name(c), why.c_str(),
+                   fallback_name);
       std::fflush(stderr);
     }
   }
-
-  // Fallback (or in = 0): y = x · Wᵀ, then y[r,:] += bias for every row.
-  Result<GemmCall> gemm =
-      describe_gemm(false, true, 1, rows, out, in, 0, 0, false, math, dtype);
-  if (!gemm.ok()) return gemm.status();
-  VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
-  if (bias != nullptr) {
-    Result<GemmCall> bc = describe_bias_broadcast(rows, out, dtype);
-    if (!bc.ok()) return bc.status();
-    const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
-    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
-  }
+  VOUCH_RETURN_IF_ERROR(fallback(s));
   if (path != nullptr) *path = LinearPath::GemmFallback;
   return Status::Ok();
+}
+
+// `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: bias and y.
+template <class In, class T>
+Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In* W,
+                   const T* bias, T* y, ProductMath math, LinearPath* path,
+                   std::string* refusal) {
+  static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
+  constexpr bool f64 = std::is_same_v<T, double>;
+  constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
+  const int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
+                              bias != nullptr ? alignment_of(bias) : 16});
+  // Fallback (or in = 0): y = x · Wᵀ, then y[r,:] += bias for every row.
+  auto fallback = [&](BlasState& s) -> Status {
+    Result<GemmCall> gemm =
+        describe_gemm(false, true, 1, rows, out, in, 0, 0, false, math, dtype);
+    if (!gemm.ok()) return gemm.status();
+    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
+    if (bias != nullptr) {
+      Result<GemmCall> bc = describe_bias_broadcast(rows, out, dtype);
+      if (!bc.ok()) return bc.status();
+      const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
+      VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
+    }
+    return Status::Ok();
+  };
+  return run_linear_call<T>(describe_linear(rows, in, out, bias != nullptr, math, dtype), align,
+                            W, x, y, bias, "linear",
+                            bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul",
+                            bias != nullptr ? "cublasGemmEx + a bias broadcast GEMM"
+                                            : "cublasGemmEx",
+                            path, refusal, fallback);
 }
 
 // `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: dW and db.
@@ -560,57 +587,32 @@ Status weight_grad_impl(int64_t rows, int64_t in, int64_t out, const In* dy, con
   static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
   constexpr bool f64 = std::is_same_v<T, double>;
   constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
-  Result<LinearCall> call = describe_linear_weight_grad(rows, in, out, math, dtype);
-  if (!call.ok()) return call.status();
-  const LinearCall& c = call.value();
-  if (path != nullptr) *path = LinearPath::None;
-  if (refusal != nullptr) refusal->clear();
-  if (c.api == LinearCall::Api::None) return Status::Ok();
-
-  BlasState& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  VOUCH_RETURN_IF_ERROR(init_locked(s));
-
-  if (c.api == LinearCall::Api::LtMatmul) {
-    int align = std::min({alignment_of(dy), alignment_of(x), alignment_of(dW), alignment_of(db)});
-    bool ran = false, new_plan = false;
-    std::string why;
-    VOUCH_RETURN_IF_ERROR(lt_matmul_locked<T>(s, c, align, x, dy, dW, db, ran, new_plan, &why));
-    if (ran) {
-      if (path != nullptr) *path = LinearPath::LtEpilogue;
-      return Status::Ok();
-    }
-    if (refusal != nullptr) *refusal = why;
-    if (new_plan) {
-      std::fprintf(stderr,
-                   "note: cuBLASLt refused CUBLASLT_EPILOGUE_BGRADB for linear_weight_grad(rows=%lld, "
-                   "in=%lld, out=%lld, %s): %s; using cublasGemmEx for dW and column-sum GEMMs "
-                   "for db instead\n",
-                   (long long)rows, (long long)in, (long long)out,
-                   f64 ? "f64" : c.math == ProductMath::Bf16 ? "bf16 operands" : "f32",
-                   why.c_str());
-      std::fflush(stderr);
-    }
-  }
-
+  const int align =
+      std::min({alignment_of(dy), alignment_of(x), alignment_of(dW), alignment_of(db)});
   // Fallback (or rows = 0, in = 0): dW = dyᵀ · x, then db = Σ_rows dy as GEMMs of dy's
   // slabs of kOnesRows rows with a column of ones, each slab's sums added to db.
-  Result<GemmCall> gemm = describe_gemm(true, false, 1, out, in, rows, 0, 0, false, math, dtype);
-  if (!gemm.ok()) return gemm.status();
-  VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), x, dy, dW));
-  const void* ones = f64 ? static_cast<const void*>(s.ones_f64)
-                     : std::is_same_v<In, bf16_bits> ? static_cast<const void*>(s.ones_bf16)
-                                                     : static_cast<const void*>(s.ones_f32);
-  int64_t first = 0;
-  do {
-    const int64_t slab = std::min(kOnesRows, rows - first);
-    Result<GemmCall> sums = describe_column_sums(slab, out, first > 0, math, dtype);
-    if (!sums.ok()) return sums.status();
-    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, sums.value(), dy + first * out, ones, db));
-    first += slab;
-  } while (first < rows);
-  if (path != nullptr) *path = LinearPath::GemmFallback;
-  return Status::Ok();
+  auto fallback = [&](BlasState& s) -> Status {
+    Result<GemmCall> gemm =
+        describe_gemm(true, false, 1, out, in, rows, 0, 0, false, math, dtype);
+    if (!gemm.ok()) return gemm.status();
+    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), x, dy, dW));
+    const void* ones = f64 ? static_cast<const void*>(s.ones_f64)
+                       : std::is_same_v<In, bf16_bits> ? static_cast<const void*>(s.ones_bf16)
+                                                       : static_cast<const void*>(s.ones_f32);
+    int64_t first = 0;
+    do {
+      const int64_t slab = std::min(kOnesRows, rows - first);
+      Result<GemmCall> sums = describe_column_sums(slab, out, first > 0, math, dtype);
+      if (!sums.ok()) return sums.status();
+      VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, sums.value(), dy + first * out, ones, db));
+      first += slab;
+    } while (first < rows);
+    return Status::Ok();
+  };
+  return run_linear_call<T>(describe_linear_weight_grad(rows, in, out, math, dtype), align, x,
+                            dy, dW, db, "linear_weight_grad", "CUBLASLT_EPILOGUE_BGRADB",
+                            "cublasGemmEx for dW and column-sum GEMMs for db", path, refusal,
+                            fallback);
 }
 
 }  // namespace

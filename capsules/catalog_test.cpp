@@ -58,21 +58,29 @@ TEST(Catalog, EveryComputeOpHasACapsulePerListedProvider) {
     EXPECT_EQ(cpu[0]->name, "reference." + op);
     EXPECT_EQ(cpu[0]->provider, Provider::Reference);
     std::vector<const KernelCapsule *> cuda = registry.forOp(op, Device::Cuda);
-    // One capsule per provider the row lists, in its order: a product has
-    // its library's first and vouch's own kernel second (the plan picks the
-    // latter for small products), but for linear_weight_grad, which
-    // vouch-fold-linear-bias-grad builds only above the small-product rule
-    // (cuBLASLt's alone); every other op has native_cuda's.
+    // One capsule per provider the row lists, in its order. A product has
+    // its library's first and, where the plan may pick vouch's own kernel for
+    // small products, native_cuda's second (linear_weight_grad has none:
+    // vouch-fold-linear-bias-grad builds it only above the small-product
+    // rule); every other op has native_cuda's alone.
     Expected<std::vector<Provider>> providers = cudaProvidersOf(*spec);
     ASSERT_TRUE(providers.ok()) << providers.error();
-    size_t want = spec->family == OpFamily::Gemm && op != "linear_weight_grad" ? 2u : 1u;
-    ASSERT_EQ(providers->size(), want) << op << ": " << spec->cudaProviders;
+    const size_t want = providers->size();
     ASSERT_EQ(cuda.size(), want) << op << ": no capsule template for one of "
                                  << "its cuda providers (" << spec->cudaProviders
                                  << ")";
     for (size_t i = 0; i < want; ++i) {
       EXPECT_EQ(cuda[i]->provider, (*providers)[i]) << op;
       EXPECT_EQ(cuda[i]->name, capsuleName((*providers)[i], op));
+    }
+    if (spec->family == OpFamily::Gemm) {
+      ASSERT_TRUE(want == 1 || want == 2) << op << ": " << spec->cudaProviders;
+      EXPECT_TRUE(cuda[0]->provider == Provider::Cublas ||
+                  cuda[0]->provider == Provider::Cublaslt)
+          << op << ": a product's first provider is its library";
+    } else {
+      ASSERT_EQ(want, 1u) << op << ": " << spec->cudaProviders;
+      EXPECT_EQ(cuda[0]->provider, Provider::NativeCuda) << op;
     }
     if (want == 2) {
       EXPECT_EQ(cuda[1]->name, "native_cuda." + op);

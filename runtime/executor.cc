@@ -315,8 +315,10 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
   program_ = &p;
   order_ = order;
   vjp_notes_.clear();
+  vjp_step_nodes_.clear();
   for (size_t k = 0; k < order.size(); k++) {
     const NodeDesc& n = p.nodes[order[k]];
+    for (int32_t v = n.vjp_begin; v < n.vjp_end; v++) vjp_step_nodes_[v].push_back(k);
     for (int32_t j = 0; j < n.num_saved; j++) saved_[k].push_back(described(n.saved[j]));
     for (int32_t j = 0; j < n.num_state; j++) state_[k].push_back(described(n.state[j]));
     describe_vjp(k);
@@ -354,15 +356,13 @@ void ProgramTape::describe_vjp(size_t k) {
 
 void ProgramTape::note_ran(int32_t step, const std::string& ran) {
   if (program_ == nullptr || step < 0) return;
-  if (size_t(step) + 1 >= begin_.size()) {  // a VJP step (or none): its node's text
-    for (size_t k = 0; k < order_.size(); k++) {
-      const NodeDesc& n = program_->nodes[order_[k]];
-      if (step < n.vjp_begin || step >= n.vjp_end) continue;
-      std::string& note = vjp_notes_[step];
-      if (note == ran) return;
-      note = ran;
-      describe_vjp(k);
-    }
+  if (size_t(step) + 1 >= begin_.size()) {  // a VJP step (or none): its nodes' texts
+    auto nodes = vjp_step_nodes_.find(step);
+    if (nodes == vjp_step_nodes_.end()) return;
+    std::string& note = vjp_notes_[step];
+    if (note == ran) return;
+    note = ran;
+    for (size_t k : nodes->second) describe_vjp(k);
     return;
   }
   for (int32_t i = begin_[size_t(step)]; i < begin_[size_t(step) + 1]; i++) {

@@ -115,6 +115,8 @@ class ProgramTape {
   const Program* program_ = nullptr;
   std::vector<int32_t> order_;                        // recorded_node_order
   std::unordered_map<int32_t, std::string> vjp_notes_;  // VJP step -> what really ran
+  // VJP step -> the recorded nodes (indices into order_) whose VJP steps include it.
+  std::unordered_map<int32_t, std::vector<size_t>> vjp_step_nodes_;
   // vjp_ran_[k] from its node's VJP steps, vjp_notes_ in place of their `what`.
   void describe_vjp(size_t k);
   std::vector<std::unique_ptr<std::string>> notes_;  // note_ran's texts (stable addresses)

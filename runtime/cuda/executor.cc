@@ -605,14 +605,16 @@ Status CudaProgramModel<T>::linear_weight_grad(const StepDesc& st, int32_t s) {
   if constexpr (std::is_same_v<T, float>) {
     if (padded_products_) {
       // Operand copies only (bf16 roundings): vouch-fold-linear-bias-grad folds only
-      // products no precision pads, so dW and db are written in place.
+      // products that plan_gemm pads under no precision, so dW and db are written in
+      // place. A guard, for tables not built by that pass.
       const ProductPlan& pp = plans_[size_t(s)];
       if (pp.padded_output() || pp.pitch_a != 0 || pp.pitch_b != 0 || pp.M != out ||
           pp.N != in || pp.K != rows)
-        return Status::Error("step " + std::to_string(s) +
-                             ": linear_weight_grad with padded extents (the fold admits "
-                             "none): " +
-                             describe_padding(pp, math_, false, out, in, rows));
+        return Status::Error(
+            "step " + std::to_string(s) +
+            ": linear_weight_grad with padded extents, which vouch-fold-linear-bias-grad "
+            "never folds (it asks plan_gemm under tf32 and bf16 for no padding): " +
+            describe_padding(pp, math_, false, out, in, rows));
       const unsigned char* const r0 = scratch_[0].base;
       const unsigned char* const r1 = scratch_[1].base;
       if (bf16_products_)

@@ -927,7 +927,7 @@ ExprValue Lowering::lowerLayerNorm(const BuiltinCall &call) {
     return ExprValue::invalid();
   auto op = builder.create<LayerNormOp>(getLoc(call.getLoc()), type, x, w, b,
                                         builder.getF64FloatAttr(eps->value));
-  return ExprValue::tensor(op, call.getLoc());
+  return ExprValue::tensor(op.getResult(), call.getLoc());
 }
 
 //===----------------------------------------------------------------------===//

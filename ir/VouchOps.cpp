@@ -2056,10 +2056,25 @@ static LogicalResult verifyEps(Operation *op, double eps) {
   return success();
 }
 
+void LayerNormOp::build(OpBuilder &b, OperationState &state, Type result,
+                        Value input, Value weight, Value bias, FloatAttr eps) {
+  build(b, state, result, /*sum=*/Type(), input, /*addend=*/Value(), weight, bias,
+        eps);
+}
+
 LogicalResult LayerNormOp::verify() {
-  Value w = getWeight(), bias = getBias();
+  Value w = getWeight(), bias = getBias(), addend = getAddend(), sum = getSum();
   if (failed(verifyEps(*this, getEps().convertToDouble())))
     return failure();
+  if (bool(addend) != bool(sum))
+    return emitOpError(addend ? "has an addend but no sum result"
+                              : "has a sum result but no addend");
+  if (addend && tensorOf(addend) != tensorOf(getInput()))
+    return emitOpError("addend ") << addend.getType() << " and input "
+                                  << getInput().getType() << " must have one type";
+  if (sum && sum.getType() != getInput().getType())
+    return emitOpError("sum has type ") << sum.getType() << ", expected "
+                                        << getInput().getType();
   return verifyInferredType(
       *this, inferResultType(tensorOf(getInput()),
                              w ? tensorOf(w) : RankedTensorType(),
@@ -2073,13 +2088,26 @@ static SmallVector<int64_t> leadingAxes(RankedTensorType t) {
 
 // y = x̂ · w + b, x̂ normalised per row: dx, dw = Σ_rows dy · x̂ and
 // db = Σ_rows dy are the results of one layer_norm_grad op (one kernel on
-// cuda, the statistics recomputed).
+// cuda, the statistics recomputed). With an addend, x = input + addend is
+// the sum result, read back for the statistics; x's whole gradient is dx
+// plus the sum's own (its other readers'), which layer_norm_grad adds as its
+// addend, and it is the gradient of both terms.
 LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange dy,
                                     SmallVectorImpl<Value> &grads) {
-  Value w = getWeight(), bias = getBias();
-  auto grad = b.create<LayerNormGradOp>(getLoc(), dy[0], getInput(), w,
-                                        bool(bias), getEpsAttr());
+  Value w = getWeight(), bias = getBias(), sum = getSum();
+  Value rest;
+  if (sum) {
+    rest = dy[1];
+    // The autodiff's zero for a sum nobody else reads: nothing to add.
+    if (auto fill = rest.getDefiningOp<FillOp>())
+      if (fill.getValue().convertToDouble() == 0.0)
+        rest = Value();
+  }
+  auto grad = b.create<LayerNormGradOp>(getLoc(), dy[0], sum ? sum : getInput(), w,
+                                        bool(bias), getEpsAttr(), rest);
   grads.push_back(grad.getDx());
+  if (sum)
+    grads.push_back(grad.getDx());
   if (w)
     grads.push_back(grad.getWeightGrad());
   if (bias)

@@ -1224,26 +1224,41 @@ def Vouch_MaskedSoftmaxOp : Vouch_Op<"masked_softmax", [Pure,
 }
 
 // torch.nn.functional.layer_norm(x, [D], weight, bias, eps) over the last
-// axis: biased variance, statistics in the element type.
+// axis: biased variance, statistics in the element type. `addend`
+// (vouch-fold-layer-norm-add) is a residual stream's other term: the op then
+// normalises input + addend and writes that sum as its second result (one
+// kernel, one read of the sum fewer than the separate add).
 def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "Layer normalisation over the last axis, optionally affine";
   let description = [{
     `input` is [..., D]; the optional `weight` and `bias` are [D]. Each row
     r of D elements: y = (x - mean) / sqrt(var + eps) · weight + bias, var
-    the biased variance (mean of squared deviations).
+    the biased variance (mean of squared deviations). With `addend`
+    (input's type), x = input + addend, rounded to the element type as the
+    separate add would, and x is the second result `sum`.
 
     ```mlir
     %y = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %y, %sum = vouch.layer_norm %x plus %r eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
     ```
   }];
   let arguments = (ins Vouch_FloatTensor:$input,
+                       Optional<Vouch_FloatTensor>:$addend,
                        Optional<Vouch_FloatTensor>:$weight,
                        Optional<Vouch_FloatTensor>:$bias, F64Attr:$eps);
-  let results = (outs Vouch_FloatTensor:$result);
-  let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? `eps` $eps "
+  let results = (outs Vouch_FloatTensor:$result,
+                      Optional<Vouch_FloatTensor>:$sum);
+  let assemblyFormat = "$input (`plus` $addend^)? (`weight` $weight^)? "
+                       "(`bias` $bias^)? `eps` $eps "
                        "attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let builders = [
+    // Without an addend: y alone, of type `result`.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "::mlir::Value":$bias,
+                   "::mlir::FloatAttr":$eps)>
+  ];
   let extraClassDeclaration = [{
     /// The shape rule, for verify() and the frontend (`weight`, `bias` may
     /// be null).
@@ -1254,7 +1269,8 @@ def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
 
   let family = Vouch_Normalization;
   let formula = "(x - mean) / sqrt(var + eps) · weight + bias per row of the "
-                "last axis, var biased";
+                "last axis, var biased; with an addend, x = input + addend, "
+                "also written out";
   let builtin = "layer_norm";
   let builtinParams = "x, weight = none, bias = none, eps = 1e-5";
   let cpuKernel = "vouch::rt::layer_norm<T>";

@@ -29,6 +29,7 @@ void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
   PadClassesOptions pad;
   pad.quantum = padClasses;
   model.addPass(createPadClasses(pad));
+  model.addPass(createFoldLayerNormAdd());
   AutodiffOptions autodiff;
   if (recomputeMinElements >= 0)
     autodiff.recomputeMinElements = recomputeMinElements;

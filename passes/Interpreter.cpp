@@ -1322,10 +1322,26 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               return success();
             })
             .Case([&](LayerNormOp o) {
+              const HostTensor *x = &get(o.getInput());
+              HostTensor sum;
+              if (Value addend = o.getAddend()) {
+                // input + addend, rounded (in an f32 run) before it is
+                // normalised: the separate add's stored sum.
+                sum = *x;
+                const HostTensor &a = get(addend);
+                for (size_t i = 0; i < sum.data.size(); ++i) {
+                  sum.data[i] += a.data[i];
+                  if (precision == Precision::F32)
+                    sum.data[i] = roundToF32(sum.data[i]);
+                }
+                x = &sum;
+              }
               values[o.getResult()] = layerNorm(
-                  get(o.getInput()), o.getWeight() ? &get(o.getWeight()) : nullptr,
+                  *x, o.getWeight() ? &get(o.getWeight()) : nullptr,
                   o.getBias() ? &get(o.getBias()) : nullptr,
                   o.getEps().convertToDouble());
+              if (Value s = o.getSum())
+                values[s] = sum;
               return success();
             })
             .Case([&](LayerNormGradOp o) {

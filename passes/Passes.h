@@ -16,8 +16,9 @@ namespace vouch {
 
 
 /// vouch-decompose, vouch-fold-qkv-attention, vouch-pad-classes,
-/// vouch-autodiff, then vouch-fold-layer-norm-grad-sum, nested on every model:
-/// what every pipeline that trains runs first. `attention` is vouch-decompose's option (composed, fused or
+/// vouch-fold-layer-norm-add, vouch-autodiff, then
+/// vouch-fold-layer-norm-grad-sum, nested on every model: what every pipeline
+/// that trains runs first. `attention` is vouch-decompose's option (composed, fused or
 /// auto); `recomputeMinElements` vouch-autodiff's recompute-min-elements (-1:
 /// its default); `padClasses` vouch-pad-classes' quantum (0: off).
 void addAutodiffPasses(mlir::OpPassManager &pm,

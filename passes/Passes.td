@@ -232,6 +232,29 @@ def FoldLinearBiasGrad : Pass<"vouch-fold-linear-bias-grad",
   ];
 }
 
+def FoldLayerNormAdd : Pass<"vouch-fold-layer-norm-add", "::vouch::ModelOp"> {
+  let summary = "Folds a residual add into the layer_norm that normalises "
+                "its sum";
+  let description = [{
+    A layer_norm whose input is an add (its operands of its type: the add's
+    verifier says so) takes the add's terms as its input and addend and writes the sum as its
+    second result, which the add's other readers then read: the same bits
+    (the sum rounded as the add rounds it, then normalised), one kernel and
+    one read of the sum fewer. The fused op goes where the add was (where
+    the layer_norm's weight or bias is defined after the add: where the
+    layer_norm was, unless another reader of the sum comes between them).
+    Its VJP gives layer_norm_grad the sum's other gradient as its addend.
+    Runs before vouch-autodiff, on every target.
+
+    ```mlir
+    %x1 = vouch.add %x0, %branch : ...
+    %y = vouch.layer_norm %x1 weight %w bias %b eps 1.0e-05 : ...
+    // becomes
+    %y, %x1 = vouch.layer_norm %x0 plus %branch weight %w bias %b eps 1.0e-05 : ...
+    ```
+  }];
+}
+
 def FoldLayerNormGradSum : Pass<"vouch-fold-layer-norm-grad-sum",
                                  "::vouch::ModelOp"> {
   let summary = "Folds the add of a layer_norm's dx into the gradient of the "

@@ -17,6 +17,7 @@
 #include "ir/GemmDims.h"
 #include "passes/TapeLayout.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace vouch {
 #define GEN_PASS_DECL_PLANPASS
@@ -111,12 +112,16 @@ std::string locationString(Location loc) {
     return locationString(name.getChildLoc());
   if (auto call = dyn_cast<CallSiteLoc>(loc))
     return locationString(call.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    // An op that does the work of several (a fold's): each of their places.
+    SmallVector<std::string> places;
     for (Location inner : fused.getLocations()) {
       std::string s = locationString(inner);
-      if (s != "unknown")
-        return s;
+      if (s != "unknown" && !llvm::is_contained(places, s))
+        places.push_back(s);
     }
+    return places.empty() ? "unknown" : llvm::join(places, " + ");
+  }
   return "unknown";
 }
 

@@ -869,12 +869,17 @@ void qkv_attention_grad(const T* dy, const T* qkv, const T* out, const T* lse,
 
 // y = (x - mean) * rstd * weight + bias over each of `rows` contiguous rows of d
 // elements (torch.nn.functional.layer_norm over the last axis); weight and bias may
-// be null (then 1 and 0).
+// be null (then 1 and 0). With an addend (not null), the rows normalised are
+// x + addend, written to `sum` first (rounded to T: the separate add's bits).
 template <class T>
-void layer_norm(const T* x, const T* weight, const T* bias, T* y, int64_t rows, int64_t d,
-                T eps) {
+void layer_norm(const T* x, const T* weight, const T* bias, const T* addend, T* y, T* sum,
+                int64_t rows, int64_t d, T eps) {
   for (int64_t r = 0; r < rows; r++) {
     const T* xr = x + r * d;
+    if (addend) {
+      for (int64_t k = 0; k < d; k++) sum[r * d + k] = xr[k] + addend[r * d + k];
+      xr = sum + r * d;
+    }
     T mean, rstd;
     kernel_detail::row_stats(xr, d, eps, mean, rstd);
     for (int64_t k = 0; k < d; k++) {

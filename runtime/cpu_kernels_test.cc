@@ -975,7 +975,7 @@ TEST(CpuKernelsTest, LayerNormAndItsGradient) {
     std::vector<double> y(x.size()), dx(x.size()), dw(d, 7.0), db(d, 7.0);
     std::vector<long double> want_dw(d, 0), want_db(d, 0);
     layer_norm<double>(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr,
-                       y.data(), rows, d, eps);
+                       nullptr, y.data(), nullptr, rows, d, eps);
     layer_norm_grad<double>(g.data(), x.data(), affine ? w.data() : nullptr, nullptr,
                             dx.data(), affine ? dw.data() : nullptr,
                             affine ? db.data() : nullptr, rows, d, eps);
@@ -1038,6 +1038,32 @@ TEST(CpuKernelsTest, LayerNormGradAddsItsAddendAfterRounding) {
   }
   EXPECT_EQ(dw, dw_plus);
   EXPECT_EQ(db, db_plus);
+}
+
+// layer_norm's addend (vouch-fold-layer-norm-add): the sum written is x + addend
+// rounded to float, and y is layer_norm of that sum: in float, bitwise the separate
+// add and layer_norm the fold replaces.
+TEST(CpuKernelsTest, LayerNormWithAnAddendIsTheAddThenTheNorm) {
+  const int64_t rows = 4, d = 9;
+  std::vector<float> x(rows * d), a(rows * d), w(d), b(d);
+  for (int64_t i = 0; i < rows * d; i++) {
+    x[i] = float(1e3 * std::sin(0.37 * double(i)));  // large: the sum's rounding shows
+    a[i] = float(std::cos(0.91 * double(i)) / 3);
+  }
+  for (int64_t k = 0; k < d; k++) {
+    w[k] = 0.5f + 0.25f * float(k);
+    b[k] = 0.1f * float(k) - 0.3f;
+  }
+  std::vector<float> added(rows * d), plain(rows * d), sum(rows * d, -7), y(rows * d);
+  for (int64_t i = 0; i < rows * d; i++) added[i] = x[i] + a[i];
+  layer_norm<float>(added.data(), w.data(), b.data(), nullptr, plain.data(), nullptr, rows,
+                    d, 1e-5f);
+  layer_norm<float>(x.data(), w.data(), b.data(), a.data(), y.data(), sum.data(), rows, d,
+                    1e-5f);
+  EXPECT_EQ(std::memcmp(sum.data(), added.data(), sizeof(float) * sum.size()), 0);
+  for (int64_t i = 0; i < rows * d; i++)
+    EXPECT_EQ(std::memcmp(&y[i], &plain[i], sizeof(float)), 0)
+        << "element " << i << ": " << y[i] << " vs " << plain[i];
 }
 
 // batch_norm over [n, C, spatial] in a training step and in evaluation, against the

@@ -412,6 +412,17 @@ const std::vector<GradCase> &cases() {
       {"layer_norm", {{"x", {3, 4}}, {"b", {4}}},
        "  %out = vouch.layer_norm %x bias %b eps 1.0e-05 : (tensor<3x4xf64>, tensor<4xf64>) -> tensor<3x4xf64>",
        {3, 4}, 1e-7, 1e-6},
+      // With an addend (vouch-fold-layer-norm-add): the sum read by nothing
+      // else (its zero gradient, no layer_norm_grad addend), then read again
+      // (its gradient the layer_norm_grad's addend), both terms and the
+      // parameters checked.
+      {"layer_norm", {{"x", {3, 5}}, {"a", {3, 5}}, {"w", {5}}, {"b", {5}}},
+       "  %out, %s = vouch.layer_norm %x plus %a weight %w bias %b eps 1.0e-05 : (tensor<3x5xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<3x5xf64>)",
+       {3, 5}, 1e-7, 1e-6},
+      {"layer_norm", {{"x", {2, 4}}, {"a", {2, 4}}, {"w", {4}}},
+       "  %y, %s = vouch.layer_norm %x plus %a weight %w eps 1.0e-05 : (tensor<2x4xf64>, tensor<2x4xf64>, tensor<4xf64>) -> (tensor<2x4xf64>, tensor<2x4xf64>)\n"
+       "  %out = vouch.mul %y, %s : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>",
+       {2, 4}, 1e-7, 1e-6},
       // layer_norm_grad's results one at a time (the others get no gradient:
       // autodiff gives them zeros), then all three flowing together.
       {"layer_norm_grad", {{"g", {3, 5}}, {"x", {3, 5}}, {"w", {5}}},

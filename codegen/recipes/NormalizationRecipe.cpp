@@ -141,9 +141,9 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call,
   return source;
 }
 
-/// layer_norm (x, [weight], [bias]) -> y, or layer_norm_grad (grad, x,
-/// [weight], [addend]) -> dx, [dweight], [dbias]: the operands and results the
-/// op has are parameters, the others nullptr. On cuda the backward with
+/// layer_norm (x, [weight], [bias], [addend]) -> y, [sum], or layer_norm_grad
+/// (grad, x, [weight], [addend]) -> dx, [dweight], [dbias]: the operands and
+/// results the op has are parameters, the others nullptr. On cuda the backward with
 /// dweight or dbias also takes its scratch (partials, arrival counter).
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool addend,
                             const std::string &call, const std::string &shape,
@@ -154,10 +154,11 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
                                   {"x", true},
                                   {"weight", weight},
                                   {"addend", addend}}
-           : std::vector<Operand>{{"x", true}, {"weight", weight}, {"bias", bias}};
+           : std::vector<Operand>{
+                 {"x", true}, {"weight", weight}, {"bias", bias}, {"addend", addend}};
   std::vector<Operand> outs =
       grad ? std::vector<Operand>{{"dx", true}, {"dweight", weight}, {"dbias", bias}}
-           : std::vector<Operand>{{"y", true}};
+           : std::vector<Operand>{{"y", true}, {"sum", addend}};
   bool scratch = grad && (weight || bias);
   if (!cuda) {
     std::string args;
@@ -301,14 +302,16 @@ public:
       args.append({KernelArg::buffer(backward.getGrad()),
                    KernelArg::buffer(backward.getInput())});
     }
-    Value addend = backward ? backward.getAddend() : Value();
+    Value addend = backward ? backward.getAddend()
+                            : cast<LayerNormOp>(op).getAddend();
     if (weight)
       args.push_back(KernelArg::buffer(weight));
     if (bias)
       args.push_back(KernelArg::buffer(bias));
     if (addend)
       args.push_back(KernelArg::buffer(addend));
-    // The results: y, or dx then dweight / dbias where the op has them.
+    // The results: y (then the sum where there is an addend), or dx then
+    // dweight / dbias where the op has them.
     for (Value r : op->getResults())
       args.push_back(KernelArg::buffer(r));
     // A backward's dbias is a result where a forward's bias is an operand.

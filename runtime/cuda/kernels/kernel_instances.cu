@@ -335,14 +335,18 @@ extern "C" __global__ void lab_softmax_grad_f64(const double* grad, const double
                                                               take_log != 0)));
 }
 extern "C" __global__ void lab_layer_norm_f32(const float* x, const float* weight,
-                                              const float* bias, float* y, long long rows,
-                                              long long d, double eps) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps)));
+                                              const float* bias, const float* addend, float* y,
+                                              float* sum, long long rows, long long d,
+                                              double eps) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<float, G, P>(x, weight, bias, addend, y, sum, rows, d,
+                                                     eps)));
 }
 extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* weight,
-                                              const double* bias, double* y, long long rows,
-                                              long long d, double eps) {
-  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<double, G, P>(x, weight, bias, y, rows, d, eps)));
+                                              const double* bias, const double* addend, double* y,
+                                              double* sum, long long rows, long long d,
+                                              double eps) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<double, G, P>(x, weight, bias, addend, y, sum, rows, d,
+                                                     eps)));
 }
 extern "C" __global__ void lab_layer_norm_grad_f32(const float* grad, const float* x,
                                                    const float* weight, const float* addend, float* dx,

@@ -1050,12 +1050,33 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
   T* const forward_runs[] = {dy.p, dy2.p};
   for (T* out : forward_runs) {
     Lab<T>::layer_norm<<<row_grid(rows), 256>>>(dxin.p, weight ? dw.p : nullptr,
-                                                bias ? db.p : nullptr, out, rows, d, eps_ln);
+                                                bias ? db.p : nullptr, nullptr, out, nullptr,
+                                                rows, d, eps_ln);
     LAB_LAUNCHED();
   }
   const std::vector<T> got = dy.download();
   report(tag, max_abs_err(got, y), row_tolerance<T>(d, y_scale));
   report_bitwise(tag + " repeat", bit_mismatches(got, dy2.download()), rows * d);
+  {
+    // The addend (vouch-fold-layer-norm-add): the sum written must be bitwise T(x + a),
+    // and y bitwise the plain launch's on that sum (the separate add and layer_norm).
+    const std::vector<T> a = random_vector<T>(rows * d, -4, 4);
+    std::vector<T> added(rows * d);
+    for (long long i = 0; i < rows * d; ++i) added[i] = T(x[i] + a[i]);
+    DeviceArray<T> da(a), dadded(added), plain(rows * d), fused(rows * d), sum(rows * d);
+    Lab<T>::layer_norm<<<row_grid(rows), 256>>>(dadded.p, weight ? dw.p : nullptr,
+                                                bias ? db.p : nullptr, nullptr, plain.p,
+                                                nullptr, rows, d, eps_ln);
+    LAB_LAUNCHED();
+    Lab<T>::layer_norm<<<row_grid(rows), 256>>>(dxin.p, weight ? dw.p : nullptr,
+                                                bias ? db.p : nullptr, da.p, fused.p, sum.p,
+                                                rows, d, eps_ln);
+    LAB_LAUNCHED();
+    report_bitwise(tag + " plus addend: sum = x + addend", bit_mismatches(sum.download(), added),
+                   rows * d);
+    report_bitwise(tag + " plus addend: y = layer_norm(sum)",
+                   bit_mismatches(fused.download(), plain.download()), rows * d);
+  }
 
   // The backward, with layernorm.cuh's launch rule and scratch sizes.
   const long long grid = vouch::layer_norm_grad_grid(rows);

@@ -46,8 +46,11 @@
 // Generated entry points (weight / bias / dweight / dbias parameters only where the op
 // has them; the others pass nullptr):
 //   extern "C" __global__ void k_f32(const float* x, const float* weight,
-//       const float* bias, float* y, long long rows, long long d, double eps) {
-//     vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps); }
+//       const float* bias, const float* addend, float* y, float* sum, long long rows,
+//       long long d, double eps) {
+//     vouch::layer_norm_kernel<float, G, P>(x, weight, bias, addend, y, sum, rows, d,
+//         eps); }
+// addend (forward, may be null): the rows normalised are x + addend, written to sum.
 //   extern "C" __global__ void k_f32(const float* grad, const float* x,
 //       const float* weight, const float* addend, float* dx, float* dweight,
 //       float* dbias, long long rows, long long d, double eps, float* partials,
@@ -106,18 +109,28 @@ __device__ inline void row_stats_in_registers(const RowSlots<T, G, P>& x, unsign
   rstd = T(1) / sqrt(Group::sum(sq, scratch) / T(d) + eps);
 }
 
-// layer_norm_kernel's rows of d <= G * P in registers (x read once, y written once).
+// layer_norm_kernel's rows of d <= G * P in registers (x read once, y written once;
+// with an addend, it read once and the sum written once).
 template <class T, int G, int P>
-__device__ void layer_norm_rows_in_registers(const T* x, const T* weight, const T* bias, T* y,
-                                             long long rows, long long d, T eps) {
+__device__ void layer_norm_rows_in_registers(const T* x, const T* weight, const T* bias,
+                                             const T* addend, T* y, T* sum, long long rows,
+                                             long long d, T eps) {
   __shared__ T scratch[8];
   using Group = RowGroup<G>;
   const int t = Group::rank();
-  const bool vec = d % RowSlots<T, G, P>::W == 0 && all_aligned16(x, y, weight, bias);
+  const bool vec = d % RowSlots<T, G, P>::W == 0 && all_aligned16(x, y, weight, bias) &&
+                   all_aligned16(addend, sum, nullptr, nullptr);
   const unsigned inside = in_row_bits<T, G, P>(d, t, vec);
   for (long long r = Group::first(); r < rows; r += Group::step()) {
     RowSlots<T, G, P> v;
     v.load(x + r * d, d, t, vec, T(0));
+    if (addend) {
+      RowSlots<T, G, P> a;
+      a.load(addend + r * d, d, t, vec, T(0));
+#pragma unroll
+      for (int s = 0; s < P; ++s) v.v[s] = add_rn(v.v[s], a.v[s]);
+      v.store(sum + r * d, d, t, vec);
+    }
     T mean, rstd;
     row_stats_in_registers(v, inside, d, eps, scratch, mean, rstd);
 #pragma unroll
@@ -138,18 +151,27 @@ __device__ void layer_norm_rows_in_registers(const T* x, const T* weight, const 
   }
 }
 
-// y = (x - mean) * rstd * weight + bias per row (weight 1, bias 0 when null).
+// y = (x - mean) * rstd * weight + bias per row (weight 1, bias 0 when null). With an
+// addend (not null), the rows normalised are x + addend, written to `sum` (each element
+// rounded once, the separate add's bits) and read back by the thread that wrote it.
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
 template <class T, int G = 0, int P = 0>
-__device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, T* y,
-                                  long long rows, long long d, double eps) {
+__device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, const T* addend,
+                                  T* y, T* sum, long long rows, long long d, double eps) {
   if constexpr (P > 0) {
     if (row_fits<G, P>(d, 1))
-      return layer_norm_rows_in_registers<T, G, P>(x, weight, bias, y, rows, d, T(eps));
+      return layer_norm_rows_in_registers<T, G, P>(x, weight, bias, addend, y, sum, rows, d,
+                                                   T(eps));
   }
   __shared__ T partial[256];
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* xr = x + r * d;
+    if (addend) {
+      // row_stats and the loop below read element k on the thread that writes it.
+      for (long long k = threadIdx.x; k < d; k += blockDim.x)
+        sum[r * d + k] = add_rn(xr[k], addend[r * d + k]);
+      xr = sum + r * d;
+    }
     T mean, rstd;
     row_stats(xr, d, T(eps), partial, mean, rstd);
     for (long long k = threadIdx.x; k < d; k += blockDim.x) {

@@ -668,6 +668,41 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// layer_norm's addend has the input's type, and comes with its sum result
+// (and the sum with an addend), of the input's type.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.fill 1.0 : tensor<3x2xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op addend 'tensor<3x2xf32>' and input 'tensor<2x3xf32>' must have one type}}
+  %y, %s = vouch.layer_norm %a plus %b eps 1.0e-05 : (tensor<2x3xf32>, tensor<3x2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op has an addend but no sum result}}
+  %y = vouch.layer_norm %a plus %a eps 1.0e-05 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op has a sum result but no addend}}
+  %y, %s = vouch.layer_norm %a eps 1.0e-05 : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op sum has type 'tensor<2x3xf64>', expected 'tensor<2x3xf32>'}}
+  %y, %s = vouch.layer_norm %a plus %a eps 1.0e-05 : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf64>)
+}
+
+// -----
+
 // layer_norm_grad's addend has the input's type.
 vouch.model "m" attributes {batch = 1 : i64} {
   %a = vouch.fill 1.0 : tensor<2x3xf32>

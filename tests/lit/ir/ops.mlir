@@ -97,6 +97,19 @@ vouch.model "layer_norm_grads" attributes {batch = 1 : i64} {
   %f = vouch.layer_norm_grad %g, %x plus %x eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 }
 
+// layer_norm with an addend (vouch-fold-layer-norm-add): y and the sum it
+// normalised, the addend printed before the weight and bias.
+// CHECK-LABEL: vouch.model "layer_norm_plus"
+// CHECK: %result, %sum = vouch.layer_norm %[[X:[^ ]*]] plus %[[R:[^ ]*]] weight %[[W:[^ ]*]] bias %[[W]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: vouch.layer_norm %[[X]] plus %[[R]] eps 1.000000e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+vouch.model "layer_norm_plus" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<4x8xf32>
+  %r = vouch.fill 2.0 : tensor<4x8xf32>
+  %w = vouch.fill 3.0 : tensor<8xf32>
+  %y, %s = vouch.layer_norm %x plus %r weight %w bias %w eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %y2, %s2 = vouch.layer_norm %x plus %r eps 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+}
+
 // A convolution's ops: the composites with and without a bias, and the two
 // index ops of their composed form.
 // CHECK-LABEL: vouch.model "convolution"

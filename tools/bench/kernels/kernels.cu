@@ -168,7 +168,7 @@ template <int G, int P>
 __global__ void VOUCH_ROWS_BOUNDS bench_layer_norm(const float* x, const float* weight,
                                                    const float* bias, float* y, long long rows,
                                                    long long d, double eps) {
-  vouch::layer_norm_kernel<float, G, P>(x, weight, bias, y, rows, d, eps);
+  vouch::layer_norm_kernel<float, G, P>(x, weight, bias, nullptr, y, nullptr, rows, d, eps);
 }
 // The backward (layer_norm_grad: 2 blocks per SM), its column sums in dynamic shared
 // memory (Shared) or registers, the next row's loads issued before this row's

@@ -70,9 +70,6 @@ for exe in bin/*; do
   #   f32_forwards  1: the f32 run is held to 1e-5 / 1e-4 only on the forwards
   #                 before any update (mean_loss_before, step 0), not all steps
   #   f32_losses    with f32_forwards, an atol for all 30 steps' losses too
-  # digits_cnn (conv, batch_norm, max_pool) keeps the defaults: its cpu f32 runs
-  # against cpu f64 (30 steps, 25 seeds) differ by 7.7e-7 in the losses and
-  # 3.6e-6 in the params at most.
   f64_params= f32_params= f32_forwards=0 f32_losses=
   case "$name" in
     ops_classifier)
@@ -108,6 +105,17 @@ for exe in bin/*; do
       # 17, 21, 24, 25): held strictly on the forwards, at 2e-3 on all 30
       # steps' losses, params unchecked.
       f64_params="--params-atol 1e-8" f32_forwards=1 f32_losses=2e-3 ;;
+    digits_cnn)
+      # conv, batch_norm, relu and max_pool under SGD momentum: where rounding
+      # flips a relu input's sign or a pooling window's maximum, the unit's
+      # gradient switches and momentum carries it. cpu f32 against cpu f64 (30
+      # steps), seeds 1..60: at most 8.1e-7 in the losses and 6.2e-6 in the
+      # params for 58 of them; seed 44 1.5e-5 / 2.4e-4, seed 51 4.5e-3 /
+      # 3.2e-2; seed 53722 3.3e-3 / 3.1e-2, where cuda f32 on an H100 differed
+      # by the same (the failure that found it). Held strictly on the forwards,
+      # at 1e-2 on all 30 steps' losses (about 2x the worst measured), params
+      # unchecked; the f64 run and the bitwise checks hold every step.
+      f32_forwards=1 f32_losses=1e-2 ;;
     resnet_small)
       # Its f32 run follows the f64 one to ~3e-7 until some step's rounding
       # puts one of its ~230k relu inputs per step on the other side of 0: that

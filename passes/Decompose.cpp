@@ -9,7 +9,6 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_DECOMPOSE
@@ -18,24 +17,6 @@ namespace vouch {
 
 using namespace mlir;
 using namespace vouch;
-
-void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
-                              int64_t recomputeMinElements, int64_t padClasses) {
-  OpPassManager &model = pm.nest<ModelOp>();
-  DecomposeOptions options;
-  options.attention = attention.str();
-  model.addPass(createDecompose(options));
-  model.addPass(createFoldQkvAttention());
-  PadClassesOptions pad;
-  pad.quantum = padClasses;
-  model.addPass(createPadClasses(pad));
-  model.addPass(createFoldLayerNormAdd());
-  AutodiffOptions autodiff;
-  if (recomputeMinElements >= 0)
-    autodiff.recomputeMinElements = recomputeMinElements;
-  model.addPass(createAutodiff(autodiff));
-  model.addPass(createFoldLayerNormGradSum());
-}
 
 namespace {
 

@@ -12,7 +12,6 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_FOLDCOL2IM
@@ -98,12 +97,3 @@ struct FoldCol2imPass : public vouch::impl::FoldCol2imBase<FoldCol2imPass> {
 
 } // namespace
 
-void vouch::addCudaPasses(OpPassManager &modelPm,
-                          const capsules::SmallProductRule &small,
-                          bool biasGradEpilogue) {
-  if (biasGradEpilogue)
-    modelPm.addPass(createFoldLinearBiasGrad(
-        FoldLinearBiasGradOptions{small.maxMultiplyAdds, small.maxK}));
-  modelPm.addPass(createFoldCol2im());
-  modelPm.addPass(createFusePointwise());
-}

@@ -170,6 +170,15 @@ __global__ void VOUCH_ROWS_BOUNDS bench_layer_norm(const float* x, const float* 
                                                    long long d, double eps) {
   vouch::layer_norm_kernel<float, G, P>(x, weight, bias, nullptr, y, nullptr, rows, d, eps);
 }
+// With an addend (vouch-fold-layer-norm-add): the rows normalised are x + r, the sum
+// written too.
+template <int G, int P>
+__global__ void VOUCH_ROWS_BOUNDS bench_layer_norm_add(const float* x, const float* r,
+                                                       const float* weight, const float* bias,
+                                                       float* y, float* sum, long long rows,
+                                                       long long d, double eps) {
+  vouch::layer_norm_kernel<float, G, P>(x, weight, bias, r, y, sum, rows, d, eps);
+}
 // The backward (layer_norm_grad: 2 blocks per SM), its column sums in dynamic shared
 // memory (Shared) or registers, the next row's loads issued before this row's
 // reductions (Prefetch) or not.
@@ -364,6 +373,19 @@ std::vector<Case> cases(bool variants) {
         bench_layer_norm<256, 4><<<row_blocks(R), 256>>>(F(in[0]), F(in[1]), F(in[2]), out[0], R,
                                                          D, 1e-5);
       });
+  }
+  for (long long D : {768LL, 3072LL}) {
+    // A residual add and the layer_norm of its sum in one launch: x and r read, y and
+    // the sum written (torch: x + r, then F.layer_norm).
+    const long long n = R * D;
+    add({"layer_norm_add", shape2(R, D),
+         {floats(n, 7, -2, 2), floats(n, 10, -1, 1), floats(D, 8, 0.5, 1.5),
+          floats(D, 9, -0.5, 0.5)},
+         {n, n}, 16.0 * n + 8.0 * D, [=](void* const* in, float* const* out) {
+           BENCH_ROWS(D, (bench_layer_norm_add<G, P><<<row_blocks(R), 256>>>(
+                             F(in[0]), F(in[1]), F(in[2]), F(in[3]), out[0], out[1], R, D,
+                             1e-5)));
+         }});
   }
   for (long long D : {768LL, 3072LL}) {
     // dx, dweight, dbias in one launch (layernorm.cuh): one block per 32 rows, at most

@@ -118,6 +118,16 @@ def torch_table(torch):
         x = x.view(d[0], d[1])
         return lambda: (F.layer_norm(x, (d[1],), w, b, 1e-5),)
 
+    def layer_norm_add(x, r, w, b, d):
+        # The separate ops the fold replaces: the residual add, then layer_norm of it.
+        x, r = x.view(d[0], d[1]), r.view(d[0], d[1])
+
+        def run():
+            s = x + r
+            return (F.layer_norm(s, (d[1],), w, b, 1e-5), s)
+
+        return run
+
     def layer_norm_grad(g, x, w, d):
         # What autograd runs for F.layer_norm's backward: native_layer_norm_backward from
         # the forward's saved mean and rstd (computed here, untimed); dx, dweight, dbias.
@@ -148,6 +158,7 @@ def torch_table(torch):
         "cross_entropy": cross_entropy,
         "cross_entropy_grad": cross_entropy_grad,
         "layer_norm": layer_norm,
+        "layer_norm_add": layer_norm_add,
         "layer_norm_grad": layer_norm_grad,
         "masked_softmax": masked_softmax,
         "embedding": embedding,

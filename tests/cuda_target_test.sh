@@ -15,6 +15,15 @@ fail() { echo "FAIL: $*"; exit 1; }
 # (the tables blobs, runtime/model_tables.h, which hold the schedule as a string:
 # an executable's model.cpp includes them through the assembler).
 joined() { cat "$1/model.cpp" "$1"/*.bin | tr -d '\n' | sed 's/"  "//g' >"$1/all.joined"; }
+# Fails unless the joined sources of directory $1 hold every line after $2 (what
+# the sources are, for the message).
+schedule_has() {
+  local src=$1 what=$2 want
+  shift 2
+  for want in "$@"; do
+    grep -aqF "$want" "$src/all.joined" || fail "$what lacks: $want"
+  done
+}
 "$vouch" build "$model" --target cuda -o "$dir/q" --emit-dir "$dir/src" 2>"$dir/build.err" ||
   { cat "$dir/build.err"; fail "vouch build --target cuda"; }
 joined "$dir/src"
@@ -25,31 +34,25 @@ grep -q 'vouch::pointwise_kernel<1, 2>(vouch_pointwise_step_mul_op{}' "$dir/src/
 # --show-backend on cuda prints the step's schedule: fused groups and, for
 # the quickstart's small products, vouch's product kernels (checked here in
 # the source, since only a GPU host can print it).
-for want in "= fused sub scale fill mul" \
+schedule_has "$dir/src" "schedule" "= fused sub scale fill mul" \
             "vouch_pointwise_step_mul = fused step mul" \
             "vjp n0 vouch_small_product (matmul) [native_cuda.matmul]" \
-            "forward vouch_small_linear (linear) [native_cuda.linear]"; do
-  grep -aqF "$want" "$dir/src/all.joined" || fail "schedule lacks: $want"
-done
+            "forward vouch_small_linear (linear) [native_cuda.linear]"
 grep -aq "cublas" "$dir/src/all.joined" && fail "the quickstart calls cuBLAS for a small product"
 # A model with large products: cuBLAS calls with their transpose flags.
 "$vouch" build "$library" --target cuda -o "$dir/lib" --emit-dir "$dir/libsrc" 2>"$dir/lib.err" ||
   { cat "$dir/lib.err"; fail "vouch build --target cuda $library"; }
 joined "$dir/libsrc"
-for want in "forward cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS) (linear) [cublaslt.linear]" \
-            "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]"; do
-  grep -aqF "$want" "$dir/libsrc/all.joined" || fail "ops_library schedule lacks: $want"
-done
+schedule_has "$dir/libsrc" "ops_library schedule" "forward cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS) (linear) [cublaslt.linear]" \
+            "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]"
 # --bias-grad-epilogue: the large layer's weight and bias gradients are one
 # cuBLASLt call (BGRADB).
 "$vouch" build "$library" --target cuda --bias-grad-epilogue -o "$dir/libg" \
   --emit-dir "$dir/libgsrc" 2>"$dir/libg.err" ||
   { cat "$dir/libg.err"; fail "vouch build --target cuda --bias-grad-epilogue $library"; }
 joined "$dir/libgsrc"
-for want in "cublasGemmEx(transa=N, transb=N, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
-            "cublasLtMatmul(transa=N, transb=T, A=input, B=grad, epilogue=BGRADB) (linear_weight_grad) [cublaslt.linear_weight_grad]"; do
-  grep -aqF "$want" "$dir/libgsrc/all.joined" || fail "ops_library --bias-grad-epilogue schedule lacks: $want"
-done
+schedule_has "$dir/libgsrc" "ops_library --bias-grad-epilogue schedule" "cublasGemmEx(transa=N, transb=N, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
+            "cublasLtMatmul(transa=N, transb=T, A=input, B=grad, epilogue=BGRADB) (linear_weight_grad) [cublaslt.linear_weight_grad]"
 "$dir/q" --device auto --steps 5 >"$dir/auto.out" 2>&1 || { cat "$dir/auto.out"; fail "--device auto"; }
 grep -q '^mean_loss(after) = ' "$dir/auto.out" || fail "no training output"
 "$dir/q" --device cuda --steps 1 >"$dir/cuda.out" 2>&1

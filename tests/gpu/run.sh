@@ -14,6 +14,14 @@ passed=0 failed=0
 result() {  # name, status
   if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "PASS $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi
 }
+expect_lines() {  # file, line...: fails, naming each, when a line is not in the file
+  local file=$1 missing=0 want
+  shift
+  for want in "$@"; do
+    grep -qF "$want" "$file" || { echo "missing: $want"; missing=1; }
+  done
+  return $missing
+}
 check() {  # name, command...: passes when the command succeeds and skipped nothing
   local name=$1; shift
   local out="$TEST_TMPDIR/out.txt"
@@ -183,14 +191,12 @@ for composed in bin/*_composed; do
   rc=$?
   # Its first two attentions take q, k, v out of one projection (qkv_attention),
   # the third is a flash_attention; the delta kernel is one for both.
-  for want in "flash_attention: native_cuda.flash_attention provider=native-cuda" \
+  expect_lines "$TEST_TMPDIR/$fused.show" "flash_attention: native_cuda.flash_attention provider=native-cuda" \
               "flash_attention_grad: native_cuda.flash_attention_grad provider=native-cuda" \
               "qkv_attention: native_cuda.qkv_attention provider=native-cuda" \
               "qkv_attention_grad: native_cuda.qkv_attention_grad provider=native-cuda" \
               "vouch_attention_delta + vouch_qkv_attention_grad_dkdv + vouch_qkv_attention_grad_dq (qkv_attention_grad) [native_cuda.qkv_attention_grad]" \
-              "vouch_attention_delta + vouch_flash_attention_grad_masked_dkdv + vouch_flash_attention_grad_masked_dq (flash_attention_grad) [native_cuda.flash_attention_grad]"; do
-    grep -qF "$want" "$TEST_TMPDIR/$fused.show" || { echo "missing: $want"; rc=1; }
-  done
+              "vouch_attention_delta + vouch_flash_attention_grad_masked_dkdv + vouch_flash_attention_grad_masked_dq (flash_attention_grad) [native_cuda.flash_attention_grad]" || rc=1
   result "$fused --show-backend names the fused attention capsules" $rc
 done
 
@@ -205,13 +211,11 @@ echo "== convolution: ops_conv's step names im2col, its cuBLAS products with the
 if [ -e bin/ops_conv ]; then
   bin/ops_conv --device cuda --steps 1 --show-backend >"$TEST_TMPDIR/ops_conv.show" 2>&1
   rc=$?
-  for want in "im2col: native_cuda.im2col provider=native-cuda" \
+  expect_lines "$TEST_TMPDIR/ops_conv.show" "im2col: native_cuda.im2col provider=native-cuda" \
               "col2im: native_cuda.col2im provider=native-cuda" \
               "matmul: cublas.matmul provider=cublas" \
               "vouch_im2col (im2col) [native_cuda.im2col]" \
-              "vouch_col2im (col2im) [native_cuda.col2im]"; do
-    grep -qF "$want" "$TEST_TMPDIR/ops_conv.show" || { echo "missing: $want"; rc=1; }
-  done
+              "vouch_col2im (col2im) [native_cuda.col2im]" || rc=1
   for want in 'cublasGemmEx\(transa=N, transb=T[^)]*\).*\(matmul\) \[cublas\.matmul\]' \
               'cublasGemmEx\(transa=T, transb=N[^)]*\).*\(matmul\) \[cublas\.matmul\]' \
               'cublasGemmStridedBatchedEx\(transa=N, transb=T[^)]*\).*\(matmul\) \[cublas\.matmul\]'; do
@@ -226,10 +230,8 @@ fi
 if [ -e bin/resnet_small ]; then
   bin/resnet_small --device cuda --steps 1 --show-backend >"$TEST_TMPDIR/resnet_small.show" 2>&1
   rc=$?
-  for want in "col2im_matmul: native_cuda.col2im_matmul provider=native-cuda" \
-              "vouch_col2im_matmul (col2im_matmul) [native_cuda.col2im_matmul]"; do
-    grep -qF "$want" "$TEST_TMPDIR/resnet_small.show" || { echo "missing: $want"; rc=1; }
-  done
+  expect_lines "$TEST_TMPDIR/resnet_small.show" "col2im_matmul: native_cuda.col2im_matmul provider=native-cuda" \
+              "vouch_col2im_matmul (col2im_matmul) [native_cuda.col2im_matmul]" || rc=1
   [ $rc -eq 0 ] || tail -40 "$TEST_TMPDIR/resnet_small.show"
   result "resnet_small --show-backend names col2im_matmul" $rc
 fi
@@ -440,13 +442,11 @@ check "ops_batchnorm: a cuda checkpoint evaluates on cuda as on cpu (f64, --step
   "$d/eval-cpu.trace" "$d/eval-cpu.st" 1e-12 1e-11
 bin/ops_batchnorm --device cuda --steps 1 --show-backend --show-tape >"$d/show.txt" 2>&1
 rc=$?
-for want in "batch_norm: native_cuda.batch_norm provider=native-cuda" \
+expect_lines "$d/show.txt" "batch_norm: native_cuda.batch_norm provider=native-cuda" \
             "batch_norm_grad: native_cuda.batch_norm_grad provider=native-cuda" \
             "vouch_batch_norm_w_cluster (batch_norm) [native_cuda.batch_norm]" \
             "vouch_batch_norm_grad_w_dw_cluster (batch_norm_grad) [native_cuda.batch_norm_grad]" \
-            "state=[g1.running_mean f32[24] 96 B, g1.running_var f32[24] 96 B]"; do
-  grep -qF "$want" "$d/show.txt" || { echo "missing: $want"; rc=1; }
-done
+            "state=[g1.running_mean f32[24] 96 B, g1.running_var f32[24] 96 B]" || rc=1
 [ $rc -eq 0 ] || cat "$d/show.txt"
 result "ops_batchnorm --show-backend / --show-tape: its capsules, the cluster kernels, the state" $rc
 
@@ -458,10 +458,8 @@ echo "== deterministic: the wide model built --deterministic (cuBLAS(Lt) product
 d="$TEST_TMPDIR/det"; mkdir -p "$d"
 det/wide_mlp --device cuda --steps 2 --show-backend >"$d/show.txt" 2>&1
 rc=$?
-for want in "built --deterministic)" "linear: cublaslt.linear provider=cublaslt" \
-            "matmul: cublas.matmul provider=cublas"; do
-  grep -qF "$want" "$d/show.txt" || { echo "missing: $want"; rc=1; }
-done
+expect_lines "$d/show.txt" "built --deterministic)" "linear: cublaslt.linear provider=cublaslt" \
+            "matmul: cublas.matmul provider=cublas" || rc=1
 [ "$(grep -c 'reduce=library-fixed]' "$d/show.txt")" -ge 2 ] || { echo "missing: reduce=library-fixed"; rc=1; }
 [ $rc -eq 0 ] || cat "$d/show.txt"
 result "wide_mlp built --deterministic: cuBLAS(Lt) capsules reduce=library-fixed" $rc
@@ -482,12 +480,10 @@ echo "== deterministic: pooling backward (tests/gpu/ops_pool.vouch built --deter
 d="$TEST_TMPDIR/det-pool"; mkdir -p "$d"
 det/ops_pool --device cuda --steps 2 --show-backend >"$d/show.txt" 2>&1
 rc=$?
-for want in "built --deterministic)" \
+expect_lines "$d/show.txt" "built --deterministic)" \
             "max_pool_grad: native_cuda.max_pool_grad provider=native-cuda" \
             "avg_pool_grad: native_cuda.avg_pool_grad provider=native-cuda" \
-            "smooth_max_pool_grad: native_cuda.smooth_max_pool_grad provider=native-cuda"; do
-  grep -qF "$want" "$d/show.txt" || { echo "missing: $want"; rc=1; }
-done
+            "smooth_max_pool_grad: native_cuda.smooth_max_pool_grad provider=native-cuda" || rc=1
 [ "$(grep -E '^(max|avg|smooth_max)_pool_grad: ' "$d/show.txt" | grep -c 'reduce=left-fold]')" -eq 3 ] ||
   { echo "missing: reduce=left-fold on the three pooling gradients"; rc=1; }
 [ $rc -eq 0 ] || cat "$d/show.txt"
@@ -508,7 +504,7 @@ echo "== report of a cuda run"
 bin/quickstart_mlp --device cuda --steps 2 --show-backend --mem-stats >"$TEST_TMPDIR/show.txt" 2>&1
 rc=$?
 # The quickstart's products are small: vouch's own product kernels.
-for want in "backend: cuda, profile checked_cuda" "linear: native_cuda.linear provider=native-cuda" \
+expect_lines "$TEST_TMPDIR/show.txt" "backend: cuda, profile checked_cuda" "linear: native_cuda.linear provider=native-cuda" \
             "relu: native_cuda.relu provider=native-cuda" "mse_loss: native_cuda.mse_loss" \
             "  ran: vouch_small_linear" "  ran: vouch_pointwise_relu" \
             "= fused sub scale fill mul [native_cuda.fill, native_cuda.mul, native_cuda.scale, native_cuda.sub]" \
@@ -517,31 +513,25 @@ for want in "backend: cuda, profile checked_cuda" "linear: native_cuda.linear pr
             "  optimizer adam vouch_optimizer_<t> [native_cuda.adam_step]: one launch for every parameter" \
             "adam_step: native_cuda.adam_step provider=native-cuda" \
             "select_batch: native_cuda.select_batch provider=native-cuda" \
-            "one training step (captured in a CUDA graph, replayed for every batch)"; do
-  grep -qF "$want" "$TEST_TMPDIR/show.txt" || { echo "missing: $want"; rc=1; }
-done
+            "one training step (captured in a CUDA graph, replayed for every batch)" || rc=1
 grep -qE "live|cache" "$TEST_TMPDIR/show.txt" || { echo "missing: allocator stats"; rc=1; }
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/show.txt"
 result "--show-backend names capsules, kernels; --mem-stats" $rc
 bin/ops_library --device cuda --steps 2 --show-backend >"$TEST_TMPDIR/show_library.txt" 2>&1
 rc=$?
 # Its middle layer is too large for the rule: cuBLASLt forward, cuBLAS VJP.
-for want in "linear: cublaslt.linear provider=cublaslt" "linear: native_cuda.linear" \
+expect_lines "$TEST_TMPDIR/show_library.txt" "linear: cublaslt.linear provider=cublaslt" "linear: native_cuda.linear" \
             "  ran: cublasLtMatmul(transa=T, transb=N, A=weight, B=input, epilogue=BIAS)" \
             "cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
-            "vouch_small_product (matmul) [native_cuda.matmul]"; do
-  grep -qF "$want" "$TEST_TMPDIR/show_library.txt" || { echo "missing: $want"; rc=1; }
-done
+            "vouch_small_product (matmul) [native_cuda.matmul]" || rc=1
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/show_library.txt"
 result "--show-backend names cuBLAS calls with their flags (ops_library)" $rc
 # --bias-grad-epilogue: that layer's dW and db are one cuBLASLt call (BGRADB).
 bin/ops_library_bgradb --device cuda --steps 2 --show-backend >"$TEST_TMPDIR/show_bgradb.txt" 2>&1
 rc=$?
-for want in "linear_weight_grad: cublaslt.linear_weight_grad provider=cublaslt" \
+expect_lines "$TEST_TMPDIR/show_bgradb.txt" "linear_weight_grad: cublaslt.linear_weight_grad provider=cublaslt" \
             "cublasGemmEx(transa=N, transb=N, A=rhs, B=lhs) (matmul) [cublas.matmul]" \
-            "cublasLtMatmul(transa=N, transb=T, A=input, B=grad, epilogue=BGRADB) (linear_weight_grad) [cublaslt.linear_weight_grad]"; do
-  grep -qF "$want" "$TEST_TMPDIR/show_bgradb.txt" || { echo "missing: $want"; rc=1; }
-done
+            "cublasLtMatmul(transa=N, transb=T, A=input, B=grad, epilogue=BGRADB) (linear_weight_grad) [cublaslt.linear_weight_grad]" || rc=1
 [ $rc -eq 0 ] || cat "$TEST_TMPDIR/show_bgradb.txt"
 result "--show-backend names the BGRADB call (ops_library --bias-grad-epilogue)" $rc
 

@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_FOLDLAYERNORMADD
@@ -35,19 +36,16 @@ AddOp foldableAdd(LayerNormOp norm) {
   return add;
 }
 
-/// Whether `v` (null: none) is defined before `op` in its block, or outside it.
-bool definedBefore(Value v, Operation *op) {
-  if (!v)
-    return true;
-  Operation *def = v.getDefiningOp();
-  return !def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op);
-}
-
 struct FoldLayerNormAddPass
     : public vouch::impl::FoldLayerNormAddBase<FoldLayerNormAddPass> {
   void runOnOperation() override {
     SmallVector<LayerNormOp> norms;
     getOperation().walk([&](LayerNormOp op) { norms.push_back(op); });
+    DominanceInfo dominance(getOperation());
+    // Whether `v` (null: none) already exists where `op` is.
+    auto existsAt = [&](Value v, Operation *op) {
+      return !v || dominance.properlyDominates(v, op);
+    };
     for (LayerNormOp norm : norms) {
       AddOp add = foldableAdd(norm);
       if (!add)
@@ -58,7 +56,7 @@ struct FoldLayerNormAddPass
       // bias already exist; else where the layer_norm was, if no other reader
       // of the sum comes between the two.
       Operation *at = add;
-      if (!definedBefore(weight, add) || !definedBefore(bias, add)) {
+      if (!existsAt(weight, add) || !existsAt(bias, add)) {
         at = norm;
         if (llvm::any_of(sum.getUsers(), [&](Operation *user) {
               return user != norm && user->isBeforeInBlock(norm);

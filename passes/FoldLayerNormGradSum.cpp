@@ -13,6 +13,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 
 namespace vouch {
 #define GEN_PASS_DEF_FOLDLAYERNORMGRADSUM
@@ -26,10 +27,10 @@ namespace {
 
 /// The layer_norm_grad whose dx is operand `i` of `add`, when the add can
 /// become its addend: the add is of the same VJP (vouch.vjp_of) as the
-/// layer_norm_grad, of one type throughout (no broadcast), dx is read only
-/// here, the layer_norm_grad has no addend yet, and the other operand is
-/// defined before it (a block argument or an earlier op of its block).
-LayerNormGradOp foldableGrad(AddOp add, unsigned i) {
+/// layer_norm_grad, dx is read only here, the layer_norm_grad has no addend
+/// yet, and the other operand already exists where it is. (An add's operands
+/// and result have one type: its verifier says so.)
+LayerNormGradOp foldableGrad(AddOp add, unsigned i, const DominanceInfo &dominance) {
   Value dx = add->getOperand(i), other = add->getOperand(1 - i);
   auto grad = dx.getDefiningOp<LayerNormGradOp>();
   if (!grad || grad.getDx() != dx || !dx.hasOneUse() || grad.getAddend())
@@ -37,11 +38,8 @@ LayerNormGradOp foldableGrad(AddOp add, unsigned i) {
   Attribute node = add->getAttr(kVjpOfAttr);
   if (!node || grad->getAttr(kVjpOfAttr) != node)
     return nullptr;
-  if (add.getType() != dx.getType() || other.getType() != dx.getType())
+  if (!dominance.properlyDominates(other, grad))
     return nullptr;
-  if (Operation *def = other.getDefiningOp())
-    if (def->getBlock() != grad->getBlock() || !def->isBeforeInBlock(grad))
-      return nullptr;
   return grad;
 }
 
@@ -50,9 +48,10 @@ struct FoldLayerNormGradSumPass
   void runOnOperation() override {
     SmallVector<AddOp> adds;
     getOperation().walk([&](AddOp op) { adds.push_back(op); });
+    DominanceInfo dominance(getOperation());
     for (AddOp add : adds) {
       for (unsigned i : {0u, 1u}) {
-        LayerNormGradOp grad = foldableGrad(add, i);
+        LayerNormGradOp grad = foldableGrad(add, i, dominance);
         if (!grad)
           continue;
         OpBuilder b(grad);

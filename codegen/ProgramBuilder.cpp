@@ -204,11 +204,11 @@ std::vector<int32_t> ProgramBuilder::markWritten(int32_t firstStep,
   return unwritten;
 }
 
-void ProgramBuilder::addGemmStep(const GemmDims &d, Value a, Value b, Value c,
-                                 const std::string &what) {
-  rt::StepDesc &step = appendStep(rt::StepKind::Gemm, what);
-  step.trans_a = d.transA;
-  step.trans_b = d.transB;
+rt::StepDesc &ProgramBuilder::appendProductStep(rt::StepKind kind,
+                                                const GemmDims &d, Value a,
+                                                Value b, Value c,
+                                                const std::string &what) {
+  rt::StepDesc &step = appendStep(kind, what);
   step.batch = d.batch;
   step.m = d.m;
   step.n = d.n;
@@ -218,19 +218,20 @@ void ProgramBuilder::addGemmStep(const GemmDims &d, Value a, Value b, Value c,
   step.a = buffer(a);
   step.b = buffer(b);
   step.c = buffer(c);
+  return step;
+}
+
+void ProgramBuilder::addGemmStep(const GemmDims &d, Value a, Value b, Value c,
+                                 const std::string &what) {
+  rt::StepDesc &step = appendProductStep(rt::StepKind::Gemm, d, a, b, c, what);
+  step.trans_a = d.transA;
+  step.trans_b = d.transB;
 }
 
 void ProgramBuilder::addLinearStep(const GemmDims &d, Value x, Value w,
                                    Value bias, Value y,
                                    const std::string &what) {
-  rt::StepDesc &step = appendStep(rt::StepKind::Linear, what);
-  step.batch = 1;
-  step.m = d.m;
-  step.n = d.n;
-  step.k = d.k;
-  step.a = buffer(x);
-  step.b = buffer(w);
-  step.c = buffer(y);
+  rt::StepDesc &step = appendProductStep(rt::StepKind::Linear, d, x, w, y, what);
   if (bias)
     step.bias = buffer(bias);
 }
@@ -238,15 +239,9 @@ void ProgramBuilder::addLinearStep(const GemmDims &d, Value x, Value w,
 void ProgramBuilder::addLinearWeightGradStep(const GemmDims &d, Value dy,
                                              Value x, Value dw, Value db,
                                              const std::string &what) {
-  rt::StepDesc &step = appendStep(rt::StepKind::LinearWeightGrad, what);
-  step.trans_a = true;
-  step.batch = 1;
-  step.m = d.m;
-  step.n = d.n;
-  step.k = d.k;
-  step.a = buffer(dy);
-  step.b = buffer(x);
-  step.c = buffer(dw);
+  rt::StepDesc &step =
+      appendProductStep(rt::StepKind::LinearWeightGrad, d, dy, x, dw, what);
+  step.trans_a = d.transA;
   step.bias = buffer(db);
 }
 

@@ -197,6 +197,11 @@ private:
   };
   /// A new step of `kind` that runs `what`: no kernel, no buffers yet.
   rt::StepDesc &appendStep(rt::StepKind kind, const std::string &what);
+  /// A library step's batch, extents, strides and operands from `d`; each
+  /// kind sets what else it stores (transpose flags, a bias).
+  rt::StepDesc &appendProductStep(rt::StepKind kind, const GemmDims &d,
+                                  mlir::Value a, mlir::Value b, mlir::Value c,
+                                  const std::string &what);
   std::string modelName_;
   Target target_;
   std::vector<rt::BufferDesc> buffers_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string>
@@ -27,6 +28,26 @@ Status check_operand(const Program& p, int32_t s, const char* role, int32_t b, i
     return Status::Error(at_step(s) + ": " + role + " buffer " + std::to_string(b) + " (" +
                          p.buffers[b].name + ") holds " + std::to_string(p.buffers[b].numel) +
                          " elements, the step reads or writes " + std::to_string(needed));
+  return Status::Ok();
+}
+
+// A library step's operand: its role (for the message), buffer and the elements the
+// step reads or writes; `optional`: buffer -1 means the step has none.
+struct StepOperand {
+  const char* role;
+  int32_t buffer;
+  int64_t needed;
+  bool optional = false;
+};
+
+// Ok when every operand's buffer holds what the step needs; else the first that
+// does not.
+Status check_operands(const Program& p, int32_t s, std::initializer_list<StepOperand> operands) {
+  for (const StepOperand& o : operands) {
+    if (o.optional && o.buffer == -1) continue;
+    Status st = check_operand(p, s, o.role, o.buffer, o.needed);
+    if (!st.ok()) return st;
+  }
   return Status::Ok();
 }
 
@@ -53,35 +74,26 @@ Status check_step(const Program& p, int32_t s) {
       int64_t last = st.batch > 0 ? st.batch - 1 : 0;
       int64_t need_a = st.batch > 0 ? last * st.stride_a + st.m * st.k : 0;
       int64_t need_b = st.batch > 0 ? last * st.stride_b + st.k * st.n : 0;
-      Status a = check_operand(p, s, "A", st.a, need_a);
-      if (!a.ok()) return a;
-      Status b = check_operand(p, s, "B", st.b, need_b);
-      if (!b.ok()) return b;
-      return check_operand(p, s, "C", st.c, st.batch * st.m * st.n);
+      return check_operands(
+          p, s, {{"A", st.a, need_a}, {"B", st.b, need_b}, {"C", st.c, st.batch * st.m * st.n}});
     }
     case StepKind::Linear: {
       if (st.m < 0 || st.n < 0 || st.k < 0)
         return Status::Error(at_step(s) + ": negative linear extent");
-      Status x = check_operand(p, s, "x", st.a, st.m * st.k);
-      if (!x.ok()) return x;
-      Status w = check_operand(p, s, "W", st.b, st.n * st.k);
-      if (!w.ok()) return w;
-      if (st.bias != -1) {
-        Status bias = check_operand(p, s, "bias", st.bias, st.n);
-        if (!bias.ok()) return bias;
-      }
-      return check_operand(p, s, "y", st.c, st.m * st.n);
+      return check_operands(p, s,
+                            {{"x", st.a, st.m * st.k},
+                             {"W", st.b, st.n * st.k},
+                             {"bias", st.bias, st.n, /*optional=*/true},
+                             {"y", st.c, st.m * st.n}});
     }
     case StepKind::LinearWeightGrad: {
       if (st.m < 0 || st.n < 0 || st.k < 0)
         return Status::Error(at_step(s) + ": negative linear_weight_grad extent");
-      Status dy = check_operand(p, s, "dy", st.a, st.k * st.m);
-      if (!dy.ok()) return dy;
-      Status x = check_operand(p, s, "x", st.b, st.k * st.n);
-      if (!x.ok()) return x;
-      Status dw = check_operand(p, s, "dW", st.c, st.m * st.n);
-      if (!dw.ok()) return dw;
-      return check_operand(p, s, "db", st.bias, st.m);
+      return check_operands(p, s,
+                            {{"dy", st.a, st.k * st.m},
+                             {"x", st.b, st.k * st.n},
+                             {"dW", st.c, st.m * st.n},
+                             {"db", st.bias, st.m}});
     }
   }
   return Status::Error(at_step(s) + ": unknown step kind " + std::to_string(int(st.kind)));

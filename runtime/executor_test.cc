@@ -297,6 +297,24 @@ TEST(CheckProgramTest, RefusesInconsistentTables) {
   }
   {
     MlpProgram mlp(2, 2, 3, 1);
+    mlp.steps[2].n = 2;  // pred = h W2ᵀ with 2 outputs: W2 holds 1 x 3
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: program step 2: W buffer " +
+                                std::to_string(kW2) + " (W2) holds 3 elements, the step reads "
+                                "or writes 6");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.steps[2].bias = -1;  // a linear without a bias: accepted
+    EXPECT_EQ(refusal(mlp), "<accepted>");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1, /*weight_grad_step=*/true);
+    mlp.steps[12].bias = 99;  // dW1 and db1: db1's buffer out of range
+    EXPECT_TRUE(contains(refusal(mlp), "program step 12: db buffer 99 is out of range"))
+        << refusal(mlp);
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
     mlp.steps[1].kernel = kNumMlpKernels;
     EXPECT_TRUE(contains(refusal(mlp), "program step 1: kernel 8 is out of range [0, 8)"));
   }

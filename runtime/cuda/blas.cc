@@ -452,6 +452,12 @@ Status gemm_row_major(bool trans_a, bool trans_b, int64_t batch, int64_t M, int6
                    ProductMath::Bf16, GemmDType::F32, pitch_a, pitch_b);
 }
 
+const char* linear_fallback_name(bool bias) {
+  return bias ? "cublasGemmEx + a bias broadcast GEMM" : "cublasGemmEx";
+}
+
+const char* weight_grad_fallback_name() { return "cublasGemmEx + column-sum GEMMs"; }
+
 const char* linear_path_name(LinearPath path) {
   switch (path) {
     case LinearPath::None: return "none";
@@ -575,9 +581,7 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
   return run_linear_call<T>(describe_linear(rows, in, out, bias != nullptr, math, dtype), align,
                             W, x, y, bias, "linear",
                             bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul",
-                            bias != nullptr ? "cublasGemmEx + a bias broadcast GEMM"
-                                            : "cublasGemmEx",
-                            path, refusal, fallback);
+                            linear_fallback_name(bias != nullptr), path, refusal, fallback);
 }
 
 // `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: dW and db.
@@ -611,7 +615,7 @@ Status weight_grad_impl(int64_t rows, int64_t in, int64_t out, const In* dy, con
   };
   return run_linear_call<T>(describe_linear_weight_grad(rows, in, out, math, dtype), align, x,
                             dy, dW, db, "linear_weight_grad", "CUBLASLT_EPILOGUE_BGRADB",
-                            "cublasGemmEx for dW and column-sum GEMMs for db", path, refusal,
+                            weight_grad_fallback_name(), path, refusal,
                             fallback);
 }
 

@@ -120,6 +120,11 @@ enum class LinearPath {
   GemmFallback,   // cublasGemmEx, then the bias as a broadcast GEMM (see below)
 };
 const char* linear_path_name(LinearPath path);  // "none", "cublasLt-epilogue", "gemm-fallback"
+// What a fallback runs, as the stderr note, the tape and the launch audit name it:
+// "cublasGemmEx + a bias broadcast GEMM" (or "cublasGemmEx" without a bias) for
+// linear_bias_row_major, "cublasGemmEx + column-sum GEMMs" for linear_weight_grad_row_major.
+const char* linear_fallback_name(bool bias);
+const char* weight_grad_fallback_name();
 
 // y[rows,out] = x[rows,in] · W[out,in]ᵀ + bias[out] (bias may be nullptr), as one
 // cuBLASLt matmul with CUBLASLT_EPILOGUE_BIAS (describe_linear; f64 in

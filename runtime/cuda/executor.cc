@@ -587,7 +587,7 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
                             ? "cublasGemmEx"
                             : "cublasGemmStridedBatchedEx");
     f.ran = std::string(st.what ? st.what : "?") + " FELL BACK to " +
-            (bias != nullptr ? "cublasGemmEx + a bias broadcast GEMM" : "cublasGemmEx") +
+            linear_fallback_name(bias != nullptr) +
             " (cuBLASLt: " + refusal + ")";
   }
   return Status::Ok();
@@ -657,7 +657,7 @@ Status CudaProgramModel<T>::linear_weight_grad(const StepDesc& st, int32_t s) {
                                                         first > 0, math_, dtype)))
         f.calls.push_back(api);
     f.ran = std::string(st.what ? st.what : "?") +
-            " FELL BACK to cublasGemmEx + column-sum GEMMs (cuBLASLt: " + refusal + ")";
+            " FELL BACK to " + weight_grad_fallback_name() + " (cuBLASLt: " + refusal + ")";
   }
   return Status::Ok();
 }

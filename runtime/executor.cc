@@ -32,12 +32,15 @@ Status check_operand(const Program& p, int32_t s, const char* role, int32_t b, i
 }
 
 // A library step's operand: its role (for the message), buffer and the elements the
-// step reads or writes; `optional`: buffer -1 means the step has none.
+// step reads or writes; `optional`: buffer -1 means the step has none; `product`: one
+// of the two factors (A / B, x / W, dy / x), which may be a Bf16 buffer (read as bf16 by
+// a cuda run with bf16 products); every other operand (an output, a bias) is f32.
 struct StepOperand {
   const char* role;
   int32_t buffer;
   int64_t needed;
   bool optional = false;
+  bool product = false;
 };
 
 // Ok when every operand's buffer holds what the step needs; else the first that
@@ -47,6 +50,11 @@ Status check_operands(const Program& p, int32_t s, std::initializer_list<StepOpe
     if (o.optional && o.buffer == -1) continue;
     Status st = check_operand(p, s, o.role, o.buffer, o.needed);
     if (!st.ok()) return st;
+    if (!o.product && p.buffers[o.buffer].dtype == DType::Bf16)
+      return Status::Error(at_step(s) + ": " + o.role + " buffer " + std::to_string(o.buffer) +
+                           " (" + p.buffers[o.buffer].name +
+                           ") is bf16; a product's output and bias are f32 (only its two "
+                           "factors may be bf16)");
   }
   return Status::Ok();
 }
@@ -74,15 +82,17 @@ Status check_step(const Program& p, int32_t s) {
       int64_t last = st.batch > 0 ? st.batch - 1 : 0;
       int64_t need_a = st.batch > 0 ? last * st.stride_a + st.m * st.k : 0;
       int64_t need_b = st.batch > 0 ? last * st.stride_b + st.k * st.n : 0;
-      return check_operands(
-          p, s, {{"A", st.a, need_a}, {"B", st.b, need_b}, {"C", st.c, st.batch * st.m * st.n}});
+      return check_operands(p, s,
+                            {{"A", st.a, need_a, false, true},
+                             {"B", st.b, need_b, false, true},
+                             {"C", st.c, st.batch * st.m * st.n}});
     }
     case StepKind::Linear: {
       if (st.m < 0 || st.n < 0 || st.k < 0)
         return Status::Error(at_step(s) + ": negative linear extent");
       return check_operands(p, s,
-                            {{"x", st.a, st.m * st.k},
-                             {"W", st.b, st.n * st.k},
+                            {{"x", st.a, st.m * st.k, false, true},
+                             {"W", st.b, st.n * st.k, false, true},
                              {"bias", st.bias, st.n, /*optional=*/true},
                              {"y", st.c, st.m * st.n}});
     }
@@ -90,8 +100,8 @@ Status check_step(const Program& p, int32_t s) {
       if (st.m < 0 || st.n < 0 || st.k < 0)
         return Status::Error(at_step(s) + ": negative linear_weight_grad extent");
       return check_operands(p, s,
-                            {{"dy", st.a, st.k * st.m},
-                             {"x", st.b, st.k * st.n},
+                            {{"dy", st.a, st.k * st.m, false, true},
+                             {"x", st.b, st.k * st.n, false, true},
                              {"dW", st.c, st.m * st.n},
                              {"db", st.bias, st.m}});
     }
@@ -130,10 +140,20 @@ Status check_program(const Program& p) {
       if (hops >= p.num_buffers) return error(which + " is on an alias cycle");
       owner = p.buffers[owner].alias_of;
     }
-    if (p.buffers[owner].numel < d.numel)
+    const BufferDesc& o = p.buffers[owner];
+    if (d.dtype != DType::Bf16 && o.dtype != DType::Bf16 && o.numel < d.numel)
       return error(which + " has " + std::to_string(d.numel) + " elements, more than the " +
-                   std::to_string(p.buffers[owner].numel) + " of the storage it aliases (" +
-                   p.buffers[owner].name + ")");
+                   std::to_string(o.numel) + " of the storage it aliases (" + o.name + ")");
+    // Bf16 takes 2 bytes an element: in bytes, in the smallest run (f32), where a Real
+    // or I32 owner has 4 an element (an f64 run's storage is larger, its bf16 the same).
+    auto f32_bytes = [](const BufferDesc& x) {
+      return x.numel * (x.dtype == DType::Bf16 ? 2 : 4);
+    };
+    if (f32_bytes(o) < f32_bytes(d))
+      return error(which + " needs " + std::to_string(f32_bytes(d)) + " bytes (" +
+                   std::to_string(d.numel) + " " + dtype_name(d.dtype, 4) + "), more than the " +
+                   std::to_string(f32_bytes(o)) + " of the storage it aliases (" + o.name +
+                   ", " + std::to_string(o.numel) + " " + dtype_name(o.dtype, 4) + ")");
   }
   auto in_range = [&](int32_t b) { return b >= 0 && b < p.num_buffers; };
   if (p.num_params < 0 || (p.num_params > 0 && (!p.params || !p.grads)))
@@ -144,6 +164,13 @@ Status check_program(const Program& p) {
     if (p.buffers[p.params[i]].numel != p.buffers[p.grads[i]].numel)
       return error("param " + std::to_string(i) + " (" + p.buffers[p.params[i]].name +
                    ") and its gradient differ in size");
+    // The optimizer, the host mirrors and checkpoints read them as T.
+    for (int32_t b : {p.params[i], p.grads[i]})
+      if (p.buffers[b].dtype == DType::Bf16)
+        return error("param " + std::to_string(i) + " (" + p.buffers[p.params[i]].name + "): " +
+                     (b == p.params[i] ? "the param" : "its gradient") + " (buffer " +
+                     std::to_string(b) + ", " + p.buffers[b].name +
+                     ") is bf16; params and gradients are real");
   }
   if (p.num_states < 0 || (p.num_states > 0 && !p.states)) return error("no state table");
   for (int32_t i = 0; i < p.num_states; i++) {
@@ -167,7 +194,15 @@ Status check_program(const Program& p) {
     if (p.buffers[p.fields[f]].alias_of != -1)
       return error("data field " + std::to_string(f) + " (" + p.buffers[p.fields[f]].name +
                    ") is a view; a field owns its storage");
+    // The loaders fill a field with T or int32 rows.
+    if (p.buffers[p.fields[f]].dtype == DType::Bf16)
+      return error("data field " + std::to_string(f) + " (" + p.buffers[p.fields[f]].name +
+                   ") is bf16; a field is real or int32");
   }
+  for (const auto& [role, b] : roles)
+    if (p.buffers[b].dtype == DType::Bf16)
+      return error(std::string("the ") + role + " (buffer " + std::to_string(b) + ", " +
+                   p.buffers[b].name + ") is bf16; the loss and the output must be real");
   if (p.buffers[p.loss].dtype != DType::Real || p.buffers[p.output].dtype != DType::Real)
     return error("the loss and the output must be real");
   if (p.buffers[p.loss].numel < 1) return error("the loss buffer is empty");
@@ -301,7 +336,6 @@ std::vector<int32_t> training_step_order(const Program& p) {
 }
 
 void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
-  const char* dtype = element_bytes == 8 ? "f64" : "f32";
   const std::vector<int32_t> order = recorded_node_order(p);
   std::unordered_map<std::string, int32_t> buffer_named;
   for (int32_t b = 0; b < p.num_buffers; b++)
@@ -319,7 +353,7 @@ void ProgramTape::build(const Program& p, VjpFn vjp, int64_t element_bytes) {
     if (it != buffer_named.end()) {
       const BufferDesc& d = p.buffers[it->second];
       s.shape = d.shape;
-      s.dtype = d.dtype == DType::I32 ? "i32" : dtype;
+      s.dtype = dtype_name(d.dtype, element_bytes);
       s.bytes = d.numel * rt::element_bytes(d.dtype, element_bytes);
     }
     return s;
@@ -419,6 +453,14 @@ Status CpuProgramModel<T>::init() {
   const Program& p = program_;
   Status valid = check_program(p);
   if (!valid.ok()) return valid;
+  // Bf16 buffers are the rounded operands of a cuda build's bf16 products; the cpu
+  // kernels and products read T (or int32) only.
+  for (int32_t b = 0; b < p.num_buffers; b++)
+    if (p.buffers[b].dtype == DType::Bf16)
+      return Status::Error("program `" + std::string(p.name ? p.name : "?") + "`: buffer " +
+                           std::to_string(b) + " (" + p.buffers[b].name +
+                           ") is bf16: bf16 buffers are for the products of a cuda build with "
+                           "--precision bf16, which the cpu executor does not run");
   for (int32_t s = 0; s < p.num_steps; s++) {
     if (p.steps[s].kind != StepKind::Kernel) continue;
     if (!kernels_ || !kernels_[p.steps[s].kernel])

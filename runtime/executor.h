@@ -39,8 +39,11 @@ namespace vouch::rt {
 // Ok, or the first inconsistency of `program`, naming the table and the index: an
 // index out of range (buffers, kernels, arguments, ints, steps), an alias cycle or an
 // alias larger than its storage, a GEMM / linear operand smaller than its extents, a
-// tape node after a non-forward step or with a duplicate id, a missing name. The
-// executors refuse a program that fails it (their status() says why).
+// tape node after a non-forward step or with a duplicate id, a missing name, a Bf16
+// buffer where a value is read or written as T (a data field, a param or gradient, a
+// state, the loss, the output, a product's output or bias). The executors refuse a
+// program that fails it (their status() says why); the cpu executor also refuses any
+// Bf16 buffer, the cuda one a Bf16 buffer its products cannot read in place.
 Status check_program(const Program& program);
 
 // The cpu executor's storage of `program` in a run whose real type has `real_bytes`
@@ -87,7 +90,8 @@ class ProgramTape {
   // Precondition: check_program(program).ok(). `vjp` goes into every node that has VJP
   // steps (vjp_begin < vjp_end); the others get nullptr. Saved buffers get their shape
   // and bytes from the buffer of that name, in the run's element type (4 bytes: f32,
-  // 8: f64); each node's vjp_ran lists its VJP steps' `what [capsule]`.
+  // 8: f64) for a Real one, else its own (i32, bf16: dtype_name); each node's vjp_ran
+  // lists its VJP steps' `what [capsule]`.
   void build(const Program& program, VjpFn vjp, int64_t element_bytes);
   // Records the nodes completed by step `step` (none for a step >= forward_end).
   void record_after(int32_t step, Tape* tape) const {
@@ -131,8 +135,8 @@ class CpuProgramModel final : public CompiledModel<T> {
  public:
   // `program` and `kernels` (Program::num_kernels entries for element type T) are
   // borrowed and must outlive the model (generated code keeps them as constants). An
-  // inconsistent program, or a null kernel entry, leaves the model unusable with the
-  // reason in status() (and configure()).
+  // inconsistent program, a null kernel entry or a Bf16 buffer (a cuda bf16-products
+  // feature) leaves the model unusable with the reason in status() (and configure()).
   CpuProgramModel(const Program& program, const CpuKernelFn* kernels);
   CpuProgramModel(const CpuProgramModel&) = delete;
   CpuProgramModel& operator=(const CpuProgramModel&) = delete;

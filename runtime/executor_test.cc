@@ -346,6 +346,129 @@ TEST(CheckProgramTest, RefusesInconsistentTables) {
   }
 }
 
+// Bf16 buffers (a cuda --precision bf16 build's rounded product operands) are never a
+// value read or written as T: a data field, a param or gradient, the loss, the output,
+// a product's output or bias. As a product's factor or a kernel's argument they pass
+// check_program (the cuda executor checks their layouts, runtime/cuda/executor_test.cc).
+TEST(CheckProgramTest, RefusesABf16BufferWhereAValueIsReal) {
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kH].dtype = DType::Bf16;  // linear2's x and the gemm's B: factors
+    mlp.buffers[kMask].dtype = DType::Bf16;  // a kernel's argument
+    EXPECT_EQ(refusal(mlp), "<accepted>");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kW2].dtype = DType::Bf16;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: param 2 (W2): the param (buffer 2, W2) is "
+                            "bf16; params and gradients are real");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kDB1].dtype = DType::Bf16;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: param 1 (b1): its gradient (buffer 20, db1) "
+                            "is bf16; params and gradients are real");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kX].dtype = DType::Bf16;
+    EXPECT_EQ(refusal(mlp),
+              "program `test_mlp`: data field 0 (x) is bf16; a field is real or int32");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kLoss].dtype = DType::Bf16;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: the loss (buffer 11, loss) is bf16; the loss "
+                            "and the output must be real");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    for (int32_t b : {kPred, kPredFlat, kPredRow}) mlp.buffers[b].dtype = DType::Bf16;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: the output (buffer 9, pred) is bf16; the "
+                            "loss and the output must be real");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kHPre].dtype = DType::Bf16;  // linear1's y
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: program step 0: y buffer 7 (h_pre) is bf16; "
+                            "a product's output and bias are f32 (only its two factors may "
+                            "be bf16)");
+  }
+  {
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kDH].dtype = DType::Bf16;  // the gemm's C
+    EXPECT_TRUE(contains(refusal(mlp), "program step 9: C buffer 16 (dh) is bf16"))
+        << refusal(mlp);
+  }
+  {
+    // A bf16 view takes 2 bytes an element: it may alias f32 storage of half its count
+    // (codegen's storage plan puts bf16 values in slots so).
+    MlpProgram mlp(2, 2, 3, 1);  // pred: 2 elements
+    mlp.buffers[kPredFlat].dtype = DType::Bf16;
+    mlp.buffers[kPredFlat].numel = 4;
+    EXPECT_EQ(refusal(mlp), "<accepted>");
+    mlp.buffers[kPredFlat].numel = 5;
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: buffer 10 (pred_flat) needs 10 bytes (5 bf16), "
+                            "more than the 8 of the storage it aliases (pred, 2 f32)");
+  }
+  {
+    // A linear's bias (a param here, so give the linear another one).
+    MlpProgram mlp(2, 2, 3, 1);
+    mlp.buffers[kMask].numel = 1;
+    mlp.buffers[kMask].dtype = DType::Bf16;
+    mlp.steps[2].bias = kMask;
+    EXPECT_TRUE(contains(refusal(mlp), "program step 2: bias buffer 17 (mask) is bf16"))
+        << refusal(mlp);
+  }
+}
+
+// The cpu executor runs no bf16 products: a program with a Bf16 buffer is refused, not
+// run with its bits read as T.
+TEST(CheckProgramTest, TheCpuExecutorRefusesABf16Buffer) {
+  MlpProgram mlp(2, 2, 3, 1);
+  mlp.buffers[kH].dtype = DType::Bf16;
+  ASSERT_TRUE(check_program(mlp.program).ok());
+  CpuProgramModel<float> model(mlp.program, kMlpCpuKernels<float>);
+  EXPECT_EQ(model.status().message(),
+            "program `test_mlp`: buffer 8 (h) is bf16: bf16 buffers are for the products of a "
+            "cuda build with --precision bf16, which the cpu executor does not run");
+  EXPECT_EQ(model.param(0), nullptr);
+  float x[4] = {}, y[2] = {};
+  EXPECT_TRUE(std::isnan(model.forward(x, y, nullptr)));
+  Tape tape;
+  model.backward(tape);  // nothing to run, no crash
+}
+
+// The tape names a saved Bf16 buffer's dtype and its bytes (2 an element), whatever the
+// run's real type.
+TEST(CpuExecutorTest, TheTapeNamesABf16SavedBuffer) {
+  MlpProgram mlp(2, 2, 3, 1);
+  mlp.buffers[kH].dtype = DType::Bf16;
+  mlp.buffers[kH].shape = "[2, 3]";
+  mlp.buffers[kW2].shape = "[1, 3]";
+  mlp.buffers[kX].dtype = DType::Real;
+  mlp.buffers[kX].shape = "[2, 2]";
+  for (int64_t real_bytes : {4, 8}) {
+    ProgramTape program_tape;
+    program_tape.build(mlp.program, nullptr, real_bytes);
+    Tape tape;
+    for (int32_t s = 0; s < kForwardEnd; s++) program_tape.record_after(s, &tape);
+    std::ostringstream printed;
+    tape.print(printed);
+    const std::string real = real_bytes == 8 ? "f64" : "f32";
+    EXPECT_TRUE(contains(printed.str(), "saved=[h bf16[2, 3] 12 B, W2 " + real + "[1, 3] " +
+                                            std::to_string(3 * real_bytes) + " B]"))
+        << printed.str();
+    EXPECT_TRUE(contains(printed.str(), "saved=[x " + real + "[2, 2] " +
+                                            std::to_string(4 * real_bytes) + " B]"))
+        << printed.str();
+  }
+  EXPECT_EQ(element_bytes(DType::Bf16, 8), 2);
+  EXPECT_EQ(element_bytes(DType::I32, 8), 4);
+  EXPECT_EQ(element_bytes(DType::Real, 8), 8);
+  EXPECT_STREQ(dtype_name(DType::Bf16, 4), "bf16");
+}
+
 // Data fields: an int32 field travels as int32 into its buffer (a kernel reading it
 // as int32_t sees the labels), a real one as T; forward(x, y) is refused for a
 // program whose fields are not one real input and one real target.

@@ -307,7 +307,7 @@ Status ProgramTablesReader::read(ProgramTables& t) {
         !nonnull_str(b.name, "a buffer's name") || !str(b.shape, "a buffer's shape") ||
         !u(dtype, "a buffer's dtype") || !flag(b.zero_init, "a buffer's zero_init"))
       return done(false);
-    if (dtype > static_cast<uint64_t>(DType::I32))
+    if (dtype > static_cast<uint64_t>(DType::Bf16))
       return done(fail("a buffer's dtype: " + std::to_string(dtype) + " is not a DType"));
     b.dtype = static_cast<DType>(dtype);
   }

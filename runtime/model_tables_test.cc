@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "runtime/executor.h"
 #include "runtime/test_program.h"
@@ -148,6 +149,30 @@ TEST(ModelTablesTest, StringsAreStoredOnce) {
   size_t first = blob.find(h_pre);
   ASSERT_NE(first, std::string::npos);
   EXPECT_EQ(blob.find(h_pre, first + 1), std::string::npos);
+}
+
+// A Bf16 buffer (a bf16 build's rounded product operand) reads back as Bf16; a dtype
+// past the last DType is refused.
+TEST(ModelTablesTest, ABf16BufferReadsBackAndAnUnknownDtypeIsRefused) {
+  Fixture f;
+  std::vector<BufferDesc> buffers(f.program.buffers, f.program.buffers + f.program.num_buffers);
+  buffers[test_program::kH].dtype = DType::Bf16;  // linear2's x: a product's factor
+  Program bf16 = f.program;
+  bf16.buffers = buffers.data();
+  ASSERT_TRUE(check_program(bf16).ok()) << check_program(bf16).message();
+  std::string blob = encode_program_tables(bf16);
+  Result<std::unique_ptr<ProgramTables>> decoded = decode_program_tables(blob.data(), blob.size());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  expect_same(bf16, decoded.value()->program());
+  EXPECT_EQ(decoded.value()->program().buffers[test_program::kH].dtype, DType::Bf16);
+
+  buffers[test_program::kH].dtype = static_cast<DType>(3);
+  blob = encode_program_tables(bf16);
+  Result<std::unique_ptr<ProgramTables>> unknown = decode_program_tables(blob.data(), blob.size());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("a buffer's dtype: 3 is not a DType"),
+            std::string::npos)
+      << unknown.status().message();
 }
 
 std::string refusal(const std::string& blob) {

@@ -27,7 +27,13 @@ inline constexpr int kMaxDims = 8;
 // class keeps the executors, the tape and the loaders as they are (a mask is small next
 // to the reals it selects), kernels read a mask as `const int32_t*` / `const int*`, and
 // the loader refuses any other value in an i1 field (FieldInfo's min/max 0..1).
-enum class DType : uint8_t { Real = 0, I32 = 1 };
+// Bf16: bf16 bits (uint16: the upper half of the f32 the value was rounded from, nearest
+// even), 2 bytes an element: an f32 value rounded once by its producer so that the
+// products reading it (Gemm, Linear, LinearWeightGrad operands) take it as it lies
+// instead of rounding it again at every product. Legal only in an f32 cuda Program whose
+// products are bf16 (--precision bf16); never a data field, param, gradient, state,
+// the loss or the output (check_program), and the cpu executor refuses it.
+enum class DType : uint8_t { Real = 0, I32 = 1, Bf16 = 2 };
 
 // The storage of one value. A view (reshape) shares the storage of the buffer it
 // aliases; so does a value that codegen's storage plan put in a slot (a buffer
@@ -35,14 +41,19 @@ enum class DType : uint8_t { Real = 0, I32 = 1 };
 // lifetimes within a step are disjoint from its own; every other value, param, input
 // and target owns its own. The executors
 // give every buffer numel * sizeof(T) bytes whatever its dtype (an I32 buffer uses the
-// first 4 * numel of them), so aliasing and allocation stay dtype-blind.
+// first 4 * numel of them), so aliasing and allocation stay dtype-blind, with two
+// exceptions for Bf16 (2 bytes an element, f32 runs only): a Bf16 buffer may alias Real
+// or I32 storage of half its element count, rounded up (check_program compares bytes),
+// and storage owned by a Bf16 buffer is sized by what its occupants take (cuda's
+// storage_bytes).
 struct BufferDesc {
   int64_t numel;     // elements (a rank-0 value has 1)
   int32_t alias_of;  // -1: owns storage; else the buffer whose storage it shares (a
                      // view's source or a storage slot)
   const char* name;  // the model's name for it ("w1", "x") or "v<N>"
   const char* shape;  // "[8, 2]" ("[]" for rank 0); may be null (then not shown)
-  DType dtype;        // Real unless an integer input, target or value
+  DType dtype;        // Real unless an integer input, target or value (I32), or a
+                      // value rounded to bf16 for bf16 products (Bf16)
   // Starts at zero on every executor (cuda poisons the others): a kernel's scratch
   // that must (an arrival counter, which the kernel leaves at zero again).
   bool zero_init = false;
@@ -51,7 +62,23 @@ struct BufferDesc {
 // Bytes of one element of a buffer of dtype `d` in a run whose real type has
 // `real_bytes` bytes.
 inline int64_t element_bytes(DType d, int64_t real_bytes) {
-  return d == DType::I32 ? 4 : real_bytes;
+  switch (d) {
+    case DType::I32: return 4;
+    case DType::Bf16: return 2;
+    case DType::Real: break;
+  }
+  return real_bytes;
+}
+
+// The dtype's name as the tape and messages print it: "f32" / "f64" (Real, by
+// `real_bytes`), "i32", "bf16".
+inline const char* dtype_name(DType d, int64_t real_bytes) {
+  switch (d) {
+    case DType::I32: return "i32";
+    case DType::Bf16: return "bf16";
+    case DType::Real: break;
+  }
+  return real_bytes == 8 ? "f64" : "f32";
 }
 
 // One argument of a kernel step, in the kernel's parameter order.

@@ -205,21 +205,7 @@ TEST(BlasDeviceTest, ProductMathRoundsOperandsAsItSays) {
   }
 }
 
-// An f32's bf16 bits, nearest even, computed as the quotient of an integer division
-// (not executor.cuh's bit trick): u / 2^16 rounded half to even. NaN never occurs here.
-bf16_bits host_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t q = u / 65536u, r = u % 65536u;
-  return bf16_bits(r > 32768u || (r == 32768u && q % 2u == 1u) ? q + 1u : q);
-}
-
-double bf16_value(bf16_bits b) {
-  const uint32_t u = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return double(f);
-}
+// host_bf16 / bf16_value (test_util.h): the host's rounding, not executor.cuh's.
 
 // The bf16 overloads: operands rounded on the host, products and sums f32, against
 // double products of the same rounded values (only the summation order differs).

@@ -105,6 +105,25 @@ size_t copy_bytes(const OperandLayout& l, size_t element_bytes) {
   return (size_t(l.scratch_elements()) * element_bytes + 255) / 256 * 256;
 }
 
+// A library step's factor as messages name it: A / B, x / W (Linear), dy / x
+// (LinearWeightGrad).
+const char* operand_name(StepKind kind, int which) {
+  if (kind == StepKind::Linear) return which == 0 ? "x" : "W";
+  if (kind == StepKind::LinearWeightGrad) return which == 0 ? "dy" : "x";
+  return which == 0 ? "A" : "B";
+}
+
+// An OperandLayout as a refusal names it, e.g. "1 x 4 x 7 padded to 1 x 4 x 8 (batches
+// x rows x row pitch)".
+std::string layout_text(const OperandLayout& l) {
+  auto dims = [&](int64_t rows, int64_t cols) {
+    return std::to_string(l.batches) + " x " + std::to_string(rows) + " x " +
+           std::to_string(cols);
+  };
+  return dims(l.rows, l.cols) + " padded to " + dims(l.out_rows, l.pitch) +
+         " (batches x rows x row pitch)";
+}
+
 int optimizer_kind(OptimizerConfig::Kind kind) {
   switch (kind) {
     case OptimizerConfig::Sgd: return 0;
@@ -121,6 +140,61 @@ unsigned grid_for(int64_t elements, int64_t block, int64_t max_grid) {
 }
 
 }  // namespace
+
+Status check_bf16_buffers(const Program& p, ProductMath math, bool f32) {
+  const std::string program = "program `" + std::string(p.name ? p.name : "?") + "`: ";
+  const bool bf16_products = f32 && math == ProductMath::Bf16;
+  if (!bf16_products) {
+    for (int32_t b = 0; b < p.num_buffers; b++)
+      if (p.buffers[b].dtype == DType::Bf16)
+        return Status::Error(program + "buffer " + std::to_string(b) + " (" + p.buffers[b].name +
+                             ") is bf16, but this run's products are " +
+                             (f32 ? std::string(product_math_name(math)) + " f32" : "f64") +
+                             ": bf16 buffers are read by the bf16 products of an f32 run "
+                             "(--precision bf16) only");
+    return Status::Ok();
+  }
+  for (int32_t s = 0; s < p.num_steps; s++) {
+    const StepDesc& st = p.steps[s];
+    if (st.kind == StepKind::Kernel) continue;
+    const ProductPlan plan = product_plan(st, math);
+    for (int which : {0, 1}) {
+      const int32_t b = which == 0 ? st.a : st.b;
+      const OperandLayout& l = which == 0 ? plan.a : plan.b;
+      if (p.buffers[b].dtype != DType::Bf16 || l.in_place_as_bf16()) continue;
+      return Status::Error(
+          program + "step " + std::to_string(s) + " (" + (st.what ? st.what : "?") + "): " +
+          operand_name(st.kind, which) + " buffer " + std::to_string(b) + " (" +
+          p.buffers[b].name + ") is bf16, but the product reads it through a padded copy, " +
+          layout_text(l) +
+          ": a bf16 operand is read where it lies, so its layout must pad nothing");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<uint64_t> storage_bytes(const Program& p, int64_t real_bytes) {
+  const int32_t n = std::max<int32_t>(p.num_buffers, 0);
+  std::vector<uint64_t> bytes(size_t(n), 0);
+  auto whole_reals = [&](uint64_t b) {
+    return mul_bytes((b + uint64_t(real_bytes) - 1) / uint64_t(real_bytes), uint64_t(real_bytes));
+  };
+  for (int32_t b = 0; b < n; b++) {
+    // The owner, in at most n hops (a cycle or a bad index: none).
+    int32_t owner = b;
+    for (int32_t hops = 0; owner >= 0 && owner < n && p.buffers[owner].alias_of != -1; hops++)
+      owner = hops < n ? p.buffers[owner].alias_of : -1;
+    if (owner < 0 || owner >= n) continue;
+    const BufferDesc& d = p.buffers[b];
+    const uint64_t numel = uint64_t(std::max<int64_t>(d.numel, 1));
+    const uint64_t need =
+        p.buffers[owner].dtype == DType::Bf16
+            ? whole_reals(mul_bytes(numel, uint64_t(element_bytes(d.dtype, real_bytes))))
+            : owner == b ? mul_bytes(numel, uint64_t(real_bytes)) : 0;
+    bytes[size_t(owner)] = std::max(bytes[size_t(owner)], need);
+  }
+  return bytes;
+}
 
 template <class T>
 CudaProgramModel<T>::CudaProgramModel(const Program& program, const KernelImage* images,
@@ -168,6 +242,7 @@ template <class T>
 Status CudaProgramModel<T>::init(const KernelImage* images, size_t image_count) {
   VOUCH_RETURN_IF_ERROR(require_native_cuda());
   VOUCH_RETURN_IF_ERROR(check_program(program_));
+  VOUCH_RETURN_IF_ERROR(check_bf16_buffers(program_, math_, std::is_same_v<T, float>));
   const Program& p = program_;
   if (loss_capacity_ <= 0)
     return Status::Error("the loss ring needs a positive capacity, got " +
@@ -214,9 +289,11 @@ Status CudaProgramModel<T>::init(const KernelImage* images, size_t image_count) 
   for (int32_t f = 0; f < p.num_fields; f++)
     pointers_[size_t(p.fields[f])] =
         reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(block) + field_offset_[size_t(f)]);
+  const std::vector<uint64_t> bytes = storage_bytes(p, int64_t(sizeof(T)));
   for (int32_t b = 0; b < p.num_buffers; b++)
     if (p.buffers[b].alias_of == -1 && !is_field[size_t(b)])
-      VOUCH_RETURN_IF_ERROR(allocate(pointers_[size_t(b)], p.buffers[b].numel));
+      VOUCH_RETURN_IF_ERROR(
+          allocate(pointers_[size_t(b)], int64_t(bytes[size_t(b)] / sizeof(T))));
   for (int32_t b = 0; b < p.num_buffers; b++)
     pointers_[size_t(b)] = pointers_[size_t(storage_owner(p, b))];
   // Scratch that must start at zero (an arrival counter its kernel resets itself).
@@ -291,8 +368,11 @@ Status CudaProgramModel<T>::init(const KernelImage* images, size_t image_count) 
     for (int32_t s = 0; s < p.num_steps; s++) {
       if (p.steps[s].kind == StepKind::Kernel) continue;
       const ProductPlan& pp = plans_[size_t(s)] = product_plan(p.steps[s], math_);
-      largest[0] = std::max(largest[0], copy_bytes(pp.a, operand) + copy_bytes(pp.c, 4));
-      largest[1] = std::max(largest[1], copy_bytes(pp.b, operand) + copy_bytes(pp.bias, 4));
+      // An operand read in place as bf16 takes none (operand_copy).
+      largest[0] =
+          std::max(largest[0], copy_bytes(operand_copy(s, 0), operand) + copy_bytes(pp.c, 4));
+      largest[1] =
+          std::max(largest[1], copy_bytes(operand_copy(s, 1), operand) + copy_bytes(pp.bias, 4));
     }
     for (int which : {0, 1}) {
       if (largest[which] == 0) continue;
@@ -560,12 +640,14 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
       const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
       unsigned char* const r0 = scratch_[0].base;
       unsigned char* const r1 = scratch_[1].base;
-      if (pp.bias.rows > 0) bias = reinterpret_cast<const float*>(r1 + copy_bytes(pp.b, operand));
-      if (pp.padded_output()) y = reinterpret_cast<float*>(r0 + copy_bytes(pp.a, operand));
+      if (pp.bias.rows > 0)
+        bias = reinterpret_cast<const float*>(r1 + copy_bytes(operand_copy(s, 1), operand));
+      if (pp.padded_output())
+        y = reinterpret_cast<float*>(r0 + copy_bytes(operand_copy(s, 0), operand));
       if (bf16_products_)
         VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
-            pp.M, pp.K, pp.N, reinterpret_cast<const bf16_bits*>(r0),
-            reinterpret_cast<const bf16_bits*>(r1), bias, y, &path, &refusal));
+            pp.M, pp.K, pp.N, bf16_operand(s, 0, r0), bf16_operand(s, 1, r1), bias, y, &path,
+            &refusal));
       else
         VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
             pp.M, pp.K, pp.N, pp.a.rows > 0 ? reinterpret_cast<const float*>(r0) : x,
@@ -619,8 +701,8 @@ Status CudaProgramModel<T>::linear_weight_grad(const StepDesc& st, int32_t s) {
       const unsigned char* const r1 = scratch_[1].base;
       if (bf16_products_)
         VOUCH_RETURN_IF_ERROR(linear_weight_grad_row_major(
-            rows, in, out, reinterpret_cast<const bf16_bits*>(r0),
-            reinterpret_cast<const bf16_bits*>(r1), dw, db, &path, &refusal));
+            rows, in, out, bf16_operand(s, 0, r0), bf16_operand(s, 1, r1), dw, db, &path,
+            &refusal));
       else
         VOUCH_RETURN_IF_ERROR(linear_weight_grad_row_major(
             rows, in, out, pp.a.rows > 0 ? reinterpret_cast<const float*>(r0) : dy,
@@ -693,37 +775,55 @@ Status CudaProgramModel<T>::copy_launch(int32_t s, const std::string& what, bool
 }
 
 template <class T>
+bool CudaProgramModel<T>::bf16_in_place(int32_t s, int which) const {
+  const StepDesc& st = program_.steps[s];
+  return bf16_products_ && st.kind != StepKind::Kernel &&
+         program_.buffers[which == 0 ? st.a : st.b].dtype == DType::Bf16;
+}
+
+template <class T>
+OperandLayout CudaProgramModel<T>::operand_copy(int32_t s, int which) const {
+  if (bf16_in_place(s, which)) return OperandLayout();
+  return which == 0 ? plans_[size_t(s)].a : plans_[size_t(s)].b;
+}
+
+template <class T>
+const bf16_bits* CudaProgramModel<T>::bf16_operand(int32_t s, int which,
+                                                   const unsigned char* copy) const {
+  const StepDesc& st = program_.steps[s];
+  if (bf16_in_place(s, which))
+    return reinterpret_cast<const bf16_bits*>(pointers_[size_t(which == 0 ? st.a : st.b)]);
+  return reinterpret_cast<const bf16_bits*>(copy);
+}
+
+template <class T>
 Status CudaProgramModel<T>::copy_operands(int32_t s) {
   const StepDesc& st = program_.steps[s];
   const ProductPlan& pp = plans_[size_t(s)];
-  const bool linear = st.kind == StepKind::Linear;
-  const bool weight_grad = st.kind == StepKind::LinearWeightGrad;
   for (int which : {0, 1}) {
-    const OperandLayout& l = which == 0 ? pp.a : pp.b;
+    const OperandLayout l = operand_copy(s, which);
     ScratchRegion& r = scratch_[which];
-    if (l.rows == 0) continue;  // read in place
+    if (l.rows == 0) continue;  // read in place (f32, or a bf16 buffer)
     const int32_t buffer = which == 0 ? st.a : st.b;
     const int32_t owner = storage_owner(program_, buffer);
     if (r.owner == owner && r.layout == l) continue;
-    const char* name = linear        ? (which == 0 ? "x" : "W")
-                       : weight_grad ? (which == 0 ? "dy" : "x")
-                                     : (which == 0 ? "A" : "B");
-    VOUCH_RETURN_IF_ERROR(copy_launch(s, name,
+    VOUCH_RETURN_IF_ERROR(copy_launch(s, operand_name(st.kind, which),
                                       bf16_products_, pointers_[size_t(buffer)], r.base, l,
                                       /*to_padded=*/true));
     r.owner = owner;
     r.layout = l;
   }
   // The bias and the padded output follow the operand's copy in its region: a region
-  // whose operand this step reads in place loses what it held.
+  // whose operand this step reads in place (f32, or a bf16 buffer) loses what it held.
   const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
+  const OperandLayout a = operand_copy(s, 0), b = operand_copy(s, 1);
   if (pp.bias.rows > 0) {
-    if (pp.b.rows == 0) scratch_[1].owner = -1;
+    if (b.rows == 0) scratch_[1].owner = -1;
     VOUCH_RETURN_IF_ERROR(copy_launch(s, "bias", false, pointers_[size_t(st.bias)],
-                                      scratch_[1].base + copy_bytes(pp.b, operand), pp.bias,
+                                      scratch_[1].base + copy_bytes(b, operand), pp.bias,
                                       /*to_padded=*/true));
   }
-  if (pp.padded_output() && pp.a.rows == 0) scratch_[0].owner = -1;
+  if (pp.padded_output() && a.rows == 0) scratch_[0].owner = -1;
   return Status::Ok();
 }
 
@@ -734,7 +834,8 @@ Status CudaProgramModel<T>::copy_output(int32_t s) {
   const StepDesc& st = program_.steps[s];
   const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
   return copy_launch(s, st.kind == StepKind::Linear ? "y" : "C", false,
-                     scratch_[0].base + copy_bytes(pp.a, operand), pointers_[size_t(st.c)], pp.c,
+                     scratch_[0].base + copy_bytes(operand_copy(s, 0), operand),
+                     pointers_[size_t(st.c)], pp.c,
                      /*to_padded=*/false);
 }
 
@@ -761,13 +862,13 @@ Status CudaProgramModel<T>::run_step(int32_t s) {
           const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
           unsigned char* const r0 = scratch_[0].base;
           unsigned char* const r1 = scratch_[1].base;
-          float* c = pp.padded_output() ? reinterpret_cast<float*>(r0 + copy_bytes(pp.a, operand))
-                                        : pointers_[size_t(st.c)];
+          float* c = pp.padded_output()
+                         ? reinterpret_cast<float*>(r0 + copy_bytes(operand_copy(s, 0), operand))
+                         : pointers_[size_t(st.c)];
           if (bf16_products_)
             return gemm_row_major(st.trans_a, st.trans_b, st.batch, pp.M, pp.N, pp.K,
-                                  reinterpret_cast<const bf16_bits*>(r0), pp.stride_a,
-                                  reinterpret_cast<const bf16_bits*>(r1), pp.stride_b, c, false,
-                                  pp.pitch_a, pp.pitch_b);
+                                  bf16_operand(s, 0, r0), pp.stride_a, bf16_operand(s, 1, r1),
+                                  pp.stride_b, c, false, pp.pitch_a, pp.pitch_b);
           return gemm_row_major(
               st.trans_a, st.trans_b, st.batch, pp.M, pp.N, pp.K,
               pp.a.rows > 0 ? reinterpret_cast<const float*>(r0) : pointers_[size_t(st.a)],
@@ -924,6 +1025,14 @@ Status CudaProgramModel<T>::audit_before_step(int32_t s) {
   if (st.kind == StepKind::Kernel)
     return audit_.before("step " + std::to_string(s) + " " + label,
                          std::string(program_.kernel_names[st.kernel]) + element_suffix<T>(), {});
+  // A bf16 operand read where it lies has no rounding launch of its own: the label
+  // says so (beside the vouch_round_bf16_f32 launches of the operands it rounds).
+  for (int which : {0, 1})
+    if (bf16_in_place(s, which)) {
+      const int32_t b = which == 0 ? st.a : st.b;
+      label += std::string(", ") + operand_name(st.kind, which) +
+               " read as bf16 in place (buffer " + program_.buffers[b].name + ")";
+    }
   std::string what = st.what ? st.what : "";
   return audit_.before("step " + std::to_string(s) + " " + label, "",
                        {what.substr(0, what.find('('))});
@@ -1464,10 +1573,7 @@ Backend cuda_program_backend(const Program& program, const KernelImage* images,
   // small scratch of padded products.
   b.memory_need = [p](int64_t real_bytes) {
     uint64_t storage = 0;
-    for (int32_t i = 0; i < p->num_buffers; i++)
-      if (p->buffers[i].alias_of == -1)
-        storage = add_bytes(storage, mul_bytes(uint64_t(std::max<int64_t>(p->buffers[i].numel, 1)),
-                                               uint64_t(real_bytes)));
+    for (uint64_t bytes : storage_bytes(*p, real_bytes)) storage = add_bytes(storage, bytes);
     const uint64_t params = param_elements(*p);
     MemoryNeed need;
     need.device.push_back({"buffers (params, gradients, activations)", storage});

@@ -82,7 +82,9 @@ namespace vouch::rt::cuda {
 //                     long long out_rows, long long out_pitch)
 //       Tensor-core products of f32 models (ProductMath::Tf32, Bf16) only: the copies
 //       gemm_call.h's ProductPlan makes around a cuBLAS call. Bf16: every operand
-//       rounded to bf16 into the executor's scratch (vouch_round_bf16_f32); Tf32: an
+//       rounded to bf16 into the executor's scratch (vouch_round_bf16_f32), except one
+//       whose buffer is already bf16 (DType::Bf16, rounded once by the step that wrote
+//       it), which the product reads where it lies (check_bf16_buffers); Tf32: an
 //       operand copied there (vouch_repitch_f32) where an extent it spans is not a
 //       multiple of 4 (padded with zeros); either precision: an output whose M or N is
 //       padded written at its padded shape into the scratch, then copied out
@@ -91,7 +93,10 @@ namespace vouch::rt::cuda {
 //       the other, each sized by the program's largest such step. Each copy is its own
 //       launch, named on the tape, by --audit-launches and by --profile ("vouch_repitch_f32
 //       (C of step 12)"); an operand the scratch already holds unchanged (the same
-//       buffer, not written since, in the same layout) is not copied again.
+//       buffer, not written since, in the same layout) is not copied again. A bf16
+//       operand read in place takes no scratch (a padded output, a padded bias start
+//       its region) and is named in the product's --audit-launches label ("x read as
+//       bf16 in place (buffer h16)").
 inline constexpr const char kSelectBatchKernel[] = "vouch_select_batch";
 inline constexpr const char kSelectWindowsKernel[] = "vouch_select_windows";
 inline constexpr const char kGradNormKernel[] = "vouch_grad_norm";
@@ -107,6 +112,24 @@ constexpr const char* element_suffix() {
 
 // Steps whose losses the device keeps by default (CompiledModel::loss_capacity).
 inline constexpr int64_t kDefaultLossCapacity = 4096;
+
+// Ok when the Bf16 buffers of `program` (check_program(program).ok()) are where a cuda
+// run can read them: a run of element type f32 (`f32`) with bf16 products (`math` Bf16)
+// only, and there as a product step's factor (Gemm A / B, Linear x / W,
+// LinearWeightGrad dy / x) only where its ProductPlan's copy would move no value
+// (OperandLayout::in_place_as_bf16: no padded row or pitch), since the product reads it
+// where it lies. Else the error names the buffer, or the step, the operand and the
+// layout. (Kernel steps may read and write Bf16 buffers as they like: they get the
+// device pointer.) The CudaProgramModel constructor refuses a program that fails it.
+Status check_bf16_buffers(const Program& program, ProductMath math, bool f32);
+
+// The device bytes of each storage owner (0 for an alias): max(numel, 1) × `real_bytes`
+// whatever its dtype (storage slots are sized in elements, codegen/StoragePlan.h), but
+// a Bf16 owner only the most its occupants (it and its aliases) take at their dtypes,
+// rounded up to whole reals: a value rounded to bf16 costs 2 bytes an element.
+// Tolerates a program check_program refuses (memory_need runs before it): an alias that
+// leads nowhere counts for nothing.
+std::vector<uint64_t> storage_bytes(const Program& program, int64_t real_bytes);
 
 template <class T>
 class CudaProgramModel final : public CompiledModel<T> {
@@ -192,6 +215,15 @@ class CudaProgramModel final : public CompiledModel<T> {
   // ProductPlan says (where it does not hold them already), each launch bracketed for
   // the audit and the profile.
   Status copy_operands(int32_t s);
+  // Whether operand `which` (0: a, 1: b) of library step s is a Bf16 buffer, read where
+  // it lies (bf16 products only; check_bf16_buffers checked its layout).
+  bool bf16_in_place(int32_t s, int which) const;
+  // The copy step s makes of operand `which`: its plan's, or none (rows 0) for an
+  // operand read in place as bf16, which takes no scratch.
+  OperandLayout operand_copy(int32_t s, int which) const;
+  // What a bf16 product of step s reads as operand `which`: the buffer itself where it
+  // is read in place, else its copy at the start of scratch region `copy`.
+  const bf16_bits* bf16_operand(int32_t s, int which, const unsigned char* copy) const;
   // After step s's library call: its padded output copied out of the scratch.
   Status copy_output(int32_t s);
   // One copy launch: `what` names it ("W of step 12"), `in` / `out` its layouts.

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -734,6 +735,377 @@ TEST(CudaExecutorGpuTest, ArgumentListsAndKernelNamesAreCheckedAtConstruction) {
     std::unique_ptr<CudaProgramModel<float>> absent = make_cuda<float>(mlp.program);
     EXPECT_TRUE(contains(absent->status().message(), "mlp_absent_f32")) << absent->status().message();
   }
+}
+
+// ---- bf16 buffers read in place by bf16 products ---------------------------------------
+
+// A hand-written Program of an f32 --precision bf16 build made of products (Gemm, Linear,
+// LinearWeightGrad) over buffers the test writes itself (no step writes them; none is a
+// param, since a param is never bf16), then mse_loss of the last product's output
+// against the one field y. A param off the product path, `unused`, has its gradient
+// filled by the prologue, so the optimizer has a param.
+struct ProductProgram {
+  std::vector<BufferDesc> buffers;
+  std::vector<StepDesc> steps;
+  std::vector<ArgDesc> args;
+  int32_t params[1] = {}, grads[1] = {}, fields[1] = {};
+  Program program{};
+
+  int32_t add(const char* name, int64_t numel, DType dtype = DType::Real) {
+    buffers.push_back({numel, -1, name, nullptr, dtype});
+    return int32_t(buffers.size()) - 1;
+  }
+  // C (m x n) = A (m x k) · B (k x n).
+  void gemm(int32_t a, int32_t b, int32_t c, int64_t m, int64_t n, int64_t k) {
+    steps.push_back(product(StepKind::Gemm, a, b, c, -1, m, n, k, "cublasGemmEx(test gemm)"));
+  }
+  // y (m x n) = x (m x k) · W (n x k)ᵀ + bias (n).
+  void linear(int32_t x, int32_t w, int32_t bias, int32_t y, int64_t m, int64_t n, int64_t k) {
+    steps.push_back(
+        product(StepKind::Linear, x, w, y, bias, m, n, k, "cublasLtMatmul(test linear)"));
+  }
+  // dW (m x n) = dy (k x m)ᵀ · x (k x n), db (m) = Σ_rows dy.
+  void weight_grad(int32_t dy, int32_t x, int32_t dw, int32_t db, int64_t m, int64_t n,
+                   int64_t k) {
+    StepDesc st = product(StepKind::LinearWeightGrad, dy, x, dw, db, m, n, k,
+                          "cublasLtMatmul(test weight grad)");
+    st.trans_a = true;
+    steps.push_back(st);
+  }
+  // The loss of `out` against a field y, the param, the prologue; then the tables.
+  void finish(int32_t out) {
+    const int64_t n = buffers[size_t(out)].numel;
+    const int32_t y = add("y", n), loss = add("loss", 1);
+    params[0] = add("unused", 1);
+    grads[0] = add("d_unused", 1);
+    fields[0] = y;
+    kernel(kMseLoss, {{ArgDesc::Buffer, loss, 1, 0}, {ArgDesc::Buffer, out, 0, 0},
+                      {ArgDesc::Buffer, y, 0, 0}, {ArgDesc::Int, n, 0, 0}});
+    program.forward_end = program.prologue_begin = int32_t(steps.size());
+    kernel(kFill, {{ArgDesc::Buffer, grads[0], 1, 0}, {ArgDesc::Real, 0, 0, 0.0},
+                   {ArgDesc::Int, 1, 0, 0}});
+    program.prologue_end = int32_t(steps.size());
+    program.name = "bf16_products";
+    program.buffers = buffers.data();
+    program.num_buffers = int32_t(buffers.size());
+    program.params = params;
+    program.grads = grads;
+    program.num_params = 1;
+    program.loss = loss;
+    program.output = out;
+    program.steps = steps.data();
+    program.num_steps = int32_t(steps.size());
+    program.args = args.data();
+    program.num_args = int32_t(args.size());
+    program.kernel_names = kMlpKernelNames;
+    program.num_kernels = kNumMlpKernels;
+    program.fields = fields;
+    program.num_fields = 1;
+  }
+
+ private:
+  static StepDesc product(StepKind kind, int32_t a, int32_t b, int32_t c, int32_t bias,
+                          int64_t m, int64_t n, int64_t k, const char* what) {
+    StepDesc st{};
+    st.kind = kind;
+    st.batch = 1;
+    st.m = m;
+    st.n = n;
+    st.k = k;
+    st.stride_a = m * k;
+    st.stride_b = k * n;
+    st.a = a;
+    st.b = b;
+    st.c = c;
+    st.bias = bias;
+    st.what = what;
+    return st;
+  }
+  void kernel(MlpKernel k, std::vector<ArgDesc> a) {
+    StepDesc st{};
+    st.kind = StepKind::Kernel;
+    st.kernel = k;
+    st.first_arg = int32_t(args.size());
+    st.num_args = int32_t(a.size());
+    st.grid_x = st.block_x = st.block_y = 1;
+    st.bias = -1;
+    st.what = kMlpKernelNames[k];
+    args.insert(args.end(), a.begin(), a.end());
+    steps.push_back(st);
+  }
+};
+
+// Host f32 values rounded to bf16 (host_bf16) and back: what a bf16 product multiplies.
+std::vector<double> rounded(const std::vector<float>& v) {
+  std::vector<double> out;
+  for (float f : v) out.push_back(bf16_value(host_bf16(f)));
+  return out;
+}
+
+// One audited training step of `p` (ProductMath::Bf16, f32): `inputs` written first into
+// their buffers (as f32, or as their bf16 bits where the buffer is Bf16); then every
+// buffer in `read` downloaded.
+struct ProductStep {
+  std::string audit;
+  int64_t problems = -1;
+  std::map<int32_t, std::vector<float>> values;
+};
+ProductStep run_product_step(const ProductProgram& p,
+                             const std::map<int32_t, std::vector<float>>& inputs,
+                             const std::vector<int32_t>& read) {
+  ProductStep r;
+  CudaProgramModel<float> gpu(p.program, &kExecutorImage, 1, ProductMath::Bf16);
+  EXPECT_TRUE(gpu.status().ok()) << gpu.status().message();
+  if (!gpu.status().ok()) return r;
+  RunConfig run;
+  run.audit_launches = true;
+  EXPECT_TRUE(gpu.configure(run).ok());
+  gpu.param(0)[0] = 0.5f;
+  EXPECT_TRUE(gpu.upload_params().ok());
+  for (const auto& [b, v] : inputs) {
+    Status st = Status::Ok();
+    if (p.buffers[size_t(b)].dtype == DType::Bf16) {
+      std::vector<bf16_bits> bits;
+      for (float f : v) bits.push_back(host_bf16(f));
+      st = upload(reinterpret_cast<bf16_bits*>(gpu.device_buffer(b)), bits.data(), bits.size(),
+                  gpu.stream());
+    } else {
+      st = upload(gpu.device_buffer(b), v.data(), v.size(), gpu.stream());
+    }
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  std::vector<float> y(size_t(p.buffers[size_t(p.fields[0])].numel), 0.25f);
+  const void* fields[] = {y.data()};
+  EXPECT_TRUE(gpu.upload_fields(fields, 1).ok());
+  Status st = gpu.enqueue_steps(OptimizerConfig{}, 1, nullptr);
+  EXPECT_TRUE(st.ok()) << st.message();
+  for (int32_t b : read) {
+    std::vector<float>& v = r.values[b];
+    v.resize(size_t(p.buffers[size_t(b)].numel));
+    EXPECT_TRUE(download(v.data(), gpu.device_buffer(b), v.size(), gpu.stream()).ok());
+  }
+  EXPECT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
+  r.audit = gpu.launch_audit();
+  r.problems = gpu.launch_audit_problems();
+  return r;
+}
+
+// Everywhere: where a Bf16 buffer may be, which the cuda executor checks at load.
+TEST(CudaExecutorTest, Bf16BuffersAreCheckedAgainstTheProductsThatReadThem) {
+  {
+    // A [4, 7]: bf16 pads K to 8, so A would be read through a padded copy.
+    ProductProgram p;
+    const int32_t a = p.add("a16", 4 * 7, DType::Bf16), b = p.add("b", 7 * 8),
+                  c = p.add("c", 4 * 8);
+    p.gemm(a, b, c, 4, 8, 7);
+    p.finish(c);
+    ASSERT_TRUE(check_program(p.program).ok()) << check_program(p.program).message();
+    EXPECT_EQ(check_bf16_buffers(p.program, ProductMath::Bf16, true).message(),
+              "program `bf16_products`: step 0 (cublasGemmEx(test gemm)): A buffer 0 (a16) is "
+              "bf16, but the product reads it through a padded copy, 1 x 4 x 7 padded to 1 x 4 "
+              "x 8 (batches x rows x row pitch): a bf16 operand is read where it lies, so its "
+              "layout must pad nothing");
+  }
+  {
+    // linear(x, W) with 5 outputs: W's rows pad to 8; x [4, 16] needs no padding.
+    ProductProgram p;
+    const int32_t x = p.add("x16", 4 * 16, DType::Bf16), w = p.add("w16", 5 * 16, DType::Bf16),
+                  bias = p.add("bias", 5), y = p.add("y_out", 4 * 5);
+    p.linear(x, w, bias, y, 4, 5, 16);
+    p.finish(y);
+    EXPECT_TRUE(contains(check_bf16_buffers(p.program, ProductMath::Bf16, true).message(),
+                         "step 0 (cublasLtMatmul(test linear)): W buffer 1 (w16) is bf16, but "
+                         "the product reads it through a padded copy, 1 x 5 x 16 padded to 1 x "
+                         "8 x 16"))
+        << check_bf16_buffers(p.program, ProductMath::Bf16, true).message();
+    p.buffers[size_t(w)].dtype = DType::Real;  // x alone: read in place
+    EXPECT_TRUE(check_bf16_buffers(p.program, ProductMath::Bf16, true).ok());
+    // Without bf16 products a bf16 buffer has no reader.
+    EXPECT_EQ(check_bf16_buffers(p.program, ProductMath::Tf32, true).message(),
+              "program `bf16_products`: buffer 0 (x16) is bf16, but this run's products are "
+              "tf32 f32: bf16 buffers are read by the bf16 products of an f32 run "
+              "(--precision bf16) only");
+    EXPECT_TRUE(contains(check_bf16_buffers(p.program, ProductMath::Fp32, true).message(),
+                         "this run's products are fp32 f32"));
+    EXPECT_TRUE(contains(check_bf16_buffers(p.program, ProductMath::Bf16, false).message(),
+                         "this run's products are f64"));
+    p.buffers[size_t(x)].dtype = DType::Real;
+    EXPECT_TRUE(check_bf16_buffers(p.program, ProductMath::Fp32, false).ok());
+  }
+  {
+    // The device storage: a Bf16 owner takes 2 bytes an element, in whole reals, or what
+    // a real alias of it needs; every other owner numel × the real's bytes.
+    ProductProgram p;
+    const int32_t a = p.add("a16", 5, DType::Bf16), r = p.add("r", 5);
+    const int32_t view = p.add("view", 5, DType::Bf16), wide = p.add("wide", 6, DType::Bf16);
+    const int32_t real_view = p.add("real_view", 3);
+    p.buffers[size_t(view)].alias_of = a;
+    p.buffers[size_t(real_view)].alias_of = wide;
+    p.gemm(a, r, r, 1, 1, 1);
+    p.finish(r);
+    const std::vector<uint64_t> f32 = storage_bytes(p.program, 4);
+    EXPECT_EQ(f32[size_t(a)], 12u);  // 10 bytes in whole f32s
+    EXPECT_EQ(f32[size_t(r)], 20u);
+    EXPECT_EQ(f32[size_t(view)], 0u);
+    EXPECT_EQ(f32[size_t(wide)], 12u);  // 12 bytes of bf16, 12 of its f32 view
+    EXPECT_EQ(storage_bytes(p.program, 8)[size_t(wide)], 24u);  // the view's 3 f64s
+    p.buffers[size_t(view)].alias_of = view;  // a cycle: counted for nothing, no hang
+    EXPECT_EQ(storage_bytes(p.program, 4)[size_t(view)], 0u);
+  }
+}
+
+// A Gemm whose A, B or both are Bf16 buffers holding the host's rounding of the values
+// another Gemm reads as f32 and the executor rounds (vouch_round_bf16_f32): the four
+// products are bitwise equal, the in-place operands have no rounding launch, and each
+// product's audit label says which it read in place.
+TEST(CudaExecutorGpuTest, Bf16BuffersAreReadInPlaceByAGemm) {
+  VOUCH_REQUIRE_CUDA_DEVICE("bf16 buffers read in place by a bf16 GEMM");
+  const int64_t M = 4, N = 8, K = 16;
+  ProductProgram p;
+  const int32_t a = p.add("a", M * K), b = p.add("b", K * N);
+  const int32_t a16 = p.add("a16", M * K, DType::Bf16), b16 = p.add("b16", K * N, DType::Bf16);
+  std::vector<int32_t> c;
+  for (const char* name : {"c_rounded", "c_a16", "c_b16", "c_both"}) c.push_back(p.add(name, M * N));
+  p.gemm(a, b, c[0], M, N, K);
+  p.gemm(a16, b, c[1], M, N, K);
+  p.gemm(a, b16, c[2], M, N, K);
+  p.gemm(a16, b16, c[3], M, N, K);
+  p.finish(c[3]);
+  const std::vector<float> av = values<float>(M * K, 31), bv = values<float>(K * N, 32);
+  ProductStep r = run_product_step(p, {{a, av}, {b, bv}, {a16, av}, {b16, bv}}, c);
+  EXPECT_EQ(r.problems, 0) << r.audit;
+  ASSERT_EQ(r.values.size(), 4u);
+  for (int i = 1; i < 4; i++) EXPECT_EQ(r.values[c[size_t(i)]], r.values[c[0]]) << i;
+  const std::vector<double> ad = rounded(av), bd = rounded(bv);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double want = 0;
+      for (int64_t k = 0; k < K; k++) want += ad[size_t(i * K + k)] * bd[size_t(k * N + j)];
+      EXPECT_NEAR(r.values[c[0]][size_t(i * N + j)], want, 1e-5 * (1 + std::fabs(want)));
+    }
+  // Rounded once each (steps 1 and 2 find the other operand's copy in the scratch).
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (A of step 0)")) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (B of step 0)")) << r.audit;
+  for (const char* never : {"(A of step 1)", "(B of step 2)", "(A of step 3)", "(B of step 3)",
+                            "(B of step 1)", "(A of step 2)"})
+    EXPECT_FALSE(contains(r.audit, never)) << never << "\n" << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 1 cublasGemmEx(test gemm) [unassigned], A read as bf16 "
+                                "in place (buffer a16)"))
+      << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 2 cublasGemmEx(test gemm) [unassigned], B read as bf16 "
+                                "in place (buffer b16)"))
+      << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 3 cublasGemmEx(test gemm) [unassigned], A read as bf16 "
+                                "in place (buffer a16), B read as bf16 in place (buffer b16)"))
+      << r.audit;
+}
+
+// A linear with 5 outputs (N padded to 8: W and the bias copied padded, y written padded
+// into the scratch and copied out) whose x is a Bf16 buffer: y lies where x's copy would
+// have (x takes no scratch), so the next linear must round its f32 x again; all three
+// outputs are bitwise equal.
+TEST(CudaExecutorGpuTest, ABf16XIsReadInPlaceByALinearWithAPaddedOutput) {
+  VOUCH_REQUIRE_CUDA_DEVICE("a bf16 x read in place by a padded bf16 linear");
+  const int64_t rows = 4, in = 16, out = 5;
+  ProductProgram p;
+  const int32_t x = p.add("x", rows * in), x16 = p.add("x16", rows * in, DType::Bf16);
+  const int32_t w = p.add("w", out * in), bias = p.add("bias", out);
+  std::vector<int32_t> y;
+  for (const char* name : {"y_rounded", "y_x16", "y_again"}) y.push_back(p.add(name, rows * out));
+  p.linear(x, w, bias, y[0], rows, out, in);
+  p.linear(x16, w, bias, y[1], rows, out, in);
+  p.linear(x, w, bias, y[2], rows, out, in);
+  p.finish(y[2]);
+  const std::vector<float> xv = values<float>(rows * in, 41), wv = values<float>(out * in, 42),
+                           bv = values<float>(out, 43);
+  ProductStep r = run_product_step(p, {{x, xv}, {x16, xv}, {w, wv}, {bias, bv}}, y);
+  EXPECT_EQ(r.problems, 0) << r.audit;
+  ASSERT_EQ(r.values.size(), 3u);
+  EXPECT_EQ(r.values[y[1]], r.values[y[0]]);
+  EXPECT_EQ(r.values[y[2]], r.values[y[0]]);
+  const std::vector<double> xd = rounded(xv), wd = rounded(wv);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < out; j++) {
+      double want = bv[size_t(j)];
+      for (int64_t k = 0; k < in; k++) want += xd[size_t(i * in + k)] * wd[size_t(j * in + k)];
+      EXPECT_NEAR(r.values[y[1]][size_t(i * out + j)], want, 1e-5 * (1 + std::fabs(want)));
+    }
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (x of step 0)")) << r.audit;
+  EXPECT_FALSE(contains(r.audit, "(x of step 1)")) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (x of step 2)")) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (W of step 0)")) << r.audit;
+  EXPECT_FALSE(contains(r.audit, "(W of step 1)")) << r.audit;  // still in the scratch
+  EXPECT_TRUE(contains(r.audit, "vouch_repitch_f32 (y of step 1)")) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 1 cublasLtMatmul(test linear) [unassigned], x read as "
+                                "bf16 in place (buffer x16)"))
+      << r.audit;
+}
+
+// A linear's weight gradient whose dy, x or both are Bf16 buffers: dW and db bitwise
+// equal to those of the f32 operands the executor rounds.
+TEST(CudaExecutorGpuTest, Bf16BuffersAreReadInPlaceByALinearWeightGrad) {
+  VOUCH_REQUIRE_CUDA_DEVICE("bf16 buffers read in place by a bf16 linear weight gradient");
+  const int64_t rows = 5, in = 16, out = 8;
+  ProductProgram p;
+  const int32_t dy = p.add("dy", rows * out), x = p.add("x", rows * in);
+  const int32_t dy16 = p.add("dy16", rows * out, DType::Bf16);
+  const int32_t x16 = p.add("x16", rows * in, DType::Bf16);
+  std::vector<int32_t> dw, db, read;
+  const std::pair<int32_t, int32_t> operands[] = {{dy, x}, {dy16, x}, {dy, x16}, {dy16, x16}};
+  for (int i = 0; i < 4; i++) {
+    dw.push_back(p.add("dw", out * in));
+    db.push_back(p.add("db", out));
+    p.weight_grad(operands[i].first, operands[i].second, dw.back(), db.back(), out, in, rows);
+    read.push_back(dw.back());
+    read.push_back(db.back());
+  }
+  p.finish(dw.back());
+  const std::vector<float> dyv = values<float>(rows * out, 51), xv = values<float>(rows * in, 52);
+  ProductStep r = run_product_step(p, {{dy, dyv}, {dy16, dyv}, {x, xv}, {x16, xv}}, read);
+  EXPECT_EQ(r.problems, 0) << r.audit;
+  ASSERT_EQ(r.values.size(), 8u);
+  for (int i = 1; i < 4; i++) {
+    EXPECT_EQ(r.values[dw[size_t(i)]], r.values[dw[0]]) << i;
+    EXPECT_EQ(r.values[db[size_t(i)]], r.values[db[0]]) << i;
+  }
+  const std::vector<double> dyd = rounded(dyv), xd = rounded(xv);
+  for (int64_t o = 0; o < out; o++)
+    for (int64_t j = 0; j < in; j++) {
+      double want = 0;
+      for (int64_t k = 0; k < rows; k++) want += dyd[size_t(k * out + o)] * xd[size_t(k * in + j)];
+      EXPECT_NEAR(r.values[dw[0]][size_t(o * in + j)], want, 1e-5 * (1 + std::fabs(want)));
+    }
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (dy of step 0)")) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (x of step 0)")) << r.audit;
+  for (const char* never : {"(dy of step 1)", "(x of step 2)", "(dy of step 3)", "(x of step 3)"})
+    EXPECT_FALSE(contains(r.audit, never)) << never << "\n" << r.audit;
+  EXPECT_TRUE(contains(r.audit, "step 3 cublasLtMatmul(test weight grad) [unassigned], dy read "
+                                "as bf16 in place (buffer dy16), x read as bf16 in place (buffer "
+                                "x16)"))
+      << r.audit;
+}
+
+// At load: a Bf16 operand the product would read through a padded copy (K = 7), and a
+// Bf16 buffer in a model whose products are not bf16.
+TEST(CudaExecutorGpuTest, ABf16OperandThatNeedsPaddingIsRefusedAtLoad) {
+  VOUCH_REQUIRE_CUDA_DEVICE("a bf16 operand refused at load");
+  ProductProgram p;
+  const int32_t a = p.add("a16", 4 * 7, DType::Bf16), b = p.add("b", 7 * 8),
+                c = p.add("c", 4 * 8);
+  p.gemm(a, b, c, 4, 8, 7);
+  p.finish(c);
+  CudaProgramModel<float> bf16(p.program, &kExecutorImage, 1, ProductMath::Bf16);
+  EXPECT_EQ(bf16.status().message(),
+            check_bf16_buffers(p.program, ProductMath::Bf16, true).message());
+  EXPECT_TRUE(contains(bf16.status().message(), "A buffer 0 (a16) is bf16, but the product "
+                                                 "reads it through a padded copy"))
+      << bf16.status().message();
+  CudaProgramModel<float> tf32(p.program, &kExecutorImage, 1, ProductMath::Tf32);
+  EXPECT_TRUE(contains(tf32.status().message(), "this run's products are tf32 f32"))
+      << tf32.status().message();
+  CudaProgramModel<double> f64(p.program, &kExecutorImage, 1, ProductMath::Bf16);
+  EXPECT_TRUE(contains(f64.status().message(), "this run's products are f64"))
+      << f64.status().message();
 }
 
 TEST(CudaExecutorGpuTest, QuickstartThroughTrainMainMatchesTheGolden) {

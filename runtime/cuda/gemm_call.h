@@ -103,6 +103,11 @@ struct OperandLayout {
   int64_t scratch_elements() const { return batches * out_rows * pitch; }
   // gemm_row_major's pitch argument for it (0: dense).
   int64_t gemm_pitch() const { return flat ? 0 : pitch; }
+  // Whether an operand already stored as bf16 (a bf16 buffer, rounded by its producer)
+  // may be read where it lies instead of through this copy: the copy would not move a
+  // value (no padded row or pitch; a flat copy is the buffer as it lies). rows = 0 (no
+  // copy) reads in place too.
+  bool in_place_as_bf16() const { return rows == out_rows && cols == pitch; }
   bool operator==(const OperandLayout& o) const {
     return batches == o.batches && rows == o.rows && cols == o.cols &&
            out_rows == o.out_rows && pitch == o.pitch && stride == o.stride && flat == o.flat;

@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "runtime/cuda/gemm_call.h"
@@ -19,6 +21,23 @@ namespace vouch::rt::cuda {
 
 inline bool cuda_device_present() {
   return probe_runtime().state == RuntimeState::NativeWithDevice;
+}
+
+// An f32's bf16 bits, nearest even, computed as the quotient of an integer division
+// (not executor.cuh's bit trick): u / 2^16 rounded half to even. NaN never occurs here.
+inline bf16_bits host_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t q = u / 65536u, r = u % 65536u;
+  return bf16_bits(r > 32768u || (r == 32768u && q % 2u == 1u) ? q + 1u : q);
+}
+
+// The value of bf16 bits.
+inline double bf16_value(bf16_bits b) {
+  const uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return double(f);
 }
 
 // A copy laid out as vouch_round_bf16_f32 / vouch_repitch_f32 write it into the scratch

@@ -24,6 +24,12 @@ constexpr std::string_view kGpuSuiteModels =
     "examples/quickstart_mlp.vouch examples/residual_mlp.vouch "
     "examples/resnet_small.vouch tests/gpu/*.vouch";
 
+/// The models tools/gpu_suite.sh also builds with --precision bf16.
+constexpr std::string_view kGpuSuiteBf16Models =
+    "tests/gpu/ops_attention.vouch tests/gpu/ops_library.vouch "
+    "tests/gpu/ops_padded.vouch tests/gpu/ops_conv.vouch "
+    "tests/gpu/ops_classes.vouch examples/tiny_gpt.vouch";
+
 } // namespace
 
 const std::vector<Citation> &citations() {
@@ -50,6 +56,9 @@ const std::vector<Citation> &citations() {
     {"nvrtc", "//tests:nvrtc_kernels_test",
      "every kernel emitted for the GPU suite's models compiles with NVRTC for sm_90 and every entry point is in the PTX",
      plans("checked_cuda", kGpuSuiteModels)},
+    {"nvrtc-bf16", "//tests:nvrtc_kernels_test",
+     "every kernel emitted for the GPU suite's bf16 builds (--precision bf16, vouch.round_bf16 included) compiles with NVRTC for sm_90 and every entry point is in the PTX",
+     plans("checked_cuda+bf16", kGpuSuiteBf16Models)},
     {"optimizer", "//runtime:optim_test",
      "two steps of every optimizer kind, each schedule and clip_grad_norm against PyTorch 1.13 (float64)",
      names("{capsule}", "runtime/optim_test.cc")},
@@ -80,6 +89,9 @@ const std::vector<Citation> &citations() {
     {"blas-device", "//runtime/cuda:blas_test",
      "on a GPU: the runtime's cuBLASLt call of an op against double products and sums of the same values, under fp32, tf32, bf16 operands and f64; two runs bitwise; the refused epilogue's fallback",
      names("{op}_row_major(", "runtime/cuda/blas_test.cc")},
+    {"gpu-suite-bf16", "tests/gpu/run.sh",
+     "on a GPU: the GPU suite's bf16 builds (--precision bf16: products of bf16 operands, f32 sums) against the cpu f64 reference within bf16's declared tolerances; runs bitwise equal",
+     plans("checked_cuda+bf16", kGpuSuiteBf16Models)},
     {"gpu-suite", "tests/gpu/run.sh",
      "on an H200: every op of the GPU suite's models (tests/gpu/*.vouch and the examples), forward and VJP, cuda f64 within 1e-12 and f32 within 1e-5 of the cpu f64 reference; runs bitwise equal; graph = no graph; memcheck clean",
      plans("checked_cuda", kGpuSuiteModels)},

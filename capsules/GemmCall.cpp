@@ -44,8 +44,16 @@ std::string formatGemmCall(const GemmCall &call) {
                     ", B=" + call.b;
   if (!call.epilogue.empty())
     out += ", epilogue=" + call.epilogue;
-  if (call.bf16Operands)
-    out += ", A/B rounded to bf16 by vouch_round_bf16";
+  if (call.bf16Operands) {
+    auto how = [](bool inPlace) {
+      return inPlace ? std::string(" bf16 in place (vouch.round_bf16)")
+                     : std::string(" rounded to bf16 by vouch_round_bf16");
+    };
+    if (call.aInPlace == call.bInPlace)
+      out += ", A/B" + how(call.aInPlace);
+    else
+      out += ", A" + how(call.aInPlace) + ", B" + how(call.bInPlace);
+  }
   if (!call.padding.empty())
     out += ", " + call.padding;
   return out + ")";

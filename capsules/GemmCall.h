@@ -23,9 +23,13 @@ struct GemmCall {
   char transb = 'N';    ///< applied to cuBLAS's B
   std::string a, b;     ///< which vouch operand cuBLAS's A and B are
   std::string epilogue; ///< cublasLt only: "BIAS", "BGRADB" or "DEFAULT"; else empty
-  /// Operands rounded to bf16 first (a bf16 profile's f32 products): each
-  /// by a vouch_round_bf16 launch of the executor, read as CUDA_R_16BF.
+  /// Operands rounded to bf16 first (a bf16 profile's f32 products), read
+  /// as CUDA_R_16BF: each by a vouch_round_bf16 launch of the executor,
+  /// or, where `aInPlace` / `bInPlace` says so, already bf16 (a
+  /// vouch.round_bf16 value, made by vouch-round-bf16-operands) and read in
+  /// place.
   bool bf16Operands = false;
+  bool aInPlace = false, bInPlace = false;
   /// The extents a tensor-core product pads and the copies that makes
   /// (runtime/cuda/gemm_call.h's describe_padding), e.g. "padded N 50257 ->
   /// 50260, W copied by vouch_repitch_f32, y copied out by vouch_repitch_f32";
@@ -43,7 +47,9 @@ GemmCall linearWeightGradCall();
 
 /// `cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)`; cublasLt calls add
 /// `epilogue=BIAS`; bf16 operands add `, A/B rounded to bf16 by
-/// vouch_round_bf16`; padding adds `, ` and its text.
+/// vouch_round_bf16` (`, A/B bf16 in place (vouch.round_bf16)` for operands
+/// read in place, or one clause for each when they differ); padding adds
+/// `, ` and its text.
 std::string formatGemmCall(const GemmCall &);
 
 } // namespace vouch::capsules

@@ -115,13 +115,15 @@ std::string renderText(const AcceptedGraphPlan &plan) {
            "capsule says what it computes in (products=)\n";
   if (profile.products == ProductPrecision::Bf16)
     out += "  products=bf16: cuBLAS GEMMs (their operands rounded to bf16 "
-           "by vouch_round_bf16 launches, read as CUDA_R_16BF, row-pitch "
-           "extents padded to multiples of 8, a padded output copied out "
-           "by vouch_repitch_f32) and the "
+           "once each by vouch.round_bf16 steps and read in place, or, where "
+           "a row-pitch extent is padded to a multiple of 8, by "
+           "vouch_round_bf16 launches; read as CUDA_R_16BF; a padded output "
+           "copied out by vouch_repitch_f32) and the "
            "fused attention's f32 kernels (tensor cores) round their "
            "products' operands to bf16 (8-bit mantissa), sums in f32; "
            "storage stays f32 (activations, gradients, params, optimizer "
-           "state); each capsule says what it computes in (products=)\n";
+           "state) but for those bf16 operands; each capsule says what it "
+           "computes in (products=)\n";
   out += "  abi: " + abiLine(profile.device) + "\n";
 
   out += "\ncapsules (one entry per capsule, at first use):\n";

@@ -30,6 +30,8 @@ std::string shapeText(Value v) {
 
 /// The runtime's storage class of `v`'s elements.
 static rt::DType dtypeOf(Value v) {
+  if (cast<ShapedType>(v.getType()).getElementType().isBF16())
+    return rt::DType::Bf16; // vouch.round_bf16's: a bf16 product's operand
   return storedAsInt32(v) ? rt::DType::I32 : rt::DType::Real;
 }
 
@@ -465,7 +467,9 @@ std::string programTablesText(const rt::Program &p, const std::string &name) {
                const rt::BufferDesc &b = p.buffers[i];
                out << "{" << b.numel << ", " << b.alias_of << ", " << text(b.name)
                    << ", " << text(b.shape) << ", vouch::rt::DType::"
-                   << (b.dtype == rt::DType::I32 ? "I32" : "Real")
+                   << (b.dtype == rt::DType::I32    ? "I32"
+                       : b.dtype == rt::DType::Bf16 ? "Bf16"
+                                                    : "Real")
                    << (b.zero_init ? ", true" : "") << "}";
              });
   auto ints = [&](const std::string &decl, const int32_t *v, int32_t n) {

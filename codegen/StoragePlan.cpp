@@ -183,8 +183,14 @@ StoragePlan planStorage(const rt::Program &p, const std::vector<InPlaceStep> &in
   const bool outputPinned = pinned[static_cast<size_t>(output)] || !outputReadAtForwardEnd;
   pin(p.output);
 
-  // A rank-0 value still takes one element.
-  auto numelOf = [&](int32_t b) { return std::max<int64_t>(p.buffers[b].numel, 1); };
+  // A buffer's size in the slots' elements (Real, 4 or 8 bytes): a rank-0
+  // value still takes one element; a bf16 one (2 bytes an element) half its
+  // count, rounded up.
+  auto numelOf = [&](int32_t b) {
+    const rt::BufferDesc &d = p.buffers[b];
+    const int64_t n = std::max<int64_t>(d.numel, 1);
+    return d.dtype == rt::DType::Bf16 ? (n + 1) / 2 : n;
+  };
   const std::vector<Lifetime> life = lifetimes(p);
   auto at = [&](int32_t b) -> const Lifetime & { return life[static_cast<size_t>(b)]; };
   std::vector<bool> sharable(static_cast<size_t>(n), false);

@@ -61,7 +61,8 @@ struct StoragePlan {
   /// Per buffer of the program: the slot it shares, or -1 (it keeps its own
   /// storage, or is a view).
   std::vector<int32_t> slotOf;
-  /// Per slot: its elements (the most any occupant has). Every slot has at
+  /// Per slot: its elements of the run's real type (the most any occupant
+  /// needs; a bf16 occupant needs half its element count). Every slot has at
   /// least two occupants.
   std::vector<int64_t> slotNumel;
   /// Elements of storage before and after the plan (every owner's numel; a

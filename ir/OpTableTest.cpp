@@ -114,8 +114,12 @@ TEST_F(OpTableTest, FamiliesMatchTheOps) {
               name.hasTrait<mlir::OpTrait::ZeroOperands>())
         << op;
     // Every op with operands has a VJP rule (the coverage test of
-    // tests/gradcheck_test.cpp then demands a gradient check for it).
-    EXPECT_EQ(facts.hasVjp, facts.family != OpFamily::Generator) << op;
+    // tests/gradcheck_test.cpp then demands a gradient check for it), but
+    // round_bf16: vouch-round-bf16-operands makes it after autodiff, for the
+    // products of forward and VJP alike, so no gradient is taken through it.
+    EXPECT_EQ(facts.hasVjp,
+              facts.family != OpFamily::Generator && op != "round_bf16")
+        << op;
     if (facts.family == OpFamily::Reduction) {
       EXPECT_TRUE(hasAttribute(name, "axes")) << op;
     }

@@ -34,6 +34,13 @@ def Vouch_Dialect : Dialect {
 // Every value the dialect computes with is a static-shape tensor.
 def Vouch_AnyTensor : StaticShapeTensorOf<[F32, F64, I32, I1]>;
 def Vouch_FloatTensor : StaticShapeTensorOf<[F32, F64]>;
+def Vouch_F32Tensor : StaticShapeTensorOf<[F32]>;
+def Vouch_Bf16Tensor : StaticShapeTensorOf<[BF16]>;
+// A product's operand: a real value, or an f32 one rounded to bf16 by
+// vouch.round_bf16 (bf16 products; the result is then f32).
+def Vouch_ProductOperand : StaticShapeTensorOf<[F32, F64, BF16]>;
+// What a view may reshape: any value.
+def Vouch_ViewTensor : StaticShapeTensorOf<[F32, F64, I32, I1, BF16]>;
 def Vouch_IntTensor : StaticShapeTensorOf<[I32]>;
 
 //===----------------------------------------------------------------------===//

@@ -104,6 +104,32 @@ differingElementTypes(ArrayRef<RankedTensorType> types) {
   return std::nullopt;
 }
 
+/// A product's operand element type as the product reads it: a bf16 operand
+/// (vouch.round_bf16's, under bf16 products) stands for the f32 value it was
+/// rounded from, so f32 and bf16 operands mix and the result is f32.
+static Type productElementType(Type t) {
+  return t.isBF16() ? Float32Type::get(t.getContext()) : t;
+}
+
+/// differingElementTypes for a product's operands (productElementType).
+static std::optional<InferredType>
+differingProductOperands(ArrayRef<RankedTensorType> types) {
+  Type first = productElementType(types.front().getElementType());
+  for (RankedTensorType t : types.drop_front())
+    if (t && productElementType(t.getElementType()) != first)
+      return InferredType::failure("element types differ: " +
+                                   quoted(types.front()) + " and " +
+                                   quoted(t));
+  return std::nullopt;
+}
+
+/// A product's result of `shape`, of the element type it reads `like` as.
+static RankedTensorType productLike(RankedTensorType like,
+                                    ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape,
+                               productElementType(like.getElementType()));
+}
+
 /// `type`'s shape without `axes` (sorted).
 static SmallVector<int64_t> shapeWithout(RankedTensorType type,
                                          ArrayRef<int64_t> axes) {
@@ -389,13 +415,13 @@ InferredType MatmulOp::inferResultType(RankedTensorType lhs,
         (transposeLhs ? " (transposed)" : "") + " by " + quoted(rhs) +
         (transposeRhs ? " (transposed)" : "") + ": contraction extents " +
         std::to_string(k1) + " and " + std::to_string(k2) + " differ");
-  if (std::optional<InferredType> differ = differingElementTypes({lhs, rhs}))
+  if (std::optional<InferredType> differ = differingProductOperands({lhs, rhs}))
     return *differ;
   SmallVector<int64_t> shape(
       (lr >= rr ? lhs : rhs).getShape().drop_back(2));
   shape.push_back(lhs.getDimSize(transposeLhs ? lr - 1 : lr - 2));
   shape.push_back(rhs.getDimSize(transposeRhs ? rr - 2 : rr - 1));
-  return tensorLike(lhs, shape);
+  return productLike(lhs, shape);
 }
 
 LogicalResult MatmulOp::verify() {
@@ -470,11 +496,11 @@ InferredType LinearOp::inferResultType(RankedTensorType input,
                                  " does not match weight " + quoted(weight) +
                                  ": expected [" + std::to_string(out) + "]");
   if (std::optional<InferredType> differ =
-          differingElementTypes({input, weight, bias}))
+          differingProductOperands({input, weight, bias}))
     return *differ;
   SmallVector<int64_t> shape(input.getShape().drop_back());
   shape.push_back(out);
-  return tensorLike(input, shape);
+  return productLike(input, shape);
 }
 
 LogicalResult LinearOp::verify() {
@@ -1755,6 +1781,23 @@ LogicalResult CastOp::buildVJP(OpBuilder &b, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
+// Conversions: RoundBf16Op
+//===----------------------------------------------------------------------===//
+
+void RoundBf16Op::build(OpBuilder &b, OperationState &state, Value input) {
+  RankedTensorType in = tensorOf(input);
+  build(b, state, RankedTensorType::get(in.getShape(), b.getBF16Type()), input);
+}
+
+LogicalResult RoundBf16Op::verify() {
+  if (tensorOf(getResult()).getShape() != tensorOf(getInput()).getShape())
+    return emitOpError("result ")
+           << quoted(getResult().getType()) << " must have the input's shape "
+           << quoted(getInput().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations: SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp,
 // MaskedSoftmaxOp, LayerNormOp, LayerNormGradOp
 //===----------------------------------------------------------------------===//
@@ -1837,9 +1880,9 @@ static InferredType inferLinearWeightGradType(RankedTensorType grad,
   if (grad.getDimSize(0) != input.getDimSize(0))
     return InferredType::failure("grad " + quoted(grad) + " and input " +
                                  quoted(input) + " differ in rows");
-  if (std::optional<InferredType> differ = differingElementTypes({grad, input}))
+  if (std::optional<InferredType> differ = differingProductOperands({grad, input}))
     return *differ;
-  return tensorLike(grad, {grad.getDimSize(1), input.getDimSize(1)});
+  return productLike(grad, {grad.getDimSize(1), input.getDimSize(1)});
 }
 
 void LinearWeightGradOp::build(OpBuilder &b, OperationState &state, Value grad,
@@ -1847,7 +1890,7 @@ void LinearWeightGradOp::build(OpBuilder &b, OperationState &state, Value grad,
   RankedTensorType g = tensorOf(grad);
   InferredType weight = inferLinearWeightGradType(g, tensorOf(input));
   assert(weight && "an ill-shaped linear_weight_grad");
-  build(b, state, weight.type, tensorLike(g, {g.getDimSize(1)}), grad, input);
+  build(b, state, weight.type, productLike(g, {g.getDimSize(1)}), grad, input);
 }
 
 LogicalResult LinearWeightGradOp::verify() {
@@ -1858,7 +1901,7 @@ LogicalResult LinearWeightGradOp::verify() {
   if (tensorOf(getWeightGrad()) != weight.type)
     return emitOpError("weight_grad has type ")
            << getWeightGrad().getType() << ", expected " << weight.type;
-  RankedTensorType bias = tensorLike(g, {g.getDimSize(1)});
+  RankedTensorType bias = productLike(g, {g.getDimSize(1)});
   if (tensorOf(getBiasGrad()) != bias)
     return emitOpError("bias_grad has type ")
            << getBiasGrad().getType() << ", expected " << bias;

@@ -203,7 +203,7 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
     %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
     ```
   }];
-  let arguments = (ins Vouch_FloatTensor:$input, Vouch_FloatTensor:$weight,
+  let arguments = (ins Vouch_ProductOperand:$input, Vouch_ProductOperand:$weight,
                        Optional<Vouch_FloatTensor>:$bias);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
@@ -241,7 +241,7 @@ def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,
     %c = vouch.matmul %a, %b {transpose_rhs} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
     ```
   }];
-  let arguments = (ins Vouch_FloatTensor:$lhs, Vouch_FloatTensor:$rhs,
+  let arguments = (ins Vouch_ProductOperand:$lhs, Vouch_ProductOperand:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs Vouch_FloatTensor:$result);
   let assemblyFormat =
@@ -281,7 +281,7 @@ def Vouch_LinearWeightGradOp : Vouch_Op<"linear_weight_grad", [Pure,
     %dw, %db = vouch.linear_weight_grad %dy, %x : (tensor<16x8xf32>, tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
     ```
   }];
-  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$input);
+  let arguments = (ins Vouch_ProductOperand:$grad, Vouch_ProductOperand:$input);
   let results = (outs Vouch_FloatTensor:$weight_grad,
                       Vouch_FloatTensor:$bias_grad);
   let assemblyFormat =
@@ -558,8 +558,8 @@ def Vouch_ReshapeOp : Vouch_Op<"reshape", [Pure,
     %r = vouch.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>
     ```
   }];
-  let arguments = (ins Vouch_AnyTensor:$input);
-  let results = (outs Vouch_AnyTensor:$result);
+  let arguments = (ins Vouch_ViewTensor:$input);
+  let results = (outs Vouch_ViewTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1102,6 +1102,48 @@ def Vouch_CastOp : Vouch_Op<"cast", [Pure,
   let cpuEvidence = "cpu-kernels";
   let cudaKernelSource = "codegen/recipes/CastRecipe.cpp, runtime/cuda/kernels/cast.cuh";
   let cudaKernel = "vouch::cast_kernel";
+}
+
+// vouch-round-bf16-operands makes it in cuda builds with bf16 products (after
+// autodiff): an f32 value that cuBLAS products read is rounded to bf16 once,
+// into a buffer of its own that each of them reads in place, instead of by an
+// executor copy before each product (a layer's activation is read by its
+// forward product and by its weight gradient, a weight by the forward and by
+// dx). Not a builtin: the language has no bf16 values.
+def Vouch_RoundBf16Op : Vouch_Op<"round_bf16", [Pure]> {
+  let summary = "f32 values rounded to bf16, a bf16 product's operand";
+  let description = [{
+    The result has the input's shape; each element is the input's rounded to
+    the nearest bf16, ties to even (infinities stay, finite values past
+    bf16's largest become infinite, NaN stays NaN): the rounding the
+    executor's operand copies make (runtime/cuda/gemm_call.h's ProductMath
+    Bf16). Only vouch.matmul, vouch.linear, vouch.linear_weight_grad and
+    vouch.reshape read a bf16 value.
+
+    ```mlir
+    %b = vouch.round_bf16 %x : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+    ```
+  }];
+  let arguments = (ins Vouch_F32Tensor:$input);
+  let results = (outs Vouch_Bf16Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let builders = [
+    // The result's type follows from the input's.
+    OpBuilder<(ins "::mlir::Value":$input)>
+  ];
+
+  let family = Vouch_Index;
+  let formula = "each f32 rounded to the nearest bf16, ties to even";
+  let cpuKernel = "vouch::rt::round_bf16<T>";
+  let cpuKernelNote = "the reference of the cuda kernel's rounding; no cpu "
+                      "program has bf16 values";
+  let cpuEvidence = "cpu-kernels";
+  let cudaKernelSource = "codegen/recipes/CastRecipe.cpp, runtime/cuda/kernels/cast.cuh";
+  let cudaKernel = "vouch::round_bf16_value_kernel";
+  // Planned only by bf16 builds: the GPU suite's, against the cpu f64
+  // reference under bf16's declared tolerances.
+  let cudaEvidence = "gpu-suite-bf16";
 }
 
 //===----------------------------------------------------------------------===//

@@ -206,6 +206,8 @@ void AssuranceGate::checkShapes(Operation *op) {
 }
 
 void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
+  const bool blas =
+      c.provider == Provider::Cublas || c.provider == Provider::Cublaslt;
   for (auto &[what, type] : valueTypes(op)) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
@@ -215,8 +217,6 @@ void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
            what + " has rank " + std::to_string(tensor.getRank()) +
                "; capsule " + quoted(c.name) + " handles rank ≤ " +
                std::to_string(c.maxRank));
-    bool blas = c.provider == Provider::Cublas ||
-                c.provider == Provider::Cublaslt;
     if (blas && tensor.hasStaticShape())
       for (auto [axis, extent] : llvm::enumerate(tensor.getShape()))
         if (static_cast<uint64_t>(extent) > kInt32Max)
@@ -240,6 +240,22 @@ void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
                  " (build with --attention composed)");
     }
   }
+  // A bf16 value (vouch.round_bf16's) is read only where it is a library
+  // product's CUDA_R_16BF operand under bf16 products, or viewed by a
+  // reshape; every other kernel reads the run's real type.
+  bool bf16Products =
+      capsules::productPrecisionOf(c.numeric, profile.products) ==
+      capsules::ProductPrecision::Bf16;
+  if (!isa<ReshapeOp>(op))
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+      if (!tensor || !tensor.getElementType().isBF16() || (blas && bf16Products))
+        continue;
+      fail(op, Obligation::Layout,
+           "operand " + std::to_string(i) + " is bf16, which capsule " +
+               quoted(c.name) + " does not read (only cuBLAS and cuBLASLt "
+               "products under products=bf16 read bf16 operands)");
+    }
   bool flagged = op->hasAttr("transpose_lhs") || op->hasAttr("transpose_rhs");
   if (flagged && !c.acceptsTransposeFlags)
     fail(op, Obligation::Layout,
@@ -528,6 +544,14 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
             ? capsules::productPrecisionOf(c.numeric, profile.products)
             : capsules::ProductPrecision::Fp32;
     call->bf16Operands = products == capsules::ProductPrecision::Bf16;
+    // cuBLAS's A is the op's second operand, its B the first (GemmCall.h).
+    auto isBf16 = [&](unsigned i) {
+      return cast<RankedTensorType>(op->getOperand(i).getType())
+          .getElementType()
+          .isBF16();
+    };
+    call->aInPlace = call->bf16Operands && isBf16(1);
+    call->bInPlace = call->bf16Operands && isBf16(0);
     // The extents the executor pads and the copies it makes for them: the
     // runtime's own rule (ProductPlan), so the report names every launch.
     using rt::cuda::ProductMath;
@@ -536,17 +560,9 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
                              : products == capsules::ProductPrecision::Tf32
                                  ? ProductMath::Tf32
                                  : ProductMath::Fp32;
-    if (dims) {
-      const bool linear = p.op == "linear";
-      const rt::cuda::ProductPlan plan =
-          linear ? rt::cuda::plan_linear(math, dims->m, dims->k, dims->n,
-                                         op->getNumOperands() == 3)
-                 : rt::cuda::plan_gemm(math, dims->transA, dims->transB,
-                                       dims->batch, dims->m, dims->n, dims->k,
-                                       dims->strideA, dims->strideB);
-      call->padding = rt::cuda::describe_padding(plan, math, linear, dims->m,
-                                                 dims->n, dims->k);
-    }
+    if (std::optional<rt::cuda::ProductPlan> plan = planProduct(op, math))
+      call->padding = rt::cuda::describe_padding(*plan, math, p.op == "linear",
+                                                 dims->m, dims->n, dims->k);
     p.call = capsules::formatGemmCall(*call);
   }
   return p;

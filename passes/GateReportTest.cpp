@@ -105,19 +105,23 @@ TEST_F(Report, ProductPrecisionIsReported) {
   EXPECT_NE(bf16.find("profile checked_cuda+bf16 (device cuda)"),
             std::string::npos);
   EXPECT_NE(bf16.find("  products=bf16: cuBLAS GEMMs (their operands rounded "
-                      "to bf16 by vouch_round_bf16 launches, read as "
-                      "CUDA_R_16BF, row-pitch extents padded to multiples of "
-                      "8, a padded output copied out by vouch_repitch_f32) and "
+                      "to bf16 once each by vouch.round_bf16 steps and read in "
+                      "place, or, where a row-pitch extent is padded to a "
+                      "multiple of 8, by vouch_round_bf16 launches; read as "
+                      "CUDA_R_16BF; a padded output copied out by "
+                      "vouch_repitch_f32) and "
                       "the fused attention's f32 kernels "
                       "(tensor cores) round their products' operands to bf16 "
                       "(8-bit mantissa), sums in f32; storage stays f32 "
-                      "(activations, gradients, params, optimizer state); each "
+                      "(activations, gradients, params, optimizer state) but "
+                      "for those bf16 operands; each "
                       "capsule says what it computes in (products=)\n"),
             std::string::npos)
       << bf16;
   EXPECT_NE(bf16.find("reduce=library-fixed] products=bf16\n"),
             std::string::npos);
-  // The call names the rounding launches that run before it.
+  // The call names the rounding launches that run before it (this plan
+  // did not run vouch-round-bf16-operands: its operands are f32).
   EXPECT_NE(bf16.find("cublasLtMatmul(transa=T, transb=N, A=weight, B=input, "
                       "epilogue=BIAS, A/B rounded to bf16 by vouch_round_bf16)"),
             std::string::npos)

@@ -787,6 +787,26 @@ uint64_t drawThreshold(double p) {
   return static_cast<uint64_t>(std::ldexp(p, 53));
 }
 
+/// v as f32, rounded to the nearest bf16 (8 significant bits; ties to even:
+/// std::nearbyint in the default rounding mode), written from the number's
+/// value rather than its bits, as the independent reference of
+/// vouch.round_bf16. bf16 has f32's exponent range: below 2^-126 its
+/// quantum stays 2^-133 (subnormals); a rounded magnitude above its
+/// largest finite value, (2 - 2^-7) · 2^127, is infinite.
+double roundToBf16(double v) {
+  const double f = static_cast<float>(v);
+  if (!std::isfinite(f) || f == 0)
+    return f;
+  int exponent;
+  std::frexp(f, &exponent); // |f| = m · 2^exponent, m in [0.5, 1)
+  const int quantum = std::max(exponent - 8, -133);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(f, -quantum)), quantum);
+  const double largest = std::ldexp(2.0 - std::ldexp(1.0, -7), 127);
+  if (std::fabs(r) > largest)
+    return std::copysign(INFINITY, f);
+  return r;
+}
+
 /// cast's real -> i32 rule: truncation toward zero; NaN 0, saturated at the
 /// int32 limits (no undefined conversion).
 double castToInt32(double v) {
@@ -1301,6 +1321,13 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
               if (fromReal && o.getType().getElementType().isInteger(32))
                 for (double &v : t.data)
                   v = castToInt32(v);
+              values[o.getResult()] = t;
+              return success();
+            })
+            .Case([&](RoundBf16Op o) {
+              HostTensor t = get(o.getInput());
+              for (double &v : t.data)
+                v = roundToBf16(v);
               values[o.getResult()] = t;
               return success();
             })

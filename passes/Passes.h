@@ -30,9 +30,11 @@ void addAutodiffPasses(mlir::OpPassManager &pm,
 /// model: vouch-fold-linear-bias-grad where `biasGradEpilogue` asks for it
 /// (leaving the products `small` covers to vouch's own kernel: the profile's
 /// small-product rule; off by default: measured no faster, Passes.td),
-/// vouch-fold-col2im, then vouch-fuse-pointwise.
+/// vouch-fold-col2im, vouch-round-bf16-operands under bf16 `products`
+/// (the same rule), then vouch-fuse-pointwise.
 void addCudaPasses(mlir::OpPassManager &modelPm,
                    const capsules::SmallProductRule &small,
+                   capsules::ProductPrecision products,
                    bool biasGradEpilogue = false);
 
 /// The largest multiple vouch-pad-classes pads to (a tensor-core product's

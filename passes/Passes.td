@@ -232,6 +232,49 @@ def FoldLinearBiasGrad : Pass<"vouch-fold-linear-bias-grad",
   ];
 }
 
+def RoundBf16Operands : Pass<"vouch-round-bf16-operands", "::vouch::ModelOp"> {
+  let summary = "Rounds a bf16 product's f32 operand once, into a bf16 value "
+                "its products share (cuda builds with bf16 products)";
+  let description = [{
+    Under bf16 products the executor rounds every f32 operand of a cuBLAS
+    or cuBLASLt product into its scratch before the call, once per product,
+    so a value several products read is rounded again for each (an
+    activation for its forward product and its weight gradient, a weight
+    for the forward product and dx). This pass rounds it once:
+    `vouch.round_bf16` into a bf16 value every such product reads in place
+    (a reshape of it for a product that reads the value reshaped). The bits
+    each product multiplies are the same.
+
+    Operands: f32 operands of matmul, linear and linear_weight_grad that
+    the small-product rule (options below) leaves to a library call, and
+    that the executor would copy without moving a value (gemm_call.h's
+    OperandLayout::in_place_as_bf16): an operand whose product pads its
+    pitch or rows (GPT-2's LM head: 50257 classes) keeps the executor's
+    rounding copy. The rounding goes before the first such product, at its
+    place on the tape: a forward node of its own (the nodes are renumbered
+    in block order), a VJP's op, or a prologue op. Run after autodiff and
+    the folds that make products, before vouch-fuse-pointwise.
+
+    ```mlir
+    %y = vouch.linear %x, %w : ...
+    %dw = vouch.matmul %dy, %x2 {transpose_lhs} : ...   // %x2 reshapes %x
+    // becomes
+    %xb = vouch.round_bf16 %x : (tensor<8x4x16xf32>) -> tensor<8x4x16xbf16>
+    %wb = vouch.round_bf16 %w : (tensor<32x16xf32>) -> tensor<32x16xbf16>
+    %y = vouch.linear %xb, %wb : ...
+    %x2b = vouch.reshape %xb : (tensor<8x4x16xbf16>) -> tensor<32x16xbf16>
+    %dw = vouch.matmul %dy, %x2b {transpose_lhs} : ...
+    ```
+  }];
+  let options = [
+    Option<"smallMultiplyAdds", "small-multiply-adds", "int64_t", "0",
+           "the profile's small-product rule: products of at most this many "
+           "multiply-adds (and a k within small-max-k) are left alone">,
+    Option<"smallMaxK", "small-max-k", "int64_t", "0",
+           "the small-product rule's largest k">,
+  ];
+}
+
 def FoldLayerNormAdd : Pass<"vouch-fold-layer-norm-add", "::vouch::ModelOp"> {
   let summary = "Folds a residual add into the layer_norm that normalises "
                 "its sum";

@@ -32,10 +32,14 @@ void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
 
 void vouch::addCudaPasses(OpPassManager &modelPm,
                           const capsules::SmallProductRule &small,
+                          capsules::ProductPrecision products,
                           bool biasGradEpilogue) {
   if (biasGradEpilogue)
     modelPm.addPass(createFoldLinearBiasGrad(
         FoldLinearBiasGradOptions{small.maxMultiplyAdds, small.maxK}));
   modelPm.addPass(createFoldCol2im());
+  if (products == capsules::ProductPrecision::Bf16)
+    modelPm.addPass(createRoundBf16Operands(
+        RoundBf16OperandsOptions{small.maxMultiplyAdds, small.maxK}));
   modelPm.addPass(createFusePointwise());
 }

@@ -75,6 +75,17 @@ std::optional<capsules::ProductExtents> productExtents(Operation *op) {
   return capsules::ProductExtents{d->batch, d->m, d->n, d->k};
 }
 
+std::optional<rt::cuda::ProductPlan> planProduct(Operation *op,
+                                                 rt::cuda::ProductMath math) {
+  std::optional<GemmDims> d = getGemmDims(op);
+  if (!d)
+    return std::nullopt;
+  if (auto linear = dyn_cast<LinearOp>(op))
+    return rt::cuda::plan_linear(math, d->m, d->k, d->n, bool(linear.getBias()));
+  return rt::cuda::plan_gemm(math, d->transA, d->transB, d->batch, d->m, d->n,
+                             d->k, d->strideA, d->strideB);
+}
+
 const capsules::KernelCapsule *
 selectCapsule(StringRef op, const capsules::BackendProfile &profile,
               const capsules::CapsuleRegistry &registry,

@@ -21,6 +21,7 @@
 #include "capsules/Registry.h"
 #include "ir/VouchOps.h"
 #include "passes/Attributes.h"
+#include "runtime/cuda/gemm_call.h"
 
 namespace vouch {
 
@@ -61,6 +62,13 @@ std::string kernelSymbol(llvm::StringRef model, const PlanPosition &position,
 /// The extents of a matmul or linear (ir/GemmDims.h); nothing for any other
 /// op.
 std::optional<capsules::ProductExtents> productExtents(mlir::Operation *op);
+
+/// How the cuda executor runs a matmul, linear or linear_weight_grad under
+/// `math` (runtime/cuda/gemm_call.h's plan_gemm / plan_linear on the op's
+/// GemmDims, as runtime/cuda/executor.cc asks them): the extents it pads and
+/// the operand copies it makes. Nothing for any other op.
+std::optional<rt::cuda::ProductPlan> planProduct(mlir::Operation *op,
+                                                 rt::cuda::ProductMath math);
 
 /// The capsule for `op` (dialect name without `vouch.`) under `profile`:
 /// the first of the profile's preferred providers for it (for a product, by

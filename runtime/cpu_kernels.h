@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/cuda/kernels/conv_geometry.h"
@@ -640,6 +642,23 @@ void cast(const T* in_real, const int32_t* in_int, T* out_real, int32_t* out_int
     else
       out_int[i] = in_int ? in_int[i] : cast_to_int32(in_real[i]);
   }
+}
+
+// vouch.round_bf16: each f32 rounded to bf16 (nearest, ties to even) and stored as its
+// 16 bits, the upper half of the rounded f32; infinities stay, finite values past bf16's
+// largest become infinite, NaN stays NaN (quietened): cuda's common.cuh round_to_bf16,
+// bit for bit. Only bf16 products read the result (cuda; the cpu executor runs no
+// program with bf16 buffers), so this is the op's reference, checked by cpu_kernels_test.
+inline uint16_t round_to_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+template <class T>
+void round_bf16(const T* in, uint16_t* out, int64_t n) {
+  static_assert(std::is_same_v<T, float>, "bf16 operands are rounded from f32 values");
+  for (int64_t i = 0; i < n; i++) out[i] = round_to_bf16(in[i]);
 }
 
 // softmax along the axis over the elements whose mask is nonzero (TorchLean's hard mask):

@@ -694,6 +694,46 @@ TEST(CpuKernelsTest, CastTruncatesTowardZeroAndSaturates) {
   EXPECT_EQ(same, xf);
 }
 
+// round_bf16 against the definition, computed another way: of the two bf16 values
+// around x (its bits truncated, and the next bf16 away from zero), the one nearer x in
+// double arithmetic, the even one on a tie; past bf16's largest finite value, infinity.
+// Every sign and exponent is reached by random bit patterns, and the ties, the largest
+// values and the specials are listed.
+TEST(CpuKernelsTest, RoundBf16IsNearestEven) {
+  auto bits_of = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+  auto float_of = [](uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; };
+  auto reference = [&](float x) -> uint16_t {
+    const uint32_t u = bits_of(x);
+    if (std::isnan(x)) return uint16_t((u >> 16) | 0x40u);
+    if (std::isinf(x)) return uint16_t(u >> 16);
+    const uint32_t down = u & 0xffff0000u, up = down + 0x10000u;
+    // One step past bf16's largest finite value is 2^128 (rounding there
+    // gives infinity).
+    const double upValue = std::isinf(float_of(up)) ? std::copysign(std::ldexp(1.0, 128), x)
+                                                    : double(float_of(up));
+    const double dd = std::fabs(double(x) - double(float_of(down)));
+    const double du = std::fabs(upValue - double(x));
+    if (dd < du) return uint16_t(down >> 16);
+    if (du < dd) return uint16_t(up >> 16);
+    return uint16_t(((down >> 16) & 1u) ? up >> 16 : down >> 16);
+  };
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, float_of(0x3f808000u) /* tie, even down */,
+                          float_of(0x3f818000u) /* tie, odd: up */, float_of(0x3f808001u),
+                          float_of(0x7f7f7fffu), float_of(0x7f7f8000u), float_of(0xff7f8000u),
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(), std::nanf(""),
+                          float_of(0x00000001u) /* smallest subnormal */, float_of(0x00018000u)};
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 100000; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x.push_back(float_of(uint32_t(state >> 32)));
+  }
+  std::vector<uint16_t> got(x.size());
+  round_bf16<float>(x.data(), got.data(), int64_t(x.size()));
+  for (size_t i = 0; i < x.size(); i++)
+    ASSERT_EQ(got[i], reference(x[i])) << "x bits 0x" << std::hex << bits_of(x[i]);
+}
+
 // masked_softmax on [2, 3, 4] along axis 1 with a [3, 4] mask broadcast over axis 0
 // (strides {0, 4, 1}): against a loop written here, softmax_k = 1 / sum over the kept j
 // of exp(x_j - x_k); blocked elements and the fully blocked rows (column 2 of the mask

@@ -265,7 +265,8 @@ planForProfile(ModelOp model, const capsules::BackendProfile &profile,
                capsules::GateRejection *rejection, bool biasGradEpilogue) {
   if (profile.device == capsules::Device::Cuda) {
     PassManager pm(model.getContext(), ModelOp::getOperationName());
-    addCudaPasses(pm, profile.smallProducts, biasGradEpilogue);
+    addCudaPasses(pm, profile.smallProducts, profile.products,
+                  biasGradEpilogue);
     if (failed(pm.run(model)))
       return failure();
   }

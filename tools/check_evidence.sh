@@ -74,19 +74,23 @@ fi
 [ -n "$vouch" ] || vouch=$repo/bazel-bin/tools/vouch
 cd "$root" || exit 2
 
-declare -A key profiles models sources pattern
-refs=() contracts=()
+# Arrays by citation key; a reference (a test) may be cited under several keys
+# (keys_of), each with what it exercises there, and a contract citing it is
+# exercised when any of them exercises it.
+declare -A ref_of keys_of profiles models sources pattern
+keys=() contracts=()
 while IFS='|' read -r kind a b c d e f; do
   case $kind in
     citation)
-      refs+=("$b")
-      key[$b]=$a profiles[$b]=$c models[$b]=$d sources[$b]=$e pattern[$b]=$f ;;
+      keys+=("$a")
+      keys_of[$b]+=" $a"
+      ref_of[$a]=$b profiles[$a]=$c models[$a]=$d sources[$a]=$e pattern[$a]=$f ;;
     contract) contracts+=("$a|$b|$c|$d|$e|$f") ;;
     "") ;;
     *) echo "check_evidence: not a line of //capsules:evidence_dump: $kind|$a|..." >&2; exit 2 ;;
   esac
 done <<<"$dump"
-[ ${#refs[@]} -gt 0 ] || { echo "check_evidence: the table has no citations" >&2; exit 2; }
+[ ${#keys[@]} -gt 0 ] || { echo "check_evidence: the table has no citations" >&2; exit 2; }
 
 label_exists() {
   local pkg=${1#//}; pkg=${pkg%%:*}
@@ -128,27 +132,28 @@ capsule_names='import json, sys; print(" ".join(c["name"] for c in json.load(sys
 errors=$(mktemp)
 trap 'rm -f "$errors"' EXIT
 unusable=0   # citations missing, vague or broken
-for ref in "${refs[@]}"; do
+for k in "${keys[@]}"; do
+  ref=${ref_of[$k]}
   case $ref in
     //*:*) label_exists "$ref" ;;
     tests/lit/*|tests/gpu/*) [ -f "$ref" ] ;;
     *) false ;;
   esac
   if [ $? -ne 0 ]; then
-    fail "MISSING $ref (cited as evidence in capsules/Evidence.cpp, key ${key[$ref]})"
+    fail "MISSING $ref (cited as evidence in capsules/Evidence.cpp, key $k)"
     unusable=$((unusable + 1))
     continue
   fi
-  if [ -n "${models[$ref]}" ] && [ -n "${profiles[$ref]}" ]; then
+  if [ -n "${models[$k]}" ] && [ -n "${profiles[$k]}" ]; then
     seen=" " broken=0
-    for profile in ${profiles[$ref]}; do
-      for model in ${models[$ref]}; do   # unquoted: globs expand in the tree
+    for profile in ${profiles[$k]}; do
+      for model in ${models[$k]}; do   # unquoted: globs expand in the tree
         if [ -z "${report[$model|$profile]+x}" ]; then
           # The report's `capsules`: every capsule the plan uses.
           if ! names=$("$vouch" report "$model" --profile "$profile" --format json 2>"$errors" |
                        python3 -c "$capsule_names" 2>>"$errors"); then
             why=$(grep -m1 . "$errors") || why="no message"
-            fail "BROKEN  citation ${key[$ref]} ($ref): \`vouch report $model --profile $profile\` failed: $why"
+            fail "BROKEN  citation $k ($ref): \`vouch report $model --profile $profile\` failed: $why"
             broken=1
             continue
           fi
@@ -158,67 +163,74 @@ for ref in "${refs[@]}"; do
       done
     done
     [ $broken -eq 0 ] || { unusable=$((unusable + 1)); continue; }
-    planned[$ref]=$seen
-  elif [ -n "${sources[$ref]}" ] && [ -n "${pattern[$ref]}" ]; then
+    planned[$k]=$seen
+  elif [ -n "${sources[$k]}" ] && [ -n "${pattern[$k]}" ]; then
     absent=0
-    for source in ${sources[$ref]}; do
-      [ -f "$source" ] || { fail "MISSING $source, a source of citation ${key[$ref]} ($ref)"; absent=1; }
+    for source in ${sources[$k]}; do
+      [ -f "$source" ] || { fail "MISSING $source, a source of citation $k ($ref)"; absent=1; }
     done
     [ $absent -eq 0 ] || { unusable=$((unusable + 1)); continue; }
   else
-    fail "VAGUE   citation ${key[$ref]} ($ref) says neither which models it plans nor what its sources name"
+    fail "VAGUE   citation $k ($ref) says neither which models it plans nor what its sources name"
     unusable=$((unusable + 1))
     continue
   fi
-  usable[$ref]=1
-  ok "$ref"
+  usable[$k]=1
+  ok "$ref ($k)"
 done
 
-# Contracts: each cited test exercises the capsule.
+# Contracts: each cited test exercises the capsule, under one of its keys.
+# exercises KEY: whether citation KEY's test exercises $capsule (its plans list
+# it, or one of its sources names it); `why` says what was looked for.
+exercises() {
+  local k=$1
+  if [ -n "${planned[$k]+x}" ]; then
+    why="models plan no $capsule (${profiles[$k]}: ${models[$k]})"
+    [[ ${planned[$k]} == *" $capsule "* ]]
+    return
+  fi
+  local text=${pattern[$k]}
+  if [[ $text == *"{symbol}"* ]]; then
+    local name=${symbol%%<*}; name=${name##*::}
+    if [ -z "$name" ]; then
+      why="sources are searched for its provenance symbol, and the contract names none"
+      return 1
+    fi
+    text=${text//"{symbol}"/"$name"}
+  fi
+  text=${text//"{op}"/"$op"}
+  text=${text//"{capsule}"/"$capsule"}
+  why="sources never say \`$text\` (${sources[$k]})"
+  local source
+  for source in ${sources[$k]}; do
+    grep -qF -- "$text" "$source" && return 0
+  done
+  return 1
+}
 cited=0 unexercised=0
 for entry in "${contracts[@]}"; do
   IFS='|' read -r capsule op contract kind ref symbol <<<"$entry"
   [ -n "$ref" ] || continue
   cited=$((cited + 1))
   what="capsule $capsule, $contract contract: cites $ref"
-  if [ -z "${key[$ref]+x}" ]; then
+  if [ -z "${keys_of[$ref]+x}" ]; then
     fail "UNKNOWN $what, which the citation table (capsules/Evidence.cpp) does not hold"
     unexercised=$((unexercised + 1))
     continue
   fi
-  [ -n "${usable[$ref]+x}" ] || continue   # its citation is reported above
-  if [ -n "${planned[$ref]+x}" ]; then
-    if [[ ${planned[$ref]} == *" $capsule "* ]]; then
-      ok "$what"
-    else
-      fail "NOT EXERCISED $what, whose models plan no $capsule (${profiles[$ref]}: ${models[$ref]})"
-      unexercised=$((unexercised + 1))
-    fi
-    continue
-  fi
-  text=${pattern[$ref]}
-  if [[ $text == *"{symbol}"* ]]; then
-    name=${symbol%%<*}; name=${name##*::}
-    if [ -z "$name" ]; then
-      fail "NOT EXERCISED $what, whose sources are searched for its provenance symbol, and the contract names none"
-      unexercised=$((unexercised + 1))
-      continue
-    fi
-    text=${text//"{symbol}"/"$name"}
-  fi
-  text=${text//"{op}"/"$op"}
-  text=${text//"{capsule}"/"$capsule"}
-  found=0
-  for source in ${sources[$ref]}; do
-    grep -qF -- "$text" "$source" && { found=1; break; }
+  found=0 whys=""
+  for k in ${keys_of[$ref]}; do
+    [ -n "${usable[$k]+x}" ] || continue   # its citation is reported above
+    if exercises "$k"; then found=1; break; fi
+    whys+="${whys:+; }$why"
   done
   if [ $found -eq 1 ]; then
     ok "$what"
-  else
-    fail "NOT EXERCISED $what, whose sources never say \`$text\` (${sources[$ref]})"
+  elif [ -n "$whys" ]; then
+    fail "NOT EXERCISED $what, whose $whys"
     unexercised=$((unexercised + 1))
   fi
 done
 
-echo "evidence: ${#refs[@]} citations, $unusable unusable; $cited cited contracts, $unexercised not exercised"
+echo "evidence: ${#keys[@]} citations, $unusable unusable; $cited cited contracts, $unexercised not exercised"
 [ $failed -eq 0 ]

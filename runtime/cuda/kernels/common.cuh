@@ -35,6 +35,18 @@ __device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
 __device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
 __device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 
+// An f32's bf16 (its upper 16 bits after rounding to nearest, ties to even): what
+// cvt.rn.bf16.f32 gives, written out (runtime/cuda/test_util.h's host_bf16 and
+// runtime/cpu_kernels.h's round_bf16 round alike). Infinities stay infinite, finite
+// values past bf16's largest become infinite, NaN stays NaN (quietened). The one
+// definition keeps the executor's operand copies (executor.cuh) and vouch.round_bf16
+// (cast.cuh) bitwise alike.
+__device__ inline unsigned short round_to_bf16(float x) {
+  const unsigned u = __float_as_uint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 // N int32 values loaded or stored as one access (an int mask beside a Vec16 of T).
 template <int N>
 struct alignas(4 * N) IntVec {

@@ -102,16 +102,6 @@ __device__ void end_step_after_last_block(const T* loss, T* ring, long long* ste
   *done = 0;
 }
 
-// An f32's bf16 (its upper 16 bits after rounding to nearest, ties to even): what
-// cvt.rn.bf16.f32 gives, written out (blas_test's host reference rounds alike).
-// Infinities stay infinite, finite values past bf16's largest become infinite, NaN
-// stays NaN (quietened).
-__device__ inline unsigned short round_to_bf16(float x) {
-  const unsigned u = __float_as_uint(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN
-  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 // Four adjacent values stored at once: 16 bytes of f32, 8 of bf16 bits.
 template <class Out>
 struct Vec4;

@@ -728,6 +728,10 @@ extern "C" __global__ void lab_cast_from_int_f32(const int* in, float* out, long
 extern "C" __global__ void lab_cast_from_int_f64(const int* in, double* out, long long n) {
   vouch::cast_kernel<double>(nullptr, in, out, nullptr, n);
 }
+extern "C" __global__ void lab_round_bf16_value(const float* in, unsigned short* out,
+                                                long long n) {
+  vouch::round_bf16_value_kernel(in, out, n);
+}
 
 // ---------------------------------------------------------------------- attention
 

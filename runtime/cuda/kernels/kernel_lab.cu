@@ -3567,6 +3567,36 @@ void test_round_bf16() {
                ": values differing from nearest-even, or a nonzero pad",
            double(wrong), 0);
   }
+  // vouch.round_bf16's kernel (cast.cuh: dense, four a thread where the pointers allow):
+  // the same bits; the tail (n not a multiple of 4) and misaligned input and output
+  // take the scalar path; nothing written past n.
+  for (long long n : {1003LL, 1000LL, 3LL})
+    for (int shift : {0, 1}) {
+      std::vector<float> in(x.begin(), x.begin() + n);
+      DeviceArray<float> din{size_t(n + 1)};
+      LAB_CHECK(cudaMemcpy(din.p + shift, in.data(), sizeof(float) * size_t(n),
+                           cudaMemcpyHostToDevice));
+      DeviceArray<unsigned short> dout{size_t(n + 2)};  // 0xffff
+      lab_round_bf16_value<<<2, 256>>>(din.p + shift, dout.p + shift, n);
+      LAB_LAUNCHED();
+      std::vector<unsigned short> got = dout.download();
+      long long wrong = 0;
+      for (long long i = 0; i < n + 2; ++i) {
+        const unsigned short g = got[size_t(i)];
+        if (i < shift || i >= n + shift) {
+          wrong += g != 0xffffu;  // untouched
+          continue;
+        }
+        const float f = in[size_t(i - shift)];
+        if (std::isnan(f))
+          wrong += (g & 0x7f80u) != 0x7f80u || (g & 0x7fu) == 0;
+        else
+          wrong += g != want_bits(f);
+      }
+      report("round_bf16_value n=" + std::to_string(n) + (shift ? " misaligned" : "") +
+                 ": values differing from nearest-even, or a write outside",
+             double(wrong), 0);
+    }
 }
 
 // vouch_repitch_f32 (executor.cuh) against a host copy: every value's bits moved

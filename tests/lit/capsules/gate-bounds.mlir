@@ -282,7 +282,18 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: a batch entry's elements (C · spatial positions) of vouch.col2im_matmul is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}uint32-abi]: the windows per image (product of the grid [65536, 65536]) of vouch.col2im_matmul is 4294967296, more than the UInt32 CUDA ABI allows (4294967295): its kernels index with it
   %folded = vouch.col2im_matmul %one, %none kernel [1, 1] stride [1, 1] padding [0, 0] dilation [1, 1] grid [65536, 65536] groups 1 {vouch.capsule = "native_cuda.col2im_matmul", vouch.kernel = "bounds_col2im_matmul"} : (tensor<1x1xf32>, tensor<1x0xf32>) -> tensor<0x1x65536x65536xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+2]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: operand 0 has rank 9; capsule `native_cuda.round_bf16` handles rank ≤ 8
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}shape]: the result has rank 9; capsule `native_cuda.round_bf16` handles rank ≤ 8
+  %r9 = vouch.round_bf16 %a {vouch.capsule = "native_cuda.round_bf16", vouch.kernel = "bounds_round_bf16"} : (tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xbf16>
+  // A bf16 value is read only by a library product under bf16 products: not by
+  // vouch's own matmul kernel, nor by cuBLAS under this profile's fp32 products.
+  %wt = vouch.input "wt" : tensor<2x3xf32>
+  %wb = vouch.round_bf16 %w {vouch.capsule = "native_cuda.round_bf16", vouch.kernel = "bounds_round_w"} : (tensor<3x2xf32>) -> tensor<3x2xbf16>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `native_cuda.matmul` does not read (only cuBLAS and cuBLASLt products under products=bf16 read bf16 operands)
+  %nm = vouch.matmul %wb, %wt {vouch.capsule = "native_cuda.matmul", vouch.kernel = "bounds_bf16_native"} : (tensor<3x2xbf16>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `cublas.matmul` does not read (only cuBLAS and cuBLASLt products under products=bf16 read bf16 operands)
+  %cm = vouch.matmul %wb, %wt {vouch.capsule = "cublas.matmul", vouch.kernel = "bounds_bf16_fp32"} : (tensor<3x2xbf16>, tensor<2x3xf32>) -> tensor<3x3xf32>
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 156 failed obligations (shape ×120, uint32-abi ×36)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 160 failed obligations (layout ×2, shape ×122, uint32-abi ×36)

@@ -890,6 +890,64 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// round_bf16 keeps its input's shape, rounds only f32 (bf16 products run in
+// f32 builds), and makes bf16.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.round_bf16' op result 'tensor<3x2xbf16>' must have the input's shape 'tensor<2x3xf32>'}}
+  %b = vouch.round_bf16 %a : (tensor<2x3xf32>) -> tensor<3x2xbf16>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf64>
+  // expected-error @+1 {{'vouch.round_bf16' op operand #0 must be statically shaped tensor of 32-bit float values}}
+  %b = vouch.round_bf16 %a : (tensor<2x3xf64>) -> tensor<2x3xbf16>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  // expected-error @+1 {{'vouch.round_bf16' op result #0 must be statically shaped tensor of bfloat16 type values}}
+  %b = vouch.round_bf16 %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+}
+
+// -----
+
+// A bf16 operand stands for an f32 value: beside an f64 one it is an error,
+// and the product's result is f32.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %ab = vouch.round_bf16 %a : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %b = vouch.fill 1.0 : tensor<3x5xf64>
+  // expected-error @+1 {{'vouch.matmul' op element types differ: 'tensor<4x3xbf16>' and 'tensor<3x5xf64>'}}
+  %c = vouch.matmul %ab, %b : (tensor<4x3xbf16>, tensor<3x5xf64>) -> tensor<4x5xf64>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<4x3xf32>
+  %ab = vouch.round_bf16 %a : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %w = vouch.fill 1.0 : tensor<5x3xf64>
+  // expected-error @+1 {{'vouch.linear' op element types differ: 'tensor<4x3xbf16>' and 'tensor<5x3xf64>'}}
+  %c = vouch.linear %ab, %w : (tensor<4x3xbf16>, tensor<5x3xf64>) -> tensor<4x5xf32>
+}
+
+// -----
+
+// Only products and reshapes read bf16 values.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %a = vouch.fill 1.0 : tensor<2x3xf32>
+  %b = vouch.round_bf16 %a : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  // expected-error @+1 {{'vouch.relu' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float values}}
+  %c = vouch.relu %b : (tensor<2x3xbf16>) -> tensor<2x3xbf16>
+}
+
+// -----
+
 // The causal mask is an i1 matrix.
 vouch.model "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'vouch.causal_mask' op result must be an i1 matrix [rows, columns], got 'tensor<2x3x3xi1>'}}

@@ -174,3 +174,28 @@ vouch.model "linear_weight_grad" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<16x4xf32>
   %dw, %db = vouch.linear_weight_grad %g, %x : (tensor<16x8xf32>, tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>)
 }
+
+// round_bf16 and the products that read bf16 operands (vouch-round-bf16-operands'
+// IR): a bf16 operand stands for f32, beside f32 or bf16, and the result is f32;
+// a reshape views a bf16 value.
+// CHECK-LABEL: vouch.model "bf16_operands"
+// CHECK: %[[XB:.*]] = vouch.round_bf16 %{{.*}} : (tensor<16x8xf32>) -> tensor<16x8xbf16>
+// CHECK: %[[WB:.*]] = vouch.round_bf16 %{{.*}} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+// CHECK: vouch.linear %[[XB]], %[[WB]], %{{.*}} : (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>) -> tensor<16x4xf32>
+// CHECK: vouch.matmul %[[XB]], %{{.*}} {transpose_rhs} : (tensor<16x8xbf16>, tensor<4x8xf32>) -> tensor<16x4xf32>
+// CHECK: %[[R:.*]] = vouch.reshape %[[XB]] : (tensor<16x8xbf16>) -> tensor<2x8x8xbf16>
+// CHECK: vouch.matmul %[[R]], %[[WB]] {transpose_rhs} : (tensor<2x8x8xbf16>, tensor<4x8xbf16>) -> tensor<2x8x4xf32>
+// CHECK: vouch.linear_weight_grad %{{.*}}, %[[XB]] : (tensor<16x4xf32>, tensor<16x8xbf16>) -> (tensor<4x8xf32>, tensor<4xf32>)
+vouch.model "bf16_operands" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<16x8xf32>
+  %w = vouch.input "w" : tensor<4x8xf32>
+  %b = vouch.input "b" : tensor<4xf32>
+  %g = vouch.input "g" : tensor<16x4xf32>
+  %xb = vouch.round_bf16 %x : (tensor<16x8xf32>) -> tensor<16x8xbf16>
+  %wb = vouch.round_bf16 %w : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  %y = vouch.linear %xb, %wb, %b : (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>) -> tensor<16x4xf32>
+  %m = vouch.matmul %xb, %w {transpose_rhs} : (tensor<16x8xbf16>, tensor<4x8xf32>) -> tensor<16x4xf32>
+  %r = vouch.reshape %xb : (tensor<16x8xbf16>) -> tensor<2x8x8xbf16>
+  %bm = vouch.matmul %r, %wb {transpose_rhs} : (tensor<2x8x8xbf16>, tensor<4x8xbf16>) -> tensor<2x8x4xf32>
+  %dw, %db = vouch.linear_weight_grad %g, %xb : (tensor<16x4xf32>, tensor<16x8xbf16>) -> (tensor<4x8xf32>, tensor<4xf32>)
+}

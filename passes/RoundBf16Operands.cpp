@@ -1,0 +1,147 @@
+//===- RoundBf16Operands.cpp - a bf16 product operand rounded once -*- C++ -*-===//
+//
+// Under bf16 products the cuda executor rounds each f32 operand of a cuBLAS
+// product into its scratch just before the call (runtime/cuda/gemm_call.h's
+// ProductPlan), so a value several products read is rounded once for each:
+// a layer's activation by its forward product and again by its weight
+// gradient, a weight by the forward product and again by dx. This pass
+// rounds such a value once, as vouch.round_bf16 into a buffer of its own,
+// and gives every product the bf16 value, which the executor reads in
+// place. The bits each product reads are the same. The f32 value then lives
+// only as long as its other readers need it; the bf16 one (half the bytes)
+// until its last product.
+//
+// Which operands: the f32 operands of matmul, linear and linear_weight_grad
+// that a library capsule computes (the products the small-product rule
+// leaves to vouch's own kernel read f32), where the executor's copy would
+// move no value (OperandLayout::in_place_as_bf16: no padded row or pitch;
+// an operand it pads keeps its copy). A reshape is rounded through its
+// source, so linear's VJP, which reads its input reshaped, shares the
+// forward product's rounding.
+//
+// Where on the tape: before the first product that reads it, at that
+// product's place: a forward product's rounding becomes a forward node of
+// its own (the nodes are renumbered in block order), a VJP's joins that VJP,
+// and one in the prologue stays there. The pass only rewrites;
+// ir/VouchOps.td's round_bf16 says what it computes.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/GemmDims.h"
+#include "mlir/IR/Builders.h"
+#include "passes/Plan.h"
+#include "runtime/cuda/gemm_call.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace vouch {
+#define GEN_PASS_DEF_ROUNDBF16OPERANDS
+#include "passes/Passes.h.inc"
+} // namespace vouch
+
+using namespace mlir;
+using namespace vouch;
+
+namespace {
+
+/// `value` with the reshapes it was made by undone: the value they view.
+Value viewedValue(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
+/// A new forward node's id until renumberNodes gives it its place.
+constexpr int64_t kNewNode = -1;
+
+/// Gives the ops of `model` consecutive vouch.node ids in block order (the
+/// forward order), and their VJPs' vouch.vjp_of the same renumbering (new
+/// nodes, kNewNode, have no VJP).
+void renumberNodes(ModelOp model) {
+  llvm::DenseMap<int64_t, int64_t> renumbered;
+  Builder b(model.getContext());
+  int64_t next = 0;
+  for (Operation &op : model.getBlock())
+    if (auto node = op.getAttrOfType<IntegerAttr>(kNodeAttr)) {
+      if (node.getInt() != kNewNode)
+        renumbered[node.getInt()] = next;
+      op.setAttr(kNodeAttr, b.getI64IntegerAttr(next++));
+    }
+  for (Operation &op : model.getBlock())
+    if (auto of = op.getAttrOfType<IntegerAttr>(kVjpOfAttr))
+      op.setAttr(kVjpOfAttr, b.getI64IntegerAttr(renumbered.lookup(of.getInt())));
+}
+
+struct RoundBf16OperandsPass
+    : public vouch::impl::RoundBf16OperandsBase<RoundBf16OperandsPass> {
+  using RoundBf16OperandsBase::RoundBf16OperandsBase;
+
+  void runOnOperation() override {
+    ModelOp model = getOperation();
+    capsules::SmallProductRule small{smallMultiplyAdds, smallMaxK};
+    // Per f32 value, its rounding (made at its first product).
+    llvm::DenseMap<Value, Value> rounded;
+    bool newNodes = false;
+    SmallVector<Operation *> products;
+    for (Operation &op : model.getBlock())
+      if (isa<MatmulOp, LinearOp, LinearWeightGradOp>(op))
+        products.push_back(&op);
+    for (Operation *product : products) {
+      if (!cast<RankedTensorType>(product->getResult(0).getType())
+               .getElementType()
+               .isF32())
+        continue;
+      std::optional<capsules::ProductExtents> extents = productExtents(product);
+      if (!extents || small.covers(*extents))
+        continue;
+      std::optional<rt::cuda::ProductPlan> plan =
+          planProduct(product, rt::cuda::ProductMath::Bf16);
+      if (!plan)
+        continue;
+      for (unsigned i : {0u, 1u}) {
+        const rt::cuda::OperandLayout &layout = i == 0 ? plan->a : plan->b;
+        Value operand = product->getOperand(i);
+        auto type = cast<RankedTensorType>(operand.getType());
+        if (!type.getElementType().isF32() || !layout.in_place_as_bf16())
+          continue;
+        Value source = viewedValue(operand);
+        OpBuilder b(product);
+        // A new op's place on the tape: the product's.
+        auto placeAtProduct = [&](Operation *op) {
+          if (product->hasAttr(kNodeAttr)) {
+            op->setAttr(kNodeAttr, b.getI64IntegerAttr(kNewNode));
+            newNodes = true;
+          } else if (Attribute of = product->getAttr(kVjpOfAttr)) {
+            op->setAttr(kVjpOfAttr, of);
+          }
+        };
+        Value &bf16 = rounded[source];
+        if (!bf16) {
+          auto round = b.create<RoundBf16Op>(product->getLoc(), source);
+          placeAtProduct(round);
+          bf16 = round.getResult();
+        }
+        Value read = bf16;
+        if (source != operand) {
+          auto reshape = b.create<ReshapeOp>(
+              product->getLoc(),
+              RankedTensorType::get(type.getShape(), b.getBF16Type()), bf16);
+          placeAtProduct(reshape);
+          read = reshape.getResult();
+        }
+        product->setOperand(i, read);
+        // The f32 view the product read, if nothing else reads it now.
+        for (Operation *view = operand.getDefiningOp<ReshapeOp>();
+             view && view->use_empty();) {
+          Operation *next = view->getOperand(0).getDefiningOp<ReshapeOp>();
+          view->erase();
+          view = next;
+        }
+      }
+    }
+    if (newNodes)
+      renumberNodes(model);
+  }
+};
+
+} // namespace

@@ -1,0 +1,99 @@
+// RUN: %vouch-opt %s --pass-pipeline='builtin.module(vouch.model(vouch-autodiff,vouch-round-bf16-operands))' | FileCheck %s
+// RUN: %vouch-opt %s --pass-pipeline='builtin.module(vouch.model(vouch-autodiff,vouch-round-bf16-operands{small-multiply-adds=65536 small-max-k=256}))' | FileCheck %s --check-prefix=SMALL
+
+// A linear over leading axes, its input made by a relu. The forward product
+// reads the input and the weight rounded once each, as forward nodes of their
+// own before it (the nodes renumbered: relu 0, roundings 1 and 2, linear 3,
+// loss 4). Its VJP's weight product reads the same rounded input through a
+// bf16 reshape (the f32 reshape it read is gone) and the result gradient
+// rounded in the VJP; the bias sums still read the f32 gradient.
+// CHECK-LABEL: vouch.model "lin"
+// CHECK: %[[H:[0-9]+]] = vouch.relu %{{[0-9]+}} {vouch.node = 0 : i64}
+// CHECK: %[[XB:[0-9]+]] = vouch.round_bf16 %[[H]] {vouch.node = 1 : i64} : (tensor<4x8x16xf32>) -> tensor<4x8x16xbf16>
+// CHECK: %[[WB:[0-9]+]] = vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<24x16xf32>) -> tensor<24x16xbf16>
+// CHECK: %[[Y:[0-9]+]] = vouch.linear %[[XB]], %[[WB]], %{{[0-9]+}} {vouch.node = 3 : i64} : (tensor<4x8x16xbf16>, tensor<24x16xbf16>, tensor<24xf32>) -> tensor<4x8x24xf32>
+// CHECK: vouch.mse_loss %[[Y]], %{{[0-9]+}} {vouch.node = 4 : i64}
+// CHECK: %[[DY:[0-9]+]] = vouch.mul {{.*}}vouch.vjp_of = 4
+// CHECK: %[[DY2:[0-9]+]] = vouch.reshape %[[DY]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xf32>) -> tensor<32x24xf32>
+// CHECK-NOT: vouch.reshape %[[H]]
+// CHECK: %[[DYB:[0-9]+]] = vouch.round_bf16 %[[DY]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xf32>) -> tensor<4x8x24xbf16>
+// CHECK: %[[DYB2:[0-9]+]] = vouch.reshape %[[DYB]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xbf16>) -> tensor<32x24xbf16>
+// CHECK: %[[XB2:[0-9]+]] = vouch.reshape %[[XB]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x16xbf16>) -> tensor<32x16xbf16>
+// CHECK: %[[DW:[0-9]+]] = vouch.matmul %[[DYB2]], %[[XB2]] {transpose_lhs, vouch.vjp_of = 3 : i64} : (tensor<32x24xbf16>, tensor<32x16xbf16>) -> tensor<24x16xf32>
+// CHECK: vouch.reduce_sum %[[DY2]] axes [0]
+// CHECK: vouch.param_grad "w" %[[DW]]
+// Under checked_cuda's small-product rule both products (24·16·32
+// multiply-adds) run vouch's own kernel, which reads f32: left alone.
+// SMALL-LABEL: vouch.model "lin"
+// SMALL-NOT: round_bf16
+// SMALL-LABEL: vouch.model "two_layers"
+vouch.model "lin" attributes {batch = 4 : i64} {
+  %x = vouch.input "x" : tensor<4x8x16xf32>
+  %t = vouch.target "t" : tensor<4x8x24xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<24x16xf32>
+  %b = vouch.param "b" = zeros : tensor<24xf32>
+  %h = vouch.relu %x : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %y = vouch.linear %h, %w, %b : (tensor<4x8x16xf32>, tensor<24x16xf32>, tensor<24xf32>) -> tensor<4x8x24xf32>
+  %l = vouch.mse_loss %y, %t : (tensor<4x8x24xf32>, tensor<4x8x24xf32>) -> tensor<f32>
+  vouch.output "y" %y : tensor<4x8x24xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+// Two linears: the second layer's weight is rounded once for its forward
+// product and its dx (the second linear's VJP reads it rounded, no second
+// rounding of it); the first layer's weight gradient reads the input (a data
+// field) rounded once in the forward pass.
+// CHECK-LABEL: vouch.model "two_layers"
+// CHECK: %[[X:[0-9]+]] = vouch.input "x"
+// CHECK: %[[W2:[0-9]+]] = vouch.param "w2"
+// CHECK: %[[XB:[0-9]+]] = vouch.round_bf16 %[[X]] {vouch.node = 0 : i64}
+// CHECK: %[[W2B:[0-9]+]] = vouch.round_bf16 %[[W2]] {vouch.node = 5 : i64}
+// CHECK-NOT: vouch.round_bf16 %[[W2]]
+// CHECK-NOT: vouch.round_bf16 %[[X]]
+// CHECK: vouch.matmul %{{[0-9]+}}, %[[W2B]] {vouch.vjp_of = 6 : i64}
+// CHECK: vouch.matmul %{{[0-9]+}}, %[[XB]] {transpose_lhs, vouch.vjp_of = 2 : i64}
+vouch.model "two_layers" attributes {batch = 32 : i64} {
+  %x = vouch.input "x" : tensor<32x16xf32>
+  %t = vouch.target "t" : tensor<32x8xf32>
+  %w1 = vouch.param "w1" = xavier_uniform : tensor<24x16xf32>
+  %w2 = vouch.param "w2" = xavier_uniform : tensor<8x24xf32>
+  %h = vouch.linear %x, %w1 : (tensor<32x16xf32>, tensor<24x16xf32>) -> tensor<32x24xf32>
+  %r = vouch.relu %h : (tensor<32x24xf32>) -> tensor<32x24xf32>
+  %y = vouch.linear %r, %w2 : (tensor<32x24xf32>, tensor<8x24xf32>) -> tensor<32x8xf32>
+  %l = vouch.mse_loss %y, %t : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<f32>
+  vouch.output "y" %y : tensor<32x8xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+// Extents a bf16 product pads: the forward product's K = 12 (x's and W's
+// row pitch, padded to 16) and the weight gradient's N = 12 (x's pitch):
+// those operands keep the executor's padded copies. The weight gradient's
+// other operand, dy [32, 8], is read as it lies: rounded here.
+// CHECK-LABEL: vouch.model "padded"
+// CHECK: %[[X:[0-9]+]] = vouch.input "x"
+// CHECK-NOT: round_bf16
+// CHECK: vouch.loss
+// CHECK: %[[DYB:[0-9]+]] = vouch.round_bf16 %{{[0-9]+}} {vouch.vjp_of = 0 : i64} : (tensor<32x8xf32>) -> tensor<32x8xbf16>
+// CHECK: vouch.matmul %[[DYB]], %[[X]] {transpose_lhs, vouch.vjp_of = 0 : i64} : (tensor<32x8xbf16>, tensor<32x12xf32>) -> tensor<8x12xf32>
+// f64 products are never rounded.
+// CHECK-LABEL: vouch.model "f64"
+// CHECK-NOT: round_bf16
+vouch.model "padded" attributes {batch = 32 : i64} {
+  %x = vouch.input "x" : tensor<32x12xf32>
+  %t = vouch.target "t" : tensor<32x8xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<8x12xf32>
+  %y = vouch.linear %x, %w : (tensor<32x12xf32>, tensor<8x12xf32>) -> tensor<32x8xf32>
+  %l = vouch.mse_loss %y, %t : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<f32>
+  vouch.output "y" %y : tensor<32x8xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+vouch.model "f64" attributes {batch = 32 : i64} {
+  %x = vouch.input "x" : tensor<32x16xf64>
+  %t = vouch.target "t" : tensor<32x8xf64>
+  %w = vouch.param "w" = xavier_uniform : tensor<8x16xf64>
+  %y = vouch.linear %x, %w : (tensor<32x16xf64>, tensor<8x16xf64>) -> tensor<32x8xf64>
+  %l = vouch.mse_loss %y, %t : (tensor<32x8xf64>, tensor<32x8xf64>) -> tensor<f64>
+  vouch.output "y" %y : tensor<32x8xf64>
+  vouch.loss %l : tensor<f64>
+}

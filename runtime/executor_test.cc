@@ -351,48 +351,35 @@ TEST(CheckProgramTest, RefusesInconsistentTables) {
 // a product's output or bias. As a product's factor or a kernel's argument they pass
 // check_program (the cuda executor checks their layouts, runtime/cuda/executor_test.cc).
 TEST(CheckProgramTest, RefusesABf16BufferWhereAValueIsReal) {
-  {
+  // The buffers made bf16, and check_program's answer.
+  const struct {
+    std::vector<int32_t> buffers;
+    const char* answer;
+  } cases[] = {
+      // linear2's x and the gemm's B (factors), a kernel's argument
+      {{kH, kMask}, "<accepted>"},
+      {{kW2},
+       "program `test_mlp`: param 2 (W2): the param (buffer 2, W2) is bf16; params and "
+       "gradients are real"},
+      {{kDB1},
+       "program `test_mlp`: param 1 (b1): its gradient (buffer 20, db1) is bf16; params and "
+       "gradients are real"},
+      {{kX}, "program `test_mlp`: data field 0 (x) is bf16; a field is real or int32"},
+      {{kLoss},
+       "program `test_mlp`: the loss (buffer 11, loss) is bf16; the loss and the output must "
+       "be real"},
+      {{kPred, kPredFlat, kPredRow},
+       "program `test_mlp`: the output (buffer 9, pred) is bf16; the loss and the output "
+       "must be real"},
+      // linear1's y
+      {{kHPre},
+       "program `test_mlp`: program step 0: y buffer 7 (h_pre) is bf16; a product's output "
+       "and bias are f32 (only its two factors may be bf16)"},
+  };
+  for (const auto& c : cases) {
     MlpProgram mlp(2, 2, 3, 1);
-    mlp.buffers[kH].dtype = DType::Bf16;  // linear2's x and the gemm's B: factors
-    mlp.buffers[kMask].dtype = DType::Bf16;  // a kernel's argument
-    EXPECT_EQ(refusal(mlp), "<accepted>");
-  }
-  {
-    MlpProgram mlp(2, 2, 3, 1);
-    mlp.buffers[kW2].dtype = DType::Bf16;
-    EXPECT_EQ(refusal(mlp), "program `test_mlp`: param 2 (W2): the param (buffer 2, W2) is "
-                            "bf16; params and gradients are real");
-  }
-  {
-    MlpProgram mlp(2, 2, 3, 1);
-    mlp.buffers[kDB1].dtype = DType::Bf16;
-    EXPECT_EQ(refusal(mlp), "program `test_mlp`: param 1 (b1): its gradient (buffer 20, db1) "
-                            "is bf16; params and gradients are real");
-  }
-  {
-    MlpProgram mlp(2, 2, 3, 1);
-    mlp.buffers[kX].dtype = DType::Bf16;
-    EXPECT_EQ(refusal(mlp),
-              "program `test_mlp`: data field 0 (x) is bf16; a field is real or int32");
-  }
-  {
-    MlpProgram mlp(2, 2, 3, 1);
-    mlp.buffers[kLoss].dtype = DType::Bf16;
-    EXPECT_EQ(refusal(mlp), "program `test_mlp`: the loss (buffer 11, loss) is bf16; the loss "
-                            "and the output must be real");
-  }
-  {
-    MlpProgram mlp(2, 2, 3, 1);
-    for (int32_t b : {kPred, kPredFlat, kPredRow}) mlp.buffers[b].dtype = DType::Bf16;
-    EXPECT_EQ(refusal(mlp), "program `test_mlp`: the output (buffer 9, pred) is bf16; the "
-                            "loss and the output must be real");
-  }
-  {
-    MlpProgram mlp(2, 2, 3, 1);
-    mlp.buffers[kHPre].dtype = DType::Bf16;  // linear1's y
-    EXPECT_EQ(refusal(mlp), "program `test_mlp`: program step 0: y buffer 7 (h_pre) is bf16; "
-                            "a product's output and bias are f32 (only its two factors may "
-                            "be bf16)");
+    for (int32_t b : c.buffers) mlp.buffers[b].dtype = DType::Bf16;
+    EXPECT_EQ(refusal(mlp), c.answer);
   }
   {
     MlpProgram mlp(2, 2, 3, 1);

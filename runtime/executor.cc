@@ -141,19 +141,20 @@ Status check_program(const Program& p) {
       owner = p.buffers[owner].alias_of;
     }
     const BufferDesc& o = p.buffers[owner];
-    if (d.dtype != DType::Bf16 && o.dtype != DType::Bf16 && o.numel < d.numel)
-      return error(which + " has " + std::to_string(d.numel) + " elements, more than the " +
-                   std::to_string(o.numel) + " of the storage it aliases (" + o.name + ")");
-    // Bf16 takes 2 bytes an element: in bytes, in the smallest run (f32), where a Real
-    // or I32 owner has 4 an element (an f64 run's storage is larger, its bf16 the same).
+    // Compared in bytes, in the smallest run (f32), where a Real or I32 element takes 4
+    // and a Bf16 one 2 (an f64 run's storage is larger, its bf16 the same); without a
+    // Bf16 side that is the element counts, and the message says so.
     auto f32_bytes = [](const BufferDesc& x) {
       return x.numel * (x.dtype == DType::Bf16 ? 2 : 4);
     };
-    if (f32_bytes(o) < f32_bytes(d))
-      return error(which + " needs " + std::to_string(f32_bytes(d)) + " bytes (" +
-                   std::to_string(d.numel) + " " + dtype_name(d.dtype, 4) + "), more than the " +
-                   std::to_string(f32_bytes(o)) + " of the storage it aliases (" + o.name +
-                   ", " + std::to_string(o.numel) + " " + dtype_name(o.dtype, 4) + ")");
+    if (f32_bytes(o) >= f32_bytes(d)) continue;
+    if (d.dtype != DType::Bf16 && o.dtype != DType::Bf16)
+      return error(which + " has " + std::to_string(d.numel) + " elements, more than the " +
+                   std::to_string(o.numel) + " of the storage it aliases (" + o.name + ")");
+    return error(which + " needs " + std::to_string(f32_bytes(d)) + " bytes (" +
+                 std::to_string(d.numel) + " " + dtype_name(d.dtype, 4) + "), more than the " +
+                 std::to_string(f32_bytes(o)) + " of the storage it aliases (" + o.name + ", " +
+                 std::to_string(o.numel) + " " + dtype_name(o.dtype, 4) + ")");
   }
   auto in_range = [&](int32_t b) { return b >= 0 && b < p.num_buffers; };
   if (p.num_params < 0 || (p.num_params > 0 && (!p.params || !p.grads)))

@@ -161,6 +161,20 @@ void expect_reference_bits(bool fused) {
   expect_equal(model.grad(2), ref2.dW2, "dW2 (second step)");
 }
 
+// A cpu model of a program check_program (or its own init) refused: it has no params
+// and no prediction, a forward pass gives NaN and a backward pass runs nothing (no
+// crash).
+template <class T>
+void ExpectRefusedModelDoesNothing(CpuProgramModel<T>& model) {
+  EXPECT_FALSE(model.status().ok());
+  EXPECT_EQ(model.param(0), nullptr);
+  EXPECT_EQ(model.prediction(), nullptr);
+  T x[4] = {}, y[2] = {};
+  EXPECT_TRUE(std::isnan(model.forward(x, y, nullptr)));
+  Tape tape;
+  model.backward(tape);
+}
+
 TYPED_TEST(CpuExecutorTest, ForwardAndBackwardMatchTheReferenceBitForBit) {
   expect_reference_bits<TypeParam>(false);
   expect_reference_bits<TypeParam>(true);
@@ -419,11 +433,7 @@ TEST(CheckProgramTest, TheCpuExecutorRefusesABf16Buffer) {
   EXPECT_EQ(model.status().message(),
             "program `test_mlp`: buffer 8 (h) is bf16: bf16 buffers are for the products of a "
             "cuda build with --precision bf16, which the cpu executor does not run");
-  EXPECT_EQ(model.param(0), nullptr);
-  float x[4] = {}, y[2] = {};
-  EXPECT_TRUE(std::isnan(model.forward(x, y, nullptr)));
-  Tape tape;
-  model.backward(tape);  // nothing to run, no crash
+  ExpectRefusedModelDoesNothing(model);
 }
 
 // The tape names a saved Bf16 buffer's dtype and its bytes (2 an element), whatever the
@@ -591,12 +601,7 @@ TEST(CheckProgramTest, AnExecutorOfARefusedProgramSaysWhyAndDoesNothing) {
   EXPECT_FALSE(model.status().ok());
   EXPECT_EQ(model.configure(RunConfig{}).message(),
             "program `test_mlp`: forward_end 20 is out of [0, 14]");
-  EXPECT_EQ(model.param(0), nullptr);
-  EXPECT_EQ(model.prediction(), nullptr);
-  double x[4] = {}, y[2] = {};
-  EXPECT_TRUE(std::isnan(model.forward(x, y, nullptr)));
-  Tape tape;
-  model.backward(tape);  // nothing to run, no crash
+  ExpectRefusedModelDoesNothing(model);
 }
 
 TEST(CheckProgramTest, AMissingCpuKernelIsNamed) {

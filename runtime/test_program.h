@@ -124,6 +124,45 @@ inline const char* const kSavedRelu[] = {"h_pre"};
 inline const char* const kSavedLinear2[] = {"h", "W2"};
 inline const char* const kSavedMse[] = {"pred", "y"};
 
+// Library steps of one batch entry, as codegen's ProgramBuilder makes them.
+// y (m x n) = x (m x k) · W (n x k)ᵀ + bias (n; -1: none).
+inline StepDesc linear_step(int32_t x, int32_t w, int32_t bias, int32_t y, int64_t m,
+                            int64_t k, int64_t n) {
+  StepDesc s{};
+  s.kind = StepKind::Linear;
+  s.batch = 1;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.a = x;
+  s.b = w;
+  s.bias = bias;
+  s.c = y;
+  s.what = "cublasLtMatmul(test linear)";
+  return s;
+}
+// dW (m x n) = dyᵀ·x and db (m) = Σ_rows dy, dy [k, m], x [k, n].
+inline StepDesc weight_grad_step(int32_t dy, int32_t x, int32_t dw, int32_t db, int64_t m,
+                                 int64_t n, int64_t k) {
+  StepDesc s = linear_step(dy, x, db, dw, m, k, n);
+  s.kind = StepKind::LinearWeightGrad;
+  s.trans_a = true;
+  s.what = "cublasLtMatmul(test weight grad)";
+  return s;
+}
+// C (m x n) = op(A) (m x k) · op(B) (k x n).
+inline StepDesc gemm_step(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int32_t a,
+                          int32_t b, int32_t c) {
+  StepDesc s = linear_step(a, b, -1, c, m, k, n);
+  s.kind = StepKind::Gemm;
+  s.trans_a = ta;
+  s.trans_b = tb;
+  s.stride_a = m * k;
+  s.stride_b = k * n;
+  s.what = "cublasGemmEx(test gemm)";
+  return s;
+}
+
 // The tables and the Program pointing into them (not copyable: program points here).
 struct MlpProgram {
   int64_t B, I, H, O;
@@ -176,53 +215,14 @@ struct MlpProgram {
     steps.push_back(s);
   }
   void linear(int32_t x, int32_t w, int32_t bias, int32_t y, int64_t m, int64_t k, int64_t n) {
-    StepDesc s{};
-    s.kind = StepKind::Linear;
-    s.batch = 1;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.a = x;
-    s.b = w;
-    s.bias = bias;
-    s.c = y;
-    s.what = "cublasLtMatmul(test linear)";
-    steps.push_back(s);
+    steps.push_back(linear_step(x, w, bias, y, m, k, n));
   }
-  // dW (m x n) = dyᵀ·x and db (m) = Σ_rows dy, dy [k, m], x [k, n].
   void weight_grad(int32_t dy, int32_t x, int32_t dw, int32_t db, int64_t m, int64_t n,
                    int64_t k) {
-    StepDesc s{};
-    s.kind = StepKind::LinearWeightGrad;
-    s.trans_a = true;
-    s.batch = 1;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.a = dy;
-    s.b = x;
-    s.c = dw;
-    s.bias = db;
-    s.what = "cublasLtMatmul(test weight grad)";
-    steps.push_back(s);
+    steps.push_back(weight_grad_step(dy, x, dw, db, m, n, k));
   }
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int32_t a, int32_t b, int32_t c) {
-    StepDesc s{};
-    s.kind = StepKind::Gemm;
-    s.trans_a = ta;
-    s.trans_b = tb;
-    s.batch = 1;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.stride_a = m * k;
-    s.stride_b = k * n;
-    s.a = a;
-    s.b = b;
-    s.c = c;
-    s.bias = -1;
-    s.what = "cublasGemmEx(test gemm)";
-    steps.push_back(s);
+    steps.push_back(gemm_step(ta, tb, m, n, k, a, b, c));
   }
 
   void build() {

@@ -757,20 +757,16 @@ struct ProductProgram {
   }
   // C (m x n) = A (m x k) · B (k x n).
   void gemm(int32_t a, int32_t b, int32_t c, int64_t m, int64_t n, int64_t k) {
-    steps.push_back(product(StepKind::Gemm, a, b, c, -1, m, n, k, "cublasGemmEx(test gemm)"));
+    steps.push_back(gemm_step(false, false, m, n, k, a, b, c));
   }
   // y (m x n) = x (m x k) · W (n x k)ᵀ + bias (n).
   void linear(int32_t x, int32_t w, int32_t bias, int32_t y, int64_t m, int64_t n, int64_t k) {
-    steps.push_back(
-        product(StepKind::Linear, x, w, y, bias, m, n, k, "cublasLtMatmul(test linear)"));
+    steps.push_back(linear_step(x, w, bias, y, m, k, n));
   }
   // dW (m x n) = dy (k x m)ᵀ · x (k x n), db (m) = Σ_rows dy.
   void weight_grad(int32_t dy, int32_t x, int32_t dw, int32_t db, int64_t m, int64_t n,
                    int64_t k) {
-    StepDesc st = product(StepKind::LinearWeightGrad, dy, x, dw, db, m, n, k,
-                          "cublasLtMatmul(test weight grad)");
-    st.trans_a = true;
-    steps.push_back(st);
+    steps.push_back(weight_grad_step(dy, x, dw, db, m, n, k));
   }
   // The loss of `out` against a field y, the param, the prologue; then the tables.
   void finish(int32_t out) {
@@ -804,23 +800,6 @@ struct ProductProgram {
   }
 
  private:
-  static StepDesc product(StepKind kind, int32_t a, int32_t b, int32_t c, int32_t bias,
-                          int64_t m, int64_t n, int64_t k, const char* what) {
-    StepDesc st{};
-    st.kind = kind;
-    st.batch = 1;
-    st.m = m;
-    st.n = n;
-    st.k = k;
-    st.stride_a = m * k;
-    st.stride_b = k * n;
-    st.a = a;
-    st.b = b;
-    st.c = c;
-    st.bias = bias;
-    st.what = what;
-    return st;
-  }
   void kernel(MlpKernel k, std::vector<ArgDesc> a) {
     StepDesc st{};
     st.kind = StepKind::Kernel;

@@ -101,6 +101,35 @@ vouch.model "m" attributes {batch = 1 : i64} {
   EXPECT_EQ(out("k"), (std::vector<double>{0, 0, 1, 1}));
 }
 
+TEST(Interpreter, RoundBf16IsNearestEvenByHand) {
+  // bf16 keeps 8 significant bits: next to 1 its step is 2^-7. 1 + 2^-8 is
+  // halfway between 1 and 1 + 2^-7: the even one, 1. 1 + 3·2^-8 is halfway
+  // between 1 + 2^-7 (odd) and 1 + 2^-6 (even): 1 + 2^-6. 1 + 2^-8 + 2^-20 is
+  // past halfway: 1 + 2^-7. -3 is exact. 3.4e38 is past halfway above bf16's
+  // largest, (2 - 2^-7)·2^127: infinity. 1.5·2^-133 is halfway between the
+  // subnormals 2^-133 (odd) and 2^-132 (even): 2^-132. Each is read back
+  // through a product by 1 (a [6, 1] column times [1, 1]).
+  Harness h;
+  auto result = h.run(R"mlir(
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<6x1xf32>
+  %w = vouch.input "w" : tensor<1x1xf32>
+  %xb = vouch.round_bf16 %x : (tensor<6x1xf32>) -> tensor<6x1xbf16>
+  %y = vouch.matmul %xb, %w : (tensor<6x1xbf16>, tensor<1x1xf32>) -> tensor<6x1xf32>
+  vouch.output "y" %y : tensor<6x1xf32>
+})mlir",
+                      {{"x",
+                        {{6, 1},
+                         {1 + std::ldexp(1.0, -8), 1 + 3 * std::ldexp(1.0, -8),
+                          1 + std::ldexp(1.0, -8) + std::ldexp(1.0, -20), -3.0, 3.4e38,
+                          1.5 * std::ldexp(1.0, -133)}}},
+                       {"w", {{1, 1}, {1}}}});
+  ASSERT_TRUE(succeeded(result));
+  EXPECT_EQ(result->outputs.at("y").data,
+            (std::vector<double>{1.0, 1 + std::ldexp(1.0, -6), 1 + std::ldexp(1.0, -7), -3.0,
+                                 INFINITY, std::ldexp(1.0, -132)}));
+}
+
 TEST(Interpreter, F32RoundsEveryResultAndReportsMissingFeeds) {
   // 0.1 + 0.2 in float64 is 0.30000000000000004; rounded to float32 after
   // each op it is the float nearest 0.3.

@@ -1139,8 +1139,10 @@ def Vouch_RoundBf16Op : Vouch_Op<"round_bf16", [Pure]> {
   let cpuKernelNote = "the reference of the cuda kernel's rounding; no cpu "
                       "program has bf16 values";
   let cpuEvidence = "cpu-kernels";
-  let cudaKernelSource = "codegen/recipes/CastRecipe.cpp, runtime/cuda/kernels/cast.cuh";
-  let cudaKernel = "vouch::round_bf16_value_kernel";
+  // A pointwise chain's bf16 store (vouch-fuse-pointwise fuses it into the
+  // kernel computing its input where it can; alone, a chain of one).
+  let cudaKernelSource = "codegen/recipes/PointwiseRecipe.cpp, runtime/cuda/kernels/pointwise.cuh";
+  let cudaKernel = "vouch::pointwise_kernel (a Bf16Out store)";
   // Planned only by bf16 builds: the GPU suite's, against the cpu f64
   // reference under bf16's declared tolerances.
   let cudaEvidence = "gpu-suite-bf16";

@@ -21,7 +21,8 @@ using namespace mlir;
 using namespace vouch;
 
 bool vouch::isFusible(Operation *op) {
-  if (isa<PointwiseOpInterface, FillOp>(op))
+  // round_bf16: the identity in the chain, a bf16 store of its kernel.
+  if (isa<PointwiseOpInterface, FillOp, RoundBf16Op>(op))
     return true;
   auto broadcast = dyn_cast<BroadcastOp>(op);
   return broadcast &&

@@ -250,16 +250,20 @@ def RoundBf16Operands : Pass<"vouch-round-bf16-operands", "::vouch::ModelOp"> {
     that the executor would copy without moving a value (gemm_call.h's
     OperandLayout::in_place_as_bf16): an operand whose product pads its
     pitch or rows (GPT-2's LM head: 50257 classes) keeps the executor's
-    rounding copy. The rounding goes before the first such product, at its
-    place on the tape: a forward node of its own (the nodes are renumbered
-    in block order), a VJP's op, or a prologue op. Run after autodiff and
-    the folds that make products, before vouch-fuse-pointwise.
+    rounding copy. The rounding goes right after the op computing the value,
+    at its place on the tape (a forward node of its own, the nodes
+    renumbered in block order; a VJP's op; a prologue op), where
+    vouch-fuse-pointwise can make it a bf16 store of that op's pointwise
+    chain; a param's or a data field's before its first product, at that
+    product's place. Run after autodiff and the folds that make products,
+    before vouch-fuse-pointwise.
 
     ```mlir
     %y = vouch.linear %x, %w : ...
     %dw = vouch.matmul %dy, %x2 {transpose_lhs} : ...   // %x2 reshapes %x
     // becomes
     %xb = vouch.round_bf16 %x : (tensor<8x4x16xf32>) -> tensor<8x4x16xbf16>
+    ...
     %wb = vouch.round_bf16 %w : (tensor<32x16xf32>) -> tensor<32x16xbf16>
     %y = vouch.linear %xb, %wb : ...
     %x2b = vouch.reshape %xb : (tensor<8x4x16xbf16>) -> tensor<32x16xbf16>
@@ -326,8 +330,9 @@ def FusePointwise : Pass<"vouch-fuse-pointwise", "::vouch::ModelOp"> {
   let summary = "Groups chains of pointwise ops into one kernel each";
   let description = [{
     Within the forward pass, and within each node's VJP, maximal runs of
-    consecutive pointwise ops (PointwiseOpInterface, vouch.fill, and
-    broadcasts of a scalar) over the same element count become one fused
+    consecutive pointwise ops (PointwiseOpInterface, vouch.fill,
+    broadcasts of a scalar, and vouch.round_bf16: the identity in the chain,
+    its result stored as bf16) over the same element count become one fused
     kernel: every op of a run gets `vouch.fusion_group = "<model>_fused<k>"`.
     Values used only inside a run stay in registers; the rest are stored.
     Fusion changes launches, not meaning: the tape still records one node

@@ -19,11 +19,14 @@
 // source, so linear's VJP, which reads its input reshaped, shares the
 // forward product's rounding.
 //
-// Where on the tape: before the first product that reads it, at that
-// product's place: a forward product's rounding becomes a forward node of
-// its own (the nodes are renumbered in block order), a VJP's joins that VJP,
-// and one in the prologue stays there. The pass only rewrites;
-// ir/VouchOps.td's round_bf16 says what it computes.
+// Where on the tape: right after the op that computes the value, at its
+// place (a forward op's rounding becomes a forward node of its own, the
+// nodes renumbered in block order; a VJP's joins that VJP; the prologue's
+// stays there), so that vouch-fuse-pointwise can fold it into a pointwise
+// chain's kernel, which then stores the value as bf16 (and as f32 only if
+// something else reads it). A value no op computes (a param, a data field)
+// is rounded before its first product, at that product's place. The pass
+// only rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -105,28 +108,40 @@ struct RoundBf16OperandsPass
         if (!type.getElementType().isF32() || !layout.in_place_as_bf16())
           continue;
         Value source = viewedValue(operand);
-        OpBuilder b(product);
-        // A new op's place on the tape: the product's.
-        auto placeAtProduct = [&](Operation *op) {
-          if (product->hasAttr(kNodeAttr)) {
-            op->setAttr(kNodeAttr, b.getI64IntegerAttr(kNewNode));
+        // A new op takes the tape place of `at`: a forward op's (a forward
+        // node of its own), a VJP's, or the prologue's.
+        auto placeLike = [&](Operation *op, Operation *at) {
+          if (at->hasAttr(kNodeAttr)) {
+            op->setAttr(kNodeAttr, OpBuilder(op).getI64IntegerAttr(kNewNode));
             newNodes = true;
-          } else if (Attribute of = product->getAttr(kVjpOfAttr)) {
+          } else if (Attribute of = at->getAttr(kVjpOfAttr)) {
             op->setAttr(kVjpOfAttr, of);
           }
         };
         Value &bf16 = rounded[source];
         if (!bf16) {
-          auto round = b.create<RoundBf16Op>(product->getLoc(), source);
-          placeAtProduct(round);
+          // Right after the op that computes the value, on its place on the
+          // tape, where vouch-fuse-pointwise can make it that op's kernel's
+          // store (a pointwise chain's); a value no op computes here (a
+          // param, a data field) before its first product.
+          Operation *producer = source.getDefiningOp();
+          bool computed = producer && !isStructuralOp(producer);
+          OpBuilder b(product);
+          if (computed)
+            b.setInsertionPointAfter(producer);
+          auto round = b.create<RoundBf16Op>(computed ? producer->getLoc()
+                                                      : product->getLoc(),
+                                             source);
+          placeLike(round, computed ? producer : product);
           bf16 = round.getResult();
         }
         Value read = bf16;
         if (source != operand) {
+          OpBuilder b(product);
           auto reshape = b.create<ReshapeOp>(
               product->getLoc(),
               RankedTensorType::get(type.getShape(), b.getBF16Type()), bf16);
-          placeAtProduct(reshape);
+          placeLike(reshape, product);
           read = reshape.getResult();
         }
         product->setOperand(i, read);

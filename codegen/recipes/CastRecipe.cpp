@@ -1,12 +1,11 @@
-//===- CastRecipe.cpp - element type conversions ----------------*- C++ -*-===//
+//===- CastRecipe.cpp - cast between the run's real type and int32 -*- C++ -*-===//
 //
 // cast(x, f32|f64|i32): one elementwise kernel whose entry point's pointer
 // types follow the op's element types (reals are the run's T, i32 and i1 are
 // int32 buffers): runtime/cpu_kernels.h's cast<T> on cpu, cast.cuh's
 // cast_kernel on cuda (grid-stride, block 256). The variant's name says which
 // conversion it is (cast_rr, cast_ri, cast_ir, cast_ii), so each is emitted
-// once however many ops use it. And round_bf16 (below), a bf16 product's
-// operand rounded once.
+// once however many ops use it.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -65,38 +64,6 @@ const CastRecipe recipe;
 // index-family op: each result element reads one input element).
 const RecipeRegistration registration(&recipe, 5);
 
-// round_bf16 (vouch-round-bf16-operands): cast.cuh's round_bf16_value_kernel, four
-// elements a thread (block 256, grid-stride). cuda only, f32 only: bf16
-// values exist only under bf16 products, which no cpu or f64 run has.
-class RoundBf16Recipe final : public KernelRecipe {
-public:
-  StringRef name() const override { return "round_bf16"; }
-  bool handles(Operation *op) const override { return isa<RoundBf16Op>(op); }
-
-  LogicalResult emit(const StepGroup &group,
-                     ProgramBuilder &builder) const override {
-    auto op = cast<RoundBf16Op>(group.ops.front());
-    if (builder.target() != Target::Cuda)
-      return op.emitOpError("rounds a bf16 product's operand, which only "
-                            "cuda builds with bf16 products have");
-    // Not "round_bf16": the executor's own operand copies are vouch_round_bf16_f32.
-    int32_t kernel = builder.kernel(
-        "round_bf16_value",
-        "#include \"cast.cuh\"\n"
-        "extern \"C\" __global__ void @NAME@_f32(const float* in, unsigned "
-        "short* out, long long n) {\n"
-        "  vouch::round_bf16_value_kernel(in, out, n);\n}\n");
-    int64_t n = numel(op.getResult());
-    addGridStrideStep(builder, kernel,
-                      {KernelArg::buffer(op.getInput()),
-                       KernelArg::buffer(op.getResult()), KernelArg::integer(n)},
-                      (n + 3) / 4);
-    return success();
-  }
-};
-
-const RoundBf16Recipe roundRecipe;
-const RecipeRegistration roundRegistration(&roundRecipe, 5);
 
 } // namespace
 

@@ -4,7 +4,9 @@
 // cpu one op each): the ops' scalar formulas (PointwiseOpInterface) written
 // into a functor, instantiated over runtime/cuda/kernels/pointwise.cuh on
 // cuda, or as a plain loop on cpu. The element count is an argument, so
-// every chain with the same formulas shares one kernel.
+// every chain with the same formulas shares one kernel. A vouch.round_bf16
+// in a chain (or alone) is the identity in the functor and a bf16 store in
+// the kernel (pointwise.cuh's Bf16Out): cuda's f32 runs only.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -13,6 +15,7 @@
 
 #include "codegen/EmitSupport.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "passes/Passes.h"
 
 using namespace mlir;
@@ -60,6 +63,8 @@ std::string bodyStatements(ArrayRef<Operation *> ops, const GroupIO &io,
       expr = "T(" + exact(fill.getValue().convertToDouble()) + ")";
     else if (auto broadcast = dyn_cast<BroadcastOp>(op))
       expr = local.lookup(broadcast.getInput()); // a rank-0 value
+    else if (auto round = dyn_cast<RoundBf16Op>(op))
+      expr = local.lookup(round.getInput()); // rounded as it is stored
     else {
       SmallVector<std::string> operands;
       for (Value v : op->getOperands())
@@ -108,6 +113,10 @@ public:
     for (Value v : io.loads)
       args.push_back(KernelArg::buffer(v));
     args.push_back(KernelArg::integer(io.elements));
+    if (builder.target() == Target::Cpu && bf16Stores(io) != 0)
+      return group.ops.front()->emitOpError(
+          "stores a bf16 product operand, which only cuda builds with bf16 "
+          "products have");
     if (builder.target() == Target::Cpu) {
       int32_t kernel = builder.kernel(baseName(group.ops), cpuSource(group, io, scalarMask));
       builder.addKernelStep(kernel, args, 0, 0, 0);
@@ -122,6 +131,16 @@ public:
   }
 
 private:
+  /// Bit k: store k is a bf16 value (vouch.round_bf16's), rounded as the
+  /// kernel stores it (pointwise.cuh's Bf16Out).
+  static uint64_t bf16Stores(const GroupIO &io) {
+    uint64_t mask = 0;
+    for (auto [k, v] : llvm::enumerate(io.stores))
+      if (cast<ShapedType>(v.getType()).getElementType().isBF16())
+        mask |= uint64_t(1) << k;
+    return mask;
+  }
+
   static std::string cudaSource(const StepGroup &group, const GroupIO &io) {
     std::ostringstream out;
     out << "#include \"pointwise.cuh\"\n"
@@ -133,17 +152,25 @@ private:
                [](unsigned k) { return "r[" + std::to_string(k) + "]"; }, "    ")
         << "  }\n};\n";
     size_t nOut = io.stores.size(), nIn = io.loads.size();
+    // A chain with a bf16 store runs in f32 runs only (bf16 products): its
+    // f32 entry point alone.
+    const uint64_t bf16 = bf16Stores(io);
     for (const char *t : {"float", "double"}) {
+      if (bf16 && t[0] == 'd')
+        break;
+      auto isBf16 = [&](size_t k) { return (bf16 >> k) & 1; };
       out << "extern \"C\" __global__ void @NAME@_" << (t[0] == 'f' ? "f32" : "f64")
           << "(";
       for (size_t k = 0; k < nOut; ++k)
-        out << t << "* o" << k << ", ";
+        out << (isBf16(k) ? "unsigned short" : t) << "* o" << k << ", ";
       for (size_t k = 0; k < nIn; ++k)
         out << "const " << t << "* i" << k << ", ";
       out << "long long n, unsigned long long scalar_mask) {\n  " << t
           << "* out[] = {";
       for (size_t k = 0; k < nOut; ++k)
-        out << (k ? ", " : "") << "o" << k;
+        out << (k ? ", " : "")
+            << (isBf16(k) ? "reinterpret_cast<float*>(o" + std::to_string(k) + ")"
+                          : "o" + std::to_string(k));
       out << "};\n";
       std::string in = "static_cast<const " + std::string(t) + "* const*>(nullptr)";
       if (nIn) {
@@ -153,8 +180,10 @@ private:
         out << "};\n";
         in = "in";
       }
-      out << "  vouch::pointwise_kernel<" << nOut << ", " << nIn
-          << ">(@NAME@_op{}, out, " << in << ", n, scalar_mask);\n}\n";
+      out << "  vouch::pointwise_kernel<" << nOut << ", " << nIn;
+      if (bf16)
+        out << ", 0x" << llvm::utohexstr(bf16) << "ull";
+      out << ">(@NAME@_op{}, out, " << in << ", n, scalar_mask);\n}\n";
     }
     return out.str();
   }

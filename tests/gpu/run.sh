@@ -276,10 +276,14 @@ for precision in tf32 bf16; do
     grep -qE "^launch audit: [0-9]+ graph nodes, [0-9]+ made by named launches, 0 unreported, 0 not the kernel named$" \
       "$d/audit.out" || rc=1
     # Under bf16, ops_library's operands are rounded once by vouch.round_bf16
-    # steps and read in place (vouch-round-bf16-operands); ops_padded's, which
-    # their products pad, by the executor's vouch_round_bf16_f32 copies.
+    # steps and read in place (vouch-round-bf16-operands): the relu's kernel
+    # stores its result as bf16, the weight's rounding is a kernel of its own;
+    # ops_padded's, which their products pad, by the executor's
+    # vouch_round_bf16_f32 copies.
     if [ "$name" = ops_library ] && [ "$precision" = bf16 ]; then
-      grep -q "vouch_round_bf16_value_f32 <- step [0-9]* vouch_round_bf16_value \[native_cuda.round_bf16\]" \
+      grep -q "vouch_pointwise_relu_round_bf16_f32 <- step [0-9]* vouch_pointwise_relu_round_bf16 \[native_cuda.relu, native_cuda.round_bf16\]" \
+        "$d/audit.out" || { echo "missing: the relu's kernel storing bf16"; rc=1; }
+      grep -q "vouch_pointwise_round_bf16_f32 <- step [0-9]* vouch_pointwise_round_bf16 \[native_cuda.round_bf16\]" \
         "$d/audit.out" || { echo "missing: a vouch.round_bf16 launch"; rc=1; }
       grep -q ", x read as bf16 in place (buffer v[0-9]*), W read as bf16 in place" \
         "$d/audit.out" || { echo "missing: a linear reading bf16 operands in place"; rc=1; }

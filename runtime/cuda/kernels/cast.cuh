@@ -1,6 +1,5 @@
 // cast.cuh: cast(x, f32|f64|i32), element type conversion between the run's real type T
-// and int32 (i32 values, and i1 masks stored as int32 0 / 1); and round_bf16, an f32
-// product operand rounded to bf16 once (vouch.round_bf16, below).
+// and int32 (i32 values, and i1 masks stored as int32 0 / 1).
 //
 // Which conversion runs is which pointers are non-null: one of in_real / in_int, one of
 // out_real / out_int. real -> real is a copy (a run has one real type, --dtype, so an
@@ -40,28 +39,6 @@ __device__ void cast_kernel(const T* in_real, const int* in_int, T* out_real, in
     else
       out_int[i] = in_int ? in_int[i] : cast_to_int32(in_real[i]);
   }
-}
-
-// vouch.round_bf16: n f32 values rounded to bf16 (round_to_bf16: nearest, ties to
-// even), stored as their 16 bits. Four at a time (a 16-byte load, an 8-byte store)
-// where both buffers allow it, which every buffer start does (the executors align
-// them to 256 bytes); the tail and an unaligned pointer one at a time.
-// Generated entry point (f32 runs only: bf16 operands exist only under bf16 products):
-//   extern "C" __global__ void k_f32(const float* in, unsigned short* out, long long n) {
-//     vouch::round_bf16_value_kernel(in, out, n); }
-__device__ inline void round_bf16_value_kernel(const float* in, unsigned short* out, long long n) {
-  const bool quads = (reinterpret_cast<unsigned long long>(in) & 15) == 0 &&
-                     (reinterpret_cast<unsigned long long>(out) & 7) == 0;
-  const long long vectors = quads ? n / 4 : 0;
-  for (long long q = grid_stride_begin(); q < vectors; q += grid_stride_step()) {
-    const float4 v = reinterpret_cast<const float4*>(in)[q];
-    ushort4 r;
-    r.x = round_to_bf16(v.x), r.y = round_to_bf16(v.y);
-    r.z = round_to_bf16(v.z), r.w = round_to_bf16(v.w);
-    reinterpret_cast<ushort4*>(out)[q] = r;
-  }
-  for (long long i = vectors * 4 + grid_stride_begin(); i < n; i += grid_stride_step())
-    out[i] = round_to_bf16(in[i]);
 }
 
 }  // namespace vouch

@@ -40,7 +40,7 @@ __device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 // runtime/cpu_kernels.h's round_bf16 round alike). Infinities stay infinite, finite
 // values past bf16's largest become infinite, NaN stays NaN (quietened). The one
 // definition keeps the executor's operand copies (executor.cuh) and vouch.round_bf16
-// (cast.cuh) bitwise alike.
+// (pointwise.cuh's bf16 stores) bitwise alike.
 __device__ inline unsigned short round_to_bf16(float x) {
   const unsigned u = __float_as_uint(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN

@@ -500,6 +500,23 @@ extern "C" __global__ void lab_gather_quads_f64(const double* in, double* out,
 
 // ------------------------------------------------------------ gelu (gelu.cuh)
 
+// A chain ending in vouch.round_bf16, as codegen emits it: relu's result stored as f32
+// (o0) and as bf16 (o1, Bf16Out bit 1).
+struct lab_relu_round_bf16_op {
+  template <class T> __device__ void operator()(const T* a, T* r) const {
+    const T t0 = (a[0] > T(0) ? a[0] : T(0));
+    r[0] = t0;
+    r[1] = t0;
+  }
+};
+extern "C" __global__ void lab_relu_round_bf16_f32(float* o0, unsigned short* o1,
+                                                   const float* i0, long long n,
+                                                   unsigned long long scalar_mask) {
+  float* out[] = {o0, reinterpret_cast<float*>(o1)};
+  const float* in[] = {i0};
+  vouch::pointwise_kernel<2, 1, 0x2ull>(lab_relu_round_bf16_op{}, out, in, n, scalar_mask);
+}
+
 // NIn = 1, NOut = 4: gelu's helpers as the pointwise functors call them.
 struct lab_gelu_op {
   template <class T>
@@ -727,10 +744,6 @@ extern "C" __global__ void lab_cast_from_int_f32(const int* in, float* out, long
 }
 extern "C" __global__ void lab_cast_from_int_f64(const int* in, double* out, long long n) {
   vouch::cast_kernel<double>(nullptr, in, out, nullptr, n);
-}
-extern "C" __global__ void lab_round_bf16_value(const float* in, unsigned short* out,
-                                                long long n) {
-  vouch::round_bf16_value_kernel(in, out, n);
 }
 
 // ---------------------------------------------------------------------- attention

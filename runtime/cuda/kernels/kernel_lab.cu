@@ -3567,19 +3567,20 @@ void test_round_bf16() {
                ": values differing from nearest-even, or a nonzero pad",
            double(wrong), 0);
   }
-  // vouch.round_bf16's kernel (cast.cuh: dense, four a thread where the pointers allow):
-  // the same bits; the tail (n not a multiple of 4) and misaligned input and output
-  // take the scalar path; nothing written past n.
+  // vouch.round_bf16 fused into a pointwise chain (pointwise.cuh's Bf16Out): relu's
+  // result stored as f32 and as bf16, both exact (the bf16 nearest-even); the vector
+  // path (n a multiple of 4, aligned), the tail-free scalar path (n = 1003), and a
+  // misaligned bf16 output (scalar); nothing written outside n.
   for (long long n : {1003LL, 1000LL, 3LL})
     for (int shift : {0, 1}) {
       std::vector<float> in(x.begin(), x.begin() + n);
-      DeviceArray<float> din{size_t(n + 1)};
-      LAB_CHECK(cudaMemcpy(din.p + shift, in.data(), sizeof(float) * size_t(n),
-                           cudaMemcpyHostToDevice));
+      DeviceArray<float> din(in);
+      DeviceArray<float> dout32{size_t(n)};
       DeviceArray<unsigned short> dout{size_t(n + 2)};  // 0xffff
-      lab_round_bf16_value<<<2, 256>>>(din.p + shift, dout.p + shift, n);
+      lab_relu_round_bf16_f32<<<2, 256>>>(dout32.p, dout.p + shift, din.p, n, 0);
       LAB_LAUNCHED();
       std::vector<unsigned short> got = dout.download();
+      std::vector<float> got32 = dout32.download();
       long long wrong = 0;
       for (long long i = 0; i < n + 2; ++i) {
         const unsigned short g = got[size_t(i)];
@@ -3588,13 +3589,17 @@ void test_round_bf16() {
           continue;
         }
         const float f = in[size_t(i - shift)];
-        if (std::isnan(f))
-          wrong += (g & 0x7f80u) != 0x7f80u || (g & 0x7fu) == 0;
-        else
-          wrong += g != want_bits(f);
+        const float r = f > 0.0f ? f : 0.0f;  // relu; NaN -> 0
+        unsigned rb, gb;
+        std::memcpy(&rb, &r, 4);
+        std::memcpy(&gb, &got32[size_t(i - shift)], 4);
+        wrong += rb != gb;
+        wrong += g != want_bits(r);
       }
-      report("round_bf16_value n=" + std::to_string(n) + (shift ? " misaligned" : "") +
-                 ": values differing from nearest-even, or a write outside",
+      report("pointwise relu + round_bf16 n=" + std::to_string(n) +
+                 (shift ? " misaligned bf16" : "") +
+                 ": f32 or bf16 results differing from relu and its nearest-even, or a "
+                 "write outside",
              double(wrong), 0);
     }
 }

@@ -19,6 +19,16 @@
 //     vouch::pointwise_kernel<1, 2>(vouch_k3_op{}, out, in, n, scalar_mask); }
 // With NIn = 0 (a constant fill) codegen passes `nullptr` for `in`.
 //
+// A chain ending in vouch.round_bf16 (a bf16 product's operand, rounded by the kernel
+// that computes it) stores that result as bf16: bit k of the template argument Bf16Out
+// marks output k as bf16 bits, its pointer the unsigned short buffer's cast to T*, each
+// value rounded by round_to_bf16 as it is stored (f32 chains only; the entry point is
+// f32 only):
+//   extern "C" __global__ void vouch_k4_f32(unsigned short* o0, const float* i0,
+//       long long n, unsigned long long scalar_mask) {
+//     float* out[] = {reinterpret_cast<float*>(o0)}; const float* in[] = {i0};
+//     vouch::pointwise_kernel<1, 1, 0x1ull>(vouch_k4_op{}, out, in, n, scalar_mask); }
+//
 // Launch: block 256; grid = max(1, min(ceil(n_lanes / 256), 1056)) with
 // n_lanes = n / 4 when n % 4 == 0 (the f32 vector width), else n; the same grid for
 // f32 and f64 (a Program's launch shape does not depend on the element type). The
@@ -43,15 +53,17 @@ struct NonDeduced {
 // (a rank-0 value broadcast); the others have n elements.
 //
 // 128-bit path: taken when n is a multiple of the vector width and every non-scalar
-// pointer (inputs and outputs) is 16-byte aligned; decided from the arguments alone, so
-// every thread takes the same path. Otherwise one element per lane. Each element's
-// value is the functor's expression either way: the path changes no result.
-template <int NOut, int NIn, class T, class F>
+// pointer (inputs and outputs) is 16-byte aligned (a bf16 output's 8 bytes of 4 values:
+// 8-byte aligned); decided from the arguments alone, so every thread takes the same
+// path. Otherwise one element per lane. Each element's value is the functor's
+// expression either way: the path changes no result.
+template <int NOut, int NIn, unsigned long long Bf16Out = 0, class T, class F>
 __device__ void pointwise_kernel(const F& f, T* const* out,
                                  const typename NonDeduced<T>::type* const* in,
                                  long long n, unsigned long long scalar_mask) {
   static_assert(NOut >= 1, "a pointwise kernel writes at least one result");
   static_assert(NIn >= 0 && NIn <= 64, "scalar_mask has 64 bits");
+  static_assert(Bf16Out == 0 || sizeof(T) == 4, "bf16 results are rounded from f32");
   constexpr int kIn = NIn > 0 ? NIn : 1;  // no zero-length arrays
   constexpr int W = Vec16<T>::kWidth;
   const long long begin = grid_stride_begin(), step = grid_stride_step();
@@ -59,7 +71,8 @@ __device__ void pointwise_kernel(const F& f, T* const* out,
   bool vector = n % W == 0;
 #pragma unroll
   for (int k = 0; k < NOut; ++k)
-    vector = vector && (reinterpret_cast<unsigned long long>(out[k]) & 15) == 0;
+    vector = vector && (reinterpret_cast<unsigned long long>(out[k]) &
+                        ((Bf16Out >> k) & 1 ? 7 : 15)) == 0;
 #pragma unroll
   for (int k = 0; k < NIn; ++k)
     if (!((scalar_mask >> k) & 1))
@@ -99,8 +112,18 @@ __device__ void pointwise_kernel(const F& f, T* const* out,
           o[k].v[j] = r[k];
       }
 #pragma unroll
-      for (int k = 0; k < NOut; ++k)
+      for (int k = 0; k < NOut; ++k) {
+        if constexpr (Bf16Out != 0) {
+          if ((Bf16Out >> k) & 1) {
+            ushort4 q;
+            q.x = round_to_bf16(o[k].v[0]), q.y = round_to_bf16(o[k].v[1]);
+            q.z = round_to_bf16(o[k].v[2]), q.w = round_to_bf16(o[k].v[3]);
+            reinterpret_cast<ushort4*>(out[k])[i] = q;
+            continue;
+          }
+        }
         reinterpret_cast<Vec16<T>*>(out[k])[i] = o[k];
+      }
     };
     long long i = begin;
     for (; i + step < lanes; i += 2 * step) {  // two lanes' loads in flight
@@ -125,8 +148,15 @@ __device__ void pointwise_kernel(const F& f, T* const* out,
     T r[NOut];
     f(static_cast<const T*>(a), r);
 #pragma unroll
-    for (int k = 0; k < NOut; ++k)
+    for (int k = 0; k < NOut; ++k) {
+      if constexpr (Bf16Out != 0) {
+        if ((Bf16Out >> k) & 1) {
+          reinterpret_cast<unsigned short*>(out[k])[i] = round_to_bf16(r[k]);
+          continue;
+        }
+      }
       out[k][i] = r[k];
+    }
   }
 }
 

@@ -1,12 +1,15 @@
 // RUN: %vouch-opt %s --pass-pipeline='builtin.module(vouch.model(vouch-autodiff,vouch-round-bf16-operands))' | FileCheck %s
 // RUN: %vouch-opt %s --pass-pipeline='builtin.module(vouch.model(vouch-autodiff,vouch-round-bf16-operands{small-multiply-adds=65536 small-max-k=256}))' | FileCheck %s --check-prefix=SMALL
+// RUN: %vouch-opt %s --pass-pipeline='builtin.module(vouch.model(vouch-autodiff,vouch-round-bf16-operands,vouch-fuse-pointwise))' | FileCheck %s --check-prefix=FUSED
 
 // A linear over leading axes, its input made by a relu. The forward product
 // reads the input and the weight rounded once each, as forward nodes of their
-// own before it (the nodes renumbered: relu 0, roundings 1 and 2, linear 3,
-// loss 4). Its VJP's weight product reads the same rounded input through a
-// bf16 reshape (the f32 reshape it read is gone) and the result gradient
-// rounded in the VJP; the bias sums still read the f32 gradient.
+// own (the nodes renumbered: relu 0, roundings 1 and 2, linear 3, loss 4):
+// the relu's right after it, the param's before the product. Its VJP's weight
+// product reads the same rounded input through a bf16 reshape (the f32
+// reshape it read is gone) and the result gradient rounded right after the
+// loss's VJP makes it (in that VJP, where a pointwise chain can store it);
+// the bias sums still read the f32 gradient.
 // CHECK-LABEL: vouch.model "lin"
 // CHECK: %[[H:[0-9]+]] = vouch.relu %{{[0-9]+}} {vouch.node = 0 : i64}
 // CHECK: %[[XB:[0-9]+]] = vouch.round_bf16 %[[H]] {vouch.node = 1 : i64} : (tensor<4x8x16xf32>) -> tensor<4x8x16xbf16>
@@ -14,9 +17,9 @@
 // CHECK: %[[Y:[0-9]+]] = vouch.linear %[[XB]], %[[WB]], %{{[0-9]+}} {vouch.node = 3 : i64} : (tensor<4x8x16xbf16>, tensor<24x16xbf16>, tensor<24xf32>) -> tensor<4x8x24xf32>
 // CHECK: vouch.mse_loss %[[Y]], %{{[0-9]+}} {vouch.node = 4 : i64}
 // CHECK: %[[DY:[0-9]+]] = vouch.mul {{.*}}vouch.vjp_of = 4
-// CHECK: %[[DY2:[0-9]+]] = vouch.reshape %[[DY]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xf32>) -> tensor<32x24xf32>
+// CHECK-NEXT: %[[DYB:[0-9]+]] = vouch.round_bf16 %[[DY]] {vouch.vjp_of = 4 : i64} : (tensor<4x8x24xf32>) -> tensor<4x8x24xbf16>
+// CHECK-NEXT: %[[DY2:[0-9]+]] = vouch.reshape %[[DY]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xf32>) -> tensor<32x24xf32>
 // CHECK-NOT: vouch.reshape %[[H]]
-// CHECK: %[[DYB:[0-9]+]] = vouch.round_bf16 %[[DY]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xf32>) -> tensor<4x8x24xbf16>
 // CHECK: %[[DYB2:[0-9]+]] = vouch.reshape %[[DYB]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x24xbf16>) -> tensor<32x24xbf16>
 // CHECK: %[[XB2:[0-9]+]] = vouch.reshape %[[XB]] {vouch.vjp_of = 3 : i64} : (tensor<4x8x16xbf16>) -> tensor<32x16xbf16>
 // CHECK: %[[DW:[0-9]+]] = vouch.matmul %[[DYB2]], %[[XB2]] {transpose_lhs, vouch.vjp_of = 3 : i64} : (tensor<32x24xbf16>, tensor<32x16xbf16>) -> tensor<24x16xf32>
@@ -52,6 +55,16 @@ vouch.model "lin" attributes {batch = 4 : i64} {
 // CHECK-NOT: vouch.round_bf16 %[[X]]
 // CHECK: vouch.matmul %{{[0-9]+}}, %[[W2B]] {vouch.vjp_of = 6 : i64}
 // CHECK: vouch.matmul %{{[0-9]+}}, %[[XB]] {transpose_lhs, vouch.vjp_of = 2 : i64}
+// vouch-fuse-pointwise then makes each rounding of a pointwise op's result
+// the last op of that op's chain (its kernel stores the value as bf16): the
+// relu's, the loss gradient's and the relu gradient's.
+// FUSED-LABEL: vouch.model "two_layers"
+// FUSED: vouch.relu %{{[0-9]+}} {vouch.fusion_group = "[[G0:two_layers_fused[0-9]+]]", vouch.node = 3 : i64}
+// FUSED-NEXT: vouch.round_bf16 %{{[0-9]+}} {vouch.fusion_group = "[[G0]]", vouch.node = 4 : i64}
+// FUSED: vouch.mul %{{[0-9]+}}, %{{[0-9]+}} {vouch.fusion_group = "[[G1:two_layers_fused[0-9]+]]", vouch.vjp_of = 7 : i64}
+// FUSED-NEXT: vouch.round_bf16 %{{[0-9]+}} {vouch.fusion_group = "[[G1]]", vouch.vjp_of = 7 : i64}
+// FUSED: vouch.mul %{{[0-9]+}}, %{{[0-9]+}} {vouch.fusion_group = "[[G2:two_layers_fused[0-9]+]]", vouch.vjp_of = 3 : i64}
+// FUSED-NEXT: vouch.round_bf16 %{{[0-9]+}} {vouch.fusion_group = "[[G2]]", vouch.vjp_of = 3 : i64}
 vouch.model "two_layers" attributes {batch = 32 : i64} {
   %x = vouch.input "x" : tensor<32x16xf32>
   %t = vouch.target "t" : tensor<32x8xf32>
@@ -73,7 +86,7 @@ vouch.model "two_layers" attributes {batch = 32 : i64} {
 // CHECK: %[[X:[0-9]+]] = vouch.input "x"
 // CHECK-NOT: round_bf16
 // CHECK: vouch.loss
-// CHECK: %[[DYB:[0-9]+]] = vouch.round_bf16 %{{[0-9]+}} {vouch.vjp_of = 0 : i64} : (tensor<32x8xf32>) -> tensor<32x8xbf16>
+// CHECK: %[[DYB:[0-9]+]] = vouch.round_bf16 %{{[0-9]+}} {vouch.vjp_of = 1 : i64} : (tensor<32x8xf32>) -> tensor<32x8xbf16>
 // CHECK: vouch.matmul %[[DYB]], %[[X]] {transpose_lhs, vouch.vjp_of = 0 : i64} : (tensor<32x8xbf16>, tensor<32x12xf32>) -> tensor<8x12xf32>
 // f64 products are never rounded.
 // CHECK-LABEL: vouch.model "f64"

@@ -304,6 +304,34 @@ StoragePlan planStorage(const rt::Program &p, const std::vector<InPlaceStep> &in
       plan.slotOf[static_cast<size_t>(m)] = slotOfUnit[i];
   }
 
+  // A buffer no step of the program touches (a fused chain's result that its
+  // kernel does not store: only the chain read it) holds no value. It goes
+  // into the smallest slot that fits it, whoever else lives there, rather
+  // than keep storage of its own; where no slot fits, it keeps its own.
+  std::vector<bool> touched(static_cast<size_t>(n), false);
+  for (const rt::StepAccess &a : access)
+    for (const std::vector<int32_t> *list : {&a.reads, &a.writes})
+      for (int32_t b : *list)
+        if (b >= 0 && b < n)
+          touched[static_cast<size_t>(b)] = true;
+  for (int32_t b = 0; b < n; ++b) {
+    const rt::BufferDesc &d = p.buffers[b];
+    if (d.alias_of != -1 || pinned[static_cast<size_t>(b)] || d.zero_init ||
+        touched[static_cast<size_t>(b)])
+      continue;
+    plan.ownedAtLeast -= numelOf(b); // it needs none
+    int32_t fits = -1;
+    for (size_t s = 0; s < slotNumel.size(); ++s)
+      if (slotNumel[s] >= numelOf(b) &&
+          (fits < 0 || slotNumel[s] < slotNumel[static_cast<size_t>(fits)]))
+        fits = static_cast<int32_t>(s);
+    if (fits < 0)
+      continue;
+    plan.slotOf[static_cast<size_t>(b)] = fits;
+    slotBuffers[static_cast<size_t>(fits)]++;
+    plan.untouchedShared++;
+  }
+
   // A slot of one occupant is just that buffer's own storage.
   std::vector<int32_t> renumber(slotNumel.size(), -1);
   for (size_t s = 0; s < slotNumel.size(); ++s)

@@ -13,8 +13,11 @@
 // boundary. Never shared: parameters, gradients (the optimizer reads them
 // after the step), the model's state (batch_norm's running statistics,
 // which persist), the data fields, the loss and the output (read by the
-// host), zero-initialised scratch (its kernel relies on finding zeros), and
-// buffers no step touches.
+// host) and zero-initialised scratch (its kernel relies on finding zeros).
+// A buffer no step of the program touches at all (a fused pointwise chain's
+// result that only the chain read, which its kernel therefore never stores)
+// holds no value: it rides in the smallest slot that fits it, where one does,
+// instead of taking storage of its own.
 //
 // In place: a step's operand and its result overlap at that step, so they
 // never share by lifetime alone. An op whose kernels may write the result
@@ -70,6 +73,9 @@ struct StoragePlan {
   int64_t ownedBefore = 0, ownedAfter = 0;
   /// Buffers that share a slot.
   int32_t shared = 0;
+  /// Of those, buffers no step touches (a slot's passengers: they hold no
+  /// value, so any slot that fits them will do).
+  int32_t untouchedShared = 0;
   /// The least any plan in this step order could own: the storage no
   /// buffer may share, plus the most elements of sharable buffers alive at
   /// one step, an in-place pair (or chain) counted once at the step where

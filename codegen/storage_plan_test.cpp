@@ -156,6 +156,31 @@ TEST(StoragePlanTest, ADeadBuffersStorageGoesToTheBestFittingNewcomer) {
   EXPECT_EQ(plan.ownedAtLeast, plan.ownedBefore - 20 + 16);
 }
 
+// A buffer no step touches (a fused chain's result its kernel never stores)
+// holds no value: it rides in the smallest slot that fits it (t3 and d's),
+// one too large for every slot keeps its own storage, and zero-initialised
+// scratch keeps its own whatever touches it.
+TEST(StoragePlanTest, AnUntouchedBufferRidesInASlotThatFitsIt) {
+  Steps p;
+  const int32_t small = p.buffer("unstored", 3);
+  const int32_t large = p.buffer("unstored_large", 100);
+  const int32_t zeroed = p.buffer("zeroed", 2, -1, /*zeroed=*/true);
+  const Chain c = buildChain(p, /*view=*/false);
+  StoragePlan plan = planStorage(p.program);
+  // t3 and d share a slot of 4; the untouched buffer rides in a slot of 4
+  // (that one, or t1's, whose storage then becomes a slot of two).
+  ASSERT_GE(plan.slotOf[small], 0);
+  EXPECT_EQ(plan.slotNumel[static_cast<size_t>(plan.slotOf[small])], 4);
+  EXPECT_EQ(plan.slotOf[c.d], plan.slotOf[c.t3]);
+  EXPECT_EQ(plan.slotOf[large], -1);
+  EXPECT_EQ(plan.slotOf[zeroed], -1);
+  EXPECT_EQ(plan.untouchedShared, 1);
+  EXPECT_EQ(plan.ownedBefore, 3 + 100 + 2 + 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4);
+  EXPECT_EQ(plan.ownedAfter, plan.ownedBefore - 4 - 3);
+  // The lower bound needs nothing for either untouched buffer.
+  EXPECT_EQ(plan.ownedAtLeast, plan.ownedBefore - 20 + 16 - 3 - 100);
+}
+
 // A view read late keeps its source alive: t3 is read through its view at
 // step 4, so d cannot have t3's storage and takes t2's (8 elements fit 4).
 TEST(StoragePlanTest, AViewKeepsItsSourceAliveUntilItsLastReader) {
@@ -173,14 +198,14 @@ TEST(StoragePlanTest, AViewKeepsItsSourceAliveUntilItsLastReader) {
 // the same size, yet none may take its storage: parameters and gradients
 // (the optimizer reads them after the step), the data fields and the loss
 // and output (the host reads them), zero-initialised scratch (its kernel
-// expects zeros), a buffer whose first touch reads it (its value crosses
-// the step boundary), and one no step touches.
+// expects zeros) and a buffer whose first touch reads it (its value crosses
+// the step boundary). (One no step touches may: AnUntouchedBufferRides...)
 TEST(StoragePlanTest, StateThatOutlivesTheStepNeverShares) {
   Steps p;
   int32_t w = p.buffer("w", 4), gw = p.buffer("gw", 4), x = p.buffer("x", 4);
   int32_t t = p.buffer("t", 4), out = p.buffer("out", 4), loss = p.buffer("loss", 1);
   int32_t state = p.buffer("state", 4), zeroed = p.buffer("counter", 4, -1, true);
-  int32_t untouched = p.buffer("untouched", 4), late = p.buffer("late", 4);
+  int32_t late = p.buffer("late", 4);
   p.params = {w};
   p.grads = {gw};
   p.fields = {x};
@@ -197,7 +222,7 @@ TEST(StoragePlanTest, StateThatOutlivesTheStepNeverShares) {
   ASSERT_EQ(plan.slotNumel.size(), 1u);
   EXPECT_EQ(plan.slotOf[t], 0);
   EXPECT_EQ(plan.slotOf[late], 0);
-  for (int32_t b : {w, gw, x, out, loss, state, zeroed, untouched})
+  for (int32_t b : {w, gw, x, out, loss, state, zeroed})
     EXPECT_EQ(plan.slotOf[b], -1) << p.buffers[b].name;
 }
 

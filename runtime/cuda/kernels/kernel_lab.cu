@@ -94,6 +94,30 @@ extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dq_bf16_d64_l
                                      dqd, causal, scale);
 }
 
+// Lab-only attention64 policies: the forward testing each entry's kept bit
+// (codegen's takes the all-kept path where a tile is whole); the checks compare the two
+// bitwise and bench_attention times both.
+struct LabA64Bf16EachKept : vouch::A64Bf16 {
+  static constexpr bool kAllKeptPath = false;
+};
+struct LabA64Tf32EachKept : vouch::A64Tf32 {
+  static constexpr bool kAllKeptPath = false;
+};
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_tf32_each_kept_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention64_forward_kernel<LabA64Tf32EachKept>(q, qd, k, kd, v, vd, mask, md, out, od,
+                                                        lse, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_bf16_each_kept_f32(
+    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
+    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
+    double scale) {
+  vouch::attention64_forward_kernel<LabA64Bf16EachKept>(q, qd, k, kd, v, vd, mask, md, out, od,
+                                                        lse, causal, scale);
+}
+
 namespace {
 
 // ------------------------------------------------------------------------- harness
@@ -2770,16 +2794,24 @@ void test_attention(const AttnCase& c) {
   const bool small = c.d <= 64 && c.dv <= 64;
   // Variants: 0 generic, 1 d64 (SIMT, T); f32 only: 2 TF32 generic, 3 TF32 d64, 4 bf16
   // generic, 5 bf16 d64 (the tensor-core ones share their shared-memory layout), 6 TF32
-  // and 7 bf16 attention64.cuh (heads of at most 64: blocks of 128, their own tiles).
-  for (int variant = 0; variant < 8; ++variant) {
-    const bool a64 = variant >= 6;
-    const bool d64 = variant % 2 == 1 && !a64, tf32 = variant == 2 || variant == 3 || variant == 6,
-               bf16 = variant == 4 || variant == 5 || variant == 7;
+  // and 7 bf16 attention64.cuh (heads of at most 64: blocks of 128, their own tiles); 8
+  // bf16 and 9 TF32 attention64 whose forward tests each entry's kept bit (the lab's
+  // policies; they must match 7 and 6 bitwise: the all-kept path changes no bit).
+  std::vector<T> a64_bits[2][5];  // variants 6's and 7's out, lse, dq, dk, dv
+  for (int variant = 0; variant < 10; ++variant) {
+    const bool a64 = variant >= 6, each_kept = variant >= 8;
+    const bool d64 = variant % 2 == 1 && !a64,
+               tf32 = variant == 2 || variant == 3 || variant == 6 || variant == 9,
+               bf16 = variant == 4 || variant == 5 || variant == 7 || variant == 8;
     if ((d64 || a64) && !small) continue;
     if ((tf32 || bf16) && sizeof(T) != 4) continue;
     const char* const kind = tf32 ? "tf32 " : bf16 ? "bf16 " : "";
     const std::string vt =
-        tag + " (" + kind + (a64 ? "attention64)" : d64 ? "d64)" : "generic)");
+        tag + " (" + kind +
+        (each_kept ? "attention64, each entry tested)"
+         : a64     ? "attention64)"
+         : d64     ? "d64)"
+                   : "generic)");
     unsigned block = vouch::attention_block();
     auto fwd = d64 ? K::attention_forward_d64 : K::attention_forward;
     auto dkdv = d64 ? K::attention_dkdv_d64 : K::attention_dkdv;
@@ -2805,6 +2837,9 @@ void test_attention(const AttnCase& c) {
         fwd = tf32 ? lab_attention64_forward_tf32_f32 : lab_attention64_forward_bf16_f32;
         dkdv = tf32 ? lab_attention64_dkdv_tf32_f32 : lab_attention64_dkdv_bf16_f32;
         dqk = tf32 ? lab_attention64_dq_tf32_f32 : lab_attention64_dq_bf16_f32;
+        if (each_kept)
+          fwd = tf32 ? lab_attention64_forward_tf32_each_kept_f32
+                     : lab_attention64_forward_bf16_each_kept_f32;
         fbytes = vouch::attention64_forward_shared_bytes();
         bbytes = std::max(vouch::attention64_dq_shared_bytes(),
                           vouch::attention64_dkdv_shared_bytes());
@@ -2906,6 +2941,17 @@ void test_attention(const AttnCase& c) {
                    bit_mismatches(dq_runs[0], dq_runs[1]) + bit_mismatches(dk_runs[0], dk_runs[1]) +
                        bit_mismatches(dv_runs[0], dv_runs[1]),
                    rows * c.d + count * c.tk * (c.d + c.dv));
+    std::vector<T>(&bits)[5] = a64_bits[bf16 ? 1 : 0];
+    if (a64 && !each_kept) {
+      bits[0] = out_runs[0], bits[1] = lse_runs[0], bits[2] = dq_runs[0];
+      bits[3] = dk_runs[0], bits[4] = dv_runs[0];
+    }
+    if (each_kept && !bits[0].empty())
+      report_bitwise(vt + " against the all-kept path: out, lse, dq, dk, dv",
+                     bit_mismatches(out_runs[0], bits[0]) + bit_mismatches(lse_runs[0], bits[1]) +
+                         bit_mismatches(dq_runs[0], bits[2]) +
+                         bit_mismatches(dk_runs[0], bits[3]) + bit_mismatches(dv_runs[0], bits[4]),
+                     rows * (c.dv + 1 + c.d) + count * c.tk * (c.d + c.dv));
   }
 }
 
@@ -3398,10 +3444,15 @@ void bench_attention() {
   const TfSet sets64[] = {
       {"attention64 tf32", lab_attention64_forward_tf32_f32, lab_attention64_dkdv_tf32_f32,
        lab_attention64_dq_tf32_f32},
+      {"attention64 tf32 each entry tested", lab_attention64_forward_tf32_each_kept_f32,
+       lab_attention64_dkdv_tf32_f32, lab_attention64_dq_tf32_f32},
       {"attention64 bf16", lab_attention64_forward_bf16_f32, lab_attention64_dkdv_bf16_f32,
        lab_attention64_dq_bf16_f32},
+      {"attention64 bf16 each entry tested", lab_attention64_forward_bf16_each_kept_f32,
+       lab_attention64_dkdv_bf16_f32, lab_attention64_dq_bf16_f32},
   };
   const unsigned block64 = vouch::kAttention64Threads;
+  std::vector<float> bits_codegen;
   for (const TfSet& t : sets64) {
     attn_set_shared<float>(t.fwd, a_f);
     attn_set_shared<float>(t.dkdv, a_k);
@@ -3433,6 +3484,26 @@ void bench_attention() {
     bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), 9.0 * n * 4, a_backward);
     bench((tag + " backward: dkdv alone").c_str(), 6.0 * n * 4, a_dkdv);
     bench((tag + " backward: dq alone").c_str(), 5.0 * n * 4, a_dq);
+    // The all-kept path changes no bit: codegen's forward against the one that tests
+    // each entry, on this causal GPT-2 shape (most tiles whole).
+    a_forward();
+    a_backward();
+    LAB_LAUNCHED();
+    std::vector<float> got;
+    for (const DeviceArray<float>* a : {&out, &lse, &dq, &dk, &dv})
+      for (float x : a->download()) got.push_back(x);
+    const std::string name = t.name, suffix = " each entry tested";
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      bits_codegen = got;  // codegen's kernels; their each-entry twin follows
+    } else {
+      const bool same = got.size() == bits_codegen.size() &&
+                        std::memcmp(got.data(), bits_codegen.data(), got.size() * 4) == 0;
+      std::printf("BENCH %s, the all-kept path against each entry tested: %s\n",
+                  name.substr(0, name.size() - suffix.size()).c_str(),
+                  same ? "bitwise the same" : "DIFFERENT BITS");
+      if (!same) ++g_failures;
+    }
   }
 }
 

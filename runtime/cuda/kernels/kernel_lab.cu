@@ -97,26 +97,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) lab_attention_dq_bf16_d64_l
 // Lab-only attention64 policies: the forward testing each entry's kept bit
 // (codegen's takes the all-kept path where a tile is whole); the checks compare the two
 // bitwise and bench_attention times both.
-struct LabA64Bf16EachKept : vouch::A64Bf16 {
+template <class Policy>
+struct LabA64EachKept : Policy {
   static constexpr bool kAllKeptPath = false;
 };
-struct LabA64Tf32EachKept : vouch::A64Tf32 {
-  static constexpr bool kAllKeptPath = false;
-};
-extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_tf32_each_kept_f32(
-    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
-    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
-    double scale) {
-  vouch::attention64_forward_kernel<LabA64Tf32EachKept>(q, qd, k, kd, v, vd, mask, md, out, od,
-                                                        lse, causal, scale);
-}
-extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_bf16_each_kept_f32(
-    const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v, vouch::Dims vd,
-    const int* mask, vouch::Dims md, float* out, vouch::Dims od, float* lse, long long causal,
-    double scale) {
-  vouch::attention64_forward_kernel<LabA64Bf16EachKept>(q, qd, k, kd, v, vd, mask, md, out, od,
-                                                        lse, causal, scale);
-}
+#define LAB_A64_FORWARD_EACH_KEPT(NAME, POLICY)                                                  \
+  extern "C" __global__ void __launch_bounds__(128, 2)                                         \
+      lab_attention64_forward_##NAME##_each_kept_f32(                                          \
+          const float* q, vouch::Dims qd, const float* k, vouch::Dims kd, const float* v,      \
+          vouch::Dims vd, const int* mask, vouch::Dims md, float* out, vouch::Dims od,         \
+          float* lse, long long causal, double scale) {                                        \
+    vouch::attention64_forward_kernel<LabA64EachKept<POLICY>>(q, qd, k, kd, v, vd, mask, md,   \
+                                                              out, od, lse, causal, scale);    \
+  }
+LAB_A64_FORWARD_EACH_KEPT(tf32, vouch::A64Tf32)
+LAB_A64_FORWARD_EACH_KEPT(bf16, vouch::A64Bf16)
+#undef LAB_A64_FORWARD_EACH_KEPT
 
 namespace {
 

@@ -469,6 +469,12 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   std::string valueSummary = native.valueSummary;
   if (!spec.cudaKernelNote.empty())
     valueSummary += "; " + std::string(spec.cudaKernelNote);
+  if (spec.bf16Result >= 0)
+    valueSummary += "; under the profile's bf16 option, where only bf16 products read "
+                    "result " + std::to_string(spec.bf16Result) + " (vouch-round-bf16-"
+                    "operands), the kernel stores it as bf16, each value computed in "
+                    "the element type and rounded to nearest even as it is stored (the "
+                    "kernel lab checks it bitwise against the stored f32 value rounded)";
   if (uncontracted)
     valueSummary += "; every product and sum of the formula rounds on its own "
                     "(__fmul_rn / __fadd_rn / __dmul_rn / __dadd_rn, never "

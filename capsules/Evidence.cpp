@@ -28,7 +28,7 @@ constexpr std::string_view kGpuSuiteModels =
 constexpr std::string_view kGpuSuiteBf16Models =
     "tests/gpu/ops_attention.vouch tests/gpu/ops_library.vouch "
     "tests/gpu/ops_padded.vouch tests/gpu/ops_conv.vouch "
-    "tests/gpu/ops_classes.vouch examples/tiny_gpt.vouch";
+    "tests/gpu/ops_classes.vouch tests/gpu/ops_head.vouch examples/tiny_gpt.vouch";
 
 } // namespace
 

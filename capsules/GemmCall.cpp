@@ -45,14 +45,16 @@ std::string formatGemmCall(const GemmCall &call) {
   if (!call.epilogue.empty())
     out += ", epilogue=" + call.epilogue;
   if (call.bf16Operands) {
-    auto how = [](bool inPlace) {
-      return inPlace ? std::string(" bf16 in place (vouch.round_bf16)")
+    auto how = [](bool inPlace, const std::string &storedBy) {
+      return inPlace ? " bf16 in place (" + storedBy + ")"
                      : std::string(" rounded to bf16 by vouch_round_bf16");
     };
-    if (call.aInPlace == call.bInPlace)
-      out += ", A/B" + how(call.aInPlace);
+    const std::string a = how(call.aInPlace, call.aStoredBy);
+    const std::string b = how(call.bInPlace, call.bStoredBy);
+    if (a == b)
+      out += ", A/B" + a;
     else
-      out += ", A" + how(call.aInPlace) + ", B" + how(call.bInPlace);
+      out += ", A" + a + ", B" + b;
   }
   if (!call.padding.empty())
     out += ", " + call.padding;

@@ -25,11 +25,13 @@ struct GemmCall {
   std::string epilogue; ///< cublasLt only: "BIAS", "BGRADB" or "DEFAULT"; else empty
   /// Operands rounded to bf16 first (a bf16 profile's f32 products), read
   /// as CUDA_R_16BF: each by a vouch_round_bf16 launch of the executor,
-  /// or, where `aInPlace` / `bInPlace` says so, already bf16 (a
-  /// vouch.round_bf16 value, made by vouch-round-bf16-operands) and read in
-  /// place.
+  /// or, where `aInPlace` / `bInPlace` says so, already bf16 (a value made
+  /// by vouch-round-bf16-operands) and read in place; `aStoredBy` /
+  /// `bStoredBy` name the op that stored it (vouch.round_bf16, or an op
+  /// whose kernel stores its result as bf16: vouch.cross_entropy_grad).
   bool bf16Operands = false;
   bool aInPlace = false, bInPlace = false;
+  std::string aStoredBy = "vouch.round_bf16", bStoredBy = "vouch.round_bf16";
   /// The extents a tensor-core product pads and the copies that makes
   /// (runtime/cuda/gemm_call.h's describe_padding), e.g. "padded N 50257 ->
   /// 50260, W copied by vouch_repitch_f32, y copied out by vouch_repitch_f32";
@@ -48,7 +50,8 @@ GemmCall linearWeightGradCall();
 /// `cublasGemmEx(transa=N, transb=T, A=rhs, B=lhs)`; cublasLt calls add
 /// `epilogue=BIAS`; bf16 operands add `, A/B rounded to bf16 by
 /// vouch_round_bf16` (`, A/B bf16 in place (vouch.round_bf16)` for operands
-/// read in place, or one clause for each when they differ); padding adds
+/// read in place, naming the op that stored them, or one clause for each when
+/// they differ); padding adds
 /// `, ` and its text.
 std::string formatGemmCall(const GemmCall &);
 

@@ -108,6 +108,11 @@ struct OpFacts {
   /// have one shape and element type. codegen's storage plan uses it where
   /// the op's step is the operand's last reader (codegen/StoragePlan.h).
   int32_t inPlaceOperand;
+  /// The result its cuda kernel can store as bf16 (rounded to nearest even as
+  /// stored), -1 when none: vouch-round-bf16-operands then folds a
+  /// vouch.round_bf16 of it, which nothing else's reading of the f32 value
+  /// keeps, into the op (passes/RoundBf16Operands.cpp).
+  int32_t bf16Result;
 
   bool isStructural() const { return family == OpFamily::Structural; }
   /// Planned under capsules of its own: neither structure nor a composite

@@ -153,6 +153,21 @@ TEST_F(OpTableTest, InPlaceOperandsAreOperandsOfOneResultOps) {
   EXPECT_EQ(findOpFacts("cross_entropy")->inPlaceOperand, -1);
 }
 
+// bf16Result names a result of the op, and is set where the cuda kernel's
+// bf16 store was built (cross_entropy_grad: its dlogits); the generator
+// refuses an index past the results.
+TEST_F(OpTableTest, Bf16ResultsAreResultsOfTheirOps) {
+  for (mlir::RegisteredOperationName name : vouchOps()) {
+    const OpFacts *facts = findOpFacts(name.stripDialect().str());
+    ASSERT_NE(facts, nullptr);
+    EXPECT_GE(facts->bf16Result, -1) << facts->mnemonic;
+  }
+  EXPECT_EQ(findOpFacts("cross_entropy_grad")->bf16Result, 0);
+  // Ops without the fact: none (layer_norm's kernel stores f32 only).
+  EXPECT_EQ(findOpFacts("layer_norm")->bf16Result, -1);
+  EXPECT_EQ(findOpFacts("cross_entropy")->bf16Result, -1);
+}
+
 TEST_F(OpTableTest, BuiltinsHaveSignaturesTheLoweringsCanBind) {
   std::set<std::string> builtins;
   for (mlir::RegisteredOperationName name : vouchOps()) {

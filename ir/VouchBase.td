@@ -132,6 +132,14 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // before the row is written), and the operand has the result's shape and
   // element type. The op must have one result.
   int inPlaceOperand = -1;
+  // The result (its index) that the op's cuda kernel can store as bf16,
+  // rounded to nearest even as it is stored, -1 (the default) when none:
+  // under bf16 products, vouch-round-bf16-operands folds a vouch.round_bf16
+  // of that result into the op (the result then has element type bf16) where
+  // nothing else reads the f32 value. Set only where the cuda recipe emits
+  // the bf16-storing entry point and the kernel lab checks it bitwise against
+  // round_bf16 of the f32 result.
+  int bf16Result = -1;
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

@@ -1733,10 +1733,16 @@ LogicalResult CrossEntropyGradOp::verify() {
   if (getDloss().getType() != loss.type)
     return emitOpError("dloss ")
            << quoted(getDloss().getType()) << " must be " << quoted(loss.type);
-  if (getResult().getType() != getLogits().getType())
+  // bf16 (the bf16Result fact): f32 logits' dlogits stored rounded.
+  RankedTensorType logits = tensorOf(getLogits()), result = tensorOf(getResult());
+  bool storedBf16 = logits.getElementType().isF32() &&
+                    result.getElementType().isBF16() &&
+                    result.getShape() == logits.getShape();
+  if (result != logits && !storedBf16)
     return emitOpError("result ")
            << quoted(getResult().getType()) << " must be the logits' type "
-           << quoted(getLogits().getType());
+           << quoted(getLogits().getType())
+           << " (or, for f32 logits, their shape in bf16)";
   return verifyClasses(*this, getClasses(), tensorOf(getLogits()));
 }
 

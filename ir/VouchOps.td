@@ -1023,7 +1023,9 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
   let description = [{
     Built by cross_entropy's VJP rule; `dloss` is the loss's rank-0
     gradient. With `classes` set (cross_entropy's), the entries of the class
-    axis past the first `classes` are written 0.
+    axis past the first `classes` are written 0. A bf16 result (f32 logits;
+    made by vouch-round-bf16-operands in place of a vouch.round_bf16 of the
+    f32 result) holds each entry rounded to bf16, nearest even.
 
     ```mlir
     %d = vouch.cross_entropy_grad %logits, %labels, %dl {ignore_index = -100 : i64}
@@ -1033,7 +1035,8 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
   let arguments = (ins Vouch_FloatTensor:$logits, Vouch_IntTensor:$labels,
                        Vouch_FloatTensor:$dloss, I64Attr:$ignore_index,
                        OptionalAttr<I64Attr>:$classes);
-  let results = (outs Vouch_FloatTensor:$result);
+  // bf16 only as vouch-round-bf16-operands makes it (bf16Result below).
+  let results = (outs Vouch_ProductOperand:$result);
   let assemblyFormat = "$logits `,` $labels `,` $dloss attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
@@ -1054,6 +1057,10 @@ def Vouch_CrossEntropyGradOp : Vouch_Op<"cross_entropy_grad", [Pure,
   // statistics; the cuda one stages it in shared memory or re-reads element
   // c) before writing element c of the same row, and touch no other row.
   let inPlaceOperand = 0;
+  // Under bf16 products the LM head's products read dlogits as bf16: the cuda
+  // kernel stores them rounded (classifier.cuh's Bf16Out; f32 logits only),
+  // and the f32 dlogits are never written.
+  let bf16Result = 0;
   let cudaKernelNote = "over more than 4096 classes each row is staged in shared "
                        "memory by a cluster of two blocks and read once, the "
                        "halves' max and sum combined in rank order (softmax.cuh's "

@@ -16,7 +16,8 @@ included by ir/OpTable.cpp.
 Mistakes in the records stop the build here, with the record named: an
 unset family, a compute op without a formula, a builtin without
 parameters, two ops claiming one builtin, an inPlaceOperand that is no
-operand of the op (or on an op without exactly one result).
+operand of the op (or on an op without exactly one result), a bf16Result
+that is no result of the op.
 """
 import json
 import re
@@ -152,6 +153,10 @@ def op_rows(records):
                      "its " + str(len(operands)) + " operands")
             if len(r["results"]["args"]) != 1:
                 fail(name + ": inPlaceOperand needs exactly one result")
+        bf16_result = r["bf16Result"]
+        if bf16_result != -1 and not 0 <= bf16_result < len(r["results"]["args"]):
+            fail(name + ": bf16Result " + str(bf16_result) + " is not one of its " +
+                 str(len(r["results"]["args"])) + " results")
         rows.append({
             "mnemonic": c_string(r["opName"]),
             "family": "OpFamily::" + family,
@@ -175,6 +180,7 @@ def op_rows(records):
             "cudaKernelNote": c_string(r["cudaKernelNote"]),
             "sums": "true" if r["sums"] else "false",
             "inPlaceOperand": str(in_place),
+            "bf16Result": str(bf16_result),
         })
     return rows
 

@@ -552,6 +552,19 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     };
     call->aInPlace = call->bf16Operands && isBf16(1);
     call->bInPlace = call->bf16Operands && isBf16(0);
+    // The op that stored a bf16 operand (through the reshapes that view it).
+    auto storedBy = [&](unsigned i) {
+      Value v = op->getOperand(i);
+      while (auto reshape = v.getDefiningOp<ReshapeOp>())
+        v = reshape.getInput();
+      Operation *producer = v.getDefiningOp();
+      return producer ? producer->getName().getStringRef().str()
+                      : std::string("vouch.round_bf16");
+    };
+    if (call->aInPlace)
+      call->aStoredBy = storedBy(1);
+    if (call->bInPlace)
+      call->bStoredBy = storedBy(0);
     // The extents the executor pads and the copies it makes for them: the
     // runtime's own rule (ProductPlan), so the report names every launch.
     using rt::cuda::ProductMath;

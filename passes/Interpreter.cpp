@@ -1601,6 +1601,14 @@ vouch::interpret(ModelOp model, const std::map<std::string, HostTensor> &feeds,
       for (Value result : op.getResults())
         for (double &v : values[result].data)
           v = roundToF32(v);
+    // A bf16 result (round_bf16's, or one an op stores as bf16: the op
+    // table's bf16Result) holds its values rounded to bf16, after f32 as the
+    // kernel rounds them.
+    for (Value result : op.getResults())
+      if (auto type = dyn_cast<ShapedType>(result.getType());
+          type && type.getElementType().isBF16())
+        for (double &v : values[result].data)
+          v = roundToBf16(v);
   }
   if (precision == Precision::F32)
     run.loss = roundToF32(run.loss);

@@ -25,13 +25,17 @@
 // stays there), so that vouch-fuse-pointwise can fold it into a pointwise
 // chain's kernel, which then stores the value as bf16 (and as f32 only if
 // something else reads it). A value no op computes (a param, a data field)
-// is rounded before its first product, at that product's place. The pass
-// only rewrites; ir/VouchOps.td's round_bf16 says what it computes.
+// is rounded before its first product, at that product's place. An op
+// whose cuda kernel can store the result as bf16 itself (the op table's
+// bf16Result: cross_entropy_grad) takes the rounding over where nothing
+// else reads the f32 value: its result becomes bf16. The pass only
+// rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
 #include "ir/GemmDims.h"
+#include "ir/OpTable.h"
 #include "mlir/IR/Builders.h"
 #include "passes/Plan.h"
 #include "runtime/cuda/gemm_call.h"
@@ -154,8 +158,32 @@ struct RoundBf16OperandsPass
         }
       }
     }
+    foldIntoProducers(model);
     if (newNodes)
       renumberNodes(model);
+  }
+
+  /// A rounding of a result its op's cuda kernel can store as bf16 (the op
+  /// table's bf16Result: cross_entropy_grad's dlogits), where nothing else
+  /// reads the f32 value: the op's result becomes the bf16 value, which its
+  /// kernel stores rounded, and the rounding is gone.
+  void foldIntoProducers(ModelOp model) {
+    SmallVector<RoundBf16Op> rounds;
+    for (Operation &op : model.getBlock())
+      if (auto round = dyn_cast<RoundBf16Op>(op))
+        rounds.push_back(round);
+    for (RoundBf16Op round : rounds) {
+      auto result = dyn_cast<OpResult>(round.getInput());
+      if (!result || !result.hasOneUse())
+        continue;
+      Operation *producer = result.getOwner();
+      const OpFacts *facts = findOpFacts(producer->getName().stripDialect());
+      if (!facts || facts->bf16Result != static_cast<int32_t>(result.getResultNumber()))
+        continue;
+      result.setType(round.getType());
+      round.getResult().replaceAllUsesWith(result);
+      round.erase();
+    }
   }
 };
 

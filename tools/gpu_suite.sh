@@ -45,7 +45,8 @@ done
 # model in both forms, the cuBLAS model (ops_library: its products in
 # cuBLAS / cuBLASLt), its odd-width twin (ops_padded: its products padded),
 # the convolutions (ops_conv: im2col, col2im and its products rounded) and
-# the LM head (ops_classes: its classes padded by vouch-pad-classes),
+# the LM head (ops_classes: its classes padded by vouch-pad-classes; ops_head:
+# without a bias, its dlogits stored as bf16 by cross_entropy_grad under bf16),
 # compared with the cpu f64 reference under each precision's declared
 # tolerance.
 for precision in tf32 bf16; do
@@ -54,7 +55,7 @@ for precision in tf32 bf16; do
     bazel-bin/tools/vouch build tests/gpu/ops_attention.vouch --target cuda \
       --precision "$precision" --attention "$form" -o "$out/$precision/ops_attention_$form"
   done
-  for model in ops_library ops_padded ops_conv ops_classes; do
+  for model in ops_library ops_padded ops_conv ops_classes ops_head; do
     bazel-bin/tools/vouch build tests/gpu/$model.vouch --target cuda \
       --precision "$precision" -o "$out/$precision/$model"
   done

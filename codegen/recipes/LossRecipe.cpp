@@ -75,6 +75,15 @@ extern "C" __global__ void @ENTRY@@NAME@_f64(const double* logits, const int* la
 }
 )cu";
 
+// dlogits stored as bf16 (cross_entropy_grad's bf16Result, f32 runs of cuda
+// builds with bf16 products): the f32 kernel storing each value rounded
+// (classifier.cuh, O = unsigned short).
+const char *kCrossEntropyGradBf16Cuda = R"cu(#include "classifier.cuh"
+extern "C" __global__ void @ENTRY@@NAME@_f32(const float* logits, const int* labels, const float* dloss, unsigned short* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_grad_kernel<float, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
+}
+)cu";
+
 class LossRecipe final : public KernelRecipe {
 public:
   StringRef name() const override { return "loss"; }
@@ -116,13 +125,20 @@ public:
           : staged
               ? longRowLaunch(rows, classes)
               : LongRowLaunch{uint32_t(std::clamp<int64_t>(rows, 1, 65535)), 256, 0, 0};
-      std::string source = cuda ? kCrossEntropyGradCuda : kCrossEntropyGradCpu;
+      bool bf16 = grad.getResult().getType().getElementType().isBF16();
+      if (bf16 && !cuda)
+        return grad.emitOpError("stores its dlogits as bf16, which only cuda builds "
+                                "with bf16 products do");
+      std::string source = !cuda  ? kCrossEntropyGradCpu
+                           : bf16 ? kCrossEntropyGradBf16Cuda
+                                  : kCrossEntropyGradCuda;
       for (auto [from, to] :
            {std::pair<std::string, std::string>{"@ENTRY@", staged ? kLongRowEntry : ""},
             {"@PARTS@", std::to_string(staged ? kLongRowParts : 1)}})
         for (size_t at; (at = source.find(from)) != std::string::npos;)
           source.replace(at, from.size(), to);
-      int32_t kernel = builder.kernel("cross_entropy_grad", source);
+      int32_t kernel =
+          builder.kernel(bf16 ? "cross_entropy_grad_bf16" : "cross_entropy_grad", source);
       builder.addKernelStep(kernel,
                             {KernelArg::buffer(grad.getLogits()),
                              KernelArg::buffer(grad.getLabels()),

@@ -39,7 +39,8 @@
 // block 256, grid min(rows, 65535), or for more than 4096 classes Recipe.cpp's
 // longRowLaunch (clusters of two blocks of 512, shared memory, at most four blocks
 // per SM; the entry point carries the cluster dims and Parts = 2).
-// Generated entry points (t = float / double):
+// Generated entry points (t = float / double; dlogits also unsigned short, bf16 bits, in
+// f32 runs: cross_entropy_grad's bf16 result):
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, t* out,
 //       long long rows, long long classes, long long ignore_index, long long pitch)
 //   extern "C" __global__ void k_<t>(const t* logits, const int* labels, const t* dloss,
@@ -156,9 +157,11 @@ struct DlogitsRowOp {
 };
 
 // Parts: the blocks that stage a row (softmax.cuh's long_rows_staged; 2: a cluster's).
-template <class T, int Parts = 1>
+// O: T, or unsigned short (f32 only): dlogits stored as bf16 bits, each rounded to
+// nearest even as it is stored (softmax.cuh's row_store; the op's bf16Result).
+template <class T, int Parts = 1, class O = T>
 __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
-                                          const T* dloss, T* dlogits, long long rows,
+                                          const T* dloss, O* dlogits, long long rows,
                                           long long classes, long long ignore_index,
                                           long long pitch) {
   __shared__ T pm[32], ps[32];
@@ -171,11 +174,11 @@ __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
   if (staged_bytes > 0 && dynamic_shared_bytes() >= staged_bytes)
     return long_rows_staged<Parts>(logits, dlogits, rows, classes, op, pitch);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    T* d = dlogits + r * pitch;
-    for (long long c = classes + threadIdx.x; c < pitch; c += blockDim.x) d[c] = T(0);
+    O* d = dlogits + r * pitch;
+    for (long long c = classes + threadIdx.x; c < pitch; c += blockDim.x) row_store(d + c, T(0));
     T fill;
     if (op.fill(r, fill)) {
-      for (long long c = threadIdx.x; c < classes; c += blockDim.x) d[c] = fill;
+      for (long long c = threadIdx.x; c < classes; c += blockDim.x) row_store(d + c, fill);
       continue;
     }
     T max, sum;

@@ -200,6 +200,17 @@ extern "C" __global__ void lab_cross_entropy_grad_f64(const double* logits, cons
   vouch::cross_entropy_grad_kernel<double>(logits, labels, dloss, dlogits, rows, classes,
                                            ignore_index, pitch);
 }
+// dlogits stored as bf16 bits (cross_entropy_grad's bf16 result; f32 only): a block per
+// row, and (below) codegen's clusters.
+extern "C" __global__ void lab_cross_entropy_grad_bf16_f32(const float* logits, const int* labels,
+                                                           const float* dloss,
+                                                           unsigned short* dlogits, long long rows,
+                                                           long long classes,
+                                                           long long ignore_index,
+                                                           long long pitch) {
+  vouch::cross_entropy_grad_kernel<float>(logits, labels, dloss, dlogits, rows, classes,
+                                          ignore_index, pitch);
+}
 // The long rows through shared memory (softmax.cuh's long_rows_staged), launched by
 // one block of 1024 holding the row's chunks in dynamic shared memory (Parts = 1;
 // codegen launches the cluster entry points below).
@@ -252,6 +263,14 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
     lab_cross_entropy_grad_cluster_f32(const float* logits, const int* labels,
                                        const float* dloss, float* dlogits, long long rows,
                                        long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_grad_kernel<float, 2>(logits, labels, dloss, dlogits, rows, classes,
+                                             ignore_index, pitch);
+}
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)
+    lab_cross_entropy_grad_cluster_bf16_f32(const float* logits, const int* labels,
+                                            const float* dloss, unsigned short* dlogits,
+                                            long long rows, long long classes,
+                                            long long ignore_index, long long pitch) {
   vouch::cross_entropy_grad_kernel<float, 2>(logits, labels, dloss, dlogits, rows, classes,
                                              ignore_index, pitch);
 }

@@ -556,6 +556,36 @@ bool allow_dynamic_shared(K f, long long bytes) {
 // and rows NaN) and every dlogits buffer starts NaN (the padding must be written 0);
 // and the codegen launch again in place (dlogits over the logits, as the storage plan
 // runs it).
+// The bf16 bits nearest a finite or infinite f (ties to even), from the values of its
+// two bf16 neighbours (truncated, and one bf16 step away from zero, 2^128 past the
+// largest) compared in double, not by the kernels' bit arithmetic. (NaN: the callers
+// test it apart.)
+unsigned bf16_bits_by_value(float f) {
+  auto value = [](unsigned bits16) {
+    const unsigned b = bits16 << 16;
+    if ((b & 0x7fffffffu) == 0x7f800000u) return std::ldexp(b >> 31 ? -1.0 : 1.0, 128);
+    float v;
+    std::memcpy(&v, &b, 4);
+    return double(v);
+  };
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  const unsigned lo = u >> 16, hi = lo + 1;  // hi: one step away from zero
+  if (std::isinf(f) || (u & 0xffffu) == 0) return lo;
+  const double dlo = std::fabs(double(f) - value(lo)), dhi = std::fabs(value(hi) - double(f));
+  if (dlo != dhi) return dlo < dhi ? lo : hi;
+  return (lo & 1u) == 0 ? lo : hi;
+}
+
+// The bf16 bits in `got` against `of` rounded (bf16_bits_by_value; a NaN must stay NaN).
+long long bf16_mismatches(const std::vector<unsigned short>& got, const std::vector<float>& of) {
+  long long wrong = 0;
+  for (size_t i = 0; i < of.size(); ++i)
+    wrong += std::isnan(of[i]) ? (got[i] & 0x7fffu) <= 0x7f80u
+                               : got[i] != bf16_bits_by_value(of[i]);
+  return wrong;
+}
+
 template <class T>
 void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, bool bad_label,
                         long long pitch = 0) {
@@ -621,6 +651,24 @@ void test_cross_entropy(long long rows, long long classes, unsigned grad_grid, b
                                                      classes, ignore, pitch);
   }
   LAB_LAUNCHED();
+  // dlogits stored as bf16 (cross_entropy_grad's bf16 result, f32): bitwise the f32
+  // kernel's values rounded, the pads 0, a NaN row NaN; by a block per row and by
+  // codegen's clusters of two.
+  if constexpr (sizeof(T) == 4) {
+    DeviceArray<unsigned short> block16(n), pair16(n);
+    lab_cross_entropy_grad_bf16_f32<<<grad_grid, 256>>>(dz.p, dlab.p, dl.p, block16.p, rows,
+                                                         classes, ignore, pitch);
+    LAB_LAUNCHED();
+    report_bitwise(tag + ": dlogits stored as bf16 (a block per row) vs f32's rounded",
+                   bf16_mismatches(block16.download(), grad.download()), n);
+    if (paired && allow_dynamic_shared(lab_cross_entropy_grad_cluster_bf16_f32, half)) {
+      lab_cross_entropy_grad_cluster_bf16_f32<<<unsigned(2 * std::min(rows, 3LL)), 512, half>>>(
+          dz.p, dlab.p, dl.p, pair16.p, rows, classes, ignore, pitch);
+      LAB_LAUNCHED();
+      report_bitwise(tag + ": dlogits stored as bf16 (clusters of 2) vs f32's rounded",
+                     bf16_mismatches(pair16.download(), grad_pair.download()), n);
+    }
+  }
   long long kept = 0;
   for (int l : labels) kept += l != ignore;
   double loss = 0;
@@ -3578,22 +3626,7 @@ void test_round_bf16() {
     std::memcpy(&f, &bits, 4);
     x.push_back(f);
   }
-  auto value = [](unsigned bits16) {
-    const unsigned b = bits16 << 16;
-    if ((b & 0x7fffffffu) == 0x7f800000u) return std::ldexp(b >> 31 ? -1.0 : 1.0, 128);
-    float f;
-    std::memcpy(&f, &b, 4);
-    return double(f);
-  };
-  auto want_bits = [&](float f) -> unsigned {
-    unsigned u;
-    std::memcpy(&u, &f, 4);
-    const unsigned lo = u >> 16, hi = lo + 1;  // hi: one step away from zero
-    if (std::isinf(f) || (u & 0xffffu) == 0) return lo;
-    const double dlo = std::fabs(double(f) - value(lo)), dhi = std::fabs(value(hi) - double(f));
-    if (dlo != dhi) return dlo < dhi ? lo : hi;
-    return (lo & 1u) == 0 ? lo : hi;
-  };
+  auto want_bits = bf16_bits_by_value;
   // (batches, rows, cols, out_rows, pitch, input 4 bytes past a 16-byte boundary): one
   // odd row; padded odd rows and zero rows (the scalar path); padded rows of 4s, two
   // matrices with a zero row each (the vector path); a misaligned input.

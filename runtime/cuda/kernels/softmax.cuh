@@ -211,32 +211,53 @@ __device__ void long_row_stats(const T* in, long long base, long long n, Keep ke
   block_online_combine(m, s, pm, ps, max, sum);
 }
 
+// A long row's output elements: O = T, or (a bf16 store, f32 rows only: cross_entropy's
+// dlogits read by bf16 products) unsigned short bf16 bits, each value rounded to
+// nearest even as it is stored (common.cuh's round_to_bf16).
+template <class T>
+__device__ inline void row_store(T* p, T v) { *p = v; }
+__device__ inline void row_store(unsigned short* p, float v) { *p = round_to_bf16(v); }
+// A Vec16<T> of values at p (row_vec_aligned(p)): one 16-byte store, or 8 bytes of bf16.
+template <class T>
+__device__ inline void row_store_vec(T* p, const Vec16<T>& v) {
+  *reinterpret_cast<Vec16<T>*>(p) = v;
+}
+__device__ inline void row_store_vec(unsigned short* p, const Vec16<float>& v) {
+  *reinterpret_cast<uint2*>(p) =
+      make_uint2(round_to_bf16(v.v[0]) | unsigned(round_to_bf16(v.v[1])) << 16,
+                 round_to_bf16(v.v[2]) | unsigned(round_to_bf16(v.v[3])) << 16);
+}
+// Whether p may take row_store_vec of W elements (W of O's size: 16 bytes, or 8 of bf16).
+template <int W, class O>
+__device__ inline bool row_vec_aligned(const O* p) {
+  return reinterpret_cast<unsigned long long>(p) % (W * sizeof(O)) == 0;
+}
+
 // out[base + k] = f(k, in[base + k]) for the row's k, the body's chunks from the end
-// down; vectors when out's row is split at the same places as in's.
-template <class T, class F>
-__device__ void long_row_write(const T* in, T* out, long long base, long long n, F f) {
+// down; vectors when out's row is split at the same places as in's (its element at the
+// body's start vector-aligned). O: T, or bf16 bits (row_store).
+template <class T, class F, class O>
+__device__ void long_row_write(const T* in, O* out, long long base, long long n, F f) {
   constexpr int W = Vec16<T>::kWidth;
   const T* row = in + base;
-  T* dst = out + base;
-  if (((reinterpret_cast<unsigned long long>(row) ^ reinterpret_cast<unsigned long long>(dst)) &
-       15ull) != 0) {  // split differently: single elements, from the end too
-    for (long long k = n - 1 - threadIdx.x; k >= 0; k -= blockDim.x) dst[k] = f(k, row[k]);
+  O* dst = out + base;
+  const RowSplit<T> split(row, n);
+  if (!row_vec_aligned<W>(dst + split.head)) {  // split differently: single elements, from the end too
+    for (long long k = n - 1 - threadIdx.x; k >= 0; k -= blockDim.x) row_store(dst + k, f(k, row[k]));
     return;
   }
-  const RowSplit<T> split(row, n);
   if (split.tail_begin + threadIdx.x < n) {
     const long long k = split.tail_begin + threadIdx.x;
-    dst[k] = f(k, row[k]);
+    row_store(dst + k, f(k, row[k]));
   }
   const Vec16<T>* body = reinterpret_cast<const Vec16<T>*>(row + split.head);
-  Vec16<T>* out_body = reinterpret_cast<Vec16<T>*>(dst + split.head);
   for (long long c = split.chunks - 1 - threadIdx.x; c >= 0; c -= blockDim.x) {
     Vec16<T> v = body[c];
 #pragma unroll
     for (int e = 0; e < W; ++e) v.v[e] = f(split.head + c * W + e, v.v[e]);
-    out_body[c] = v;
+    row_store_vec(dst + split.head + c * W, v);
   }
-  if (threadIdx.x < split.head) dst[threadIdx.x] = f(threadIdx.x, row[threadIdx.x]);
+  if (threadIdx.x < split.head) row_store(dst + threadIdx.x, f(threadIdx.x, row[threadIdx.x]));
 }
 
 // ---- Long contiguous rows staged in shared memory (a vocabulary of 50257 in f32).
@@ -300,8 +321,9 @@ __device__ inline void stage_row_part(const T* row, long long n, unsigned rank,
 // from in[base + k] = x: f(k, x), or f.of_exp(k, exp(x - max)) where stashed (0 for an
 // element not kept). Rows lie `pitch` elements apart (0: n, dense); the pitch - n
 // after each row's n are never read and written 0 (cross_entropy's padded classes).
-template <int Parts, class T, class Op>
-__device__ void long_rows_staged(const T* in, T* out, long long rows, long long n,
+// O: T, or bf16 bits (row_store: cross_entropy_grad's dlogits under bf16 products).
+template <int Parts, class T, class Op, class O>
+__device__ void long_rows_staged(const T* in, O* out, long long rows, long long n,
                                  const Op& op, long long pitch = 0) {
   if (pitch == 0) pitch = n;
   constexpr int W = Vec16<T>::kWidth;
@@ -317,9 +339,9 @@ __device__ void long_rows_staged(const T* in, T* out, long long rows, long long 
   for (; row < rows; row += step) {
     const long long base = row * pitch, next = row + step;
     const T* src = in + base;
-    T* dst = out + base;
+    O* dst = out + base;
     if (last_part)  // the padding after the row
-      for (long long k = n + threadIdx.x; k < pitch; k += blockDim.x) dst[k] = T(0);
+      for (long long k = n + threadIdx.x; k < pitch; k += blockDim.x) row_store(dst + k, T(0));
     const bool next_staged = next < rows && !op.fill(next, fill);
     const RowSplit<T> next_split(in + next * pitch, n);
     const RowPart<Parts> next_part(next_split.chunks, rank);
@@ -327,7 +349,7 @@ __device__ void long_rows_staged(const T* in, T* out, long long rows, long long 
         reinterpret_cast<const Vec16<T>*>(in + next * pitch + next_split.head);
     if (op.fill(row, fill)) {  // this block's share of the row's elements
       const long long from = n * rank / Parts, to = n * (rank + 1) / Parts;
-      for (long long k = from + threadIdx.x; k < to; k += blockDim.x) dst[k] = fill;
+      for (long long k = from + threadIdx.x; k < to; k += blockDim.x) row_store(dst + k, fill);
       if (next_staged) stage_row_part<Parts>(in + next * pitch, n, rank, staged);
       continue;
     }
@@ -370,8 +392,7 @@ __device__ void long_rows_staged(const T* in, T* out, long long rows, long long 
                                &part_sum, rank);
     const auto f = op.writer(row, base, m, sum);
     // out's row split at the same places as in's: vector stores; else single ones.
-    const bool vec_out = ((reinterpret_cast<unsigned long long>(src) ^
-                           reinterpret_cast<unsigned long long>(dst)) & 15ull) == 0;
+    const bool vec_out = row_vec_aligned<W>(dst + split.head);
     // This block's chunks of this row and of its next row, from either's begin.
     const long long count = part.end - part.begin;
     const long long next_count = next_staged ? next_part.end - next_part.begin : 0;
@@ -387,17 +408,20 @@ __device__ void long_rows_staged(const T* in, T* out, long long rows, long long 
 #pragma unroll
           for (int e = 0; e < W; ++e) v.v[e] = f(k + e, v.v[e]);
         }
-        if (vec_out) {  // (indexed from the body's start: nvcc then stores 16 bytes at once)
-          reinterpret_cast<Vec16<T>*>(dst + split.head)[part.begin + i] = v;
+        if (vec_out) {
+          if constexpr (sizeof(O) == sizeof(T))  // (indexed from the body's start: nvcc
+            reinterpret_cast<Vec16<T>*>(dst + split.head)[part.begin + i] = v;  // stores 16 bytes)
+          else
+            row_store_vec(dst + k, v);
         } else {
 #pragma unroll
-          for (int e = 0; e < W; ++e) dst[k + e] = v.v[e];
+          for (int e = 0; e < W; ++e) row_store(dst + k + e, v.v[e]);
         }
       }
       if (i < next_count) cp_async16(&staged[i], &next_body[next_part.begin + i]);
     }
-    if (has_head) dst[threadIdx.x] = f(threadIdx.x, src[threadIdx.x]);
-    if (has_tail) dst[tail] = f(tail, src[tail]);
+    if (has_head) row_store(dst + threadIdx.x, f(threadIdx.x, src[threadIdx.x]));
+    if (has_tail) row_store(dst + tail, f(tail, src[tail]));
   }
   cp_async_wait_all();
   if constexpr (Parts > 1) cluster_sync();  // the others may still read part_sum

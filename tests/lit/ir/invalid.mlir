@@ -178,6 +178,28 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// cross_entropy_grad's result is the logits' type, or bf16 of their shape for f32
+// logits only (its bf16Result).
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x4xf64>
+  %y = vouch.target "y" : tensor<2xi32>
+  %d = vouch.fill 1.0 : tensor<f64>
+  // expected-error @+1 {{'vouch.cross_entropy_grad' op result 'tensor<2x4xbf16>' must be the logits' type 'tensor<2x4xf64>' (or, for f32 logits, their shape in bf16)}}
+  %g = vouch.cross_entropy_grad %z, %y, %d {ignore_index = -100 : i64} : (tensor<2x4xf64>, tensor<2xi32>, tensor<f64>) -> tensor<2x4xbf16>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %z = vouch.fill 1.0 : tensor<2x4xf32>
+  %y = vouch.target "y" : tensor<2xi32>
+  %d = vouch.fill 1.0 : tensor<f32>
+  // expected-error @+1 {{'vouch.cross_entropy_grad' op result 'tensor<2x5xbf16>' must be the logits' type 'tensor<2x4xf32>' (or, for f32 logits, their shape in bf16)}}
+  %g = vouch.cross_entropy_grad %z, %y, %d {ignore_index = -100 : i64} : (tensor<2x4xf32>, tensor<2xi32>, tensor<f32>) -> tensor<2x5xbf16>
+}
+
+// -----
+
 // cross_entropy's classes (vouch-pad-classes') count at most the class axis.
 vouch.model "m" attributes {batch = 1 : i64} {
   %z = vouch.fill 1.0 : tensor<2x4xf32>

@@ -186,6 +186,9 @@ vouch.model "linear_weight_grad" attributes {batch = 1 : i64} {
 // CHECK: %[[R:.*]] = vouch.reshape %[[XB]] : (tensor<16x8xbf16>) -> tensor<2x8x8xbf16>
 // CHECK: vouch.matmul %[[R]], %[[WB]] {transpose_rhs} : (tensor<2x8x8xbf16>, tensor<4x8xbf16>) -> tensor<2x8x4xf32>
 // CHECK: vouch.linear_weight_grad %{{.*}}, %[[XB]] : (tensor<16x4xf32>, tensor<16x8xbf16>) -> (tensor<4x8xf32>, tensor<4xf32>)
+// cross_entropy_grad's dlogits stored as bf16 (its bf16Result), read by a product.
+// CHECK: %[[D:.*]] = vouch.cross_entropy_grad %{{.*}} : (tensor<16x4xf32>, tensor<16xi32>, tensor<f32>) -> tensor<16x4xbf16>
+// CHECK: vouch.matmul %[[D]], %[[WB]] : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
 vouch.model "bf16_operands" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<16x8xf32>
   %w = vouch.input "w" : tensor<4x8xf32>
@@ -198,4 +201,8 @@ vouch.model "bf16_operands" attributes {batch = 1 : i64} {
   %r = vouch.reshape %xb : (tensor<16x8xbf16>) -> tensor<2x8x8xbf16>
   %bm = vouch.matmul %r, %wb {transpose_rhs} : (tensor<2x8x8xbf16>, tensor<4x8xbf16>) -> tensor<2x8x4xf32>
   %dw, %db = vouch.linear_weight_grad %g, %xb : (tensor<16x4xf32>, tensor<16x8xbf16>) -> (tensor<4x8xf32>, tensor<4xf32>)
+  %labels = vouch.target "labels" : tensor<16xi32>
+  %dl = vouch.fill 1.0 : tensor<f32>
+  %dz = vouch.cross_entropy_grad %g, %labels, %dl {ignore_index = -100 : i64} : (tensor<16x4xf32>, tensor<16xi32>, tensor<f32>) -> tensor<16x4xbf16>
+  %dx = vouch.matmul %dz, %wb : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
 }

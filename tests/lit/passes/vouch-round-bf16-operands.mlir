@@ -110,3 +110,36 @@ vouch.model "f64" attributes {batch = 32 : i64} {
   vouch.output "y" %y : tensor<32x8xf64>
   vouch.loss %l : tensor<f64>
 }
+
+// An LM head: the loss's VJP makes dlogits, which only the head's weight
+// gradient reads (x is data: no dx), so cross_entropy_grad stores them as bf16 itself (its bf16Result): no
+// rounding of them, no f32 dlogits. With a bias its column sum reads the f32
+// dlogits, which stay f32 and are rounded for the products.
+// CHECK-LABEL: vouch.model "head"
+// CHECK: %[[D:[0-9]+]] = vouch.cross_entropy_grad {{.*}} -> tensor<32x40xbf16>
+// CHECK-NOT: vouch.round_bf16 %[[D]]
+// CHECK: vouch.matmul %[[D]], %{{[0-9]+}} {transpose_lhs, vouch.vjp_of = 2 : i64} : (tensor<32x40xbf16>, tensor<32x16xbf16>) -> tensor<40x16xf32>
+// CHECK-LABEL: vouch.model "head_with_bias"
+// CHECK: %[[D:[0-9]+]] = vouch.cross_entropy_grad {{.*}} -> tensor<32x40xf32>
+// CHECK-NEXT: vouch.round_bf16 %[[D]] {{.*}} -> tensor<32x40xbf16>
+// CHECK: vouch.reduce_sum %[[D]]
+vouch.model "head" attributes {batch = 32 : i64} {
+  %x = vouch.input "x" : tensor<32x16xf32>
+  %t = vouch.target "t" : tensor<32xi32>
+  %w = vouch.param "w" = xavier_uniform : tensor<40x16xf32>
+  %z = vouch.linear %x, %w : (tensor<32x16xf32>, tensor<40x16xf32>) -> tensor<32x40xf32>
+  %l = vouch.cross_entropy %z, %t {ignore_index = -100 : i64} : (tensor<32x40xf32>, tensor<32xi32>) -> tensor<f32>
+  vouch.output "z" %z : tensor<32x40xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+vouch.model "head_with_bias" attributes {batch = 32 : i64} {
+  %x = vouch.input "x" : tensor<32x16xf32>
+  %t = vouch.target "t" : tensor<32xi32>
+  %w = vouch.param "w" = xavier_uniform : tensor<40x16xf32>
+  %b = vouch.param "b" = zeros : tensor<40xf32>
+  %z = vouch.linear %x, %w, %b : (tensor<32x16xf32>, tensor<40x16xf32>, tensor<40xf32>) -> tensor<32x40xf32>
+  %l = vouch.cross_entropy %z, %t {ignore_index = -100 : i64} : (tensor<32x40xf32>, tensor<32xi32>) -> tensor<f32>
+  vouch.output "z" %z : tensor<32x40xf32>
+  vouch.loss %l : tensor<f32>
+}

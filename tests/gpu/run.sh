@@ -296,7 +296,7 @@ for precision in tf32 bf16; do
     if [ "$name" = ops_head ] && [ "$precision" = bf16 ]; then
       grep -qE "cross_entropy_grad_bf16_f32 <- step [0-9]+ vouch_cross_entropy_grad_bf16 \[native_cuda.cross_entropy_grad\]" \
         "$d/audit.out" || { echo "missing: cross_entropy_grad storing its dlogits as bf16"; rc=1; }
-      grep -qE "(lhs|rhs) read as bf16 in place \(buffer v[0-9]+\)" \
+      grep -qE "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], A read as bf16 in place \(buffer v[0-9]+\), B read as bf16 in place" \
         "$d/audit.out" || { echo "missing: a product reading bf16 operands in place"; rc=1; }
       ! grep -q "vouch_round_bf16_f32 <-" "$d/audit.out" ||
         { echo "an executor rounding copy where the operands were stored bf16"; rc=1; }

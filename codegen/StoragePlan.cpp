@@ -314,19 +314,24 @@ StoragePlan planStorage(const rt::Program &p, const std::vector<InPlaceStep> &in
       for (int32_t b : *list)
         if (b >= 0 && b < n)
           touched[static_cast<size_t>(b)] = true;
+  // The slots by size (then number): the smallest that fits is one binary
+  // search away, not a scan of every slot per buffer.
+  std::vector<std::pair<int64_t, int32_t>> bySize;
+  bySize.reserve(slotNumel.size());
+  for (size_t s = 0; s < slotNumel.size(); ++s)
+    bySize.emplace_back(slotNumel[s], static_cast<int32_t>(s));
+  std::sort(bySize.begin(), bySize.end());
   for (int32_t b = 0; b < n; ++b) {
     const rt::BufferDesc &d = p.buffers[b];
     if (d.alias_of != -1 || pinned[static_cast<size_t>(b)] || d.zero_init ||
         touched[static_cast<size_t>(b)])
       continue;
     plan.ownedAtLeast -= numelOf(b); // it needs none
-    int32_t fits = -1;
-    for (size_t s = 0; s < slotNumel.size(); ++s)
-      if (slotNumel[s] >= numelOf(b) &&
-          (fits < 0 || slotNumel[s] < slotNumel[static_cast<size_t>(fits)]))
-        fits = static_cast<int32_t>(s);
-    if (fits < 0)
+    auto slot = std::lower_bound(bySize.begin(), bySize.end(),
+                                 std::pair<int64_t, int32_t>{numelOf(b), -1});
+    if (slot == bySize.end())
       continue;
+    const int32_t fits = slot->second;
     plan.slotOf[static_cast<size_t>(b)] = fits;
     slotBuffers[static_cast<size_t>(fits)]++;
     plan.untouchedShared++;

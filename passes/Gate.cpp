@@ -554,10 +554,7 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     call->bInPlace = call->bf16Operands && isBf16(0);
     // The op that stored a bf16 operand (through the reshapes that view it).
     auto storedBy = [&](unsigned i) {
-      Value v = op->getOperand(i);
-      while (auto reshape = v.getDefiningOp<ReshapeOp>())
-        v = reshape.getInput();
-      Operation *producer = v.getDefiningOp();
+      Operation *producer = viewedValue(op->getOperand(i)).getDefiningOp();
       return producer ? producer->getName().getStringRef().str()
                       : std::string("vouch.round_bf16");
     };

@@ -168,4 +168,11 @@ struct PlanPass : public impl::PlanPassBase<PlanPass> {
 };
 
 } // namespace
+
+mlir::Value viewedValue(mlir::Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
 } // namespace vouch

@@ -63,6 +63,9 @@ std::string kernelSymbol(llvm::StringRef model, const PlanPosition &position,
 /// op.
 std::optional<capsules::ProductExtents> productExtents(mlir::Operation *op);
 
+/// `value` with the reshapes it was made by undone: the value they view.
+mlir::Value viewedValue(mlir::Value value);
+
 /// How the cuda executor runs a matmul, linear or linear_weight_grad under
 /// `math` (runtime/cuda/gemm_call.h's plan_gemm / plan_linear on the op's
 /// GemmDims, as runtime/cuda/executor.cc asks them): the extents it pads and

@@ -51,13 +51,6 @@ using namespace vouch;
 
 namespace {
 
-/// `value` with the reshapes it was made by undone: the value they view.
-Value viewedValue(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getInput();
-  return value;
-}
-
 /// A new forward node's id until renumberNodes gives it its place.
 constexpr int64_t kNewNode = -1;
 

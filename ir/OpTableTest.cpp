@@ -154,8 +154,8 @@ TEST_F(OpTableTest, InPlaceOperandsAreOperandsOfOneResultOps) {
 }
 
 // bf16Result names a result of the op, and is set where the cuda kernel's
-// bf16 store was built (cross_entropy_grad: its dlogits); the generator
-// refuses an index past the results.
+// bf16 store was built (cross_entropy_grad: its dlogits; layer_norm: its y);
+// the generator refuses an index past the results.
 TEST_F(OpTableTest, Bf16ResultsAreResultsOfTheirOps) {
   for (mlir::RegisteredOperationName name : vouchOps()) {
     const OpFacts *facts = findOpFacts(name.stripDialect().str());
@@ -163,8 +163,11 @@ TEST_F(OpTableTest, Bf16ResultsAreResultsOfTheirOps) {
     EXPECT_GE(facts->bf16Result, -1) << facts->mnemonic;
   }
   EXPECT_EQ(findOpFacts("cross_entropy_grad")->bf16Result, 0);
-  // Ops without the fact: none (layer_norm's kernel stores f32 only).
-  EXPECT_EQ(findOpFacts("layer_norm")->bf16Result, -1);
+  EXPECT_EQ(findOpFacts("layer_norm")->bf16Result, 0);
+  // Ops without the fact: none (layer_norm_grad's and softmax's kernels store
+  // f32 only).
+  EXPECT_EQ(findOpFacts("layer_norm_grad")->bf16Result, -1);
+  EXPECT_EQ(findOpFacts("softmax")->bf16Result, -1);
   EXPECT_EQ(findOpFacts("cross_entropy")->bf16Result, -1);
 }
 

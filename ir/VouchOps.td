@@ -1287,7 +1287,10 @@ def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
     r of D elements: y = (x - mean) / sqrt(var + eps) · weight + bias, var
     the biased variance (mean of squared deviations). With `addend`
     (input's type), x = input + addend, rounded to the element type as the
-    separate add would, and x is the second result `sum`.
+    separate add would, and x is the second result `sum`. A bf16 result
+    (f32 input; made by vouch-round-bf16-operands in place of a
+    vouch.round_bf16 of the f32 y) holds each y rounded to bf16, nearest
+    even.
 
     ```mlir
     %y = vouch.layer_norm %x weight %w bias %b eps 1.0e-05 : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -1298,7 +1301,8 @@ def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
                        Optional<Vouch_FloatTensor>:$addend,
                        Optional<Vouch_FloatTensor>:$weight,
                        Optional<Vouch_FloatTensor>:$bias, F64Attr:$eps);
-  let results = (outs Vouch_FloatTensor:$result,
+  // bf16 only as vouch-round-bf16-operands makes it (bf16Result below).
+  let results = (outs Vouch_ProductOperand:$result,
                       Optional<Vouch_FloatTensor>:$sum);
   let assemblyFormat = "$input (`plus` $addend^)? (`weight` $weight^)? "
                        "(`bias` $bias^)? `eps` $eps "
@@ -1326,6 +1330,11 @@ def Vouch_LayerNormOp : Vouch_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
   let builtinParams = "x, weight = none, bias = none, eps = 1e-5";
   let cpuKernel = "vouch::rt::layer_norm<T>";
   let cpuEvidence = "cpu-kernels";
+  // Under bf16 products a transformer's layer_norms feed linears only (their
+  // forward product and their weight gradient's): the cuda kernel stores y
+  // rounded (layernorm.cuh, O = bf16 bits; f32 input only), and the f32 y is
+  // never written.
+  let bf16Result = 0;
 }
 
 // Built by layer_norm's VJP only: all of its gradients in one op (one kernel

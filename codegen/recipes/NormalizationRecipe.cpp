@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "codegen/EmitSupport.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -144,10 +145,11 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call,
 /// layer_norm (x, [weight], [bias], [addend]) -> y, [sum], or layer_norm_grad
 /// (grad, x, [weight], [addend]) -> dx, [dweight], [dbias]: the operands and
 /// results the op has are parameters, the others nullptr. On cuda the backward with
-/// dweight or dbias also takes its scratch (partials, arrival counter).
+/// dweight or dbias also takes its scratch (partials, arrival counter). `yBf16`
+/// (cuda, forward: the op's bf16Result): y is bf16 bits, the f32 entry alone.
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool addend,
                             const std::string &call, const std::string &shape,
-                            bool sharedSums) {
+                            bool sharedSums, bool yBf16) {
   using Operand = std::pair<std::string, bool>;
   std::vector<Operand> ins =
       grad ? std::vector<Operand>{{"grad", true},
@@ -176,6 +178,8 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
   }
   std::string source = "#include \"layernorm.cuh\"\n";
   for (auto [type, suffix] : kCudaTypes) {
+    if (yBf16 && std::string(type) != "float")
+      continue;
     std::string params, names;
     for (auto &[name, present] : ins) {
       if (present)
@@ -184,7 +188,8 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
     }
     for (auto &[name, present] : outs) {
       if (present)
-        params += std::string(type) + "* " + name + ", ";
+        params += std::string(yBf16 && name == "y" ? "unsigned short" : type) + "* " +
+                  name + ", ";
       names += (present ? name : std::string("nullptr")) + ", ";
     }
     std::string tail = grad ? (scratch ? ", " + std::string(type) +
@@ -196,7 +201,7 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
               params + "long long rows, long long d, double eps" + tail +
               ") {\n  vouch::" +
               (grad ? "layer_norm_grad_kernel<" : "layer_norm_kernel<") + type + shape +
-              (sharedSums ? ", true" : "") + ">(" +
+              (sharedSums ? ", true" : "") + (yBf16 ? ", unsigned short" : "") + ">(" +
               names + "rows, d, eps" +
               (grad ? (scratch ? ", partials, arrivals" : ", nullptr, nullptr") : "") +
               ");\n}\n";
@@ -334,12 +339,17 @@ public:
             at + ".arrivals", groups + 1, rt::DType::I32, true)));
       }
     }
-    std::string variant =
-        base + (weight ? "_w" : "") + (withBias ? "_b" : "") + (addend ? "_plus" : "");
+    // y stored as bf16 (the op table's bf16Result, made by vouch-round-bf16-operands).
+    bool yBf16 = !backward && getElementTypeOrSelf(result.getType()).isBF16();
+    if (yBf16 && !cuda)
+      return op->emitOpError("stores its result as bf16, which only cuda builds with "
+                             "bf16 products do");
+    std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "") +
+                          (addend ? "_plus" : "") + (yBf16 ? "_bf16" : "");
     uint32_t shared = backward && cuda ? layerNormGradSharedBytes(d) : 0;
     int32_t kernel = builder.kernel(
         variant, layerNormSource(cuda, bool(backward), bool(weight), withBias,
-                                 bool(addend), call, rowShape(d, 1), shared > 0));
+                                 bool(addend), call, rowShape(d, 1), shared > 0, yBf16));
     builder.addKernelStep(kernel, args, grid, threads, height, shared);
     return success();
   }

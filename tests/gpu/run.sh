@@ -290,12 +290,16 @@ for precision in tf32 bf16; do
       ! grep -q "vouch_round_bf16_f32 <-" "$d/audit.out" ||
         { echo "an executor rounding copy where vouch.round_bf16 rounded"; rc=1; }
     fi
-    # ops_head's dlogits, which only its products read, are stored as bf16 by
-    # cross_entropy_grad's own kernel (its bf16Result) and read in place: no
-    # rounding of them, no executor copy.
+    # ops_head's dlogits and its layer_norm's y, which only its products read,
+    # are stored as bf16 by cross_entropy_grad's and layer_norm's own kernels
+    # (their bf16Result) and read in place: no rounding of them, no executor copy.
     if [ "$name" = ops_head ] && [ "$precision" = bf16 ]; then
       grep -qE "cross_entropy_grad_bf16_f32 <- step [0-9]+ vouch_cross_entropy_grad_bf16 \[native_cuda.cross_entropy_grad\]" \
         "$d/audit.out" || { echo "missing: cross_entropy_grad storing its dlogits as bf16"; rc=1; }
+      grep -qE "vouch_layer_norm_bf16_f32 <- step [0-9]+ vouch_layer_norm_bf16 \[native_cuda.layer_norm\]" \
+        "$d/audit.out" || { echo "missing: layer_norm storing its y as bf16"; rc=1; }
+      grep -qE "bf16 in place \(vouch.layer_norm\)" \
+        "$d/audit.out" || { echo "missing: a product reading the layer_norm's bf16 y in place"; rc=1; }
       grep -qE "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], A read as bf16 in place \(buffer v[0-9]+\), B read as bf16 in place" \
         "$d/audit.out" || { echo "missing: a product reading bf16 operands in place"; rc=1; }
       ! grep -q "vouch_round_bf16_f32 <-" "$d/audit.out" ||

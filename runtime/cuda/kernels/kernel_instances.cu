@@ -360,6 +360,14 @@ extern "C" __global__ void lab_layer_norm_f32(const float* x, const float* weigh
   LAB_ROWS(d, 1, (vouch::layer_norm_kernel<float, G, P>(x, weight, bias, addend, y, sum, rows, d,
                                                      eps)));
 }
+// y stored as bf16 bits (layer_norm's bf16 result; f32 only).
+extern "C" __global__ void lab_layer_norm_bf16_f32(const float* x, const float* weight,
+                                                   const float* bias, const float* addend,
+                                                   unsigned short* y, float* sum, long long rows,
+                                                   long long d, double eps) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_kernel<float, G, P, unsigned short>(x, weight, bias, addend,
+                                                                       y, sum, rows, d, eps)));
+}
 extern "C" __global__ void lab_layer_norm_f64(const double* x, const double* weight,
                                               const double* bias, const double* addend, double* y,
                                               double* sum, long long rows, long long d,

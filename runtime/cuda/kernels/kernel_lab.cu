@@ -1144,6 +1144,26 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
                    rows * d);
     report_bitwise(tag + " plus addend: y = layer_norm(sum)",
                    bit_mismatches(fused.download(), plain.download()), rows * d);
+    // y stored as bf16 (the op's bf16Result, f32 only), with and without the addend:
+    // bitwise the f32 kernel's y rounded to nearest even, and the same sum.
+    if constexpr (sizeof(T) == 4) {
+      DeviceArray<unsigned short> y16(rows * d), fused16(rows * d);
+      DeviceArray<T> sum16(rows * d);
+      lab_layer_norm_bf16_f32<<<row_grid(rows), 256>>>(dxin.p, weight ? dw.p : nullptr,
+                                                       bias ? db.p : nullptr, nullptr, y16.p,
+                                                       nullptr, rows, d, eps_ln);
+      LAB_LAUNCHED();
+      lab_layer_norm_bf16_f32<<<row_grid(rows), 256>>>(dxin.p, weight ? dw.p : nullptr,
+                                                       bias ? db.p : nullptr, da.p, fused16.p,
+                                                       sum16.p, rows, d, eps_ln);
+      LAB_LAUNCHED();
+      report_bitwise(tag + ": y stored as bf16 vs f32's rounded",
+                     bf16_mismatches(y16.download(), got), rows * d);
+      report_bitwise(tag + " plus addend: y stored as bf16 vs f32's rounded",
+                     bf16_mismatches(fused16.download(), fused.download()), rows * d);
+      report_bitwise(tag + " plus addend, y stored as bf16: sum = x + addend",
+                     bit_mismatches(sum16.download(), added), rows * d);
+    }
   }
 
   // The backward, with layernorm.cuh's launch rule and scratch sizes.
@@ -3536,6 +3556,13 @@ void bench_attention() {
     std::vector<float> got;
     for (const DeviceArray<float>* a : {&out, &lse, &dq, &dk, &dv})
       for (float x : a->download()) got.push_back(x);
+    // The bits' FNV-1a hash: two builds of the lab (a kernel before and after a change
+    // meant to keep its arithmetic) compare by it, run after run.
+    unsigned long long hash = 14695981039346656037ull;
+    for (const unsigned char byte : std::string(reinterpret_cast<const char*>(got.data()),
+                                                got.size() * sizeof(float)))
+      hash = (hash ^ byte) * 1099511628211ull;
+    std::printf("BENCH %s: results' bits hash to %016llx\n", t.name, hash);
     const std::string name = t.name, suffix = " each entry tested";
     if (name.size() <= suffix.size() ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
@@ -3778,14 +3805,22 @@ void test_causal_mask() {
 }
 
 int main(int argc, char** argv) {
-  bool do_bench = false, attention_only = false;
+  bool do_bench = false, attention_only = false, unchecked = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--bench") == 0) {
       do_bench = true;
     } else if (std::strcmp(argv[i], "--bench-attention") == 0) {
       do_bench = attention_only = true;
+    } else if (std::strcmp(argv[i], "--bench-attention-unchecked") == 0) {
+      do_bench = attention_only = unchecked = true;
     } else {
-      std::fprintf(stderr, "usage: kernel_lab [--bench | --bench-attention]\n");
+      std::fprintf(stderr,
+                   "usage: kernel_lab [--bench | --bench-attention | "
+                   "--bench-attention-unchecked]\n"
+                   "  (no flag: every check; --bench: the checks, then every bench;\n"
+                   "  --bench-attention: the checks, then the attention bench;\n"
+                   "  --bench-attention-unchecked: the attention bench alone, for a\n"
+                   "  profiler: its times are not evidence of anything correct)\n");
       return 2;
     }
   }
@@ -3799,6 +3834,10 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   LAB_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("kernel_lab on %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+  if (unchecked) {
+    bench_attention();
+    return g_failures == 0 ? 0 : 1;
+  }
   validate<float>();
   validate<double>();
   test_select_shuffled();

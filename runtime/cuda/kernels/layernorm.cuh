@@ -51,6 +51,8 @@
 //     vouch::layer_norm_kernel<float, G, P>(x, weight, bias, addend, y, sum, rows, d,
 //         eps); }
 // addend (forward, may be null): the rows normalised are x + addend, written to sum.
+// y stored as bf16 (the op's bf16Result, f32 only): `unsigned short* y` and
+// layer_norm_kernel<float, G, P, unsigned short>.
 //   extern "C" __global__ void k_f32(const float* grad, const float* x,
 //       const float* weight, const float* addend, float* dx, float* dweight,
 //       float* dbias, long long rows, long long d, double eps, float* partials,
@@ -111,15 +113,16 @@ __device__ inline void row_stats_in_registers(const RowSlots<T, G, P>& x, unsign
 
 // layer_norm_kernel's rows of d <= G * P in registers (x read once, y written once;
 // with an addend, it read once and the sum written once).
-template <class T, int G, int P>
+template <class T, int G, int P, class O>
 __device__ void layer_norm_rows_in_registers(const T* x, const T* weight, const T* bias,
-                                             const T* addend, T* y, T* sum, long long rows,
+                                             const T* addend, O* y, T* sum, long long rows,
                                              long long d, T eps) {
   __shared__ T scratch[8];
   using Group = RowGroup<G>;
+  constexpr int W = RowSlots<T, G, P>::W;
   const int t = Group::rank();
-  const bool vec = d % RowSlots<T, G, P>::W == 0 && all_aligned16(x, y, weight, bias) &&
-                   all_aligned16(addend, sum, nullptr, nullptr);
+  const bool vec = d % W == 0 && all_aligned16(x, weight, bias, addend, sum) &&
+                   row_vec_aligned<W>(y);
   const unsigned inside = in_row_bits<T, G, P>(d, t, vec);
   for (long long r = Group::first(); r < rows; r += Group::step()) {
     RowSlots<T, G, P> v;
@@ -155,9 +158,12 @@ __device__ void layer_norm_rows_in_registers(const T* x, const T* weight, const 
 // addend (not null), the rows normalised are x + addend, written to `sum` (each element
 // rounded once, the separate add's bits) and read back by the thread that wrote it.
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
-template <class T, int G = 0, int P = 0>
+// O: y's element type, T, or (f32 only: layer_norm's bf16Result, a y that only bf16
+// products read) bf16 bits, each value rounded to nearest even as it is stored
+// (rows.cuh's row_store).
+template <class T, int G = 0, int P = 0, class O = T>
 __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, const T* addend,
-                                  T* y, T* sum, long long rows, long long d, double eps) {
+                                  O* y, T* sum, long long rows, long long d, double eps) {
   if constexpr (P > 0) {
     if (row_fits<G, P>(d, 1))
       return layer_norm_rows_in_registers<T, G, P>(x, weight, bias, addend, y, sum, rows, d,
@@ -178,7 +184,7 @@ __device__ void layer_norm_kernel(const T* x, const T* weight, const T* bias, co
       T v = (xr[k] - mean) * rstd;
       if (weight) v *= weight[k];
       if (bias) v += bias[k];
-      y[r * d + k] = v;
+      row_store(y + r * d + k, v);
     }
   }
 }

@@ -83,6 +83,29 @@ struct RowGroup {
   }
 };
 
+// A row's output elements: O = T, or (a bf16 store, f32 rows only: the op table's
+// bf16Result, a result only bf16 products read: cross_entropy_grad's dlogits,
+// layer_norm's y) unsigned short bf16 bits, each value rounded to nearest even as it is
+// stored (common.cuh's round_to_bf16).
+template <class T>
+__device__ inline void row_store(T* p, T v) { *p = v; }
+__device__ inline void row_store(unsigned short* p, float v) { *p = round_to_bf16(v); }
+// A Vec16<T> of values at p (row_vec_aligned(p)): one 16-byte store, or 8 bytes of bf16.
+template <class T>
+__device__ inline void row_store_vec(T* p, const Vec16<T>& v) {
+  *reinterpret_cast<Vec16<T>*>(p) = v;
+}
+__device__ inline void row_store_vec(unsigned short* p, const Vec16<float>& v) {
+  *reinterpret_cast<uint2*>(p) =
+      make_uint2(round_to_bf16(v.v[0]) | unsigned(round_to_bf16(v.v[1])) << 16,
+                 round_to_bf16(v.v[2]) | unsigned(round_to_bf16(v.v[3])) << 16);
+}
+// Whether p may take row_store_vec of W elements (W of O's size: 16 bytes, or 8 of bf16).
+template <int W, class O>
+__device__ inline bool row_vec_aligned(const O* p) {
+  return reinterpret_cast<unsigned long long>(p) % (W * sizeof(O)) == 0;
+}
+
 // P elements of a row per thread, in the layout above.
 template <class T, int G, int P>
 struct RowSlots {
@@ -119,8 +142,10 @@ struct RowSlots {
       }
     }
   }
-  // row[index(s)] = v[s] where index(s) < n.
-  __device__ void store(T* row, long long row_length, int t, bool vec) const {
+  // row[index(s)] = v[s] where index(s) < n; O = T, or bf16 bits (row_store: each value
+  // rounded as it is stored). `vec`: row's vectors aligned for O (row_vec_aligned<W>).
+  template <class O>
+  __device__ void store(O* row, long long row_length, int t, bool vec) const {
     const int n = int(row_length);
     if (vec) {
 #pragma unroll
@@ -130,14 +155,14 @@ struct RowSlots {
           Vec16<T> x;
 #pragma unroll
           for (int e = 0; e < W; ++e) x.v[e] = v[j * W + e];
-          *reinterpret_cast<Vec16<T>*>(row + k) = x;
+          row_store_vec(row + k, x);
         }
       }
     } else {
 #pragma unroll
       for (int s = 0; s < P; ++s) {
         const int k = s * G + t;
-        if (k < n) row[k] = v[s];
+        if (k < n) row_store(row + k, v[s]);
       }
     }
   }

@@ -211,28 +211,6 @@ __device__ void long_row_stats(const T* in, long long base, long long n, Keep ke
   block_online_combine(m, s, pm, ps, max, sum);
 }
 
-// A long row's output elements: O = T, or (a bf16 store, f32 rows only: cross_entropy's
-// dlogits read by bf16 products) unsigned short bf16 bits, each value rounded to
-// nearest even as it is stored (common.cuh's round_to_bf16).
-template <class T>
-__device__ inline void row_store(T* p, T v) { *p = v; }
-__device__ inline void row_store(unsigned short* p, float v) { *p = round_to_bf16(v); }
-// A Vec16<T> of values at p (row_vec_aligned(p)): one 16-byte store, or 8 bytes of bf16.
-template <class T>
-__device__ inline void row_store_vec(T* p, const Vec16<T>& v) {
-  *reinterpret_cast<Vec16<T>*>(p) = v;
-}
-__device__ inline void row_store_vec(unsigned short* p, const Vec16<float>& v) {
-  *reinterpret_cast<uint2*>(p) =
-      make_uint2(round_to_bf16(v.v[0]) | unsigned(round_to_bf16(v.v[1])) << 16,
-                 round_to_bf16(v.v[2]) | unsigned(round_to_bf16(v.v[3])) << 16);
-}
-// Whether p may take row_store_vec of W elements (W of O's size: 16 bytes, or 8 of bf16).
-template <int W, class O>
-__device__ inline bool row_vec_aligned(const O* p) {
-  return reinterpret_cast<unsigned long long>(p) % (W * sizeof(O)) == 0;
-}
-
 // out[base + k] = f(k, in[base + k]) for the row's k, the body's chunks from the end
 // down; vectors when out's row is split at the same places as in's (its element at the
 // body's start vector-aligned). O: T, or bf16 bits (row_store).

@@ -178,6 +178,23 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// layer_norm's y is bf16 only for f32 rows (its bf16Result), of their shape.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4xf64>
+  // expected-error @+1 {{'vouch.layer_norm' op result 'tensor<2x4xbf16>' differs from the inferred 'tensor<2x4xf64>'}}
+  %y = vouch.layer_norm %x eps 1.0e-05 : (tensor<2x4xf64>) -> tensor<2x4xbf16>
+}
+
+// -----
+
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.fill 1.0 : tensor<2x4xf32>
+  // expected-error @+1 {{'vouch.layer_norm' op result 'tensor<4x2xbf16>' differs from the inferred 'tensor<2x4xf32>'}}
+  %y = vouch.layer_norm %x eps 1.0e-05 : (tensor<2x4xf32>) -> tensor<4x2xbf16>
+}
+
+// -----
+
 // cross_entropy_grad's result is the logits' type, or bf16 of their shape for f32
 // logits only (its bf16Result).
 vouch.model "m" attributes {batch = 1 : i64} {

@@ -189,6 +189,9 @@ vouch.model "linear_weight_grad" attributes {batch = 1 : i64} {
 // cross_entropy_grad's dlogits stored as bf16 (its bf16Result), read by a product.
 // CHECK: %[[D:.*]] = vouch.cross_entropy_grad %{{.*}} : (tensor<16x4xf32>, tensor<16xi32>, tensor<f32>) -> tensor<16x4xbf16>
 // CHECK: vouch.matmul %[[D]], %[[WB]] : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
+// layer_norm's y stored as bf16 (its bf16Result; the sum stays f32), read by a product.
+// CHECK: %[[LN:[a-z0-9_]+]], %{{[a-z0-9_]+}} = vouch.layer_norm %{{.*}} plus %{{.*}} eps 1.000000e-05 : (tensor<16x8xf32>, tensor<16x8xf32>) -> (tensor<16x8xbf16>, tensor<16x8xf32>)
+// CHECK: vouch.linear %[[LN]], %[[WB]] : (tensor<16x8xbf16>, tensor<4x8xbf16>) -> tensor<16x4xf32>
 vouch.model "bf16_operands" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<16x8xf32>
   %w = vouch.input "w" : tensor<4x8xf32>
@@ -205,4 +208,6 @@ vouch.model "bf16_operands" attributes {batch = 1 : i64} {
   %dl = vouch.fill 1.0 : tensor<f32>
   %dz = vouch.cross_entropy_grad %g, %labels, %dl {ignore_index = -100 : i64} : (tensor<16x4xf32>, tensor<16xi32>, tensor<f32>) -> tensor<16x4xbf16>
   %dx = vouch.matmul %dz, %wb : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
+  %ln, %s = vouch.layer_norm %x plus %x eps 1.0e-05 : (tensor<16x8xf32>, tensor<16x8xf32>) -> (tensor<16x8xbf16>, tensor<16x8xf32>)
+  %ly = vouch.linear %ln, %wb : (tensor<16x8xbf16>, tensor<4x8xbf16>) -> tensor<16x4xf32>
 }

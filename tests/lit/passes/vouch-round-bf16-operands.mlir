@@ -143,3 +143,41 @@ vouch.model "head_with_bias" attributes {batch = 32 : i64} {
   vouch.output "z" %z : tensor<32x40xf32>
   vouch.loss %l : tensor<f32>
 }
+
+// A layer_norm whose y only products read (the linear's forward product and its
+// weight gradient's): the layer_norm stores y as bf16 itself (its bf16Result), no
+// rounding of it; its sum stays f32. Where something else reads y (here a relu
+// beside the product), y stays f32 and is rounded for the product.
+// CHECK-LABEL: vouch.model "norm_then_linear"
+// CHECK: %[[Y:[a-z0-9]+]], %{{[a-z0-9]+}} = vouch.layer_norm {{.*}} -> (tensor<8x16xbf16>, tensor<8x16xf32>)
+// CHECK-NOT: vouch.round_bf16 %[[Y]]
+// CHECK: vouch.linear %[[Y]], %{{[0-9]+}} {vouch.node = {{[0-9]+}} : i64} : (tensor<8x16xbf16>, tensor<24x16xbf16>) -> tensor<8x24xf32>
+// CHECK: vouch.matmul %{{[0-9]+}}, %[[Y]] {transpose_lhs, vouch.vjp_of = {{[0-9]+}} : i64} : (tensor<8x24xbf16>, tensor<8x16xbf16>) -> tensor<24x16xf32>
+// CHECK-LABEL: vouch.model "norm_read_twice"
+// CHECK: %[[Y:[a-z0-9]+]] = vouch.layer_norm {{.*}} -> tensor<8x16xf32>
+// CHECK-NEXT: vouch.round_bf16 %[[Y]] {{.*}} -> tensor<8x16xbf16>
+// CHECK: vouch.relu %[[Y]]
+vouch.model "norm_then_linear" attributes {batch = 8 : i64} {
+  %x = vouch.input "x" : tensor<8x16xf32>
+  %r = vouch.input "r" : tensor<8x16xf32>
+  %t = vouch.target "t" : tensor<8x24xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<24x16xf32>
+  %g = vouch.param "g" = ones : tensor<16xf32>
+  %y, %s = vouch.layer_norm %x plus %r weight %g eps 1.0e-05 : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>)
+  %z = vouch.linear %y, %w : (tensor<8x16xf32>, tensor<24x16xf32>) -> tensor<8x24xf32>
+  %l = vouch.mse_loss %z, %t : (tensor<8x24xf32>, tensor<8x24xf32>) -> tensor<f32>
+  vouch.output "s" %s : tensor<8x16xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
+  %x = vouch.input "x" : tensor<8x16xf32>
+  %t = vouch.target "t" : tensor<8x24xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<24x16xf32>
+  %y = vouch.layer_norm %x eps 1.0e-05 : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %z = vouch.linear %y, %w : (tensor<8x16xf32>, tensor<24x16xf32>) -> tensor<8x24xf32>
+  %h = vouch.relu %y : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %l = vouch.mse_loss %z, %t : (tensor<8x24xf32>, tensor<8x24xf32>) -> tensor<f32>
+  vouch.output "h" %h : tensor<8x16xf32>
+  vouch.loss %l : tensor<f32>
+}

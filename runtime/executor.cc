@@ -33,7 +33,7 @@ Status check_operand(const Program& p, int32_t s, const char* role, int32_t b, i
 
 // A library step's operand: its role (for the message), buffer and the elements the
 // step reads or writes; `optional`: buffer -1 means the step has none; `product`: one
-// of the two factors (A / B, x / W, dy / x), which may be a Bf16 buffer (read as bf16 by
+// of the two factors (lhs / rhs, x / W, dy / x), which may be a Bf16 buffer (read as bf16 by
 // a cuda run with bf16 products); every other operand (an output, a bias) is f32.
 struct StepOperand {
   const char* role;
@@ -83,8 +83,8 @@ Status check_step(const Program& p, int32_t s) {
       int64_t need_a = st.batch > 0 ? last * st.stride_a + st.m * st.k : 0;
       int64_t need_b = st.batch > 0 ? last * st.stride_b + st.k * st.n : 0;
       return check_operands(p, s,
-                            {{"A", st.a, need_a, false, true},
-                             {"B", st.b, need_b, false, true},
+                            {{"lhs", st.a, need_a, false, true},
+                             {"rhs", st.b, need_b, false, true},
                              {"C", st.c, st.batch * st.m * st.n}});
     }
     case StepKind::Linear: {

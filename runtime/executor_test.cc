@@ -306,7 +306,7 @@ TEST(CheckProgramTest, RefusesInconsistentTables) {
   {
     MlpProgram mlp(2, 2, 3, 1);
     mlp.steps[7].k = 3;  // dW2 = dpredᵀ h with K = 3 rows: dpred has only 2
-    EXPECT_EQ(refusal(mlp), "program `test_mlp`: program step 7: A buffer 13 (dpred) holds 2 "
+    EXPECT_EQ(refusal(mlp), "program `test_mlp`: program step 7: lhs buffer 13 (dpred) holds 2 "
                             "elements, the step reads or writes 3");
   }
   {

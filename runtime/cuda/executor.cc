@@ -105,12 +105,13 @@ size_t copy_bytes(const OperandLayout& l, size_t element_bytes) {
   return (size_t(l.scratch_elements()) * element_bytes + 255) / 256 * 256;
 }
 
-// A library step's factor as messages name it: A / B, x / W (Linear), dy / x
-// (LinearWeightGrad).
+// A library step's factor as messages name it: lhs / rhs (Gemm: the row-major left and
+// right factors, which its cuBLAS call passes as B and A: never "A" / "B" beside that
+// call's own names), x / W (Linear), dy / x (LinearWeightGrad).
 const char* operand_name(StepKind kind, int which) {
   if (kind == StepKind::Linear) return which == 0 ? "x" : "W";
   if (kind == StepKind::LinearWeightGrad) return which == 0 ? "dy" : "x";
-  return which == 0 ? "A" : "B";
+  return which == 0 ? "lhs" : "rhs";
 }
 
 // An OperandLayout as a refusal names it, e.g. "1 x 4 x 7 padded to 1 x 4 x 8 (batches
@@ -361,7 +362,8 @@ Status CudaProgramModel<T>::init(const KernelImage* images, size_t image_count) 
 
   fallback_.assign(size_t(p.num_steps), {});
   if (padded_products_) {
-    // Region 0: A's copy, then the padded output; region 1: B's copy, then the bias.
+    // Region 0: the first factor's copy (lhs, x, dy), then the padded output; region 1: the
+    // second's (rhs, W, x), then the bias.
     const size_t operand = bf16_products_ ? sizeof(bf16_bits) : sizeof(float);
     plans_.assign(size_t(p.num_steps), ProductPlan());
     size_t largest[2] = {0, 0};

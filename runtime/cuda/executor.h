@@ -89,8 +89,9 @@ namespace vouch::rt::cuda {
 //       multiple of 4 (padded with zeros); either precision: an output whose M or N is
 //       padded written at its padded shape into the scratch, then copied out
 //       (vouch_repitch_f32), and a linear's bias copied to the padded N. The scratch is
-//       two regions: A's copy then the padded output in one, B's copy then the bias in
-//       the other, each sized by the program's largest such step. Each copy is its own
+//       two regions: the first factor's copy (lhs, x, dy) then the padded output in
+//       one, the second's (rhs, W, x) then the bias in the other, each sized by the
+//       program's largest such step. Each copy is its own
 //       launch, named on the tape, by --audit-launches and by --profile ("vouch_repitch_f32
 //       (C of step 12)"); an operand the scratch already holds unchanged (the same
 //       buffer, not written since, in the same layout) is not copied again. A bf16

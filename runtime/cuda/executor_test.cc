@@ -880,7 +880,7 @@ TEST(CudaExecutorTest, Bf16BuffersAreCheckedAgainstTheProductsThatReadThem) {
     p.finish(c);
     ASSERT_TRUE(check_program(p.program).ok()) << check_program(p.program).message();
     EXPECT_EQ(check_bf16_buffers(p.program, ProductMath::Bf16, true).message(),
-              "program `bf16_products`: step 0 (cublasGemmEx(test gemm)): A buffer 0 (a16) is "
+              "program `bf16_products`: step 0 (cublasGemmEx(test gemm)): lhs buffer 0 (a16) is "
               "bf16, but the product reads it through a padded copy, 1 x 4 x 7 padded to 1 x 4 "
               "x 8 (batches x rows x row pitch): a bf16 operand is read where it lies, so its "
               "layout must pad nothing");
@@ -963,19 +963,19 @@ TEST(CudaExecutorGpuTest, Bf16BuffersAreReadInPlaceByAGemm) {
       EXPECT_NEAR(r.values[c[0]][size_t(i * N + j)], want, 1e-5 * (1 + std::fabs(want)));
     }
   // Rounded once each (steps 1 and 2 find the other operand's copy in the scratch).
-  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (A of step 0)")) << r.audit;
-  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (B of step 0)")) << r.audit;
-  for (const char* never : {"(A of step 1)", "(B of step 2)", "(A of step 3)", "(B of step 3)",
-                            "(B of step 1)", "(A of step 2)"})
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (lhs of step 0)")) << r.audit;
+  EXPECT_TRUE(contains(r.audit, "vouch_round_bf16_f32 (rhs of step 0)")) << r.audit;
+  for (const char* never : {"(lhs of step 1)", "(rhs of step 2)", "(lhs of step 3)", "(rhs of step 3)",
+                            "(rhs of step 1)", "(lhs of step 2)"})
     EXPECT_FALSE(contains(r.audit, never)) << never << "\n" << r.audit;
-  EXPECT_TRUE(contains(r.audit, "step 1 cublasGemmEx(test gemm) [unassigned], A read as bf16 "
+  EXPECT_TRUE(contains(r.audit, "step 1 cublasGemmEx(test gemm) [unassigned], lhs read as bf16 "
                                 "in place (buffer a16)"))
       << r.audit;
-  EXPECT_TRUE(contains(r.audit, "step 2 cublasGemmEx(test gemm) [unassigned], B read as bf16 "
+  EXPECT_TRUE(contains(r.audit, "step 2 cublasGemmEx(test gemm) [unassigned], rhs read as bf16 "
                                 "in place (buffer b16)"))
       << r.audit;
-  EXPECT_TRUE(contains(r.audit, "step 3 cublasGemmEx(test gemm) [unassigned], A read as bf16 "
-                                "in place (buffer a16), B read as bf16 in place (buffer b16)"))
+  EXPECT_TRUE(contains(r.audit, "step 3 cublasGemmEx(test gemm) [unassigned], lhs read as bf16 "
+                                "in place (buffer a16), rhs read as bf16 in place (buffer b16)"))
       << r.audit;
 }
 
@@ -1076,7 +1076,7 @@ TEST(CudaExecutorGpuTest, ABf16OperandThatNeedsPaddingIsRefusedAtLoad) {
   CudaProgramModel<float> bf16(p.program, &kExecutorImage, 1, ProductMath::Bf16);
   EXPECT_EQ(bf16.status().message(),
             check_bf16_buffers(p.program, ProductMath::Bf16, true).message());
-  EXPECT_TRUE(contains(bf16.status().message(), "A buffer 0 (a16) is bf16, but the product "
+  EXPECT_TRUE(contains(bf16.status().message(), "lhs buffer 0 (a16) is bf16, but the product "
                                                  "reads it through a padded copy"))
       << bf16.status().message();
   CudaProgramModel<float> tf32(p.program, &kExecutorImage, 1, ProductMath::Tf32);

@@ -359,7 +359,8 @@ std::string describe_padding(const ProductPlan& plan, ProductMath math, bool lin
   if (padded.empty()) return "";
   // Bf16's operand copies are its roundings (said by the caller); Tf32's are copies.
   std::string copied;
-  const char* names[] = {linear ? "x" : "A", linear ? "W" : "B", "bias"};
+  // A Gemm's factors by their row-major names (its call passes rhs as cuBLAS's A).
+  const char* names[] = {linear ? "x" : "lhs", linear ? "W" : "rhs", "bias"};
   const OperandLayout* copies[] = {&plan.a, &plan.b, &plan.bias};
   for (int i = 0; i < 3; i++)
     if (copies[i]->rows > 0 && (i == 2 || math != ProductMath::Bf16))

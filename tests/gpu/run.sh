@@ -300,13 +300,13 @@ for precision in tf32 bf16; do
         "$d/audit.out" || { echo "missing: layer_norm storing its y as bf16"; rc=1; }
       grep -qE "bf16 in place \(vouch.layer_norm\)" \
         "$d/audit.out" || { echo "missing: a product reading the layer_norm's bf16 y in place"; rc=1; }
-      grep -qE "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], A read as bf16 in place \(buffer v[0-9]+\), B read as bf16 in place" \
+      grep -qE "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], lhs read as bf16 in place \(buffer v[0-9]+\), rhs read as bf16 in place" \
         "$d/audit.out" || { echo "missing: a product reading bf16 operands in place"; rc=1; }
       ! grep -q "vouch_round_bf16_f32 <-" "$d/audit.out" ||
         { echo "an executor rounding copy where the operands were stored bf16"; rc=1; }
     fi
     if [ "$name" = ops_padded ] && [ "$precision" = bf16 ]; then
-      grep -q "vouch_round_bf16_f32 <- step [0-9]* vouch_round_bf16_f32 ([A-Za-z] of step" \
+      grep -qE "vouch_round_bf16_f32 <- step [0-9]+ vouch_round_bf16_f32 \([A-Za-z]+ of step" \
         "$d/audit.out" || { echo "missing: a vouch_round_bf16_f32 launch"; rc=1; }
     fi
     # ops_padded's width 75 is padded: its operand and output copies are named.

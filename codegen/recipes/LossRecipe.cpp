@@ -64,25 +64,38 @@ void @NAME@(const vouch::rt::ArgValue* args) {
 }
 )cpp";
 
-// The entry points of rows longer than 4096 (longRowLaunch: kLongRowEntry, Parts
-// = kLongRowParts; @ENTRY@ and @PARTS@) and of shorter ones (none, 1).
-const char *kCrossEntropyGradCuda = R"cu(#include "classifier.cuh"
-extern "C" __global__ void @ENTRY@@NAME@_f32(const float* logits, const int* labels, const float* dloss, float* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
-  vouch::cross_entropy_grad_kernel<float, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
-}
-extern "C" __global__ void @ENTRY@@NAME@_f64(const double* logits, const int* labels, const double* dloss, double* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
-  vouch::cross_entropy_grad_kernel<double, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
+// One entry point of cross_entropy_grad's cuda kernel: @T@ its element type, @O@
+// the dlogits' (T, or unsigned short: bf16 bits, each value rounded as it is stored:
+// the op's bf16Result, f32 runs of builds with bf16 products), @SUFFIX@ T's. Rows
+// longer than 4096 (longRowLaunch: @ENTRY@ kLongRowEntry, @PARTS@ kLongRowParts), or
+// shorter ones (none, 1).
+const char *kCrossEntropyGradCudaEntry = R"cu(extern "C" __global__ void @ENTRY@@NAME@_@SUFFIX@(const @T@* logits, const int* labels, const @T@* dloss, @O@* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
+  vouch::cross_entropy_grad_kernel<@T@, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
 }
 )cu";
 
-// dlogits stored as bf16 (cross_entropy_grad's bf16Result, f32 runs of cuda
-// builds with bf16 products): the f32 kernel storing each value rounded
-// (classifier.cuh, O = unsigned short).
-const char *kCrossEntropyGradBf16Cuda = R"cu(#include "classifier.cuh"
-extern "C" __global__ void @ENTRY@@NAME@_f32(const float* logits, const int* labels, const float* dloss, unsigned short* dlogits, long long rows, long long classes, long long ignore_index, long long pitch) {
-  vouch::cross_entropy_grad_kernel<float, @PARTS@>(logits, labels, dloss, dlogits, rows, classes, ignore_index, pitch);
+/// cross_entropy_grad's cuda source: f32 and f64 entry points, or (`bf16`:
+/// dlogits stored as bf16) the f32 one alone.
+std::string crossEntropyGradCuda(bool bf16, bool staged) {
+  using Types = std::tuple<const char *, const char *, const char *>;
+  std::string source = "#include \"classifier.cuh\"\n";
+  for (auto [type, out, suffix] : {Types{"float", bf16 ? "unsigned short" : "float", "f32"},
+                                   Types{"double", "double", "f64"}}) {
+    if (bf16 && std::string(suffix) == "f64")
+      continue;
+    std::string entry = kCrossEntropyGradCudaEntry;
+    for (auto [from, to] :
+         {std::pair<std::string, std::string>{"@ENTRY@", staged ? kLongRowEntry : ""},
+          {"@PARTS@", std::to_string(staged ? kLongRowParts : 1)},
+          {"@SUFFIX@", suffix},
+          {"@T@", type},
+          {"@O@", out}})
+      for (size_t at; (at = entry.find(from)) != std::string::npos;)
+        entry.replace(at, from.size(), to);
+    source += entry;
+  }
+  return source;
 }
-)cu";
 
 class LossRecipe final : public KernelRecipe {
 public:
@@ -129,14 +142,7 @@ public:
       if (bf16 && !cuda)
         return grad.emitOpError("stores its dlogits as bf16, which only cuda builds "
                                 "with bf16 products do");
-      std::string source = !cuda  ? kCrossEntropyGradCpu
-                           : bf16 ? kCrossEntropyGradBf16Cuda
-                                  : kCrossEntropyGradCuda;
-      for (auto [from, to] :
-           {std::pair<std::string, std::string>{"@ENTRY@", staged ? kLongRowEntry : ""},
-            {"@PARTS@", std::to_string(staged ? kLongRowParts : 1)}})
-        for (size_t at; (at = source.find(from)) != std::string::npos;)
-          source.replace(at, from.size(), to);
+      std::string source = cuda ? crossEntropyGradCuda(bf16, staged) : kCrossEntropyGradCpu;
       int32_t kernel =
           builder.kernel(bf16 ? "cross_entropy_grad_bf16" : "cross_entropy_grad", source);
       builder.addKernelStep(kernel,

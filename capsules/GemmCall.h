@@ -28,7 +28,8 @@ struct GemmCall {
   /// or, where `aInPlace` / `bInPlace` says so, already bf16 (a value made
   /// by vouch-round-bf16-operands) and read in place; `aStoredBy` /
   /// `bStoredBy` name the op that stored it (vouch.round_bf16, or an op
-  /// whose kernel stores its result as bf16: vouch.cross_entropy_grad).
+  /// whose kernel stores its result as bf16: vouch.cross_entropy_grad,
+  /// vouch.layer_norm).
   bool bf16Operands = false;
   bool aInPlace = false, bInPlace = false;
   std::string aStoredBy = "vouch.round_bf16", bStoredBy = "vouch.round_bf16";

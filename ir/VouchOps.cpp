@@ -92,6 +92,13 @@ LogicalResult vouch::verifyInferredType(Operation *op,
   return success();
 }
 
+/// Whether `result` is an op's bf16Result (ir/VouchBase.td) stored as bf16:
+/// the shape of `f32Type`, the type it has otherwise, in bf16.
+static bool storedAsBf16(RankedTensorType result, RankedTensorType f32Type) {
+  return f32Type.getElementType().isF32() && result.getElementType().isBF16() &&
+         result.getShape() == f32Type.getShape();
+}
+
 /// The first operand whose element type differs from the first one's, as a
 /// failed rule; nothing when they agree (null types are skipped).
 static std::optional<InferredType>
@@ -1733,12 +1740,8 @@ LogicalResult CrossEntropyGradOp::verify() {
   if (getDloss().getType() != loss.type)
     return emitOpError("dloss ")
            << quoted(getDloss().getType()) << " must be " << quoted(loss.type);
-  // bf16 (the bf16Result fact): f32 logits' dlogits stored rounded.
   RankedTensorType logits = tensorOf(getLogits()), result = tensorOf(getResult());
-  bool storedBf16 = logits.getElementType().isF32() &&
-                    result.getElementType().isBF16() &&
-                    result.getShape() == logits.getShape();
-  if (result != logits && !storedBf16)
+  if (result != logits && !storedAsBf16(result, logits))
     return emitOpError("result ")
            << quoted(getResult().getType()) << " must be the logits' type "
            << quoted(getLogits().getType())
@@ -2127,10 +2130,7 @@ LogicalResult LayerNormOp::verify() {
   InferredType inferred = inferResultType(tensorOf(getInput()),
                                           w ? tensorOf(w) : RankedTensorType(),
                                           bias ? tensorOf(bias) : RankedTensorType());
-  // bf16 (the bf16Result fact): f32 rows' y stored rounded.
-  RankedTensorType result = tensorOf(getResult());
-  if (inferred && inferred.type.getElementType().isF32() &&
-      result.getElementType().isBF16() && result.getShape() == inferred.type.getShape())
+  if (inferred && storedAsBf16(tensorOf(getResult()), inferred.type))
     return success();
   return verifyInferredType(*this, inferred);
 }

@@ -27,8 +27,8 @@
 // something else reads it). A value no op computes (a param, a data field)
 // is rounded before its first product, at that product's place. An op
 // whose cuda kernel can store the result as bf16 itself (the op table's
-// bf16Result: cross_entropy_grad) takes the rounding over where nothing
-// else reads the f32 value: its result becomes bf16. The pass only
+// bf16Result: cross_entropy_grad, layer_norm) takes the rounding over where
+// nothing else reads the f32 value: its result becomes bf16. The pass only
 // rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
 //===----------------------------------------------------------------------===//
@@ -157,8 +157,8 @@ struct RoundBf16OperandsPass
   }
 
   /// A rounding of a result its op's cuda kernel can store as bf16 (the op
-  /// table's bf16Result: cross_entropy_grad's dlogits), where nothing else
-  /// reads the f32 value: the op's result becomes the bf16 value, which its
+  /// table's bf16Result: cross_entropy_grad's dlogits, layer_norm's y), where
+  /// nothing else reads the f32 value: the op's result becomes the bf16 value, which its
   /// kernel stores rounded, and the rounding is gone.
   void foldIntoProducers(ModelOp model) {
     SmallVector<RoundBf16Op> rounds;

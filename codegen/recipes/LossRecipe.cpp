@@ -138,13 +138,12 @@ public:
           : staged
               ? longRowLaunch(rows, classes)
               : LongRowLaunch{uint32_t(std::clamp<int64_t>(rows, 1, 65535)), 256, 0, 0};
-      bool bf16 = grad.getResult().getType().getElementType().isBF16();
-      if (bf16 && !cuda)
-        return grad.emitOpError("stores its dlogits as bf16, which only cuda builds "
-                                "with bf16 products do");
-      std::string source = cuda ? crossEntropyGradCuda(bf16, staged) : kCrossEntropyGradCpu;
+      FailureOr<bool> bf16 = storesBf16Result(grad, cuda);
+      if (failed(bf16))
+        return failure();
+      std::string source = cuda ? crossEntropyGradCuda(*bf16, staged) : kCrossEntropyGradCpu;
       int32_t kernel =
-          builder.kernel(bf16 ? "cross_entropy_grad_bf16" : "cross_entropy_grad", source);
+          builder.kernel(*bf16 ? "cross_entropy_grad_bf16" : "cross_entropy_grad", source);
       builder.addKernelStep(kernel,
                             {KernelArg::buffer(grad.getLogits()),
                              KernelArg::buffer(grad.getLabels()),

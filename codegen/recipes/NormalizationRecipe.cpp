@@ -23,7 +23,6 @@
 #include <algorithm>
 
 #include "codegen/EmitSupport.h"
-#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -340,10 +339,10 @@ public:
       }
     }
     // y stored as bf16 (the op table's bf16Result, made by vouch-round-bf16-operands).
-    bool yBf16 = !backward && getElementTypeOrSelf(result.getType()).isBF16();
-    if (yBf16 && !cuda)
-      return op->emitOpError("stores its result as bf16, which only cuda builds with "
-                             "bf16 products do");
+    FailureOr<bool> stored = storesBf16Result(op, cuda);
+    if (failed(stored))
+      return failure();
+    bool yBf16 = *stored;
     std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "") +
                           (addend ? "_plus" : "") + (yBf16 ? "_bf16" : "");
     uint32_t shared = backward && cuda ? layerNormGradSharedBytes(d) : 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "mlir/IR/TypeUtilities.h"
 #include "passes/Attributes.h"
 
 using namespace mlir;
@@ -13,6 +14,17 @@ namespace vouch::codegen {
 OpFamily familyOf(Operation *op) {
   const OpFacts *facts = findOpFacts(op->getName().stripDialect());
   return facts ? facts->family : OpFamily::Structural;
+}
+
+FailureOr<bool> storesBf16Result(Operation *op, bool cuda) {
+  const OpFacts *facts = findOpFacts(op->getName().stripDialect());
+  if (!facts || facts->bf16Result < 0 ||
+      !getElementTypeOrSelf(op->getResult(facts->bf16Result).getType()).isBF16())
+    return false;
+  if (!cuda)
+    return op->emitOpError("stores result ")
+           << facts->bf16Result << " as bf16, which only cuda builds with bf16 products do";
+  return true;
 }
 
 namespace {

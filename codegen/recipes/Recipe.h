@@ -80,6 +80,11 @@ struct RecipeRegistration {
 /// The op table's family of `op` (Structural for an op without a row).
 OpFamily familyOf(mlir::Operation *op);
 
+/// Whether `op` stores its bf16Result (the op table's) as bf16: that result's
+/// type is bf16, as vouch-round-bf16-operands makes it. Such a result has
+/// only a cuda kernel's f32 entry point: an error on cpu.
+mlir::FailureOr<bool> storesBf16Result(mlir::Operation *op, bool cuda);
+
 /// Elements the copy kernels' quad twins move at a time (common.cuh's Quad).
 inline constexpr int64_t kQuadElements = 4;
 

@@ -158,7 +158,7 @@ struct DlogitsRowOp {
 
 // Parts: the blocks that stage a row (softmax.cuh's long_rows_staged; 2: a cluster's).
 // O: T, or unsigned short (f32 only): dlogits stored as bf16 bits, each rounded to
-// nearest even as it is stored (softmax.cuh's row_store; the op's bf16Result).
+// nearest even as it is stored (rows.cuh's row_store; the op's bf16Result).
 template <class T, int Parts = 1, class O = T>
 __device__ void cross_entropy_grad_kernel(const T* logits, const int* labels,
                                           const T* dloss, O* dlogits, long long rows,

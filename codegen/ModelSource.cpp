@@ -224,8 +224,8 @@ cudaKernelUnits(const ProgramBuilder &program, bool withF64) {
            "Compiled by NVRTC. Do not edit.\n"
            "// The executor's own kernels; each kernel below includes the\n"
            "// library header it instantiates.\n" +
-           (withF64 ? "" : "// f32 entry points only: this build's products round, so it "
-                           "runs no f64 model.\n") +
+           (withF64 ? "" : "// f32 entry points only: this executable runs no f64 model on "
+                           "cuda (vouch build --f64-kernels adds them, fp32 products only).\n") +
            "#include \"executor.cuh\"\n\n"});
   const size_t kernels = program.kernelCount();
   const size_t perUnit = kernelsPerCudaUnit(kernels);
@@ -362,8 +362,8 @@ std::string emitModelSource(const ModelSourceInput &input,
            "      kKernelImages, "
         << binaries.size() << ", "
         << "vouch::rt::cuda::ProductMath::" << gemmProductMath(plan)
-        << ", "
-        << cudaText.arguments << ");\n}\n\n";
+        << ", /*f64_kernels=*/" << (input.cuda.f64Kernels ? "true" : "false")
+        << ", " << cudaText.arguments << ");\n}\n\n";
   }
   out << "}  // namespace\n\n"
       << "int main(int argc, char** argv) {\n"

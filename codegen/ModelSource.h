@@ -25,6 +25,9 @@ struct BackendSource {
   const AcceptedGraphPlan *plan = nullptr;
   /// cuda only: the binary of each of cudaKernelUnits(*program), in order.
   const std::vector<CudaBinary> *binaries = nullptr;
+  /// cuda only: whether those units hold the kernels' f64 entry points (the
+  /// executable then runs --dtype f64 on cuda; vouch build's --f64-kernels).
+  bool f64Kernels = false;
 };
 
 struct ModelSourceInput {
@@ -67,10 +70,11 @@ inline constexpr size_t kMaxCudaUnits = 64;
 /// kMaxCudaUnits.
 size_t kernelsPerCudaUnit(size_t kernelCount);
 
-/// Whether the cuda backend built from `plan` runs f64 models too: not
+/// Whether a cuda backend built from `plan` can run f64 models at all: not
 /// where its products round their operands (tf32, bf16), as
 /// runtime/cuda/executor.h's cuda_program_backend decides from the same
-/// ProductMath, so such a build needs no f64 kernels.
+/// ProductMath, so such a build has no use for f64 kernels (vouch build
+/// refuses --f64-kernels with it).
 bool cudaRunsF64(const AcceptedGraphPlan &plan);
 
 /// `source` without its f64 entry points: each `extern "C" __global__ ...

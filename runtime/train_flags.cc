@@ -203,7 +203,8 @@ std::string train_usage(const std::string& program, const ModelDescription& mode
     << "  --steps N           training steps (default: " << model.steps << ")\n"
     << "  --seed S            run seed, an unsigned 64-bit integer (default: 0)\n"
     << "  --dtype f64|f32     element type of the run (default: f32 on cuda, f64 on\n"
-    << "                      cpu)\n"
+    << "                      cpu); f64 on cuda needs an executable built with\n"
+    << "                      --f64-kernels (and fp32 products)\n"
     << "  --log-every K       print the loss every K steps (default: " << model.log_every << ");\n"
     << "                      on cuda the host reads losses only then (and at the last\n"
     << "                      step), so the steps between run back to back\n";

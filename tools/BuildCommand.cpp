@@ -112,6 +112,11 @@ int runBuild(const std::vector<std::string> &args) {
             "cuBLAS (the executable then runs on either, --device picks)",
             "cpu");
   declarePrecisionOption(cl);
+  cl.flag("f64-kernels",
+          "cuda: also compile the kernels' f64 entry points, so that the "
+          "executable runs --dtype f64 on cuda too (fp32 products only; "
+          "about doubles NVRTC's work on a cold kernel cache). Without it "
+          "an f64 run on cuda is refused with the reason; on cpu it runs");
   cl.flag("deterministic", "gate the plans under the determinism "
                            "obligation: refuse any capsule whose summation "
                            "order may change from run to run");
@@ -163,6 +168,21 @@ int runBuild(const std::vector<std::string> &args) {
                  "error: --precision %s applies to cuda builds; add --target "
                  "cuda (the cpu backend computes in the model's element "
                  "type)\n",
+                 std::string(capsules::toString(*precision)).c_str());
+    return 2;
+  }
+  const bool f64Kernels = cl.has("f64-kernels");
+  if (f64Kernels && !cuda) {
+    std::fprintf(stderr, "error: --f64-kernels applies to cuda builds; add "
+                         "--target cuda (the cpu backend runs f64 always)\n");
+    return 2;
+  }
+  if (f64Kernels && *precision != capsules::ProductPrecision::Fp32) {
+    std::fprintf(stderr,
+                 "error: --f64-kernels and --precision %s contradict each "
+                 "other: a build whose products round runs no f64 model "
+                 "(an f64 run would compute other products than its report "
+                 "says)\n",
                  std::string(capsules::toString(*precision)).c_str());
     return 2;
   }
@@ -224,9 +244,9 @@ int runBuild(const std::vector<std::string> &args) {
       return 1;
     cudaProgram = std::move(*built);
     timer.done("plan, gate, tables (cuda)", cudaProgram->storageSummary());
-    // A build whose products round runs no f64 model: no f64 kernels.
-    auto split =
-        codegen::cudaKernelUnits(*cudaProgram, codegen::cudaRunsF64(*cudaPlan));
+    // f64 entry points only where asked for (and the products do not
+    // round: checked above).
+    auto split = codegen::cudaKernelUnits(*cudaProgram, f64Kernels);
     if (failed(split)) {
       std::fprintf(stderr, "internal error: a generated kernel's f64 entry point "
                            "has no closed body (keep the sources with --emit-dir)\n");
@@ -252,7 +272,7 @@ int runBuild(const std::vector<std::string> &args) {
                               codegen::nvrtcVersionString() + " on " +
                               std::to_string(threads) +
                               (threads == 1 ? " thread" : " threads")));
-    input.cuda = {cudaProgram.get(), &*cudaPlan, &binaries};
+    input.cuda = {cudaProgram.get(), &*cudaPlan, &binaries, f64Kernels};
   }
   // An executable's binaries are files the assembler includes; --emit=cpp
   // writes one self-contained file.

@@ -34,10 +34,11 @@ for model in examples/quickstart_mlp.vouch examples/residual_mlp.vouch examples/
              tests/gpu/*.vouch \
              tools/bench/wide_mlp.vouch; do
   name=$(basename "$model" .vouch)
-  bazel-bin/tools/vouch build "$model" --target cuda -o "$out/bin/$name"
+  # bin/'s executables run f64 on cuda too (run.sh's cuda64 runs): --f64-kernels.
+  bazel-bin/tools/vouch build "$model" --target cuda --f64-kernels -o "$out/bin/$name"
   # Attention runs fused on cuda by default; the composed form is checked too.
   if grep -q scaled_dot_product_attention "$model"; then
-    bazel-bin/tools/vouch build "$model" --target cuda --attention composed \
+    bazel-bin/tools/vouch build "$model" --target cuda --f64-kernels --attention composed \
       -o "$out/bin/${name}_composed"
   fi
 done
@@ -66,15 +67,17 @@ done
 # cuBLASLt call (BGRADB), against the cpu f64 run of the same executable (whose
 # cpu plan has the separate product and sums).
 for model in tests/gpu/ops_library.vouch examples/digits_mlp.vouch; do
-  bazel-bin/tools/vouch build "$model" --target cuda --bias-grad-epilogue \
+  bazel-bin/tools/vouch build "$model" --target cuda --f64-kernels --bias-grad-epilogue \
     -o "$out/bin/$(basename "$model" .vouch)_bgradb"
 done
 # The LM head's classes padded (vouch-pad-classes, as tf32 and bf16 builds do)
 # under fp32 products: the padded cross_entropy kernels held to f32 tolerances.
-bazel-bin/tools/vouch build tests/gpu/ops_classes.vouch --target cuda --pad-classes 4 \
+bazel-bin/tools/vouch build tests/gpu/ops_classes.vouch --target cuda --f64-kernels --pad-classes 4 \
   -o "$out/bin/ops_classes_padded"
 # The tiny GPT (examples/tiny_gpt.vouch, AdamW) at each precision against its
-# cpu f64 run; it reads counting sequences from examples/data/sequences.
+# cpu f64 run; it reads counting sequences from examples/data/sequences. Built
+# without --f64-kernels (vouch build's default): run.sh checks that each
+# refuses an f64 run on cuda with its reason.
 /usr/bin/python3 tools/data/sequences.py "$out/examples/data/sequences"
 mkdir -p "$out/gpt"
 for precision in fp32 tf32 bf16; do
@@ -96,7 +99,7 @@ bazel-bin/tools/vouch build tests/gpu/ops_pool.vouch --target cuda --determinist
 # read. (One model: the folder must stay under the device tool's 64 MiB.)
 mkdir -p "$out/sep"
 for model in tests/gpu/ops_attention.vouch; do
-  bazel-bin/tools/vouch build "$model" --target cuda --no-buffer-reuse \
+  bazel-bin/tools/vouch build "$model" --target cuda --f64-kernels --no-buffer-reuse \
     -o "$out/sep/$(basename "$model" .vouch)"
 done
 for t in bazel-bin/runtime/cuda/*_test bazel-bin/runtime/cuda/allocator_stress \

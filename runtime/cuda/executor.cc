@@ -1547,7 +1547,8 @@ template class CudaProgramModel<float>;
 template class CudaProgramModel<double>;
 
 Backend cuda_program_backend(const Program& program, const KernelImage* images,
-                             size_t image_count, ProductMath math, std::string header,
+                             size_t image_count, ProductMath math, bool f64_kernels,
+                             std::string header,
                              std::map<std::string, std::string> capsule_reports) {
   Backend b;
   b.device = Device::Cuda;
@@ -1557,16 +1558,21 @@ Backend cuda_program_backend(const Program& program, const KernelImage* images,
   };
   // Rounded products are an f32 policy: an f64 run would compute exact f64 products
   // while the schedule and the report say tf32 / bf16, so there is none.
-  if (math == ProductMath::Fp32)
-    b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
-      return std::make_unique<CudaProgramModel<double>>(*p, images, image_count, math);
-    };
-  else
+  if (math != ProductMath::Fp32)
     b.no_f64_reason = std::string("this executable was built with --precision ") +
                       product_math_name(math) +
                       " (its f32 products round their operands, as its report says); an "
-                      "f64 run would compute other products: build without --precision for "
-                      "one";
+                      "f64 run would compute other products: build without --precision and "
+                      "with --f64-kernels for one";
+  else if (!f64_kernels)
+    b.no_f64_reason =
+        "this executable was built without the kernels' f64 entry points (vouch build "
+        "compiles them only under --f64-kernels, which about doubles NVRTC's work): "
+        "rebuild with --f64-kernels for an f64 run on cuda, or run f64 with --device cpu";
+  else
+    b.make_f64 = [=]() -> std::unique_ptr<CompiledModel<double>> {
+      return std::make_unique<CudaProgramModel<double>>(*p, images, image_count, math);
+    };
   b.ready = [] { return require_native_cuda(); };
   // What init() allocates: a device buffer per owner (the fields share one block; each
   // at least one element), m and v for every param, the BLAS handles' two workspaces;

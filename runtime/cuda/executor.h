@@ -382,14 +382,17 @@ extern template class CudaProgramModel<float>;
 extern template class CudaProgramModel<double>;
 
 // The cuda Backend of a generated executable: CudaProgramModel<float> and <double>
-// over `program` and its kernel images (<double> only when `math` is Fp32: rounded
-// products are an f32 policy, and no_f64_reason says so), ready() =
+// over `program` and its kernel images (<double> only when `math` is Fp32, rounded
+// products being an f32 policy, and the images hold the kernels' f64 entry points,
+// `f64_kernels`: vouch build compiles them under --f64-kernels only; otherwise
+// no_f64_reason says which), ready() =
 // require_native_cuda(). --show-backend
 // prints `header`, then Program::schedule when not empty, then one line naming the
 // executor's own launches, then the capsule reports. Everything passed by pointer must
 // outlive the backend.
 Backend cuda_program_backend(const Program& program, const KernelImage* images,
-                             size_t image_count, ProductMath math, std::string header,
+                             size_t image_count, ProductMath math, bool f64_kernels,
+                             std::string header,
                              std::map<std::string, std::string> capsule_reports);
 
 }  // namespace vouch::rt::cuda

@@ -30,5 +30,5 @@ int main(int argc, char** argv) {
                            "backend: cpu (executor demo)", {}),
        vouch::rt::cuda::cuda_program_backend(
            mlp.program, &image, 1, vouch::rt::cuda::ProductMath::Fp32,
-           "backend: cuda (executor demo)", {})});
+           /*f64_kernels=*/true, "backend: cuda (executor demo)", {})});
 }

@@ -49,7 +49,7 @@ std::unique_ptr<CudaProgramModel<T>> make_cuda(const Program& program,
 
 Backend cuda_backend(const Program& program) {
   return cuda_program_backend(program, &kExecutorImage, 1, ProductMath::Fp32,
-                              "backend: cuda (test)", {});
+                              /*f64_kernels=*/true, "backend: cuda (test)", {});
 }
 
 template <class T>
@@ -106,21 +106,35 @@ TEST(CudaExecutorTest, ExecutorKernelNamesAreEntryPointsOfTheKernelLibrary) {
 }
 
 // A --precision tf32 / bf16 build has no f64 run: its report says its products round
-// their operands, which an f64 run would not do.
+// their operands, which an f64 run would not do (f64 kernels or not).
 TEST(CudaExecutorTest, RoundedProductBuildsHaveNoF64Run) {
   const Program program{};
   Backend fp32 = cuda_backend(program);
   EXPECT_TRUE(fp32.make_f64 != nullptr);
   EXPECT_TRUE(fp32.no_f64_reason.empty());
-  for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16}) {
-    Backend b = cuda_program_backend(program, &kExecutorImage, 1, math, "backend: cuda (test)", {});
-    EXPECT_TRUE(b.make_f32 != nullptr);
-    EXPECT_TRUE(b.make_f64 == nullptr);
-    EXPECT_NE(b.no_f64_reason.find(std::string("built with --precision ") +
-                                   product_math_name(math)),
-              std::string::npos)
-        << b.no_f64_reason;
-  }
+  for (ProductMath math : {ProductMath::Tf32, ProductMath::Bf16})
+    for (bool f64_kernels : {false, true}) {
+      Backend b = cuda_program_backend(program, &kExecutorImage, 1, math, f64_kernels,
+                                       "backend: cuda (test)", {});
+      EXPECT_TRUE(b.make_f32 != nullptr);
+      EXPECT_TRUE(b.make_f64 == nullptr);
+      EXPECT_NE(b.no_f64_reason.find(std::string("built with --precision ") +
+                                     product_math_name(math)),
+                std::string::npos)
+          << b.no_f64_reason;
+    }
+}
+
+// An fp32 build without its kernels' f64 entry points (vouch build's default) has no
+// f64 run either, and says how to get one.
+TEST(CudaExecutorTest, BuildsWithoutF64KernelsHaveNoF64Run) {
+  const Program program{};
+  Backend b = cuda_program_backend(program, &kExecutorImage, 1, ProductMath::Fp32,
+                                   /*f64_kernels=*/false, "backend: cuda (test)", {});
+  EXPECT_TRUE(b.make_f32 != nullptr);
+  EXPECT_TRUE(b.make_f64 == nullptr);
+  EXPECT_NE(b.no_f64_reason.find("rebuild with --f64-kernels"), std::string::npos)
+      << b.no_f64_reason;
 }
 
 TEST(CudaExecutorTest, WithoutADeviceEveryEntryPointGivesTheRuntimeStatus) {

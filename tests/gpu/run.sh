@@ -388,6 +388,23 @@ for precision in fp32 tf32 bf16; do
     "$gpt_ref.trace" "$gpt_ref.st" $atol $rtol --losses-only
 done
 
+echo "== an f64 run on cuda where the executable has none: refused with the reason"
+# The tiny GPTs are built without --f64-kernels (vouch build's default), the
+# tf32 / bf16 ones with products that round: each refuses --dtype f64 on cuda
+# (exit 2, before any launch) and says why.
+for precision in fp32 tf32 bf16; do
+  case $precision in
+    fp32) why="rebuild with --f64-kernels" ;;
+    *) why="built with --precision $precision" ;;
+  esac
+  out="$TEST_TMPDIR/tiny_gpt-$precision-f64.out"
+  gpt/tiny_gpt_$precision --device cuda --dtype f64 --steps 1 >"$out" 2>&1
+  rc=$?
+  cat "$out" >>"$log"
+  [ $rc -eq 2 ] && grep -q -- "--dtype f64: .*$why" "$out"
+  result "tiny_gpt $precision: --dtype f64 on cuda refused (exit $rc): $why" $?
+done
+
 echo "== padded classes (vouch-pad-classes): the prediction read through its padding"
 # ops_classes_padded's logits are 5004 a row, its output their first 5001: the
 # cuda executor downloads the rows without the padding (cudaMemcpy2DAsync). Its

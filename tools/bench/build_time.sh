@@ -3,8 +3,8 @@
 # 100-block residual MLP (H = 64), for cpu and cuda, and GPT-2 124M for
 # cuda, with the kernel cache cold (no cubin cached) and warm (the same
 # kernels built before). The runtime archive is built once first, as on any
-# machine after its first build. Prints one line per case and the phases of
-# the 100-block and GPT-2 cuda builds.
+# machine after its first build. Prints one line per case (GPT-2 also with
+# --f64-kernels) and the phases of the 100-block and GPT-2 cuda builds.
 # Targets (issue 8, 2 cores): 100-block cuda <= 10 s cold, <= 3 s warm;
 # 100-block cpu <= 5 s; quickstart cuda <= 3 s; GPT-2 cuda <= 5 s cold and
 # warm.
@@ -42,6 +42,9 @@ for cache in cold warm; do
   row gpt2_124m cuda "$cache" "$(seconds "$vouch" build examples/gpt2_124m.vouch --target cuda -o "$work/gpt2" -v)"
   cp "$work/last.err" "$work/gpt2.$cache.err"
 done
+# With the kernels' f64 entry points too (programs of other sources: cold).
+row gpt2_124m+f64-kernels cuda cold \
+  "$(seconds "$vouch" build examples/gpt2_124m.vouch --target cuda --f64-kernels -o "$work/gpt2")"
 phases() { grep -E '^vouch: [a-zA-Z]' | grep -v "^vouch: g++\|^vouch: ar "; }
 echo "phases of the 100-block cuda build (warm):"
 "$vouch" build "$work/residual100.vouch" --target cuda -o "$work/r.cuda" -v 2>&1 | phases

@@ -71,9 +71,6 @@ AttentionExtents extentsOf(Value query, Value key, Value value) {
   return e;
 }
 
-const std::pair<const char *, const char *> kCudaTypes[] = {{"float", "f32"},
-                                                            {"double", "f64"}};
-
 //===----------------------------------------------------------------------===//
 // Launch shapes: attention.cuh's helpers, mirrored (kernel_lab launches the
 // kernels with the header's own).
@@ -196,7 +193,7 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
                       bool attention64 = false,
                       const std::vector<std::string> &call = {}) {
   std::string source;
-  for (auto [type, suffix] : kCudaTypes) {
+  for (auto [type, suffix] : kCudaRealTypes) {
     std::string list, names;
     for (const std::string &p : params) {
       bool isMask = p == "const int* mask" || p == "vouch::Dims md";

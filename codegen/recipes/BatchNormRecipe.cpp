@@ -89,7 +89,7 @@ std::string cudaSource(const std::string &kernel, int parts, const std::vector<S
   std::string attributes =
       (parts > 1 ? "__cluster_dims__(" + std::to_string(parts) + ", 1, 1) " : std::string()) +
       "__launch_bounds__(" + std::to_string(kThreads) + ") ";
-  for (auto [type, suffix] : {std::pair{"float", "f32"}, {"double", "f64"}}) {
+  for (auto [type, suffix] : kCudaRealTypes) {
     std::string params, names;
     for (const auto &[name, present] : ins) {
       if (present)

@@ -27,8 +27,8 @@ std::string castSource(bool cuda, bool inInt, bool outInt) {
            "  vouch::rt::cast<T>(" + in + ", " + out + ", args[2].i);\n}\n";
   }
   std::string source = "#include \"cast.cuh\"\n";
-  for (auto [type, suffix] : {std::pair<std::string, std::string>{"float", "f32"},
-                              {"double", "f64"}}) {
+  for (auto [realType, realSuffix] : kCudaRealTypes) {
+    const std::string type = realType, suffix = realSuffix;
     std::string inType = inInt ? "int" : type, outType = outInt ? "int" : type;
     source += "extern \"C\" __global__ void @NAME@_" + suffix + "(const " + inType +
               "* in, " + outType + "* out, long long n) {\n  vouch::cast_kernel<" +

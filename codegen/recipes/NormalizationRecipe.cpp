@@ -86,10 +86,6 @@ uint32_t rowGrid(int64_t rows) {
   return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(rows, 4096)));
 }
 
-/// The element types of the cuda entry points and their suffixes.
-const std::pair<const char *, const char *> kCudaTypes[] = {{"float", "f32"},
-                                                            {"double", "f64"}};
-
 /// softmax / log_softmax (one tensor in) or their grads (grad, output in):
 /// the cpu source calling `call`, or the cuda instantiation.
 std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &call,
@@ -105,7 +101,7 @@ std::string softmaxSource(bool cuda, bool grad, bool log, const std::string &cal
            ".i, " + at(2) + ".i, " + at(3) + ".i);\n}\n";
   }
   std::string source = "#include \"softmax.cuh\"\n";
-  for (auto [type, suffix] : kCudaTypes) {
+  for (auto [type, suffix] : kCudaRealTypes) {
     std::string in = "const " + std::string(type) + "* ";
     std::string params = grad ? in + "grad, " + in + "output" : in + "in";
     source += std::string("extern \"C\" __global__ void ") + rowBounds(shape, type) +
@@ -130,7 +126,7 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call,
            "static_cast<const int32_t*>(args[1].ptr), d.rank, d.extent, d.stride, "
            "static_cast<T*>(args[3].ptr), args[4].i, args[5].i, args[6].i);\n}\n";
   std::string source = "#include \"softmax.cuh\"\n";
-  for (auto [type, suffix] : kCudaTypes)
+  for (auto [type, suffix] : kCudaRealTypes)
     source += std::string("extern \"C\" __global__ void ") + rowBounds(shape, type) +
               "@NAME@_" + suffix + "(const " + type +
               "* in, const int* mask, vouch::Dims mask_dims, " +
@@ -176,7 +172,7 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
            ".real));\n}\n";
   }
   std::string source = "#include \"layernorm.cuh\"\n";
-  for (auto [type, suffix] : kCudaTypes) {
+  for (auto [type, suffix] : kCudaRealTypes) {
     if (yBf16 && std::string(type) != "float")
       continue;
     std::string params, names;

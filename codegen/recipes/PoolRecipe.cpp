@@ -103,7 +103,7 @@ std::string cudaSource(const PoolCall &c) {
                                        "out2",   "k0",  "k1",  "k2",  "s0",   "s1",
                                        "s2",     "p0",  "p1",  "p2"};
   std::string source = "#include \"pool.cuh\"\n";
-  for (auto [type, suffix] : {std::pair{"float", "f32"}, {"double", "f64"}}) {
+  for (auto [type, suffix] : kCudaRealTypes) {
     std::string params, call;
     for (size_t i = 0; i < c.buffers.size(); ++i) {
       bool out = i + 1 == c.buffers.size();

@@ -85,6 +85,15 @@ OpFamily familyOf(mlir::Operation *op);
 /// only a cuda kernel's f32 entry point: an error on cpu.
 mlir::FailureOr<bool> storesBf16Result(mlir::Operation *op, bool cuda);
 
+/// The real element types of a kernel's cuda entry points, each with the
+/// suffix of its entry's name (`@NAME@_f32`, `@NAME@_f64`): what a recipe
+/// loops over to write one entry per type.
+struct CudaRealType {
+  const char *type, *suffix;
+};
+inline constexpr CudaRealType kCudaRealTypes[] = {{"float", "f32"},
+                                                  {"double", "f64"}};
+
 /// Elements the copy kernels' quad twins move at a time (common.cuh's Quad).
 inline constexpr int64_t kQuadElements = 4;
 

@@ -94,7 +94,9 @@ void foldTilingScatterSums(Block &block) {
     const int64_t axis = pieces.front().getAxis();
     int64_t covered = 0;
     for (SliceScatterOp piece : pieces)
-      covered = piece.getStart() == covered ? piece.getEnd() : -1;
+      covered = static_cast<int64_t>(piece.getStart()) == covered
+                    ? static_cast<int64_t>(piece.getEnd())
+                    : -1;
     if (covered != cast<RankedTensorType>(root.getType()).getDimSize(axis))
       continue;
     SmallVector<Value> inputs;

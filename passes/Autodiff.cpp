@@ -121,6 +121,21 @@ void foldTilingScatterSums(Block &block) {
   }
 }
 
+/// The backward readers of `value`, and the earliest of them in the block
+/// (a use list has no order); null when the backward pass does not read it.
+Operation *firstBackwardReader(Value value, SmallVectorImpl<OpOperand *> &uses) {
+  for (OpOperand &use : value.getUses())
+    if (use.getOwner()->hasAttr(kVjpOfAttr))
+      uses.push_back(&use);
+  if (uses.empty())
+    return nullptr;
+  Operation *first = uses.front()->getOwner();
+  for (OpOperand *use : uses)
+    if (use->getOwner()->isBeforeInBlock(first))
+      first = use->getOwner();
+  return first;
+}
+
 /// A forward pointwise op of one operand whose result the backward pass
 /// reads, while it also reads the operand (GPT-2's gelu: the next linear's
 /// VJP reads gelu(h), gelu's own VJP reads h), and whose result has at least
@@ -143,24 +158,53 @@ void recomputePointwise(Block &block, int64_t minElements) {
     Value input = op.getOperand(0), result = op.getResult(0);
     if (!llvm::any_of(input.getUsers(), backward))
       continue;
-    // The backward readers (a use list has no order); the recomputation goes
-    // before the earliest in the block, which is the first to run.
+    // The recomputation goes before the earliest backward reader, which is
+    // the first to run.
     SmallVector<OpOperand *> uses;
-    for (OpOperand &use : result.getUses())
-      if (backward(use.getOwner()))
-        uses.push_back(&use);
-    if (uses.empty())
+    Operation *first = firstBackwardReader(result, uses);
+    if (!first)
       continue;
-    Operation *first = uses.front()->getOwner();
-    for (OpOperand *use : uses)
-      if (use->getOwner()->isBeforeInBlock(first))
-        first = use->getOwner();
     OpBuilder b(first);
     Operation *again = b.clone(op);
     again->removeAttr(kNodeAttr);
     again->setAttr(kVjpOfAttr, first->getAttr(kVjpOfAttr));
     for (OpOperand *use : uses)
       use->set(again->getResult(0));
+  }
+}
+
+/// A forward layer_norm of at least `minElements` elements whose output y
+/// the backward pass reads (a following linear's weight gradient, GPT-2's
+/// two a layer) while layer_norm_grad reads its x anyway (the input, or,
+/// with an addend, the `sum` result): the backward pass normalises x again,
+/// as a layer_norm of x alone right before y's first backward reader, so y
+/// dies with its last forward reader instead of living until the backward
+/// pass. The same function of the same x (an addend's sum is x rounded as
+/// the fused op rounds it), so the same values; one normalisation (a read
+/// and a write of y's size) buys y's memory between the two passes.
+void recomputeLayerNormOutputs(Block &block, int64_t minElements) {
+  if (minElements <= 0)
+    return;
+  auto backward = [](Operation *user) { return user->hasAttr(kVjpOfAttr); };
+  for (Operation &op : block) {
+    auto norm = dyn_cast<LayerNormOp>(op);
+    if (!norm || !norm->hasAttr(kNodeAttr) ||
+        cast<RankedTensorType>(norm.getResult().getType()).getNumElements() < minElements)
+      continue;
+    Value x = norm.getSum() ? norm.getSum() : norm.getInput();
+    if (!llvm::any_of(x.getUsers(), backward))
+      continue;
+    SmallVector<OpOperand *> uses;
+    Operation *first = firstBackwardReader(norm.getResult(), uses);
+    if (!first)
+      continue;
+    OpBuilder b(first);
+    auto again = b.create<LayerNormOp>(norm.getLoc(), norm.getResult().getType(), x,
+                                       norm.getWeight(), norm.getBias(),
+                                       norm.getEpsAttr());
+    again->setAttr(kVjpOfAttr, first->getAttr(kVjpOfAttr));
+    for (OpOperand *use : uses)
+      use->set(again.getResult());
   }
 }
 
@@ -275,6 +319,8 @@ void AutodiffPass::runOnOperation() {
 
   foldTilingScatterSums(block);
   recomputePointwise(block, recomputeMinElements);
+  if (recomputeLayerNorm)
+    recomputeLayerNormOutputs(block, recomputeMinElements);
 
   // VJP rules build every operand's gradient; drop those nobody reads (the
   // gradient of a target or an input, say).

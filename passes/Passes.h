@@ -20,11 +20,12 @@ namespace vouch {
 /// vouch-fold-layer-norm-grad-sum, nested on every model: what every pipeline
 /// that trains runs first. `attention` is vouch-decompose's option (composed, fused or
 /// auto); `recomputeMinElements` vouch-autodiff's recompute-min-elements (-1:
-/// its default); `padClasses` vouch-pad-classes' quantum (0: off).
+/// its default); `padClasses` vouch-pad-classes' quantum (0: off);
+/// `recomputeLayerNorm` vouch-autodiff's recompute-layer-norm.
 void addAutodiffPasses(mlir::OpPassManager &pm,
                        llvm::StringRef attention = "composed",
                        int64_t recomputeMinElements = -1,
-                       int64_t padClasses = 0);
+                       int64_t padClasses = 0, bool recomputeLayerNorm = false);
 
 /// What a cuda profile runs after autodiff, before planning, nested on a
 /// model: vouch-fold-linear-bias-grad where `biasGradEpilogue` asks for it

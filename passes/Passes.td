@@ -116,14 +116,24 @@ def Autodiff : Pass<"vouch-autodiff", "::vouch::ModelOp"> {
     the gradient of a value split into pieces that tile one axis is their
     concat; and the backward pass computes a one-operand pointwise result of
     at least `recompute-min-elements` elements again from its operand (which
-    it reads anyway) instead of keeping it from the forward pass.
+    it reads anyway) instead of keeping it from the forward pass, and, with
+    `recompute-layer-norm`, a layer_norm's output of that size again from its
+    x (which layer_norm_grad reads anyway; with an addend, the sum) as a
+    layer_norm of x alone. Not by default: GPT-2's 24 layer_norms a step
+    would cost 24 launches for memory its fp32 / tf32 builds do not need to
+    stay under PyTorch's peak (docs/performance.md).
   }];
   let options = [
     Option<"recomputeMinElements", "recompute-min-elements", "int64_t",
            /*default=*/"1 << 20",
-           "Recompute a pointwise result of at least this many elements in "
-           "the backward pass (0: never); smaller ones are kept (the memory "
-           "they hold does not pay for a launch)">
+           "Recompute a pointwise result (and, with recompute-layer-norm, a "
+           "layer_norm's output) of at least this many elements in the "
+           "backward pass (0: never); smaller ones are kept (the memory they "
+           "hold does not pay for a launch)">,
+    Option<"recomputeLayerNorm", "recompute-layer-norm", "bool",
+           /*default=*/"false",
+           "Also recompute layer_norm outputs of at least "
+           "recompute-min-elements elements from their x">
   ];
 }
 

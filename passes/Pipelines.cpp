@@ -13,7 +13,8 @@ using namespace mlir;
 using namespace vouch;
 
 void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
-                              int64_t recomputeMinElements, int64_t padClasses) {
+                              int64_t recomputeMinElements, int64_t padClasses,
+                              bool recomputeLayerNorm) {
   OpPassManager &model = pm.nest<ModelOp>();
   DecomposeOptions options;
   options.attention = attention.str();
@@ -26,6 +27,7 @@ void vouch::addAutodiffPasses(OpPassManager &pm, StringRef attention,
   AutodiffOptions autodiff;
   if (recomputeMinElements >= 0)
     autodiff.recomputeMinElements = recomputeMinElements;
+  autodiff.recomputeLayerNorm = recomputeLayerNorm;
   model.addPass(createAutodiff(autodiff));
   model.addPass(createFoldLayerNormGradSum());
 }

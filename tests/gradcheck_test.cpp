@@ -7,6 +7,7 @@
 // failure. A differentiable op without a case here fails the coverage test.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -412,6 +413,13 @@ const std::vector<GradCase> &cases() {
       {"layer_norm", {{"x", {3, 4}}, {"b", {4}}},
        "  %out = vouch.layer_norm %x bias %b eps 1.0e-05 : (tensor<3x4xf64>, tensor<4xf64>) -> tensor<3x4xf64>",
        {3, 4}, 1e-7, 1e-6},
+      // y read by the backward pass (mul's VJP) while layer_norm_grad reads
+      // x: what vouch-autodiff may recompute (GradCheckRecompute), as is the
+      // addend form's y below (normalising the sum alone).
+      {"layer_norm", {{"x", {3, 5}}, {"w", {5}}, {"c", {3, 5}}},
+       "  %y = vouch.layer_norm %x weight %w eps 1.0e-05 : (tensor<3x5xf64>, tensor<5xf64>) -> tensor<3x5xf64>\n"
+       "  %out = vouch.mul %y, %c : (tensor<3x5xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>",
+       {3, 5}, 1e-7, 1e-6},
       // With an addend (vouch-fold-layer-norm-add): the sum read by nothing
       // else (its zero gradient, no layer_norm_grad addend), then read again
       // (its gradient the layer_norm_grad's addend), both terms and the
@@ -697,10 +705,11 @@ const std::vector<GradCase> &cases() {
 }
 
 /// The case's model, differentiated by vouch-autodiff (kept alive by `module`)
-/// with its recompute-min-elements (-1: the default).
+/// with its recompute-min-elements (-1: the default) and recompute-layer-norm.
 vouch::ModelOp differentiated(MLIRContext &context, const GradCase &c,
                               OwningOpRef<ModuleOp> &module,
-                              int64_t recomputeMinElements = -1) {
+                              int64_t recomputeMinElements = -1,
+                              bool recomputeLayerNorm = false) {
   vouch::registerVouchDialect(context);
   std::string text = modelText(c);
   module = parseSourceString<ModuleOp>(text, &context);
@@ -708,7 +717,7 @@ vouch::ModelOp differentiated(MLIRContext &context, const GradCase &c,
   if (!module)
     return {};
   PassManager pm(&context);
-  vouch::addAutodiffPasses(pm, "composed", recomputeMinElements);
+  vouch::addAutodiffPasses(pm, "composed", recomputeMinElements, 0, recomputeLayerNorm);
   EXPECT_TRUE(succeeded(pm.run(*module))) << text;
   return *module->getOps<vouch::ModelOp>().begin();
 }
@@ -755,12 +764,14 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
     }
   }
 
-  // The backward pass recomputing every one-operand pointwise result it can
-  // (recompute-min-elements = 1) gives bitwise the same gradients: the
-  // interpreter evaluates the same function of the same values.
+  // The backward pass recomputing every one-operand pointwise result and
+  // layer_norm output it can (recompute-min-elements = 1, recompute-layer-norm)
+  // gives bitwise the
+  // same gradients: the interpreter evaluates the same function of the same
+  // values.
   MLIRContext again;
   OwningOpRef<ModuleOp> recomputedModule;
-  vouch::ModelOp recomputed = differentiated(again, c, recomputedModule, 1);
+  vouch::ModelOp recomputed = differentiated(again, c, recomputedModule, 1, true);
   ASSERT_TRUE(recomputed);
   auto same = vouch::interpret(recomputed, feeds, vouch::Precision::F64, step);
   ASSERT_TRUE(succeeded(same));
@@ -771,14 +782,15 @@ TEST_P(GradCheck, MatchesCentralFiniteDifferences) {
 
 // The comparison above is not vacuous: recomputation happens in the cases
 // whose backward reads a one-operand pointwise result and its operand (relu,
-// abs, gelu composed with another op), and only where the result has at
-// least recompute-min-elements elements (none of these at the default).
+// abs, gelu composed with another op) or a layer_norm's output and its x, and
+// only where the result has at least recompute-min-elements elements (none of
+// these at the default).
 TEST(GradCheckRecompute, CasesWherePointwiseResultsAreRecomputed) {
   std::vector<std::string> recomputed;
   for (const GradCase &c : cases()) {
     MLIRContext a, b, d;
     OwningOpRef<ModuleOp> ma, mb, md;
-    vouch::ModelOp every = differentiated(a, c, ma, 1), never = differentiated(b, c, mb, 0);
+    vouch::ModelOp every = differentiated(a, c, ma, 1, true), never = differentiated(b, c, mb, 0);
     vouch::ModelOp byDefault = differentiated(d, c, md);
     ASSERT_TRUE(every && never && byDefault);
     EXPECT_EQ(opCount(byDefault), opCount(never)) << c.name;
@@ -786,6 +798,8 @@ TEST(GradCheckRecompute, CasesWherePointwiseResultsAreRecomputed) {
       recomputed.push_back(c.name);
   }
   EXPECT_GE(recomputed.size(), 3u) << "recomputed in: " << ::testing::PrintToString(recomputed);
+  EXPECT_GE(std::count(recomputed.begin(), recomputed.end(), "layer_norm"), 2)
+      << "recomputed in: " << ::testing::PrintToString(recomputed);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -24,6 +24,8 @@ struct LoadOptions {
   std::string attention = "composed";
   /// vouch-autodiff's recompute-min-elements (-1: its default).
   int64_t recomputeMinElements = -1;
+  /// vouch-autodiff's recompute-layer-norm (--recompute-layer-norm).
+  bool recomputeLayerNorm = false;
   /// vouch-pad-classes' quantum (--pad-classes; 0: off).
   int64_t padClasses = 0;
   /// The model file's errors printed before the import stops printing them

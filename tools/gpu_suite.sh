@@ -84,6 +84,12 @@ for precision in fp32 tf32 bf16; do
   bazel-bin/tools/vouch build examples/tiny_gpt.vouch --target cuda --precision "$precision" \
     -o "$out/gpt/tiny_gpt_$precision"
 done
+# Every gelu and layer_norm output recomputed in the backward pass (run.sh:
+# bitwise the default build's run).
+for precision in fp32 bf16; do
+  bazel-bin/tools/vouch build examples/tiny_gpt.vouch --target cuda --precision "$precision" \
+    --recompute-min-elements 1 --recompute-layer-norm -o "$out/gpt/tiny_gpt_${precision}_recompute"
+done
 bazel-bin/tools/vouch build tools/bench/wide_mlp.vouch --target cuda --deterministic \
   -o "$out/det/wide_mlp"
 # Pooling backward under --deterministic (the seed's deterministic-mode case):

@@ -390,6 +390,22 @@ for precision in fp32 tf32 bf16; do
     "$gpt_ref.trace" "$gpt_ref.st" $atol $rtol --losses-only
 done
 
+echo "== results recomputed in the backward pass (gelus, layer_norm outputs) change no bit"
+# gpt/tiny_gpt_<p>_recompute (--recompute-min-elements 1 --recompute-layer-norm):
+# the backward pass computes every gelu again and normalises each layer_norm's
+# x again (the fused residual form's sum alone) instead of keeping the
+# results; the kernel lab holds the fused and plain kernels' y bitwise equal,
+# so the whole run must be bitwise the default build's.
+for precision in fp32 bf16; do
+  d="$TEST_TMPDIR/tiny_gpt-$precision"
+  gpt/tiny_gpt_${precision}_recompute --seed "$seed" --steps 30 --device cuda --dtype f32 \
+    --trace "$d/recompute.trace" --save-params "$d/recompute.st" >"$d/recompute.txt" 2>&1 ||
+    tail -5 "$d/recompute.txt"
+  check "tiny_gpt $precision: gelus and layer_norms recomputed in the backward = kept, cuda bitwise" \
+    python3 compare.py "tiny_gpt $precision recompute vs default" "$d/recompute.trace" \
+    "$d/recompute.st" "$d/cuda32.trace" "$d/cuda32.st" 0 0
+done
+
 echo "== an f64 run on cuda where the executable has none: refused with the reason"
 # The tiny GPTs are built without --f64-kernels (vouch build's default), the
 # tf32 / bf16 ones with products that round: each refuses --dtype f64 on cuda

@@ -121,90 +121,70 @@ void foldTilingScatterSums(Block &block) {
   }
 }
 
-/// The backward readers of `value`, and the earliest of them in the block
-/// (a use list has no order); null when the backward pass does not read it.
-Operation *firstBackwardReader(Value value, SmallVectorImpl<OpOperand *> &uses) {
-  for (OpOperand &use : value.getUses())
-    if (use.getOwner()->hasAttr(kVjpOfAttr))
-      uses.push_back(&use);
-  if (uses.empty())
-    return nullptr;
-  Operation *first = uses.front()->getOwner();
-  for (OpOperand *use : uses)
-    if (use->getOwner()->isBeforeInBlock(first))
-      first = use->getOwner();
-  return first;
-}
-
-/// A forward pointwise op of one operand whose result the backward pass
-/// reads, while it also reads the operand (GPT-2's gelu: the next linear's
-/// VJP reads gelu(h), gelu's own VJP reads h), and whose result has at least
-/// `minElements` elements (minElements > 0): the backward pass computes the
-/// result again from the operand, right before its first backward reader, so
+/// Where the backward pass reads `result` and also reads `operand`, which
+/// `result` is computed from, and `result` has at least `minElements`
+/// elements: `build` computes it again right before its earliest backward
+/// reader (a use list has no order; the earliest in the block runs first),
+/// tagged as that reader's, and every backward use reads the new value, so
 /// the forward result dies with its last forward reader instead of living
 /// until the backward pass. One op of the result's size (a read and a write)
 /// buys that size of memory between the two passes, and the peak never
 /// grows: the operand and the result have one shape.
-void recomputePointwise(Block &block, int64_t minElements) {
-  if (minElements <= 0)
-    return;
+void recomputeForBackward(Value result, Value operand, int64_t minElements,
+                          function_ref<Value(OpBuilder &)> build) {
   auto backward = [](Operation *user) { return user->hasAttr(kVjpOfAttr); };
-  for (Operation &op : block) {
-    if (!isa<PointwiseOpInterface>(op) || op.getNumOperands() != 1 ||
-        op.getNumResults() != 1 || !op.hasAttr(kNodeAttr) ||
-        cast<RankedTensorType>(op.getResult(0).getType()).getNumElements() <
-            minElements)
-      continue;
-    Value input = op.getOperand(0), result = op.getResult(0);
-    if (!llvm::any_of(input.getUsers(), backward))
-      continue;
-    // The recomputation goes before the earliest backward reader, which is
-    // the first to run.
-    SmallVector<OpOperand *> uses;
-    Operation *first = firstBackwardReader(result, uses);
-    if (!first)
-      continue;
-    OpBuilder b(first);
-    Operation *again = b.clone(op);
-    again->removeAttr(kNodeAttr);
-    again->setAttr(kVjpOfAttr, first->getAttr(kVjpOfAttr));
-    for (OpOperand *use : uses)
-      use->set(again->getResult(0));
-  }
+  if (cast<RankedTensorType>(result.getType()).getNumElements() < minElements ||
+      !llvm::any_of(operand.getUsers(), backward))
+    return;
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    if (backward(use.getOwner()))
+      uses.push_back(&use);
+  if (uses.empty())
+    return;
+  Operation *first = uses.front()->getOwner();
+  for (OpOperand *use : uses)
+    if (use->getOwner()->isBeforeInBlock(first))
+      first = use->getOwner();
+  OpBuilder b(first);
+  Value again = build(b);
+  again.getDefiningOp()->setAttr(kVjpOfAttr, first->getAttr(kVjpOfAttr));
+  for (OpOperand *use : uses)
+    use->set(again);
 }
 
-/// A forward layer_norm of at least `minElements` elements whose output y
-/// the backward pass reads (a following linear's weight gradient, GPT-2's
-/// two a layer) while layer_norm_grad reads its x anyway (the input, or,
-/// with an addend, the `sum` result): the backward pass normalises x again,
-/// as a layer_norm of x alone right before y's first backward reader, so y
-/// dies with its last forward reader instead of living until the backward
-/// pass. The same function of the same x (an addend's sum is x rounded as
-/// the fused op rounds it), so the same values; one normalisation (a read
-/// and a write of y's size) buys y's memory between the two passes.
-void recomputeLayerNormOutputs(Block &block, int64_t minElements) {
+/// What the backward pass computes again (minElements > 0) instead of
+/// keeping from the forward pass (recomputeForBackward):
+///  - a one-operand pointwise result, from its operand (GPT-2's gelu: the
+///    next linear's VJP reads gelu(h), gelu's own VJP reads h);
+///  - with `layerNorms`, a layer_norm's output y (read by a following
+///    linear's weight gradient, GPT-2's two a layer), from the x its
+///    layer_norm_grad reads anyway (the input, or, with an addend, the `sum`
+///    result), as a layer_norm of x alone: the same function of the same x
+///    (an addend's sum is x rounded as the fused op rounds it).
+void recomputeInBackward(Block &block, int64_t minElements, bool layerNorms) {
   if (minElements <= 0)
     return;
-  auto backward = [](Operation *user) { return user->hasAttr(kVjpOfAttr); };
   for (Operation &op : block) {
-    auto norm = dyn_cast<LayerNormOp>(op);
-    if (!norm || !norm->hasAttr(kNodeAttr) ||
-        cast<RankedTensorType>(norm.getResult().getType()).getNumElements() < minElements)
+    if (!op.hasAttr(kNodeAttr))
       continue;
-    Value x = norm.getSum() ? norm.getSum() : norm.getInput();
-    if (!llvm::any_of(x.getUsers(), backward))
-      continue;
-    SmallVector<OpOperand *> uses;
-    Operation *first = firstBackwardReader(norm.getResult(), uses);
-    if (!first)
-      continue;
-    OpBuilder b(first);
-    auto again = b.create<LayerNormOp>(norm.getLoc(), norm.getResult().getType(), x,
-                                       norm.getWeight(), norm.getBias(),
-                                       norm.getEpsAttr());
-    again->setAttr(kVjpOfAttr, first->getAttr(kVjpOfAttr));
-    for (OpOperand *use : uses)
-      use->set(again.getResult());
+    if (isa<PointwiseOpInterface>(op) && op.getNumOperands() == 1 &&
+        op.getNumResults() == 1) {
+      recomputeForBackward(op.getResult(0), op.getOperand(0), minElements,
+                           [&](OpBuilder &b) {
+                             Operation *again = b.clone(op);
+                             again->removeAttr(kNodeAttr);
+                             return again->getResult(0);
+                           });
+    } else if (auto norm = dyn_cast<LayerNormOp>(op); norm && layerNorms) {
+      Value x = norm.getSum() ? norm.getSum() : norm.getInput();
+      recomputeForBackward(norm.getResult(), x, minElements, [&](OpBuilder &b) {
+        return b
+            .create<LayerNormOp>(norm.getLoc(), norm.getResult().getType(), x,
+                                 norm.getWeight(), norm.getBias(), norm.getEpsAttr())
+            .getResult();
+      });
+    }
   }
 }
 
@@ -318,9 +298,7 @@ void AutodiffPass::runOnOperation() {
   }
 
   foldTilingScatterSums(block);
-  recomputePointwise(block, recomputeMinElements);
-  if (recomputeLayerNorm)
-    recomputeLayerNormOutputs(block, recomputeMinElements);
+  recomputeInBackward(block, recomputeMinElements, recomputeLayerNorm);
 
   // VJP rules build every operand's gradient; drop those nobody reads (the
   // gradient of a target or an input, say).

@@ -284,38 +284,47 @@ for precision in tf32 bf16; do
     # stores its result as bf16, the weight's rounding is a kernel of its own;
     # ops_padded's, which their products pad, by the executor's
     # vouch_round_bf16_f32 copies.
-    a="$d/audit.out"
+    # Each model's expected launches: regex, what it names, in pairs; and
+    # whether every operand was rounded by a vouch.round_bf16 step or stored
+    # as bf16 by its producer, so that the executor copies none.
+    expected=() no_copies=0
     case "$precision/$name" in
       bf16/ops_library)
-        audit_has "$a" "vouch_pointwise_relu_round_bf16_f32 <- step [0-9]+ vouch_pointwise_relu_round_bf16 \[native_cuda.relu, native_cuda.round_bf16\]" \
-          "the relu's kernel storing bf16" || rc=1
-        audit_has "$a" "vouch_pointwise_round_bf16_f32 <- step [0-9]+ vouch_pointwise_round_bf16 \[native_cuda.round_bf16\]" \
-          "a vouch.round_bf16 launch" || rc=1
-        audit_has "$a" ", x read as bf16 in place \(buffer v[0-9]+\), W read as bf16 in place" \
-          "a linear reading bf16 operands in place" || rc=1 ;;
+        no_copies=1
+        expected=(
+          "vouch_pointwise_relu_round_bf16_f32 <- step [0-9]+ vouch_pointwise_relu_round_bf16 \[native_cuda.relu, native_cuda.round_bf16\]"
+          "the relu's kernel storing bf16"
+          "vouch_pointwise_round_bf16_f32 <- step [0-9]+ vouch_pointwise_round_bf16 \[native_cuda.round_bf16\]"
+          "a vouch.round_bf16 launch"
+          ", x read as bf16 in place \(buffer v[0-9]+\), W read as bf16 in place"
+          "a linear reading bf16 operands in place") ;;
       # ops_head's dlogits and its layer_norm's y, which only its products read,
       # are stored as bf16 by cross_entropy_grad's and layer_norm's own kernels
       # (their bf16Result) and read in place.
       bf16/ops_head)
-        audit_has "$a" "cross_entropy_grad_bf16_f32 <- step [0-9]+ vouch_cross_entropy_grad_bf16 \[native_cuda.cross_entropy_grad\]" \
-          "cross_entropy_grad storing its dlogits as bf16" || rc=1
-        audit_has "$a" "vouch_layer_norm_bf16_f32 <- step [0-9]+ vouch_layer_norm_bf16 \[native_cuda.layer_norm\]" \
-          "layer_norm storing its y as bf16" || rc=1
-        audit_has "$a" "bf16 in place \(vouch.layer_norm\)" \
-          "a product reading the layer_norm's bf16 y in place" || rc=1
-        audit_has "$a" "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], lhs read as bf16 in place \(buffer v[0-9]+\), rhs read as bf16 in place" \
-          "a product reading bf16 operands in place" || rc=1 ;;
+        no_copies=1
+        expected=(
+          "cross_entropy_grad_bf16_f32 <- step [0-9]+ vouch_cross_entropy_grad_bf16 \[native_cuda.cross_entropy_grad\]"
+          "cross_entropy_grad storing its dlogits as bf16"
+          "vouch_layer_norm_bf16_f32 <- step [0-9]+ vouch_layer_norm_bf16 \[native_cuda.layer_norm\]"
+          "layer_norm storing its y as bf16"
+          "bf16 in place \(vouch.layer_norm\)"
+          "a product reading the layer_norm's bf16 y in place"
+          "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], lhs read as bf16 in place \(buffer v[0-9]+\), rhs read as bf16 in place"
+          "a product reading bf16 operands in place") ;;
       bf16/ops_padded)
-        audit_has "$a" "vouch_round_bf16_f32 <- step [0-9]+ vouch_round_bf16_f32 \([A-Za-z]+ of step" \
-          "a vouch_round_bf16_f32 launch" || rc=1 ;;
+        expected=(
+          "vouch_round_bf16_f32 <- step [0-9]+ vouch_round_bf16_f32 \([A-Za-z]+ of step"
+          "a vouch_round_bf16_f32 launch") ;;
     esac
-    # Where every operand was rounded by a vouch.round_bf16 step or stored as
-    # bf16 by its producer, the executor copies none.
-    case "$precision/$name" in
-      bf16/ops_library | bf16/ops_head)
-        audit_lacks "$a" "vouch_round_bf16_f32 <-" \
-          "an executor rounding copy where the operands were already bf16" || rc=1 ;;
-    esac
+    a="$d/audit.out"
+    for ((i = 0; i < ${#expected[@]}; i += 2)); do
+      audit_has "$a" "${expected[i]}" "${expected[i + 1]}" || rc=1
+    done
+    if [ $no_copies = 1 ]; then
+      audit_lacks "$a" "vouch_round_bf16_f32 <-" \
+        "an executor rounding copy where the operands were already bf16" || rc=1
+    fi
     # ops_padded's width 75 is padded: its operand and output copies are named.
     if [ "$name" = ops_padded ]; then
       audit_has "$a" "vouch_repitch_f32 <- step [0-9]+ vouch_repitch_f32 \([A-Za-z]+ of step" \

@@ -79,7 +79,7 @@ AttentionExtents extentsOf(Value query, Value key, Value value) {
 constexpr int64_t kTile = 64;      // kAttentionTile: rows of a tile, features of a chunk
 constexpr int64_t kPitch = 65;     // kAttentionPitch
 constexpr uint32_t kThreads = 256; // kAttentionThreads
-constexpr int64_t kDeltaRows = 8;  // kAttentionDeltaRows
+constexpr int64_t kDeltaRows = 16; // kAttentionDeltaRows
 
 /// attention_chunks: 64-feature chunks of a head (the DV / DK template
 /// arguments), 1..4.
@@ -90,10 +90,10 @@ uint32_t tileGrid(int64_t batch, int64_t t) {
   return static_cast<uint32_t>(std::max<int64_t>(1, batch * ((t + kTile - 1) / kTile)));
 }
 
-/// attention_delta_grid: a warp per row, 8 rows a block.
-uint32_t deltaGrid(int64_t rows) {
+/// attention_delta_grid: a block per (batch, 16 query rows), at most 65,535.
+uint32_t deltaGrid(int64_t batch, int64_t tq) {
   return static_cast<uint32_t>(
-      std::clamp<int64_t>((rows + kDeltaRows - 1) / kDeltaRows, 1, 65535));
+      std::clamp<int64_t>(batch * ((tq + kDeltaRows - 1) / kDeltaRows), 1, 65535));
 }
 
 /// attention_forward_shared_bytes / attention_backward_shared_bytes: 4 or 5
@@ -483,7 +483,7 @@ private:
           builder.kernel("attention_delta", source),
           {KernelArg::buffer(o.grad), o.resultLikeDims(o.grad), KernelArg::buffer(o.result),
            o.resultLikeDims(o.result), KernelArg::scratch(delta)},
-          deltaGrid(e.batch * e.tq), kThreads, 1);
+          deltaGrid(e.batch, e.tq), kThreads, 1);
     }
     auto inputs = [&](SmallVectorImpl<KernelArg> &args) {
       o.appendInputs(args);

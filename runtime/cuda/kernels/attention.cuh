@@ -31,8 +31,8 @@
 //    (each row's running max m and sum l, the tile's row max and row sum a butterfly
 //    of xor shuffles over the row's 16 threads, O rescaled by exp(m_old - m_new)), P to
 //    shared memory, O += P V (chunks of Dv). Then O / l and lse = m + log(l).
-//  - delta (FlashAttention-2's D_i = Σ_d dO · O): a warp per row, lanes d = lane,
-//    lane + 32, ... then a butterfly.
+//  - delta (FlashAttention-2's D_i = Σ_d dO · O): a block per 16 query rows of a batch,
+//    half a warp per row (float4 where the views allow), then a butterfly.
 //  - dkdv: a block per key tile; per query tile ascending Sᵀ, Pᵀ = exp(Sᵀ - lse) (0 on
 //    blocked entries and rows whose lse is -inf), dPᵀ = V dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ - delta);
 //    dV += Pᵀ dO and dK += dSᵀ Q in registers; dK scaled once at the end; each written
@@ -50,12 +50,12 @@
 //
 // Launch (every kernel a block of kAttentionThreads = 256, tiles grid-stride, so any
 // grid is correct): forward and dq grid attention_tile_grid(batch_count, Tq), dkdv
-// attention_tile_grid(batch_count, Tk), delta attention_delta_grid(batch_count · Tq);
+// attention_tile_grid(batch_count, Tk), delta attention_delta_grid(batch_count, Tq);
 // dynamic shared memory attention_forward_shared_bytes(sizeof(T)) (4 tiles: f32
 // 66,560 bytes, f64 133,120) and attention_backward_shared_bytes(sizeof(T)) for dkdv
 // and dq (5 tiles: f32 83,200, f64 166,400): above 48 KiB, so the host sets
 // cudaFuncAttributeMaxDynamicSharedMemorySize; a launch given less traps. delta takes
-// none. GPT-2 (batch 8 × 12 heads, T 1024, D 64): grids 96 · 16 = 1536, delta 12,288.
+// none. GPT-2 (batch 8 × 12 heads, T 1024, D 64): grids 96 · 16 = 1536, delta 96 · 64 = 6,144.
 // Codegen gives the f32 entry points with DV = DK = 1 __launch_bounds__(256, 2) (128
 // registers, two blocks per SM, no spills; the compiler's own choice takes ~145-250
 // and one block). Measured on an H200 (kernel_lab --bench, GPT-2's shape, causal,
@@ -135,7 +135,7 @@ constexpr int kAttentionMaxHeadDim = 256;  // D and Dv
 constexpr int kAttentionTile = 64;         // rows of a tile; features of a chunk
 constexpr int kAttentionPitch = 65;        // a tile row in shared memory (odd: no conflicts)
 constexpr int kAttentionThreads = 256;     // 16 × 16
-constexpr int kAttentionDeltaRows = 8;     // delta: rows (warps) per block
+constexpr int kAttentionDeltaRows = 16;    // delta: rows (half-warps) per block
 
 // 64-feature chunks of a head dimension (the template arguments DV / DK), 1..4.
 __host__ __device__ constexpr int attention_chunks(long long d) {
@@ -149,12 +149,13 @@ __host__ __device__ constexpr long long attention_tile_grid(long long batch_coun
                                                             long long t) {
   return batch_count * attention_tiles(t) < 1 ? 1 : batch_count * attention_tiles(t);
 }
-__host__ __device__ constexpr long long attention_delta_grid(long long rows) {
-  return (rows + kAttentionDeltaRows - 1) / kAttentionDeltaRows < 1
-             ? 1
-             : (rows + kAttentionDeltaRows - 1) / kAttentionDeltaRows > 65535
-                   ? 65535
-                   : (rows + kAttentionDeltaRows - 1) / kAttentionDeltaRows;
+// delta: a block per (batch, 16 query rows), at most 65,535 (the kernel grid-strides).
+__host__ __device__ constexpr long long attention_delta_grid(long long batch_count,
+                                                             long long tq) {
+  return batch_count * ((tq + kAttentionDeltaRows - 1) / kAttentionDeltaRows) < 1 ? 1
+         : batch_count * ((tq + kAttentionDeltaRows - 1) / kAttentionDeltaRows) > 65535
+             ? 65535
+             : batch_count * ((tq + kAttentionDeltaRows - 1) / kAttentionDeltaRows);
 }
 __host__ __device__ constexpr int attention_block() { return kAttentionThreads; }
 __host__ __device__ constexpr long long attention_tile_bytes(int size) {
@@ -217,6 +218,20 @@ struct AttnView {
         rs(attention_stride(d, d.rank - 2)),
         fs(attention_stride(d, d.rank - 1)) {}
 };
+
+// Whether attention_delta_kernel reads both rows as float4: float, feature stride 1,
+// row strides and the width multiples of 4, the batch's rows 16-byte aligned.
+template <class T>
+__device__ inline bool attention_delta_vector(const AttnView<T>& g, const AttnView<T>& o,
+                                              long long dv) {
+  if constexpr (sizeof(T) != 4) {
+    return false;
+  } else {
+    return g.fs == 1 && o.fs == 1 && (g.rs & 3) == 0 && (o.rs & 3) == 0 && (dv & 3) == 0 &&
+           (reinterpret_cast<unsigned long long>(g.p) & 15) == 0 &&
+           (reinterpret_cast<unsigned long long>(o.p) & 15) == 0;
+  }
+}
 
 // The kept entries of a 64 × 64 tile (queries q0 + ty + 16i, keys k0 + tx + 16j, or
 // transposed: keys k0 + ty + 16i, queries q0 + tx + 16j) as 16 bits, bit 4i + j: inside
@@ -462,25 +477,44 @@ __device__ void attention_forward_kernel(const T* q, Dims qd, const T* k, Dims k
 }
 
 // ---- delta[row] = Σ_f dout[row][f] · out[row][f], rows = batch_count × Tq.
-
+// A block per (batch, 16 query rows) (attention_delta_grid), grid-stride: the batch's
+// offsets are found once a tile, not once a row (64-bit divisions cost more than the
+// row's loads). Half a warp per row: lane l of the half takes features 4l.. 4l + 3,
+// then 4l + 64.., as float4 where both views allow it (float, feature stride 1, row
+// strides multiples of 4, 16-byte aligned), else features l, l + 16, ...; its products
+// added in ascending feature order, then a butterfly over the 16 lanes (xor 8, 4, 2, 1).
 template <class T>
 __device__ void attention_delta_kernel(const T* dout, Dims dod, const T* out, Dims od,
                                        T* delta) {
   const int r = od.rank;
   const long long tq = attention_extent(od, r - 2), dv = attention_extent(od, r - 1);
-  const long long rows = attention_batch_count(od) * tq;
-  const int lane = threadIdx.x & 31;
-  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
-  for (long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-       row < rows; row += warps) {
-    const long long b = row / tq, i = row - b * tq;
+  const long long per_batch = (tq + kAttentionDeltaRows - 1) / kAttentionDeltaRows;
+  const long long tiles = attention_batch_count(od) * per_batch;
+  const int l = threadIdx.x & 15;
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const long long b = tile / per_batch;
+    const long long i = (tile - b * per_batch) * kAttentionDeltaRows + (threadIdx.x >> 4);
     const AttnView<T> G(dout, dod, b), O(out, od, b);
+    const T* const g = G.p + (i < tq ? i : 0) * G.rs;
+    const T* const o = O.p + (i < tq ? i : 0) * O.rs;
     T sum = T(0);
-    for (long long f = lane; f < dv; f += 32)
-      sum += G.p[i * G.rs + f * G.fs] * O.p[i * O.rs + f * O.fs];
+    if (i < tq) {
+      if (attention_delta_vector<T>(G, O, dv)) {
+        for (long long f = 4 * l; f < dv; f += 64) {
+          const float4 a = *reinterpret_cast<const float4*>(g + f);
+          const float4 c = *reinterpret_cast<const float4*>(o + f);
+          sum += a.x * c.x;
+          sum += a.y * c.y;
+          sum += a.z * c.z;
+          sum += a.w * c.w;
+        }
+      } else {
+        for (long long f = l; f < dv; f += 16) sum += g[f * G.fs] * o[f * O.fs];
+      }
+    }
 #pragma unroll
-    for (int h = 16; h > 0; h >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, h);
-    if (lane == 0) delta[row] = sum;
+    for (int h = 8; h > 0; h >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, h);
+    if (l == 0 && i < tq) delta[b * tq + i] = sum;
   }
 }
 

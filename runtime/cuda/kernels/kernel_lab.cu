@@ -2934,7 +2934,7 @@ void test_attention(const AttnCase& c) {
                                                mask_p, tm.dims, out.p, to_.dims, lse.p,
                                                c.causal, scale);
       LAB_LAUNCHED();
-      K::attention_delta<<<unsigned(vouch::attention_delta_grid(rows)), 256>>>(
+      K::attention_delta<<<run ? 1u : unsigned(vouch::attention_delta_grid(count, c.tq)), 256>>>(
           ddout.p, to_.dims, out.p, to_.dims, delta.p);
       LAB_LAUNCHED();
       auto launch_dkdv = [&] {
@@ -3424,7 +3424,7 @@ void bench_attention() {
   bench("f32 attention forward GPT-2 [8,12,1024,64] causal (bytes: q,k,v,o)", 4.0 * n * 4,
         forward);
   auto backward = [&] {
-    K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H * T)), 256>>>(
+    K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H, T)), 256>>>(
         dout.p, dims, out.p, dims, delta.p);
     K::attention_dkdv_d64<<<grid, 256, bbytes>>>(q.p, dims, k.p, dims, v.p, dims, nullptr, dims,
                                                  dout.p, dims, lse.p, delta.p, dk.p, dims, dv.p,
@@ -3444,6 +3444,11 @@ void bench_attention() {
                                                dout.p, dims, lse.p, delta.p, dq.p, dims, 1, scale);
   };
   bench("f32 attention backward: dq alone", 5.0 * n * 4, dq_only);
+  auto delta_only = [&] {
+    K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H, T)), 256>>>(
+        dout.p, dims, out.p, dims, delta.p);
+  };
+  bench("f32 attention backward: delta alone", 2.0 * n * 4, delta_only);
   std::printf("BENCH attention forward useful work %.2f GFLOP (causal half of QK^T and PV)\n",
               flops / 1e9);
 
@@ -3488,7 +3493,7 @@ void bench_attention() {
                                 lse.p, delta.p, dq.p, dims, 1, scale);
     };
     auto tf_backward = [&] {
-      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H * T)), 256>>>(
+      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H, T)), 256>>>(
           dout.p, dims, out.p, dims, delta.p);
       tf_dkdv();
       tf_dq();
@@ -3538,7 +3543,7 @@ void bench_attention() {
                                    lse.p, delta.p, dq.p, dims, 1, scale);
     };
     auto a_backward = [&] {
-      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H * T)), 256>>>(
+      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H, T)), 256>>>(
           dout.p, dims, out.p, dims, delta.p);
       a_dkdv();
       a_dq();

@@ -3,7 +3,9 @@
 // attention.cuh's (read its header: hard masks, causal top-left, fully blocked rows
 // exact zeros and lse -inf, Tq != Tk, any strides through Dims), and so are the
 // products' policies (AttnTf32: operands rounded to TF32 by cvt.rna; AttnBf16: to bf16
-// by cvt.rn; FP32 accumulation; statistics, exp, masking in FP32). What differs is
+// by cvt.rn; FP32 accumulation; statistics, masking in FP32), but for the exponentials:
+// the softmax's e^x is the hardware's 2^x (ex2.approx.ftz.f32, about 2 ulp) of x · log2 e
+// (a64_exp2), where attention.cuh calls expf. What differs is
 // where the work and the data live, which is what makes these kernels 3-5x faster than
 // attention.cuh's tensor-core ones at GPT-2's shape (docs/performance.md):
 //  - a block of 4 warps takes a 64-row tile; each warp owns 16 of its rows and ALL 64
@@ -229,6 +231,28 @@ __device__ inline unsigned a64_bf16x2(float lo, float hi) {
 }
 __device__ inline unsigned a64_bf16x2(unsigned lo, unsigned hi) {
   return a64_bf16x2(__uint_as_float(lo), __uint_as_float(hi));
+}
+
+// The softmax's exponentials: 2^x by the hardware's ex2.approx.ftz.f32 (about 2 ulp;
+// 2^-inf = +0, results below 2^-126 flushed to +0), e^(y - z) as 2^(y·log2 e - z·log2 e)
+// with the first product fused (one FFMA and one MUFU an entry, where expf costs
+// about eight instructions). Under the tensor-core policies P is rounded to TF32 / bf16
+// for its product anyway; the lab and the GPU suite check against float64 references.
+constexpr float kA64Log2e = 1.4426950408889634f;
+__device__ inline float a64_exp2(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return 0.f;
+#endif
+}
+// P (or Pᵀ) of a tile entry from its raw score s: e^(s · scale - lse) where kept and the
+// row's lse is finite, else 0. scale2 = scale · log2 e, lse2 = lse · log2 e.
+__device__ inline float a64_prob(float s, float scale2, float lse2, unsigned kept) {
+  return (kept != 0u && lse2 != -positive_infinity<float>()) ? a64_exp2(fmaf(s, scale2, -lse2))
+                                                              : 0.f;
 }
 
 // The warp's products. Lane (g = lane / 4, t = lane % 4) holds, of a 16 × 64 result
@@ -502,13 +526,16 @@ __device__ void attention64_forward_kernel(const float* q, Dims qd, const float*
             mx[h] = other > mx[h] ? other : mx[h];
           }
           const float m_new = mx[h] > m[h] ? mx[h] : m[h];
-          alpha[h] = m_new == ninf ? 1.f : exp(m[h] - m_new);  // 0 while m is -inf
+          const float m2 = m_new * kA64Log2e;  // -inf only where every entry is blocked
+          alpha[h] = m_new == ninf ? 1.f : a64_exp2(fmaf(m[h], kA64Log2e, -m2));  // 0 while m is -inf
           float sum = 0.f;
 #pragma unroll
           for (int j = 0; j < 8; ++j)
 #pragma unroll
             for (int e = 2 * h; e < 2 * h + 2; ++e) {
-              s[j][e] = (All || (kept >> (4 * j + e) & 1u)) ? exp(s[j][e] - m_new) : 0.f;
+              s[j][e] = (All || (kept >> (4 * j + e) & 1u))
+                            ? a64_exp2(fmaf(s[j][e], kA64Log2e, -m2))
+                            : 0.f;
               sum += s[j][e];
             }
 #pragma unroll
@@ -555,18 +582,19 @@ __device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, D
   float* const sk = sdo + kAttention64Floats;     // [2]
   float* const sv = sk + 2 * kAttention64Floats;  // [2]
   const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), g = lane >> 2;
-  const float sc = float(scale), ninf = -positive_infinity<float>();
+  const float sc = float(scale), sc2 = sc * kA64Log2e, ninf = -positive_infinity<float>();
   const long long q_tiles = attention_tiles(tq);
   for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
     const long long b = tile % batches;
     const long long q0 = (q_tiles - 1 - tile / batches) * 64;
     const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
     const AttnKeep keep(mask, md, b, tq, tk, causal);
-    float row_lse[2], row_delta[2];
+    float row_lse[2], row_lse2[2], row_delta[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const long long row = q0 + r0 + g + 8 * h;
       row_lse[h] = row < tq ? lse[b * tq + row] : ninf;
+      row_lse2[h] = row_lse[h] * kA64Log2e;
       row_delta[h] = row < tq ? delta[b * tq + row] : 0.f;
     }
     const long long k_end = causal ? (tk < q0 + 64 ? tk : q0 + 64) : tk;
@@ -597,7 +625,7 @@ __device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, D
       for (int j = 0; j < 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float p = attention_prob(s[j][e], sc, row_lse[e >> 1], kept >> (4 * j + e) & 1u);
+          const float p = a64_prob(s[j][e], sc2, row_lse2[e >> 1], kept >> (4 * j + e) & 1u);
           s[j][e] = p * (dp[j][e] - row_delta[e >> 1]);  // dS
         }
       Tc::cr(acc, s, ck);  // dQ += dS K
@@ -631,7 +659,7 @@ __device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k,
   float* const sdelta = slse + 2 * 64;               // [2][64]
   const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), t = lane & 3;
   const int warp = threadIdx.x >> 5;
-  const float sc = float(scale);
+  const float sc = float(scale), sc2 = sc * kA64Log2e;
   const long long k_tiles = attention_tiles(tk), q_tiles = attention_tiles(tq);
   for (long long tile = blockIdx.x; tile < batches * k_tiles; tile += gridDim.x) {
     const long long b = tile % batches;
@@ -685,8 +713,8 @@ __device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k,
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int col = 8 * j + 2 * t + (e & 1);  // the query
-          const float p = attention_prob(s[j][e], sc, slse[buf * 64 + col],
-                                         kept >> (4 * j + e) & 1u);
+          const float p = a64_prob(s[j][e], sc2, slse[buf * 64 + col] * kA64Log2e,
+                                   kept >> (4 * j + e) & 1u);
           dp[j][e] = p * (dp[j][e] - sdelta[buf * 64 + col]);  // dSᵀ
           s[j][e] = p;                                          // Pᵀ
         }

@@ -24,24 +24,33 @@
 //    ldmatrix, cr by ldmatrix.trans, half the bytes a float tile costs them;
 //  - the other operand's tiles are double-buffered: the next tile's rows are copied by
 //    cp.async (16-byte copies, no register staging) while the warps compute on this one,
-//    two __syncthreads a tile. A tile is finished once, as it arrives
+//    two __syncthreads a tile. A float tile is finished once, as it arrives
 //    (a64_finish_tiles): TF32 rounds it in place; bf16 converts it to bf16 (cvt.rn
 //    packs two in one instruction), which costs one more __syncthreads for each tile
 //    converted (the bf16 land on other threads' floats); a value rounds to the same
-//    bits whichever warp reads it.
+//    bits whichever warp reads it. Under bf16 products q, k and v may instead come as
+//    bf16 bits (In = unsigned short: codegen's bf16 qkv buffer): their rows are copied
+//    straight into the bf16 layout, 8 values a 16-byte copy, nothing to finish (no
+//    conversion, no extra __syncthreads), half the bytes of q, k and v read. Those bits
+//    are the f32 values rounded to nearest even (round_to_bf16), as cvt.rn rounds, so
+//    the tiles, and every result, are bitwise those of the f32 q, k, v (the lab checks).
 // Every product folds its reduction index in ascending k-steps, every row sum and max
 // has a fixed shuffle order, each result is written once, no atomics: the same bits
 // every run, whatever the grid.
 //
-// Kernels (T = float; Tc = AttnTf32 or AttnBf16), entry names as attention.cuh's with
-// attention64_ for attention_:
-//  - attention64_forward_kernel<Tc>: a block per query tile; per key tile S = Q Kᵀ,
+// Kernels (Tc = A64Tf32 or A64Bf16; In, the element of q, k and v: float, or unsigned
+// short (bf16 bits) with A64Bf16 only; dout, lse, delta and every result float), entry
+// names as attention.cuh's with attention64_ for attention_:
+//  - attention64_forward_kernel<Tc, In>: a block per query tile; per key tile S = Q Kᵀ,
 //    the online softmax (a whole tile inside the causal triangle without a mask skips
 //    the per-entry tests: a64_softmax_path), O += P V. Then O / l and lse.
-//  - attention64_dq_kernel<Tc>: a block per query tile; per key tile S, dP = dO Vᵀ,
+//  - attention64_dq_kernel<Tc, In>: a block per query tile; per key tile S, dP = dO Vᵀ,
 //    dS = P ∘ (dP - delta), dQ += dS K. delta comes from attention_delta_kernel.
-//  - attention64_dkdv_kernel<Tc>: a block per key tile; per query tile Sᵀ = K Qᵀ,
+//  - attention64_dkdv_kernel<Tc, In>: a block per key tile; per query tile Sᵀ = K Qᵀ,
 //    dPᵀ = V dOᵀ, Pᵀ and dSᵀ, dV += Pᵀ dO, dK += dSᵀ Q.
+// The entries attention64_{forward,dq,dkdv}_{tf32,bf16}_kernel take float q, k, v; the
+// bf16 ones are overloaded for const unsigned short* q, k, v (the same parameters
+// otherwise), so a call with a bf16 qkv buffer picks In = unsigned short.
 // Causal: key tiles past a query tile's last row, and query tiles before a key tile's
 // first key, are skipped whole; blocks take the tiles with the most work first.
 // Launch: block kAttention64Threads (128), grid attention_tile_grid(batch_count, Tq)
@@ -75,7 +84,7 @@ __host__ __device__ constexpr long long attention64_dkdv_shared_bytes() {
 // Element (r, c) of a swizzled tile: 16-byte chunk c / 4 of row r at chunk (c / 4) ^ (r % 8).
 __device__ inline int a64_at(int r, int c) { return r * 64 + (c ^ ((r & 7) << 2)); }
 
-__device__ inline void a64_cp_async16(float* shared, const float* global) {
+__device__ inline void a64_cp_async16(void* shared, const void* global) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global));
@@ -126,13 +135,38 @@ __device__ inline void a64_ldsm4(unsigned (&f)[4], const void* row) {
 #endif
 }
 
-// Rows row0.. row0 + 63 of v (features 0..feats), zeros outside [rows) × [feats), into a
-// swizzled tile: cp.async where each row is whole 16-byte vectors (feature stride 1,
-// row stride and feats multiples of 4, base 16-byte aligned; complete after the
-// caller's a64_commit + a64_wait), else plain loads and stores.
-__device__ inline bool a64_async(const AttnView<float>& v, long long feats) {
-  return v.fs == 1 && (v.rs & 3) == 0 && (feats & 3) == 0 && aligned16(v.p);
+// q, k and v's element types: float, or bf16 bits (unsigned short; bf16 products only).
+template <class In>
+struct A64In;
+template <>
+struct A64In<float> {
+  static constexpr bool kBf16 = false;
+};
+template <>
+struct A64In<unsigned short> {
+  static constexpr bool kBf16 = true;
+};
+
+// bf16 tiles: [64][64] bf16 in the first 8 KiB of a tile's buffer, 128-byte rows whose
+// 16-byte chunks (8 values) are XOR-swizzled as a64_at's (row r's chunk c at c ^ (r % 8)),
+// so ldmatrix reads 8 rows of one chunk from 8 bank groups, plain or transposed.
+__device__ inline int a64_at16(int r, int c) { return r * 64 + (((c >> 3) ^ (r & 7)) << 3) + (c & 7); }
+
+// Whether v's rows go by cp.async: each row whole 16-byte vectors (feature stride 1, row
+// stride and feats multiples of 16 / sizeof(In): 4 floats, 8 bf16), base 16-byte aligned.
+// The same for every thread of the block, so a64_finish_tiles' __syncthreads may depend
+// on it.
+template <class In>
+__device__ inline bool a64_async(const AttnView<In>& v, long long feats) {
+  constexpr long long w = 16 / sizeof(In);
+  return v.fs == 1 && v.rs % w == 0 && feats % w == 0 && aligned16(v.p);
 }
+
+// Rows row0.. row0 + 63 of v (features 0..feats), zeros outside [rows) × [feats), into a
+// swizzled tile: cp.async where a64_async (complete after the caller's a64_commit +
+// a64_wait), else plain loads and stores. Float rows arrive as floats (a64_at), to be
+// finished by a64_finish_tiles where copied (plain stores finish them on the way,
+// Tc::store); bf16 rows arrive in the bf16 layout (a64_at16), finished as they are.
 template <class Tc>
 __device__ inline void a64_load_tile(float* tile, const AttnView<float>& v, long long row0,
                                      long long rows, long long feats) {
@@ -154,22 +188,59 @@ __device__ inline void a64_load_tile(float* tile, const AttnView<float>& v, long
     Tc::store(tile, r, c, x);
   }
 }
+template <class Tc>
+__device__ inline void a64_load_tile(float* tile, const AttnView<unsigned short>& v,
+                                     long long row0, long long rows, long long feats) {
+  static_assert(Tc::kBf16Tiles, "attention64: bf16 q, k, v need bf16 products");
+  unsigned short* const t16 = reinterpret_cast<unsigned short*>(tile);
+  const int rn = int(rows - row0 < 64 ? rows - row0 : 64);
+  if (a64_async(v, feats)) {
+    for (int i = threadIdx.x; i < 64 * 8; i += kAttention64Threads) {
+      const int r = i >> 3, c8 = i & 7;
+      unsigned short* const dst = t16 + r * 64 + 8 * (c8 ^ (r & 7));
+      if (r < rn && 8 * c8 < feats)
+        a64_cp_async16(dst, v.p + (row0 + r) * v.rs + 8 * c8);
+      else
+        *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
+    }
+    return;
+  }
+  // Two neighbouring features a thread (one 4-byte store; c even, so both in one chunk).
+  for (int i = threadIdx.x; i < 64 * 32; i += kAttention64Threads) {
+    const int r = i >> 5, c = 2 * (i & 31);
+    const long long at = (row0 + r) * v.rs + c * v.fs;
+    const unsigned lo = (r < rn && c < feats) ? v.p[at] : 0u;
+    const unsigned hi = (r < rn && c + 1 < feats) ? v.p[at + v.fs] : 0u;
+    *reinterpret_cast<unsigned*>(t16 + a64_at16(r, c)) = lo | hi << 16;
+  }
+}
 
-// A tile copied by cp.async arrives as floats in a64_at's layout and is finished in
-// place before the __syncthreads that publishes it; a tile stored by plain stores
-// (a64_load_tile's other path) was finished on the way (Tc::store). Each thread
+// The tile a64_finish_tiles must finish: one of float rows copied by cp.async, else
+// null (none, stored finished by plain stores, or bf16 rows, finished as they arrive).
+// Null for bf16 by type, so the bf16 view's tile costs no code and no __syncthreads.
+__device__ inline float* a64_unfinished(float* tile, const AttnView<float>& v,
+                                        long long feats) {
+  return tile != nullptr && a64_async(v, feats) ? tile : nullptr;
+}
+__device__ inline float* a64_unfinished(float*, const AttnView<unsigned short>&, long long) {
+  return nullptr;
+}
+
+// A float tile copied by cp.async arrives in a64_at's layout and is finished in place
+// before the __syncthreads that publishes it (a64_unfinished: which need it). Each thread
 // finishes its own 16-byte chunks (a64_load_tile's mapping), after its own a64_wait.
 // TF32 rounds them in place. bf16 converts the tile to bf16, into the first 8 KiB of
 // the same buffer (a64_at16's layout): a chunk's bf16 lands on other threads' floats,
 // so every thread reads its floats of both tiles (a and b, either may be null) first,
 // then a __syncthreads, then the bf16 are written. The buffers' readers must be done
-// (as after the loop's trailing __syncthreads). `uniform`: the block calls alike.
-template <class Tc>
-__device__ inline void a64_finish_tiles(float* a, const AttnView<float>& va, long long fa,
-                                        float* b, const AttnView<float>& vb, long long fb) {
+// (as after the loop's trailing __syncthreads). The block calls alike, and which tiles
+// need finishing is the same in every thread (a64_async), so every thread reaches the
+// same __syncthreads.
+template <class Tc, class A, class B>
+__device__ inline void a64_finish_tiles(float* a, const AttnView<A>& va, long long fa,
+                                        float* b, const AttnView<B>& vb, long long fb) {
   constexpr int kChunks = 64 * 16 / kAttention64Threads;  // per thread and tile
-  float* const tiles[2] = {a != nullptr && a64_async(va, fa) ? a : nullptr,
-                           b != nullptr && a64_async(vb, fb) ? b : nullptr};
+  float* const tiles[2] = {a64_unfinished(a, va, fa), a64_unfinished(b, vb, fb)};
   auto chunk = [](int m, int& r, int& c4) {
     const int i = int(threadIdx.x) + m * kAttention64Threads;
     r = i >> 4;
@@ -320,11 +391,6 @@ struct A64Tf32 {
   }
 };
 
-// bf16 tiles: [64][64] bf16 in the first 8 KiB of a tile's buffer, 128-byte rows whose
-// 16-byte chunks (8 values) are XOR-swizzled as a64_at's (row r's chunk c at c ^ (r % 8)),
-// so ldmatrix reads 8 rows of one chunk from 8 bank groups, plain or transposed.
-__device__ inline int a64_at16(int r, int c) { return r * 64 + (((c >> 3) ^ (r & 7)) << 3) + (c & 7); }
-
 // bf16 products from bf16 tiles, PTX's m16n8k16 numbering throughout (slots 2t, 2t + 1,
 // 2t + 8, 2t + 9 are columns x + 2t, ... of A and rows of B): half the shared-memory
 // bytes of a product that reads floats, and no conversion as fragments are read.
@@ -418,10 +484,10 @@ __device__ inline unsigned a64_kept(const AttnKeep& K, long long q0, long long k
 
 // The key loop's pipeline step (forward, dq): tile kt + 1's K and V copies issued into
 // the other buffers (whose readers finished at the last iteration's end), then tile kt
-// waited for and, TF32, rounded; the caller's __syncthreads publishes it.
-template <class Tc>
-__device__ inline void a64_next_kv(float* sk, float* sv, const AttnView<float>& K,
-                                   const AttnView<float>& V, int kt, int nk, long long tk,
+// waited for and finished (a64_finish_tiles); the caller's __syncthreads publishes it.
+template <class Tc, class In>
+__device__ inline void a64_next_kv(float* sk, float* sv, const AttnView<In>& K,
+                                   const AttnView<In>& V, int kt, int nk, long long tk,
                                    long long d, long long dv) {
   if (kt + 1 < nk) {
     a64_load_tile<Tc>(sk + ((kt + 1) & 1) * kAttention64Floats, K, (kt + 1) * 64LL, tk, d);
@@ -462,11 +528,13 @@ __device__ inline void a64_store(const float (&acc)[8][4], const float (&factor)
   }
 }
 
-template <class Tc>
-__device__ void attention64_forward_kernel(const float* q, Dims qd, const float* k, Dims kd,
-                                           const float* v, Dims vd, const int* mask, Dims md,
+template <class Tc, class In = float>
+__device__ void attention64_forward_kernel(const In* q, Dims qd, const In* k, Dims kd,
+                                           const In* v, Dims vd, const int* mask, Dims md,
                                            float* out, Dims od, float* lse, long long causal,
                                            double scale) {
+  static_assert(!A64In<In>::kBf16 || Tc::kBf16Tiles,
+                "attention64: bf16 q, k, v need bf16 products");
   const int r = qd.rank;
   const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
   const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
@@ -482,7 +550,7 @@ __device__ void attention64_forward_kernel(const float* q, Dims qd, const float*
   for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
     const long long b = tile % batches;
     const long long q0 = (q_tiles - 1 - tile / batches) * 64;  // the longest rows first
-    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
+    const AttnView<In> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
     const AttnKeep keep(mask, md, b, tq, tk, causal);
     const long long k_end = causal ? (tk < q0 + 64 ? tk : q0 + 64) : tk;
     const int nk = int(attention_tiles(k_end));
@@ -565,12 +633,14 @@ __device__ void attention64_forward_kernel(const float* q, Dims qd, const float*
   }
 }
 
-template <class Tc>
-__device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, Dims kd,
-                                      const float* v, Dims vd, const int* mask, Dims md,
+template <class Tc, class In = float>
+__device__ void attention64_dq_kernel(const In* q, Dims qd, const In* k, Dims kd,
+                                      const In* v, Dims vd, const int* mask, Dims md,
                                       const float* dout, Dims dod, const float* lse,
                                       const float* delta, float* dq, Dims dqd, long long causal,
                                       double scale) {
+  static_assert(!A64In<In>::kBf16 || Tc::kBf16Tiles,
+                "attention64: bf16 q, k, v need bf16 products");
   const int r = qd.rank;
   const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
   const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
@@ -587,7 +657,8 @@ __device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, D
   for (long long tile = blockIdx.x; tile < batches * q_tiles; tile += gridDim.x) {
     const long long b = tile % batches;
     const long long q0 = (q_tiles - 1 - tile / batches) * 64;
-    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnView<In> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
+    const AttnView<float> G(dout, dod, b);  // dO stays float: converted as it arrives
     const AttnKeep keep(mask, md, b, tq, tk, causal);
     float row_lse[2], row_lse2[2], row_delta[2];
 #pragma unroll
@@ -639,12 +710,14 @@ __device__ void attention64_dq_kernel(const float* q, Dims qd, const float* k, D
   }
 }
 
-template <class Tc>
-__device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k, Dims kd,
-                                        const float* v, Dims vd, const int* mask, Dims md,
+template <class Tc, class In = float>
+__device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims kd,
+                                        const In* v, Dims vd, const int* mask, Dims md,
                                         const float* dout, Dims dod, const float* lse,
                                         const float* delta, float* dk, Dims dkd, float* dv_out,
                                         Dims dvd, long long causal, double scale) {
+  static_assert(!A64In<In>::kBf16 || Tc::kBf16Tiles,
+                "attention64: bf16 q, k, v need bf16 products");
   const int r = qd.rank;
   const long long tq = attention_extent(qd, r - 2), d = attention_extent(qd, r - 1);
   const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
@@ -664,7 +737,8 @@ __device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k,
   for (long long tile = blockIdx.x; tile < batches * k_tiles; tile += gridDim.x) {
     const long long b = tile % batches;
     const long long k0 = (tile / batches) * 64;  // causal: the first key tiles have the most
-    const AttnView<float> Q(q, qd, b), K(k, kd, b), V(v, vd, b), G(dout, dod, b);
+    const AttnView<In> Q(q, qd, b), K(k, kd, b), V(v, vd, b);
+    const AttnView<float> G(dout, dod, b);  // dO stays float: converted as it arrives
     const AttnKeep keep(mask, md, b, tq, tk, causal);
     const long long qt0 = causal ? k0 / 64 : 0;
     const int nq = int(q_tiles > qt0 ? q_tiles - qt0 : 0);
@@ -730,32 +804,32 @@ __device__ void attention64_dkdv_kernel(const float* q, Dims qd, const float* k,
   }
 }
 
-// The entry points: TF32 and bf16 products.
-#define VOUCH_ATTENTION64_ENTRIES(NAME, POLICY)                                                  \
+// The entry points: TF32 and bf16 products of float q, k, v, and bf16 products of bf16
+// q, k, v (IN = unsigned short: overloads of the bf16 names, picked by the pointers).
+#define VOUCH_ATTENTION64_ENTRIES(NAME, POLICY, IN)                                              \
   __device__ inline void attention64_forward_##NAME##_kernel(                                  \
-      const float* q, Dims qd, const float* k, Dims kd, const float* v, Dims vd,                \
-      const int* mask, Dims md, float* out, Dims od, float* lse, long long causal,            \
-      double scale) {                                                                          \
-    attention64_forward_kernel<POLICY>(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,    \
-                                       scale);                                                 \
+      const IN* q, Dims qd, const IN* k, Dims kd, const IN* v, Dims vd, const int* mask,       \
+      Dims md, float* out, Dims od, float* lse, long long causal, double scale) {              \
+    attention64_forward_kernel<POLICY, IN>(q, qd, k, kd, v, vd, mask, md, out, od, lse,        \
+                                           causal, scale);                                     \
   }                                                                                            \
   __device__ inline void attention64_dq_##NAME##_kernel(                                       \
-      const float* q, Dims qd, const float* k, Dims kd, const float* v, Dims vd,                \
-      const int* mask, Dims md, const float* dout, Dims dod, const float* lse,                \
-      const float* delta, float* dq, Dims dqd, long long causal, double scale) {              \
-    attention64_dq_kernel<POLICY>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,    \
-                                  dqd, causal, scale);                                         \
+      const IN* q, Dims qd, const IN* k, Dims kd, const IN* v, Dims vd, const int* mask,       \
+      Dims md, const float* dout, Dims dod, const float* lse, const float* delta, float* dq,   \
+      Dims dqd, long long causal, double scale) {                                              \
+    attention64_dq_kernel<POLICY, IN>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,    \
+                                      dq, dqd, causal, scale);                                 \
   }                                                                                            \
   __device__ inline void attention64_dkdv_##NAME##_kernel(                                     \
-      const float* q, Dims qd, const float* k, Dims kd, const float* v, Dims vd,                \
-      const int* mask, Dims md, const float* dout, Dims dod, const float* lse,                \
-      const float* delta, float* dk, Dims dkd, float* dv, Dims dvd, long long causal,         \
-      double scale) {                                                                          \
-    attention64_dkdv_kernel<POLICY>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk, \
-                                    dkd, dv, dvd, causal, scale);                              \
+      const IN* q, Dims qd, const IN* k, Dims kd, const IN* v, Dims vd, const int* mask,       \
+      Dims md, const float* dout, Dims dod, const float* lse, const float* delta, float* dk,   \
+      Dims dkd, float* dv, Dims dvd, long long causal, double scale) {                         \
+    attention64_dkdv_kernel<POLICY, IN>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,  \
+                                        dk, dkd, dv, dvd, causal, scale);                      \
   }
-VOUCH_ATTENTION64_ENTRIES(tf32, A64Tf32)
-VOUCH_ATTENTION64_ENTRIES(bf16, A64Bf16)
+VOUCH_ATTENTION64_ENTRIES(tf32, A64Tf32, float)
+VOUCH_ATTENTION64_ENTRIES(bf16, A64Bf16, float)
+VOUCH_ATTENTION64_ENTRIES(bf16, A64Bf16, unsigned short)
 #undef VOUCH_ATTENTION64_ENTRIES
 
 }  // namespace vouch

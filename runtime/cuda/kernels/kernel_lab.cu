@@ -11,9 +11,10 @@
 // Build (no Bazel needed; Bazel's //runtime/cuda/kernels:kernel_lab does the same):
 //   nvcc -std=c++17 -O2 -gencode arch=compute_90,code=sm_90 -cudart static \
 //        -o kernel_lab kernel_lab.cu
-// Run: ./kernel_lab [--bench | --bench-attention] (--bench-attention: the checks, then
-// bench_attention alone). Exit 0 when every check passes, 1 on any failure, 3
-// (printing "SKIPPED (no CUDA device)") when no CUDA device is visible.
+// Run: ./kernel_lab [--check-attention] [--bench | --bench-attention]
+// (--check-attention: the f32 attention checks in place of every check; --bench-attention:
+// the checks, then bench_attention alone). Exit 0 when every check passes, 1 on any
+// failure, 3 (printing "SKIPPED (no CUDA device)") when no CUDA device is visible.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -114,6 +115,33 @@ LAB_A64_FORWARD_EACH_KEPT(tf32, vouch::A64Tf32)
 LAB_A64_FORWARD_EACH_KEPT(bf16, vouch::A64Bf16)
 #undef LAB_A64_FORWARD_EACH_KEPT
 
+// attention64's bf16 products given q, k, v as bf16 bits: the overloads of the bf16
+// entries that codegen's calls with a bf16 qkv buffer pick. The checks compare them
+// bitwise with the f32-input entries (kernel_instances.cu's), bench_attention times them.
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_bf16_qkv_bf16(
+    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
+    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md, float* out,
+    vouch::Dims od, float* lse, long long causal, double scale) {
+  vouch::attention64_forward_bf16_kernel(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
+                                         scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dkdv_bf16_qkv_bf16(
+    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
+    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md, const float* dout,
+    vouch::Dims dod, const float* lse, const float* delta, float* dk, vouch::Dims dkd, float* dv,
+    vouch::Dims dvd, long long causal, double scale) {
+  vouch::attention64_dkdv_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
+                                      dkd, dv, dvd, causal, scale);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dq_bf16_qkv_bf16(
+    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
+    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md, const float* dout,
+    vouch::Dims dod, const float* lse, const float* delta, float* dq, vouch::Dims dqd,
+    long long causal, double scale) {
+  vouch::attention64_dq_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
+                                    dqd, causal, scale);
+}
+
 namespace {
 
 // ------------------------------------------------------------------------- harness
@@ -167,6 +195,35 @@ long long bit_mismatches(const std::vector<T>& a, const std::vector<T>& b) {
   long long n = 0;
   for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
   return n;
+}
+
+// Two f32 results compared bit by bit: how many entries differ (a length difference
+// counts its extra entries) and the first that does, for the lines under a FAIL.
+struct BitDiff {
+  long long count = 0, first = -1, got_size = 0, want_size = 0;
+  float got = 0, want = 0;
+};
+BitDiff bit_diff(const std::vector<float>& got, const std::vector<float>& want) {
+  BitDiff d;
+  d.got_size = (long long)got.size(), d.want_size = (long long)want.size();
+  const size_t n = std::min(got.size(), want.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (std::memcmp(&got[i], &want[i], 4) == 0) continue;
+    if (d.first < 0) d.first = (long long)i, d.got = got[i], d.want = want[i];
+    ++d.count;
+  }
+  d.count += (long long)(std::max(got.size(), want.size()) - n);
+  return d;
+}
+void print_bit_diff(const std::string& what, const BitDiff& d) {
+  if (d.got_size != d.want_size)
+    std::printf("      %s: %lld entries against %lld\n", what.c_str(), d.got_size, d.want_size);
+  if (d.first < 0) return;
+  unsigned a, b;
+  std::memcpy(&a, &d.got, 4);
+  std::memcpy(&b, &d.want, 4);
+  std::printf("      %s: %lld differ; the first, [%lld]: %.9g (0x%08x) against %.9g (0x%08x)\n",
+              what.c_str(), d.count, d.first, d.got, a, d.want, b);
 }
 
 template <class T>
@@ -584,6 +641,14 @@ long long bf16_mismatches(const std::vector<unsigned short>& got, const std::vec
     wrong += std::isnan(of[i]) ? (got[i] & 0x7fffu) <= 0x7f80u
                                : got[i] != bf16_bits_by_value(of[i]);
   return wrong;
+}
+
+// f32 values as bf16 bits, nearest even (bf16_bits_by_value: what round_to_bf16 stores;
+// finite or infinite values): the bf16 q, k, v of the attention64 checks and bench.
+std::vector<unsigned short> bf16_bits_of(const std::vector<float>& x) {
+  std::vector<unsigned short> r(x.size());
+  for (size_t i = 0; i < x.size(); ++i) r[i] = (unsigned short)bf16_bits_by_value(x[i]);
+  return r;
 }
 
 template <class T>
@@ -3017,6 +3082,71 @@ void test_attention(const AttnCase& c) {
                          bit_mismatches(dk_runs[0], bits[3]) + bit_mismatches(dv_runs[0], bits[4]),
                      rows * (c.dv + 1 + c.d) + count * c.tk * (c.d + c.dv));
   }
+
+  // attention64's bf16 products given q, k, v as bf16 bits (the f32 storage rounded to
+  // nearest even, as codegen's bf16 qkv buffer holds them): the f32-input kernels
+  // (variant 7) round the same values by cvt.rn.bf16x2 into the same tiles, so out, lse,
+  // dq, dk and dv must be variant 7's bits. The second run on a one-block grid. bf16 rows
+  // go by cp.async where they are whole 16-byte vectors (feature stride 1, row stride and
+  // D multiples of 8, 16-byte aligned), else by plain loads: cases (c), (c2), (k), (m).
+  if constexpr (sizeof(T) == 4) {
+    if (small) {
+      const std::vector<T>(&want)[5] = a64_bits[1];
+      const std::string vt = tag + " (bf16 attention64, q k v bf16)";
+      DeviceArray<unsigned short> q16(bf16_bits_of(q)), k16(bf16_bits_of(k)),
+          v16(bf16_bits_of(v));
+      const unsigned short* const q16_p = q16.p + tq_.base;
+      const unsigned short* const k16_p = (packed ? q16.p : k16.p) + tk_.base;
+      const unsigned short* const v16_p = (packed ? q16.p : v16.p) + tv_.base;
+      const long long fbytes = vouch::attention64_forward_shared_bytes();
+      const long long bbytes =
+          std::max(vouch::attention64_dq_shared_bytes(), vouch::attention64_dkdv_shared_bytes());
+      attn_set_shared<T>(lab_attention64_forward_bf16_qkv_bf16, fbytes);
+      attn_set_shared<T>(lab_attention64_dkdv_bf16_qkv_bf16, bbytes);
+      attn_set_shared<T>(lab_attention64_dq_bf16_qkv_bf16, bbytes);
+      const unsigned block = vouch::kAttention64Threads;
+      const unsigned qgrid = unsigned(vouch::attention_tile_grid(count, c.tq));
+      const unsigned kgrid = unsigned(vouch::attention_tile_grid(count, c.tk));
+      for (int run = 0; run < 2; ++run) {
+        DeviceArray<T> out(to_.size), lse(rows), delta(rows), dq(tq_.size),
+            dk(packed ? 0 : tk_.size), dv(packed ? 0 : tv_.size);
+        T* const dq_p = dq.p + tq_.base;
+        T* const dk_p = (packed ? dq.p : dk.p) + tk_.base;
+        T* const dv_p = (packed ? dq.p : dv.p) + tv_.base;
+        lab_attention64_forward_bf16_qkv_bf16<<<run ? 1 : qgrid, block, fbytes>>>(
+            q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, out.p, to_.dims,
+            lse.p, c.causal, scale);
+        LAB_LAUNCHED();
+        K::attention_delta<<<run ? 1u : unsigned(vouch::attention_delta_grid(count, c.tq)),
+                             256>>>(ddout.p, to_.dims, out.p, to_.dims, delta.p);
+        LAB_LAUNCHED();
+        lab_attention64_dkdv_bf16_qkv_bf16<<<run ? 1 : kgrid, block, bbytes>>>(
+            q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, ddout.p,
+            to_.dims, lse.p, delta.p, dk_p, tk_.dims, dv_p, tv_.dims, c.causal, scale);
+        LAB_LAUNCHED();
+        lab_attention64_dq_bf16_qkv_bf16<<<run ? 1 : qgrid, block, bbytes>>>(
+            q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, ddout.p,
+            to_.dims, lse.p, delta.p, dq_p, tq_.dims, c.causal, scale);
+        LAB_LAUNCHED();
+        const std::vector<T> dq_h = dq.download();
+        std::vector<T> lse_h = lse.download();
+        lse_h.resize(rows);
+        const BitDiff diff[5] = {
+            bit_diff(gather(out.download(), to_, c.tq, c.dv), want[0]),
+            bit_diff(lse_h, want[1]),
+            bit_diff(gather(dq_h, tq_, c.tq, c.d), want[2]),
+            bit_diff(gather(packed ? dq_h : dk.download(), tk_, c.tk, c.d), want[3]),
+            bit_diff(gather(packed ? dq_h : dv.download(), tv_, c.tk, c.dv), want[4])};
+        const char* const names[5] = {"out", "lse", "dq", "dk", "dv"};
+        long long differ = 0;
+        for (const BitDiff& d : diff) differ += d.count;
+        report_bitwise(vt + (run ? " (grid 1)" : "") +
+                           " out, lse, dq, dk, dv against f32 q k v's",
+                       differ, rows * (c.dv + 1 + c.d) + count * c.tk * (c.d + c.dv));
+        for (int x = 0; x < 5; ++x) print_bit_diff(names[x], diff[x]);
+      }
+    }
+  }
 }
 
 template <class T>
@@ -3042,6 +3172,12 @@ void test_attention_all() {
       {"(k) packed qkv 2x3, T=70 D=10 (HD=30: rows not 16-byte multiples) random mask, "
        "blocked rows",
        {2, 3}, 70, 70, 10, 10, false, 1, 3},
+      // Heads below 64 features: D, Dv multiples of 8 (bf16 rows of whole 16-byte vectors,
+      // the tile's last chunks zeros), then multiples of 4 but not 8 (f32 rows by cp.async,
+      // bf16 ones by plain loads).
+      {"(l) causal [2,3] T=100 D=40 Dv=24", {2, 3}, 100, 100, 40, 24, true, 0, 0},
+      {"(m) Tq=90 Tk=75 D=36 Dv=20 random mask, blocked rows", {2}, 90, 75, 36, 20, false, 1,
+       0},
   };
   for (const AttnCase& c : cases) test_attention<T>(c);
 }
@@ -3404,9 +3540,10 @@ void bench_attention() {
   const std::vector<long long> shape = {B, H, T, D};
   const vouch::Dims dims = make_dims(shape, row_major_strides(shape));
   const long long n = B * H * T * D;
-  DeviceArray<float> q(random_vector<float>(n)), k(random_vector<float>(n)),
-      v(random_vector<float>(n)), dout(random_vector<float>(n)), out(n), dq(n), dk(n), dv(n),
-      lse(B * H * T), delta(B * H * T);
+  const std::vector<float> hq = random_vector<float>(n), hk = random_vector<float>(n),
+                           hv = random_vector<float>(n);  // kept for their bf16 twins
+  DeviceArray<float> q(hq), k(hk), v(hv), dout(random_vector<float>(n)), out(n), dq(n), dk(n),
+      dv(n), lse(B * H * T), delta(B * H * T);
   const long long fbytes = vouch::attention_forward_shared_bytes(4);
   const long long bbytes = vouch::attention_backward_shared_bytes(4);
   attn_set_shared<float>(K::attention_forward_d64, fbytes);
@@ -3521,7 +3658,23 @@ void bench_attention() {
        lab_attention64_dkdv_bf16_f32, lab_attention64_dq_bf16_f32},
   };
   const unsigned block64 = vouch::kAttention64Threads;
-  std::vector<float> bits_codegen;
+  // The results (out, lse, dq, dk, dv, one after another) and their bits' FNV-1a hash: two
+  // builds of the lab (a kernel before and after a change meant to keep its arithmetic)
+  // compare by it, run after run.
+  auto results = [&] {
+    std::vector<float> got;
+    for (const DeviceArray<float>* a : {&out, &lse, &dq, &dk, &dv})
+      for (float x : a->download()) got.push_back(x);
+    return got;
+  };
+  auto bits_hash = [](const std::vector<float>& got) {
+    unsigned long long hash = 14695981039346656037ull;
+    for (const unsigned char byte : std::string(reinterpret_cast<const char*>(got.data()),
+                                                got.size() * sizeof(float)))
+      hash = (hash ^ byte) * 1099511628211ull;
+    return hash;
+  };
+  std::vector<float> bits_codegen, bits_bf16;
   for (const TfSet& t : sets64) {
     attn_set_shared<float>(t.fwd, a_f);
     attn_set_shared<float>(t.dkdv, a_k);
@@ -3558,16 +3711,9 @@ void bench_attention() {
     a_forward();
     a_backward();
     LAB_LAUNCHED();
-    std::vector<float> got;
-    for (const DeviceArray<float>* a : {&out, &lse, &dq, &dk, &dv})
-      for (float x : a->download()) got.push_back(x);
-    // The bits' FNV-1a hash: two builds of the lab (a kernel before and after a change
-    // meant to keep its arithmetic) compare by it, run after run.
-    unsigned long long hash = 14695981039346656037ull;
-    for (const unsigned char byte : std::string(reinterpret_cast<const char*>(got.data()),
-                                                got.size() * sizeof(float)))
-      hash = (hash ^ byte) * 1099511628211ull;
-    std::printf("BENCH %s: results' bits hash to %016llx\n", t.name, hash);
+    const std::vector<float> got = results();
+    std::printf("BENCH %s: results' bits hash to %016llx\n", t.name, bits_hash(got));
+    if (t.fwd == lab_attention64_forward_bf16_f32) bits_bf16 = got;
     const std::string name = t.name, suffix = " each entry tested";
     if (name.size() <= suffix.size() ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
@@ -3579,6 +3725,61 @@ void bench_attention() {
                   name.substr(0, name.size() - suffix.size()).c_str(),
                   same ? "bitwise the same" : "DIFFERENT BITS");
       if (!same) ++g_failures;
+    }
+  }
+
+  // The bf16 products given q, k, v as bf16 bits (codegen's bf16 qkv buffer): the same
+  // q, k, v rounded to nearest even; bytes as the f32 lines count them, q, k and v at 2
+  // bytes. The results must be the bits of "attention64 bf16" (f32 q, k, v) above.
+  {
+    DeviceArray<unsigned short> q16(bf16_bits_of(hq)), k16(bf16_bits_of(hk)),
+        v16(bf16_bits_of(hv));
+    attn_set_shared<float>(lab_attention64_forward_bf16_qkv_bf16, a_f);
+    attn_set_shared<float>(lab_attention64_dkdv_bf16_qkv_bf16, a_k);
+    attn_set_shared<float>(lab_attention64_dq_bf16_qkv_bf16, a_q);
+    const std::string name = "attention64 bf16 (q,k,v bf16)", tag = "f32 " + name;
+    auto b_forward = [&] {
+      lab_attention64_forward_bf16_qkv_bf16<<<grid, block64, a_f>>>(
+          q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, out.p, dims, lse.p, 1, scale);
+    };
+    auto b_dkdv = [&] {
+      lab_attention64_dkdv_bf16_qkv_bf16<<<grid, block64, a_k>>>(
+          q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, dout.p, dims, lse.p, delta.p,
+          dk.p, dims, dv.p, dims, 1, scale);
+    };
+    auto b_dq = [&] {
+      lab_attention64_dq_bf16_qkv_bf16<<<grid, block64, a_q>>>(
+          q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, dout.p, dims, lse.p, delta.p,
+          dq.p, dims, 1, scale);
+    };
+    auto b_backward = [&] {
+      K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H, T)), 256>>>(
+          dout.p, dims, out.p, dims, delta.p);
+      b_dkdv();
+      b_dq();
+    };
+    b_forward();
+    LAB_LAUNCHED();
+    bench((tag + " forward GPT-2 [8,12,1024,64] causal").c_str(), (3.0 * 2 + 1.0 * 4) * n,
+          b_forward);
+    b_backward();
+    LAB_LAUNCHED();
+    bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), (3.0 * 2 + 6.0 * 4) * n,
+          b_backward);
+    bench((tag + " backward: dkdv alone").c_str(), (3.0 * 2 + 3.0 * 4) * n, b_dkdv);
+    bench((tag + " backward: dq alone").c_str(), (3.0 * 2 + 2.0 * 4) * n, b_dq);
+    b_forward();
+    b_backward();
+    LAB_LAUNCHED();
+    const std::vector<float> got = results();
+    std::printf("BENCH %s: results' bits hash to %016llx\n", name.c_str(), bits_hash(got));
+    const bool same = got.size() == bits_bf16.size() &&
+                      std::memcmp(got.data(), bits_bf16.data(), got.size() * 4) == 0;
+    std::printf("BENCH %s against f32 q,k,v: %s\n", name.c_str(),
+                same ? "bitwise the same" : "DIFFERENT BITS");
+    if (!same) {
+      ++g_failures;
+      print_bit_diff("out, lse, dq, dk, dv one after another", bit_diff(got, bits_bf16));
     }
   }
 }
@@ -3810,19 +4011,23 @@ void test_causal_mask() {
 }
 
 int main(int argc, char** argv) {
-  bool do_bench = false, attention_only = false, unchecked = false;
+  bool do_bench = false, attention_only = false, unchecked = false, attention_checks = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--bench") == 0) {
       do_bench = true;
+    } else if (std::strcmp(argv[i], "--check-attention") == 0) {
+      attention_checks = true;
     } else if (std::strcmp(argv[i], "--bench-attention") == 0) {
       do_bench = attention_only = true;
     } else if (std::strcmp(argv[i], "--bench-attention-unchecked") == 0) {
       do_bench = attention_only = unchecked = true;
     } else {
       std::fprintf(stderr,
-                   "usage: kernel_lab [--bench | --bench-attention | "
+                   "usage: kernel_lab [--check-attention] [--bench | --bench-attention | "
                    "--bench-attention-unchecked]\n"
-                   "  (no flag: every check; --bench: the checks, then every bench;\n"
+                   "  (no flag: every check; --check-attention: the f32 attention checks\n"
+                   "  alone (attention.cuh's and attention64.cuh's kernels) in place of\n"
+                   "  every check; --bench: the checks, then every bench;\n"
                    "  --bench-attention: the checks, then the attention bench;\n"
                    "  --bench-attention-unchecked: the attention bench alone, for a\n"
                    "  profiler: its times are not evidence of anything correct)\n");
@@ -3843,12 +4048,16 @@ int main(int argc, char** argv) {
     bench_attention();
     return g_failures == 0 ? 0 : 1;
   }
-  validate<float>();
-  validate<double>();
-  test_select_shuffled();
-  test_causal_mask();
-  test_round_bf16();
-  test_repitch();
+  if (attention_checks) {
+    test_attention_all<float>();
+  } else {
+    validate<float>();
+    validate<double>();
+    test_select_shuffled();
+    test_causal_mask();
+    test_round_bf16();
+    test_repitch();
+  }
   std::printf("kernel_lab: %d checks, %d failed\n", g_checks, g_failures);
   if (attention_only && g_failures == 0) {
     bench_attention();

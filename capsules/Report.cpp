@@ -120,7 +120,9 @@ std::string renderText(const AcceptedGraphPlan &plan) {
            "vouch_round_bf16 launches; read as CUDA_R_16BF; a padded output "
            "copied out by vouch_repitch_f32) and the "
            "fused attention's f32 kernels (tensor cores) round their "
-           "products' operands to bf16 (8-bit mantissa), sums in f32; "
+           "products' operands to bf16 (8-bit mantissa), sums in f32 (a "
+           "qkv_attention's qkv, where attention64.cuh takes its heads, "
+           "rounded once by a vouch.round_bf16 step and loaded as bf16); "
            "storage stays f32 (activations, gradients, params, optimizer "
            "state) but for those bf16 operands; each capsule says what it "
            "computes in (products=)\n";

@@ -62,6 +62,13 @@ std::string_view toString(OpFamily family);
 /// flash_attention or qkv_attention beyond it on cuda.
 inline constexpr int64_t kMaxAttentionHeadDim = 256;
 
+/// The widest head (q's and v's feature extents) of attention64.cuh's
+/// kernels, which a tf32 / bf16 cuda build's f32 attention takes where its
+/// heads fit (codegen/recipes/AttentionRecipe.cpp). Under bf16 products they
+/// read qkv_attention's qkv as bf16, which vouch-round-bf16-operands then
+/// rounds once.
+inline constexpr int64_t kAttention64MaxHeadDim = 64;
+
 struct OpFacts {
   std::string_view mnemonic; ///< the dialect name without `vouch.`
   OpFamily family;
@@ -113,6 +120,10 @@ struct OpFacts {
   /// vouch.round_bf16 of it, which nothing else's reading of the f32 value
   /// keeps, into the op (passes/RoundBf16Operands.cpp).
   int32_t bf16Result;
+  /// The operand its cuda kernels can read as bf16 under bf16 products (where
+  /// its shapes allow: passes/RoundBf16Operands.cpp), -1 when none: the gate
+  /// then lets its capsule read a bf16 value there.
+  int32_t bf16Operand;
 
   bool isStructural() const { return family == OpFamily::Structural; }
   /// Planned under capsules of its own: neither structure nor a composite

@@ -171,6 +171,22 @@ TEST_F(OpTableTest, Bf16ResultsAreResultsOfTheirOps) {
   EXPECT_EQ(findOpFacts("cross_entropy")->bf16Result, -1);
 }
 
+// bf16Operand is set where the cuda recipe emits bf16-reading entry points
+// (qkv_attention's qkv, qkv_attention_grad's qkv), and only on attention ops
+// (bf16OperandOf reads their heads).
+TEST_F(OpTableTest, Bf16OperandsAreAttentionQkvs) {
+  for (mlir::RegisteredOperationName name : vouchOps()) {
+    const OpFacts *facts = findOpFacts(name.stripDialect().str());
+    ASSERT_NE(facts, nullptr);
+    EXPECT_TRUE(facts->bf16Operand == -1 || facts->family == OpFamily::Attention)
+        << facts->mnemonic;
+  }
+  EXPECT_EQ(findOpFacts("qkv_attention")->bf16Operand, 0);
+  EXPECT_EQ(findOpFacts("qkv_attention_grad")->bf16Operand, 1);
+  EXPECT_EQ(findOpFacts("flash_attention")->bf16Operand, -1);
+  EXPECT_EQ(findOpFacts("linear")->bf16Operand, -1);
+}
+
 TEST_F(OpTableTest, BuiltinsHaveSignaturesTheLoweringsCanBind) {
   std::set<std::string> builtins;
   for (mlir::RegisteredOperationName name : vouchOps()) {

@@ -39,6 +39,10 @@ def Vouch_Bf16Tensor : StaticShapeTensorOf<[BF16]>;
 // A product's operand: a real value, or an f32 one rounded to bf16 by
 // vouch.round_bf16 (bf16 products; the result is then f32).
 def Vouch_ProductOperand : StaticShapeTensorOf<[F32, F64, BF16]>;
+// qkv_attention's qkv: a real value, or an f32 one rounded to bf16 by
+// vouch.round_bf16 (bf16 products, heads attention64.cuh's kernels take; the
+// results and dqkv are then f32).
+def Vouch_AttentionOperand : StaticShapeTensorOf<[F32, F64, BF16]>;
 // What a view may reshape: any value.
 def Vouch_ViewTensor : StaticShapeTensorOf<[F32, F64, I32, I1, BF16]>;
 def Vouch_IntTensor : StaticShapeTensorOf<[I32]>;
@@ -140,6 +144,14 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // the bf16-storing entry point and the kernel lab checks it bitwise against
   // round_bf16 of the f32 result.
   int bf16Result = -1;
+  // The operand (its index) that the op's cuda kernels can read as bf16 under
+  // bf16 products where their shapes say (qkv_attention's qkv, for
+  // attention64.cuh's kernels: heads of at most kAttention64MaxHeadDim), -1
+  // (the default) when none: vouch-round-bf16-operands then rounds it once,
+  // and the gate lets the op's capsule read it. Set only where the cuda recipe
+  // emits the bf16-reading entry points and the kernel lab checks them
+  // bitwise against the f32-reading ones given the same values.
+  int bf16Operand = -1;
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

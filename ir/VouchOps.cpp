@@ -118,6 +118,11 @@ static Type productElementType(Type t) {
   return t.isBF16() ? Float32Type::get(t.getContext()) : t;
 }
 
+/// A tensor as a product reads it (productElementType): a bf16 one as f32.
+static RankedTensorType productTensorType(RankedTensorType t) {
+  return RankedTensorType::get(t.getShape(), productElementType(t.getElementType()));
+}
+
 /// differingElementTypes for a product's operands (productElementType).
 static std::optional<InferredType>
 differingProductOperands(ArrayRef<RankedTensorType> types) {
@@ -2869,6 +2874,16 @@ std::array<int64_t, 2> vouch::attentionHeadFeatures(Operation *op) {
   return packed(grad.getQkv(), grad.getHeads());
 }
 
+int32_t vouch::bf16OperandOf(Operation *op) {
+  const OpFacts *facts = findOpFacts(op->getName().stripDialect());
+  if (!facts || facts->bf16Operand < 0 || facts->family != OpFamily::Attention)
+    return -1;
+  std::array<int64_t, 2> heads = attentionHeadFeatures(op);
+  return heads[0] <= kAttention64MaxHeadDim && heads[1] <= kAttention64MaxHeadDim
+             ? facts->bf16Operand
+             : -1;
+}
+
 /// What qkv_attention and its gradient share: qkv [..., T, 3·H·d] (H =
 /// `heads`), a mask broadcastable to the scores [..., H, T, T] or `causal` but
 /// not both (flash_attention's rule for the heads), a finite scale, the
@@ -2877,7 +2892,9 @@ static FailureOr<QkvHeads> verifyQkvAttention(Operation *op, Value qkv,
                                               Value mask, int64_t heads,
                                               bool causal, double scale,
                                               Value result, Value lse) {
-  RankedTensorType packed = tensorOf(qkv);
+  // A bf16 qkv (rounded for attention64.cuh's kernels) stands for the f32
+  // values it was rounded from: the heads, the result and lse are f32.
+  RankedTensorType packed = productTensorType(tensorOf(qkv));
   FailureOr<QkvHeads> h = qkvHeads(packed, heads);
   if (failed(h)) {
     op->emitOpError("qkv ")
@@ -2994,9 +3011,9 @@ LogicalResult QkvAttentionGradOp::verify() {
     return emitOpError("grad ") << getGrad().getType() << " and result "
                                 << getResult().getType()
                                 << " must have one type";
-  if (getDqkv().getType() != getQkv().getType())
+  if (getDqkv().getType() != productTensorType(tensorOf(getQkv())))
     return emitOpError("dqkv ") << getDqkv().getType()
-                                << " must have qkv's type "
+                                << " must have qkv's shape and type (f32 for a bf16 qkv) "
                                 << getQkv().getType();
   return success();
 }

@@ -90,6 +90,12 @@ llvm::SmallVector<int64_t> tokensHeadsSwap(int64_t rank);
 /// (flash_attention, qkv_attention, their gradients) holds.
 std::array<int64_t, 2> attentionHeadFeatures(mlir::Operation *op);
 
+/// The operand index of `op` that its cuda kernels read as bf16 under bf16
+/// products (the op table's bf16Operand, where the op's shape allows: a fused
+/// attention whose heads attention64.cuh's kernels take, at most
+/// kAttention64MaxHeadDim features), or -1.
+int32_t bf16OperandOf(mlir::Operation *op);
+
 /// verify()'s use of a rule: its failure, or a declared result type other
 /// than the inferred one, is an error on `op`.
 mlir::LogicalResult verifyInferredType(mlir::Operation *op,

@@ -1771,6 +1771,14 @@ def Vouch_FlashAttentionGradOp : Vouch_Op<"flash_attention_grad", [Pure,
 // layout through strides instead, so those copies are never made. Built by
 // vouch-fold-qkv-attention only.
 
+// What both qkv ops' cuda kernels read under bf16 products.
+defvar kQkvBf16Note =
+    "under the profile's bf16 option, with heads of at most 64, qkv is a bf16 "
+    "value (vouch.round_bf16's, made once by vouch-round-bf16-operands where "
+    "the linear computing qkv leaves it) that attention64.cuh's bf16-input "
+    "kernels load as it is, f32 results; the bits of the f32-input kernels, "
+    "which round each tile alike (the kernel lab checks them bitwise)";
+
 def Vouch_QkvAttentionOp : Vouch_Op<"qkv_attention", [Pure,
     DeclareOpInterfaceMethods<Vouch_VJPOpInterface>]> {
   let summary = "flash_attention over heads packed in one [..., T, 3·H·d] tensor";
@@ -1781,12 +1789,15 @@ def Vouch_QkvAttentionOp : Vouch_Op<"qkv_attention", [Pure,
     [..., H, T] each query's log-sum-exp (-inf where it sees no key). The
     optional mask is i1, broadcastable to the scores [..., H, T, T];
     `causal` masks with key j seen by query i where j <= i; not both.
+    A bf16 qkv (vouch-round-bf16-operands's, under bf16 products where
+    attention64.cuh's kernels take the heads) is read as it is: the results
+    are f32.
 
     ```mlir
     %o, %lse = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x4x12xf32>) -> (tensor<2x4x4xf32>, tensor<2x2x4xf32>)
     ```
   }];
-  let arguments = (ins Vouch_FloatTensor:$qkv, Optional<Vouch_AnyTensor>:$mask,
+  let arguments = (ins Vouch_AttentionOperand:$qkv, Optional<Vouch_AnyTensor>:$mask,
                        I64Attr:$heads, UnitAttr:$causal, F64Attr:$scale);
   let results = (outs Vouch_FloatTensor:$result, Vouch_FloatTensor:$lse);
   let assemblyFormat = "$qkv (`mask` $mask^)? `heads` $heads (`causal` $causal^)? "
@@ -1807,6 +1818,8 @@ def Vouch_QkvAttentionOp : Vouch_Op<"qkv_attention", [Pure,
   let cudaKernel = "vouch::attention_forward_kernel (tensor-core products with heads "
                    "of at most 64: vouch::attention64_forward_kernel), q, k, v "
                    "and the result read and written through strides";
+  let cudaKernelNote = kQkvBf16Note;
+  let bf16Operand = 0;
 }
 
 // Built by qkv_attention's VJP only: dqkv [..., T, 3·H·d], flash_attention_grad's
@@ -1817,13 +1830,13 @@ def Vouch_QkvAttentionGradOp : Vouch_Op<"qkv_attention_grad", [Pure,
   let description = [{
     `grad` and `result` are [..., T, H·d], `lse` [..., H, T]: dqkv holds
     flash_attention_grad's dq, dk and dv of each head where qkv_attention
-    read that head's q, k and v.
+    read that head's q, k and v (f32 where qkv is bf16).
 
     ```mlir
     %dqkv = vouch.qkv_attention_grad %dy, %qkv, %o, %lse heads 2 causal scale 0.5 : (tensor<2x4x4xf32>, tensor<2x4x12xf32>, tensor<2x4x4xf32>, tensor<2x2x4xf32>) -> tensor<2x4x12xf32>
     ```
   }];
-  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_FloatTensor:$qkv,
+  let arguments = (ins Vouch_FloatTensor:$grad, Vouch_AttentionOperand:$qkv,
                        Vouch_FloatTensor:$result, Vouch_FloatTensor:$lse,
                        Optional<Vouch_AnyTensor>:$mask, I64Attr:$heads,
                        UnitAttr:$causal, F64Attr:$scale);
@@ -1847,6 +1860,8 @@ def Vouch_QkvAttentionGradOp : Vouch_Op<"qkv_attention_grad", [Pure,
                    "(tensor-core products with heads of at most 64: "
                    "vouch::attention64_dkdv_kernel / vouch::attention64_dq_kernel), "
                    "writing dqkv through strides";
+  let cudaKernelNote = kQkvBf16Note;
+  let bf16Operand = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -17,7 +17,7 @@ Mistakes in the records stop the build here, with the record named: an
 unset family, a compute op without a formula, a builtin without
 parameters, two ops claiming one builtin, an inPlaceOperand that is no
 operand of the op (or on an op without exactly one result), a bf16Result
-that is no result of the op.
+that is no result of the op, a bf16Operand that is no operand of it.
 """
 import json
 import re
@@ -157,6 +157,10 @@ def op_rows(records):
         if bf16_result != -1 and not 0 <= bf16_result < len(r["results"]["args"]):
             fail(name + ": bf16Result " + str(bf16_result) + " is not one of its " +
                  str(len(r["results"]["args"])) + " results")
+        bf16_operand = r["bf16Operand"]
+        if bf16_operand != -1 and not 0 <= bf16_operand < len(operands):
+            fail(name + ": bf16Operand " + str(bf16_operand) + " is not one of its " +
+                 str(len(operands)) + " operands")
         rows.append({
             "mnemonic": c_string(r["opName"]),
             "family": "OpFamily::" + family,
@@ -181,6 +185,7 @@ def op_rows(records):
             "sums": "true" if r["sums"] else "false",
             "inPlaceOperand": str(in_place),
             "bf16Result": str(bf16_result),
+            "bf16Operand": str(bf16_operand),
         })
     return rows
 

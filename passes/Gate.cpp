@@ -241,20 +241,29 @@ void AssuranceGate::checkCapsuleShape(Operation *op, const KernelCapsule &c) {
     }
   }
   // A bf16 value (vouch.round_bf16's) is read only where it is a library
-  // product's CUDA_R_16BF operand under bf16 products, or viewed by a
+  // product's CUDA_R_16BF operand under bf16 products, a native cuda
+  // kernel's bf16 operand (the op table's bf16Operand, whose shape
+  // attention64.cuh's kernels take) under bf16 products, or viewed by a
   // reshape; every other kernel reads the run's real type.
   bool bf16Products =
       capsules::productPrecisionOf(c.numeric, profile.products) ==
       capsules::ProductPrecision::Bf16;
+  auto readsBf16 = [&](size_t i) {
+    return bf16Products &&
+           (blas || (c.provider == Provider::NativeCuda &&
+                     bf16OperandOf(op) == static_cast<int32_t>(i)));
+  };
   if (!isa<ReshapeOp>(op))
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       auto tensor = dyn_cast<RankedTensorType>(operand.getType());
-      if (!tensor || !tensor.getElementType().isBF16() || (blas && bf16Products))
+      if (!tensor || !tensor.getElementType().isBF16() || readsBf16(i))
         continue;
       fail(op, Obligation::Layout,
            "operand " + std::to_string(i) + " is bf16, which capsule " +
-               quoted(c.name) + " does not read (only cuBLAS and cuBLASLt "
-               "products under products=bf16 read bf16 operands)");
+               quoted(c.name) + " does not read (under products=bf16 cuBLAS "
+               "and cuBLASLt products read bf16 operands, and qkv_attention's "
+               "kernels their qkv where its heads have at most " +
+               std::to_string(kAttention64MaxHeadDim) + " features)");
     }
   bool flagged = op->hasAttr("transpose_lhs") || op->hasAttr("transpose_rhs");
   if (flagged && !c.acceptsTransposeFlags)

@@ -265,8 +265,12 @@ def RoundBf16Operands : Pass<"vouch-round-bf16-operands", "::vouch::ModelOp"> {
     renumbered in block order; a VJP's op; a prologue op), where
     vouch-fuse-pointwise can make it a bf16 store of that op's pointwise
     chain; a param's or a data field's before its first product, at that
-    product's place. Run after autodiff and the folds that make products,
-    before vouch-fuse-pointwise.
+    product's place. qkv_attention and qkv_attention_grad whose heads
+    attention64.cuh's kernels take (at most 64 features) read their qkv
+    rounded alike, once: those kernels round each float tile to bf16 for
+    their products, and load a bf16 tile as it is (half the bytes). Run
+    after autodiff and the folds that make products, before
+    vouch-fuse-pointwise.
 
     ```mlir
     %y = vouch.linear %x, %w : ...

@@ -9,7 +9,10 @@
 // and gives every product the bf16 value, which the executor reads in
 // place. The bits each product reads are the same. The f32 value then lives
 // only as long as its other readers need it; the bf16 one (half the bytes)
-// until its last product.
+// until its last product. qkv_attention and its gradient, where
+// attention64.cuh's kernels take the heads (at most kAttention64MaxHeadDim
+// features), read their qkv rounded alike: the kernels round each float tile
+// to bf16 for their products anyway, and load a bf16 one as it is.
 //
 // Which operands: the f32 operands of matmul, linear and linear_weight_grad
 // that a library capsule computes (the products the small-product rule
@@ -36,6 +39,7 @@
 
 #include "ir/GemmDims.h"
 #include "ir/OpTable.h"
+#include "ir/VouchOps.h"
 #include "mlir/IR/Builders.h"
 #include "passes/Plan.h"
 #include "runtime/cuda/gemm_call.h"
@@ -78,14 +82,16 @@ struct RoundBf16OperandsPass
 
   void runOnOperation() override {
     ModelOp model = getOperation();
+    rounded.clear();
+    newNodes = false;
     capsules::SmallProductRule small{smallMultiplyAdds, smallMaxK};
-    // Per f32 value, its rounding (made at its first product).
-    llvm::DenseMap<Value, Value> rounded;
-    bool newNodes = false;
-    SmallVector<Operation *> products;
-    for (Operation &op : model.getBlock())
+    SmallVector<Operation *> products, bf16Readers;
+    for (Operation &op : model.getBlock()) {
       if (isa<MatmulOp, LinearOp, LinearWeightGradOp>(op))
         products.push_back(&op);
+      if (bf16OperandOf(&op) >= 0)
+        bf16Readers.push_back(&op);
+    }
     for (Operation *product : products) {
       if (!cast<RankedTensorType>(product->getResult(0).getType())
                .getElementType()
@@ -100,60 +106,84 @@ struct RoundBf16OperandsPass
         continue;
       for (unsigned i : {0u, 1u}) {
         const rt::cuda::OperandLayout &layout = i == 0 ? plan->a : plan->b;
-        Value operand = product->getOperand(i);
-        auto type = cast<RankedTensorType>(operand.getType());
-        if (!type.getElementType().isF32() || !layout.in_place_as_bf16())
-          continue;
-        Value source = viewedValue(operand);
-        // A new op takes the tape place of `at`: a forward op's (a forward
-        // node of its own), a VJP's, or the prologue's.
-        auto placeLike = [&](Operation *op, Operation *at) {
-          if (at->hasAttr(kNodeAttr)) {
-            op->setAttr(kNodeAttr, OpBuilder(op).getI64IntegerAttr(kNewNode));
-            newNodes = true;
-          } else if (Attribute of = at->getAttr(kVjpOfAttr)) {
-            op->setAttr(kVjpOfAttr, of);
-          }
-        };
-        Value &bf16 = rounded[source];
-        if (!bf16) {
-          // Right after the op that computes the value, on its place on the
-          // tape, where vouch-fuse-pointwise can make it that op's kernel's
-          // store (a pointwise chain's); a value no op computes here (a
-          // param, a data field) before its first product.
-          Operation *producer = source.getDefiningOp();
-          bool computed = producer && !isStructuralOp(producer);
-          OpBuilder b(product);
-          if (computed)
-            b.setInsertionPointAfter(producer);
-          auto round = b.create<RoundBf16Op>(computed ? producer->getLoc()
-                                                      : product->getLoc(),
-                                             source);
-          placeLike(round, computed ? producer : product);
-          bf16 = round.getResult();
-        }
-        Value read = bf16;
-        if (source != operand) {
-          OpBuilder b(product);
-          auto reshape = b.create<ReshapeOp>(
-              product->getLoc(),
-              RankedTensorType::get(type.getShape(), b.getBF16Type()), bf16);
-          placeLike(reshape, product);
-          read = reshape.getResult();
-        }
-        product->setOperand(i, read);
-        // The f32 view the product read, if nothing else reads it now.
-        for (Operation *view = operand.getDefiningOp<ReshapeOp>();
-             view && view->use_empty();) {
-          Operation *next = view->getOperand(0).getDefiningOp<ReshapeOp>();
-          view->erase();
-          view = next;
-        }
+        if (layout.in_place_as_bf16())
+          readRounded(product->getOpOperand(i));
       }
     }
+    // An op whose kernels read an operand as bf16 (the op table's
+    // bf16Operand: qkv_attention's and its gradient's qkv, for
+    // attention64.cuh's kernels, which take heads of at most
+    // kAttention64MaxHeadDim features): that operand rounded once, where the
+    // op computing it leaves it, gives them half the bytes to load and no
+    // conversion to make, and the same bits (the kernels round a float tile
+    // alike); the f32 value is then read by no one else.
+    for (Operation *reader : bf16Readers)
+      readRounded(reader->getOpOperand(bf16OperandOf(reader)));
     foldIntoProducers(model);
     if (newNodes)
       renumberNodes(model);
+  }
+
+private:
+  /// Per f32 value, its rounding (made at its first reader).
+  llvm::DenseMap<Value, Value> rounded;
+  bool newNodes = false;
+
+  /// A new op takes the tape place of `at`: a forward op's (a forward node
+  /// of its own), a VJP's, or the prologue's.
+  void placeLike(Operation *op, Operation *at) {
+    if (at->hasAttr(kNodeAttr)) {
+      op->setAttr(kNodeAttr, OpBuilder(op).getI64IntegerAttr(kNewNode));
+      newNodes = true;
+    } else if (Attribute of = at->getAttr(kVjpOfAttr)) {
+      op->setAttr(kVjpOfAttr, of);
+    }
+  }
+
+  /// `use` (an f32 operand) reads the bf16 rounding of its value instead,
+  /// through a reshape where it read the value reshaped; the rounding is
+  /// made once per value.
+  void readRounded(OpOperand &use) {
+    Operation *reader = use.getOwner();
+    Value operand = use.get();
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (!type.getElementType().isF32())
+      return;
+    Value source = viewedValue(operand);
+    Value &bf16 = rounded[source];
+    if (!bf16) {
+      // Right after the op that computes the value, on its place on the
+      // tape, where vouch-fuse-pointwise can make it that op's kernel's
+      // store (a pointwise chain's); a value no op computes here (a
+      // param, a data field) before its first reader.
+      Operation *producer = source.getDefiningOp();
+      bool computed = producer && !isStructuralOp(producer);
+      OpBuilder b(reader);
+      if (computed)
+        b.setInsertionPointAfter(producer);
+      auto round = b.create<RoundBf16Op>(computed ? producer->getLoc()
+                                                  : reader->getLoc(),
+                                         source);
+      placeLike(round, computed ? producer : reader);
+      bf16 = round.getResult();
+    }
+    Value read = bf16;
+    if (source != operand) {
+      OpBuilder b(reader);
+      auto reshape = b.create<ReshapeOp>(
+          reader->getLoc(),
+          RankedTensorType::get(type.getShape(), b.getBF16Type()), bf16);
+      placeLike(reshape, reader);
+      read = reshape.getResult();
+    }
+    use.set(read);
+    // The f32 view the reader read, if nothing else reads it now.
+    for (Operation *view = operand.getDefiningOp<ReshapeOp>();
+         view && view->use_empty();) {
+      Operation *next = view->getOperand(0).getDefiningOp<ReshapeOp>();
+      view->erase();
+      view = next;
+    }
   }
 
   /// A rounding of a result its op's cuda kernel can store as bf16 (the op

@@ -16,6 +16,9 @@
 // q, k and v (and dq, dk, dv) as parts of one packed buffer: the entry adds
 // the part's offset H·d to the pointer and passes Dims that view
 // [..., T, 3·H·d] as [..., H, T, d] (the result [..., T, H·d] likewise).
+// Under bf16 products a qkv that vouch-round-bf16-operands rounded (heads
+// attention64.cuh takes) is passed as bf16 bits: the kernels `<op>_bf16`,
+// attention64.cuh's bf16-input overloads, an f32 entry only.
 // cpu: runtime/cpu_kernels.h's flash_attention / flash_attention_grad
 // (contiguous tensors) and qkv_attention / qkv_attention_grad.
 //
@@ -119,7 +122,7 @@ constexpr uint32_t k64DkdvBytes = 6 * 64 * 64 * 4 + 4 * 64 * 4;  // 99,328
 /// heads of at most 64 features (GPT-2's), measured 1.2-1.6x faster than
 /// attention.cuh's tensor-core kernels at GPT-2's shape (docs/performance.md).
 bool useAttention64(const std::string &twin, int64_t d, int64_t dv) {
-  return !twin.empty() && d <= 64 && dv <= 64;
+  return !twin.empty() && d <= kAttention64MaxHeadDim && dv <= kAttention64MaxHeadDim;
 }
 
 /// The suffix of attention.cuh's tensor-core twin for a profile's product
@@ -187,13 +190,19 @@ std::string cpuCallSource(const std::string &function, int inputs, int outputs,
 /// `call`, where not empty, is the kernel's arguments as expressions of the
 /// entry's parameters (qkv_attention's `qkv + part`), in the kernel's order;
 /// `mask` and `md` in it stand for the mask's pair as in `params`.
+/// `bf16Inputs` (attention64 under bf16 products, qkv rounded by
+/// vouch-round-bf16-operands): q, k, v (qkv) are bf16 bits, `const unsigned
+/// short*`, which picks attention64.cuh's bf16-input kernels; f32 entry only.
 std::string cudaEntry(const std::string &stem, const std::string &heads,
                       const std::vector<std::string> &params, bool masked,
                       int64_t boundChunks, const std::string &tensorCore,
                       bool attention64 = false,
-                      const std::vector<std::string> &call = {}) {
+                      const std::vector<std::string> &call = {},
+                      bool bf16Inputs = false) {
   std::string source;
   for (auto [type, suffix] : kCudaRealTypes) {
+    if (bf16Inputs && std::string(type) != "float")
+      continue;
     std::string list, names;
     for (const std::string &p : params) {
       bool isMask = p == "const int* mask" || p == "vouch::Dims md";
@@ -204,9 +213,11 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
         continue;
       }
       std::string typed = p;
+      bool input = name == "q" || name == "k" || name == "v" || name == "qkv";
+      std::string element = bf16Inputs && input ? "unsigned short" : type;
       for (size_t at = typed.find("T*"); at != std::string::npos;
-           at = typed.find("T*", at + 1))
-        typed.replace(at, 1, type);
+           at = typed.find("T*", at + element.size()))
+        typed.replace(at, 1, element);
       list += (list.empty() ? "" : ", ") + typed;
       names += (names.empty() ? "" : ", ") + name;
     }
@@ -305,6 +316,15 @@ struct AttentionOperands {
   Value q, k, v, mask, result, lse;
   Value grad, dq, dk, dv;  ///< the gradient op's (dq: qkv_attention's dqkv)
 
+  /// Whether q, k and v are bf16 (qkv rounded by vouch-round-bf16-operands
+  /// for attention64.cuh's kernels).
+  bool bf16Inputs() const {
+    return cast<ShapedType>(q.getType()).getElementType().isBF16();
+  }
+  /// The kernels' base name: the op's, `_masked`, `_bf16` for bf16 inputs.
+  std::string variant() const {
+    return name + (mask ? "_masked" : "") + (bf16Inputs() ? "_bf16" : "");
+  }
   /// H·d: k's offset in qkv, v's at twice it.
   int64_t part() const { return packed->heads * packed->features; }
   /// The forward and gradient kernels' input arguments, in the order of
@@ -440,7 +460,7 @@ private:
   static LogicalResult emitForward(const AttentionOperands &o,
                                    ProgramBuilder &builder) {
     bool masked = bool(o.mask);
-    std::string variant = o.name + (masked ? "_masked" : "");
+    std::string variant = o.variant();
     SmallVector<KernelArg> args;
     o.appendInputs(args);
     args.append({KernelArg::buffer(o.result), o.resultLikeDims(o.result),
@@ -453,7 +473,8 @@ private:
                   o.packed ? kPackedForwardParams : kForwardParams, masked,
                   kernels.dv, kernels.twin, kernels.a64,
                   o.packed ? concat(kPackedInputs, {"out", "od", "lse", "causal", "scale"})
-                           : std::vector<std::string>{});
+                           : std::vector<std::string>{},
+                  o.bf16Inputs());
     builder.addKernelStep(builder.kernel(variant, source), args,
                           tileGrid(o.e.batch, o.e.tq), kernels.threads(), 1,
                           kernels.forwardBytes(), 0, tileBytes(4, 8));
@@ -464,7 +485,7 @@ private:
                                 ProgramBuilder &builder) {
     const AttentionExtents &e = o.e;
     bool masked = bool(o.mask);
-    std::string variant = o.name + (masked ? "_masked" : "");
+    std::string variant = o.variant();
     // delta = Σ dy∘result per query: a scratch buffer of this op's own, read
     // by both gradient kernels.
     int32_t delta = builder.addScratch(builder.bufferName(o.dq) + ".delta",
@@ -517,7 +538,7 @@ private:
                                        ", " + std::to_string(kernels.dk) + ", " +
                                            std::to_string(kernels.dv),
                                        params, masked, std::max(kernels.dk, kernels.dv),
-                                       kernels.twin, kernels.a64, call)),
+                                       kernels.twin, kernels.a64, call, o.bf16Inputs())),
           args, tileGrid(e.batch, e.tk), kernels.threads(), 1,
           kernels.backwardBytes(k64DkdvBytes), 0, tileBytes(5, 8));
     }
@@ -541,7 +562,7 @@ private:
                          kernels.include() +
                              cudaEntry("attention_dq", ", " + std::to_string(kernels.dk),
                                        params, masked, kernels.dk, kernels.twin,
-                                       kernels.a64, call)),
+                                       kernels.a64, call, o.bf16Inputs())),
           args, tileGrid(e.batch, e.tq), kernels.threads(), 1,
           kernels.backwardBytes(k64DqBytes), 0, tileBytes(5, 8));
     }

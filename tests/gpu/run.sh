@@ -312,6 +312,19 @@ for precision in tf32 bf16; do
           "a product reading the layer_norm's bf16 y in place"
           "B bf16 in place \(vouch.cross_entropy_grad\)\) \[cublas.matmul\], lhs read as bf16 in place \(buffer v[0-9]+\), rhs read as bf16 in place"
           "a product reading bf16 operands in place") ;;
+      # ops_attention's qkv_attentions (heads of at most 64: attention64.cuh)
+      # read their qkv as bf16, rounded once where its linear leaves it, by
+      # their bf16-input kernels.
+      bf16/ops_attention_fused)
+        expected=(
+          "vouch_qkv_attention_bf16_f32 <- step [0-9]+ "
+          "the causal qkv_attention's kernel reading bf16 qkv"
+          "vouch_qkv_attention_masked_bf16_f32 <- step [0-9]+ "
+          "the masked qkv_attention's kernel reading bf16 qkv"
+          "vouch_qkv_attention_grad_bf16_dkdv_f32 <- step [0-9]+ "
+          "its gradient's dk, dv kernel reading bf16 qkv"
+          "vouch_qkv_attention_grad_masked_bf16_dq_f32 <- step [0-9]+ "
+          "the masked gradient's dq kernel reading bf16 qkv") ;;
       bf16/ops_padded)
         expected=(
           "vouch_round_bf16_f32 <- step [0-9]+ vouch_round_bf16_f32 \([A-Za-z]+ of step"

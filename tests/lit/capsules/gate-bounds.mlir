@@ -289,11 +289,17 @@ vouch.model "bounds" attributes {batch = 1 : i64, vouch.profile = "checked_cuda"
   // vouch's own matmul kernel, nor by cuBLAS under this profile's fp32 products.
   %wt = vouch.input "wt" : tensor<2x3xf32>
   %wb = vouch.round_bf16 %w {vouch.capsule = "native_cuda.round_bf16", vouch.kernel = "bounds_round_w"} : (tensor<3x2xf32>) -> tensor<3x2xbf16>
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `native_cuda.matmul` does not read (only cuBLAS and cuBLASLt products under products=bf16 read bf16 operands)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `native_cuda.matmul` does not read (under products=bf16 cuBLAS and cuBLASLt products read bf16 operands, and qkv_attention's kernels their qkv where its heads have at most 64 features)
   %nm = vouch.matmul %wb, %wt {vouch.capsule = "native_cuda.matmul", vouch.kernel = "bounds_bf16_native"} : (tensor<3x2xbf16>, tensor<2x3xf32>) -> tensor<3x3xf32>
-  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `cublas.matmul` does not read (only cuBLAS and cuBLASLt products under products=bf16 read bf16 operands)
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `cublas.matmul` does not read (under products=bf16 cuBLAS and cuBLASLt products read bf16 operands, and qkv_attention's kernels their qkv where its heads have at most 64 features)
   %cm = vouch.matmul %wb, %wt {vouch.capsule = "cublas.matmul", vouch.kernel = "bounds_bf16_fp32"} : (tensor<3x2xbf16>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  // Nor by qkv_attention's kernels under this profile's fp32 products, though
+  // its heads (8 features) are attention64.cuh's.
+  %qkv = vouch.input "qkv" : tensor<1x4x48xf32>
+  %qb = vouch.round_bf16 %qkv {vouch.capsule = "native_cuda.round_bf16", vouch.kernel = "bounds_round_qkv"} : (tensor<1x4x48xf32>) -> tensor<1x4x48xbf16>
+  // CHECK-DAG: gate-bounds.mlir:[[@LINE+1]]:{{[0-9]+}}: error: assurance gate {{\[}}layout]: operand 0 is bf16, which capsule `native_cuda.qkv_attention` does not read (under products=bf16 cuBLAS and cuBLASLt products read bf16 operands, and qkv_attention's kernels their qkv where its heads have at most 64 features)
+  %qo, %ql = vouch.qkv_attention %qb heads 2 causal scale 0.5 {vouch.capsule = "native_cuda.qkv_attention", vouch.kernel = "bounds_bf16_qkv"} : (tensor<1x4x48xbf16>) -> (tensor<1x4x16xf32>, tensor<1x2x4xf32>)
 }
 
 // The summary comes last and counts every failure above, no more.
-// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 160 failed obligations (layout ×2, shape ×122, uint32-abi ×36)
+// CHECK: gate-bounds.mlir:{{[0-9]+}}:1: error: assurance gate rejected model `bounds` under profile `checked_cuda`: 161 failed obligations (layout ×3, shape ×122, uint32-abi ×36)

@@ -1116,8 +1116,29 @@ vouch.model "m" attributes {batch = 1 : i64} {
 vouch.model "m" attributes {batch = 1 : i64} {
   %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
   %o, %l = vouch.qkv_attention %qkv heads 2 causal scale 0.5 : (tensor<2x3x12xf32>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
-  // expected-error @+1 {{'vouch.qkv_attention_grad' op dqkv 'tensor<2x3x4xf32>' must have qkv's type 'tensor<2x3x12xf32>'}}
+  // expected-error @+1 {{'vouch.qkv_attention_grad' op dqkv 'tensor<2x3x4xf32>' must have qkv's shape and type (f32 for a bf16 qkv) 'tensor<2x3x12xf32>'}}
   %d = vouch.qkv_attention_grad %o, %qkv, %o, %l heads 2 causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x12xf32>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x4xf32>
+}
+
+// -----
+
+// A bf16 qkv's gradient is f32 (its results are).
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %b = vouch.round_bf16 %qkv : (tensor<2x3x12xf32>) -> tensor<2x3x12xbf16>
+  %o, %l = vouch.qkv_attention %b heads 2 causal scale 0.5 : (tensor<2x3x12xbf16>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+  // expected-error @+1 {{'vouch.qkv_attention_grad' op dqkv 'tensor<2x3x12xf64>' must have qkv's shape and type (f32 for a bf16 qkv) 'tensor<2x3x12xbf16>'}}
+  %d = vouch.qkv_attention_grad %o, %b, %o, %l heads 2 causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x12xbf16>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x12xf64>
+}
+
+// -----
+
+// A bf16 qkv's results are f32.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %b = vouch.round_bf16 %qkv : (tensor<2x3x12xf32>) -> tensor<2x3x12xbf16>
+  // expected-error @+1 {{'vouch.qkv_attention' op result 'tensor<2x3x4xf64>' must be 'tensor<2x3x4xf32>' (each head's output side by side)}}
+  %o, %l = vouch.qkv_attention %b heads 2 causal scale 0.5 : (tensor<2x3x12xbf16>) -> (tensor<2x3x4xf64>, tensor<2x2x3xf32>)
 }
 
 // -----

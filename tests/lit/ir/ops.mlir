@@ -145,6 +145,17 @@ vouch.model "packed_heads" attributes {batch = 2 : i64} {
   %pd = vouch.qkv_attention_grad %po, %qkv, %po, %pl heads 2 causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x12xf32>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x12xf32>
 }
 
+// A bf16 qkv (vouch-round-bf16-operands's): f32 results and dqkv.
+// CHECK-LABEL: vouch.model "packed_heads_bf16"
+// CHECK: vouch.qkv_attention %{{.*}} : (tensor<2x3x12xbf16>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+// CHECK: vouch.qkv_attention_grad {{.*}} : (tensor<2x3x4xf32>, tensor<2x3x12xbf16>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x12xf32>
+vouch.model "packed_heads_bf16" attributes {batch = 2 : i64} {
+  %qkv = vouch.fill 1.0 : tensor<2x3x12xf32>
+  %b = vouch.round_bf16 %qkv : (tensor<2x3x12xf32>) -> tensor<2x3x12xbf16>
+  %po, %pl = vouch.qkv_attention %b heads 2 causal scale 0.5 : (tensor<2x3x12xbf16>) -> (tensor<2x3x4xf32>, tensor<2x2x3xf32>)
+  %pd = vouch.qkv_attention_grad %po, %b, %po, %pl heads 2 causal scale 0.5 : (tensor<2x3x4xf32>, tensor<2x3x12xbf16>, tensor<2x3x4xf32>, tensor<2x2x3xf32>) -> tensor<2x3x12xf32>
+}
+
 // batch_norm reads its running statistics (vouch.state) and returns y and the
 // statistics it normalised with; batch_norm_grad one result per gradient.
 // CHECK-LABEL: vouch.model "batch_norms"

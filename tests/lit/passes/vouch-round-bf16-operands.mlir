@@ -181,3 +181,48 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
   vouch.output "h" %h : tensor<8x16xf32>
   vouch.loss %l : tensor<f32>
 }
+
+// qkv_attention over heads attention64.cuh's kernels take (d = 8): the
+// linear's qkv rounded once, right after it (a forward node of its own:
+// linear 3, rounding 4, attention 5), the forward and its gradient reading
+// the bf16 value, the f32 one read by nothing; dqkv stays f32 (the bias sum
+// reads it; the weight gradient its own rounding). Not a product's operand,
+// so the small-product rule leaves it rounded too.
+// CHECK-LABEL: vouch.model "qkv"
+// CHECK: %[[QKV:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {vouch.node = 3 : i64}
+// CHECK-NEXT: %[[QB:[0-9]+]] = vouch.round_bf16 %[[QKV]] {vouch.node = 4 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
+// CHECK-NEXT: %[[O:[a-z0-9]+]], %[[L:[a-z0-9]+]] = vouch.qkv_attention %[[QB]] heads 2 causal scale {{.*}}vouch.node = 5 : i64} : (tensor<2x4x48xbf16>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
+// CHECK-NOT: %[[QKV]]
+// CHECK: vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal {{.*}}: (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
+// SMALL-LABEL: vouch.model "qkv"
+// SMALL: vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
+// SMALL: vouch.qkv_attention_grad {{.*}}tensor<2x4x48xbf16>
+vouch.model "qkv" attributes {batch = 2 : i64} {
+  %x = vouch.input "x" : tensor<2x4x16xf32>
+  %t = vouch.target "t" : tensor<2x4x16xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<48x16xf32>
+  %b = vouch.param "b" = zeros : tensor<48xf32>
+  %h = vouch.relu %x : (tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %qkv = vouch.linear %h, %w, %b : (tensor<2x4x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x4x48xf32>
+  %o, %lse = vouch.qkv_attention %qkv heads 2 causal scale 0.35355339059327373 : (tensor<2x4x48xf32>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
+  %l = vouch.mse_loss %o, %t : (tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<f32>
+  vouch.output "y" %o : tensor<2x4x16xf32>
+  vouch.loss %l : tensor<f32>
+}
+
+// Heads of 72 features are attention.cuh's (wider than attention64.cuh's
+// 64), whose kernels read f32: qkv left alone.
+// CHECK-LABEL: vouch.model "wide_heads"
+// CHECK-NOT: round_bf16 %{{[0-9]+}} {{.*}}tensor<1x4x216xf32>
+// CHECK: vouch.qkv_attention %{{[0-9]+}} heads 1 {{.*}}(tensor<1x4x216xf32>)
+// CHECK: vouch.qkv_attention_grad {{.*}}tensor<1x4x216xf32>, {{.*}}-> tensor<1x4x216xf32>
+vouch.model "wide_heads" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x4x8xf32>
+  %t = vouch.target "t" : tensor<1x4x72xf32>
+  %w = vouch.param "w" = xavier_uniform : tensor<216x8xf32>
+  %qkv = vouch.linear %x, %w : (tensor<1x4x8xf32>, tensor<216x8xf32>) -> tensor<1x4x216xf32>
+  %o, %lse = vouch.qkv_attention %qkv heads 1 scale 0.125 : (tensor<1x4x216xf32>) -> (tensor<1x4x72xf32>, tensor<1x1x4xf32>)
+  %l = vouch.mse_loss %o, %t : (tensor<1x4x72xf32>, tensor<1x4x72xf32>) -> tensor<f32>
+  vouch.output "y" %o : tensor<1x4x72xf32>
+  vouch.loss %l : tensor<f32>
+}

@@ -13,9 +13,10 @@ bf16: torch's autocast) and contender it prints the median ms per step over
 the steps after warm-up (the loss read on the host every 10 steps), tokens/s,
 the peak device memory, and for torch.compile its first step's time (the
 compilation). vouch's bf16 is `--precision bf16`: the fused attention's and
-the GEMMs' products with bf16 operands (each GEMM operand rounded into a bf16
-copy first), f32 sums and storage, not autocast's bf16 activations: its row
-says so. It also checks that the
+the GEMMs' products with bf16 operands (each rounded to bf16 once, stored as
+bf16 where only products read it: the layer_norm outputs, dlogits, the
+attention's qkv), f32 sums and f32 storage otherwise, not autocast's bf16
+activations: its row says so. It also checks that the
 contenders train the same model: vouch's first losses against eager's in fp32.
 
 usage: gpt2.py --exe GPT2_EXE [--exe-tf32 GPT2_TF32_EXE] [--exe-bf16 GPT2_BF16_EXE]
@@ -134,7 +135,7 @@ def main():
         if exe:
             ms, peak, vouch_losses, _ = vouch_run(exe, args.data, args.steps, work, LOG_EVERY)
             row(precision, "vouch", ms, peak,
-                "bf16 products (rounded operand copies for GEMMs), f32 storage"
+                "bf16 products (operands rounded once), f32 storage but for bf16 operands"
                 if precision == "bf16" else "")
         else:
             print("  %-5s %-14s not measured: no executable given" % (precision, "vouch"),

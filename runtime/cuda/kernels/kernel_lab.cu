@@ -3534,6 +3534,20 @@ void run_bench() {
 
 // GPT-2's attention (batch 8 x 12 heads, T 1024, D 64, causal), f32, codegen's d64
 // instantiations: the forward, and the backward (delta + dkdv + dq).
+// bench_attention's backward timings at one shape: delta + dkdv + dq (run once and
+// checked first), then dkdv and dq alone. Bytes: q, k and v at qkv_bytes an
+// element, every other tensor (dO, out, the gradients) 4, n elements each.
+template <class Backward, class Dkdv, class Dq>
+void bench_attention_backward(const std::string& tag, const Backward& backward,
+                              const Dkdv& dkdv, const Dq& dq, long long n, double qkv_bytes) {
+  backward();
+  LAB_LAUNCHED();
+  const double inputs = 3.0 * qkv_bytes * n;
+  bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), inputs + 6.0 * 4 * n, backward);
+  bench((tag + " backward: dkdv alone").c_str(), inputs + 3.0 * 4 * n, dkdv);
+  bench((tag + " backward: dq alone").c_str(), inputs + 2.0 * 4 * n, dq);
+}
+
 void bench_attention() {
   using K = Lab<float>;
   const long long B = 8, H = 12, T = 1024, D = 64;
@@ -3635,11 +3649,7 @@ void bench_attention() {
       tf_dkdv();
       tf_dq();
     };
-    tf_backward();
-    LAB_LAUNCHED();
-    bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), 9.0 * n * 4, tf_backward);
-    bench((tag + " backward: dkdv alone").c_str(), 6.0 * n * 4, tf_dkdv);
-    bench((tag + " backward: dq alone").c_str(), 5.0 * n * 4, tf_dq);
+    bench_attention_backward(tag, tf_backward, tf_dkdv, tf_dq, n, 4.0);
   }
 
   // attention64.cuh (what codegen emits for heads of at most 64 under tf32 / bf16):
@@ -3701,11 +3711,7 @@ void bench_attention() {
       a_dkdv();
       a_dq();
     };
-    a_backward();
-    LAB_LAUNCHED();
-    bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), 9.0 * n * 4, a_backward);
-    bench((tag + " backward: dkdv alone").c_str(), 6.0 * n * 4, a_dkdv);
-    bench((tag + " backward: dq alone").c_str(), 5.0 * n * 4, a_dq);
+    bench_attention_backward(tag, a_backward, a_dkdv, a_dq, n, 4.0);
     // The all-kept path changes no bit: codegen's forward against the one that tests
     // each entry, on this causal GPT-2 shape (most tiles whole).
     a_forward();
@@ -3762,12 +3768,7 @@ void bench_attention() {
     LAB_LAUNCHED();
     bench((tag + " forward GPT-2 [8,12,1024,64] causal").c_str(), (3.0 * 2 + 1.0 * 4) * n,
           b_forward);
-    b_backward();
-    LAB_LAUNCHED();
-    bench((tag + " backward GPT-2 (delta + dkdv + dq)").c_str(), (3.0 * 2 + 6.0 * 4) * n,
-          b_backward);
-    bench((tag + " backward: dkdv alone").c_str(), (3.0 * 2 + 3.0 * 4) * n, b_dkdv);
-    bench((tag + " backward: dq alone").c_str(), (3.0 * 2 + 2.0 * 4) * n, b_dq);
+    bench_attention_backward(tag, b_backward, b_dkdv, b_dq, n, 2.0);
     b_forward();
     b_backward();
     LAB_LAUNCHED();

@@ -68,6 +68,11 @@ inline constexpr int64_t kMaxAttentionHeadDim = 256;
 /// read qkv_attention's qkv as bf16, which vouch-round-bf16-operands then
 /// rounds once.
 inline constexpr int64_t kAttention64MaxHeadDim = 64;
+/// Whether attention64.cuh's kernels take heads of q's `d` and v's `dv`
+/// features.
+inline constexpr bool attention64TakesHeads(int64_t d, int64_t dv) {
+  return d <= kAttention64MaxHeadDim && dv <= kAttention64MaxHeadDim;
+}
 
 struct OpFacts {
   std::string_view mnemonic; ///< the dialect name without `vouch.`

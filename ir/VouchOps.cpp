@@ -2878,10 +2878,8 @@ int32_t vouch::bf16OperandOf(Operation *op) {
   const OpFacts *facts = findOpFacts(op->getName().stripDialect());
   if (!facts || facts->bf16Operand < 0 || facts->family != OpFamily::Attention)
     return -1;
-  std::array<int64_t, 2> heads = attentionHeadFeatures(op);
-  return heads[0] <= kAttention64MaxHeadDim && heads[1] <= kAttention64MaxHeadDim
-             ? facts->bf16Operand
-             : -1;
+  auto [d, dv] = attentionHeadFeatures(op);
+  return attention64TakesHeads(d, dv) ? facts->bf16Operand : -1;
 }
 
 /// What qkv_attention and its gradient share: qkv [..., T, 3·H·d] (H =

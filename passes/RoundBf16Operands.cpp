@@ -76,55 +76,9 @@ void renumberNodes(ModelOp model) {
       op.setAttr(kVjpOfAttr, b.getI64IntegerAttr(renumbered.lookup(of.getInt())));
 }
 
-struct RoundBf16OperandsPass
-    : public vouch::impl::RoundBf16OperandsBase<RoundBf16OperandsPass> {
-  using RoundBf16OperandsBase::RoundBf16OperandsBase;
-
-  void runOnOperation() override {
-    ModelOp model = getOperation();
-    rounded.clear();
-    newNodes = false;
-    capsules::SmallProductRule small{smallMultiplyAdds, smallMaxK};
-    SmallVector<Operation *> products, bf16Readers;
-    for (Operation &op : model.getBlock()) {
-      if (isa<MatmulOp, LinearOp, LinearWeightGradOp>(op))
-        products.push_back(&op);
-      if (bf16OperandOf(&op) >= 0)
-        bf16Readers.push_back(&op);
-    }
-    for (Operation *product : products) {
-      if (!cast<RankedTensorType>(product->getResult(0).getType())
-               .getElementType()
-               .isF32())
-        continue;
-      std::optional<capsules::ProductExtents> extents = productExtents(product);
-      if (!extents || small.covers(*extents))
-        continue;
-      std::optional<rt::cuda::ProductPlan> plan =
-          planProduct(product, rt::cuda::ProductMath::Bf16);
-      if (!plan)
-        continue;
-      for (unsigned i : {0u, 1u}) {
-        const rt::cuda::OperandLayout &layout = i == 0 ? plan->a : plan->b;
-        if (layout.in_place_as_bf16())
-          readRounded(product->getOpOperand(i));
-      }
-    }
-    // An op whose kernels read an operand as bf16 (the op table's
-    // bf16Operand: qkv_attention's and its gradient's qkv, for
-    // attention64.cuh's kernels, which take heads of at most
-    // kAttention64MaxHeadDim features): that operand rounded once, where the
-    // op computing it leaves it, gives them half the bytes to load and no
-    // conversion to make, and the same bits (the kernels round a float tile
-    // alike); the f32 value is then read by no one else.
-    for (Operation *reader : bf16Readers)
-      readRounded(reader->getOpOperand(bf16OperandOf(reader)));
-    foldIntoProducers(model);
-    if (newNodes)
-      renumberNodes(model);
-  }
-
-private:
+/// The roundings one run of the pass makes: each f32 value rounded once, at
+/// its first reader, every reader given the bf16 value.
+struct OperandRounder {
   /// Per f32 value, its rounding (made at its first reader).
   llvm::DenseMap<Value, Value> rounded;
   bool newNodes = false;
@@ -143,7 +97,7 @@ private:
   /// `use` (an f32 operand) reads the bf16 rounding of its value instead,
   /// through a reshape where it read the value reshaped; the rounding is
   /// made once per value.
-  void readRounded(OpOperand &use) {
+  void read(OpOperand &use) {
     Operation *reader = use.getOwner();
     Value operand = use.get();
     auto type = cast<RankedTensorType>(operand.getType());
@@ -184,6 +138,55 @@ private:
       view->erase();
       view = next;
     }
+  }
+
+};
+
+struct RoundBf16OperandsPass
+    : public vouch::impl::RoundBf16OperandsBase<RoundBf16OperandsPass> {
+  using RoundBf16OperandsBase::RoundBf16OperandsBase;
+
+  void runOnOperation() override {
+    ModelOp model = getOperation();
+    OperandRounder rounder;
+    capsules::SmallProductRule small{smallMultiplyAdds, smallMaxK};
+    SmallVector<Operation *> products, bf16Readers;
+    for (Operation &op : model.getBlock()) {
+      if (isa<MatmulOp, LinearOp, LinearWeightGradOp>(op))
+        products.push_back(&op);
+      if (bf16OperandOf(&op) >= 0)
+        bf16Readers.push_back(&op);
+    }
+    for (Operation *product : products) {
+      if (!cast<RankedTensorType>(product->getResult(0).getType())
+               .getElementType()
+               .isF32())
+        continue;
+      std::optional<capsules::ProductExtents> extents = productExtents(product);
+      if (!extents || small.covers(*extents))
+        continue;
+      std::optional<rt::cuda::ProductPlan> plan =
+          planProduct(product, rt::cuda::ProductMath::Bf16);
+      if (!plan)
+        continue;
+      for (unsigned i : {0u, 1u}) {
+        const rt::cuda::OperandLayout &layout = i == 0 ? plan->a : plan->b;
+        if (layout.in_place_as_bf16())
+          rounder.read(product->getOpOperand(i));
+      }
+    }
+    // An op whose kernels read an operand as bf16 (the op table's
+    // bf16Operand: qkv_attention's and its gradient's qkv, for
+    // attention64.cuh's kernels, which take heads of at most
+    // kAttention64MaxHeadDim features): that operand rounded once, where the
+    // op computing it leaves it, gives them half the bytes to load and no
+    // conversion to make, and the same bits (the kernels round a float tile
+    // alike); the f32 value is then read by no one else.
+    for (Operation *reader : bf16Readers)
+      rounder.read(reader->getOpOperand(bf16OperandOf(reader)));
+    foldIntoProducers(model);
+    if (rounder.newNodes)
+      renumberNodes(model);
   }
 
   /// A rounding of a result its op's cuda kernel can store as bf16 (the op

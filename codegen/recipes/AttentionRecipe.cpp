@@ -122,7 +122,7 @@ constexpr uint32_t k64DkdvBytes = 6 * 64 * 64 * 4 + 4 * 64 * 4;  // 99,328
 /// heads of at most 64 features (GPT-2's), measured 1.2-1.6x faster than
 /// attention.cuh's tensor-core kernels at GPT-2's shape (docs/performance.md).
 bool useAttention64(const std::string &twin, int64_t d, int64_t dv) {
-  return !twin.empty() && d <= kAttention64MaxHeadDim && dv <= kAttention64MaxHeadDim;
+  return !twin.empty() && attention64TakesHeads(d, dv);
 }
 
 /// The suffix of attention.cuh's tensor-core twin for a profile's product

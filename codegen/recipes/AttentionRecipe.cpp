@@ -112,17 +112,42 @@ constexpr uint32_t kTcForwardBytes = 4 * kTile * 68 * 4 + 2 * 2 * kTile * 4; // 
 constexpr uint32_t kTcBackwardBytes = 5 * kTile * 68 * 4;                   // 87,040
 
 /// attention64.cuh (tensor-core products, heads of at most 64 features): blocks
-/// of kAttention64Threads, tiles of [64][64] floats (attention64_*_shared_bytes).
+/// of kAttention64Threads, tiles of [64][64] floats, or of bf16 for q, k and v
+/// given as bf16 (8 KiB: attention64_tile_floats), dO's float either way
+/// (attention64_*_shared_bytes).
 constexpr uint32_t kThreads64 = 128;
-constexpr uint32_t k64ForwardBytes = 5 * 64 * 64 * 4;            // 81,920
-constexpr uint32_t k64DqBytes = 6 * 64 * 64 * 4;                 // 98,304
-constexpr uint32_t k64DkdvBytes = 6 * 64 * 64 * 4 + 4 * 64 * 4;  // 99,328
+constexpr uint32_t k64FloatTile = 64 * 64 * 4;
+constexpr uint32_t a64Tile(bool bf16Inputs) {
+  return bf16Inputs ? k64FloatTile / 2 : k64FloatTile;
+}
+/// Q, K × 2, V × 2: 81,920 bytes, bf16 40,960.
+constexpr uint32_t a64ForwardBytes(bool bf16Inputs) { return 5 * a64Tile(bf16Inputs); }
+/// Q, K × 2, V × 2, dO: 98,304, bf16 57,344.
+constexpr uint32_t a64DqBytes(bool bf16Inputs) {
+  return 5 * a64Tile(bf16Inputs) + k64FloatTile;
+}
+/// K, V, Q × 2, dO × 2, lse and delta × 2: 99,328, bf16 66,560.
+constexpr uint32_t a64DkdvBytes(bool bf16Inputs) {
+  return 4 * a64Tile(bf16Inputs) + 2 * k64FloatTile + 4 * 64 * 4;
+}
 
 /// Whether a tensor-core build's f32 entries take attention64.cuh's kernels:
 /// heads of at most 64 features (GPT-2's), measured 1.2-1.6x faster than
 /// attention.cuh's tensor-core kernels at GPT-2's shape (docs/performance.md).
 bool useAttention64(const std::string &twin, int64_t d, int64_t dv) {
   return !twin.empty() && attention64TakesHeads(d, dv);
+}
+
+/// The blocks an SM that attention64.cuh's entry `stem` is compiled for (its
+/// launch bounds' second argument). Two where q, k and v are float (their
+/// float tiles let no third block share the SM). Their 8 KiB bf16 tiles let
+/// three: the forward and dq then take 168 registers (44 and 184 bytes
+/// spilled) and run faster, dkdv (128 accumulators) spills 544 bytes and
+/// runs slower, so keeps two. H100, GPT-2's shape, kernel lab: forward 0.155
+/// -> 0.128 ms, dq 0.161 -> 0.148, dkdv 0.253 -> 0.299 (four blocks: 0.127,
+/// 0.230, 0.414).
+int a64BlocksPerSm(const std::string &stem, bool bf16Inputs) {
+  return bf16Inputs && stem != "attention_dkdv" ? 3 : 2;
 }
 
 /// The suffix of attention.cuh's tensor-core twin for a profile's product
@@ -231,7 +256,8 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
     }
     bool float64 = std::string(type) == "double";
     if (attention64 && !float64) {
-      source += "extern \"C\" __global__ void __launch_bounds__(128, 2) @NAME@_" +
+      source += "extern \"C\" __global__ void __launch_bounds__(128, " +
+                std::to_string(a64BlocksPerSm(stem, bf16Inputs)) + ") @NAME@_" +
                 std::string(suffix) + "(" + list + ") {\n  vouch::attention64_" +
                 stem.substr(std::string("attention_").size()) + tensorCore + "_kernel(" +
                 names + ");\n}\n";
@@ -251,28 +277,6 @@ std::string cudaEntry(const std::string &stem, const std::string &heads,
   }
   return source;
 }
-
-/// The cuda kernels an op's extents and the profile take: attention.cuh's
-/// (their tensor-core twin under tf32 / bf16), or attention64.cuh's.
-struct KernelChoice {
-  std::string twin; ///< tensorCoreTwin
-  bool a64;         ///< useAttention64
-  int64_t dk, dv;   ///< 64-feature chunks of q's and v's heads
-
-  KernelChoice(capsules::ProductPrecision products, const AttentionExtents &e)
-      : twin(tensorCoreTwin(products)), a64(useAttention64(twin, e.d, e.dv)),
-        dk(chunks(e.d)), dv(chunks(e.dv)) {}
-  std::string include() const {
-    return a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n";
-  }
-  uint32_t threads() const { return a64 ? kThreads64 : kThreads; }
-  uint32_t forwardBytes() const {
-    return a64 ? k64ForwardBytes : twin.empty() ? tileBytes(4, 4) : kTcForwardBytes;
-  }
-  uint32_t backwardBytes(uint32_t a64Bytes) const {
-    return a64 ? a64Bytes : twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
-  }
-};
 
 /// The kernels' tensor parameters and, for qkv_attention, the call that
 /// reads q, k and v (and writes dq, dk and dv) out of one packed buffer at
@@ -344,6 +348,29 @@ struct AttentionOperands {
   KernelArg resultLikeDims(Value tensor) const {
     return packed ? KernelArg::dims(packed->headShape(), packed->headStrides(1))
                   : denseDims(tensor);
+  }
+};
+
+/// The cuda kernels an op's extents and the profile take: attention.cuh's
+/// (their tensor-core twin under tf32 / bf16), or attention64.cuh's.
+struct KernelChoice {
+  std::string twin; ///< tensorCoreTwin
+  bool a64;         ///< useAttention64
+  int64_t dk, dv;   ///< 64-feature chunks of q's and v's heads
+  bool bf16Inputs;  ///< q, k and v bf16 (AttentionOperands::bf16Inputs)
+
+  KernelChoice(capsules::ProductPrecision products, const AttentionOperands &o)
+      : twin(tensorCoreTwin(products)), a64(useAttention64(twin, o.e.d, o.e.dv)),
+        dk(chunks(o.e.d)), dv(chunks(o.e.dv)), bf16Inputs(o.bf16Inputs()) {}
+  std::string include() const {
+    return a64 ? "#include \"attention64.cuh\"\n" : "#include \"attention.cuh\"\n";
+  }
+  uint32_t threads() const { return a64 ? kThreads64 : kThreads; }
+  uint32_t forwardBytes() const {
+    return a64 ? a64ForwardBytes(bf16Inputs) : twin.empty() ? tileBytes(4, 4) : kTcForwardBytes;
+  }
+  uint32_t backwardBytes(uint32_t a64Bytes) const {
+    return a64 ? a64Bytes : twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
   }
 };
 
@@ -466,7 +493,7 @@ private:
     args.append({KernelArg::buffer(o.result), o.resultLikeDims(o.result),
                  KernelArg::buffer(o.lse), KernelArg::integer(o.causal),
                  KernelArg::real(o.scale)});
-    KernelChoice kernels(builder.products(), o.e);
+    KernelChoice kernels(builder.products(), o);
     std::string source =
         kernels.include() +
         cudaEntry("attention_forward", ", " + std::to_string(kernels.dv),
@@ -490,7 +517,7 @@ private:
     // by both gradient kernels.
     int32_t delta = builder.addScratch(builder.bufferName(o.dq) + ".delta",
                                        e.batch * e.tq, rt::DType::Real, false);
-    KernelChoice kernels(builder.products(), e);
+    KernelChoice kernels(builder.products(), o);
     {
       std::string source =
           "#include \"attention.cuh\"\n" +
@@ -540,7 +567,7 @@ private:
                                        params, masked, std::max(kernels.dk, kernels.dv),
                                        kernels.twin, kernels.a64, call, o.bf16Inputs())),
           args, tileGrid(e.batch, e.tk), kernels.threads(), 1,
-          kernels.backwardBytes(k64DkdvBytes), 0, tileBytes(5, 8));
+          kernels.backwardBytes(a64DkdvBytes(kernels.bf16Inputs)), 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
@@ -564,7 +591,7 @@ private:
                                        params, masked, kernels.dk, kernels.twin,
                                        kernels.a64, call, o.bf16Inputs())),
           args, tileGrid(e.batch, e.tq), kernels.threads(), 1,
-          kernels.backwardBytes(k64DqBytes), 0, tileBytes(5, 8));
+          kernels.backwardBytes(a64DqBytes(kernels.bf16Inputs)), 0, tileBytes(5, 8));
     }
     return success();
   }

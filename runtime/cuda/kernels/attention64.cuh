@@ -55,12 +55,14 @@
 // first key, are skipped whole; blocks take the tiles with the most work first.
 // Launch: block kAttention64Threads (128), grid attention_tile_grid(batch_count, Tq)
 // (forward, dq) or (batch_count, Tk) (dkdv), any grid correct (tiles grid-stride);
-// dynamic shared memory attention64_forward_shared_bytes() (81,920), _dq_ (98,304),
-// _dkdv_ (99,328): above 48 KiB, so the host sets
+// dynamic shared memory attention64_forward_shared_bytes(bf16_inputs) (81,920; bf16 q, k,
+// v: 40,960), _dq_ (98,304; 57,344), _dkdv_ (99,328; 66,560): q, k and v tiles of floats,
+// or of bf16 alone (attention64_tile_floats), dO's float. Above 48 KiB, so the host sets
 // cudaFuncAttributeMaxDynamicSharedMemorySize; a launch given less, or with D or Dv above
 // 64, traps (codegen takes attention.cuh's kernels for wider heads). sm_80 or newer.
-// Entry points take __launch_bounds__(128, 2): two blocks per SM (the shared memory
-// allows two).
+// Entry points take __launch_bounds__(128, 2): two blocks per SM, all that float tiles'
+// shared memory allows; codegen's bf16-input forward and dq take (128, 3), which their
+// smaller tiles allow (its a64BlocksPerSm says what that measured).
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION64_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_ATTENTION64_CUH_
 
@@ -71,14 +73,21 @@ namespace vouch {
 constexpr int kAttention64Threads = 128;  // 4 warps of 16 rows
 constexpr int kAttention64Floats = 64 * 64;  // one swizzled tile
 
-__host__ __device__ constexpr long long attention64_forward_shared_bytes() {
-  return 5LL * kAttention64Floats * 4;  // Q, K × 2, V × 2
+// The floats of a q, k or v tile's buffer: a float tile (bf16 products convert it in place
+// into its first half), or, for bf16 q, k, v, a bf16 tile's 8 KiB alone. dO's buffers stay
+// float tiles.
+__host__ __device__ constexpr int attention64_tile_floats(bool bf16_inputs) {
+  return bf16_inputs ? kAttention64Floats / 2 : kAttention64Floats;
 }
-__host__ __device__ constexpr long long attention64_dq_shared_bytes() {
-  return 6LL * kAttention64Floats * 4;  // Q, dO, K × 2, V × 2
+__host__ __device__ constexpr long long attention64_forward_shared_bytes(bool bf16_inputs = false) {
+  return 5LL * attention64_tile_floats(bf16_inputs) * 4;  // Q, K × 2, V × 2
 }
-__host__ __device__ constexpr long long attention64_dkdv_shared_bytes() {
-  return 6LL * kAttention64Floats * 4 + 4LL * 64 * 4;  // K, V, Q × 2, dO × 2, lse, delta × 2
+__host__ __device__ constexpr long long attention64_dq_shared_bytes(bool bf16_inputs = false) {
+  return (5LL * attention64_tile_floats(bf16_inputs) + kAttention64Floats) * 4;  // Q, K × 2, V × 2; dO
+}
+__host__ __device__ constexpr long long attention64_dkdv_shared_bytes(bool bf16_inputs = false) {
+  // K, V, Q × 2; dO × 2; lse, delta × 2
+  return (4LL * attention64_tile_floats(bf16_inputs) + 2LL * kAttention64Floats) * 4 + 4LL * 64 * 4;
 }
 
 // Element (r, c) of a swizzled tile: 16-byte chunk c / 4 of row r at chunk (c / 4) ^ (r % 8).
@@ -489,16 +498,17 @@ template <class Tc, class In>
 __device__ inline void a64_next_kv(float* sk, float* sv, const AttnView<In>& K,
                                    const AttnView<In>& V, int kt, int nk, long long tk,
                                    long long d, long long dv) {
+  constexpr int kT = attention64_tile_floats(A64In<In>::kBf16);
   if (kt + 1 < nk) {
-    a64_load_tile<Tc>(sk + ((kt + 1) & 1) * kAttention64Floats, K, (kt + 1) * 64LL, tk, d);
-    a64_load_tile<Tc>(sv + ((kt + 1) & 1) * kAttention64Floats, V, (kt + 1) * 64LL, tk, dv);
+    a64_load_tile<Tc>(sk + ((kt + 1) & 1) * kT, K, (kt + 1) * 64LL, tk, d);
+    a64_load_tile<Tc>(sv + ((kt + 1) & 1) * kT, V, (kt + 1) * 64LL, tk, dv);
     a64_commit();
     a64_wait<1>();
   } else {
     a64_wait<0>();
   }
-  a64_finish_tiles<Tc>(sk + (kt & 1) * kAttention64Floats, K, d,
-                       sv + (kt & 1) * kAttention64Floats, V, dv);
+  a64_finish_tiles<Tc>(sk + (kt & 1) * kT, K, d,
+                       sv + (kt & 1) * kT, V, dv);
 }
 
 __device__ inline void a64_zero(float (&acc)[8][4]) {
@@ -540,10 +550,11 @@ __device__ void attention64_forward_kernel(const In* q, Dims qd, const In* k, Di
   const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
   const long long batches = attention_batch_count(qd);
   attention_require(blockDim.x == kAttention64Threads && d <= 64 && dv <= 64 &&
-                    dynamic_shared_bytes() >= attention64_forward_shared_bytes());
+                    dynamic_shared_bytes() >= attention64_forward_shared_bytes(A64In<In>::kBf16));
+  constexpr int kT = attention64_tile_floats(A64In<In>::kBf16);  // a q, k or v tile
   float* const sq = dynamic_shared<float>();
-  float* const sk = sq + kAttention64Floats;      // [2]
-  float* const sv = sk + 2 * kAttention64Floats;  // [2]
+  float* const sk = sq + kT;      // [2]
+  float* const sv = sk + 2 * kT;  // [2]
   const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), g = lane >> 2, t = lane & 3;
   const float sc = float(scale), ninf = -positive_infinity<float>();
   const long long q_tiles = attention_tiles(tq);
@@ -564,8 +575,8 @@ __device__ void attention64_forward_kernel(const In* q, Dims qd, const In* k, Di
     float o[8][4], m[2] = {ninf, ninf}, l[2] = {0.f, 0.f};
     a64_zero(o);
     for (int kt = 0; kt < nk; ++kt) {
-      const float* const ck = sk + (kt & 1) * kAttention64Floats;
-      const float* const cv = sv + (kt & 1) * kAttention64Floats;
+      const float* const ck = sk + (kt & 1) * kT;
+      const float* const cv = sv + (kt & 1) * kT;
       a64_next_kv<Tc>(sk, sv, K, V, kt, nk, tk, d, dv);
       if (kt == 0) a64_finish_tiles<Tc>(sq, Q, d, nullptr, Q, 0);
       __syncthreads();  // tile kt (and Q) in shared memory
@@ -646,11 +657,12 @@ __device__ void attention64_dq_kernel(const In* q, Dims qd, const In* k, Dims kd
   const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
   const long long batches = attention_batch_count(qd);
   attention_require(blockDim.x == kAttention64Threads && d <= 64 && dv <= 64 &&
-                    dynamic_shared_bytes() >= attention64_dq_shared_bytes());
+                    dynamic_shared_bytes() >= attention64_dq_shared_bytes(A64In<In>::kBf16));
+  constexpr int kT = attention64_tile_floats(A64In<In>::kBf16);  // a q, k or v tile
   float* const sq = dynamic_shared<float>();
-  float* const sdo = sq + kAttention64Floats;
+  float* const sdo = sq + kT;
   float* const sk = sdo + kAttention64Floats;     // [2]
-  float* const sv = sk + 2 * kAttention64Floats;  // [2]
+  float* const sv = sk + 2 * kT;  // [2]
   const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), g = lane >> 2;
   const float sc = float(scale), sc2 = sc * kA64Log2e, ninf = -positive_infinity<float>();
   const long long q_tiles = attention_tiles(tq);
@@ -681,8 +693,8 @@ __device__ void attention64_dq_kernel(const In* q, Dims qd, const In* k, Dims kd
     float acc[8][4];
     a64_zero(acc);
     for (int kt = 0; kt < nk; ++kt) {
-      const float* const ck = sk + (kt & 1) * kAttention64Floats;
-      const float* const cv = sv + (kt & 1) * kAttention64Floats;
+      const float* const ck = sk + (kt & 1) * kT;
+      const float* const cv = sv + (kt & 1) * kT;
       a64_next_kv<Tc>(sk, sv, K, V, kt, nk, tk, d, dv);
       if (kt == 0) a64_finish_tiles<Tc>(sq, Q, d, sdo, G, dv);
       __syncthreads();
@@ -723,11 +735,12 @@ __device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims 
   const long long tk = attention_extent(kd, r - 2), dv = attention_extent(vd, r - 1);
   const long long batches = attention_batch_count(qd);
   attention_require(blockDim.x == kAttention64Threads && d <= 64 && dv <= 64 &&
-                    dynamic_shared_bytes() >= attention64_dkdv_shared_bytes());
+                    dynamic_shared_bytes() >= attention64_dkdv_shared_bytes(A64In<In>::kBf16));
+  constexpr int kT = attention64_tile_floats(A64In<In>::kBf16);  // a q, k or v tile
   float* const sk = dynamic_shared<float>();
-  float* const sv = sk + kAttention64Floats;
-  float* const sq = sv + kAttention64Floats;       // [2]
-  float* const sdo = sq + 2 * kAttention64Floats;  // [2]
+  float* const sv = sk + kT;
+  float* const sq = sv + kT;       // [2]
+  float* const sdo = sq + 2 * kT;  // [2]
   float* const slse = sdo + 2 * kAttention64Floats;  // [2][64]
   float* const sdelta = slse + 2 * 64;               // [2][64]
   const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5), t = lane & 3;
@@ -746,7 +759,7 @@ __device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims 
     auto stage = [&](int i) {
       const int buf = i & 1;
       const long long q0 = (qt0 + i) * 64;
-      a64_load_tile<Tc>(sq + buf * kAttention64Floats, Q, q0, tq, d);
+      a64_load_tile<Tc>(sq + buf * kT, Q, q0, tq, d);
       a64_load_tile<Tc>(sdo + buf * kAttention64Floats, G, q0, tq, dv);
       if (warp == 0) a64_load_rows(slse + buf * 64, lse + b * tq, q0, tq, lane);
       if (warp == 1) a64_load_rows(slse + buf * 64 + 32, lse + b * tq, q0 + 32, tq, lane);
@@ -764,7 +777,7 @@ __device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims 
     for (int i = 0; i < nq; ++i) {
       const int buf = i & 1;
       const long long q0 = (qt0 + i) * 64;
-      float* const cq = sq + buf * kAttention64Floats;
+      float* const cq = sq + buf * kT;
       float* const cdo = sdo + buf * kAttention64Floats;
       if (i + 1 < nq) {
         stage(i + 1);

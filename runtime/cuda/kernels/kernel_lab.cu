@@ -116,31 +116,40 @@ LAB_A64_FORWARD_EACH_KEPT(bf16, vouch::A64Bf16)
 #undef LAB_A64_FORWARD_EACH_KEPT
 
 // attention64's bf16 products given q, k, v as bf16 bits: the overloads of the bf16
-// entries that codegen's calls with a bf16 qkv buffer pick. The checks compare them
+// entries that codegen's calls with a bf16 qkv buffer pick, with BLOCKS blocks an SM in
+// their launch bounds (their tiles' shared memory allows four). The checks compare them
 // bitwise with the f32-input entries (kernel_instances.cu's), bench_attention times them.
-extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_forward_bf16_qkv_bf16(
-    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
-    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md, float* out,
-    vouch::Dims od, float* lse, long long causal, double scale) {
-  vouch::attention64_forward_bf16_kernel(q, qd, k, kd, v, vd, mask, md, out, od, lse, causal,
-                                         scale);
-}
-extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dkdv_bf16_qkv_bf16(
-    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
-    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md, const float* dout,
-    vouch::Dims dod, const float* lse, const float* delta, float* dk, vouch::Dims dkd, float* dv,
-    vouch::Dims dvd, long long causal, double scale) {
-  vouch::attention64_dkdv_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
-                                      dkd, dv, dvd, causal, scale);
-}
-extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dq_bf16_qkv_bf16(
-    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
-    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md, const float* dout,
-    vouch::Dims dod, const float* lse, const float* delta, float* dq, vouch::Dims dqd,
-    long long causal, double scale) {
-  vouch::attention64_dq_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
-                                    dqd, causal, scale);
-}
+#define LAB_A64_QKV_BF16(SUFFIX, BLOCKS)                                                         \
+  extern "C" __global__ void __launch_bounds__(128, BLOCKS)                                    \
+      lab_attention64_forward_bf16_qkv_bf16##SUFFIX(                                           \
+          const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,    \
+          const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md,            \
+          float* out, vouch::Dims od, float* lse, long long causal, double scale) {             \
+    vouch::attention64_forward_bf16_kernel(q, qd, k, kd, v, vd, mask, md, out, od, lse,       \
+                                           causal, scale);                                     \
+  }                                                                                            \
+  extern "C" __global__ void __launch_bounds__(128, BLOCKS)                                    \
+      lab_attention64_dkdv_bf16_qkv_bf16##SUFFIX(                                              \
+          const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,    \
+          const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md,            \
+          const float* dout, vouch::Dims dod, const float* lse, const float* delta, float* dk, \
+          vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal, double scale) {       \
+    vouch::attention64_dkdv_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, \
+                                        dk, dkd, dv, dvd, causal, scale);                      \
+  }                                                                                            \
+  extern "C" __global__ void __launch_bounds__(128, BLOCKS)                                    \
+      lab_attention64_dq_bf16_qkv_bf16##SUFFIX(                                                \
+          const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,    \
+          const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md,            \
+          const float* dout, vouch::Dims dod, const float* lse, const float* delta, float* dq, \
+          vouch::Dims dqd, long long causal, double scale) {                                   \
+    vouch::attention64_dq_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,   \
+                                      dq, dqd, causal, scale);                                 \
+  }
+LAB_A64_QKV_BF16(, 2)
+LAB_A64_QKV_BF16(_b3, 3)
+LAB_A64_QKV_BF16(_b4, 4)
+#undef LAB_A64_QKV_BF16
 
 namespace {
 
@@ -3098,12 +3107,13 @@ void test_attention(const AttnCase& c) {
       const unsigned short* const q16_p = q16.p + tq_.base;
       const unsigned short* const k16_p = (packed ? q16.p : k16.p) + tk_.base;
       const unsigned short* const v16_p = (packed ? q16.p : v16.p) + tv_.base;
-      const long long fbytes = vouch::attention64_forward_shared_bytes();
-      const long long bbytes =
-          std::max(vouch::attention64_dq_shared_bytes(), vouch::attention64_dkdv_shared_bytes());
-      attn_set_shared<T>(lab_attention64_forward_bf16_qkv_bf16, fbytes);
+      const long long fbytes = vouch::attention64_forward_shared_bytes(true);
+      const long long bbytes = std::max(vouch::attention64_dq_shared_bytes(true),
+                                        vouch::attention64_dkdv_shared_bytes(true));
+      // codegen's launch bounds: forward and dq three blocks an SM, dkdv two.
+      attn_set_shared<T>(lab_attention64_forward_bf16_qkv_bf16_b3, fbytes);
       attn_set_shared<T>(lab_attention64_dkdv_bf16_qkv_bf16, bbytes);
-      attn_set_shared<T>(lab_attention64_dq_bf16_qkv_bf16, bbytes);
+      attn_set_shared<T>(lab_attention64_dq_bf16_qkv_bf16_b3, bbytes);
       const unsigned block = vouch::kAttention64Threads;
       const unsigned qgrid = unsigned(vouch::attention_tile_grid(count, c.tq));
       const unsigned kgrid = unsigned(vouch::attention_tile_grid(count, c.tk));
@@ -3113,7 +3123,7 @@ void test_attention(const AttnCase& c) {
         T* const dq_p = dq.p + tq_.base;
         T* const dk_p = (packed ? dq.p : dk.p) + tk_.base;
         T* const dv_p = (packed ? dq.p : dv.p) + tv_.base;
-        lab_attention64_forward_bf16_qkv_bf16<<<run ? 1 : qgrid, block, fbytes>>>(
+        lab_attention64_forward_bf16_qkv_bf16_b3<<<run ? 1 : qgrid, block, fbytes>>>(
             q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, out.p, to_.dims,
             lse.p, c.causal, scale);
         LAB_LAUNCHED();
@@ -3124,7 +3134,7 @@ void test_attention(const AttnCase& c) {
             q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, ddout.p,
             to_.dims, lse.p, delta.p, dk_p, tk_.dims, dv_p, tv_.dims, c.causal, scale);
         LAB_LAUNCHED();
-        lab_attention64_dq_bf16_qkv_bf16<<<run ? 1 : qgrid, block, bbytes>>>(
+        lab_attention64_dq_bf16_qkv_bf16_b3<<<run ? 1 : qgrid, block, bbytes>>>(
             q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, ddout.p,
             to_.dims, lse.p, delta.p, dq_p, tq_.dims, c.causal, scale);
         LAB_LAUNCHED();
@@ -3548,6 +3558,15 @@ void bench_attention_backward(const std::string& tag, const Backward& backward,
   bench((tag + " backward: dq alone").c_str(), inputs + 2.0 * 4 * n, dq);
 }
 
+// An attention variant bench_attention times: its name, forward, dkdv and dq entries.
+template <class Forward, class Dkdv, class Dq>
+struct AttentionSet {
+  const char* name;
+  Forward fwd;
+  Dkdv dkdv;
+  Dq dq;
+};
+
 void bench_attention() {
   using K = Lab<float>;
   const long long B = 8, H = 12, T = 1024, D = 64;
@@ -3607,12 +3626,9 @@ void bench_attention() {
   // entries (__launch_bounds__(256, 2)) and, for comparison, the same with (256, 1).
   const long long tf_f = vouch::attention_tf32_forward_shared_bytes();
   const long long tf_b = vouch::attention_tf32_backward_shared_bytes();
-  struct TfSet {
-    const char* name;
-    decltype(&lab_attention_forward_tf32_d64_f32) fwd;
-    decltype(&lab_attention_dkdv_tf32_d64_f32) dkdv;
-    decltype(&lab_attention_dq_tf32_d64_f32) dq;
-  };
+  using TfSet = AttentionSet<decltype(&lab_attention_forward_tf32_d64_f32),
+                             decltype(&lab_attention_dkdv_tf32_d64_f32),
+                             decltype(&lab_attention_dq_tf32_d64_f32)>;
   const TfSet sets[] = {
       {"tf32 d64 lb(256,2)", lab_attention_forward_tf32_d64_f32, lab_attention_dkdv_tf32_d64_f32,
        lab_attention_dq_tf32_d64_f32},
@@ -3736,27 +3752,41 @@ void bench_attention() {
 
   // The bf16 products given q, k, v as bf16 bits (codegen's bf16 qkv buffer): the same
   // q, k, v rounded to nearest even; bytes as the f32 lines count them, q, k and v at 2
-  // bytes. The results must be the bits of "attention64 bf16" (f32 q, k, v) above.
-  {
-    DeviceArray<unsigned short> q16(bf16_bits_of(hq)), k16(bf16_bits_of(hk)),
-        v16(bf16_bits_of(hv));
-    attn_set_shared<float>(lab_attention64_forward_bf16_qkv_bf16, a_f);
-    attn_set_shared<float>(lab_attention64_dkdv_bf16_qkv_bf16, a_k);
-    attn_set_shared<float>(lab_attention64_dq_bf16_qkv_bf16, a_q);
-    const std::string name = "attention64 bf16 (q,k,v bf16)", tag = "f32 " + name;
+  // bytes. The results must be the bits of "attention64 bf16" (f32 q, k, v) above. Their
+  // tiles take half the shared memory, so three or four blocks an SM fit where registers
+  // allow: the launch bounds' variants, each timed and checked.
+  using QkvBf16Set = AttentionSet<decltype(&lab_attention64_forward_bf16_qkv_bf16),
+                                  decltype(&lab_attention64_dkdv_bf16_qkv_bf16),
+                                  decltype(&lab_attention64_dq_bf16_qkv_bf16)>;
+  const QkvBf16Set qkv_sets[] = {
+      {"attention64 bf16 (q,k,v bf16)", lab_attention64_forward_bf16_qkv_bf16,
+       lab_attention64_dkdv_bf16_qkv_bf16, lab_attention64_dq_bf16_qkv_bf16},
+      {"attention64 bf16 (q,k,v bf16, 3 blocks/SM)", lab_attention64_forward_bf16_qkv_bf16_b3,
+       lab_attention64_dkdv_bf16_qkv_bf16_b3, lab_attention64_dq_bf16_qkv_bf16_b3},
+      {"attention64 bf16 (q,k,v bf16, 4 blocks/SM)", lab_attention64_forward_bf16_qkv_bf16_b4,
+       lab_attention64_dkdv_bf16_qkv_bf16_b4, lab_attention64_dq_bf16_qkv_bf16_b4},
+  };
+  DeviceArray<unsigned short> q16(bf16_bits_of(hq)), k16(bf16_bits_of(hk)), v16(bf16_bits_of(hv));
+  const long long b_f = vouch::attention64_forward_shared_bytes(true);
+  const long long b_q = vouch::attention64_dq_shared_bytes(true);
+  const long long b_k = vouch::attention64_dkdv_shared_bytes(true);
+  for (const QkvBf16Set& t : qkv_sets) {
+    attn_set_shared<float>(t.fwd, b_f);
+    attn_set_shared<float>(t.dkdv, b_k);
+    attn_set_shared<float>(t.dq, b_q);
+    const std::string name = t.name, tag = "f32 " + name;
     auto b_forward = [&] {
-      lab_attention64_forward_bf16_qkv_bf16<<<grid, block64, a_f>>>(
-          q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, out.p, dims, lse.p, 1, scale);
+      t.fwd<<<grid, block64, b_f>>>(q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, out.p,
+                                    dims, lse.p, 1, scale);
     };
     auto b_dkdv = [&] {
-      lab_attention64_dkdv_bf16_qkv_bf16<<<grid, block64, a_k>>>(
-          q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, dout.p, dims, lse.p, delta.p,
-          dk.p, dims, dv.p, dims, 1, scale);
+      t.dkdv<<<grid, block64, b_k>>>(q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims,
+                                     dout.p, dims, lse.p, delta.p, dk.p, dims, dv.p, dims, 1,
+                                     scale);
     };
     auto b_dq = [&] {
-      lab_attention64_dq_bf16_qkv_bf16<<<grid, block64, a_q>>>(
-          q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, dout.p, dims, lse.p, delta.p,
-          dq.p, dims, 1, scale);
+      t.dq<<<grid, block64, b_q>>>(q16.p, dims, k16.p, dims, v16.p, dims, nullptr, dims, dout.p,
+                                   dims, lse.p, delta.p, dq.p, dims, 1, scale);
     };
     auto b_backward = [&] {
       K::attention_delta<<<unsigned(vouch::attention_delta_grid(B * H, T)), 256>>>(

@@ -123,6 +123,9 @@ cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/gemm_modes.cu -lcublas -o "$out/rt/gemm_modes"
 # What an odd row pitch costs GPT-2's LM head, and the copies that pad it.
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/lm_head_pitch.cu -lcublas -o "$out/rt/lm_head_pitch"
+# Whether cuBLASLt's bf16 output keeps the bits of an f32 linear then round_bf16.
+/usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/linear_bf16_out.cu -lcublasLt \
+  -o "$out/rt/linear_bf16_out"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 # The kernel speed lab (tools/bench/kernels): vouch's kernels against torch's ops.
 # sm_90 code only, its fatbin compressed (the lab and it add ~1 MB together).
@@ -148,6 +151,7 @@ rt/kernel_lab --bench | grep -E '^BENCH|checks'
 rt/graph_overhead
 rt/gemm_modes
 rt/lm_head_pitch
+rt/linear_bf16_out
 ./kernels.sh
 BENCH
 chmod +x "$out/bench.sh"

@@ -1,0 +1,173 @@
+// linear_bf16_out.cu: what a bf16 result would change in GPT-2's linears (bf16 x and W,
+// an f32 bias, FP32 compute, cuBLASLt's BIAS epilogue, the runtime's preferences: 32 MiB
+// workspace, reduction schemes 0x6). For each of the four linear shapes, D = f32 (what
+// vouch runs today, its bf16 copy made by a round_bf16 kernel after) against D = bf16
+// with the bias f32 (BIAS_DATA_TYPE 32F) and with the bias rounded to bf16: whether
+// cuBLASLt takes them, its algorithm, the time, and how many results differ from the f32
+// result rounded to nearest even (0: a folded round_bf16 keeps every bit). The question
+// behind docs/plans/gpt2.md's "cuBLASLt bf16 output".
+//   nvcc -O2 -arch=sm_90 linear_bf16_out.cu -lcublasLt -o linear_bf16_out && ./linear_bf16_out
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include "event_timing.h"
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // runtime/cuda/blas.h's
+constexpr uint32_t kReductionSchemes = 0x6;          // kLtReductionSchemeMask
+
+uint16_t round_to_bf16(float f) {  // nearest even; the values here are finite
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  int id = -1, tile = -1;
+  bool ok = false;
+  const char* why = "";
+};
+
+// y[rows, out] = x[rows, in] · W[out, in]ᵀ + bias as the runtime describes it: A = W
+// stored column-major [in, out] (opA = T), B = xᵀ [in, rows] (opB = N), D = yᵀ [out, rows].
+Plan make_plan(cublasLtHandle_t lt, int out, int rows, int in, cudaDataType_t d_type,
+               cudaDataType_t bias_type) {
+  Plan p;
+  const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t);
+  cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n);
+  cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                 sizeof epilogue);
+  if (cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                     sizeof bias_type) != CUBLAS_STATUS_SUCCESS) {
+    p.why = "BIAS_DATA_TYPE refused";
+    return p;
+  }
+  cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, in, out, in);
+  cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, in, rows, in);
+  cublasLtMatrixLayoutCreate(&p.d, d_type, out, rows, out);
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulPreferenceCreate(&pref);
+  const uint64_t workspace = kWorkspaceBytes;
+  const uint32_t schemes = kReductionSchemes;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &workspace, sizeof workspace);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                       &schemes, sizeof schemes);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.a, p.b, p.d, p.d,
+                                                           pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+    p.why = "no algorithm offered";
+    return p;
+  }
+  p.algo = result.algo;
+  size_t written = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &p.id, sizeof p.id,
+                                       &written);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &p.tile,
+                                       sizeof p.tile, &written);
+  p.ok = true;
+  return p;
+}
+
+}  // namespace
+
+int main() {
+  cublasLtHandle_t lt = nullptr;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+    std::printf("linear_bf16_out: cublasLtCreate failed (no CUDA device?)\n");
+    return 1;
+  }
+  void* workspace = nullptr;
+  cudaMalloc(&workspace, kWorkspaceBytes);
+  // GPT-2's linears at B·T = 8192 rows: qkv, the attention's projection, fc, fc's projection.
+  const int shapes[4][3] = {{2304, 8192, 768}, {768, 8192, 768}, {3072, 8192, 768},
+                            {768, 8192, 3072}};
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  int failures = 0;
+  for (const auto& s : shapes) {
+    const int out = s[0], rows = s[1], in = s[2];
+    std::vector<uint16_t> w(size_t(out) * in), x(size_t(rows) * in), bias16(out);
+    std::vector<float> bias(out);
+    for (uint16_t& v : w) v = round_to_bf16(0.02f * normal(gen));
+    for (uint16_t& v : x) v = round_to_bf16(normal(gen));
+    for (int i = 0; i < out; i++) bias16[i] = round_to_bf16(bias[i] = 0.1f * normal(gen));
+    void *dw, *dx, *dbias, *dbias16, *y32, *y16;
+    cudaMalloc(&dw, w.size() * 2);
+    cudaMalloc(&dx, x.size() * 2);
+    cudaMalloc(&dbias, out * 4);
+    cudaMalloc(&dbias16, out * 2);
+    cudaMalloc(&y32, size_t(out) * rows * 4);
+    cudaMalloc(&y16, size_t(out) * rows * 2);
+    cudaMemcpy(dw, w.data(), w.size() * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(dx, x.data(), x.size() * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(dbias, bias.data(), out * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(dbias16, bias16.data(), out * 2, cudaMemcpyHostToDevice);
+    std::printf("linear rows=%d in=%d out=%d\n", rows, in, out);
+    const float one = 1.f, zero = 0.f;
+    auto call = [&](Plan& p, const void* b, void* d) {
+      cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b);
+      return cublasLtMatmul(lt, p.desc, &one, dw, p.a, dx, p.b, &zero, d, p.d, d, p.d, &p.algo,
+                            workspace, kWorkspaceBytes, nullptr) == CUBLAS_STATUS_SUCCESS;
+    };
+    Plan f32 = make_plan(lt, out, rows, in, CUDA_R_32F, CUDA_R_32F);
+    if (!f32.ok || !call(f32, dbias, y32) || cudaDeviceSynchronize() != cudaSuccess) {
+      std::printf("  D f32: refused (%s)\n", f32.why);
+      ++failures;
+      continue;
+    }
+    std::vector<float> want(size_t(out) * rows);
+    cudaMemcpy(want.data(), y32, want.size() * 4, cudaMemcpyDeviceToHost);
+    std::printf("  D f32, bias f32:   algo %3d tile %3d  %8.1f us\n", f32.id, f32.tile,
+                1000.f * time_ms([&] { return call(f32, dbias, y32); }));
+    struct Variant {
+      const char* name;
+      cudaDataType_t bias_type;
+      const void* bias;
+    };
+    for (const Variant& v : {Variant{"D bf16, bias f32: ", CUDA_R_32F, dbias},
+                             Variant{"D bf16, bias bf16:", CUDA_R_16BF, dbias16}}) {
+      Plan p = make_plan(lt, out, rows, in, CUDA_R_16BF, v.bias_type);
+      if (!p.ok || !call(p, v.bias, y16) || cudaDeviceSynchronize() != cudaSuccess) {
+        std::printf("  %s refused (%s)\n", v.name, p.why);
+        continue;
+      }
+      std::vector<uint16_t> got(want.size());
+      cudaMemcpy(got.data(), y16, got.size() * 2, cudaMemcpyDeviceToHost);
+      long long differ = 0, first = -1;
+      for (size_t i = 0; i < got.size(); i++)
+        if (got[i] != round_to_bf16(want[i])) {
+          if (first < 0) first = (long long)i;
+          ++differ;
+        }
+      std::printf("  %s algo %3d tile %3d  %8.1f us  %lld of %zu differ from RNE(D f32)",
+                  v.name, p.id, p.tile, 1000.f * time_ms([&] { return call(p, v.bias, y16); }),
+                  differ, got.size());
+      if (first >= 0)
+        std::printf(" (first at %lld: %04x, RNE %04x of %.9g)", first, got[size_t(first)],
+                    round_to_bf16(want[size_t(first)]), want[size_t(first)]);
+      std::printf("\n");
+    }
+    for (void* ptr : {dw, dx, dbias, dbias16, y32, y16}) cudaFree(ptr);
+  }
+  cudaFree(workspace);
+  cublasLtDestroy(lt);
+  return failures == 0 ? 0 : 1;
+}

@@ -369,8 +369,15 @@ struct KernelChoice {
   uint32_t forwardBytes() const {
     return a64 ? a64ForwardBytes(bf16Inputs) : twin.empty() ? tileBytes(4, 4) : kTcForwardBytes;
   }
-  uint32_t backwardBytes(uint32_t a64Bytes) const {
-    return a64 ? a64Bytes : twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
+  uint32_t dkdvBytes() const {
+    return a64 ? a64DkdvBytes(bf16Inputs) : backwardBytes();
+  }
+  uint32_t dqBytes() const { return a64 ? a64DqBytes(bf16Inputs) : backwardBytes(); }
+
+private:
+  /// attention.cuh's backward kernels (dkdv and dq alike).
+  uint32_t backwardBytes() const {
+    return twin.empty() ? tileBytes(5, 4) : kTcBackwardBytes;
   }
 };
 
@@ -567,7 +574,7 @@ private:
                                        params, masked, std::max(kernels.dk, kernels.dv),
                                        kernels.twin, kernels.a64, call, o.bf16Inputs())),
           args, tileGrid(e.batch, e.tk), kernels.threads(), 1,
-          kernels.backwardBytes(a64DkdvBytes(kernels.bf16Inputs)), 0, tileBytes(5, 8));
+          kernels.dkdvBytes(), 0, tileBytes(5, 8));
     }
     {
       SmallVector<KernelArg> args;
@@ -591,7 +598,7 @@ private:
                                        params, masked, kernels.dk, kernels.twin,
                                        kernels.a64, call, o.bf16Inputs())),
           args, tileGrid(e.batch, e.tq), kernels.threads(), 1,
-          kernels.backwardBytes(a64DqBytes(kernels.bf16Inputs)), 0, tileBytes(5, 8));
+          kernels.dqBytes(), 0, tileBytes(5, 8));
     }
     return success();
   }

@@ -6,29 +6,25 @@
 // cuBLASLt takes them, its algorithm, the time, and how many results differ from the f32
 // result rounded to nearest even (0: a folded round_bf16 keeps every bit). The question
 // behind docs/plans/gpt2.md's "cuBLASLt bf16 output".
-//   nvcc -O2 -arch=sm_90 linear_bf16_out.cu -lcublasLt -o linear_bf16_out && ./linear_bf16_out
+// From the repository root:
+//   nvcc -O2 -arch=sm_90 -I . tools/bench/linear_bf16_out.cu -lcublasLt -o linear_bf16_out
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <random>
 #include <vector>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include "event_timing.h"
+#include "runtime/cpu_kernels.h"  // round_to_bf16: vouch.round_bf16's reference
+#include "runtime/cuda/blas.h"    // the runtime's cuBLASLt preferences
+#include "tools/bench/event_timing.h"
 
 namespace {
 
-constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // runtime/cuda/blas.h's
-constexpr uint32_t kReductionSchemes = 0x6;          // kLtReductionSchemeMask
-
-uint16_t round_to_bf16(float f) {  // nearest even; the values here are finite
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return uint16_t(u >> 16);
-}
+using vouch::rt::round_to_bf16;
+constexpr size_t kWorkspaceBytes = vouch::rt::cuda::kBlasWorkspaceBytes;
+constexpr uint32_t kReductionSchemes = vouch::rt::cuda::kLtReductionSchemeMask;
 
 struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;

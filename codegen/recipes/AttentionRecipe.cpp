@@ -82,7 +82,7 @@ AttentionExtents extentsOf(Value query, Value key, Value value) {
 constexpr int64_t kTile = 64;      // kAttentionTile: rows of a tile, features of a chunk
 constexpr int64_t kPitch = 65;     // kAttentionPitch
 constexpr uint32_t kThreads = 256; // kAttentionThreads
-constexpr int64_t kDeltaRows = 16; // kAttentionDeltaRows
+constexpr int64_t kDeltaRows = 64; // kAttentionDeltaRows
 
 /// attention_chunks: 64-feature chunks of a head (the DV / DK template
 /// arguments), 1..4.

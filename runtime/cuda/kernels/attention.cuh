@@ -31,8 +31,8 @@
 //    (each row's running max m and sum l, the tile's row max and row sum a butterfly
 //    of xor shuffles over the row's 16 threads, O rescaled by exp(m_old - m_new)), P to
 //    shared memory, O += P V (chunks of Dv). Then O / l and lse = m + log(l).
-//  - delta (FlashAttention-2's D_i = Σ_d dO · O): a block per 16 query rows of a batch,
-//    half a warp per row (float4 where the views allow), then a butterfly.
+//  - delta (FlashAttention-2's D_i = Σ_d dO · O): a block per 64 query rows of a batch,
+//    half a warp per row, four rows each (float4 where the views allow), then a butterfly.
 //  - dkdv: a block per key tile; per query tile ascending Sᵀ, Pᵀ = exp(Sᵀ - lse) (0 on
 //    blocked entries and rows whose lse is -inf), dPᵀ = V dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ - delta);
 //    dV += Pᵀ dO and dK += dSᵀ Q in registers; dK scaled once at the end; each written
@@ -55,7 +55,7 @@
 // 66,560 bytes, f64 133,120) and attention_backward_shared_bytes(sizeof(T)) for dkdv
 // and dq (5 tiles: f32 83,200, f64 166,400): above 48 KiB, so the host sets
 // cudaFuncAttributeMaxDynamicSharedMemorySize; a launch given less traps. delta takes
-// none. GPT-2 (batch 8 × 12 heads, T 1024, D 64): grids 96 · 16 = 1536, delta 96 · 64 = 6,144.
+// none. GPT-2 (batch 8 × 12 heads, T 1024, D 64): grids 96 · 16 = 1536, delta 96 · 16 = 1,536.
 // Codegen gives the f32 entry points with DV = DK = 1 __launch_bounds__(256, 2) (128
 // registers, two blocks per SM, no spills; the compiler's own choice takes ~145-250
 // and one block). Measured on an H200 (kernel_lab --bench, GPT-2's shape, causal,
@@ -135,7 +135,8 @@ constexpr int kAttentionMaxHeadDim = 256;  // D and Dv
 constexpr int kAttentionTile = 64;         // rows of a tile; features of a chunk
 constexpr int kAttentionPitch = 65;        // a tile row in shared memory (odd: no conflicts)
 constexpr int kAttentionThreads = 256;     // 16 × 16
-constexpr int kAttentionDeltaRows = 16;    // delta: rows (half-warps) per block
+constexpr int kAttentionDeltaPasses = 4;   // delta: rows a half warp takes
+constexpr int kAttentionDeltaRows = 16 * kAttentionDeltaPasses;  // delta: rows a block
 
 // 64-feature chunks of a head dimension (the template arguments DV / DK), 1..4.
 __host__ __device__ constexpr int attention_chunks(long long d) {
@@ -149,7 +150,7 @@ __host__ __device__ constexpr long long attention_tile_grid(long long batch_coun
                                                             long long t) {
   return batch_count * attention_tiles(t) < 1 ? 1 : batch_count * attention_tiles(t);
 }
-// delta: a block per (batch, 16 query rows), at most 65,535 (the kernel grid-strides).
+// delta: a block per (batch, 64 query rows), at most 65,535 (the kernel grid-strides).
 __host__ __device__ constexpr long long attention_delta_grid(long long batch_count,
                                                              long long tq) {
   return batch_count * ((tq + kAttentionDeltaRows - 1) / kAttentionDeltaRows) < 1 ? 1
@@ -477,15 +478,19 @@ __device__ void attention_forward_kernel(const T* q, Dims qd, const T* k, Dims k
 }
 
 // ---- delta[row] = Σ_f dout[row][f] · out[row][f], rows = batch_count × Tq.
-// A block per (batch, 16 query rows) (attention_delta_grid), grid-stride: the batch's
+// A block per (batch, 64 query rows) (attention_delta_grid), grid-stride: the batch's
 // offsets are found once a tile, not once a row (64-bit divisions cost more than the
-// row's loads). Half a warp per row: lane l of the half takes features 4l.. 4l + 3,
-// then 4l + 64.., as float4 where both views allow it (float, feature stride 1, row
-// strides multiples of 4, 16-byte aligned), else features l, l + 16, ...; its products
-// added in ascending feature order, then a butterfly over the 16 lanes (xor 8, 4, 2, 1).
+// row's loads: with a tile of 16 rows the kernel spent its time on them, 51 µs at
+// GPT-2's shape, 1 TB/s). Half a warp per row, kAttentionDeltaPasses rows a half warp
+// (rows i, i + 16, ...), their loads issued together: lane l of the half takes features
+// 4l.. 4l + 3, then 4l + 64.., as float4 where both views allow it (float, feature
+// stride 1, row strides multiples of 4, 16-byte aligned), else features l, l + 16, ...;
+// each row's products added in ascending feature order, then a butterfly over the 16
+// lanes (xor 8, 4, 2, 1): the same sums whatever the tile.
 template <class T>
 __device__ void attention_delta_kernel(const T* dout, Dims dod, const T* out, Dims od,
                                        T* delta) {
+  constexpr int kPasses = kAttentionDeltaPasses;
   const int r = od.rank;
   const long long tq = attention_extent(od, r - 2), dv = attention_extent(od, r - 1);
   const long long per_batch = (tq + kAttentionDeltaRows - 1) / kAttentionDeltaRows;
@@ -493,28 +498,47 @@ __device__ void attention_delta_kernel(const T* dout, Dims dod, const T* out, Di
   const int l = threadIdx.x & 15;
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const long long b = tile / per_batch;
-    const long long i = (tile - b * per_batch) * kAttentionDeltaRows + (threadIdx.x >> 4);
+    const long long i0 = (tile - b * per_batch) * kAttentionDeltaRows + (threadIdx.x >> 4);
     const AttnView<T> G(dout, dod, b), O(out, od, b);
-    const T* const g = G.p + (i < tq ? i : 0) * G.rs;
-    const T* const o = O.p + (i < tq ? i : 0) * O.rs;
-    T sum = T(0);
-    if (i < tq) {
-      if (attention_delta_vector<T>(G, O, dv)) {
-        for (long long f = 4 * l; f < dv; f += 64) {
-          const float4 a = *reinterpret_cast<const float4*>(g + f);
-          const float4 c = *reinterpret_cast<const float4*>(o + f);
-          sum += a.x * c.x;
-          sum += a.y * c.y;
-          sum += a.z * c.z;
-          sum += a.w * c.w;
+    T sum[kPasses];
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) sum[p] = T(0);
+    if (attention_delta_vector<T>(G, O, dv)) {
+      for (long long f = 4 * l; f < dv; f += 64) {
+        float4 a[kPasses], c[kPasses];
+#pragma unroll
+        for (int p = 0; p < kPasses; ++p) {
+          const long long i = i0 + 16 * p;
+          a[p] = i < tq ? *reinterpret_cast<const float4*>(G.p + i * G.rs + f)
+                        : make_float4(0.f, 0.f, 0.f, 0.f);
+          c[p] = i < tq ? *reinterpret_cast<const float4*>(O.p + i * O.rs + f)
+                        : make_float4(0.f, 0.f, 0.f, 0.f);
         }
-      } else {
-        for (long long f = l; f < dv; f += 16) sum += g[f * G.fs] * o[f * O.fs];
+#pragma unroll
+        for (int p = 0; p < kPasses; ++p) {
+          sum[p] += a[p].x * c[p].x;
+          sum[p] += a[p].y * c[p].y;
+          sum[p] += a[p].z * c[p].z;
+          sum[p] += a[p].w * c[p].w;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int p = 0; p < kPasses; ++p) {
+        const long long i = i0 + 16 * p;
+        if (i >= tq) continue;
+        const T* const g = G.p + i * G.rs;
+        const T* const o = O.p + i * O.rs;
+        for (long long f = l; f < dv; f += 16) sum[p] += g[f * G.fs] * o[f * O.fs];
       }
     }
 #pragma unroll
-    for (int h = 8; h > 0; h >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, h);
-    if (l == 0 && i < tq) delta[b * tq + i] = sum;
+    for (int p = 0; p < kPasses; ++p) {
+#pragma unroll
+      for (int h = 8; h > 0; h >>= 1) sum[p] += __shfl_xor_sync(0xffffffffu, sum[p], h);
+      const long long i = i0 + 16 * p;
+      if (l == 0 && i < tq) delta[b * tq + i] = sum[p];
+    }
   }
 }
 

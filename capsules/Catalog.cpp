@@ -320,7 +320,14 @@ const BlasTemplate kBlasTemplates[] = {
      "one call at a time; where cuBLASLt offers no such algorithm for the "
      "bias epilogue (its answer for that shape and type), the step runs "
      "cublasGemmEx plus a bias-broadcast GEMM with atomics off instead, "
-     "and the tape and --audit-launches say so with cuBLASLt's reason"},
+     "and the tape and --audit-launches say so with cuBLASLt's reason",
+     "; under the bf16 option a linear of bf16 operands whose result only "
+     "bf16 readers take, where nothing pads its output (the op table's "
+     "bf16Result; its call names `D bf16`), has cuBLASLt store y as bf16 "
+     "(D = CUDA_R_16BF, the f32 bias added to the f32 sums before its "
+     "epilogue rounds them), no f32 y written; where cuBLASLt refuses that, "
+     "the f32 linear goes to the executor's scratch and one vouch_round_bf16 "
+     "launch rounds it into y, as the tape and --audit-launches say"},
     {Provider::Cublaslt, "linear_weight_grad", "cublasLtMatmul",
      "row-major grad [rows, out] and input [rows, in] read in place: "
      "weight_grad = gradᵀ·input as cublasLtMatmul(transa=N, transb=T, "
@@ -471,7 +478,9 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
   std::string valueSummary = native.valueSummary;
   if (!spec.cudaKernelNote.empty())
     valueSummary += "; " + std::string(spec.cudaKernelNote);
-  if (spec.bf16Result >= 0)
+  // A product's bf16 result is cuBLASLt's (cudaCapsule's library template
+  // says so): the small-product kernel stores f32 only.
+  if (spec.bf16Result >= 0 && spec.family != OpFamily::Gemm)
     valueSummary += "; under the profile's bf16 option, where only bf16 products read "
                     "result " + std::to_string(spec.bf16Result) + " (vouch-round-bf16-"
                     "operands), the kernel stores it as bf16, each value computed in "

@@ -55,6 +55,8 @@ std::string formatGemmCall(const GemmCall &call) {
       out += ", A/B" + a;
     else
       out += ", A" + a + ", B" + b;
+    if (call.bf16Result)
+      out += ", D bf16";
   }
   if (!call.padding.empty())
     out += ", " + call.padding;

@@ -32,6 +32,9 @@ struct GemmCall {
   /// vouch.layer_norm).
   bool bf16Operands = false;
   bool aInPlace = false, bInPlace = false;
+  /// Under bf16 operands: the result D stored as bf16 (CUDA_R_16BF, a linear
+  /// whose rounding vouch-round-bf16-operands folded into it).
+  bool bf16Result = false;
   std::string aStoredBy = "vouch.round_bf16", bStoredBy = "vouch.round_bf16";
   /// The extents a tensor-core product pads and the copies that makes
   /// (runtime/cuda/gemm_call.h's describe_padding), e.g. "padded N 50257 ->
@@ -52,7 +55,7 @@ GemmCall linearWeightGradCall();
 /// `epilogue=BIAS`; bf16 operands add `, A/B rounded to bf16 by
 /// vouch_round_bf16` (`, A/B bf16 in place (vouch.round_bf16)` for operands
 /// read in place, naming the op that stored them, or one clause for each when
-/// they differ); padding adds
+/// they differ); a bf16 result adds `, D bf16`; padding adds
 /// `, ` and its text.
 std::string formatGemmCall(const GemmCall &);
 

@@ -154,8 +154,9 @@ TEST_F(OpTableTest, InPlaceOperandsAreOperandsOfOneResultOps) {
 }
 
 // bf16Result names a result of the op, and is set where the cuda kernel's
-// bf16 store was built (cross_entropy_grad: its dlogits; layer_norm: its y);
-// the generator refuses an index past the results.
+// bf16 store was built (cross_entropy_grad: its dlogits; layer_norm: its y)
+// or cuBLASLt's (linear: its y); the generator refuses an index past the
+// results.
 TEST_F(OpTableTest, Bf16ResultsAreResultsOfTheirOps) {
   for (mlir::RegisteredOperationName name : vouchOps()) {
     const OpFacts *facts = findOpFacts(name.stripDialect().str());
@@ -164,6 +165,7 @@ TEST_F(OpTableTest, Bf16ResultsAreResultsOfTheirOps) {
   }
   EXPECT_EQ(findOpFacts("cross_entropy_grad")->bf16Result, 0);
   EXPECT_EQ(findOpFacts("layer_norm")->bf16Result, 0);
+  EXPECT_EQ(findOpFacts("linear")->bf16Result, 0);
   // Ops without the fact: none (layer_norm_grad's and softmax's kernels store
   // f32 only).
   EXPECT_EQ(findOpFacts("layer_norm_grad")->bf16Result, -1);

@@ -517,9 +517,20 @@ InferredType LinearOp::inferResultType(RankedTensorType input,
 
 LogicalResult LinearOp::verify() {
   Value bias = getBias();
-  return verifyInferredType(
-      *this, inferResultType(tensorOf(getInput()), tensorOf(getWeight()),
-                             bias ? tensorOf(bias) : RankedTensorType()));
+  InferredType inferred =
+      inferResultType(tensorOf(getInput()), tensorOf(getWeight()),
+                      bias ? tensorOf(bias) : RankedTensorType());
+  // A bf16 result (the op table's bf16Result) is a bf16 product's: both
+  // operands bf16 too.
+  if (inferred && storedAsBf16(tensorOf(getResult()), inferred.type)) {
+    if (tensorOf(getInput()).getElementType().isBF16() &&
+        tensorOf(getWeight()).getElementType().isBF16())
+      return success();
+    return emitOpError("result ")
+           << quoted(getResult().getType())
+           << " is bf16, which a linear stores only from bf16 input and weight";
+  }
+  return verifyInferredType(*this, inferred);
 }
 
 // y = x·Wᵀ + b over rows r = (leading axes): dx = dy·W, dW = dyᵀ·x (one
@@ -527,10 +538,10 @@ LogicalResult LinearOp::verify() {
 LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
   Location loc = getLoc();
-  RankedTensorType xt = tensorOf(getInput()), yt = tensorOf(getResult());
+  RankedTensorType xt = tensorOf(getInput()), dyt = tensorOf(resultGrads[0]);
   GemmDims d = getGemmDims(*this);
   int64_t rows = d.m, in = d.k, out = d.n;
-  Value dy2 = buildReshape(b, loc, resultGrads[0], tensorLike(yt, {rows, out}));
+  Value dy2 = buildReshape(b, loc, resultGrads[0], tensorLike(dyt, {rows, out}));
   Value x2 = buildReshape(b, loc, getInput(), tensorLike(xt, {rows, in}));
   Value dx = buildReshape(
       b, loc, buildMatmul(b, loc, dy2, false, getWeight(), false), xt);

@@ -205,7 +205,8 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
   }];
   let arguments = (ins Vouch_ProductOperand:$input, Vouch_ProductOperand:$weight,
                        Optional<Vouch_FloatTensor>:$bias);
-  let results = (outs Vouch_FloatTensor:$result);
+  // bf16 only as vouch-round-bf16-operands makes it (bf16Result below).
+  let results = (outs Vouch_ProductOperand:$result);
   let assemblyFormat =
       "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -223,6 +224,12 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
   let cudaProviders = "cublaslt,native-cuda";
   let cpuKernel = "vouch::rt::linear<T>";
   let cpuEvidence = "cpu-kernels";
+  // Under bf16 products a linear of bf16 operands whose result only bf16
+  // readers take (a qkv that attention64's kernels load as bf16) has
+  // cuBLASLt store it as bf16 (D = CUDA_R_16BF, the f32 sum and bias
+  // rounded in the epilogue), where nothing pads it; the f32 result is never
+  // written.
+  let bf16Result = 0;
 }
 
 def Vouch_MatmulOp : Vouch_Op<"matmul", [Pure,

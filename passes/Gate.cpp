@@ -525,9 +525,14 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     p.operandShapes.push_back(shapeOf(v.getType()));
   for (Value v : op->getResults())
     p.resultShapes.push_back(shapeOf(v.getType()));
+  // The run's element type: a result stored as bf16 (the op table's
+  // bf16Result, under bf16 products) stands for the f32 value it rounds.
+  Type element =
+      cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  const OpFacts *facts = findOpFacts(op->getName().stripDialect());
+  bool bf16Result = element.isBF16() && facts && facts->bf16Result == 0;
   p.elementType =
-      typeString(cast<RankedTensorType>(op->getResult(0).getType())
-                     .getElementType());
+      bf16Result ? std::string("f32") : typeString(element);
   p.transposeLhs = op->hasAttr("transpose_lhs");
   p.transposeRhs = op->hasAttr("transpose_rhs");
   for (Value v : op->getOperands())
@@ -571,6 +576,7 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
       call->aStoredBy = storedBy(1);
     if (call->bInPlace)
       call->bStoredBy = storedBy(0);
+    call->bf16Result = call->bf16Operands && bf16Result;
     // The extents the executor pads and the copies it makes for them: the
     // runtime's own rule (ProductPlan), so the report names every launch.
     using rt::cuda::ProductMath;

@@ -30,7 +30,8 @@
 // something else reads it). A value no op computes (a param, a data field)
 // is rounded before its first product, at that product's place. An op
 // whose cuda kernel can store the result as bf16 itself (the op table's
-// bf16Result: cross_entropy_grad, layer_norm) takes the rounding over where
+// bf16Result: cross_entropy_grad, layer_norm; a linear's cuBLASLt call where
+// its operands are bf16 and its output unpadded) takes the rounding over where
 // nothing else reads the f32 value: its result becomes bf16. The pass only
 // rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
@@ -184,16 +185,37 @@ struct RoundBf16OperandsPass
     // alike); the f32 value is then read by no one else.
     for (Operation *reader : bf16Readers)
       rounder.read(reader->getOpOperand(bf16OperandOf(reader)));
-    foldIntoProducers(model);
+    foldIntoProducers(model, small);
     if (rounder.newNodes)
       renumberNodes(model);
   }
 
-  /// A rounding of a result its op's cuda kernel can store as bf16 (the op
-  /// table's bf16Result: cross_entropy_grad's dlogits, layer_norm's y), where
-  /// nothing else reads the f32 value: the op's result becomes the bf16 value, which its
-  /// kernel stores rounded, and the rounding is gone.
-  void foldIntoProducers(ModelOp model) {
+  /// Whether `producer`'s kernel or library call can store its bf16Result as
+  /// bf16 here: always for a kernel's; a linear's where cuBLASLt computes it
+  /// (not the small-product rule's kernel) from bf16 operands read in place,
+  /// into an output the executor pads nothing of (a padded output is copied
+  /// out of its scratch as f32).
+  static bool storesBf16Here(Operation *producer,
+                             const capsules::SmallProductRule &small) {
+    if (!isa<LinearOp>(producer))
+      return true;
+    for (Value operand : producer->getOperands().take_front(2))
+      if (!cast<RankedTensorType>(operand.getType()).getElementType().isBF16())
+        return false;
+    std::optional<capsules::ProductExtents> extents = productExtents(producer);
+    if (!extents || small.covers(*extents))
+      return false;
+    std::optional<rt::cuda::ProductPlan> plan =
+        planProduct(producer, rt::cuda::ProductMath::Bf16);
+    return plan && !plan->padded_output();
+  }
+
+  /// A rounding of a result its op can store as bf16 (the op table's
+  /// bf16Result: cross_entropy_grad's dlogits, layer_norm's y, a linear's
+  /// result), where nothing else reads the f32 value: the op's result becomes
+  /// the bf16 value, which its kernel (or cuBLASLt) stores rounded, and the
+  /// rounding is gone.
+  void foldIntoProducers(ModelOp model, const capsules::SmallProductRule &small) {
     SmallVector<RoundBf16Op> rounds;
     for (Operation &op : model.getBlock())
       if (auto round = dyn_cast<RoundBf16Op>(op))
@@ -204,7 +226,9 @@ struct RoundBf16OperandsPass
         continue;
       Operation *producer = result.getOwner();
       const OpFacts *facts = findOpFacts(producer->getName().stripDialect());
-      if (!facts || facts->bf16Result != static_cast<int32_t>(result.getResultNumber()))
+      if (!facts ||
+          facts->bf16Result != static_cast<int32_t>(result.getResultNumber()) ||
+          !storesBf16Here(producer, small))
         continue;
       result.setType(round.getType());
       round.getResult().replaceAllUsesWith(result);

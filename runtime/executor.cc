@@ -32,15 +32,16 @@ Status check_operand(const Program& p, int32_t s, const char* role, int32_t b, i
 }
 
 // A library step's operand: its role (for the message), buffer and the elements the
-// step reads or writes; `optional`: buffer -1 means the step has none; `product`: one
-// of the two factors (lhs / rhs, x / W, dy / x), which may be a Bf16 buffer (read as bf16 by
-// a cuda run with bf16 products); every other operand (an output, a bias) is f32.
+// step reads or writes; `optional`: buffer -1 means the step has none; `bf16`: one of
+// the two factors (lhs / rhs, x / W, dy / x), which may be a Bf16 buffer (read as bf16 by
+// a cuda run with bf16 products), or a linear's y (stored as bf16 by such a run's
+// cuBLASLt); every other operand (an output, a bias) is f32.
 struct StepOperand {
   const char* role;
   int32_t buffer;
   int64_t needed;
   bool optional = false;
-  bool product = false;
+  bool bf16 = false;
 };
 
 // Ok when every operand's buffer holds what the step needs; else the first that
@@ -50,11 +51,11 @@ Status check_operands(const Program& p, int32_t s, std::initializer_list<StepOpe
     if (o.optional && o.buffer == -1) continue;
     Status st = check_operand(p, s, o.role, o.buffer, o.needed);
     if (!st.ok()) return st;
-    if (!o.product && p.buffers[o.buffer].dtype == DType::Bf16)
+    if (!o.bf16 && p.buffers[o.buffer].dtype == DType::Bf16)
       return Status::Error(at_step(s) + ": " + o.role + " buffer " + std::to_string(o.buffer) +
                            " (" + p.buffers[o.buffer].name +
                            ") is bf16; a product's output and bias are f32 (only its two "
-                           "factors may be bf16)");
+                           "factors, and a linear's y, may be bf16)");
   }
   return Status::Ok();
 }
@@ -94,7 +95,7 @@ Status check_step(const Program& p, int32_t s) {
                             {{"x", st.a, st.m * st.k, false, true},
                              {"W", st.b, st.n * st.k, false, true},
                              {"bias", st.bias, st.n, /*optional=*/true},
-                             {"y", st.c, st.m * st.n}});
+                             {"y", st.c, st.m * st.n, false, true}});
     }
     case StepKind::LinearWeightGrad: {
       if (st.m < 0 || st.n < 0 || st.k < 0)

@@ -124,7 +124,7 @@ cp bazel-bin/runtime/cuda/kernels/kernel_lab "$out/rt/"
 # What an odd row pitch costs GPT-2's LM head, and the copies that pad it.
 /usr/local/cuda/bin/nvcc -O2 -arch=sm_90 tools/bench/lm_head_pitch.cu -lcublas -o "$out/rt/lm_head_pitch"
 # Whether cuBLASLt's bf16 output keeps the bits of an f32 linear then round_bf16.
-/usr/local/cuda/bin/nvcc -O2 -arch=sm_90 -I . tools/bench/linear_bf16_out.cu -lcublasLt \
+/usr/local/cuda/bin/nvcc -O2 -arch=sm_90 -I . tools/bench/linear_bf16_out.cu -lcublasLt -lcublas \
   -o "$out/rt/linear_bf16_out"
 cp tests/gpu/run.sh tests/gpu/compare.py tools/bench/bench.py "$out/"
 # The kernel speed lab (tools/bench/kernels): vouch's kernels against torch's ops.

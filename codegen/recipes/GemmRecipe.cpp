@@ -8,7 +8,8 @@
 //  - native (cuda): runtime/cuda/kernels/matmul.cuh, one thread per output,
 //    for the products the profile's small-product rule covers.
 // Both read operands through transpose flags (never a transposed copy) with
-// the extents of ir/GemmDims.h.
+// the extents of ir/GemmDims.h. A linear's result may be bf16 (the op table's
+// bf16Result) on cuda through the library alone.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/recipes/Recipe.h"
@@ -58,6 +59,10 @@ public:
       return op->emitOpError("the plan names no library call for capsule `")
                  << entry->capsule << "`",
              failure();
+    // A bf16 result (a linear's, vouch-round-bf16-operands'): the executor
+    // has cuBLASLt store it as bf16, where the buffer's type says so.
+    if (failed(storesBf16Result(op, cuda)))
+      return failure();
     GemmDims d = *getGemmDims(op);
     auto [a, b] = productOperands(op);
     if (auto lin = dyn_cast<LinearOp>(op)) {
@@ -112,6 +117,12 @@ public:
     auto [a, b] = productOperands(op);
     if (isa<LinearWeightGradOp>(op)) // its capsules: cublaslt and reference only
       return op->emitOpError("has no native cuda kernel"), failure();
+    // vouch-round-bf16-operands stores a bf16 result only for cuBLASLt's calls.
+    FailureOr<bool> bf16 = storesBf16Result(op, true);
+    if (failed(bf16) || *bf16)
+      return op->emitOpError("stores its result as bf16, which the small-product "
+                             "kernel does not (only cuBLASLt's linear does)"),
+             failure();
     auto lin = dyn_cast<LinearOp>(op);
     if (lin && lin.getBias()) {
       int32_t kernel = builder.kernel("small_linear", kLinearSource);

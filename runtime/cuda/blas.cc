@@ -63,7 +63,8 @@ void destroy_plan(LtPlan& p) {
 }
 
 // m, n, k, bias, math, align, f64, bias_grad
-using LtKey = std::tuple<int, int, int, bool, ProductMath, int, bool, bool>;
+// (m, n, k, bias, math, align, f64, bias_grad, bf16_result)
+using LtKey = std::tuple<int, int, int, bool, ProductMath, int, bool, bool, bool>;
 
 // The rows of the column of ones linear_weight_grad's fallback multiplies dy by, in
 // each element type (a longer dy is summed in slabs of this many rows).
@@ -277,9 +278,11 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
     plan.refusal = "refused for testing (set_lt_refusal_for_testing)";
     return Status::Ok();
   }
-  const cudaDataType_t dt = operand_type(c.math, c.dtype), dt_out = result_type(c.dtype);
+  // The scale type (alpha, beta) is the run's; D (y) is bf16 under bf16_result.
+  const cudaDataType_t dt = operand_type(c.math, c.dtype), scale = result_type(c.dtype);
+  const cudaDataType_t dt_out = c.bf16_result ? CUDA_R_16BF : scale;
   const cublasComputeType_t ct = compute_type(c.math, c.dtype);
-  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, dt_out),
+  VOUCH_CUBLAS_CHECK_WHAT(cublasLtMatmulDescCreate(&plan.desc, ct, scale),
                           "cublasLtMatmulDescCreate for " + what);
   // A linear: opA = T (W), opB = N (x); its weight gradient: opA = N (x), opB = T (dy).
   const cublasOperation_t op_a = c.bias_grad ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -297,6 +300,15 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
       cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                      sizeof epilogue),
       "cublasLtMatmulDescSetAttribute(EPILOGUE) for " + what);
+  // A bf16 y keeps its f32 bias (the bias type defaults to D's): the sum and the bias
+  // added in f32, then rounded once.
+  if (c.bf16_result && c.bias) {
+    const cudaDataType_t bias_type = CUDA_R_32F;
+    VOUCH_CUBLAS_CHECK_WHAT(
+        cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                       &bias_type, sizeof bias_type),
+        "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE) for " + what);
+  }
   // The layouts describe the stored matrices. A linear: A = W stored column-major
   // [k, m] (ld = in), B = xᵀ [k, n], C = yᵀ [m, n]. Its weight gradient: A = xᵀ stored
   // [m, k] (ld = in), B = dyᵀ stored [n, k] (ld = out), C = dWᵀ [m, n].
@@ -394,7 +406,8 @@ LtAlgorithm describe_plan(const LtPlan& p) {
 }
 
 LtKey key_of(const LinearCall& c, int align) {
-  return LtKey{c.m, c.n, c.k, c.bias, c.math, align, c.dtype == GemmDType::F64, c.bias_grad};
+  return LtKey{c.m,     c.n,   c.k, c.bias, c.math, align, c.dtype == GemmDType::F64,
+               c.bias_grad, c.bf16_result};
 }
 
 Result<LtPlan*> lt_plan_locked(BlasState& s, const LinearCall& c, int align) {
@@ -463,6 +476,7 @@ const char* linear_path_name(LinearPath path) {
     case LinearPath::None: return "none";
     case LinearPath::LtEpilogue: return "cublasLt-epilogue";
     case LinearPath::GemmFallback: return "gemm-fallback";
+    case LinearPath::F32ThenRound: return "f32-then-round";
   }
   return "?";
 }
@@ -554,34 +568,79 @@ Status run_linear_call(const Result<LinearCall>& call, int align, const void* a,
   return Status::Ok();
 }
 
+// A linear's fallback (or in = 0), under the lock: y = x · Wᵀ (cublasGemmEx), then
+// y[r,:] += bias for every row (a bias-broadcast GEMM).
+template <class In, class T>
+Status gemm_then_bias_locked(BlasState& s, int64_t rows, int64_t in, int64_t out, const In* x,
+                             const In* W, const T* bias, T* y, ProductMath math) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
+  Result<GemmCall> gemm = describe_gemm(false, true, 1, rows, out, in, 0, 0, false, math, dtype);
+  if (!gemm.ok()) return gemm.status();
+  VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
+  if (bias != nullptr) {
+    Result<GemmCall> bc = describe_bias_broadcast(rows, out, dtype);
+    if (!bc.ok()) return bc.status();
+    const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
+    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
+  }
+  return Status::Ok();
+}
+
+int linear_alignment(const void* x, const void* W, const void* y, const void* bias) {
+  return std::min({alignment_of(x), alignment_of(W), alignment_of(y),
+                   bias != nullptr ? alignment_of(bias) : 16});
+}
+
 // `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: bias and y.
 template <class In, class T>
 Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In* W,
                    const T* bias, T* y, ProductMath math, LinearPath* path,
                    std::string* refusal) {
   static_assert(std::is_same_v<In, T> || std::is_same_v<In, bf16_bits>);
-  constexpr bool f64 = std::is_same_v<T, double>;
-  constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
-  const int align = std::min({alignment_of(x), alignment_of(W), alignment_of(y),
-                              bias != nullptr ? alignment_of(bias) : 16});
-  // Fallback (or in = 0): y = x · Wᵀ, then y[r,:] += bias for every row.
+  constexpr GemmDType dtype = std::is_same_v<T, double> ? GemmDType::F64 : GemmDType::F32;
   auto fallback = [&](BlasState& s) -> Status {
-    Result<GemmCall> gemm =
-        describe_gemm(false, true, 1, rows, out, in, 0, 0, false, math, dtype);
-    if (!gemm.ok()) return gemm.status();
-    VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
-    if (bias != nullptr) {
-      Result<GemmCall> bc = describe_bias_broadcast(rows, out, dtype);
-      if (!bc.ok()) return bc.status();
-      const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
-      VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
-    }
-    return Status::Ok();
+    return gemm_then_bias_locked(s, rows, in, out, x, W, bias, y, math);
   };
-  return run_linear_call<T>(describe_linear(rows, in, out, bias != nullptr, math, dtype), align,
-                            W, x, y, bias, "linear",
+  return run_linear_call<T>(describe_linear(rows, in, out, bias != nullptr, math, dtype),
+                            linear_alignment(x, W, y, bias), W, x, y, bias, "linear",
                             bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS" : "the matmul",
                             linear_fallback_name(bias != nullptr), path, refusal, fallback);
+}
+
+// y stored as bf16 by cublasLtMatmul (D = CUDA_R_16BF); where cuBLASLt refuses that (or
+// in = 0), the f32 linear into `y_f32` (its own cublasLtMatmul, else its fallback), which
+// the caller rounds into y (path: F32ThenRound).
+Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
+                               const bf16_bits* W, const float* bias, bf16_bits* y,
+                               float* y_f32, LinearPath* path, std::string* refusal) {
+  auto fallback = [&](BlasState& s) -> Status {
+    if (y_f32 == nullptr)
+      return Status::Error("linear(rows=" + std::to_string(rows) + ", in=" +
+                           std::to_string(in) + ", out=" + std::to_string(out) +
+                           ", bf16 result): cuBLASLt stores no bf16 y here and no f32 "
+                           "scratch was given for the f32 linear to round from");
+    Result<LinearCall> f32 =
+        describe_linear(rows, in, out, bias != nullptr, ProductMath::Bf16, GemmDType::F32);
+    if (!f32.ok()) return f32.status();
+    bool ran = false, first = false;
+    if (f32.value().api == LinearCall::Api::LtMatmul)
+      VOUCH_RETURN_IF_ERROR(lt_matmul_locked<float>(s, f32.value(),
+                                                    linear_alignment(x, W, y_f32, bias), W, x,
+                                                    y_f32, bias, ran, first, nullptr));
+    if (!ran)
+      VOUCH_RETURN_IF_ERROR(gemm_then_bias_locked(s, rows, in, out, x, W, bias, y_f32,
+                                                  ProductMath::Bf16));
+    return Status::Ok();
+  };
+  VOUCH_RETURN_IF_ERROR(run_linear_call<float>(
+      describe_linear(rows, in, out, bias != nullptr, ProductMath::Bf16, GemmDType::F32,
+                      /*bf16_result=*/true),
+      linear_alignment(x, W, y, bias), W, x, y, bias, "linear",
+      bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS with a bf16 D" : "the matmul with a bf16 D",
+      "the f32 linear, then vouch_round_bf16", path, refusal, fallback));
+  if (path != nullptr && *path == LinearPath::GemmFallback) *path = LinearPath::F32ThenRound;
+  return Status::Ok();
 }
 
 // `In`: the operands' storage (T, or bf16_bits under ProductMath::Bf16); T: dW and db.
@@ -638,6 +697,12 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_b
                              const bf16_bits* W, const float* bias, float* y, LinearPath* path,
                              std::string* refusal) {
   return linear_impl(rows, in, out, x, W, bias, y, ProductMath::Bf16, path, refusal);
+}
+
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
+                             const bf16_bits* W, const float* bias, bf16_bits* y, float* y_f32,
+                             LinearPath* path, std::string* refusal) {
+  return linear_bf16_result_impl(rows, in, out, x, W, bias, y, y_f32, path, refusal);
 }
 
 Status linear_weight_grad_row_major(int64_t rows, int64_t in, int64_t out, const float* dy,
@@ -697,8 +762,9 @@ std::string lt_reduction_scheme_name(uint32_t scheme) {
 namespace {
 
 Result<LinearCall> lt_linear_call(int64_t rows, int64_t in, int64_t out, bool with_bias,
-                                  ProductMath math) {
-  Result<LinearCall> call = describe_linear(rows, in, out, with_bias, math);
+                                  ProductMath math, bool bf16_result = false) {
+  Result<LinearCall> call =
+      describe_linear(rows, in, out, with_bias, math, GemmDType::F32, bf16_result);
   if (call.ok() && call.value().api != LinearCall::Api::LtMatmul)
     return Status::Error("linear(rows=" + std::to_string(rows) + ", in=" + std::to_string(in) +
                          ", out=" + std::to_string(out) + ") makes no cublasLtMatmul call");
@@ -708,8 +774,8 @@ Result<LinearCall> lt_linear_call(int64_t rows, int64_t in, int64_t out, bool wi
 }  // namespace
 
 Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool with_bias,
-                                     ProductMath math, int align) {
-  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, math);
+                                     ProductMath math, int align, bool bf16_result) {
+  Result<LinearCall> call = lt_linear_call(rows, in, out, with_bias, math, bf16_result);
   if (!call.ok()) return call.status();
   BlasState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);

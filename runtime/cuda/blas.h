@@ -79,9 +79,11 @@ struct LtAlgorithm {
 std::string lt_reduction_scheme_name(uint32_t scheme);
 
 // The algorithm linear_bias_row_major uses for this linear with operands aligned to
-// `align` bytes (chosen now if this is the shape's first use, then pinned).
+// `align` bytes (chosen now if this is the shape's first use, then pinned); with
+// `bf16_result`, that of the overload storing y as bf16.
 Result<LtAlgorithm> linear_algorithm(int64_t rows, int64_t in, int64_t out, bool with_bias,
-                                     ProductMath math, int align = 16);
+                                     ProductMath math, int align = 16,
+                                     bool bf16_result = false);
 // Tests only: the heuristic's first choice for that linear under another reduction
 // scheme mask (CUBLASLT_REDUCTION_SCHEME_MASK: every scheme); never pinned nor used.
 Result<LtAlgorithm> linear_heuristic_for_testing(int64_t rows, int64_t in, int64_t out,
@@ -118,8 +120,10 @@ enum class LinearPath {
   None,           // empty output
   LtEpilogue,     // one cublasLtMatmul; the bias (if any) added by its epilogue
   GemmFallback,   // cublasGemmEx, then the bias as a broadcast GEMM (see below)
+  F32ThenRound,   // a bf16 y: the f32 linear into the caller's scratch, for it to round
 };
-const char* linear_path_name(LinearPath path);  // "none", "cublasLt-epilogue", "gemm-fallback"
+// "none", "cublasLt-epilogue", "gemm-fallback", "f32-then-round"
+const char* linear_path_name(LinearPath path);
 // What a fallback runs, as the stderr note, the tape and the launch audit name it:
 // "cublasGemmEx + a bias broadcast GEMM" (or "cublasGemmEx" without a bias) for
 // linear_bias_row_major, "cublasGemmEx + column-sum GEMMs" for linear_weight_grad_row_major.
@@ -144,6 +148,16 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double
 // the f32 bias to the f32 sums).
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
                              const bf16_bits* W, const float* bias, float* y,
+                             LinearPath* path = nullptr, std::string* refusal = nullptr);
+// The same with y stored as bf16 (a linear whose rounding vouch-round-bf16-operands
+// folded into it): one cublasLtMatmul with D = CUDA_R_16BF, the f32 bias added to the
+// f32 sums in its epilogue (BIAS_DATA_TYPE = CUDA_R_32F), then rounded to bf16. Where
+// cuBLASLt refuses that (said once per shape on stderr, as above), and for in = 0, the
+// f32 linear (the overload above) is computed into `y_f32` (rows·out floats; null: an
+// error there) and `path` is F32ThenRound: the caller rounds y_f32 into y (the
+// executor's vouch_round_bf16 launch), which is the unfolded program.
+Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
+                             const bf16_bits* W, const float* bias, bf16_bits* y, float* y_f32,
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
 
 // dW[out,in] = dy[rows,out]ᵀ · x[rows,in] and db[out] = Σ_rows dy[r,:] (a linear's

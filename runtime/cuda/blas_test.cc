@@ -422,6 +422,82 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
   check_linear(9, 6, 10, true, kFp32, LinearPath::LtEpilogue, 302);
 }
 
+// The bf16-result overload (y stored as bf16, a folded round_bf16): cuBLASLt's D =
+// CUDA_R_16BF with the f32 bias is within half a bf16 ulp (plus the f32 sum's error) of
+// the double reference, each value a bf16 the host's rounding could give; where cuBLASLt
+// refuses it the f32 linear lands in the caller's scratch (path F32ThenRound, y
+// untouched) with the bits of the f32-result overload; without scratch, a clear error.
+TEST(BlasDeviceTest, Bf16ResultLinear) {
+  VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt linear with bf16 operands and a bf16 result");
+  ASSERT_TRUE(set_blas_stream(nullptr).ok());
+  uint32_t seed = 600;
+  for (bool with_bias : {true, false}) {
+    const int64_t rows = 48, in = 96, out = 80;
+    std::vector<float> x = random_values<float>(size_t(rows * in), seed++),
+                       W = random_values<float>(size_t(out * in), seed++),
+                       b = random_values<float>(size_t(out), seed++);
+    std::vector<bf16_bits> x16, W16;
+    std::vector<double> xd, Wd, bd(b.begin(), b.end());
+    for (float v : x) x16.push_back(host_bf16(v)), xd.push_back(bf16_value(x16.back()));
+    for (float v : W) W16.push_back(host_bf16(v)), Wd.push_back(bf16_value(W16.back()));
+    std::vector<double> want(size_t(rows * out));
+    linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
+    DeviceArray<bf16_bits> dx(x16), dW(W16);
+    DeviceArray<float> db(b);
+    const bf16_bits poison16 = 0x7fc1;
+    DeviceArray<bf16_bits> dy(std::vector<bf16_bits>(want.size(), poison16));
+    const std::string what = std::string("bf16-result linear, bias ") + (with_bias ? "on" : "off");
+    LinearPath path = LinearPath::None;
+    {
+      BlasCallLog calls;
+      Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
+                                       with_bias ? db.ptr : nullptr, dy.ptr, nullptr, &path);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_EQ(path, LinearPath::LtEpilogue) << what;
+      EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"}) << what;
+    }
+    std::vector<bf16_bits> got = dy.read();
+    for (size_t i = 0; i < got.size(); i++) {
+      const double v = bf16_value(got[i]), tol = std::ldexp(std::fabs(want[i]), -8) + 1e-5;
+      ASSERT_NEAR(v, want[i], tol) << what << " at " << i << " (tolerance: half a bf16 ulp "
+                                   << "of the value and the f32 sum's error)";
+    }
+    // Refused: the f32 linear into y_f32, y untouched; the same bits as the f32 overload.
+    DeviceArray<float> f32(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+    ASSERT_TRUE(linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
+                                      with_bias ? db.ptr : nullptr, f32.ptr)
+                    .ok());
+    DeviceArray<bf16_bits> dy2(std::vector<bf16_bits>(want.size(), poison16));
+    DeviceArray<float> scratch(std::vector<float>(want.size(), -1.f));
+    set_lt_refusal_for_testing(true);
+    testing::internal::CaptureStderr();
+    std::string refusal;
+    Status refused = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
+                                           with_bias ? db.ptr : nullptr, dy2.ptr, scratch.ptr,
+                                           &path, &refusal);
+    Status no_scratch = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
+                                              with_bias ? db.ptr : nullptr, dy2.ptr, nullptr);
+    std::string err = testing::internal::GetCapturedStderr();
+    set_lt_refusal_for_testing(false);
+    ASSERT_TRUE(refused.ok()) << refused.message();
+    EXPECT_EQ(path, LinearPath::F32ThenRound) << linear_path_name(path);
+    EXPECT_STREQ(linear_path_name(path), "f32-then-round");
+    EXPECT_TRUE(contains(refusal, "refused for testing")) << refusal;
+    EXPECT_EQ(scratch.read(), f32.read()) << what;
+    EXPECT_EQ(dy2.read(), std::vector<bf16_bits>(want.size(), poison16)) << what;
+    EXPECT_TRUE(contains(err, "using the f32 linear, then vouch_round_bf16 instead")) << err;
+    ASSERT_FALSE(no_scratch.ok());
+    EXPECT_TRUE(contains(no_scratch.message(), "no f32 scratch was given")) << no_scratch.message();
+  }
+  // Only a product of bf16 operands in an f32 run has a bf16 result.
+  EXPECT_FALSE(describe_linear(4, 8, 8, true, ProductMath::Tf32, GemmDType::F32, true).ok());
+  EXPECT_FALSE(describe_linear(4, 8, 8, true, ProductMath::Bf16, GemmDType::F64, true).ok());
+  EXPECT_TRUE(contains(describe_linear(4, 8, 8, true, ProductMath::Bf16, GemmDType::F32, true)
+                           .value()
+                           .to_string(),
+                       "epilogue=BIAS, D=bf16)"));
+}
+
 // A linear's weight and bias gradients in one cuBLASLt call (BGRADB) against double
 // products and sums of the same values: fp32, tf32 (dW's operands rounded, db's sums of
 // the f32 values: the epilogue reads them before the tensor cores round them), bf16

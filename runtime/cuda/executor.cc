@@ -170,6 +170,14 @@ Status check_bf16_buffers(const Program& p, ProductMath math, bool f32) {
           layout_text(l) +
           ": a bf16 operand is read where it lies, so its layout must pad nothing");
     }
+    // A bf16 result: a linear's y that cuBLASLt stores where it lies (padded, it would
+    // be copied out of the scratch as f32).
+    if (p.buffers[st.c].dtype == DType::Bf16 &&
+        (st.kind != StepKind::Linear || plan.padded_output()))
+      return Status::Error(program + "step " + std::to_string(s) + " (" +
+                           (st.what ? st.what : "?") + "): its result buffer " +
+                           std::to_string(st.c) + " (" + p.buffers[st.c].name +
+                           ") is bf16, which only a linear whose output is not padded stores");
   }
   return Status::Ok();
 }
@@ -375,12 +383,24 @@ Status CudaProgramModel<T>::init(const KernelImage* images, size_t image_count) 
           std::max(largest[0], copy_bytes(operand_copy(s, 0), operand) + copy_bytes(pp.c, 4));
       largest[1] =
           std::max(largest[1], copy_bytes(operand_copy(s, 1), operand) + copy_bytes(pp.bias, 4));
+      // A bf16 y that cuBLASLt will not store (it refuses the shape, or in = 0): region 0
+      // takes the f32 linear that round_linear_output rounds.
+      if (bf16_result(s)) {
+        const StepDesc& st = p.steps[s];
+        Result<LtAlgorithm> lt =
+            st.k > 0 ? linear_algorithm(st.m, st.k, st.n, st.bias != -1, math_, 16,
+                                        /*bf16_result=*/true)
+                     : Result<LtAlgorithm>(Status::Error("in = 0"));
+        if (!lt.ok() || lt.value().refused)
+          largest[0] = std::max(largest[0], size_t(pp.M * pp.N) * 4);
+      }
     }
     for (int which : {0, 1}) {
       if (largest[which] == 0) continue;
       Result<DeviceBuffer> b = DeviceBuffer::allocate(largest[which], stream_.get());
       if (!b.ok()) return b.status();
       scratch_[which].base = b.value().template as<unsigned char>();
+      scratch_bytes_[which] = largest[which];
       owned_.push_back(std::move(b.value()));
     }
   }
@@ -646,7 +666,19 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
         bias = reinterpret_cast<const float*>(r1 + copy_bytes(operand_copy(s, 1), operand));
       if (pp.padded_output())
         y = reinterpret_cast<float*>(r0 + copy_bytes(operand_copy(s, 0), operand));
-      if (bf16_products_)
+      if (bf16_result(s)) {
+        // cuBLASLt stores y as bf16; where it will not, the f32 linear goes to region 0
+        // (sized for it at set-up; both operands are read in place) and
+        // round_linear_output rounds it into y.
+        float* y_f32 = nullptr;
+        if (scratch_[0].base != nullptr && scratch_bytes_[0] >= size_t(pp.M * pp.N) * 4) {
+          y_f32 = reinterpret_cast<float*>(r0);
+          scratch_[0].owner = -1;
+        }
+        VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
+            pp.M, pp.K, pp.N, bf16_operand(s, 0, r0), bf16_operand(s, 1, r1), bias,
+            reinterpret_cast<bf16_bits*>(pointers_[size_t(st.c)]), y_f32, &path, &refusal));
+      } else if (bf16_products_)
         VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
             pp.M, pp.K, pp.N, bf16_operand(s, 0, r0), bf16_operand(s, 1, r1), bias, y, &path,
             &refusal));
@@ -663,6 +695,30 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
   // cuBLASLt refused its epilogue for this shape and type: the step ran other calls
   // than the one it names, which the tape and the launch audit say, with the reason.
   Fallback& f = fallback_[size_t(s)];
+  f.round_y = path == LinearPath::F32ThenRound;
+  if (f.round_y && f.ran.empty()) {
+    // What computed the f32 y: its own cublasLtMatmul, or where that too was refused
+    // (or in = 0) the GEMM fallback.
+    Result<LtAlgorithm> f32 =
+        st.k > 0 ? linear_algorithm(st.m, st.k, st.n, bias != nullptr, ProductMath::Bf16)
+                 : Result<LtAlgorithm>(Status::Error("in = 0"));
+    const bool lt = f32.ok() && !f32.value().refused;
+    Result<GemmCall> bias_call = describe_bias_broadcast(std::max<int64_t>(st.m, 1), st.n);
+    if (lt) {
+      f.calls = {"cublasLtMatmul"};
+    } else {
+      f.calls = {"cublasGemmEx"};
+      if (bias != nullptr && bias_call.ok())
+        f.calls.push_back(bias_call.value().api == GemmCall::Api::GemmEx
+                              ? "cublasGemmEx"
+                              : "cublasGemmStridedBatchedEx");
+    }
+    f.ran = std::string(st.what ? st.what : "?") + " FELL BACK to " +
+            (lt ? std::string("cublasLtMatmul with an f32 D")
+                : std::string(linear_fallback_name(bias != nullptr))) +
+            " into the executor's scratch, then " + kRoundBf16Kernel + " into y (cuBLASLt: " +
+            (refusal.empty() ? std::string("in = 0") : refusal) + ")";
+  }
   if (path == LinearPath::GemmFallback && f.ran.empty()) {
     Result<GemmCall> bias_call = describe_bias_broadcast(std::max<int64_t>(st.m, 1), st.n);
     f.calls = {"cublasGemmEx"};
@@ -842,6 +898,25 @@ Status CudaProgramModel<T>::copy_output(int32_t s) {
 }
 
 template <class T>
+Status CudaProgramModel<T>::round_linear_output(int32_t s) {
+  if (!fallback_[size_t(s)].round_y) return Status::Ok();
+  const ProductPlan& pp = plans_[size_t(s)];
+  OperandLayout y;
+  y.batches = 1;
+  y.rows = y.out_rows = pp.M;
+  y.cols = y.pitch = pp.N;
+  return copy_launch(s, "y", true, scratch_[0].base, pointers_[size_t(program_.steps[s].c)], y,
+                     /*to_padded=*/true);
+}
+
+template <class T>
+bool CudaProgramModel<T>::bf16_result(int32_t s) const {
+  const StepDesc& st = program_.steps[s];
+  return bf16_products_ && st.kind == StepKind::Linear &&
+         program_.buffers[size_t(st.c)].dtype == DType::Bf16;
+}
+
+template <class T>
 void CudaProgramModel<T>::forget_copies(int32_t s) {
   if (!padded_products_) return;
   for (int32_t w : access_[size_t(s)].writes)
@@ -922,6 +997,7 @@ Status CudaProgramModel<T>::run_steps(int32_t begin, int32_t end, Tape* tape) {
     if (st.ok() && calls) st = audit_.after(calls->calls(), f.ran, f.calls);
     calls.reset();
     if (st.ok() && padded_products_ && library) st = copy_output(s);
+    if (st.ok() && padded_products_ && library) st = round_linear_output(s);
     if (st.ok()) st = deps_.after(a.reads, a.writes);
     forget_copies(s);
     if (st.ok() && !f.ran.empty()) tape_nodes_.note_ran(s, f.ran);

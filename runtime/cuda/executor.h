@@ -227,6 +227,11 @@ class CudaProgramModel final : public CompiledModel<T> {
   const bf16_bits* bf16_operand(int32_t s, int which, const unsigned char* copy) const;
   // After step s's library call: its padded output copied out of the scratch.
   Status copy_output(int32_t s);
+  // A linear's bf16 y computed in f32 into region 0 (its Fallback's round_y): rounded
+  // into y by a vouch_round_bf16 launch, after the step's library calls.
+  Status round_linear_output(int32_t s);
+  // Whether step s is a linear storing its y as bf16 (its buffer's dtype).
+  bool bf16_result(int32_t s) const;
   // One copy launch: `what` names it ("W of step 12"), `in` / `out` its layouts.
   Status copy_launch(int32_t s, const std::string& what, bool round, const void* in,
                      void* out, const OperandLayout& l, bool to_padded);
@@ -269,6 +274,7 @@ class CudaProgramModel final : public CompiledModel<T> {
   struct Fallback {
     std::string ran;                 // empty: none
     std::vector<std::string> calls;  // the library calls it makes
+    bool round_y = false;            // a bf16 y computed in f32 to round (round_linear_output)
   };
   std::vector<Fallback> fallback_;
   std::vector<StepAccess> access_;  // per Program step
@@ -301,6 +307,7 @@ class CudaProgramModel final : public CompiledModel<T> {
     int32_t owner = -1;
     OperandLayout layout;
   } scratch_[2];
+  size_t scratch_bytes_[2] = {0, 0};  // each region's size
   std::vector<T*> pointers_;             // device storage per buffer
   std::vector<T*> m_, v_;                // optimizer state per param
   vouch::ParamSlot<T>* slots_ = nullptr;

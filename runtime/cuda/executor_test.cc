@@ -837,7 +837,7 @@ std::vector<double> rounded(const std::vector<float>& v) {
 
 // One audited training step of `p` (ProductMath::Bf16, f32): `inputs` written first into
 // their buffers (as f32, or as their bf16 bits where the buffer is Bf16); then every
-// buffer in `read` downloaded.
+// buffer in `read` downloaded (a Bf16 one as the values of its bits).
 struct ProductStep {
   std::string audit;
   int64_t problems = -1;
@@ -872,12 +872,23 @@ ProductStep run_product_step(const ProductProgram& p,
   EXPECT_TRUE(gpu.upload_fields(fields, 1).ok());
   Status st = gpu.enqueue_steps(OptimizerConfig{}, 1, nullptr);
   EXPECT_TRUE(st.ok()) << st.message();
+  std::map<int32_t, std::vector<bf16_bits>> bits;
   for (int32_t b : read) {
+    const size_t n = size_t(p.buffers[size_t(b)].numel);
+    if (p.buffers[size_t(b)].dtype == DType::Bf16) {
+      bits[b].resize(n);
+      EXPECT_TRUE(download(bits[b].data(), reinterpret_cast<bf16_bits*>(gpu.device_buffer(b)), n,
+                           gpu.stream())
+                      .ok());
+      continue;
+    }
     std::vector<float>& v = r.values[b];
-    v.resize(size_t(p.buffers[size_t(b)].numel));
+    v.resize(n);
     EXPECT_TRUE(download(v.data(), gpu.device_buffer(b), v.size(), gpu.stream()).ok());
   }
   EXPECT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
+  for (const auto& [b, v] : bits)
+    for (bf16_bits x : v) r.values[b].push_back(float(bf16_value(x)));
   r.audit = gpu.launch_audit();
   r.problems = gpu.launch_audit_problems();
   return r;
@@ -924,6 +935,29 @@ TEST(CudaExecutorTest, Bf16BuffersAreCheckedAgainstTheProductsThatReadThem) {
                          "this run's products are f64"));
     p.buffers[size_t(x)].dtype = DType::Real;
     EXPECT_TRUE(check_bf16_buffers(p.program, ProductMath::Fp32, false).ok());
+  }
+  {
+    // A bf16 result: a linear's y where nothing pads it (cuBLASLt's D), never a Gemm's
+    // C nor a padded y (copied out of the scratch as f32).
+    ProductProgram p;
+    const int32_t x = p.add("x16", 4 * 16, DType::Bf16), w = p.add("w16", 8 * 16, DType::Bf16),
+                  y = p.add("y16", 4 * 8, DType::Bf16), w5 = p.add("w5", 5 * 16),
+                  y5 = p.add("y5", 4 * 5, DType::Bf16), c = p.add("c16", 4 * 8, DType::Bf16),
+                  out = p.add("out", 4 * 8);
+    p.linear(x, w, -1, y, 4, 8, 16);
+    p.linear(x, w5, -1, y5, 4, 5, 16);
+    p.gemm(x, w, c, 4, 8, 16);
+    p.gemm(x, w, out, 4, 8, 16);
+    p.finish(out);
+    EXPECT_EQ(check_bf16_buffers(p.program, ProductMath::Bf16, true).message(),
+              "program `bf16_products`: step 1 (cublasLtMatmul(test linear)): its result buffer 4 "
+              "(y5) is bf16, which only a linear whose output is not padded stores");
+    p.buffers[size_t(y5)].dtype = DType::Real;
+    EXPECT_EQ(check_bf16_buffers(p.program, ProductMath::Bf16, true).message(),
+              "program `bf16_products`: step 2 (cublasGemmEx(test gemm)): its result buffer 5 "
+              "(c16) is bf16, which only a linear whose output is not padded stores");
+    p.buffers[size_t(c)].dtype = DType::Real;
+    EXPECT_TRUE(check_bf16_buffers(p.program, ProductMath::Bf16, true).ok());
   }
   {
     // The device storage: a Bf16 owner takes 2 bytes an element, in whole reals, or what
@@ -1032,6 +1066,50 @@ TEST(CudaExecutorGpuTest, ABf16XIsReadInPlaceByALinearWithAPaddedOutput) {
   EXPECT_TRUE(contains(r.audit, "step 1 cublasLtMatmul(test linear) [unassigned], x read as "
                                 "bf16 in place (buffer x16)"))
       << r.audit;
+}
+
+// A linear whose y is a Bf16 buffer (vouch-round-bf16-operands folded its rounding in):
+// cuBLASLt stores it (no rounding launch), each value within half a bf16 ulp of the f32
+// linear's; where cuBLASLt refuses, the f32 linear goes to the scratch and one
+// vouch_round_bf16 launch rounds it into y, bitwise the rounding of the f32 linear; the
+// tape and the audit say so.
+TEST(CudaExecutorGpuTest, ALinearStoresItsYAsBf16) {
+  VOUCH_REQUIRE_CUDA_DEVICE("a bf16 linear storing its y as bf16");
+  const int64_t rows = 8, in = 16, out = 24;
+  ProductProgram p;
+  const int32_t x16 = p.add("x16", rows * in, DType::Bf16);
+  const int32_t w16 = p.add("w16", out * in, DType::Bf16), bias = p.add("bias", out);
+  const int32_t y16 = p.add("y16", rows * out, DType::Bf16), y = p.add("y32", rows * out);
+  p.linear(x16, w16, bias, y16, rows, out, in);
+  p.linear(x16, w16, bias, y, rows, out, in);
+  p.finish(y);
+  const std::vector<float> xv = values<float>(rows * in, 61), wv = values<float>(out * in, 62),
+                           bv = values<float>(out, 63);
+  const std::map<int32_t, std::vector<float>> inputs{{x16, xv}, {w16, wv}, {bias, bv}};
+  ProductStep r = run_product_step(p, inputs, {y16, y});
+  EXPECT_EQ(r.problems, 0) << r.audit;
+  ASSERT_EQ(r.values.size(), 2u);
+  for (size_t i = 0; i < r.values[y].size(); i++) {
+    const double f32 = r.values[y][i];
+    EXPECT_NEAR(r.values[y16][i], f32, std::ldexp(std::fabs(f32), -8)) << i;
+  }
+  EXPECT_FALSE(contains(r.audit, "vouch_round_bf16_f32")) << r.audit;
+  set_lt_refusal_for_testing(true);  // before the executor's set-up, which sizes the scratch
+  testing::internal::CaptureStderr();
+  ProductStep refused = run_product_step(p, inputs, {y16, y});
+  std::string err = testing::internal::GetCapturedStderr();
+  set_lt_refusal_for_testing(false);
+  EXPECT_EQ(refused.problems, 0) << refused.audit;
+  ASSERT_EQ(refused.values.size(), 2u);
+  for (size_t i = 0; i < refused.values[y].size(); i++)
+    EXPECT_EQ(host_bf16(refused.values[y][i]), host_bf16(refused.values[y16][i])) << i;
+  EXPECT_TRUE(contains(refused.audit, "cublasLtMatmul(test linear) FELL BACK to cublasGemmEx + "
+                                      "a bias broadcast GEMM into the executor's scratch, then "
+                                      "vouch_round_bf16_f32 into y (cuBLASLt: refused for testing"))
+      << refused.audit;
+  EXPECT_TRUE(contains(refused.audit, "vouch_round_bf16_f32 (y of step 0)")) << refused.audit;
+  EXPECT_FALSE(contains(refused.audit, "(y of step 1)")) << refused.audit;
+  EXPECT_TRUE(contains(err, "using the f32 linear, then vouch_round_bf16 instead")) << err;
 }
 
 // A linear's weight gradient whose dy, x or both are Bf16 buffers: dW and db bitwise

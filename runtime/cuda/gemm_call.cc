@@ -168,11 +168,15 @@ Result<LinearCall> linear_call_precision(const char* op, int64_t rows, int64_t i
 }  // namespace
 
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   ProductMath math, GemmDType dtype) {
+                                   ProductMath math, GemmDType dtype, bool bf16_result) {
+  if (bf16_result && (math != ProductMath::Bf16 || dtype != GemmDType::F32))
+    return Status::Error(
+        "linear: a bf16 result is a product of bf16 operands (ProductMath::Bf16, f32 run)");
   Result<LinearCall> base = linear_call_precision("linear", rows, in, out, math, dtype);
   if (!base.ok()) return base;
   LinearCall c = base.value();
   c.bias = has_bias;
+  c.bf16_result = bf16_result;
   // Column-major yᵀ[out,rows] = op_T(W stored as col-major [in,out]) · (xᵀ col-major [in,rows]).
   c.m = int(out);
   c.n = int(rows);
@@ -225,7 +229,8 @@ std::string LinearCall::to_string() const {
                              ", out=" + std::to_string(m) + ")";
     case Api::LtMatmul:
       return "cublasLtMatmul(" + params + ", epilogue=" +
-             (bias_grad ? "BGRADB" : bias ? "BIAS" : "DEFAULT") + ")";
+             (bias_grad ? "BGRADB" : bias ? "BIAS" : "DEFAULT") +
+             (bf16_result ? ", D=bf16" : "") + ")";
     case Api::GemmThenBias:
       if (bias_grad)
         return "dW's GEMM + db's column-sum GEMM (rows=" + std::to_string(k) +

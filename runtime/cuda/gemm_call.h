@@ -174,6 +174,9 @@ struct LinearCall {
   int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;  // opA = T, opB = N (bias_grad: N, T)
   bool bias = false;       // a bias vector: read (BIAS), or written (bias_grad)
   bool bias_grad = false;  // a linear's weight gradient with its bias's (BGRADB)
+  // A linear's y stored as bf16 (D = CUDA_R_16BF; the bias, if any, f32:
+  // BIAS_DATA_TYPE = CUDA_R_32F): ProductMath::Bf16 and F32 only.
+  bool bf16_result = false;
   ProductMath math = ProductMath::Fp32;  // F32 only; F64 always Fp32
   GemmDType dtype = GemmDType::F32;
   const char* compute_type = "CUBLAS_COMPUTE_32F";  // compute_type_name(math, dtype)
@@ -182,9 +185,11 @@ struct LinearCall {
   std::string to_string() const;
 };
 
-// f64: CUBLAS_COMPUTE_64F, `math` ignored.
+// f64: CUBLAS_COMPUTE_64F, `math` ignored. `bf16_result`: y stored as bf16 (an error
+// but under ProductMath::Bf16 with GemmDType::F32).
 Result<LinearCall> describe_linear(int64_t rows, int64_t in, int64_t out, bool has_bias,
-                                   ProductMath math, GemmDType dtype = GemmDType::F32);
+                                   ProductMath math, GemmDType dtype = GemmDType::F32,
+                                   bool bf16_result = false);
 // The weight and bias gradients of a linear (bias_grad). f64: as describe_linear.
 Result<LinearCall> describe_linear_weight_grad(int64_t rows, int64_t in, int64_t out,
                                                ProductMath math,

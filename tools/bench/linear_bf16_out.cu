@@ -5,15 +5,18 @@
 // with the bias f32 (BIAS_DATA_TYPE 32F) and with the bias rounded to bf16: whether
 // cuBLASLt takes them, its algorithm, the time, and how many results differ from the f32
 // result rounded to nearest even (0: a folded round_bf16 keeps every bit). The question
-// behind docs/plans/gpt2.md's "cuBLASLt bf16 output".
+// behind docs/plans/gpt2.md's "cuBLASLt bf16 output". Also each algorithm the heuristic
+// offers for the f32 result, the product without its bias, and cublasGemmEx's time for it
+// (the forward linears measured at about half the TFLOP/s of the backward products).
 // From the repository root:
-//   nvcc -O2 -arch=sm_90 -I . tools/bench/linear_bf16_out.cu -lcublasLt -o linear_bf16_out
+//   nvcc -O2 -arch=sm_90 -I . tools/bench/linear_bf16_out.cu -lcublasLt -lcublas -o linear_bf16_out
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "runtime/cpu_kernels.h"  // round_to_bf16: vouch.round_bf16's reference
@@ -30,18 +33,21 @@ struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  int id = -1, tile = -1;
+  int id = -1, tile = -1, splits = 1, stages = -1;
+  size_t workspace = 0;
   bool ok = false;
   const char* why = "";
 };
 
 // y[rows, out] = x[rows, in] · W[out, in]ᵀ + bias as the runtime describes it: A = W
 // stored column-major [in, out] (opA = T), B = xᵀ [in, rows] (opB = N), D = yᵀ [out, rows].
+// The heuristic's choice `rank` (0: its first, which the runtime takes when its split-K
+// reduction is allowed); ok false past the last it offers.
 Plan make_plan(cublasLtHandle_t lt, int out, int rows, int in, cudaDataType_t d_type,
-               cudaDataType_t bias_type) {
+               cudaDataType_t bias_type,
+               cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS, int rank = 0) {
   Plan p;
   const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t);
   cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n);
@@ -63,21 +69,26 @@ Plan make_plan(cublasLtHandle_t lt, int out, int rows, int in, cudaDataType_t d_
                                        &workspace, sizeof workspace);
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                        &schemes, sizeof schemes);
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[8] = {};
   int found = 0;
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.a, p.b, p.d, p.d,
-                                                           pref, 1, &result, &found);
+                                                           pref, 8, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+  if (st != CUBLAS_STATUS_SUCCESS || found <= rank) {
     p.why = "no algorithm offered";
     return p;
   }
-  p.algo = result.algo;
+  p.algo = results[rank].algo;
+  p.workspace = results[rank].workspaceSize;
   size_t written = 0;
   cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &p.id, sizeof p.id,
                                        &written);
   cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &p.tile,
                                        sizeof p.tile, &written);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &p.splits,
+                                       sizeof p.splits, &written);
+  cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &p.stages,
+                                       sizeof p.stages, &written);
   p.ok = true;
   return p;
 }
@@ -131,8 +142,43 @@ int main() {
     }
     std::vector<float> want(size_t(out) * rows);
     cudaMemcpy(want.data(), y32, want.size() * 4, cudaMemcpyDeviceToHost);
-    std::printf("  D f32, bias f32:   algo %3d tile %3d  %8.1f us\n", f32.id, f32.tile,
-                1000.f * time_ms([&] { return call(f32, dbias, y32); }));
+    const double gflop = 2e-9 * double(out) * rows * in;
+    auto line = [&](const char* name, const Plan& p, float us) {
+      std::printf("  %s algo %3d tile %3d stages %3d splitK %2d ws %8zu  %8.1f us %6.0f TFLOP/s",
+                  name, p.id, p.tile, p.stages, p.splits, p.workspace, us, gflop / us * 1e-3);
+    };
+    line("D f32, bias f32:   ", f32, 1000.f * time_ms([&] { return call(f32, dbias, y32); }));
+    std::printf("\n");
+    // Whether the heuristic's first is the fastest it offers, and what the bias costs
+    // (GPT-2's forward linears ran at about half the TFLOP/s of its backward products).
+    for (int rank = 1; rank < 8; rank++) {
+      Plan p = make_plan(lt, out, rows, in, CUDA_R_32F, CUDA_R_32F, CUBLASLT_EPILOGUE_BIAS, rank);
+      if (!p.ok) break;
+      char name[32];
+      std::snprintf(name, sizeof name, "  ... its choice %d:", rank);
+      line(name, p, 1000.f * time_ms([&] { return call(p, dbias, y32); }));
+      std::printf("\n");
+    }
+    // cuBLAS's cublasGemmEx, as the runtime's backward products call it, on the same
+    // operands (no bias): what the same product takes through the other API.
+    {
+      cublasHandle_t blas = nullptr;
+      cublasCreate(&blas);
+      cublasSetWorkspace(blas, workspace, kWorkspaceBytes);
+      const float us = 1000.f * time_ms([&] {
+        return cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, dw, CUDA_R_16BF,
+                            in, dx, CUDA_R_16BF, in, &zero, y32, CUDA_R_32F, out,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+      });
+      std::printf("  cublasGemmEx, D f32, no bias: %8.1f us %6.0f TFLOP/s\n", us,
+                  gflop / us * 1e-3);
+      cublasDestroy(blas);
+    }
+    Plan plain = make_plan(lt, out, rows, in, CUDA_R_32F, CUDA_R_32F, CUBLASLT_EPILOGUE_DEFAULT);
+    if (plain.ok) {
+      line("D f32, no bias:    ", plain, 1000.f * time_ms([&] { return call(plain, dbias, y32); }));
+      std::printf("\n");
+    }
     struct Variant {
       const char* name;
       cudaDataType_t bias_type;
@@ -153,9 +199,8 @@ int main() {
           if (first < 0) first = (long long)i;
           ++differ;
         }
-      std::printf("  %s algo %3d tile %3d  %8.1f us  %lld of %zu differ from RNE(D f32)",
-                  v.name, p.id, p.tile, 1000.f * time_ms([&] { return call(p, v.bias, y16); }),
-                  differ, got.size());
+      line(v.name, p, 1000.f * time_ms([&] { return call(p, v.bias, y16); }));
+      std::printf("  %lld of %zu differ from RNE(D f32)", differ, got.size());
       if (first >= 0)
         std::printf(" (first at %lld: %04x, RNE %04x of %.9g)", first, got[size_t(first)],
                     round_to_bf16(want[size_t(first)]), want[size_t(first)]);

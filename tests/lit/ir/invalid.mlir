@@ -53,6 +53,18 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// Linear: a bf16 result (its bf16Result, folded by vouch-round-bf16-operands)
+// is a product of bf16 input and weight.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x2xf32>
+  %w = vouch.param "w" = zeros : tensor<8x2xf32>
+  %x16 = vouch.round_bf16 %x : (tensor<1x2xf32>) -> tensor<1x2xbf16>
+  // expected-error @+1 {{'vouch.linear' op result 'tensor<1x8xbf16>' is bf16, which a linear stores only from bf16 input and weight}}
+  %y = vouch.linear %x16, %w : (tensor<1x2xbf16>, tensor<8x2xf32>) -> tensor<1x8xbf16>
+}
+
+// -----
+
 // Matmul operands share an element type.
 vouch.model "m" attributes {batch = 1 : i64} {
   %a = vouch.fill 1.0 : tensor<4x3xf32>

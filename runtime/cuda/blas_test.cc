@@ -207,6 +207,26 @@ TEST(BlasDeviceTest, ProductMathRoundsOperandsAsItSays) {
 
 // host_bf16 / bf16_value (test_util.h): the host's rounding, not executor.cuh's.
 
+// A bf16 linear's case: x and W random and rounded on the host (their bf16 bits), an f32
+// bias, and the double reference y of the rounded values (`seed` advanced).
+struct Bf16Linear {
+  std::vector<bf16_bits> x16, W16;
+  std::vector<float> b;
+  std::vector<double> want;
+};
+Bf16Linear bf16_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, uint32_t& seed) {
+  Bf16Linear c;
+  std::vector<float> x = random_values<float>(size_t(rows * in), seed++),
+                     W = random_values<float>(size_t(out * in), seed++);
+  c.b = random_values<float>(size_t(out), seed++);
+  std::vector<double> xd, Wd, bd(c.b.begin(), c.b.end());
+  for (float v : x) c.x16.push_back(host_bf16(v)), xd.push_back(bf16_value(c.x16.back()));
+  for (float v : W) c.W16.push_back(host_bf16(v)), Wd.push_back(bf16_value(c.W16.back()));
+  c.want.resize(size_t(rows * out));
+  linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, c.want.data());
+  return c;
+}
+
 // The bf16 overloads: operands rounded on the host, products and sums f32, against
 // double products of the same rounded values (only the summation order differs).
 TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
@@ -275,17 +295,10 @@ TEST(BlasDeviceTest, Bf16OperandsGemmAndLinear) {
   }
   for (bool with_bias : {true, false}) {
     const int64_t rows = 48, in = 96, out = 80;
-    std::vector<float> x = random_values<float>(size_t(rows * in), seed++),
-                       W = random_values<float>(size_t(out * in), seed++),
-                       b = random_values<float>(size_t(out), seed++);
-    std::vector<bf16_bits> x16, W16;
-    std::vector<double> xd, Wd, bd(b.begin(), b.end());
-    for (float v : x) x16.push_back(host_bf16(v)), xd.push_back(bf16_value(x16.back()));
-    for (float v : W) W16.push_back(host_bf16(v)), Wd.push_back(bf16_value(W16.back()));
-    std::vector<double> want(size_t(rows * out));
-    linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
-    DeviceArray<bf16_bits> dx(x16), dW(W16);
-    DeviceArray<float> db(b), dy(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+    Bf16Linear c = bf16_linear(rows, in, out, with_bias, seed);
+    const std::vector<double>& want = c.want;
+    DeviceArray<bf16_bits> dx(c.x16), dW(c.W16);
+    DeviceArray<float> db(c.b), dy(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
     LinearPath path = LinearPath::None;
     Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr, with_bias ? db.ptr : nullptr,
                                      dy.ptr, &path);
@@ -433,17 +446,10 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
   uint32_t seed = 600;
   for (bool with_bias : {true, false}) {
     const int64_t rows = 48, in = 96, out = 80;
-    std::vector<float> x = random_values<float>(size_t(rows * in), seed++),
-                       W = random_values<float>(size_t(out * in), seed++),
-                       b = random_values<float>(size_t(out), seed++);
-    std::vector<bf16_bits> x16, W16;
-    std::vector<double> xd, Wd, bd(b.begin(), b.end());
-    for (float v : x) x16.push_back(host_bf16(v)), xd.push_back(bf16_value(x16.back()));
-    for (float v : W) W16.push_back(host_bf16(v)), Wd.push_back(bf16_value(W16.back()));
-    std::vector<double> want(size_t(rows * out));
-    linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
-    DeviceArray<bf16_bits> dx(x16), dW(W16);
-    DeviceArray<float> db(b);
+    Bf16Linear c = bf16_linear(rows, in, out, with_bias, seed);
+    const std::vector<double>& want = c.want;
+    DeviceArray<bf16_bits> dx(c.x16), dW(c.W16);
+    DeviceArray<float> db(c.b);
     const bf16_bits poison16 = 0x7fc1;
     DeviceArray<bf16_bits> dy(std::vector<bf16_bits>(want.size(), poison16));
     const std::string what = std::string("bf16-result linear, bias ") + (with_bias ? "on" : "off");

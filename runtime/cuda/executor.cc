@@ -140,6 +140,17 @@ unsigned grid_for(int64_t elements, int64_t block, int64_t max_grid) {
   return unsigned(std::clamp<int64_t>((elements + block - 1) / block, 1, max_grid));
 }
 
+// The library calls of a linear's GEMM fallback (linear_fallback_name): cublasGemmEx,
+// then with a bias its broadcast GEMM (describe_bias_broadcast's API).
+std::vector<std::string> linear_fallback_calls(int64_t rows, int64_t out, bool bias) {
+  std::vector<std::string> calls{"cublasGemmEx"};
+  Result<GemmCall> bias_call = describe_bias_broadcast(std::max<int64_t>(rows, 1), out);
+  if (bias && bias_call.ok())
+    calls.push_back(bias_call.value().api == GemmCall::Api::GemmEx ? "cublasGemmEx"
+                                                                  : "cublasGemmStridedBatchedEx");
+  return calls;
+}
+
 }  // namespace
 
 Status check_bf16_buffers(const Program& p, ProductMath math, bool f32) {
@@ -703,16 +714,8 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
         st.k > 0 ? linear_algorithm(st.m, st.k, st.n, bias != nullptr, ProductMath::Bf16)
                  : Result<LtAlgorithm>(Status::Error("in = 0"));
     const bool lt = f32.ok() && !f32.value().refused;
-    Result<GemmCall> bias_call = describe_bias_broadcast(std::max<int64_t>(st.m, 1), st.n);
-    if (lt) {
-      f.calls = {"cublasLtMatmul"};
-    } else {
-      f.calls = {"cublasGemmEx"};
-      if (bias != nullptr && bias_call.ok())
-        f.calls.push_back(bias_call.value().api == GemmCall::Api::GemmEx
-                              ? "cublasGemmEx"
-                              : "cublasGemmStridedBatchedEx");
-    }
+    f.calls = lt ? std::vector<std::string>{"cublasLtMatmul"}
+                 : linear_fallback_calls(st.m, st.n, bias != nullptr);
     f.ran = std::string(st.what ? st.what : "?") + " FELL BACK to " +
             (lt ? std::string("cublasLtMatmul with an f32 D")
                 : std::string(linear_fallback_name(bias != nullptr))) +
@@ -720,12 +723,7 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
             (refusal.empty() ? std::string("in = 0") : refusal) + ")";
   }
   if (path == LinearPath::GemmFallback && f.ran.empty()) {
-    Result<GemmCall> bias_call = describe_bias_broadcast(std::max<int64_t>(st.m, 1), st.n);
-    f.calls = {"cublasGemmEx"};
-    if (bias != nullptr && bias_call.ok())
-      f.calls.push_back(bias_call.value().api == GemmCall::Api::GemmEx
-                            ? "cublasGemmEx"
-                            : "cublasGemmStridedBatchedEx");
+    f.calls = linear_fallback_calls(st.m, st.n, bias != nullptr);
     f.ran = std::string(st.what ? st.what : "?") + " FELL BACK to " +
             linear_fallback_name(bias != nullptr) +
             " (cuBLASLt: " + refusal + ")";

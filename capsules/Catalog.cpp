@@ -321,13 +321,14 @@ const BlasTemplate kBlasTemplates[] = {
      "bias epilogue (its answer for that shape and type), the step runs "
      "cublasGemmEx plus a bias-broadcast GEMM with atomics off instead, "
      "and the tape and --audit-launches say so with cuBLASLt's reason",
-     "; under the bf16 option a linear of bf16 operands whose result only "
-     "bf16 readers take, where nothing pads its output (the op table's "
-     "bf16Result; its call names `D bf16`), has cuBLASLt store y as bf16 "
-     "(D = CUDA_R_16BF, the f32 bias added to the f32 sums before its "
-     "epilogue rounds them), no f32 y written; where cuBLASLt refuses that, "
-     "the f32 linear goes to the executor's scratch and one vouch_round_bf16 "
-     "launch rounds it into y, as the tape and --audit-launches say"},
+     "; under the bf16 option a bias-free linear of bf16 operands whose "
+     "result only bf16 readers take, where nothing pads its output (the op "
+     "table's bf16Result; its call names `D bf16`), has cuBLASLt store y as "
+     "bf16 (D = CUDA_R_16BF, the f32 sums rounded by its epilogue), no f32 y "
+     "written; where cuBLASLt refuses a bf16 D (as CUDA 13.0 does with an f32 "
+     "bias), the f32 linear goes to the executor's scratch and one "
+     "vouch_round_bf16 launch rounds it into y, as the tape and "
+     "--audit-launches say"},
     {Provider::Cublaslt, "linear_weight_grad", "cublasLtMatmul",
      "row-major grad [rows, out] and input [rows, in] read in place: "
      "weight_grad = gradᵀ·input as cublasLtMatmul(transa=N, transb=T, "

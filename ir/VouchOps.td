@@ -224,11 +224,11 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
   let cudaProviders = "cublaslt,native-cuda";
   let cpuKernel = "vouch::rt::linear<T>";
   let cpuEvidence = "cpu-kernels";
-  // Under bf16 products a linear of bf16 operands whose result only bf16
-  // readers take (a qkv that attention64's kernels load as bf16) has
-  // cuBLASLt store it as bf16 (D = CUDA_R_16BF, the f32 sum and bias
-  // rounded in the epilogue), where nothing pads it; the f32 result is never
-  // written.
+  // Under bf16 products a bias-free linear of bf16 operands whose result
+  // only bf16 readers take (a qkv that attention64's kernels load as bf16)
+  // has cuBLASLt store it as bf16 (D = CUDA_R_16BF, the f32 sums rounded in
+  // the epilogue), where nothing pads it; the f32 result is never written.
+  // (cuBLASLt 13.0 stores no bf16 D with an f32 bias.)
   let bf16Result = 0;
 }
 

@@ -30,8 +30,8 @@
 // something else reads it). A value no op computes (a param, a data field)
 // is rounded before its first product, at that product's place. An op
 // whose cuda kernel can store the result as bf16 itself (the op table's
-// bf16Result: cross_entropy_grad, layer_norm; a linear's cuBLASLt call where
-// its operands are bf16 and its output unpadded) takes the rounding over where
+// bf16Result: cross_entropy_grad, layer_norm; a bias-free linear's cuBLASLt
+// call where its operands are bf16 and its output unpadded) takes the rounding over where
 // nothing else reads the f32 value: its result becomes bf16. The pass only
 // rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
@@ -194,11 +194,17 @@ struct RoundBf16OperandsPass
   /// bf16 here: always for a kernel's; a linear's where cuBLASLt computes it
   /// (not the small-product rule's kernel) from bf16 operands read in place,
   /// into an output the executor pads nothing of (a padded output is copied
-  /// out of its scratch as f32).
+  /// out of its scratch as f32), without a bias: cuBLASLt (CUDA 13.0, H100)
+  /// offers no algorithm for a bf16 D with an f32 bias (its heuristic answers
+  /// CUBLAS_STATUS_INVALID_VALUE), so the executor would only fall back to
+  /// the f32 linear and a rounding launch (docs/performance.md, 2026-12-07).
   static bool storesBf16Here(Operation *producer,
                              const capsules::SmallProductRule &small) {
-    if (!isa<LinearOp>(producer))
+    auto linear = dyn_cast<LinearOp>(producer);
+    if (!linear)
       return true;
+    if (linear.getBias())
+      return false;
     for (Value operand : producer->getOperands().take_front(2))
       if (!cast<RankedTensorType>(operand.getType()).getElementType().isBF16())
         return false;

@@ -372,7 +372,10 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
         chosen = i;
         break;
       }
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && chosen < 0)) {
+  // A bf16 D is refused by an error status for some epilogues (an f32 bias: INVALID_VALUE
+  // from CUDA 13.0's heuristic on an H100): a refusal too, for the caller's fallback.
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && chosen < 0) ||
+      (c.bf16_result && st != CUBLAS_STATUS_SUCCESS)) {
     plan.refused = true;
     plan.refusal = found > 0 ? "cublasLtMatmulAlgoGetHeuristic offered no algorithm with an "
                                "allowed split-K reduction"

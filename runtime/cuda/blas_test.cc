@@ -453,26 +453,40 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
     const bf16_bits poison16 = 0x7fc1;
     DeviceArray<bf16_bits> dy(std::vector<bf16_bits>(want.size(), poison16));
     const std::string what = std::string("bf16-result linear, bias ") + (with_bias ? "on" : "off");
-    LinearPath path = LinearPath::None;
-    {
-      BlasCallLog calls;
-      Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
-                                       with_bias ? db.ptr : nullptr, dy.ptr, nullptr, &path);
-      ASSERT_TRUE(s.ok()) << s.message();
-      EXPECT_EQ(path, LinearPath::LtEpilogue) << what;
-      EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"}) << what;
-    }
-    std::vector<bf16_bits> got = dy.read();
-    for (size_t i = 0; i < got.size(); i++) {
-      const double v = bf16_value(got[i]), tol = std::ldexp(std::fabs(want[i]), -8) + 1e-5;
-      ASSERT_NEAR(v, want[i], tol) << what << " at " << i << " (tolerance: half a bf16 ulp "
-                                   << "of the value and the f32 sum's error)";
-    }
-    // Refused: the f32 linear into y_f32, y untouched; the same bits as the f32 overload.
+    // The f32-result overload's y: what a refused call leaves in the scratch.
     DeviceArray<float> f32(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
     ASSERT_TRUE(linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
                                       with_bias ? db.ptr : nullptr, f32.ptr)
                     .ok());
+    LinearPath path = LinearPath::None;
+    {
+      // Without a bias cuBLASLt stores the bf16 D; with an f32 bias CUDA 13.0's heuristic
+      // refuses it on an H100 (CUBLAS_STATUS_INVALID_VALUE): the f32 linear then.
+      DeviceArray<float> scratch(std::vector<float>(want.size(), -1.f));
+      BlasCallLog calls;
+      testing::internal::CaptureStderr();
+      Status s = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
+                                       with_bias ? db.ptr : nullptr, dy.ptr, scratch.ptr, &path);
+      std::string note = testing::internal::GetCapturedStderr();
+      ASSERT_TRUE(s.ok()) << s.message();
+      std::printf("%s: %s\n", what.c_str(), linear_path_name(path));
+      if (!with_bias) EXPECT_EQ(path, LinearPath::LtEpilogue) << what;
+      if (path == LinearPath::LtEpilogue) {
+        EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"}) << what;
+        std::vector<bf16_bits> got = dy.read();
+        for (size_t i = 0; i < got.size(); i++) {
+          const double v = bf16_value(got[i]), tol = std::ldexp(std::fabs(want[i]), -8) + 1e-5;
+          ASSERT_NEAR(v, want[i], tol) << what << " at " << i << " (tolerance: half a bf16 "
+                                       << "ulp of the value and the f32 sum's error)";
+        }
+      } else {
+        ASSERT_EQ(path, LinearPath::F32ThenRound) << what;
+        EXPECT_EQ(scratch.read(), f32.read()) << what;
+        EXPECT_EQ(dy.read(), std::vector<bf16_bits>(want.size(), poison16)) << what;
+        EXPECT_TRUE(contains(note, "using the f32 linear, then vouch_round_bf16 instead")) << note;
+      }
+    }
+    // Refused: the f32 linear into y_f32, y untouched; the same bits as the f32 overload.
     DeviceArray<bf16_bits> dy2(std::vector<bf16_bits>(want.size(), poison16));
     DeviceArray<float> scratch(std::vector<float>(want.size(), -1.f));
     set_lt_refusal_for_testing(true);

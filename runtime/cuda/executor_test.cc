@@ -1069,24 +1069,23 @@ TEST(CudaExecutorGpuTest, ABf16XIsReadInPlaceByALinearWithAPaddedOutput) {
 }
 
 // A linear whose y is a Bf16 buffer (vouch-round-bf16-operands folded its rounding in):
-// cuBLASLt stores it (no rounding launch), each value within half a bf16 ulp of the f32
-// linear's; where cuBLASLt refuses, the f32 linear goes to the scratch and one
-// vouch_round_bf16 launch rounds it into y, bitwise the rounding of the f32 linear; the
-// tape and the audit say so.
+// without a bias cuBLASLt stores it (no rounding launch), each value within half a bf16
+// ulp of the f32 linear's; where cuBLASLt refuses (here forced, with a bias), the f32
+// linear goes to the scratch and one vouch_round_bf16 launch rounds it into y, bitwise
+// the rounding of the f32 linear; the tape and the audit say so.
 TEST(CudaExecutorGpuTest, ALinearStoresItsYAsBf16) {
   VOUCH_REQUIRE_CUDA_DEVICE("a bf16 linear storing its y as bf16");
   const int64_t rows = 8, in = 16, out = 24;
-  ProductProgram p;
-  const int32_t x16 = p.add("x16", rows * in, DType::Bf16);
-  const int32_t w16 = p.add("w16", out * in, DType::Bf16), bias = p.add("bias", out);
-  const int32_t y16 = p.add("y16", rows * out, DType::Bf16), y = p.add("y32", rows * out);
-  p.linear(x16, w16, bias, y16, rows, out, in);
-  p.linear(x16, w16, bias, y, rows, out, in);
-  p.finish(y);
+  ProductProgram p, q;  // without a bias, with one
   const std::vector<float> xv = values<float>(rows * in, 61), wv = values<float>(out * in, 62),
                            bv = values<float>(out, 63);
-  const std::map<int32_t, std::vector<float>> inputs{{x16, xv}, {w16, wv}, {bias, bv}};
-  ProductStep r = run_product_step(p, inputs, {y16, y});
+  const int32_t x16 = p.add("x16", rows * in, DType::Bf16);
+  const int32_t w16 = p.add("w16", out * in, DType::Bf16);
+  const int32_t y16 = p.add("y16", rows * out, DType::Bf16), y = p.add("y32", rows * out);
+  p.linear(x16, w16, -1, y16, rows, out, in);
+  p.linear(x16, w16, -1, y, rows, out, in);
+  p.finish(y);
+  ProductStep r = run_product_step(p, {{x16, xv}, {w16, wv}}, {y16, y});
   EXPECT_EQ(r.problems, 0) << r.audit;
   ASSERT_EQ(r.values.size(), 2u);
   for (size_t i = 0; i < r.values[y].size(); i++) {
@@ -1094,15 +1093,23 @@ TEST(CudaExecutorGpuTest, ALinearStoresItsYAsBf16) {
     EXPECT_NEAR(r.values[y16][i], f32, std::ldexp(std::fabs(f32), -8)) << i;
   }
   EXPECT_FALSE(contains(r.audit, "vouch_round_bf16_f32")) << r.audit;
+  EXPECT_FALSE(contains(r.audit, "FELL BACK")) << r.audit;
+  // The same with a bias, cuBLASLt refusing every call.
+  const int32_t qx = q.add("x16", rows * in, DType::Bf16), qw = q.add("w16", out * in, DType::Bf16),
+                bias = q.add("bias", out);
+  const int32_t qy16 = q.add("y16", rows * out, DType::Bf16), qy = q.add("y32", rows * out);
+  q.linear(qx, qw, bias, qy16, rows, out, in);
+  q.linear(qx, qw, bias, qy, rows, out, in);
+  q.finish(qy);
   set_lt_refusal_for_testing(true);  // before the executor's set-up, which sizes the scratch
   testing::internal::CaptureStderr();
-  ProductStep refused = run_product_step(p, inputs, {y16, y});
+  ProductStep refused = run_product_step(q, {{qx, xv}, {qw, wv}, {bias, bv}}, {qy16, qy});
   std::string err = testing::internal::GetCapturedStderr();
   set_lt_refusal_for_testing(false);
   EXPECT_EQ(refused.problems, 0) << refused.audit;
   ASSERT_EQ(refused.values.size(), 2u);
-  for (size_t i = 0; i < refused.values[y].size(); i++)
-    EXPECT_EQ(host_bf16(refused.values[y][i]), host_bf16(refused.values[y16][i])) << i;
+  for (size_t i = 0; i < refused.values[qy].size(); i++)
+    EXPECT_EQ(host_bf16(refused.values[qy][i]), host_bf16(refused.values[qy16][i])) << i;
   EXPECT_TRUE(contains(refused.audit, "cublasLtMatmul(test linear) FELL BACK to cublasGemmEx + "
                                       "a bias broadcast GEMM into the executor's scratch, then "
                                       "vouch_round_bf16_f32 into y (cuBLASLt: refused for testing"))

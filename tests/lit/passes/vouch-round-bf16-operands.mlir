@@ -78,15 +78,17 @@ vouch.model "two_layers" attributes {batch = 32 : i64} {
   vouch.loss %l : tensor<f32>
 }
 
-// A linear whose result only a product reads (through its rounding): the
-// rounding is folded into the linear (the op table's bf16Result), whose
-// cuBLASLt call stores y as bf16; the second product and its weight gradient
-// read that bf16 h, and no f32 h is left. A qkv linear with 12 outputs pads
+// A bias-free linear whose result only a product reads (through its
+// rounding): the rounding is folded into the linear (the op table's
+// bf16Result), whose cuBLASLt call stores y as bf16; the second product and
+// its weight gradient read that bf16 h, and no f32 h is left. With a bias
+// (the qkv model below) the rounding stays: cuBLASLt stores no bf16 D with
+// an f32 bias. A qkv linear with 12 outputs pads
 // N (12 -> 16): its W through the executor's padded copy (so W stays f32) and
 // its output in the scratch, copied out as f32: it keeps its f32 result and
 // the rounding after it for the attention.
 // CHECK-LABEL: vouch.model "folded"
-// CHECK: %[[H:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<32x16xbf16>, tensor<24x16xbf16>, tensor<24xf32>) -> tensor<32x24xbf16>
+// CHECK: %[[H:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<32x16xbf16>, tensor<24x16xbf16>) -> tensor<32x24xbf16>
 // CHECK-NOT: vouch.round_bf16 %[[H]]
 // CHECK: vouch.linear %[[H]], %{{[0-9]+}} {{.*}}: (tensor<32x24xbf16>, tensor<8x24xbf16>) -> tensor<32x8xf32>
 // CHECK: vouch.matmul %{{[0-9]+}}, %[[H]] {transpose_lhs, vouch.vjp_of = 4 : i64} : (tensor<32x8xbf16>, tensor<32x24xbf16>) -> tensor<8x24xf32>
@@ -100,9 +102,8 @@ vouch.model "folded" attributes {batch = 32 : i64} {
   %x = vouch.input "x" : tensor<32x16xf32>
   %t = vouch.target "t" : tensor<32x8xf32>
   %w1 = vouch.param "w1" = xavier_uniform : tensor<24x16xf32>
-  %b1 = vouch.param "b1" = zeros : tensor<24xf32>
   %w2 = vouch.param "w2" = xavier_uniform : tensor<8x24xf32>
-  %h = vouch.linear %x, %w1, %b1 : (tensor<32x16xf32>, tensor<24x16xf32>, tensor<24xf32>) -> tensor<32x24xf32>
+  %h = vouch.linear %x, %w1 : (tensor<32x16xf32>, tensor<24x16xf32>) -> tensor<32x24xf32>
   %y = vouch.linear %h, %w2 : (tensor<32x24xf32>, tensor<8x24xf32>) -> tensor<32x8xf32>
   %l = vouch.mse_loss %y, %t : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<f32>
   vouch.output "y" %y : tensor<32x8xf32>
@@ -225,20 +226,19 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
 }
 
 // qkv_attention over heads attention64.cuh's kernels take (d = 8): the
-// linear's qkv rounded once where it is made, the forward and its gradient
-// reading the bf16 value. The linear is cuBLASLt's and pads nothing, so the
-// rounding is folded into it (its bf16Result: it stores qkv as bf16, linear
-// 3, attention 4) and no f32 qkv is made; dqkv stays f32 (the bias sum reads
-// it; the weight gradient its own rounding). Under the small-product rule the
-// linear is vouch's own kernel, which stores f32: qkv is rounded after it (a
-// forward node of its own: linear 1, rounding 2).
+// linear's qkv rounded once, right after it (a forward node of its own:
+// linear 3, rounding 4, attention 5; the linear has a bias, so cuBLASLt
+// cannot store it as bf16 itself), the forward and its gradient reading
+// the bf16 value, the f32 one read by nothing; dqkv stays f32 (the bias sum
+// reads it; the weight gradient its own rounding). Not a product's operand,
+// so the small-product rule leaves it rounded too.
 // CHECK-LABEL: vouch.model "qkv"
-// CHECK: %[[QB:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {vouch.node = 3 : i64} : (tensor<2x4x16xbf16>, tensor<48x16xbf16>, tensor<48xf32>) -> tensor<2x4x48xbf16>
-// CHECK-NEXT: %[[O:[a-z0-9]+]], %[[L:[a-z0-9]+]] = vouch.qkv_attention %[[QB]] heads 2 causal scale {{.*}}vouch.node = 4 : i64} : (tensor<2x4x48xbf16>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
-// CHECK-NOT: round_bf16 %[[QB]]
+// CHECK: %[[QKV:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {vouch.node = 3 : i64}
+// CHECK-NEXT: %[[QB:[0-9]+]] = vouch.round_bf16 %[[QKV]] {vouch.node = 4 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
+// CHECK-NEXT: %[[O:[a-z0-9]+]], %[[L:[a-z0-9]+]] = vouch.qkv_attention %[[QB]] heads 2 causal scale {{.*}}vouch.node = 5 : i64} : (tensor<2x4x48xbf16>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
+// CHECK-NOT: %[[QKV]]
 // CHECK: vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal {{.*}}: (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
 // SMALL-LABEL: vouch.model "qkv"
-// SMALL: vouch.linear {{.*}}{vouch.node = 1 : i64} : (tensor<2x4x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x4x48xf32>
 // SMALL: vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
 // SMALL: vouch.qkv_attention_grad {{.*}}tensor<2x4x48xbf16>
 vouch.model "qkv" attributes {batch = 2 : i64} {

@@ -31,8 +31,9 @@
 // is rounded before its first product, at that product's place. An op
 // whose cuda kernel can store the result as bf16 itself (the op table's
 // bf16Result: cross_entropy_grad, layer_norm; a bias-free linear's cuBLASLt
-// call where its operands are bf16 and its output unpadded) takes the rounding over where
-// nothing else reads the f32 value: its result becomes bf16. The pass only
+// call where its operands are bf16 and its output unpadded) takes the
+// rounding over where nothing else reads the f32 value: its result becomes
+// bf16. The pass only
 // rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
 //===----------------------------------------------------------------------===//

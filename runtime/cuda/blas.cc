@@ -53,6 +53,9 @@ struct LtPlan {
   size_t workspace_bytes = 0;  // the algorithm's, as the heuristic reported it
   bool refused = false;
   std::string refusal;  // why, when refused
+  // Whether a call has met the refusal (and said so on stderr): once per plan, the
+  // first call, however early a query (linear_algorithm) built the plan.
+  bool refusal_noted = false;
 };
 
 void destroy_plan(LtPlan& p) {
@@ -489,17 +492,20 @@ namespace {
 // The cublasLtMatmul of `c` with its plan for `align` (built on first use): D = op(A) ·
 // op(B) in T, the epilogue's vector `bias` read (BIAS) or written (BGRADB), null for
 // none. `ran` is false where cuBLASLt refused the plan (its reason in `refusal`);
-// `first` says whether this call built the plan (a refusal is noted once per shape).
+// `first` says whether this is the first call to meet that refusal (a refusal is noted
+// once per shape).
 template <class T>
 Status lt_matmul_locked(BlasState& s, const LinearCall& c, int align, const void* a,
                         const void* b, void* d, const void* bias, bool& ran, bool& first,
                         std::string* refusal) {
-  first = s.plans.find(key_of(c, align)) == s.plans.end();
+  first = false;
   Result<LtPlan*> plan = lt_plan_locked(s, c, align);
   if (!plan.ok()) return plan.status();
   LtPlan& p = *plan.value();
   ran = !p.refused;
   if (p.refused) {
+    first = !p.refusal_noted;
+    p.refusal_noted = true;
     if (refusal != nullptr) *refusal = p.refusal;
     return Status::Ok();
   }
@@ -546,15 +552,16 @@ Status run_linear_call(const Result<LinearCall>& call, int align, const void* a,
   VOUCH_RETURN_IF_ERROR(init_locked(s));
 
   if (c.api == LinearCall::Api::LtMatmul) {
-    bool ran = false, new_plan = false;
+    bool ran = false, first_refusal = false;
     std::string why;
-    VOUCH_RETURN_IF_ERROR(lt_matmul_locked<T>(s, c, align, a, b, d, vec, ran, new_plan, &why));
+    VOUCH_RETURN_IF_ERROR(
+        lt_matmul_locked<T>(s, c, align, a, b, d, vec, ran, first_refusal, &why));
     if (ran) {
       if (path != nullptr) *path = LinearPath::LtEpilogue;
       return Status::Ok();
     }
     if (refusal != nullptr) *refusal = why;
-    if (new_plan) {
+    if (first_refusal) {
       // c.bias_grad: (m, n, k) = (in, out, rows); else (out, rows, in).
       const int rows = c.bias_grad ? c.k : c.n, in = c.bias_grad ? c.m : c.k,
                 out = c.bias_grad ? c.n : c.m;

@@ -483,6 +483,7 @@ const char* linear_path_name(LinearPath path) {
     case LinearPath::LtEpilogue: return "cublasLt-epilogue";
     case LinearPath::GemmFallback: return "gemm-fallback";
     case LinearPath::F32ThenRound: return "f32-then-round";
+    case LinearPath::F32GemmThenRound: return "f32-gemm-then-round";
   }
   return "?";
 }
@@ -620,10 +621,12 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
 
 // y stored as bf16 by cublasLtMatmul (D = CUDA_R_16BF); where cuBLASLt refuses that (or
 // in = 0), the f32 linear into `y_f32` (its own cublasLtMatmul, else its fallback), which
-// the caller rounds into y (path: F32ThenRound).
+// the caller rounds into y (path: F32ThenRound, or F32GemmThenRound where the f32
+// cublasLtMatmul was refused too).
 Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
                                const bf16_bits* W, const float* bias, bf16_bits* y,
                                float* y_f32, LinearPath* path, std::string* refusal) {
+  bool f32_lt = false;  // whether the fallback's f32 linear was a cublasLtMatmul
   auto fallback = [&](BlasState& s) -> Status {
     if (y_f32 == nullptr)
       return Status::Error("linear(rows=" + std::to_string(rows) + ", in=" +
@@ -638,6 +641,7 @@ Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16
       VOUCH_RETURN_IF_ERROR(lt_matmul_locked<float>(s, f32.value(),
                                                     linear_alignment(x, W, y_f32, bias), W, x,
                                                     y_f32, bias, ran, first, nullptr));
+    f32_lt = ran;
     if (!ran)
       VOUCH_RETURN_IF_ERROR(gemm_then_bias_locked(s, rows, in, out, x, W, bias, y_f32,
                                                   ProductMath::Bf16));
@@ -649,7 +653,8 @@ Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16
       linear_alignment(x, W, y, bias), W, x, y, bias, "linear",
       bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS with a bf16 D" : "the matmul with a bf16 D",
       "the f32 linear, then vouch_round_bf16", path, refusal, fallback));
-  if (path != nullptr && *path == LinearPath::GemmFallback) *path = LinearPath::F32ThenRound;
+  if (path != nullptr && *path == LinearPath::GemmFallback)
+    *path = f32_lt ? LinearPath::F32ThenRound : LinearPath::F32GemmThenRound;
   return Status::Ok();
 }
 

@@ -120,9 +120,13 @@ enum class LinearPath {
   None,           // empty output
   LtEpilogue,     // one cublasLtMatmul; the bias (if any) added by its epilogue
   GemmFallback,   // cublasGemmEx, then the bias as a broadcast GEMM (see below)
-  F32ThenRound,   // a bf16 y: the f32 linear into the caller's scratch, for it to round
+  // A bf16 y cuBLASLt would not store: the f32 linear into the caller's scratch, for it
+  // to round, by the f32 cublasLtMatmul (F32ThenRound) or, that refused too, by the
+  // GEMM fallback (F32GemmThenRound).
+  F32ThenRound,
+  F32GemmThenRound,
 };
-// "none", "cublasLt-epilogue", "gemm-fallback", "f32-then-round"
+// "none", "cublasLt-epilogue", "gemm-fallback", "f32-then-round", "f32-gemm-then-round"
 const char* linear_path_name(LinearPath path);
 // What a fallback runs, as the stderr note, the tape and the launch audit name it:
 // "cublasGemmEx + a bias broadcast GEMM" (or "cublasGemmEx" without a bias) for
@@ -154,7 +158,8 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_b
 // f32 sums in its epilogue (BIAS_DATA_TYPE = CUDA_R_32F), then rounded to bf16. Where
 // cuBLASLt refuses that (said once per shape on stderr, as above), and for in = 0, the
 // f32 linear (the overload above) is computed into `y_f32` (rows·out floats; null: an
-// error there) and `path` is F32ThenRound: the caller rounds y_f32 into y (the
+// error there) and `path` is F32ThenRound or F32GemmThenRound (which f32 linear ran):
+// the caller rounds y_f32 into y (the
 // executor's vouch_round_bf16 launch), which is the unfolded program.
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
                              const bf16_bits* W, const float* bias, bf16_bits* y, float* y_f32,

@@ -438,7 +438,8 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
 // The bf16-result overload (y stored as bf16, a folded round_bf16): cuBLASLt's D =
 // CUDA_R_16BF with the f32 bias is within half a bf16 ulp (plus the f32 sum's error) of
 // the double reference, each value a bf16 the host's rounding could give; where cuBLASLt
-// refuses it the f32 linear lands in the caller's scratch (path F32ThenRound, y
+// refuses it the f32 linear lands in the caller's scratch (path F32ThenRound, or
+// F32GemmThenRound where the f32 cublasLtMatmul is refused too; y
 // untouched) with the bits of the f32-result overload; without scratch, a clear error.
 TEST(BlasDeviceTest, Bf16ResultLinear) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt linear with bf16 operands and a bf16 result");
@@ -480,7 +481,8 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
                                        << "ulp of the value and the f32 sum's error)";
         }
       } else {
-        ASSERT_EQ(path, LinearPath::F32ThenRound) << what;
+        // The f32 bias's own cublasLtMatmul (offered where the bf16 D is not).
+        ASSERT_EQ(path, LinearPath::F32ThenRound) << linear_path_name(path) << " " << what;
         EXPECT_EQ(scratch.read(), f32.read()) << what;
         EXPECT_EQ(dy.read(), std::vector<bf16_bits>(want.size(), poison16)) << what;
         EXPECT_TRUE(contains(note, "using the f32 linear, then vouch_round_bf16 instead")) << note;
@@ -500,8 +502,9 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
     std::string err = testing::internal::GetCapturedStderr();
     set_lt_refusal_for_testing(false);
     ASSERT_TRUE(refused.ok()) << refused.message();
-    EXPECT_EQ(path, LinearPath::F32ThenRound) << linear_path_name(path);
-    EXPECT_STREQ(linear_path_name(path), "f32-then-round");
+    // Every cuBLASLt call refused: the f32 linear is the GEMM fallback.
+    EXPECT_EQ(path, LinearPath::F32GemmThenRound) << linear_path_name(path);
+    EXPECT_STREQ(linear_path_name(path), "f32-gemm-then-round");
     EXPECT_TRUE(contains(refusal, "refused for testing")) << refusal;
     EXPECT_EQ(scratch.read(), f32.read()) << what;
     EXPECT_EQ(dy2.read(), std::vector<bf16_bits>(want.size(), poison16)) << what;

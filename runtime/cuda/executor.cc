@@ -706,14 +706,11 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
   // cuBLASLt refused its epilogue for this shape and type: the step ran other calls
   // than the one it names, which the tape and the launch audit say, with the reason.
   Fallback& f = fallback_[size_t(s)];
-  f.round_y = path == LinearPath::F32ThenRound;
+  f.round_y = path == LinearPath::F32ThenRound || path == LinearPath::F32GemmThenRound;
   if (f.round_y && f.ran.empty()) {
-    // What computed the f32 y: its own cublasLtMatmul, or where that too was refused
-    // (or in = 0) the GEMM fallback.
-    Result<LtAlgorithm> f32 =
-        st.k > 0 ? linear_algorithm(st.m, st.k, st.n, bias != nullptr, ProductMath::Bf16)
-                 : Result<LtAlgorithm>(Status::Error("in = 0"));
-    const bool lt = f32.ok() && !f32.value().refused;
+    // What computed the f32 y (blas.cc says): its own cublasLtMatmul, or where that too
+    // was refused (or in = 0) the GEMM fallback.
+    const bool lt = path == LinearPath::F32ThenRound;
     f.calls = lt ? std::vector<std::string>{"cublasLtMatmul"}
                  : linear_fallback_calls(st.m, st.n, bias != nullptr);
     f.ran = std::string(st.what ? st.what : "?") + " FELL BACK to " +

@@ -56,7 +56,7 @@ std::string formatGemmCall(const GemmCall &call) {
     else
       out += ", A" + a + ", B" + b;
     if (call.bf16Result)
-      out += ", D bf16";
+      out += call.epilogue == "BIAS" ? ", bias bf16, D bf16" : ", D bf16";
   }
   if (!call.padding.empty())
     out += ", " + call.padding;

@@ -33,7 +33,8 @@ struct GemmCall {
   bool bf16Operands = false;
   bool aInPlace = false, bInPlace = false;
   /// Under bf16 operands: the result D stored as bf16 (CUDA_R_16BF, a linear
-  /// whose rounding vouch-round-bf16-operands folded into it).
+  /// whose rounding vouch-round-bf16-operands folded into it), and its bias,
+  /// if any, read as bf16 (vouch.round_bf16's).
   bool bf16Result = false;
   std::string aStoredBy = "vouch.round_bf16", bStoredBy = "vouch.round_bf16";
   /// The extents a tensor-core product pads and the copies that makes

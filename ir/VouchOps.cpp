@@ -521,15 +521,26 @@ LogicalResult LinearOp::verify() {
       inferResultType(tensorOf(getInput()), tensorOf(getWeight()),
                       bias ? tensorOf(bias) : RankedTensorType());
   // A bf16 result (the op table's bf16Result) is a bf16 product's: both
-  // operands bf16 too.
+  // operands bf16 too, and its bias (cuBLASLt adds a bias of D's type); a
+  // bf16 bias is only ever beside a bf16 result.
+  bool bf16Bias = bias && tensorOf(bias).getElementType().isBF16();
   if (inferred && storedAsBf16(tensorOf(getResult()), inferred.type)) {
-    if (tensorOf(getInput()).getElementType().isBF16() &&
-        tensorOf(getWeight()).getElementType().isBF16())
-      return success();
-    return emitOpError("result ")
-           << quoted(getResult().getType())
-           << " is bf16, which a linear stores only from bf16 input and weight";
+    if (!tensorOf(getInput()).getElementType().isBF16() ||
+        !tensorOf(getWeight()).getElementType().isBF16())
+      return emitOpError("result ")
+             << quoted(getResult().getType())
+             << " is bf16, which a linear stores only from bf16 input and weight";
+    if (bias && !bf16Bias)
+      return emitOpError("result ")
+             << quoted(getResult().getType()) << " is bf16 but its bias "
+             << quoted(bias.getType())
+             << " is not: a linear storing a bf16 result adds a bf16 bias";
+    return success();
   }
+  if (inferred && bf16Bias)
+    return emitOpError("bias ")
+           << quoted(bias.getType())
+           << " is bf16, which only a linear storing a bf16 result takes";
   return verifyInferredType(*this, inferred);
 }
 

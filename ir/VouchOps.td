@@ -203,8 +203,9 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
     %z = vouch.linear %x, %w, %b : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xf32>) -> tensor<1x8xf32>
     ```
   }];
+  // The bias is bf16 only beside a bf16 result (bf16Result below).
   let arguments = (ins Vouch_ProductOperand:$input, Vouch_ProductOperand:$weight,
-                       Optional<Vouch_FloatTensor>:$bias);
+                       Optional<Vouch_ProductOperand>:$bias);
   // bf16 only as vouch-round-bf16-operands makes it (bf16Result below).
   let results = (outs Vouch_ProductOperand:$result);
   let assemblyFormat =
@@ -224,11 +225,13 @@ def Vouch_LinearOp : Vouch_Op<"linear", [Pure,
   let cudaProviders = "cublaslt,native-cuda";
   let cpuKernel = "vouch::rt::linear<T>";
   let cpuEvidence = "cpu-kernels";
-  // Under bf16 products a bias-free linear of bf16 operands whose result
-  // only bf16 readers take (a qkv that attention64's kernels load as bf16)
-  // has cuBLASLt store it as bf16 (D = CUDA_R_16BF, the f32 sums rounded in
-  // the epilogue), where nothing pads it; the f32 result is never written.
-  // (cuBLASLt 13.0 stores no bf16 D with an f32 bias.)
+  // Under bf16 products a linear of bf16 operands whose result only bf16
+  // readers take (a qkv that attention64's kernels load as bf16) has
+  // cuBLASLt store it as bf16 (D = CUDA_R_16BF, the bias added to the f32
+  // sums in the epilogue, then rounded), where nothing pads it; the f32
+  // result is never written. Its bias is then bf16 too, rounded by a
+  // vouch.round_bf16 as autocast rounds it: cuBLASLt 13.0 stores no bf16 D
+  // beside an f32 bias.
   let bf16Result = 0;
 }
 

@@ -30,10 +30,10 @@
 // something else reads it). A value no op computes (a param, a data field)
 // is rounded before its first product, at that product's place. An op
 // whose cuda kernel can store the result as bf16 itself (the op table's
-// bf16Result: cross_entropy_grad, layer_norm; a bias-free linear's cuBLASLt
-// call where its operands are bf16 and its output unpadded) takes the
-// rounding over where nothing else reads the f32 value: its result becomes
-// bf16. The pass only
+// bf16Result: cross_entropy_grad, layer_norm; a linear's cuBLASLt call
+// where its operands are bf16 and its output unpadded, its bias then rounded
+// to bf16 too) takes the rounding over where nothing else reads the f32
+// value: its result becomes bf16. The pass only
 // rewrites; ir/VouchOps.td's round_bf16 says what it computes.
 //
 //===----------------------------------------------------------------------===//
@@ -186,7 +186,7 @@ struct RoundBf16OperandsPass
     // alike); the f32 value is then read by no one else.
     for (Operation *reader : bf16Readers)
       rounder.read(reader->getOpOperand(bf16OperandOf(reader)));
-    foldIntoProducers(model, small);
+    foldIntoProducers(model, small, rounder);
     if (rounder.newNodes)
       renumberNodes(model);
   }
@@ -195,17 +195,11 @@ struct RoundBf16OperandsPass
   /// bf16 here: always for a kernel's; a linear's where cuBLASLt computes it
   /// (not the small-product rule's kernel) from bf16 operands read in place,
   /// into an output the executor pads nothing of (a padded output is copied
-  /// out of its scratch as f32), without a bias: cuBLASLt (CUDA 13.0, H100)
-  /// offers no algorithm for a bf16 D with an f32 bias (its heuristic answers
-  /// CUBLAS_STATUS_INVALID_VALUE), so the executor would only fall back to
-  /// the f32 linear and a rounding launch (docs/performance.md, 2026-12-07).
+  /// out of its scratch as f32).
   static bool storesBf16Here(Operation *producer,
                              const capsules::SmallProductRule &small) {
-    auto linear = dyn_cast<LinearOp>(producer);
-    if (!linear)
+    if (!isa<LinearOp>(producer))
       return true;
-    if (linear.getBias())
-      return false;
     for (Value operand : producer->getOperands().take_front(2))
       if (!cast<RankedTensorType>(operand.getType()).getElementType().isBF16())
         return false;
@@ -221,8 +215,13 @@ struct RoundBf16OperandsPass
   /// bf16Result: cross_entropy_grad's dlogits, layer_norm's y, a linear's
   /// result), where nothing else reads the f32 value: the op's result becomes
   /// the bf16 value, which its kernel (or cuBLASLt) stores rounded, and the
-  /// rounding is gone.
-  void foldIntoProducers(ModelOp model, const capsules::SmallProductRule &small) {
+  /// rounding is gone. A linear's bias is then read rounded to bf16 as well
+  /// (by `rounder`: a param's rounding before the linear), as autocast
+  /// rounds it: cuBLASLt (CUDA 13.0, H100) offers no algorithm for a bf16 D
+  /// beside an f32 bias (its heuristic answers CUBLAS_STATUS_INVALID_VALUE),
+  /// and takes a bf16 one (docs/performance.md, 2026-12-07).
+  void foldIntoProducers(ModelOp model, const capsules::SmallProductRule &small,
+                         OperandRounder &rounder) {
     SmallVector<RoundBf16Op> rounds;
     for (Operation &op : model.getBlock())
       if (auto round = dyn_cast<RoundBf16Op>(op))
@@ -240,6 +239,8 @@ struct RoundBf16OperandsPass
       result.setType(round.getType());
       round.getResult().replaceAllUsesWith(result);
       round.erase();
+      if (auto linear = dyn_cast<LinearOp>(producer); linear && linear.getBias())
+        rounder.read(linear.getBiasMutable()[0]);
     }
   }
 };

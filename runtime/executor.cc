@@ -34,8 +34,8 @@ Status check_operand(const Program& p, int32_t s, const char* role, int32_t b, i
 // A library step's operand: its role (for the message), buffer and the elements the
 // step reads or writes; `optional`: buffer -1 means the step has none; `bf16`: one of
 // the two factors (lhs / rhs, x / W, dy / x), which may be a Bf16 buffer (read as bf16 by
-// a cuda run with bf16 products), or a linear's y (stored as bf16 by such a run's
-// cuBLASLt); every other operand (an output, a bias) is f32.
+// a cuda run with bf16 products), or a linear's y and bias (stored and read as bf16 by
+// such a run's cuBLASLt, both or neither); every other operand (an output) is real.
 struct StepOperand {
   const char* role;
   int32_t buffer;
@@ -54,8 +54,8 @@ Status check_operands(const Program& p, int32_t s, std::initializer_list<StepOpe
     if (!o.bf16 && p.buffers[o.buffer].dtype == DType::Bf16)
       return Status::Error(at_step(s) + ": " + o.role + " buffer " + std::to_string(o.buffer) +
                            " (" + p.buffers[o.buffer].name +
-                           ") is bf16; a product's output and bias are f32 (only its two "
-                           "factors, and a linear's y, may be bf16)");
+                           ") is bf16; a product's output is real (only its two factors, "
+                           "and a linear's y and bias, may be bf16)");
   }
   return Status::Ok();
 }
@@ -91,11 +91,22 @@ Status check_step(const Program& p, int32_t s) {
     case StepKind::Linear: {
       if (st.m < 0 || st.n < 0 || st.k < 0)
         return Status::Error(at_step(s) + ": negative linear extent");
-      return check_operands(p, s,
-                            {{"x", st.a, st.m * st.k, false, true},
-                             {"W", st.b, st.n * st.k, false, true},
-                             {"bias", st.bias, st.n, /*optional=*/true},
-                             {"y", st.c, st.m * st.n, false, true}});
+      Status operands = check_operands(p, s,
+                                       {{"x", st.a, st.m * st.k, false, true},
+                                        {"W", st.b, st.n * st.k, false, true},
+                                        {"bias", st.bias, st.n, /*optional=*/true, true},
+                                        {"y", st.c, st.m * st.n, false, true}});
+      if (!operands.ok()) return operands;
+      // cuBLASLt adds a bias of D's type: a bf16 y has a bf16 bias, a real y a real one.
+      const bool bf16_y = p.buffers[st.c].dtype == DType::Bf16;
+      if (st.bias != -1 && (p.buffers[st.bias].dtype == DType::Bf16) != bf16_y)
+        return Status::Error(at_step(s) + ": bias buffer " + std::to_string(st.bias) + " (" +
+                             p.buffers[st.bias].name + ") is " +
+                             (bf16_y ? "real" : "bf16") + " but y buffer " +
+                             std::to_string(st.c) + " (" + p.buffers[st.c].name + ") is " +
+                             (bf16_y ? "bf16" : "real") +
+                             ": a linear's bias is bf16 exactly when its y is");
+      return Status::Ok();
     }
     case StepKind::LinearWeightGrad: {
       if (st.m < 0 || st.n < 0 || st.k < 0)

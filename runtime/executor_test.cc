@@ -393,9 +393,17 @@ TEST(CheckProgramTest, RefusesABf16BufferWhereAValueIsReal) {
   }
   {
     // A linear's y may be bf16 (cuBLASLt's D; the cuda executor's check_bf16_buffers
-    // holds it to a run with bf16 products and an unpadded output).
+    // holds it to a run with bf16 products and an unpadded output), its bias then bf16
+    // too (cuBLASLt adds a bias of D's type).
     MlpProgram mlp(2, 2, 3, 1);
     mlp.buffers[kHPre].dtype = DType::Bf16;
+    EXPECT_TRUE(contains(refusal(mlp), "program step 0: bias buffer 1 (b1) is real but y buffer "
+                                       "7 (h_pre) is bf16: a linear's bias is bf16 exactly when "
+                                       "its y is"))
+        << refusal(mlp);
+    mlp.buffers[kMask].numel = 3;
+    mlp.buffers[kMask].dtype = DType::Bf16;
+    mlp.steps[0].bias = kMask;
     EXPECT_EQ(refusal(mlp), "<accepted>");
   }
   {
@@ -421,7 +429,9 @@ TEST(CheckProgramTest, RefusesABf16BufferWhereAValueIsReal) {
     mlp.buffers[kMask].numel = 1;
     mlp.buffers[kMask].dtype = DType::Bf16;
     mlp.steps[2].bias = kMask;
-    EXPECT_TRUE(contains(refusal(mlp), "program step 2: bias buffer 17 (mask) is bf16"))
+    EXPECT_TRUE(contains(refusal(mlp), "program step 2: bias buffer 17 (mask) is bf16 but y "
+                                       "buffer 9 (pred) is real: a linear's bias is bf16 exactly "
+                                       "when its y is"))
         << refusal(mlp);
   }
 }

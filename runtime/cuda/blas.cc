@@ -303,10 +303,11 @@ Status build_lt_plan(BlasState& s, const LinearCall& c, int align, uint32_t sche
       cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                      sizeof epilogue),
       "cublasLtMatmulDescSetAttribute(EPILOGUE) for " + what);
-  // A bf16 y keeps its f32 bias (the bias type defaults to D's): the sum and the bias
-  // added in f32, then rounded once.
+  // A bf16 y's bias is bf16 (D's type, the default, said here): the epilogue adds it to
+  // the f32 sums, then rounds once. (CUDA 13.0 offers no algorithm for an f32 bias
+  // beside a bf16 D.)
   if (c.bf16_result && c.bias) {
-    const cudaDataType_t bias_type = CUDA_R_32F;
+    const cudaDataType_t bias_type = CUDA_R_16BF;
     VOUCH_CUBLAS_CHECK_WHAT(
         cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                        &bias_type, sizeof bias_type),
@@ -580,19 +581,23 @@ Status run_linear_call(const Result<LinearCall>& call, int align, const void* a,
 }
 
 // A linear's fallback (or in = 0), under the lock: y = x · Wᵀ (cublasGemmEx), then
-// y[r,:] += bias for every row (a bias-broadcast GEMM).
-template <class In, class T>
+// y[r,:] += bias for every row (a bias-broadcast GEMM; a bf16 bias's with bf16 operands).
+template <class In, class T, class Bias>
 Status gemm_then_bias_locked(BlasState& s, int64_t rows, int64_t in, int64_t out, const In* x,
-                             const In* W, const T* bias, T* y, ProductMath math) {
-  constexpr bool f64 = std::is_same_v<T, double>;
+                             const In* W, const Bias* bias, T* y, ProductMath math) {
+  constexpr bool f64 = std::is_same_v<T, double>, bf16_bias = std::is_same_v<Bias, bf16_bits>;
+  static_assert(std::is_same_v<Bias, T> || (bf16_bias && std::is_same_v<T, float>));
   constexpr GemmDType dtype = f64 ? GemmDType::F64 : GemmDType::F32;
   Result<GemmCall> gemm = describe_gemm(false, true, 1, rows, out, in, 0, 0, false, math, dtype);
   if (!gemm.ok()) return gemm.status();
   VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, gemm.value(), W, x, y));
   if (bias != nullptr) {
-    Result<GemmCall> bc = describe_bias_broadcast(rows, out, dtype);
+    Result<GemmCall> bc = describe_bias_broadcast(
+        rows, out, dtype, bf16_bias ? ProductMath::Bf16 : ProductMath::Fp32);
     if (!bc.ok()) return bc.status();
-    const void* one = f64 ? static_cast<const void*>(s.one_f64) : s.one_f32;
+    const void* one = f64         ? static_cast<const void*>(s.one_f64)
+                      : bf16_bias ? static_cast<const void*>(s.ones_bf16)
+                                  : static_cast<const void*>(s.one_f32);
     VOUCH_RETURN_IF_ERROR(run_gemm_locked(s, bc.value(), bias, one, y));
   }
   return Status::Ok();
@@ -619,12 +624,13 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
                             linear_fallback_name(bias != nullptr), path, refusal, fallback);
 }
 
-// y stored as bf16 by cublasLtMatmul (D = CUDA_R_16BF); where cuBLASLt refuses that (or
-// in = 0), the f32 linear into `y_f32` (its own cublasLtMatmul, else its fallback), which
-// the caller rounds into y (path: F32ThenRound, or F32GemmThenRound where the f32
-// cublasLtMatmul was refused too).
+// y stored as bf16 by cublasLtMatmul (D = CUDA_R_16BF, the bias bf16); where cuBLASLt
+// refuses that (or in = 0), the f32 linear into `y_f32`, which the caller rounds into y:
+// without a bias its own cublasLtMatmul (path F32ThenRound), else (that refused too, or
+// a bias, whose bf16 type an f32 D's epilogue is not asked to take) the GEMM fallback
+// with the bf16 bias broadcast (F32GemmThenRound).
 Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
-                               const bf16_bits* W, const float* bias, bf16_bits* y,
+                               const bf16_bits* W, const bf16_bits* bias, bf16_bits* y,
                                float* y_f32, LinearPath* path, std::string* refusal) {
   bool f32_lt = false;  // whether the fallback's f32 linear was a cublasLtMatmul
   auto fallback = [&](BlasState& s) -> Status {
@@ -634,13 +640,13 @@ Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16
                            ", bf16 result): cuBLASLt stores no bf16 y here and no f32 "
                            "scratch was given for the f32 linear to round from");
     Result<LinearCall> f32 =
-        describe_linear(rows, in, out, bias != nullptr, ProductMath::Bf16, GemmDType::F32);
+        describe_linear(rows, in, out, /*has_bias=*/false, ProductMath::Bf16, GemmDType::F32);
     if (!f32.ok()) return f32.status();
     bool ran = false, first = false;
-    if (f32.value().api == LinearCall::Api::LtMatmul)
+    if (bias == nullptr && f32.value().api == LinearCall::Api::LtMatmul)
       VOUCH_RETURN_IF_ERROR(lt_matmul_locked<float>(s, f32.value(),
-                                                    linear_alignment(x, W, y_f32, bias), W, x,
-                                                    y_f32, bias, ran, first, nullptr));
+                                                    linear_alignment(x, W, y_f32, nullptr), W,
+                                                    x, y_f32, nullptr, ran, first, nullptr));
     f32_lt = ran;
     if (!ran)
       VOUCH_RETURN_IF_ERROR(gemm_then_bias_locked(s, rows, in, out, x, W, bias, y_f32,
@@ -651,7 +657,8 @@ Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16
       describe_linear(rows, in, out, bias != nullptr, ProductMath::Bf16, GemmDType::F32,
                       /*bf16_result=*/true),
       linear_alignment(x, W, y, bias), W, x, y, bias, "linear",
-      bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS with a bf16 D" : "the matmul with a bf16 D",
+      bias != nullptr ? "CUBLASLT_EPILOGUE_BIAS with a bf16 bias and D"
+                      : "the matmul with a bf16 D",
       "the f32 linear, then vouch_round_bf16", path, refusal, fallback));
   if (path != nullptr && *path == LinearPath::GemmFallback)
     *path = f32_lt ? LinearPath::F32ThenRound : LinearPath::F32GemmThenRound;
@@ -715,8 +722,8 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_b
 }
 
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
-                             const bf16_bits* W, const float* bias, bf16_bits* y, float* y_f32,
-                             LinearPath* path, std::string* refusal) {
+                             const bf16_bits* W, const bf16_bits* bias, bf16_bits* y,
+                             float* y_f32, LinearPath* path, std::string* refusal) {
   return linear_bf16_result_impl(rows, in, out, x, W, bias, y, y_f32, path, refusal);
 }
 

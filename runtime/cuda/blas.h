@@ -153,17 +153,19 @@ Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const double
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
                              const bf16_bits* W, const float* bias, float* y,
                              LinearPath* path = nullptr, std::string* refusal = nullptr);
-// The same with y stored as bf16 (a linear whose rounding vouch-round-bf16-operands
-// folded into it): one cublasLtMatmul with D = CUDA_R_16BF, the f32 bias added to the
-// f32 sums in its epilogue (BIAS_DATA_TYPE = CUDA_R_32F), then rounded to bf16. Where
-// cuBLASLt refuses that (said once per shape on stderr, as above), and for in = 0, the
-// f32 linear (the overload above) is computed into `y_f32` (rows·out floats; null: an
-// error there) and `path` is F32ThenRound or F32GemmThenRound (which f32 linear ran):
-// the caller rounds y_f32 into y (the
-// executor's vouch_round_bf16 launch), which is the unfolded program.
+// The same with y and the bias bf16 (a linear whose rounding vouch-round-bf16-operands
+// folded into it, its bias rounded by a vouch.round_bf16): one cublasLtMatmul with D =
+// CUDA_R_16BF, the bias added to the f32 sums in its epilogue (BIAS_DATA_TYPE =
+// CUDA_R_16BF), then rounded to bf16. Where cuBLASLt refuses that (said once per shape on
+// stderr, as above), and for in = 0, the f32 linear of the same values is computed into
+// `y_f32` (rows·out floats; null: an error there), by the f32 cublasLtMatmul without a
+// bias (path F32ThenRound) or by cublasGemmEx and, with a bias, its broadcast GEMM in
+// bf16 operands (F32GemmThenRound): the caller rounds y_f32 into y (the executor's
+// vouch_round_bf16 launch), which is the unfolded program.
 Status linear_bias_row_major(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
-                             const bf16_bits* W, const float* bias, bf16_bits* y, float* y_f32,
-                             LinearPath* path = nullptr, std::string* refusal = nullptr);
+                             const bf16_bits* W, const bf16_bits* bias, bf16_bits* y,
+                             float* y_f32, LinearPath* path = nullptr,
+                             std::string* refusal = nullptr);
 
 // dW[out,in] = dy[rows,out]ᵀ · x[rows,in] and db[out] = Σ_rows dy[r,:] (a linear's
 // weight and bias gradients) as one cuBLASLt matmul whose CUBLASLT_EPILOGUE_BGRADB sums

@@ -435,12 +435,13 @@ TEST(BlasDeviceTest, RefusedEpilogueFallsBackVisibly) {
   check_linear(9, 6, 10, true, kFp32, LinearPath::LtEpilogue, 302);
 }
 
-// The bf16-result overload (y stored as bf16, a folded round_bf16): cuBLASLt's D =
-// CUDA_R_16BF with the f32 bias is within half a bf16 ulp (plus the f32 sum's error) of
-// the double reference, each value a bf16 the host's rounding could give; where cuBLASLt
-// refuses it the f32 linear lands in the caller's scratch (path F32ThenRound, or
-// F32GemmThenRound where the f32 cublasLtMatmul is refused too; y
-// untouched) with the bits of the f32-result overload; without scratch, a clear error.
+// The bf16-result overload (y stored as bf16, a folded round_bf16; its bias bf16 too):
+// cuBLASLt's D = CUDA_R_16BF with the bf16 bias is within half a bf16 ulp (plus the f32
+// sum's error) of the double reference of the rounded bias, each value a bf16; where
+// cuBLASLt refuses it the f32 linear of the same values lands in the caller's scratch
+// (path F32GemmThenRound: cublasGemmEx and, with a bias, its broadcast GEMM of bf16
+// operands; y untouched) with the bits of the f32-result overload given the bias's
+// values as f32; without scratch, a clear error.
 TEST(BlasDeviceTest, Bf16ResultLinear) {
   VOUCH_REQUIRE_CUDA_DEVICE("cuBLASLt linear with bf16 operands and a bf16 result");
   ASSERT_TRUE(set_blas_stream(nullptr).ok());
@@ -448,21 +449,31 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
   for (bool with_bias : {true, false}) {
     const int64_t rows = 48, in = 96, out = 80;
     Bf16Linear c = bf16_linear(rows, in, out, with_bias, seed);
-    const std::vector<double>& want = c.want;
-    DeviceArray<bf16_bits> dx(c.x16), dW(c.W16);
-    DeviceArray<float> db(c.b);
+    // The bias rounded to bf16 (vouch.round_bf16's), and its values as f32 and double.
+    std::vector<bf16_bits> b16;
+    std::vector<float> b_widened;
+    std::vector<double> xd, Wd, bd;
+    for (float v : c.b)
+      b16.push_back(host_bf16(v)), b_widened.push_back(float(bf16_value(b16.back()))),
+          bd.push_back(bf16_value(b16.back()));
+    for (bf16_bits v : c.x16) xd.push_back(bf16_value(v));
+    for (bf16_bits v : c.W16) Wd.push_back(bf16_value(v));
+    std::vector<double> want(size_t(rows * out));
+    linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
+    DeviceArray<bf16_bits> dx(c.x16), dW(c.W16), db(b16);
+    DeviceArray<float> db_widened(b_widened);
     const bf16_bits poison16 = 0x7fc1;
     DeviceArray<bf16_bits> dy(std::vector<bf16_bits>(want.size(), poison16));
     const std::string what = std::string("bf16-result linear, bias ") + (with_bias ? "on" : "off");
-    // The f32-result overload's y: what a refused call leaves in the scratch.
+    // The f32-result overload's y of the same values: what a refused call leaves in the
+    // scratch.
     DeviceArray<float> f32(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
     ASSERT_TRUE(linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
-                                      with_bias ? db.ptr : nullptr, f32.ptr)
+                                      with_bias ? db_widened.ptr : nullptr, f32.ptr)
                     .ok());
     LinearPath path = LinearPath::None;
     {
-      // Without a bias cuBLASLt stores the bf16 D; with an f32 bias CUDA 13.0's heuristic
-      // refuses it on an H100 (CUBLAS_STATUS_INVALID_VALUE): the f32 linear then.
+      // cuBLASLt stores the bf16 D, beside a bf16 bias or none.
       DeviceArray<float> scratch(std::vector<float>(want.size(), -1.f));
       BlasCallLog calls;
       testing::internal::CaptureStderr();
@@ -470,22 +481,15 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
                                        with_bias ? db.ptr : nullptr, dy.ptr, scratch.ptr, &path);
       std::string note = testing::internal::GetCapturedStderr();
       ASSERT_TRUE(s.ok()) << s.message();
-      std::printf("%s: %s\n", what.c_str(), linear_path_name(path));
-      if (!with_bias) EXPECT_EQ(path, LinearPath::LtEpilogue) << what;
-      if (path == LinearPath::LtEpilogue) {
-        EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"}) << what;
-        std::vector<bf16_bits> got = dy.read();
-        for (size_t i = 0; i < got.size(); i++) {
-          const double v = bf16_value(got[i]), tol = std::ldexp(std::fabs(want[i]), -8) + 1e-5;
-          ASSERT_NEAR(v, want[i], tol) << what << " at " << i << " (tolerance: half a bf16 "
-                                       << "ulp of the value and the f32 sum's error)";
-        }
-      } else {
-        // The f32 bias's own cublasLtMatmul (offered where the bf16 D is not).
-        ASSERT_EQ(path, LinearPath::F32ThenRound) << linear_path_name(path) << " " << what;
-        EXPECT_EQ(scratch.read(), f32.read()) << what;
-        EXPECT_EQ(dy.read(), std::vector<bf16_bits>(want.size(), poison16)) << what;
-        EXPECT_TRUE(contains(note, "using the f32 linear, then vouch_round_bf16 instead")) << note;
+      ASSERT_EQ(path, LinearPath::LtEpilogue) << linear_path_name(path) << " " << what << note;
+      EXPECT_EQ(note, "") << what;
+      EXPECT_EQ(calls.calls(), std::vector<std::string>{"cublasLtMatmul"}) << what;
+      EXPECT_EQ(scratch.read(), std::vector<float>(want.size(), -1.f)) << what;
+      std::vector<bf16_bits> got = dy.read();
+      for (size_t i = 0; i < got.size(); i++) {
+        const double v = bf16_value(got[i]), tol = std::ldexp(std::fabs(want[i]), -8) + 1e-5;
+        ASSERT_NEAR(v, want[i], tol) << what << " at " << i << " (tolerance: half a bf16 "
+                                     << "ulp of the value and the f32 sum's error)";
       }
     }
     // Refused: the f32 linear into y_f32, y untouched; the same bits as the f32 overload.
@@ -494,9 +498,11 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
     set_lt_refusal_for_testing(true);
     testing::internal::CaptureStderr();
     std::string refusal;
+    BlasCallLog calls;
     Status refused = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
                                            with_bias ? db.ptr : nullptr, dy2.ptr, scratch.ptr,
                                            &path, &refusal);
+    const std::vector<std::string> ran = calls.calls();
     Status no_scratch = linear_bias_row_major(rows, in, out, dx.ptr, dW.ptr,
                                               with_bias ? db.ptr : nullptr, dy2.ptr, nullptr);
     std::string err = testing::internal::GetCapturedStderr();
@@ -505,10 +511,18 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
     // Every cuBLASLt call refused: the f32 linear is the GEMM fallback.
     EXPECT_EQ(path, LinearPath::F32GemmThenRound) << linear_path_name(path);
     EXPECT_STREQ(linear_path_name(path), "f32-gemm-then-round");
+    const std::vector<std::string> gemms =
+        with_bias ? std::vector<std::string>{"cublasGemmEx", "cublasGemmStridedBatchedEx"}
+                  : std::vector<std::string>{"cublasGemmEx"};
+    EXPECT_EQ(ran, gemms) << what;
     EXPECT_TRUE(contains(refusal, "refused for testing")) << refusal;
     EXPECT_EQ(scratch.read(), f32.read()) << what;
     EXPECT_EQ(dy2.read(), std::vector<bf16_bits>(want.size(), poison16)) << what;
     EXPECT_TRUE(contains(err, "using the f32 linear, then vouch_round_bf16 instead")) << err;
+    if (with_bias) {
+      EXPECT_TRUE(contains(err, "refused CUBLASLT_EPILOGUE_BIAS with a bf16 bias and D"))
+          << err;
+    }
     ASSERT_FALSE(no_scratch.ok());
     EXPECT_TRUE(contains(no_scratch.message(), "no f32 scratch was given")) << no_scratch.message();
   }
@@ -518,7 +532,16 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
   EXPECT_TRUE(contains(describe_linear(4, 8, 8, true, ProductMath::Bf16, GemmDType::F32, true)
                            .value()
                            .to_string(),
-                       "epilogue=BIAS, D=bf16)"));
+                       "epilogue=BIAS, bias=bf16, D=bf16)"));
+  EXPECT_TRUE(contains(describe_linear(4, 8, 8, false, ProductMath::Bf16, GemmDType::F32, true)
+                           .value()
+                           .to_string(),
+                       "epilogue=DEFAULT, D=bf16)"));
+  // The bias broadcast of a bf16 bias reads bf16 operands into the f32 y.
+  EXPECT_STREQ(describe_bias_broadcast(4, 8, GemmDType::F32, ProductMath::Bf16).value().data_type,
+               "CUDA_R_16BF A/B, CUDA_R_32F C");
+  EXPECT_STREQ(describe_bias_broadcast(4, 8, GemmDType::F32, ProductMath::Tf32).value().compute_type,
+               "CUBLAS_COMPUTE_32F");
 }
 
 // A linear's weight and bias gradients in one cuBLASLt call (BGRADB) against double

@@ -686,8 +686,10 @@ Status CudaProgramModel<T>::linear(const StepDesc& st, int32_t s) {
           y_f32 = reinterpret_cast<float*>(r0);
           scratch_[0].owner = -1;
         }
+        // Its bias is bf16 too (check_step; never copied: nothing of y is padded).
         VOUCH_RETURN_IF_ERROR(linear_bias_row_major(
-            pp.M, pp.K, pp.N, bf16_operand(s, 0, r0), bf16_operand(s, 1, r1), bias,
+            pp.M, pp.K, pp.N, bf16_operand(s, 0, r0), bf16_operand(s, 1, r1),
+            reinterpret_cast<const bf16_bits*>(bias),
             reinterpret_cast<bf16_bits*>(pointers_[size_t(st.c)]), y_f32, &path, &refusal));
       } else if (bf16_products_)
         VOUCH_RETURN_IF_ERROR(linear_bias_row_major(

@@ -1068,42 +1068,53 @@ TEST(CudaExecutorGpuTest, ABf16XIsReadInPlaceByALinearWithAPaddedOutput) {
       << r.audit;
 }
 
-// A linear whose y is a Bf16 buffer (vouch-round-bf16-operands folded its rounding in):
-// without a bias cuBLASLt stores it (no rounding launch), each value within half a bf16
-// ulp of the f32 linear's; where cuBLASLt refuses (here forced, with a bias), the f32
-// linear goes to the scratch and one vouch_round_bf16 launch rounds it into y, bitwise
-// the rounding of the f32 linear; the tape and the audit say so.
+// A linear whose y is a Bf16 buffer (vouch-round-bf16-operands folded its rounding in),
+// its bias a Bf16 buffer too where it has one: cuBLASLt stores y (no rounding launch),
+// each value within half a bf16 ulp of the f32 linear's of the same values; where
+// cuBLASLt refuses (here forced), the f32 linear goes to the scratch and one
+// vouch_round_bf16 launch rounds it into y, bitwise the rounding of the f32 linear; the
+// tape and the audit say so. A bias whose type is not y's is refused at load.
 TEST(CudaExecutorGpuTest, ALinearStoresItsYAsBf16) {
   VOUCH_REQUIRE_CUDA_DEVICE("a bf16 linear storing its y as bf16");
   const int64_t rows = 8, in = 16, out = 24;
-  ProductProgram p, q;  // without a bias, with one
+  ProductProgram p, q;  // cuBLASLt storing y; refusing
   const std::vector<float> xv = values<float>(rows * in, 61), wv = values<float>(out * in, 62),
                            bv = values<float>(out, 63);
+  // The bias's values as a Bf16 buffer holds them, for the f32 linears beside.
+  std::vector<float> bv16;
+  for (double v : rounded(bv)) bv16.push_back(float(v));
   const int32_t x16 = p.add("x16", rows * in, DType::Bf16);
   const int32_t w16 = p.add("w16", out * in, DType::Bf16);
+  const int32_t b16 = p.add("b16", out, DType::Bf16), b32 = p.add("b32", out);
   const int32_t y16 = p.add("y16", rows * out, DType::Bf16), y = p.add("y32", rows * out);
+  const int32_t yb16 = p.add("yb16", rows * out, DType::Bf16), yb = p.add("yb32", rows * out);
   p.linear(x16, w16, -1, y16, rows, out, in);
   p.linear(x16, w16, -1, y, rows, out, in);
-  p.finish(y);
-  ProductStep r = run_product_step(p, {{x16, xv}, {w16, wv}}, {y16, y});
+  p.linear(x16, w16, b16, yb16, rows, out, in);
+  p.linear(x16, w16, b32, yb, rows, out, in);
+  p.finish(yb);
+  ProductStep r =
+      run_product_step(p, {{x16, xv}, {w16, wv}, {b16, bv}, {b32, bv16}}, {y16, y, yb16, yb});
   EXPECT_EQ(r.problems, 0) << r.audit;
-  ASSERT_EQ(r.values.size(), 2u);
-  for (size_t i = 0; i < r.values[y].size(); i++) {
-    const double f32 = r.values[y][i];
-    EXPECT_NEAR(r.values[y16][i], f32, std::ldexp(std::fabs(f32), -8)) << i;
-  }
+  ASSERT_EQ(r.values.size(), 4u);
+  for (auto [bf16, f32] : {std::pair{y16, y}, {yb16, yb}})
+    for (size_t i = 0; i < r.values[f32].size(); i++) {
+      const double want = r.values[f32][i];
+      EXPECT_NEAR(r.values[bf16][i], want, std::ldexp(std::fabs(want), -8)) << bf16 << " " << i;
+    }
   EXPECT_FALSE(contains(r.audit, "vouch_round_bf16_f32")) << r.audit;
   EXPECT_FALSE(contains(r.audit, "FELL BACK")) << r.audit;
-  // The same with a bias, cuBLASLt refusing every call.
+  // The same with the bias, cuBLASLt refusing every call.
   const int32_t qx = q.add("x16", rows * in, DType::Bf16), qw = q.add("w16", out * in, DType::Bf16),
-                bias = q.add("bias", out);
+                qb16 = q.add("b16", out, DType::Bf16), qb = q.add("b32", out);
   const int32_t qy16 = q.add("y16", rows * out, DType::Bf16), qy = q.add("y32", rows * out);
-  q.linear(qx, qw, bias, qy16, rows, out, in);
-  q.linear(qx, qw, bias, qy, rows, out, in);
+  q.linear(qx, qw, qb16, qy16, rows, out, in);
+  q.linear(qx, qw, qb, qy, rows, out, in);
   q.finish(qy);
   set_lt_refusal_for_testing(true);  // before the executor's set-up, which sizes the scratch
   testing::internal::CaptureStderr();
-  ProductStep refused = run_product_step(q, {{qx, xv}, {qw, wv}, {bias, bv}}, {qy16, qy});
+  ProductStep refused =
+      run_product_step(q, {{qx, xv}, {qw, wv}, {qb16, bv}, {qb, bv16}}, {qy16, qy});
   std::string err = testing::internal::GetCapturedStderr();
   set_lt_refusal_for_testing(false);
   EXPECT_EQ(refused.problems, 0) << refused.audit;
@@ -1117,6 +1128,19 @@ TEST(CudaExecutorGpuTest, ALinearStoresItsYAsBf16) {
   EXPECT_TRUE(contains(refused.audit, "vouch_round_bf16_f32 (y of step 0)")) << refused.audit;
   EXPECT_FALSE(contains(refused.audit, "(y of step 1)")) << refused.audit;
   EXPECT_TRUE(contains(err, "using the f32 linear, then vouch_round_bf16 instead")) << err;
+  // A bias that is not y's type: refused at load, naming both buffers.
+  ProductProgram mixed;
+  const int32_t mx = mixed.add("x16", rows * in, DType::Bf16),
+                mw = mixed.add("w16", out * in, DType::Bf16), mb = mixed.add("b32", out),
+                my = mixed.add("y16", rows * out, DType::Bf16);
+  mixed.linear(mx, mw, mb, my, rows, out, in);
+  mixed.finish(my);
+  CudaProgramModel<float> gpu(mixed.program, &kExecutorImage, 1, ProductMath::Bf16);
+  ASSERT_FALSE(gpu.status().ok());
+  EXPECT_TRUE(contains(gpu.status().message(),
+                       "bias buffer 2 (b32) is real but y buffer 3 (y16) is bf16: a linear's "
+                       "bias is bf16 exactly when its y is"))
+      << gpu.status().message();
 }
 
 // A linear's weight gradient whose dy, x or both are Bf16 buffers: dW and db bitwise

@@ -230,7 +230,7 @@ std::string LinearCall::to_string() const {
     case Api::LtMatmul:
       return "cublasLtMatmul(" + params + ", epilogue=" +
              (bias_grad ? "BGRADB" : bias ? "BIAS" : "DEFAULT") +
-             (bf16_result ? ", D=bf16" : "") + ")";
+             (bf16_result ? bias ? ", bias=bf16, D=bf16" : ", D=bf16" : "") + ")";
     case Api::GemmThenBias:
       if (bias_grad)
         return "dW's GEMM + db's column-sum GEMM (rows=" + std::to_string(k) +
@@ -377,7 +377,8 @@ std::string describe_padding(const ProductPlan& plan, ProductMath math, bool lin
   return s;
 }
 
-Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out, GemmDType dtype) {
+Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out, GemmDType dtype,
+                                         ProductMath math) {
   for (auto [name, v] : {std::pair<const char*, int64_t>{"rows", rows}, {"out", out}}) {
     Status s = check_extent("bias broadcast", name, v);
     if (!s.ok()) return s;
@@ -399,8 +400,12 @@ Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out, GemmDType dt
   c.batch = int(rows);
   c.accumulate = true;
   c.dtype = dtype;
-  c.data_type = dtype == GemmDType::F64 ? "CUDA_R_64F" : "CUDA_R_32F";
-  c.compute_type = dtype == GemmDType::F64 ? "CUBLAS_COMPUTE_64F" : "CUBLAS_COMPUTE_32F";
+  // A product of the bias and 1 is exact in every compute type but TF32's (whose
+  // rounding of the bias is not wanted): FP32 compute, or bf16 operands for a bf16 bias.
+  c.math = dtype == GemmDType::F32 && math == ProductMath::Bf16 ? ProductMath::Bf16
+                                                                 : ProductMath::Fp32;
+  c.data_type = gemm_data_types(c.math, dtype);
+  c.compute_type = compute_type_name(c.math, dtype);
   return c;
 }
 

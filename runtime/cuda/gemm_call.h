@@ -205,9 +205,11 @@ Result<GemmCall> describe_column_sums(int64_t rows, int64_t out, bool accumulate
 
 // The bias broadcast of the fallback path (y[r,:] += bias for every row r), as one
 // strided-batched GEMM: per row, column-major y_r[out,1] += bias[out,1] · one[1,1], with
-// strideA = strideB = 0 and strideC = out. `rows` and `out` must be > 0.
+// strideA = strideB = 0 and strideC = out. `rows` and `out` must be > 0. ProductMath::Bf16
+// (an f32 run): a bf16 bias and one (CUDA_R_16BF A/B), y f32; the bias's values exactly.
 Result<GemmCall> describe_bias_broadcast(int64_t rows, int64_t out,
-                                         GemmDType dtype = GemmDType::F32);
+                                         GemmDType dtype = GemmDType::F32,
+                                         ProductMath math = ProductMath::Fp32);
 
 }  // namespace vouch::rt::cuda
 

@@ -423,6 +423,23 @@ for precision in fp32 tf32 bf16; do
     "tiny_gpt $precision cuda-f32 vs cpu-f64" "$d/cuda32.trace" "$d/cuda32.st" \
     "$gpt_ref.trace" "$gpt_ref.st" $atol $rtol --losses-only
 done
+# The bf16 tiny GPT's qkv linears store their qkv as bf16 themselves, beside
+# their bias rounded to bf16 (cuBLASLt's D and bias; the rounding folded into
+# the call by vouch-round-bf16-operands): the audit names that call, and no
+# linear fell back to the f32 linear and a rounding launch (`y of step N`).
+d="$TEST_TMPDIR/tiny_gpt-bf16"
+gpt/tiny_gpt_bf16 --device cuda --steps 1 --audit-launches >"$d/audit.out" 2>&1
+rc=$?
+a="$d/audit.out"
+grep -qE "^launch audit: [0-9]+ graph nodes, [0-9]+ made by named launches, 0 unreported, 0 not the kernel named$" \
+  "$a" || rc=1
+audit_has "$a" "<- step [0-9]+ cublasLtMatmul\(transa=T, transb=N, A=weight, B=input, epilogue=BIAS, .*bias bf16, D bf16\) \[cublaslt.linear\]" \
+  "a qkv linear storing bf16 beside a bf16 bias" || rc=1
+audit_lacks "$a" "FELL BACK" "a linear fell back (FELL BACK in the audit)" || rc=1
+audit_lacks "$a" "\(y of step" "a rounding launch after a bf16-result linear" || rc=1
+[ $rc -eq 0 ] || cat "$a"
+cat "$a" >>"$log"
+result "tiny_gpt bf16: its qkv linears store bf16 beside a bf16 bias (cuBLASLt, no fallback)" $rc
 
 echo "== results recomputed in the backward pass (gelus, layer_norm outputs) change no bit"
 # gpt/tiny_gpt_<p>_recompute (--recompute-min-elements 1 --recompute-layer-norm):

@@ -4,7 +4,8 @@
 // vouch runs today, its bf16 copy made by a round_bf16 kernel after) against D = bf16
 // with the bias f32 (BIAS_DATA_TYPE 32F) and with the bias rounded to bf16: whether
 // cuBLASLt takes them, its algorithm, the time, and how many results differ from the f32
-// result rounded to nearest even (0: a folded round_bf16 keeps every bit). The question
+// result (with the bf16 bias: the f32 result of that bias's values) rounded to nearest
+// even (0: a folded round_bf16 keeps every bit). Also whether an f32 D takes a bf16 bias. The question
 // behind docs/plans/gpt2.md's "cuBLASLt bf16 output". Also each algorithm the heuristic
 // offers for the f32 result, the product without its bias, and cublasGemmEx's time for it
 // (the forward linears measured at about half the TFLOP/s of the backward products).
@@ -12,6 +13,7 @@
 //   nvcc -O2 -arch=sm_90 -I . tools/bench/linear_bf16_out.cu -lcublasLt -lcublas -o linear_bf16_out
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -116,17 +118,26 @@ int main() {
     for (uint16_t& v : w) v = round_to_bf16(0.02f * normal(gen));
     for (uint16_t& v : x) v = round_to_bf16(normal(gen));
     for (int i = 0; i < out; i++) bias16[i] = round_to_bf16(bias[i] = 0.1f * normal(gen));
-    void *dw, *dx, *dbias, *dbias16, *y32, *y16;
+    // The bf16 bias widened back to f32: the f32 D's bias whose rounding a bf16 D with
+    // the bf16 bias should give.
+    std::vector<float> bias_widened(out);
+    for (int i = 0; i < out; i++) {
+      const uint32_t bits = uint32_t(bias16[i]) << 16;
+      std::memcpy(&bias_widened[i], &bits, 4);
+    }
+    void *dw, *dx, *dbias, *dbias16, *dbias_widened, *y32, *y16;
     cudaMalloc(&dw, w.size() * 2);
     cudaMalloc(&dx, x.size() * 2);
     cudaMalloc(&dbias, out * 4);
     cudaMalloc(&dbias16, out * 2);
+    cudaMalloc(&dbias_widened, out * 4);
     cudaMalloc(&y32, size_t(out) * rows * 4);
     cudaMalloc(&y16, size_t(out) * rows * 2);
     cudaMemcpy(dw, w.data(), w.size() * 2, cudaMemcpyHostToDevice);
     cudaMemcpy(dx, x.data(), x.size() * 2, cudaMemcpyHostToDevice);
     cudaMemcpy(dbias, bias.data(), out * 4, cudaMemcpyHostToDevice);
     cudaMemcpy(dbias16, bias16.data(), out * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(dbias_widened, bias_widened.data(), out * 4, cudaMemcpyHostToDevice);
     std::printf("linear rows=%d in=%d out=%d\n", rows, in, out);
     const float one = 1.f, zero = 0.f;
     auto call = [&](Plan& p, const void* b, void* d) {
@@ -183,6 +194,25 @@ int main() {
       line("D f32, no bias:    ", plain, 1000.f * time_ms([&] { return call(plain, nullptr, y32); }));
       std::printf("\n");
     }
+    // The f32 D with the bf16 bias's values: the reference of the bf16 D with that bias.
+    std::vector<float> want_widened(want.size());
+    if (call(f32, dbias_widened, y32) && cudaDeviceSynchronize() == cudaSuccess)
+      cudaMemcpy(want_widened.data(), y32, want_widened.size() * 4, cudaMemcpyDeviceToHost);
+    // An f32 D beside a bf16 bias (BIAS_DATA_TYPE 16BF): whether cuBLASLt offers it.
+    {
+      Plan p = make_plan(lt, out, rows, in, CUDA_R_32F, CUDA_R_16BF);
+      if (!p.ok || !call(p, dbias16, y32) || cudaDeviceSynchronize() != cudaSuccess) {
+        std::printf("  D f32, bias bf16:  refused (%s)\n", p.why);
+      } else {
+        std::vector<float> got(want.size());
+        cudaMemcpy(got.data(), y32, got.size() * 4, cudaMemcpyDeviceToHost);
+        long long differ = 0;
+        for (size_t i = 0; i < got.size(); i++) differ += got[i] != want_widened[i];
+        line("D f32, bias bf16:  ", p, 1000.f * time_ms([&] { return call(p, dbias16, y32); }));
+        std::printf("  %lld of %zu differ from D f32 with the widened bias\n", differ,
+                    got.size());
+      }
+    }
     struct Variant {
       const char* name;
       cudaDataType_t bias_type;
@@ -192,7 +222,8 @@ int main() {
     };
     for (const Variant& v :
          {Variant{"D bf16, bias f32: ", CUDA_R_32F, dbias, CUBLASLT_EPILOGUE_BIAS, want},
-          Variant{"D bf16, bias bf16:", CUDA_R_16BF, dbias16, CUBLASLT_EPILOGUE_BIAS, want},
+          Variant{"D bf16, bias bf16:", CUDA_R_16BF, dbias16, CUBLASLT_EPILOGUE_BIAS,
+                  want_widened},
           Variant{"D bf16, no bias:  ", CUDA_R_16BF, nullptr, CUBLASLT_EPILOGUE_DEFAULT,
                   want_plain}}) {
       Plan p = make_plan(lt, out, rows, in, CUDA_R_16BF, v.bias_type, v.epilogue);
@@ -216,7 +247,7 @@ int main() {
                     round_to_bf16(ref[size_t(first)]), ref[size_t(first)]);
       std::printf("\n");
     }
-    for (void* ptr : {dw, dx, dbias, dbias16, y32, y16}) cudaFree(ptr);
+    for (void* ptr : {dw, dx, dbias, dbias16, dbias_widened, y32, y16}) cudaFree(ptr);
   }
   cudaFree(workspace);
   cublasLtDestroy(lt);

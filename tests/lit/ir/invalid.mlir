@@ -65,6 +65,31 @@ vouch.model "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// Linear: a bf16 result adds a bf16 bias (cuBLASLt adds a bias of D's type).
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x2xf32>
+  %w = vouch.param "w" = zeros : tensor<8x2xf32>
+  %b = vouch.param "b" = zeros : tensor<8xf32>
+  %x16 = vouch.round_bf16 %x : (tensor<1x2xf32>) -> tensor<1x2xbf16>
+  %w16 = vouch.round_bf16 %w : (tensor<8x2xf32>) -> tensor<8x2xbf16>
+  // expected-error @+1 {{'vouch.linear' op result 'tensor<1x8xbf16>' is bf16 but its bias 'tensor<8xf32>' is not: a linear storing a bf16 result adds a bf16 bias}}
+  %y = vouch.linear %x16, %w16, %b : (tensor<1x2xbf16>, tensor<8x2xbf16>, tensor<8xf32>) -> tensor<1x8xbf16>
+}
+
+// -----
+
+// Linear: a bf16 bias only beside a bf16 result.
+vouch.model "m" attributes {batch = 1 : i64} {
+  %x = vouch.input "x" : tensor<1x2xf32>
+  %w = vouch.param "w" = zeros : tensor<8x2xf32>
+  %b = vouch.param "b" = zeros : tensor<8xf32>
+  %b16 = vouch.round_bf16 %b : (tensor<8xf32>) -> tensor<8xbf16>
+  // expected-error @+1 {{'vouch.linear' op bias 'tensor<8xbf16>' is bf16, which only a linear storing a bf16 result takes}}
+  %y = vouch.linear %x, %w, %b16 : (tensor<1x2xf32>, tensor<8x2xf32>, tensor<8xbf16>) -> tensor<1x8xf32>
+}
+
+// -----
+
 // Matmul operands share an element type.
 vouch.model "m" attributes {batch = 1 : i64} {
   %a = vouch.fill 1.0 : tensor<4x3xf32>

@@ -203,8 +203,10 @@ vouch.model "linear_weight_grad" attributes {batch = 1 : i64} {
 // layer_norm's y stored as bf16 (its bf16Result; the sum stays f32), read by a product.
 // CHECK: %[[LN:[a-z0-9_]+]], %{{[a-z0-9_]+}} = vouch.layer_norm %{{.*}} plus %{{.*}} eps 1.000000e-05 : (tensor<16x8xf32>, tensor<16x8xf32>) -> (tensor<16x8xbf16>, tensor<16x8xf32>)
 // CHECK: vouch.linear %[[LN]], %[[WB]] : (tensor<16x8xbf16>, tensor<4x8xbf16>) -> tensor<16x4xf32>
-// A linear's result stored as bf16 (its bf16Result), read by a product.
-// CHECK: %[[Y16:.*]] = vouch.linear %[[XB]], %[[WB]], %{{.*}} : (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>) -> tensor<16x4xbf16>
+// A linear's result stored as bf16 (its bf16Result), its bias bf16 too, read
+// by a product.
+// CHECK: %[[BB:.*]] = vouch.round_bf16 %{{.*}} : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK: %[[Y16:.*]] = vouch.linear %[[XB]], %[[WB]], %[[BB]] : (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>) -> tensor<16x4xbf16>
 // CHECK: vouch.matmul %[[Y16]], %[[WB]] : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
 vouch.model "bf16_operands" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<16x8xf32>
@@ -224,6 +226,7 @@ vouch.model "bf16_operands" attributes {batch = 1 : i64} {
   %dx = vouch.matmul %dz, %wb : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
   %ln, %s = vouch.layer_norm %x plus %x eps 1.0e-05 : (tensor<16x8xf32>, tensor<16x8xf32>) -> (tensor<16x8xbf16>, tensor<16x8xf32>)
   %ly = vouch.linear %ln, %wb : (tensor<16x8xbf16>, tensor<4x8xbf16>) -> tensor<16x4xf32>
-  %y16 = vouch.linear %xb, %wb, %b : (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>) -> tensor<16x4xbf16>
+  %bb = vouch.round_bf16 %b : (tensor<4xf32>) -> tensor<4xbf16>
+  %y16 = vouch.linear %xb, %wb, %bb : (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>) -> tensor<16x4xbf16>
   %yx = vouch.matmul %y16, %wb : (tensor<16x4xbf16>, tensor<4x8xbf16>) -> tensor<16x8xf32>
 }

@@ -82,8 +82,8 @@ vouch.model "two_layers" attributes {batch = 32 : i64} {
 // rounding): the rounding is folded into the linear (the op table's
 // bf16Result), whose cuBLASLt call stores y as bf16; the second product and
 // its weight gradient read that bf16 h, and no f32 h is left. With a bias
-// (the qkv model below) the rounding stays: cuBLASLt stores no bf16 D with
-// an f32 bias. A qkv linear with 12 outputs pads
+// (the qkv model below) the bias is read rounded to bf16 too: cuBLASLt
+// stores no bf16 D beside an f32 bias. A qkv linear with 12 outputs pads
 // N (12 -> 16): its W through the executor's padded copy (so W stays f32) and
 // its output in the scratch, copied out as f32: it keeps its f32 result and
 // the rounding after it for the attention.
@@ -226,20 +226,22 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
 }
 
 // qkv_attention over heads attention64.cuh's kernels take (d = 8): the
-// linear's qkv rounded once, right after it (a forward node of its own:
-// linear 3, rounding 4, attention 5; the linear has a bias, so cuBLASLt
-// cannot store it as bf16 itself), the forward and its gradient reading
-// the bf16 value, the f32 one read by nothing; dqkv stays f32 (the bias sum
-// reads it; the weight gradient its own rounding). Not a product's operand,
-// so the small-product rule leaves it rounded too.
+// linear's qkv read as bf16, which cuBLASLt stores itself (the rounding
+// folded into the linear, its bias rounded before it as a param's rounding:
+// bias rounding 3, linear 4, attention 5), the forward and its gradient
+// reading the bf16 value; no f32 qkv; dqkv stays f32 (the bias sum reads
+// it; the weight gradient its own rounding). Under the small-product rule's
+// kernel (which stores no bf16 result) the linear keeps its f32 result and
+// bias, and the rounding after it: qkv is not a product's operand.
 // CHECK-LABEL: vouch.model "qkv"
-// CHECK: %[[QKV:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {vouch.node = 3 : i64}
-// CHECK-NEXT: %[[QB:[0-9]+]] = vouch.round_bf16 %[[QKV]] {vouch.node = 4 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
+// CHECK: %[[BB:[0-9]+]] = vouch.round_bf16 %{{[0-9]+}} {vouch.node = 3 : i64} : (tensor<48xf32>) -> tensor<48xbf16>
+// CHECK-NEXT: %[[QB:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %[[BB]] {vouch.node = 4 : i64} : (tensor<2x4x16xbf16>, tensor<48x16xbf16>, tensor<48xbf16>) -> tensor<2x4x48xbf16>
 // CHECK-NEXT: %[[O:[a-z0-9]+]], %[[L:[a-z0-9]+]] = vouch.qkv_attention %[[QB]] heads 2 causal scale {{.*}}vouch.node = 5 : i64} : (tensor<2x4x48xbf16>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
-// CHECK-NOT: %[[QKV]]
+// CHECK-NOT: round_bf16 %[[BB]]
 // CHECK: vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal {{.*}}: (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
 // SMALL-LABEL: vouch.model "qkv"
-// SMALL: vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
+// SMALL: vouch.linear {{.*}} : (tensor<2x4x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x4x48xf32>
+// SMALL-NEXT: vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
 // SMALL: vouch.qkv_attention_grad {{.*}}tensor<2x4x48xbf16>
 vouch.model "qkv" attributes {batch = 2 : i64} {
   %x = vouch.input "x" : tensor<2x4x16xf32>

@@ -1128,13 +1128,15 @@ TEST(CudaExecutorGpuTest, ALinearStoresItsYAsBf16) {
   EXPECT_TRUE(contains(refused.audit, "vouch_round_bf16_f32 (y of step 0)")) << refused.audit;
   EXPECT_FALSE(contains(refused.audit, "(y of step 1)")) << refused.audit;
   EXPECT_TRUE(contains(err, "using the f32 linear, then vouch_round_bf16 instead")) << err;
-  // A bias that is not y's type: refused at load, naming both buffers.
+  // A bias that is not y's type: refused at load, naming both buffers (the program's
+  // output a real linear's y beside it: an output is never bf16).
   ProductProgram mixed;
   const int32_t mx = mixed.add("x16", rows * in, DType::Bf16),
                 mw = mixed.add("w16", out * in, DType::Bf16), mb = mixed.add("b32", out),
-                my = mixed.add("y16", rows * out, DType::Bf16);
+                my = mixed.add("y16", rows * out, DType::Bf16), mo = mixed.add("y32", rows * out);
   mixed.linear(mx, mw, mb, my, rows, out, in);
-  mixed.finish(my);
+  mixed.linear(mx, mw, mb, mo, rows, out, in);
+  mixed.finish(mo);
   CudaProgramModel<float> gpu(mixed.program, &kExecutorImage, 1, ProductMath::Bf16);
   ASSERT_FALSE(gpu.status().ok());
   EXPECT_TRUE(contains(gpu.status().message(),

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/cuda/cublas_check.h"
 #include "runtime/cuda/status.h"
 
 namespace vouch::rt::cuda {

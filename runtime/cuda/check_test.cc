@@ -1,6 +1,7 @@
 // Tests for check.h: error formatting of CUDA and cuBLAS failures and the checking
 // macros. Everything here runs without a device (cudart's error tables need no driver).
 #include "runtime/cuda/check.h"
+#include "runtime/cuda/cublas_check.h"
 
 #include <gtest/gtest.h>
 

@@ -628,8 +628,9 @@ Status linear_impl(int64_t rows, int64_t in, int64_t out, const In* x, const In*
 // y stored as bf16 by cublasLtMatmul (D = CUDA_R_16BF, the bias bf16); where cuBLASLt
 // refuses that (or in = 0), the f32 linear into `y_f32`, which the caller rounds into y:
 // without a bias its own cublasLtMatmul (path F32ThenRound), else (that refused too, or
-// a bias, whose bf16 type an f32 D's epilogue is not asked to take) the GEMM fallback
-// with the bf16 bias broadcast (F32GemmThenRound).
+// a bias: CUDA 13.0's cuBLASLt offers no algorithm for an f32 D beside a bf16 bias,
+// tools/bench/linear_bf16_out.cu) the GEMM fallback with the bf16 bias broadcast
+// (F32GemmThenRound).
 Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16_bits* x,
                                const bf16_bits* W, const bf16_bits* bias, bf16_bits* y,
                                float* y_f32, LinearPath* path, std::string* refusal) {
@@ -640,14 +641,17 @@ Status linear_bf16_result_impl(int64_t rows, int64_t in, int64_t out, const bf16
                            std::to_string(in) + ", out=" + std::to_string(out) +
                            ", bf16 result): cuBLASLt stores no bf16 y here and no f32 "
                            "scratch was given for the f32 linear to round from");
-    Result<LinearCall> f32 =
-        describe_linear(rows, in, out, /*has_bias=*/false, ProductMath::Bf16, GemmDType::F32);
-    if (!f32.ok()) return f32.status();
     bool ran = false, first = false;
-    if (bias == nullptr && f32.value().api == LinearCall::Api::LtMatmul)
-      VOUCH_RETURN_IF_ERROR(lt_matmul_locked<float>(s, f32.value(),
-                                                    linear_alignment(x, W, y_f32, nullptr), W,
-                                                    x, y_f32, nullptr, ran, first, nullptr));
+    if (bias == nullptr) {
+      Result<LinearCall> f32 =
+          describe_linear(rows, in, out, false, ProductMath::Bf16, GemmDType::F32);
+      if (!f32.ok()) return f32.status();
+      if (f32.value().api == LinearCall::Api::LtMatmul)
+        VOUCH_RETURN_IF_ERROR(lt_matmul_locked<float>(s, f32.value(),
+                                                      linear_alignment(x, W, y_f32, nullptr),
+                                                      W, x, y_f32, nullptr, ran, first,
+                                                      nullptr));
+    }
     f32_lt = ran;
     if (!ran)
       VOUCH_RETURN_IF_ERROR(gemm_then_bias_locked(s, rows, in, out, x, W, bias, y_f32,

@@ -208,17 +208,22 @@ TEST(BlasDeviceTest, ProductMathRoundsOperandsAsItSays) {
 // host_bf16 / bf16_value (test_util.h): the host's rounding, not executor.cuh's.
 
 // A bf16 linear's case: x and W random and rounded on the host (their bf16 bits), an f32
-// bias, and the double reference y of the rounded values (`seed` advanced).
+// bias, and the double reference y of the rounded values (`seed` advanced). With
+// `bias_bf16` the bias is rounded too (vouch.round_bf16's): `b16` its bits, `b` their
+// values as f32, the reference of those.
 struct Bf16Linear {
-  std::vector<bf16_bits> x16, W16;
+  std::vector<bf16_bits> x16, W16, b16;
   std::vector<float> b;
   std::vector<double> want;
 };
-Bf16Linear bf16_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, uint32_t& seed) {
+Bf16Linear bf16_linear(int64_t rows, int64_t in, int64_t out, bool with_bias, uint32_t& seed,
+                       bool bias_bf16 = false) {
   Bf16Linear c;
   std::vector<float> x = random_values<float>(size_t(rows * in), seed++),
                      W = random_values<float>(size_t(out * in), seed++);
   c.b = random_values<float>(size_t(out), seed++);
+  if (bias_bf16)
+    for (float& v : c.b) c.b16.push_back(host_bf16(v)), v = float(bf16_value(c.b16.back()));
   std::vector<double> xd, Wd, bd(c.b.begin(), c.b.end());
   for (float v : x) c.x16.push_back(host_bf16(v)), xd.push_back(bf16_value(c.x16.back()));
   for (float v : W) c.W16.push_back(host_bf16(v)), Wd.push_back(bf16_value(c.W16.back()));
@@ -448,20 +453,11 @@ TEST(BlasDeviceTest, Bf16ResultLinear) {
   uint32_t seed = 600;
   for (bool with_bias : {true, false}) {
     const int64_t rows = 48, in = 96, out = 80;
-    Bf16Linear c = bf16_linear(rows, in, out, with_bias, seed);
-    // The bias rounded to bf16 (vouch.round_bf16's), and its values as f32 and double.
-    std::vector<bf16_bits> b16;
-    std::vector<float> b_widened;
-    std::vector<double> xd, Wd, bd;
-    for (float v : c.b)
-      b16.push_back(host_bf16(v)), b_widened.push_back(float(bf16_value(b16.back()))),
-          bd.push_back(bf16_value(b16.back()));
-    for (bf16_bits v : c.x16) xd.push_back(bf16_value(v));
-    for (bf16_bits v : c.W16) Wd.push_back(bf16_value(v));
-    std::vector<double> want(size_t(rows * out));
-    linear(rows, in, out, xd.data(), Wd.data(), with_bias ? bd.data() : nullptr, want.data());
-    DeviceArray<bf16_bits> dx(c.x16), dW(c.W16), db(b16);
-    DeviceArray<float> db_widened(b_widened);
+    // The bias rounded to bf16 (c.b16), its values as f32 (c.b) in the reference.
+    Bf16Linear c = bf16_linear(rows, in, out, with_bias, seed, /*bias_bf16=*/true);
+    const std::vector<double>& want = c.want;
+    DeviceArray<bf16_bits> dx(c.x16), dW(c.W16), db(c.b16);
+    DeviceArray<float> db_widened(c.b);
     const bf16_bits poison16 = 0x7fc1;
     DeviceArray<bf16_bits> dy(std::vector<bf16_bits>(want.size(), poison16));
     const std::string what = std::string("bf16-result linear, bias ") + (with_bias ? "on" : "off");

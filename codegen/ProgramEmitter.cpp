@@ -109,6 +109,12 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     return failure();
   int32_t after = builder->stepCount();
   builder->setCapsule(before, llvm::join(capsuleNames, ", "));
+  // A bf16 twin's rounding runs in the launches that store the twin; the
+  // op's others (the attention gradient's delta) run under its capsule alone.
+  if (Value twin = bf16TwinStoreOf(group))
+    for (int32_t s = before; s < after; ++s)
+      if (!builder->stepTakes(s, twin))
+        builder->setCapsule(s, group.planned.front()->capsule, s + 1);
   llvm::SmallVector<Value> results;
   for (Operation *op : group.ops)
     results.append(op->result_begin(), op->result_end());

@@ -129,6 +129,11 @@ struct OpFacts {
   /// its shapes allow: passes/RoundBf16Operands.cpp), -1 when none: the gate
   /// then lets its capsule read a bf16 value there.
   int32_t bf16Operand;
+  /// The result its cuda kernel can store both as f32 and as bf16 (the twin
+  /// rounded to nearest even as stored), -1 when none: vouch-round-bf16-operands
+  /// then fuses a vouch.round_bf16 of it with the op where the f32 value has
+  /// other readers (passes/RoundBf16Operands.cpp).
+  int32_t bf16Twin;
 
   bool isStructural() const { return family == OpFamily::Structural; }
   /// Planned under capsules of its own: neither structure nor a composite

@@ -189,6 +189,23 @@ TEST_F(OpTableTest, Bf16OperandsAreAttentionQkvs) {
   EXPECT_EQ(findOpFacts("linear")->bf16Operand, -1);
 }
 
+// bf16Twin is set where the cuda recipe emits twin-storing entry points
+// (layer_norm_grad's dx, qkv_attention_grad's dqkv), never beside a
+// bf16Result of the same op (a result read by bf16 products alone is stored
+// as bf16 only).
+TEST_F(OpTableTest, Bf16TwinsAreWhereKernelsStoreThem) {
+  for (mlir::RegisteredOperationName name : vouchOps()) {
+    const OpFacts *facts = findOpFacts(name.stripDialect().str());
+    ASSERT_NE(facts, nullptr) << name.getStringRef().str();
+    EXPECT_TRUE(facts->bf16Twin == -1 || facts->bf16Result == -1) << facts->mnemonic;
+  }
+  EXPECT_EQ(findOpFacts("layer_norm_grad")->bf16Twin, 0);
+  EXPECT_EQ(findOpFacts("qkv_attention_grad")->bf16Twin, 0);
+  EXPECT_EQ(findOpFacts("flash_attention_grad")->bf16Twin, -1);
+  EXPECT_EQ(findOpFacts("layer_norm")->bf16Twin, -1);
+  EXPECT_EQ(findOpFacts("linear")->bf16Twin, -1);
+}
+
 TEST_F(OpTableTest, BuiltinsHaveSignaturesTheLoweringsCanBind) {
   std::set<std::string> builtins;
   for (mlir::RegisteredOperationName name : vouchOps()) {

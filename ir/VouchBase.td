@@ -152,6 +152,17 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // emits the bf16-reading entry points and the kernel lab checks them
   // bitwise against the f32-reading ones given the same values.
   int bf16Operand = -1;
+  // The result (its index) that the op's cuda kernel can store twice, as f32
+  // and beside it as bf16 (rounded to nearest even as it is stored), -1 (the
+  // default) when none: under bf16 products, where bf16 products read that
+  // result through a vouch.round_bf16 and something else reads the f32 value
+  // (so bf16Result cannot take the rounding over), vouch-round-bf16-operands
+  // puts the rounding in one fusion group with the op, and the op's kernel
+  // stores both (no launch of its own, no second read of the f32 value). Set
+  // only where the cuda recipe emits the twin-storing entry points for every
+  // case the pass groups, and the kernel lab checks the twin bitwise against
+  // the stored f32 value rounded.
+  int bf16Twin = -1;
 }
 
 // Ops that declare or mark values (model, input, param, loss, ...): never

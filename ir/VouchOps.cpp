@@ -2904,6 +2904,18 @@ int32_t vouch::bf16OperandOf(Operation *op) {
   return attention64TakesHeads(d, dv) ? facts->bf16Operand : -1;
 }
 
+int32_t vouch::bf16TwinOf(Operation *op) {
+  const OpFacts *facts = findOpFacts(op->getName().stripDialect());
+  if (!facts || facts->bf16Twin < 0)
+    return -1;
+  if (facts->family != OpFamily::Attention)
+    return facts->bf16Twin;
+  int32_t bf16 = bf16OperandOf(op);
+  return bf16 >= 0 && tensorOf(op->getOperand(bf16)).getElementType().isBF16()
+             ? facts->bf16Twin
+             : -1;
+}
+
 /// What qkv_attention and its gradient share: qkv [..., T, 3·H·d] (H =
 /// `heads`), a mask broadcastable to the scores [..., H, T, T] or `causal` but
 /// not both (flash_attention's rule for the heads), a finite scale, the

@@ -1157,9 +1157,13 @@ def Vouch_RoundBf16Op : Vouch_Op<"round_bf16", [Pure]> {
                       "program has bf16 values";
   let cpuEvidence = "cpu-kernels";
   // A pointwise chain's bf16 store (vouch-fuse-pointwise fuses it into the
-  // kernel computing its input where it can; alone, a chain of one).
+  // kernel computing its input where it can; alone, a chain of one), or the
+  // second store of the kernel computing its input where that op stores a
+  // bf16 twin (the op table's bf16Twin; that op's capsule says so).
   let cudaKernelSource = "codegen/recipes/PointwiseRecipe.cpp, runtime/cuda/kernels/pointwise.cuh";
-  let cudaKernel = "vouch::pointwise_kernel (a Bf16Out store)";
+  let cudaKernel = "vouch::pointwise_kernel (a Bf16Out store), or the bf16 "
+                   "twin store of the kernel computing its input (fused with "
+                   "that op: the op table's bf16Twin)";
   // Planned only by bf16 builds: the GPU suite's, against the cpu f64
   // reference under bf16's declared tolerances.
   let cudaEvidence = "gpu-suite-bf16";
@@ -1416,6 +1420,9 @@ def Vouch_LayerNormGradOp : Vouch_Op<"layer_norm_grad", [Pure,
       "an integer ticket) adds the blocks' partials in block order 0, 1, ... "
       "and resets the counter: a fixed order for the launch's grid, no float "
       "atomics, bitwise the same on every launch (checked by the kernel lab)";
+  // dx's twin: the previous linear's products read it rounded, its bias
+  // gradient and the residual's sum the f32.
+  let bf16Twin = 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1872,6 +1879,9 @@ def Vouch_QkvAttentionGradOp : Vouch_Op<"qkv_attention_grad", [Pure,
                    "writing dqkv through strides";
   let cudaKernelNote = kQkvBf16Note;
   let bf16Operand = 1;
+  // attention64's bf16-input dq and dkdv kernels (a qkv read as bf16) store
+  // dqkv's twin: qkv's linear reads it rounded, its bias gradient the f32.
+  let bf16Twin = 0;
 }
 
 //===----------------------------------------------------------------------===//

@@ -17,7 +17,8 @@ Mistakes in the records stop the build here, with the record named: an
 unset family, a compute op without a formula, a builtin without
 parameters, two ops claiming one builtin, an inPlaceOperand that is no
 operand of the op (or on an op without exactly one result), a bf16Result
-that is no result of the op, a bf16Operand that is no operand of it.
+that is no result of the op, a bf16Operand that is no operand of it, a
+bf16Twin that is no result of it.
 """
 import json
 import re
@@ -161,6 +162,10 @@ def op_rows(records):
         if bf16_operand != -1 and not 0 <= bf16_operand < len(operands):
             fail(name + ": bf16Operand " + str(bf16_operand) + " is not one of its " +
                  str(len(operands)) + " operands")
+        bf16_twin = r["bf16Twin"]
+        if bf16_twin != -1 and not 0 <= bf16_twin < len(r["results"]["args"]):
+            fail(name + ": bf16Twin " + str(bf16_twin) + " is not one of its " +
+                 str(len(r["results"]["args"])) + " results")
         rows.append({
             "mnemonic": c_string(r["opName"]),
             "family": "OpFamily::" + family,
@@ -186,6 +191,7 @@ def op_rows(records):
             "inPlaceOperand": str(in_place),
             "bf16Result": str(bf16_result),
             "bf16Operand": str(bf16_operand),
+            "bf16Twin": str(bf16_twin),
         })
     return rows
 

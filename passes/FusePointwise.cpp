@@ -91,7 +91,9 @@ struct FusePointwisePass
       int64_t runElements = -1;
       for (Operation *op : segment) {
         int64_t elements = getNumElements(op->getResult(0).getType());
-        if (!isFusible(op)) {
+        // An op already grouped (a bf16 twin's rounding with its op, by
+        // vouch-round-bf16-operands) is no pointwise chain's.
+        if (!isFusible(op) || op->hasAttr(kFusionGroupAttr)) {
           closeRun();
           continue;
         }

@@ -566,11 +566,16 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     };
     call->aInPlace = call->bf16Operands && isBf16(1);
     call->bInPlace = call->bf16Operands && isBf16(0);
-    // The op that stored a bf16 operand (through the reshapes that view it).
+    // The op that stored a bf16 operand (through the reshapes that view it):
+    // a rounding fused with its input's op stored by that op's kernel.
     auto storedBy = [&](unsigned i) {
       Operation *producer = viewedValue(op->getOperand(i)).getDefiningOp();
-      return producer ? producer->getName().getStringRef().str()
-                      : std::string("vouch.round_bf16");
+      if (!producer)
+        return std::string("vouch.round_bf16");
+      if (Operation *twin = bf16TwinProducer(producer))
+        return "vouch.round_bf16, the bf16 twin " +
+               twin->getName().getStringRef().str() + " stores";
+      return producer->getName().getStringRef().str();
     };
     if (call->aInPlace)
       call->aStoredBy = storedBy(1);

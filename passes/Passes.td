@@ -268,9 +268,16 @@ def RoundBf16Operands : Pass<"vouch-round-bf16-operands", "::vouch::ModelOp"> {
     product's place. qkv_attention and qkv_attention_grad whose heads
     attention64.cuh's kernels take (at most 64 features) read their qkv
     rounded alike, once: those kernels round each float tile to bf16 for
-    their products, and load a bf16 tile as it is (half the bytes). Run
-    after autodiff and the folds that make products, before
-    vouch-fuse-pointwise.
+    their products, and load a bf16 tile as it is (half the bytes). An op
+    whose cuda kernel can store the rounded value itself takes the rounding
+    over: its result becomes bf16 where nothing else reads the f32 value
+    (the op table's bf16Result), or, where something does, the rounding
+    moves right after it and the two form one fusion group
+    (`<model>_twin<k>`) that codegen emits as the op's launch storing both
+    (the op table's bf16Twin: layer_norm_grad's dx; qkv_attention_grad's
+    dqkv where it reads a bf16 qkv). Run after autodiff and the folds that
+    make products, before vouch-fuse-pointwise, which leaves twin groups as
+    they are.
 
     ```mlir
     %y = vouch.linear %x, %w : ...

@@ -175,4 +175,20 @@ mlir::Value viewedValue(mlir::Value value) {
   return value;
 }
 
+mlir::Operation *bf16TwinProducer(Operation *op) {
+  auto round = dyn_cast<RoundBf16Op>(op);
+  auto group = op->getAttrOfType<StringAttr>(kFusionGroupAttr);
+  if (!round || !group)
+    return nullptr;
+  auto result = dyn_cast<OpResult>(round.getInput());
+  if (!result)
+    return nullptr;
+  Operation *producer = result.getOwner();
+  return producer->getAttr(kFusionGroupAttr) == group &&
+                 bf16TwinOf(producer) ==
+                     static_cast<int32_t>(result.getResultNumber())
+             ? producer
+             : nullptr;
+}
+
 } // namespace vouch

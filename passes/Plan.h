@@ -66,6 +66,13 @@ std::optional<capsules::ProductExtents> productExtents(mlir::Operation *op);
 /// `value` with the reshapes it was made by undone: the value they view.
 mlir::Value viewedValue(mlir::Value value);
 
+/// The op whose kernel stores `op`'s result as the bf16 twin of its own
+/// (the op table's bf16Twin): for a vouch.round_bf16 that
+/// vouch-round-bf16-operands put into one fusion group with the op computing
+/// its input, that op; null for any other op. Codegen emits the group as
+/// that op's step, its kernel storing both.
+mlir::Operation *bf16TwinProducer(mlir::Operation *op);
+
 /// How the cuda executor runs a matmul, linear or linear_weight_grad under
 /// `math` (runtime/cuda/gemm_call.h's plan_gemm / plan_linear on the op's
 /// GemmDims, as runtime/cuda/executor.cc asks them): the extents it pads and

@@ -33,8 +33,14 @@
 // bf16Result: cross_entropy_grad, layer_norm; a linear's cuBLASLt call
 // where its operands are bf16 and its output unpadded, its bias then rounded
 // to bf16 too) takes the rounding over where nothing else reads the f32
-// value: its result becomes bf16. The pass only
-// rewrites; ir/VouchOps.td's round_bf16 says what it computes.
+// value: its result becomes bf16. An op whose cuda kernel can store a bf16
+// twin beside the f32 value (the op table's bf16Twin: layer_norm_grad's dx,
+// which the bias gradient and the residual's sum read as f32; attention's
+// dqkv under attention64's bf16-input kernels) keeps both: the rounding joins
+// the op in a fusion group of two, which codegen emits as the op's step
+// storing both, so the rounding has no launch of its own and the f32 value
+// is not read again. The pass only rewrites; ir/VouchOps.td's round_bf16
+// says what it computes.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -43,6 +49,7 @@
 #include "ir/OpTable.h"
 #include "ir/VouchOps.h"
 #include "mlir/IR/Builders.h"
+#include "passes/Attributes.h"
 #include "passes/Plan.h"
 #include "runtime/cuda/gemm_call.h"
 #include "llvm/ADT/DenseMap.h"
@@ -144,6 +151,16 @@ struct OperandRounder {
 
 };
 
+/// The model's roundings, in block order (a list, so that each may be moved
+/// or erased).
+SmallVector<RoundBf16Op> roundingsOf(ModelOp model) {
+  SmallVector<RoundBf16Op> rounds;
+  for (Operation &op : model.getBlock())
+    if (auto round = dyn_cast<RoundBf16Op>(op))
+      rounds.push_back(round);
+  return rounds;
+}
+
 struct RoundBf16OperandsPass
     : public vouch::impl::RoundBf16OperandsBase<RoundBf16OperandsPass> {
   using RoundBf16OperandsBase::RoundBf16OperandsBase;
@@ -187,8 +204,33 @@ struct RoundBf16OperandsPass
     for (Operation *reader : bf16Readers)
       rounder.read(reader->getOpOperand(bf16OperandOf(reader)));
     foldIntoProducers(model, small, rounder);
+    fuseTwins(model);
     if (rounder.newNodes)
       renumberNodes(model);
+  }
+
+  /// A rounding of a result its op's kernel can store as a bf16 twin (the op
+  /// table's bf16Twin, bf16TwinOf), where the f32 value has other readers
+  /// (foldIntoProducers left it): the rounding moves right after the op and
+  /// the two form one fusion group (`<model>_twin<k>`), which
+  /// vouch-fuse-pointwise leaves alone and codegen emits as the op's step.
+  void fuseTwins(ModelOp model) {
+    Builder b(model.getContext());
+    int twins = 0;
+    for (RoundBf16Op round : roundingsOf(model)) {
+      auto result = dyn_cast<OpResult>(round.getInput());
+      if (!result)
+        continue;
+      Operation *producer = result.getOwner();
+      if (bf16TwinOf(producer) != static_cast<int32_t>(result.getResultNumber()) ||
+          producer->hasAttr(kFusionGroupAttr))
+        continue;
+      round->moveAfter(producer);
+      StringAttr name =
+          b.getStringAttr(model.getSymName() + "_twin" + std::to_string(twins++));
+      producer->setAttr(kFusionGroupAttr, name);
+      round->setAttr(kFusionGroupAttr, name);
+    }
   }
 
   /// Whether `producer`'s kernel or library call can store its bf16Result as
@@ -222,11 +264,7 @@ struct RoundBf16OperandsPass
   /// and takes a bf16 one (docs/performance.md, 2026-12-07).
   void foldIntoProducers(ModelOp model, const capsules::SmallProductRule &small,
                          OperandRounder &rounder) {
-    SmallVector<RoundBf16Op> rounds;
-    for (Operation &op : model.getBlock())
-      if (auto round = dyn_cast<RoundBf16Op>(op))
-        rounds.push_back(round);
-    for (RoundBf16Op round : rounds) {
+    for (RoundBf16Op round : roundingsOf(model)) {
       auto result = dyn_cast<OpResult>(round.getInput());
       if (!result || !result.hasOneUse())
         continue;

@@ -142,9 +142,11 @@ std::string maskedSoftmaxSource(bool cuda, const std::string &call,
 /// results the op has are parameters, the others nullptr. On cuda the backward with
 /// dweight or dbias also takes its scratch (partials, arrival counter). `yBf16`
 /// (cuda, forward: the op's bf16Result): y is bf16 bits, the f32 entry alone.
+/// `dxTwin` (cuda, backward: the op's bf16Twin): dx's bf16 twin `dx_bf16` after
+/// the results, the f32 entry alone.
 std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool addend,
                             const std::string &call, const std::string &shape,
-                            bool sharedSums, bool yBf16) {
+                            bool sharedSums, bool yBf16, bool dxTwin) {
   using Operand = std::pair<std::string, bool>;
   std::vector<Operand> ins =
       grad ? std::vector<Operand>{{"grad", true},
@@ -173,7 +175,7 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
   }
   std::string source = "#include \"layernorm.cuh\"\n";
   for (auto [type, suffix] : kCudaRealTypes) {
-    if (yBf16 && std::string(type) != "float")
+    if ((yBf16 || dxTwin) && std::string(type) != "float")
       continue;
     std::string params, names;
     for (auto &[name, present] : ins) {
@@ -187,6 +189,8 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
                   name + ", ";
       names += (present ? name : std::string("nullptr")) + ", ";
     }
+    if (dxTwin)
+      params += "unsigned short* dx_bf16, ";
     std::string tail = grad ? (scratch ? ", " + std::string(type) +
                                              "* partials, unsigned* arrivals"
                                        : std::string())
@@ -199,7 +203,7 @@ std::string layerNormSource(bool cuda, bool grad, bool weight, bool bias, bool a
               (sharedSums ? ", true" : "") + (yBf16 ? ", unsigned short" : "") + ">(" +
               names + "rows, d, eps" +
               (grad ? (scratch ? ", partials, arrivals" : ", nullptr, nullptr") : "") +
-              ");\n}\n";
+              (dxTwin ? ", dx_bf16" : "") + ");\n}\n";
   }
   return source;
 }
@@ -311,9 +315,13 @@ public:
     if (addend)
       args.push_back(KernelArg::buffer(addend));
     // The results: y (then the sum where there is an addend), or dx then
-    // dweight / dbias where the op has them.
+    // dweight / dbias where the op has them, then dx's bf16 twin where the
+    // group has one (vouch-round-bf16-operands' fusion: bf16TwinStoreOf).
     for (Value r : op->getResults())
       args.push_back(KernelArg::buffer(r));
+    Value twin = bf16TwinStoreOf(group);
+    if (twin)
+      args.push_back(KernelArg::buffer(twin));
     // A backward's dbias is a result where a forward's bias is an operand.
     bool withBias = backward ? bool(backward.getBiasGrad()) : bool(bias);
     int64_t d = shapeOf(result).back();
@@ -339,12 +347,17 @@ public:
     if (failed(stored))
       return failure();
     bool yBf16 = *stored;
+    if (twin && !(cuda && backward))
+      return op->emitOpError("stores a bf16 twin of dx, which only the cuda "
+                             "backward kernel does");
     std::string variant = base + (weight ? "_w" : "") + (withBias ? "_b" : "") +
-                          (addend ? "_plus" : "") + (yBf16 ? "_bf16" : "");
+                          (addend ? "_plus" : "") + (yBf16 ? "_bf16" : "") +
+                          (twin ? "_bf16_twin" : "");
     uint32_t shared = backward && cuda ? layerNormGradSharedBytes(d) : 0;
     int32_t kernel = builder.kernel(
         variant, layerNormSource(cuda, bool(backward), bool(weight), withBias,
-                                 bool(addend), call, rowShape(d, 1), shared > 0, yBf16));
+                                 bool(addend), call, rowShape(d, 1), shared > 0, yBf16,
+                                 bool(twin)));
     builder.addKernelStep(kernel, args, grid, threads, height, shared);
     return success();
   }

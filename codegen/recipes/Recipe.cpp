@@ -6,6 +6,8 @@
 
 #include "mlir/IR/TypeUtilities.h"
 #include "passes/Attributes.h"
+#include "passes/Passes.h"
+#include "passes/Plan.h"
 
 using namespace mlir;
 
@@ -25,6 +27,14 @@ FailureOr<bool> storesBf16Result(Operation *op, bool cuda) {
     return op->emitOpError("stores result ")
            << facts->bf16Result << " as bf16, which only cuda builds with bf16 products do";
   return true;
+}
+
+Value bf16TwinStoreOf(const StepGroup &group) {
+  for (Operation *op : group.ops)
+    if (Operation *producer = bf16TwinProducer(op);
+        producer && producer == group.ops.front())
+      return op->getResult(0);
+  return {};
 }
 
 namespace {
@@ -64,7 +74,11 @@ namespace {
 /// provider, or when none matches, the first that computes it at all.
 const KernelRecipe *findRecipe(Operation *op, Target target,
                                std::optional<capsules::Provider> provider) {
-  bool fused = op->hasAttr(kFusionGroupAttr);
+  // A bf16 twin's rounding is stored by its op's kernel: that op's recipe.
+  if (Operation *producer = bf16TwinProducer(op))
+    return findRecipe(producer, target, provider);
+  // (The op a twin's rounding is fused with is no pointwise chain's.)
+  bool fused = op->hasAttr(kFusionGroupAttr) && isFusible(op);
   const KernelRecipe *first = nullptr;
   for (const KernelRecipe *r : kernelRecipes()) {
     if (!r->handles(op) || (fused && !r->computesFusedGroups()))

@@ -22,8 +22,9 @@
 
 namespace vouch::codegen {
 
-/// The ops one step computes: a single op, or a fused pointwise group
-/// (vouch.fusion_group), with their planned entries.
+/// The ops one step computes: a single op, a fused pointwise group
+/// (vouch.fusion_group), or an op and the rounding of its bf16 twin
+/// (bf16TwinStoreOf), with their planned entries.
 struct StepGroup {
   llvm::SmallVector<mlir::Operation *> ops;
   std::vector<const capsules::PlannedOp *> planned;
@@ -59,8 +60,8 @@ public:
 const std::vector<const KernelRecipe *> &kernelRecipes();
 
 /// The recipe that computes `op`: the first that handles it, and, for an op
-/// of a fused group (vouch.fusion_group), computes fused groups. Null when
-/// none does.
+/// of a fused pointwise group (vouch.fusion_group), computes fused groups; for
+/// a bf16 twin's rounding, its op's recipe. Null when none does.
 const KernelRecipe *recipeFor(mlir::Operation *op);
 
 /// The recipe that computes `op` as `provider` on `target` (the planned
@@ -84,6 +85,12 @@ OpFamily familyOf(mlir::Operation *op);
 /// type is bf16, as vouch-round-bf16-operands makes it. Such a result has
 /// only a cuda kernel's f32 entry point: an error on cpu.
 mlir::FailureOr<bool> storesBf16Result(mlir::Operation *op, bool cuda);
+
+/// The bf16 twin the group's op stores beside its result: the result of the
+/// vouch.round_bf16 that vouch-round-bf16-operands fused with the op (the op
+/// table's bf16Twin; passes/Plan.h's bf16TwinProducer), or a null Value. Such a
+/// group is emitted by the op's recipe, its kernel storing both (cuda only).
+mlir::Value bf16TwinStoreOf(const StepGroup &group);
 
 /// The real element types of a kernel's cuda entry points, each with the
 /// suffix of its entry's name (`@NAME@_f32`, `@NAME@_f64`): what a recipe

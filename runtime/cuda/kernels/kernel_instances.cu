@@ -400,6 +400,26 @@ extern "C" __global__ void lab_layer_norm_grad_shared_f32(const float* grad, con
   LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, true>(grad, x, weight, addend, dx, dweight, dbias,
                                                             rows, d, eps, partials, arrivals)));
 }
+// dx's bf16 twin stored beside it (layer_norm_grad's bf16Twin, f32 only), on the
+// general / register path and on codegen's SharedSums launch.
+extern "C" __global__ void lab_layer_norm_grad_twin_f32(const float* grad, const float* x,
+                                                 const float* weight, const float* addend,
+                                                 float* dx, float* dweight, float* dbias,
+                                                 long long rows, long long d, double eps,
+                                                 float* partials, unsigned* arrivals,
+                                                 unsigned short* dx_bf16) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P>(grad, x, weight, addend, dx, dweight,
+                                                      dbias, rows, d, eps, partials, arrivals,
+                                                      dx_bf16)));
+}
+extern "C" __global__ void lab_layer_norm_grad_shared_twin_f32(
+    const float* grad, const float* x, const float* weight, const float* addend, float* dx,
+    float* dweight, float* dbias, long long rows, long long d, double eps, float* partials,
+    unsigned* arrivals, unsigned short* dx_bf16) {
+  LAB_ROWS(d, 1, (vouch::layer_norm_grad_kernel<float, G, P, true>(grad, x, weight, addend, dx,
+                                                            dweight, dbias, rows, d, eps,
+                                                            partials, arrivals, dx_bf16)));
+}
 extern "C" __global__ void lab_layer_norm_grad_shared_f64(const double* grad, const double* x,
                                                    const double* weight, const double* addend, double* dx,
                                                    double* dweight, double* dbias,

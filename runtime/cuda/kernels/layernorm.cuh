@@ -61,6 +61,15 @@
 //         dweight, dbias, rows, d, eps, partials, arrivals); }
 // addend (may be null): added to dx element by element, after dx is rounded
 // (add_rn: never contracted into dx's product), so dx is bitwise the separate add's.
+// dx's bf16 twin (the op's bf16Twin, f32 only: a vouch.round_bf16 of dx fused with
+// the op): `unsigned short* dx_bf16` after dbias, passed last to the kernel; each
+// dx value is stored as f32 and, rounded to nearest even, as bf16 (the same bits as
+// round_bf16 of the stored dx).
+//   extern "C" __global__ void k_f32(const float* grad, ..., float* dbias,
+//       unsigned short* dx_bf16, long long rows, long long d, double eps,
+//       float* partials, unsigned* arrivals) {
+//     vouch::layer_norm_grad_kernel<float, G, P[, true]>(grad, x, weight, addend, dx,
+//         dweight, dbias, rows, d, eps, partials, arrivals, dx_bf16); }
 #ifndef VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 #define VOUCH_RUNTIME_CUDA_KERNELS_LAYERNORM_CUH_
 
@@ -333,6 +342,13 @@ __device__ inline void add_column_sums(T* sum_w, T* sum_b, const RowSlots<T, G, 
     }
 }
 
+// dx's bf16 twin at p (f32 runs only: the op table's bf16Twin), v rounded to nearest
+// even as it is stored.
+template <class T>
+__device__ inline void store_bf16_twin(unsigned short* p, T v) {
+  if constexpr (sizeof(T) == sizeof(float)) *p = round_to_bf16(v);
+}
+
 // layer_norm_grad_kernel's rows of d <= G * P in registers (grad and x read once, dx
 // written once): each group takes the rows of the block's chunks (a warp: rows w,
 // w + 8, ... of each chunk; the block: every row in turn) and keeps its columns'
@@ -344,12 +360,15 @@ template <class T, int G, int P, bool SharedSums, bool Prefetch>
 __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, const T* weight,
                                                   const T* addend, T* dx, T* dweight,
                                                   T* dbias, long long rows, long long d, T eps,
-                                                  T* partials, unsigned* arrivals) {
+                                                  T* partials, unsigned* arrivals,
+                                                  unsigned short* dx_bf16) {
   __shared__ T scratch[8];
   using Group = RowGroup<G>;
   using Slots = RowSlots<T, G, P>;
   const int t = Group::rank();
-  const bool vec = d % Slots::W == 0 && all_aligned16(grad, x, dx, weight, addend);
+  // (The twin's rows, of d % W == 0 bf16s, are 8-byte aligned where its start is.)
+  const bool vec = d % Slots::W == 0 && all_aligned16(grad, x, dx, weight, addend) &&
+                   (dx_bf16 == nullptr || row_vec_aligned<Slots::W>(dx_bf16));
   const unsigned inside = in_row_bits<T, G, P>(d, t, vec);
   const bool params = dweight != nullptr || dbias != nullptr;
   const int group_in_block = G == 32 ? int(threadIdx.x >> 5) : 0;
@@ -434,6 +453,8 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
       for (int s = 0; s < P; ++s) gs.v[s] = add_rn(a.v[s], gs.v[s]);
     }
     gs.store(dx + r * d, d, t, vec);
+    if constexpr (sizeof(T) == sizeof(float))
+      if (dx_bf16) gs.store(dx_bf16 + r * d, d, t, vec);
     if (Prefetch) {
       xs = next_x;
       gs = next_g;
@@ -481,7 +502,8 @@ __device__ void layer_norm_grad_rows_in_registers(const T* grad, const T* x, con
 
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row (+ addend where not null),
 // xhat = (x - mean) * rstd, g = grad * weight (grad when weight is null); dweight = Σ_rows grad * xhat and
-// dbias = Σ_rows grad where they are not null (see the top of the file for the order).
+// dbias = Σ_rows grad where they are not null (see the top of the file for the order);
+// dx_bf16, where not null (f32 only), dx's bf16 twin.
 // G, P: the register path's groups (rows.cuh, row_fits); P = 0: the general path only.
 // SharedSums: the register path keeps its column sums in dynamic shared memory; a
 // launch given less than layer_norm_grad_shared_bytes takes the general path.
@@ -489,12 +511,13 @@ template <class T, int G = 0, int P = 0, bool SharedSums = false, bool Prefetch 
 __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weight,
                                        const T* addend, T* dx, T* dweight, T* dbias,
                                        long long rows, long long d, double eps, T* partials,
-                                       unsigned* arrivals) {
+                                       unsigned* arrivals, unsigned short* dx_bf16 = nullptr) {
   if constexpr (P > 0) {
     if (row_fits<G, P>(d, 1) && blockDim.x == 256 &&  // 8 warps: kGroupsPerBlock
         (!SharedSums || dynamic_shared_bytes() >= layer_norm_grad_shared_bytes(d, G, sizeof(T))))
       return layer_norm_grad_rows_in_registers<T, G, P, SharedSums, Prefetch>(
-          grad, x, weight, addend, dx, dweight, dbias, rows, d, T(eps), partials, arrivals);
+          grad, x, weight, addend, dx, dweight, dbias, rows, d, T(eps), partials, arrivals,
+          dx_bf16);
   }
   __shared__ T stats[2 * kLayerNormGradChunk];  // mean, rstd of each row of the chunk
   const bool params = dweight != nullptr || dbias != nullptr;
@@ -529,7 +552,9 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
         const T g = weight ? gr[k] * weight[k] : gr[k];
         const T xhat = (xr[k] - mean) * rstd;
         const T v = rstd * (g - mean_g - xhat * mean_gx);
-        dx[r * d + k] = addend ? add_rn(addend[r * d + k], v) : v;
+        const T out = addend ? add_rn(addend[r * d + k], v) : v;
+        dx[r * d + k] = out;
+        if (dx_bf16) store_bf16_twin(dx_bf16 + r * d + k, out);
       }
       if (lane == 0) {
         stats[2 * i] = mean;

@@ -230,7 +230,9 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
 // folded into the linear, its bias rounded before it as a param's rounding:
 // bias rounding 3, linear 4, attention 5), the forward and its gradient
 // reading the bf16 value; no f32 qkv; dqkv stays f32 (the bias sum reads
-// it; the weight gradient its own rounding). Under the small-product rule's
+// it), and its rounding for the linear's products is its bf16 twin: one
+// fusion group with the gradient, whose kernels store both (bf16Twin). Under
+// the small-product rule's
 // kernel (which stores no bf16 result) the linear keeps its f32 result and
 // bias, and the rounding after it: qkv is not a product's operand.
 // CHECK-LABEL: vouch.model "qkv"
@@ -238,7 +240,12 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
 // CHECK-NEXT: %[[QB:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %[[BB]] {vouch.node = 4 : i64} : (tensor<2x4x16xbf16>, tensor<48x16xbf16>, tensor<48xbf16>) -> tensor<2x4x48xbf16>
 // CHECK-NEXT: %[[O:[a-z0-9]+]], %[[L:[a-z0-9]+]] = vouch.qkv_attention %[[QB]] heads 2 causal scale {{.*}}vouch.node = 5 : i64} : (tensor<2x4x48xbf16>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
 // CHECK-NOT: round_bf16 %[[BB]]
-// CHECK: vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal {{.*}}: (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
+// CHECK: %[[DQKV:[0-9]+]] = vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal {{.*}}vouch.fusion_group = "qkv_twin0"{{.*}}: (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
+// CHECK-NEXT: vouch.round_bf16 %[[DQKV]] {vouch.fusion_group = "qkv_twin0"{{.*}} -> tensor<2x4x48xbf16>
+// CHECK-NEXT: vouch.reshape %[[DQKV]] {{.*}} -> tensor<8x48xf32>
+// FUSED-LABEL: vouch.model "qkv"
+// FUSED: vouch.qkv_attention_grad {{.*}}vouch.fusion_group = "qkv_twin0"
+// FUSED-NEXT: vouch.round_bf16 {{.*}}vouch.fusion_group = "qkv_twin0"
 // SMALL-LABEL: vouch.model "qkv"
 // SMALL: vouch.linear {{.*}} : (tensor<2x4x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x4x48xf32>
 // SMALL-NEXT: vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
@@ -256,12 +263,39 @@ vouch.model "qkv" attributes {batch = 2 : i64} {
   vouch.loss %l : tensor<f32>
 }
 
+// layer_norm_grad's dx, read by the first linear's weight gradient (a
+// product: rounded) and its bias gradient (f32): the rounding is dx's bf16
+// twin, fused with the layer_norm_grad (bf16Twin), which vouch-fuse-pointwise
+// leaves as it is.
+// CHECK-LABEL: vouch.model "norm_grad_twin"
+// CHECK: %[[DX:[a-z0-9]+]], %{{[a-z0-9_]+}} = vouch.layer_norm_grad {{.*}}vouch.fusion_group = "norm_grad_twin_twin0"
+// CHECK-NEXT: vouch.round_bf16 %[[DX]] {vouch.fusion_group = "norm_grad_twin_twin0"{{.*}} -> tensor<8x16xbf16>
+// CHECK: vouch.reduce_sum %[[DX]] axes [0]
+// FUSED-LABEL: vouch.model "norm_grad_twin"
+// FUSED: vouch.layer_norm_grad {{.*}}vouch.fusion_group = "norm_grad_twin_twin0"
+// FUSED-NEXT: vouch.round_bf16 {{.*}}vouch.fusion_group = "norm_grad_twin_twin0"
+vouch.model "norm_grad_twin" attributes {batch = 8 : i64} {
+  %x = vouch.input "x" : tensor<8x12xf32>
+  %t = vouch.target "t" : tensor<8x24xf32>
+  %w1 = vouch.param "w1" = xavier_uniform : tensor<16x12xf32>
+  %b1 = vouch.param "b1" = zeros : tensor<16xf32>
+  %w2 = vouch.param "w2" = xavier_uniform : tensor<24x16xf32>
+  %g = vouch.param "g" = ones : tensor<16xf32>
+  %h = vouch.linear %x, %w1, %b1 : (tensor<8x12xf32>, tensor<16x12xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %y = vouch.layer_norm %h weight %g eps 1.0e-05 : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %z = vouch.linear %y, %w2 : (tensor<8x16xf32>, tensor<24x16xf32>) -> tensor<8x24xf32>
+  %l = vouch.mse_loss %z, %t : (tensor<8x24xf32>, tensor<8x24xf32>) -> tensor<f32>
+  vouch.output "z" %z : tensor<8x24xf32>
+  vouch.loss %l : tensor<f32>
+}
+
 // Heads of 72 features are attention.cuh's (wider than attention64.cuh's
 // 64), whose kernels read f32: qkv left alone.
 // CHECK-LABEL: vouch.model "wide_heads"
 // CHECK-NOT: round_bf16 %{{[0-9]+}} {{.*}}tensor<1x4x216xf32>
 // CHECK: vouch.qkv_attention %{{[0-9]+}} heads 1 {{.*}}(tensor<1x4x216xf32>)
 // CHECK: vouch.qkv_attention_grad {{.*}}tensor<1x4x216xf32>, {{.*}}-> tensor<1x4x216xf32>
+// CHECK-NOT: fusion_group
 vouch.model "wide_heads" attributes {batch = 1 : i64} {
   %x = vouch.input "x" : tensor<1x4x8xf32>
   %t = vouch.target "t" : tensor<1x4x72xf32>

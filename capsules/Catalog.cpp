@@ -500,11 +500,7 @@ std::optional<KernelCapsule> cudaCapsule(const OpFacts &spec,
         std::to_string(spec.bf16Twin) +
         " rounded and other ops read its f32 value, the vouch.round_bf16 of it "
         "(vouch-round-bf16-operands's) is fused with the op (`fused=` in the "
-        "plan; " +
-        std::string(spec.family == OpFamily::Attention
-                        ? "with attention64.cuh's kernels reading a bf16 qkv"
-                        : "every such case") +
-        "): the kernel stores the result twice, as f32 and as its bf16 twin, "
+        "plan): the kernel stores the result twice, as f32 and as its bf16 twin, "
         "each twin value the f32 value rounded to nearest even as it is stored "
         "(the kernel lab checks the twin bitwise against the stored f32 value "
         "rounded), and the rounding has no launch of its own";

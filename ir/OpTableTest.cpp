@@ -190,7 +190,9 @@ TEST_F(OpTableTest, Bf16OperandsAreAttentionQkvs) {
 }
 
 // bf16Twin is set where the cuda recipe emits twin-storing entry points
-// (layer_norm_grad's dx, qkv_attention_grad's dqkv), never beside a
+// (layer_norm_grad's dx; not qkv_attention_grad's dqkv: attention64's twin
+// stores measured slower than the rounding launch, docs/performance.md),
+// never beside a
 // bf16Result of the same op (a result read by bf16 products alone is stored
 // as bf16 only).
 TEST_F(OpTableTest, Bf16TwinsAreWhereKernelsStoreThem) {
@@ -200,7 +202,7 @@ TEST_F(OpTableTest, Bf16TwinsAreWhereKernelsStoreThem) {
     EXPECT_TRUE(facts->bf16Twin == -1 || facts->bf16Result == -1) << facts->mnemonic;
   }
   EXPECT_EQ(findOpFacts("layer_norm_grad")->bf16Twin, 0);
-  EXPECT_EQ(findOpFacts("qkv_attention_grad")->bf16Twin, 0);
+  EXPECT_EQ(findOpFacts("qkv_attention_grad")->bf16Twin, -1);
   EXPECT_EQ(findOpFacts("flash_attention_grad")->bf16Twin, -1);
   EXPECT_EQ(findOpFacts("layer_norm")->bf16Twin, -1);
   EXPECT_EQ(findOpFacts("linear")->bf16Twin, -1);

@@ -2906,14 +2906,7 @@ int32_t vouch::bf16OperandOf(Operation *op) {
 
 int32_t vouch::bf16TwinOf(Operation *op) {
   const OpFacts *facts = findOpFacts(op->getName().stripDialect());
-  if (!facts || facts->bf16Twin < 0)
-    return -1;
-  if (facts->family != OpFamily::Attention)
-    return facts->bf16Twin;
-  int32_t bf16 = bf16OperandOf(op);
-  return bf16 >= 0 && tensorOf(op->getOperand(bf16)).getElementType().isBF16()
-             ? facts->bf16Twin
-             : -1;
+  return facts ? facts->bf16Twin : -1;
 }
 
 /// What qkv_attention and its gradient share: qkv [..., T, 3·H·d] (H =

@@ -97,9 +97,7 @@ std::array<int64_t, 2> attentionHeadFeatures(mlir::Operation *op);
 int32_t bf16OperandOf(mlir::Operation *op);
 
 /// The result index of `op` whose bf16 twin its cuda kernel stores beside the
-/// f32 value (the op table's bf16Twin), or -1: for a fused attention only
-/// where it reads its bf16Operand as bf16 (attention64.cuh's bf16-input
-/// kernels, the ones that store twins).
+/// f32 value (the op table's bf16Twin), or -1.
 int32_t bf16TwinOf(mlir::Operation *op);
 
 /// verify()'s use of a rule: its failure, or a declared result type other

@@ -1879,9 +1879,6 @@ def Vouch_QkvAttentionGradOp : Vouch_Op<"qkv_attention_grad", [Pure,
                    "writing dqkv through strides";
   let cudaKernelNote = kQkvBf16Note;
   let bf16Operand = 1;
-  // attention64's bf16-input dq and dkdv kernels (a qkv read as bf16) store
-  // dqkv's twin: qkv's linear reads it rounded, its bias gradient the f32.
-  let bf16Twin = 0;
 }
 
 //===----------------------------------------------------------------------===//

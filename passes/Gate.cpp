@@ -514,9 +514,19 @@ capsules::PlannedOp AssuranceGate::describe(Operation *op,
     p.fusion = group.str();
   p.location = locationString(op->getLoc());
   p.composedFrom = composedFrom(op->getLoc());
+  // The form of the composite the op computes part of: a rounding made at
+  // the location of the op computing its input (vouch-round-bf16-operands)
+  // belongs to that op's form.
+  Operation *formOp = op;
+  if (auto round = dyn_cast<RoundBf16Op>(op))
+    if (Operation *input = round.getInput().getDefiningOp();
+        input && input->getLoc() == op->getLoc())
+      formOp = input;
   if (!p.composedFrom.empty())
-    p.form = findOpFacts(p.op)->family == OpFamily::Attention ? "fused"
-                                                              : "composed";
+    p.form = findOpFacts(formOp->getName().stripDialect())->family ==
+                     OpFamily::Attention
+                 ? "fused"
+                 : "composed";
   auto shapeOf = [](Type t) {
     ArrayRef<int64_t> s = cast<RankedTensorType>(t).getShape();
     return std::vector<int64_t>(s.begin(), s.end());

@@ -319,19 +319,15 @@ struct AttentionOperands {
   std::optional<QkvHeads> packed; ///< the heads of qkv (q is qkv)
   Value q, k, v, mask, result, lse;
   Value grad, dq, dk, dv;  ///< the gradient op's (dq: qkv_attention's dqkv)
-  /// dqkv's bf16 twin, stored beside it (qkv_attention_grad's bf16Twin), or null.
-  Value dqTwin;
 
   /// Whether q, k and v are bf16 (qkv rounded by vouch-round-bf16-operands
   /// for attention64.cuh's kernels).
   bool bf16Inputs() const {
     return cast<ShapedType>(q.getType()).getElementType().isBF16();
   }
-  /// The kernels' base name: the op's, `_masked`, `_bf16` for bf16 inputs,
-  /// `_twin` where the gradient stores dqkv's bf16 twin.
+  /// The kernels' base name: the op's, `_masked`, `_bf16` for bf16 inputs.
   std::string variant() const {
-    return name + (mask ? "_masked" : "") + (bf16Inputs() ? "_bf16" : "") +
-           (dqTwin ? "_twin" : "");
+    return name + (mask ? "_masked" : "") + (bf16Inputs() ? "_bf16" : "");
   }
   /// H·d: k's offset in qkv, v's at twice it.
   int64_t part() const { return packed->heads * packed->features; }
@@ -448,13 +444,6 @@ public:
   LogicalResult emit(const StepGroup &group,
                      ProgramBuilder &builder) const override {
     AttentionOperands o = operandsOf(group.ops.front());
-    o.dqTwin = bf16TwinStoreOf(group);
-    // (vouch-round-bf16-operands fuses a twin only where bf16TwinOf says:
-    // qkv_attention_grad reading a bf16 qkv, attention64's kernels.)
-    if (o.dqTwin && (builder.target() != Target::Cuda || !o.packed || !o.bf16Inputs()))
-      return group.ops.front()->emitOpError(
-          "stores a bf16 twin of dqkv, which only attention64's cuda kernels "
-          "reading a bf16 qkv do");
     if (builder.target() != Target::Cuda)
       return emitCpu(o, builder);
     return o.forward ? emitForward(o, builder) : emitGrad(o, builder);
@@ -569,11 +558,6 @@ private:
         params = concat(common, {"T* dqkv", "long long causal", "double scale"});
         call = concat(packedCommon, {"dqkv + part", "hd", "dqkv + 2 * part", "hd",
                                      "causal", "scale"});
-        if (o.dqTwin) {
-          args.push_back(KernelArg::buffer(o.dqTwin));
-          params.push_back("unsigned short* dqkv_bf16");
-          call = concat(call, {"dqkv_bf16 + part", "dqkv_bf16 + 2 * part"});
-        }
       } else {
         args.append({KernelArg::buffer(o.dk), denseDims(o.dk), KernelArg::buffer(o.dv),
                      denseDims(o.dv), KernelArg::integer(o.causal),
@@ -601,11 +585,6 @@ private:
                      KernelArg::real(o.scale)});
         params = concat(common, {"T* dqkv", "long long causal", "double scale"});
         call = concat(packedCommon, {"dqkv", "hd", "causal", "scale"});
-        if (o.dqTwin) {
-          args.push_back(KernelArg::buffer(o.dqTwin));
-          params.push_back("unsigned short* dqkv_bf16");
-          call.push_back("dqkv_bf16");
-        }
       } else {
         args.append({KernelArg::buffer(o.dq), denseDims(o.dq),
                      KernelArg::integer(o.causal), KernelArg::real(o.scale)});

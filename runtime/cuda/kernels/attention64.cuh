@@ -50,11 +50,7 @@
 //    dPᵀ = V dOᵀ, Pᵀ and dSᵀ, dV += Pᵀ dO, dK += dSᵀ Q.
 // The entries attention64_{forward,dq,dkdv}_{tf32,bf16}_kernel take float q, k, v; the
 // bf16 ones are overloaded for const unsigned short* q, k, v (the same parameters
-// otherwise), so a call with a bf16 qkv buffer picks In = unsigned short. The dq and
-// dkdv entries take, last, optional bf16 twins of their results (dq_bf16; dk_bf16,
-// dv_bf16; null: none): each result value stored as float and, rounded to nearest
-// even, at the same element offset of its twin (qkv_attention_grad's bf16Twin, where
-// its qkv is bf16: dqkv as bf16 beside its f32, the same bits as round_bf16 of it).
+// otherwise), so a call with a bf16 qkv buffer picks In = unsigned short.
 // Causal: key tiles past a query tile's last row, and query tiles before a key tile's
 // first key, are skipped whole; blocks take the tiles with the most work first.
 // Launch: block kAttention64Threads (128), grid attention_tile_grid(batch_count, Tq)
@@ -523,13 +519,10 @@ __device__ inline void a64_zero(float (&acc)[8][4]) {
 }
 
 // Rows [row0, rows) of the warp's 16 × 64 accumulator, columns below cols, times
-// factor[h] (h: the thread's row g or g + 8), to out (batch base ob, strides rs, fs)
-// and, where twin is not null, rounded to nearest even to the bf16 twin of out (the
-// same element offsets: qkv_attention_grad's bf16Twin, dqkv as bf16 beside its f32).
+// factor[h] (h: the thread's row g or g + 8), to out (batch base ob, strides rs, fs).
 __device__ inline void a64_store(const float (&acc)[8][4], const float (&factor)[2], float* out,
                                  long long ob, long long rs, long long fs, long long row0,
-                                 long long rows, long long cols,
-                                 unsigned short* twin = nullptr) {
+                                 long long rows, long long cols) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -540,12 +533,7 @@ __device__ inline void a64_store(const float (&acc)[8][4], const float (&factor)
 #pragma unroll
       for (int x = 0; x < 2; ++x) {
         const long long col = 8 * j + 2 * t + x;
-        if (col < cols) {
-          const long long at = ob + row * rs + col * fs;
-          const float y = acc[j][2 * h + x] * factor[h];
-          out[at] = y;
-          if (twin) twin[at] = round_to_bf16(y);
-        }
+        if (col < cols) out[ob + row * rs + col * fs] = acc[j][2 * h + x] * factor[h];
       }
   }
 }
@@ -661,7 +649,7 @@ __device__ void attention64_dq_kernel(const In* q, Dims qd, const In* k, Dims kd
                                       const In* v, Dims vd, const int* mask, Dims md,
                                       const float* dout, Dims dod, const float* lse,
                                       const float* delta, float* dq, Dims dqd, long long causal,
-                                      double scale, unsigned short* dq_bf16 = nullptr) {
+                                      double scale) {
   static_assert(!A64In<In>::kBf16 || Tc::kBf16Tiles,
                 "attention64: bf16 q, k, v need bf16 products");
   const int r = qd.rank;
@@ -730,7 +718,7 @@ __device__ void attention64_dq_kernel(const In* q, Dims qd, const In* k, Dims kd
 #pragma unroll
     for (int h = 0; h < 2; ++h) factor[h] = row_lse[h] != ninf ? sc : 0.f;
     a64_store(acc, factor, dq, attention_batch_offset(b, dqd), attention_stride(dqd, r - 2),
-              attention_stride(dqd, r - 1), q0 + r0, tq, d, dq_bf16);
+              attention_stride(dqd, r - 1), q0 + r0, tq, d);
   }
 }
 
@@ -739,9 +727,7 @@ __device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims 
                                         const In* v, Dims vd, const int* mask, Dims md,
                                         const float* dout, Dims dod, const float* lse,
                                         const float* delta, float* dk, Dims dkd, float* dv_out,
-                                        Dims dvd, long long causal, double scale,
-                                        unsigned short* dk_bf16 = nullptr,
-                                        unsigned short* dv_bf16 = nullptr) {
+                                        Dims dvd, long long causal, double scale) {
   static_assert(!A64In<In>::kBf16 || Tc::kBf16Tiles,
                 "attention64: bf16 q, k, v need bf16 products");
   const int r = qd.rank;
@@ -825,9 +811,9 @@ __device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims 
     }
     const float scaled[2] = {sc, sc}, one[2] = {1.f, 1.f};
     a64_store(ak, scaled, dk, attention_batch_offset(b, dkd), attention_stride(dkd, r - 2),
-              attention_stride(dkd, r - 1), k0 + r0, tk, d, dk_bf16);
+              attention_stride(dkd, r - 1), k0 + r0, tk, d);
     a64_store(av, one, dv_out, attention_batch_offset(b, dvd), attention_stride(dvd, r - 2),
-              attention_stride(dvd, r - 1), k0 + r0, tk, dv, dv_bf16);
+              attention_stride(dvd, r - 1), k0 + r0, tk, dv);
   }
 }
 
@@ -843,17 +829,16 @@ __device__ void attention64_dkdv_kernel(const In* q, Dims qd, const In* k, Dims 
   __device__ inline void attention64_dq_##NAME##_kernel(                                       \
       const IN* q, Dims qd, const IN* k, Dims kd, const IN* v, Dims vd, const int* mask,       \
       Dims md, const float* dout, Dims dod, const float* lse, const float* delta, float* dq,   \
-      Dims dqd, long long causal, double scale, unsigned short* dq_bf16 = nullptr) {           \
+      Dims dqd, long long causal, double scale) {                                              \
     attention64_dq_kernel<POLICY, IN>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,    \
-                                      dq, dqd, causal, scale, dq_bf16);                        \
+                                      dq, dqd, causal, scale);                                 \
   }                                                                                            \
   __device__ inline void attention64_dkdv_##NAME##_kernel(                                     \
       const IN* q, Dims qd, const IN* k, Dims kd, const IN* v, Dims vd, const int* mask,       \
       Dims md, const float* dout, Dims dod, const float* lse, const float* delta, float* dk,   \
-      Dims dkd, float* dv, Dims dvd, long long causal, double scale,                           \
-      unsigned short* dk_bf16 = nullptr, unsigned short* dv_bf16 = nullptr) {                  \
+      Dims dkd, float* dv, Dims dvd, long long causal, double scale) {                         \
     attention64_dkdv_kernel<POLICY, IN>(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta,  \
-                                        dk, dkd, dv, dvd, causal, scale, dk_bf16, dv_bf16);    \
+                                        dk, dkd, dv, dvd, causal, scale);                      \
   }
 VOUCH_ATTENTION64_ENTRIES(tf32, A64Tf32, float)
 VOUCH_ATTENTION64_ENTRIES(bf16, A64Bf16, float)

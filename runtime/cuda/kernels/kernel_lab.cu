@@ -151,26 +151,6 @@ LAB_A64_QKV_BF16(_b3, 3)
 LAB_A64_QKV_BF16(_b4, 4)
 #undef LAB_A64_QKV_BF16
 
-// The same with bf16 twins of their results (qkv_attention_grad's bf16Twin), at
-// codegen's launch bounds (dkdv two blocks an SM, dq three).
-extern "C" __global__ void __launch_bounds__(128, 2) lab_attention64_dkdv_bf16_qkv_bf16_twin(
-    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
-    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md,
-    const float* dout, vouch::Dims dod, const float* lse, const float* delta, float* dk,
-    vouch::Dims dkd, float* dv, vouch::Dims dvd, long long causal, double scale,
-    unsigned short* dk16, unsigned short* dv16) {
-  vouch::attention64_dkdv_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dk,
-                                      dkd, dv, dvd, causal, scale, dk16, dv16);
-}
-extern "C" __global__ void __launch_bounds__(128, 3) lab_attention64_dq_bf16_qkv_bf16_twin_b3(
-    const unsigned short* q, vouch::Dims qd, const unsigned short* k, vouch::Dims kd,
-    const unsigned short* v, vouch::Dims vd, const int* mask, vouch::Dims md,
-    const float* dout, vouch::Dims dod, const float* lse, const float* delta, float* dq,
-    vouch::Dims dqd, long long causal, double scale, unsigned short* dq16) {
-  vouch::attention64_dq_bf16_kernel(q, qd, k, kd, v, vd, mask, md, dout, dod, lse, delta, dq,
-                                    dqd, causal, scale, dq16);
-}
-
 namespace {
 
 // ------------------------------------------------------------------------- harness
@@ -1347,7 +1327,8 @@ void test_layer_norm(long long rows, long long d, bool weight, bool bias) {
     std::vector<T> plus(rows * d);
     for (long long i = 0; i < rows * d; ++i) plus[i] = T(a[i] + grads[0][i]);
     DeviceArray<T> da(a);
-    for (int how = 0; how < (fits ? 2 : 1); ++how)
+    const bool twin_fits = fits && allow_dynamic_shared(lab_layer_norm_grad_shared_twin_f32, shared);
+    for (int how = 0; how < (twin_fits ? 2 : 1); ++how)
       for (int with_addend = 0; with_addend < 2; ++with_addend) {
         DeviceArray<T> tdx(rows * d), tdw(d), tdb(d), tp(params ? (grid + groups) * 2 * d : 1);
         DeviceArray<unsigned short> twin(rows * d);
@@ -3209,83 +3190,6 @@ void test_attention(const AttnCase& c) {
                            " out, lse, dq, dk, dv against f32 q k v's",
                        differ, rows * (c.dv + 1 + c.d) + count * c.tk * (c.d + c.dv));
         for (int x = 0; x < 5; ++x) print_bit_diff(names[x], diff[x]);
-      }
-      // With bf16 twins of dq, dk and dv (qkv_attention_grad's bf16Twin, as codegen
-      // launches them): the f32 results the bits above, each twin bitwise its f32
-      // result rounded to nearest even, element by element where the kernels write.
-      {
-        DeviceArray<T> out(to_.size), lse(rows), delta(rows), dq(tq_.size),
-            dk(packed ? 0 : tk_.size), dv(packed ? 0 : tv_.size);
-        DeviceArray<unsigned short> dq16(tq_.size), dk16(packed ? 0 : tk_.size),
-            dv16(packed ? 0 : tv_.size);
-        T* const dq_p = dq.p + tq_.base;
-        T* const dk_p = (packed ? dq.p : dk.p) + tk_.base;
-        T* const dv_p = (packed ? dq.p : dv.p) + tv_.base;
-        unsigned short* const dq16_p = dq16.p + tq_.base;
-        unsigned short* const dk16_p = (packed ? dq16.p : dk16.p) + tk_.base;
-        unsigned short* const dv16_p = (packed ? dq16.p : dv16.p) + tv_.base;
-        lab_attention64_forward_bf16_qkv_bf16_b3<<<qgrid, block, fbytes>>>(
-            q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, out.p, to_.dims,
-            lse.p, c.causal, scale);
-        LAB_LAUNCHED();
-        K::attention_delta<<<unsigned(vouch::attention_delta_grid(count, c.tq)), 256>>>(
-            ddout.p, to_.dims, out.p, to_.dims, delta.p);
-        LAB_LAUNCHED();
-        attn_set_shared<T>(lab_attention64_dkdv_bf16_qkv_bf16_twin, bbytes);
-        attn_set_shared<T>(lab_attention64_dq_bf16_qkv_bf16_twin_b3, bbytes);
-        lab_attention64_dkdv_bf16_qkv_bf16_twin<<<kgrid, block, bbytes>>>(
-            q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, ddout.p,
-            to_.dims, lse.p, delta.p, dk_p, tk_.dims, dv_p, tv_.dims, c.causal, scale, dk16_p,
-            dv16_p);
-        LAB_LAUNCHED();
-        lab_attention64_dq_bf16_qkv_bf16_twin_b3<<<qgrid, block, bbytes>>>(
-            q16_p, tq_.dims, k16_p, tk_.dims, v16_p, tv_.dims, mask_p, tm.dims, ddout.p,
-            to_.dims, lse.p, delta.p, dq_p, tq_.dims, c.causal, scale, dq16_p);
-        LAB_LAUNCHED();
-        // A twin's bits widened to floats (exact), so `gather` picks the written ones.
-        auto widened = [](const std::vector<unsigned short>& bits) {
-          std::vector<T> w(bits.size());
-          for (size_t i = 0; i < bits.size(); ++i) {
-            const unsigned u = unsigned(bits[i]) << 16;
-            float f;
-            std::memcpy(&f, &u, 4);
-            w[i] = f;
-          }
-          return w;
-        };
-        auto narrowed = [](const std::vector<T>& w) {
-          std::vector<unsigned short> bits(w.size());
-          for (size_t i = 0; i < w.size(); ++i) {
-            const float f = float(w[i]);
-            unsigned u;
-            std::memcpy(&u, &f, 4);
-            bits[i] = (unsigned short)(u >> 16);
-          }
-          return bits;
-        };
-        const std::vector<T> dq_h = dq.download(), dq16_w = widened(dq16.download());
-        const std::vector<T> dk_h = packed ? dq_h : dk.download(),
-                             dv_h = packed ? dq_h : dv.download();
-        const std::vector<T> dk16_w = packed ? dq16_w : widened(dk16.download()),
-                             dv16_w = packed ? dq16_w : widened(dv16.download());
-        const std::vector<T> f32[3] = {gather(dq_h, tq_, c.tq, c.d), gather(dk_h, tk_, c.tk, c.d),
-                                       gather(dv_h, tv_, c.tk, c.dv)};
-        const std::vector<T> twins[3] = {gather(dq16_w, tq_, c.tq, c.d),
-                                         gather(dk16_w, tk_, c.tk, c.d),
-                                         gather(dv16_w, tv_, c.tk, c.dv)};
-        report_bitwise(vt + " with bf16 twins: dq, dk, dv against f32 q k v's",
-                       bit_diff(f32[0], want[2]).count + bit_diff(f32[1], want[3]).count +
-                           bit_diff(f32[2], want[4]).count,
-                       rows * c.d + count * c.tk * (c.d + c.dv));
-        std::vector<float> f32_all;
-        std::vector<unsigned short> twin_all;
-        for (int x = 0; x < 3; ++x) {
-          f32_all.insert(f32_all.end(), f32[x].begin(), f32[x].end());
-          const std::vector<unsigned short> bits = narrowed(twins[x]);
-          twin_all.insert(twin_all.end(), bits.begin(), bits.end());
-        }
-        report_bitwise(vt + ": dq, dk, dv's bf16 twins vs the f32 results rounded",
-                       bf16_mismatches(twin_all, f32_all), (long long)f32_all.size());
       }
     }
   }

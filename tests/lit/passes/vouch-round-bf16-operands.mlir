@@ -230,9 +230,8 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
 // folded into the linear, its bias rounded before it as a param's rounding:
 // bias rounding 3, linear 4, attention 5), the forward and its gradient
 // reading the bf16 value; no f32 qkv; dqkv stays f32 (the bias sum reads
-// it), and its rounding for the linear's products is its bf16 twin: one
-// fusion group with the gradient, whose kernels store both (bf16Twin). Under
-// the small-product rule's
+// it; the weight gradient its own rounding, a launch of its own: the
+// attention gradient stores no bf16 twin). Under the small-product rule's
 // kernel (which stores no bf16 result) the linear keeps its f32 result and
 // bias, and the rounding after it: qkv is not a product's operand.
 // CHECK-LABEL: vouch.model "qkv"
@@ -240,12 +239,8 @@ vouch.model "norm_read_twice" attributes {batch = 8 : i64} {
 // CHECK-NEXT: %[[QB:[0-9]+]] = vouch.linear %{{[0-9]+}}, %{{[0-9]+}}, %[[BB]] {vouch.node = 4 : i64} : (tensor<2x4x16xbf16>, tensor<48x16xbf16>, tensor<48xbf16>) -> tensor<2x4x48xbf16>
 // CHECK-NEXT: %[[O:[a-z0-9]+]], %[[L:[a-z0-9]+]] = vouch.qkv_attention %[[QB]] heads 2 causal scale {{.*}}vouch.node = 5 : i64} : (tensor<2x4x48xbf16>) -> (tensor<2x4x16xf32>, tensor<2x2x4xf32>)
 // CHECK-NOT: round_bf16 %[[BB]]
-// CHECK: %[[DQKV:[0-9]+]] = vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal {{.*}}vouch.fusion_group = "qkv_twin0"{{.*}}: (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
-// CHECK-NEXT: vouch.round_bf16 %[[DQKV]] {vouch.fusion_group = "qkv_twin0"{{.*}} -> tensor<2x4x48xbf16>
-// CHECK-NEXT: vouch.reshape %[[DQKV]] {{.*}} -> tensor<8x48xf32>
-// FUSED-LABEL: vouch.model "qkv"
-// FUSED: vouch.qkv_attention_grad {{.*}}vouch.fusion_group = "qkv_twin0"
-// FUSED-NEXT: vouch.round_bf16 {{.*}}vouch.fusion_group = "qkv_twin0"
+// CHECK: %[[DQKV:[0-9]+]] = vouch.qkv_attention_grad %{{[0-9]+}}, %[[QB]], %[[O]], %[[L]] heads 2 causal scale {{.*}} {vouch.vjp_of = 5 : i64} : (tensor<2x4x16xf32>, tensor<2x4x48xbf16>, tensor<2x4x16xf32>, tensor<2x2x4xf32>) -> tensor<2x4x48xf32>
+// CHECK-NEXT: vouch.round_bf16 %[[DQKV]] {vouch.vjp_of = 5 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>
 // SMALL-LABEL: vouch.model "qkv"
 // SMALL: vouch.linear {{.*}} : (tensor<2x4x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x4x48xf32>
 // SMALL-NEXT: vouch.round_bf16 %{{[0-9]+}} {vouch.node = 2 : i64} : (tensor<2x4x48xf32>) -> tensor<2x4x48xbf16>

@@ -127,20 +127,9 @@ rt::StepDesc &ProgramBuilder::appendStep(rt::StepKind kind,
   return step;
 }
 
-void ProgramBuilder::setCapsule(int32_t firstStep, const std::string &capsule,
-                                int32_t endStep) {
-  for (int32_t s = firstStep; s < (endStep < 0 ? stepCount() : endStep); ++s)
+void ProgramBuilder::setCapsule(int32_t firstStep, const std::string &capsule) {
+  for (int32_t s = firstStep; s < stepCount(); ++s)
     capsules_[s] = capsule;
-}
-
-bool ProgramBuilder::stepTakes(int32_t step, Value v) const {
-  const rt::StepDesc &desc = steps_[step];
-  if (desc.kind != rt::StepKind::Kernel)
-    return false;
-  for (int32_t a = desc.first_arg; a < desc.first_arg + desc.num_args; ++a)
-    if (args_[a].kind == rt::ArgDesc::Buffer && args_[a].value == buffer(v))
-      return true;
-  return false;
 }
 
 void ProgramBuilder::addKernelStep(int32_t kernel, ArrayRef<KernelArg> args,

@@ -129,10 +129,8 @@ public:
                                mlir::Value x, mlir::Value dw, mlir::Value db,
                                const std::string &what);
   int32_t stepCount() const { return static_cast<int32_t>(steps_.size()); }
-  /// The capsule the steps from `firstStep` on (to `endStep`, exclusive,
-  /// where given) run under (StepDesc::capsule).
-  void setCapsule(int32_t firstStep, const std::string &capsule,
-                  int32_t endStep = -1);
+  /// The capsule the steps from `firstStep` on run under (StepDesc::capsule).
+  void setCapsule(int32_t firstStep, const std::string &capsule);
   /// The capsules of the executor's own work (Program::batch_capsule, ...).
   void setStepWorkCapsules(std::string batch, std::string optimizer,
                            std::string clip = "") {
@@ -142,8 +140,6 @@ public:
   }
   /// What step `step` runs: its kernel symbol or library call.
   const std::string &stepWhat(int32_t step) const { return whats_[step]; }
-  /// Whether kernel step `step` takes `v`'s buffer as an argument.
-  bool stepTakes(int32_t step, mlir::Value v) const;
 
   /// Layout markers, called by the emitter between recipes.
   void endForward() { forwardEnd_ = stepCount(); }

@@ -109,12 +109,12 @@ LogicalResult Emitter::emitGroup(StepGroup &group, const std::string &phase,
     return failure();
   int32_t after = builder->stepCount();
   builder->setCapsule(before, llvm::join(capsuleNames, ", "));
-  // A bf16 twin's rounding runs in the launches that store the twin; the
-  // op's others (the attention gradient's delta) run under its capsule alone.
-  if (Value twin = bf16TwinStoreOf(group))
-    for (int32_t s = before; s < after; ++s)
-      if (!builder->stepTakes(s, twin))
-        builder->setCapsule(s, group.planned.front()->capsule, s + 1);
+  // A bf16 twin's group runs under both capsules: only one launch, the one
+  // storing the twin, may (an op of several launches would name the
+  // rounding's capsule on launches that do not round).
+  if (bf16TwinStoreOf(group) && after != before + 1)
+    return group.ops.front()->emitOpError("codegen: stores a bf16 twin in ")
+           << (after - before) << " launches; a twin's op must store it in one";
   llvm::SmallVector<Value> results;
   for (Operation *op : group.ops)
     results.append(op->result_begin(), op->result_end());

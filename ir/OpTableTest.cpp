@@ -192,9 +192,8 @@ TEST_F(OpTableTest, Bf16OperandsAreAttentionQkvs) {
 // bf16Twin is set where the cuda recipe emits twin-storing entry points
 // (layer_norm_grad's dx; not qkv_attention_grad's dqkv: attention64's twin
 // stores measured slower than the rounding launch, docs/performance.md),
-// never beside a
-// bf16Result of the same op (a result read by bf16 products alone is stored
-// as bf16 only).
+// never beside a bf16Result of the same op (a result read by bf16 products
+// alone is stored as bf16 only).
 TEST_F(OpTableTest, Bf16TwinsAreWhereKernelsStoreThem) {
   for (mlir::RegisteredOperationName name : vouchOps()) {
     const OpFacts *facts = findOpFacts(name.stripDialect().str());

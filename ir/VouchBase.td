@@ -159,9 +159,9 @@ class Vouch_Op<string mnemonic, list<Trait> traits = []>
   // (so bf16Result cannot take the rounding over), vouch-round-bf16-operands
   // puts the rounding in one fusion group with the op, and the op's kernel
   // stores both (no launch of its own, no second read of the f32 value). Set
-  // only where the cuda recipe emits the twin-storing entry points for every
-  // case the pass groups, and the kernel lab checks the twin bitwise against
-  // the stored f32 value rounded.
+  // only where the cuda recipe emits a twin-storing entry point, one launch
+  // (codegen refuses more), for every case the pass groups, and the kernel
+  // lab checks the twin bitwise against the stored f32 value rounded.
   int bf16Twin = -1;
 }
 

@@ -274,9 +274,9 @@ def RoundBf16Operands : Pass<"vouch-round-bf16-operands", "::vouch::ModelOp"> {
     (the op table's bf16Result), or, where something does, the rounding
     moves right after it and the two form one fusion group
     (`<model>_twin<k>`) that codegen emits as the op's launch storing both
-    (the op table's bf16Twin: layer_norm_grad's dx). Run after autodiff and the folds that
-    make products, before vouch-fuse-pointwise, which leaves twin groups as
-    they are.
+    (the op table's bf16Twin: layer_norm_grad's dx). Run after autodiff and
+    the folds that make products, before vouch-fuse-pointwise, which leaves
+    twin groups as they are.
 
     ```mlir
     %y = vouch.linear %x, %w : ...

@@ -36,11 +36,10 @@
 // value: its result becomes bf16. An op whose cuda kernel can store a bf16
 // twin beside the f32 value (the op table's bf16Twin: layer_norm_grad's dx,
 // which the bias gradient and the residual's sum read as f32) keeps both:
-// the rounding joins
-// the op in a fusion group of two, which codegen emits as the op's step
-// storing both, so the rounding has no launch of its own and the f32 value
-// is not read again. The pass only rewrites; ir/VouchOps.td's round_bf16
-// says what it computes.
+// the rounding joins the op in a fusion group of two, which codegen emits as
+// the op's step storing both, so the rounding has no launch of its own and
+// the f32 value is not read again. The pass only rewrites; ir/VouchOps.td's
+// round_bf16 says what it computes.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

@@ -342,13 +342,6 @@ __device__ inline void add_column_sums(T* sum_w, T* sum_b, const RowSlots<T, G, 
     }
 }
 
-// dx's bf16 twin at p (f32 runs only: the op table's bf16Twin), v rounded to nearest
-// even as it is stored.
-template <class T>
-__device__ inline void store_bf16_twin(unsigned short* p, T v) {
-  if constexpr (sizeof(T) == sizeof(float)) *p = round_to_bf16(v);
-}
-
 // layer_norm_grad_kernel's rows of d <= G * P in registers (grad and x read once, dx
 // written once): each group takes the rows of the block's chunks (a warp: rows w,
 // w + 8, ... of each chunk; the block: every row in turn) and keeps its columns'
@@ -554,7 +547,8 @@ __device__ void layer_norm_grad_kernel(const T* grad, const T* x, const T* weigh
         const T v = rstd * (g - mean_g - xhat * mean_gx);
         const T out = addend ? add_rn(addend[r * d + k], v) : v;
         dx[r * d + k] = out;
-        if (dx_bf16) store_bf16_twin(dx_bf16 + r * d + k, out);
+        if constexpr (sizeof(T) == sizeof(float))
+          if (dx_bf16) row_store(dx_bf16 + r * d + k, out);  // rounded as stored
       }
       if (lane == 0) {
         stats[2 * i] = mean;
